@@ -1,0 +1,173 @@
+/* Status registry and error objects. */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int exit_code;
+    const char *desc;
+} codes[] = {
+#define GIR_CODE(e, name, exitc, desc) { name, exitc, desc },
+#include "graphir/codes.def"
+#undef GIR_CODE
+};
+
+_Static_assert(sizeof codes / sizeof codes[0] == GIR_STATUS_COUNT_,
+               "every gir_status has a registry row");
+
+GIR_API void gir_error_init(gir_error *err)
+{
+    if (err) {
+        err->code = GIR_OK;
+        err->message = err->file = err->location = err->node = NULL;
+    }
+}
+
+GIR_API void gir_error_clear(gir_error *err)
+{
+    if (!err)
+        return;
+    free(err->message);
+    free(err->file);
+    free(err->location);
+    free(err->node);
+    gir_error_init(err);
+}
+
+GIR_API const char *gir_status_name(gir_status code)
+{
+    if ((unsigned)code >= GIR_STATUS_COUNT_)
+        return "invalid-status";
+    return codes[code].name;
+}
+
+GIR_API const char *gir_status_describe(gir_status code)
+{
+    if ((unsigned)code >= GIR_STATUS_COUNT_)
+        return "Not a libgraphir status code.";
+    return codes[code].desc;
+}
+
+GIR_API int gir_status_exit_code(gir_status code)
+{
+    if ((unsigned)code >= GIR_STATUS_COUNT_)
+        return 5;
+    return codes[code].exit_code;
+}
+
+GIR_API gir_status gir_status_from_name(const char *name)
+{
+    for (unsigned i = 0; name && i < GIR_STATUS_COUNT_; i++)
+        if (strcmp(codes[i].name, name) == 0)
+            return (gir_status)i;
+    return GIR_STATUS_COUNT_;
+}
+
+char *gir_vstrdupf(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *gir_strdupf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...)
+{
+    if (!err || err->code != GIR_OK)
+        return code;
+    err->code = code;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->message = gir_vstrdupf(fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+gir_status gir_nomem(gir_error *err)
+{
+    /* No formatting: the message would need memory we do not have. */
+    if (err && err->code == GIR_OK)
+        err->code = GIR_E_NOMEM;
+    return GIR_E_NOMEM;
+}
+
+static void set_once(gir_error *err, char **slot, const char *fmt, va_list ap)
+{
+    if (!err || err->code == GIR_OK || *slot)
+        return;
+    *slot = gir_vstrdupf(fmt, ap);
+}
+
+void gir_err_file(gir_error *err, const char *path)
+{
+    if (err && err->code != GIR_OK && !err->file && path)
+        err->file = gir_strdupf("%s", path);
+}
+
+void gir_err_node(gir_error *err, const char *name)
+{
+    if (err && err->code != GIR_OK && !err->node && name)
+        err->node = gir_strdupf("%s", name);
+}
+
+void gir_err_loc(gir_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_once(err, err ? &err->location : NULL, fmt, ap);
+    va_end(ap);
+}
+
+void gir_err_replace_message(gir_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    if (m) {
+        free(err->message);
+        err->message = m;
+    }
+}
+
+GIR_API char *gir_error_format(const gir_error *err)
+{
+    if (!err)
+        return NULL;
+    gir_buf b = GIR_BUF_INIT;
+    if (err->file)
+        gir_buf_printf(&b, "%s: ", err->file);
+    if (err->location)
+        gir_buf_printf(&b, "%s: ", err->location);
+    if (err->node)
+        gir_buf_printf(&b, "node '%s': ", err->node);
+    if (err->message)
+        gir_buf_puts(&b, err->message);
+    else
+        gir_buf_puts(&b, gir_status_describe(err->code));
+    gir_buf_printf(&b, " [%s]", gir_status_name(err->code));
+    return gir_buf_take(&b);
+}

@@ -1,0 +1,148 @@
+/* Private helpers shared by every module of libgraphir: error setting,
+ * growable buffers, a bump arena, checked arithmetic.  Not installed. */
+#ifndef GIR_INTERNAL_H
+#define GIR_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graphir/status.h"
+
+#if defined(__GNUC__)
+#define GIR_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GIR_PRINTF(a, b)
+#endif
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* Records code and message unless an error is already recorded (the
+ * innermost failure wins); returns code so callers can `return gir_fail()`. */
+gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...) GIR_PRINTF(3, 4);
+gir_status gir_nomem(gir_error *err);
+/* Fill the where-fields of an already failed error, if still empty. */
+void gir_err_file(gir_error *err, const char *path);
+void gir_err_node(gir_error *err, const char *name);
+void gir_err_loc(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
+void gir_err_replace_message(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
+
+char *gir_strdupf(const char *fmt, ...) GIR_PRINTF(1, 2);
+char *gir_vstrdupf(const char *fmt, va_list ap);
+
+/* ---- growable byte buffer ------------------------------------------- */
+
+typedef struct gir_buf {
+    char *data;  /* always NUL-terminated when len > 0 or after any append */
+    size_t len;
+    size_t cap;
+    bool failed; /* an allocation failed; contents are incomplete */
+} gir_buf;
+#define GIR_BUF_INIT { NULL, 0, 0, false }
+
+bool gir_buf_reserve(gir_buf *b, size_t extra);
+void gir_buf_append(gir_buf *b, const void *p, size_t n);
+void gir_buf_puts(gir_buf *b, const char *s);
+void gir_buf_putc(gir_buf *b, char c);
+void gir_buf_printf(gir_buf *b, const char *fmt, ...) GIR_PRINTF(2, 3);
+/* Returns the string (caller frees) and resets the buffer; NULL if failed. */
+char *gir_buf_take(gir_buf *b);
+void gir_buf_free(gir_buf *b);
+
+/* ---- growable arrays -------------------------------------------------- */
+
+/* Grows *items (element size sz) to hold at least need elements.
+ * Returns false on overflow or allocation failure. */
+bool gir_grow(void **items, size_t *cap, size_t need, size_t sz);
+#define GIR_GROW(arr, cap, need) gir_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+/* ---- arena: many small allocations freed at once --------------------- */
+
+typedef struct gir_arena_block gir_arena_block;
+typedef struct gir_arena {
+    gir_arena_block *head;
+    size_t used_total;
+} gir_arena;
+
+void *gir_arena_alloc(gir_arena *a, size_t n);           /* 16-byte aligned, zeroed */
+char *gir_arena_strdup(gir_arena *a, const char *s);      /* NULL in, NULL out */
+char *gir_arena_strndup(gir_arena *a, const char *s, size_t n);
+char *gir_arena_printf(gir_arena *a, const char *fmt, ...) GIR_PRINTF(2, 3);
+void *gir_arena_memdup(gir_arena *a, const void *p, size_t n);
+void gir_arena_free(gir_arena *a);
+
+/* ---- checked arithmetic ---------------------------------------------- */
+
+static inline bool gir_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool gir_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* ---- little-endian byte access --------------------------------------- */
+
+static inline uint32_t gir_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t gir_le64(const unsigned char *p)
+{
+    return (uint64_t)gir_le32(p) | (uint64_t)gir_le32(p + 4) << 32;
+}
+static inline void gir_put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+static inline void gir_put_le64(unsigned char *p, uint64_t v)
+{
+    gir_put_le32(p, (uint32_t)v);
+    gir_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- numbers as text ------------------------------------------------- */
+
+/* Shortest decimal text that reads back to exactly the same double
+ * (Python repr style: "0.001", "1e-05", "3.0" when force_point). */
+void gir_fmt_double(char out[32], double v, bool force_point);
+/* Same for a float32 value (shortest text that round-trips as float). */
+void gir_fmt_float(char out[32], float v, bool force_point);
+/* Strict whole-string parsers; false when s is not exactly a number. */
+bool gir_parse_i64(const char *s, int64_t *out);
+bool gir_parse_double(const char *s, double *out);
+
+/* ---- files ------------------------------------------------------------ */
+
+/* Reads a whole file (max_bytes caps it; 0 means no cap). */
+gir_status gir_read_file(const char *path, size_t max_bytes, char **data, size_t *len, gir_error *err);
+/* Reads the first n bytes (fewer if the file is shorter). */
+gir_status gir_read_head(const char *path, unsigned char *buf, size_t n, size_t *got, gir_error *err);
+
+/* Atomic output: data is written to a temporary file in the target's
+ * directory, and renamed over the target only on gir_outfile_commit. */
+typedef struct gir_outfile gir_outfile;
+gir_status gir_outfile_open(const char *path, bool overwrite, gir_outfile **out, gir_error *err);
+gir_status gir_outfile_write(gir_outfile *f, const void *p, size_t n, gir_error *err);
+/* The stdio stream of the temporary file (for libraries that want one). */
+void *gir_outfile_stream(gir_outfile *f);
+const char *gir_outfile_temp_path(const gir_outfile *f);
+gir_status gir_outfile_commit(gir_outfile *f, gir_error *err); /* frees f */
+void gir_outfile_abort(gir_outfile *f);                        /* removes temp, frees f */
+
+/* Path helpers (results are malloc'd). */
+char *gir_path_dirname(const char *path);
+const char *gir_path_basename(const char *path);
+char *gir_path_join(const char *dir, const char *name);
+/* Replaces the extension of path's last component (ext includes the dot). */
+char *gir_path_with_ext(const char *path, const char *ext);
+bool gir_path_exists(const char *path);
+bool gir_str_ends_with(const char *s, const char *suffix);
+bool gir_str_ieq(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,192 @@
+/* The graph IR's internal definitions: what readers, writers, passes and the
+ * runtime build and walk.  Not installed; the public view is graphir/graph.h. */
+#ifndef GIR_IR_H
+#define GIR_IR_H
+
+#include "graphir/graph.h"
+#include "internal.h"
+#include "ops/ops.h"
+
+/* ---- attributes -------------------------------------------------------- */
+
+struct gir_attr {
+    const char *name;     /* arena */
+    gir_attr_type type;
+    union {
+        int64_t i;        /* INT, BOOL */
+        double f;         /* FLOAT */
+        const char *s;    /* STRING (arena) */
+        struct {
+            size_t n;
+            int64_t *v;   /* INTS (arena) */
+        } ints;
+        struct {
+            size_t n;
+            double *v;    /* FLOATS (arena) */
+        } floats;
+        struct {
+            size_t n;
+            const char **v; /* STRINGS (arena) */
+        } strs;
+        gir_tensor *t;    /* TENSOR (a reference) */
+    } u;
+};
+
+/* An ordered list of attributes: node attributes, and metadata of nodes,
+ * values and the graph.  Storage lives in the owning graph's arena, except
+ * the items array itself. */
+typedef struct gir_attrs {
+    gir_attr *items;
+    size_t n, cap;
+} gir_attrs;
+
+/* ---- tensors ----------------------------------------------------------- */
+
+/* How a lazily loaded tensor gets its bytes. */
+typedef struct gir_loader {
+    /* Fills dst with exactly nbytes (little-endian, row-major). */
+    gir_status (*load)(void *ctx, void *dst, uint64_t nbytes, gir_error *err);
+    /* Frees ctx; called once when the tensor dies. */
+    void (*release)(void *ctx);
+} gir_loader;
+
+struct gir_tensor {
+    int refs;
+    gir_dtype dtype;
+    gir_shape shape;
+    uint64_t nbytes;
+    void *data;             /* loaded bytes, or NULL */
+    const gir_loader *loader; /* NULL: data is owned and permanent */
+    void *loader_ctx;
+};
+
+/* A new tensor with zeroed, owned data.  Shape must be known. */
+gir_status gir_tensor_new(gir_dtype dt, const gir_shape *shape, gir_tensor **out, gir_error *err);
+/* A new tensor taking ownership of malloc'd data of the right size. */
+gir_status gir_tensor_adopt(gir_dtype dt, const gir_shape *shape, void *data, gir_tensor **out, gir_error *err);
+/* A lazily loaded tensor; takes ownership of ctx (released even on failure). */
+gir_status gir_tensor_lazy(gir_dtype dt, const gir_shape *shape, const gir_loader *loader, void *ctx,
+                           gir_tensor **out, gir_error *err);
+/* Byte-wise equality of two tensors' dtype, shape and data (loads both). */
+gir_status gir_tensor_equal(gir_tensor *a, gir_tensor *b, bool *equal, gir_error *err);
+/* Bytes for dtype x shape, with overflow and limit checks. */
+gir_status gir_tensor_size(gir_dtype dt, const gir_shape *shape, uint64_t *nbytes, gir_error *err);
+
+/* ---- values and nodes ---------------------------------------------------- */
+
+struct gir_value {
+    const char *name;              /* arena, unique in the graph */
+    gir_value_kind kind;
+    gir_dtype dtype;
+    gir_shape shape;
+    const char *dim_names[GIR_MAX_RANK]; /* symbolic dims (arena) or NULL */
+    gir_tensor *data;              /* WEIGHT/CONST data (a reference), or NULL */
+    int32_t producer;              /* node index, or -1 */
+    int32_t producer_out;          /* which output of producer */
+    gir_attrs meta;                /* format extras (variable attributes...) */
+};
+
+struct gir_node {
+    const char *name;              /* arena, unique among nodes */
+    gir_op op;
+    const char *opaque_format;     /* for GIR_OP_OPAQUE: source format name */
+    const char *opaque_op;         /* for GIR_OP_OPAQUE: source operator name */
+    size_t n_in, n_out;
+    int32_t *in;                   /* value indices; -1 = omitted optional input */
+    int32_t *out;                  /* value indices */
+    gir_attrs attrs;               /* canonical attributes (opaque: verbatim) */
+    gir_attrs meta;                /* format extras, not semantics */
+};
+
+struct gir_graph {
+    gir_arena arena;
+    const char *name;
+    gir_value **values;
+    size_t n_values, cap_values;
+    gir_node **nodes;
+    size_t n_nodes, cap_nodes;
+    int32_t *inputs;               /* graph inputs, in order */
+    size_t n_inputs, cap_inputs;
+    int32_t *outputs;              /* graph outputs, in order */
+    size_t n_outputs, cap_outputs;
+    gir_attrs meta;
+    /* name -> value index (open addressing; -1 = empty) */
+    int32_t *vindex;
+    size_t vindex_cap;
+    /* node name -> node index */
+    int32_t *nindex;
+    size_t nindex_cap;
+};
+
+gir_status gir_graph_new(gir_graph **out, gir_error *err);
+
+/* Adds a value; E_DUPLICATE if the name exists.  Returns its index in *idx. */
+gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx,
+                               gir_error *err);
+int32_t gir_graph_value_index(const gir_graph *g, const char *name);
+/* A fresh name derived from base not used by any value ("base", "base_1", ...). */
+const char *gir_graph_unique_value_name(gir_graph *g, const char *base);
+const char *gir_graph_unique_node_name(gir_graph *g, const char *base);
+
+/* Adds a node with n_in inputs (all -1) and n_out output slots (all -1).
+ * E_DUPLICATE if a node of that name exists. */
+gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t n_in, size_t n_out,
+                              gir_node **out, gir_error *err);
+int32_t gir_graph_node_index(const gir_graph *g, const char *name);
+/* Creates an INTERMEDIATE value named name for output k of node and links it. */
+gir_status gir_node_make_output(gir_graph *g, gir_node *n, size_t k, const char *name, gir_error *err);
+/* Links an existing value as output k of node (sets its producer). */
+gir_status gir_node_set_output(gir_graph *g, gir_node *n, size_t k, int32_t value, gir_error *err);
+gir_status gir_graph_add_input(gir_graph *g, int32_t value, gir_error *err);
+gir_status gir_graph_add_output(gir_graph *g, int32_t value, gir_error *err);
+/* Resizes a node's input array (new slots are -1). */
+gir_status gir_node_resize_inputs(gir_graph *g, gir_node *n, size_t n_in, gir_error *err);
+
+/* Makes a constant value holding t (takes a reference). */
+gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, int32_t *idx, gir_error *err);
+/* Sets a value's data (takes a reference), dtype and shape from the tensor. */
+void gir_value_set_data(gir_value *v, gir_tensor *t);
+
+/* ---- attribute lists ------------------------------------------------------ */
+
+/* Setters replace an attribute of the same name.  Strings and arrays are
+ * copied into the graph's arena. */
+gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v);
+gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v);
+gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v);
+gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v);
+gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n);
+gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n);
+gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n);
+gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t);
+/* Copies one attribute (from any graph) into a. */
+gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src);
+bool gir_attrs_remove(gir_attrs *a, const char *name);
+const gir_attr *gir_attrs_find(const gir_attrs *a, const char *name);
+void gir_attrs_free(gir_attrs *a); /* drops tensor references and the array */
+
+/* Typed getters with a default when absent; the "ok" flag, when given, is
+ * cleared if present with the wrong type. */
+int64_t gir_attrs_get_int(const gir_attrs *a, const char *name, int64_t dflt);
+double gir_attrs_get_float(const gir_attrs *a, const char *name, double dflt);
+const char *gir_attrs_get_string(const gir_attrs *a, const char *name, const char *dflt);
+/* Returns the list length, or -1 when absent or not INTS. */
+ptrdiff_t gir_attrs_get_ints(const gir_attrs *a, const char *name, const int64_t **v);
+ptrdiff_t gir_attrs_get_floats(const gir_attrs *a, const char *name, const double **v);
+bool gir_attr_equal(const gir_attr *x, const gir_attr *y);
+
+/* Shorthands on a node's attributes. */
+#define gir_node_int(n, name, d) gir_attrs_get_int(&(n)->attrs, (name), (d))
+#define gir_node_float(n, name, d) gir_attrs_get_float(&(n)->attrs, (name), (d))
+#define gir_node_string(n, name, d) gir_attrs_get_string(&(n)->attrs, (name), (d))
+
+static inline gir_value *gir_in(const gir_graph *g, const gir_node *n, size_t i)
+{
+    return (i < n->n_in && n->in[i] >= 0) ? g->values[n->in[i]] : NULL;
+}
+static inline gir_value *gir_out(const gir_graph *g, const gir_node *n, size_t i)
+{
+    return (i < n->n_out && n->out[i] >= 0) ? g->values[n->out[i]] : NULL;
+}
+
+#endif
