@@ -110,9 +110,9 @@ static inline void gir_put_le64(unsigned char *p, uint64_t v)
 
 /* Shortest decimal text that reads back to exactly the same double
  * (Python repr style: "0.001", "1e-05", "3.0" when force_point). */
-void gir_fmt_double(char out[32], double v, bool force_point);
+void gir_fmt_double(char out[48], double v, bool force_point);
 /* Same for a float32 value (shortest text that round-trips as float). */
-void gir_fmt_float(char out[32], float v, bool force_point);
+void gir_fmt_float(char out[48], float v, bool force_point);
 /* Strict whole-string parsers; false when s is not exactly a number. */
 bool gir_parse_i64(const char *s, int64_t *out);
 bool gir_parse_double(const char *s, double *out);

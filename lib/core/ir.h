@@ -75,6 +75,7 @@ gir_status gir_tensor_size(gir_dtype dt, const gir_shape *shape, uint64_t *nbyte
 /* ---- values and nodes ---------------------------------------------------- */
 
 struct gir_value {
+    struct gir_graph *graph;       /* owner */
     const char *name;              /* arena, unique in the graph */
     gir_value_kind kind;
     gir_dtype dtype;
@@ -87,6 +88,7 @@ struct gir_value {
 };
 
 struct gir_node {
+    struct gir_graph *graph;       /* owner */
     const char *name;              /* arena, unique among nodes */
     gir_op op;
     const char *opaque_format;     /* for GIR_OP_OPAQUE: source format name */

@@ -1,0 +1,285 @@
+/* Ordered attribute lists (node attributes and metadata). */
+#include "ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void attr_release(gir_attr *a)
+{
+    if (a->type == GIR_ATTR_TENSOR)
+        gir_tensor_unref(a->u.t);
+}
+
+/* Finds or appends the slot for name; the slot's old value is released. */
+static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        if (strcmp(a->items[i].name, name) == 0) {
+            attr_release(&a->items[i]);
+            return &a->items[i];
+        }
+    }
+    if (!GIR_GROW(a->items, a->cap, a->n + 1))
+        return NULL;
+    const char *nm = gir_arena_strdup(&g->arena, name);
+    if (!nm)
+        return NULL;
+    gir_attr *s = &a->items[a->n++];
+    memset(s, 0, sizeof *s);
+    s->name = nm;
+    return s;
+}
+
+gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v)
+{
+    gir_attr *s = slot(g, a, name);
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_INT;
+    s->u.i = v;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v)
+{
+    gir_attr *s = slot(g, a, name);
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_BOOL;
+    s->u.i = v;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v)
+{
+    gir_attr *s = slot(g, a, name);
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_FLOAT;
+    s->u.f = v;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v)
+{
+    const char *copy = gir_arena_strdup(&g->arena, v ? v : "");
+    gir_attr *s = copy ? slot(g, a, name) : NULL;
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_STRING;
+    s->u.s = copy;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n)
+{
+    int64_t *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
+    gir_attr *s = copy ? slot(g, a, name) : NULL;
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_INTS;
+    s->u.ints.n = n;
+    s->u.ints.v = copy;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n)
+{
+    double *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
+    gir_attr *s = copy ? slot(g, a, name) : NULL;
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_FLOATS;
+    s->u.floats.n = n;
+    s->u.floats.v = copy;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n)
+{
+    const char **copy = gir_arena_alloc(&g->arena, (n ? n : 1) * sizeof *copy);
+    if (!copy)
+        return GIR_E_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!(copy[i] = gir_arena_strdup(&g->arena, v[i] ? v[i] : "")))
+            return GIR_E_NOMEM;
+    gir_attr *s = slot(g, a, name);
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_STRINGS;
+    s->u.strs.n = n;
+    s->u.strs.v = copy;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t)
+{
+    gir_attr *s = slot(g, a, name);
+    if (!s)
+        return GIR_E_NOMEM;
+    s->type = GIR_ATTR_TENSOR;
+    s->u.t = gir_tensor_ref(t);
+    return GIR_OK;
+}
+
+gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src)
+{
+    switch (src->type) {
+    case GIR_ATTR_INT: return gir_attrs_set_int(g, a, src->name, src->u.i);
+    case GIR_ATTR_BOOL: return gir_attrs_set_bool(g, a, src->name, src->u.i != 0);
+    case GIR_ATTR_FLOAT: return gir_attrs_set_float(g, a, src->name, src->u.f);
+    case GIR_ATTR_STRING: return gir_attrs_set_string(g, a, src->name, src->u.s);
+    case GIR_ATTR_INTS: return gir_attrs_set_ints(g, a, src->name, src->u.ints.v, src->u.ints.n);
+    case GIR_ATTR_FLOATS: return gir_attrs_set_floats(g, a, src->name, src->u.floats.v, src->u.floats.n);
+    case GIR_ATTR_STRINGS:
+        return gir_attrs_set_strings(g, a, src->name, (const char *const *)src->u.strs.v, src->u.strs.n);
+    case GIR_ATTR_TENSOR: return gir_attrs_set_tensor(g, a, src->name, src->u.t);
+    }
+    return GIR_E_INTERNAL;
+}
+
+bool gir_attrs_remove(gir_attrs *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        if (strcmp(a->items[i].name, name) == 0) {
+            attr_release(&a->items[i]);
+            memmove(&a->items[i], &a->items[i + 1], (a->n - i - 1) * sizeof *a->items);
+            a->n--;
+            return true;
+        }
+    }
+    return false;
+}
+
+const gir_attr *gir_attrs_find(const gir_attrs *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->items[i].name, name) == 0)
+            return &a->items[i];
+    return NULL;
+}
+
+void gir_attrs_free(gir_attrs *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        attr_release(&a->items[i]);
+    free(a->items);
+    a->items = NULL;
+    a->n = a->cap = 0;
+}
+
+int64_t gir_attrs_get_int(const gir_attrs *a, const char *name, int64_t dflt)
+{
+    const gir_attr *x = gir_attrs_find(a, name);
+    if (!x)
+        return dflt;
+    if (x->type == GIR_ATTR_INT || x->type == GIR_ATTR_BOOL)
+        return x->u.i;
+    return dflt;
+}
+
+double gir_attrs_get_float(const gir_attrs *a, const char *name, double dflt)
+{
+    const gir_attr *x = gir_attrs_find(a, name);
+    if (!x)
+        return dflt;
+    if (x->type == GIR_ATTR_FLOAT)
+        return x->u.f;
+    if (x->type == GIR_ATTR_INT)
+        return (double)x->u.i;
+    return dflt;
+}
+
+const char *gir_attrs_get_string(const gir_attrs *a, const char *name, const char *dflt)
+{
+    const gir_attr *x = gir_attrs_find(a, name);
+    return x && x->type == GIR_ATTR_STRING ? x->u.s : dflt;
+}
+
+ptrdiff_t gir_attrs_get_ints(const gir_attrs *a, const char *name, const int64_t **v)
+{
+    const gir_attr *x = gir_attrs_find(a, name);
+    if (!x || x->type != GIR_ATTR_INTS)
+        return -1;
+    *v = x->u.ints.v;
+    return (ptrdiff_t)x->u.ints.n;
+}
+
+ptrdiff_t gir_attrs_get_floats(const gir_attrs *a, const char *name, const double **v)
+{
+    const gir_attr *x = gir_attrs_find(a, name);
+    if (!x || x->type != GIR_ATTR_FLOATS)
+        return -1;
+    *v = x->u.floats.v;
+    return (ptrdiff_t)x->u.floats.n;
+}
+
+static bool double_same(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+bool gir_attr_equal(const gir_attr *x, const gir_attr *y)
+{
+    if (x->type != y->type || strcmp(x->name, y->name) != 0)
+        return false;
+    switch (x->type) {
+    case GIR_ATTR_INT:
+    case GIR_ATTR_BOOL: return x->u.i == y->u.i;
+    case GIR_ATTR_FLOAT: return double_same(x->u.f, y->u.f);
+    case GIR_ATTR_STRING: return strcmp(x->u.s, y->u.s) == 0;
+    case GIR_ATTR_INTS:
+        return x->u.ints.n == y->u.ints.n &&
+               (x->u.ints.n == 0 || memcmp(x->u.ints.v, y->u.ints.v, x->u.ints.n * sizeof(int64_t)) == 0);
+    case GIR_ATTR_FLOATS:
+        if (x->u.floats.n != y->u.floats.n)
+            return false;
+        for (size_t i = 0; i < x->u.floats.n; i++)
+            if (!double_same(x->u.floats.v[i], y->u.floats.v[i]))
+                return false;
+        return true;
+    case GIR_ATTR_STRINGS:
+        if (x->u.strs.n != y->u.strs.n)
+            return false;
+        for (size_t i = 0; i < x->u.strs.n; i++)
+            if (strcmp(x->u.strs.v[i], y->u.strs.v[i]) != 0)
+                return false;
+        return true;
+    case GIR_ATTR_TENSOR: {
+        bool eq = false;
+        return gir_tensor_equal(x->u.t, y->u.t, &eq, NULL) == GIR_OK && eq;
+    }
+    }
+    return false;
+}
+
+/* ---- public accessors ---------------------------------------------------- */
+
+GIR_API const char *gir_attr_name(const gir_attr *a) { return a->name; }
+GIR_API gir_attr_type gir_attr_get_type(const gir_attr *a) { return a->type; }
+GIR_API int64_t gir_attr_int(const gir_attr *a)
+{
+    return a->type == GIR_ATTR_INT || a->type == GIR_ATTR_BOOL ? a->u.i : 0;
+}
+GIR_API double gir_attr_float(const gir_attr *a) { return a->type == GIR_ATTR_FLOAT ? a->u.f : 0.0; }
+GIR_API const char *gir_attr_string(const gir_attr *a) { return a->type == GIR_ATTR_STRING ? a->u.s : NULL; }
+GIR_API size_t gir_attr_list_len(const gir_attr *a)
+{
+    switch (a->type) {
+    case GIR_ATTR_INTS: return a->u.ints.n;
+    case GIR_ATTR_FLOATS: return a->u.floats.n;
+    case GIR_ATTR_STRINGS: return a->u.strs.n;
+    default: return 0;
+    }
+}
+GIR_API const int64_t *gir_attr_ints(const gir_attr *a) { return a->type == GIR_ATTR_INTS ? a->u.ints.v : NULL; }
+GIR_API const double *gir_attr_floats(const gir_attr *a)
+{
+    return a->type == GIR_ATTR_FLOATS ? a->u.floats.v : NULL;
+}
+GIR_API const char *const *gir_attr_strings(const gir_attr *a)
+{
+    return a->type == GIR_ATTR_STRINGS ? (const char *const *)a->u.strs.v : NULL;
+}
+GIR_API gir_tensor *gir_attr_tensor(const gir_attr *a) { return a->type == GIR_ATTR_TENSOR ? a->u.t : NULL; }

@@ -1,0 +1,356 @@
+/* Graph construction and the public read-only accessors. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- name index (open addressing over value/node indices) ---------------- */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+typedef const char *(*name_of_fn)(const gir_graph *g, int32_t i);
+
+static const char *value_name_of(const gir_graph *g, int32_t i) { return g->values[i]->name; }
+static const char *node_name_of(const gir_graph *g, int32_t i) { return g->nodes[i]->name; }
+
+static int32_t index_find(const gir_graph *g, const int32_t *tab, size_t cap, name_of_fn name_of,
+                          const char *name)
+{
+    if (!cap || !name)
+        return -1;
+    size_t mask = cap - 1;
+    for (size_t i = (size_t)hash_str(name) & mask;; i = (i + 1) & mask) {
+        if (tab[i] < 0)
+            return -1;
+        if (strcmp(name_of(g, tab[i]), name) == 0)
+            return tab[i];
+    }
+}
+
+static void index_put(int32_t *tab, size_t cap, const char *name, int32_t idx)
+{
+    size_t mask = cap - 1;
+    size_t i = (size_t)hash_str(name) & mask;
+    while (tab[i] >= 0)
+        i = (i + 1) & mask;
+    tab[i] = idx;
+}
+
+/* Makes room for count entries (load factor <= 1/2), rehashing if needed. */
+static bool index_reserve(const gir_graph *g, int32_t **tab, size_t *cap, size_t count, name_of_fn name_of)
+{
+    if (count * 2 < *cap)
+        return true;
+    size_t ncap = *cap ? *cap * 2 : 64;
+    while (count * 2 >= ncap)
+        ncap *= 2;
+    int32_t *nt = malloc(ncap * sizeof *nt);
+    if (!nt)
+        return false;
+    memset(nt, 0xff, ncap * sizeof *nt);
+    for (size_t i = 0; i < *cap; i++)
+        if ((*tab)[i] >= 0)
+            index_put(nt, ncap, name_of(g, (*tab)[i]), (*tab)[i]);
+    free(*tab);
+    *tab = nt;
+    *cap = ncap;
+    return true;
+}
+
+/* ---- construction --------------------------------------------------------- */
+
+gir_status gir_graph_new(gir_graph **out, gir_error *err)
+{
+    gir_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return gir_nomem(err);
+    *out = g;
+    return GIR_OK;
+}
+
+GIR_API void gir_graph_free(gir_graph *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n_values; i++) {
+        gir_tensor_unref(g->values[i]->data);
+        gir_attrs_free(&g->values[i]->meta);
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        gir_attrs_free(&g->nodes[i]->attrs);
+        gir_attrs_free(&g->nodes[i]->meta);
+    }
+    gir_attrs_free(&g->meta);
+    free(g->values);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->vindex);
+    free(g->nindex);
+    gir_arena_free(&g->arena);
+    free(g);
+}
+
+int32_t gir_graph_value_index(const gir_graph *g, const char *name)
+{
+    return index_find(g, g->vindex, g->vindex_cap, value_name_of, name);
+}
+
+int32_t gir_graph_node_index(const gir_graph *g, const char *name)
+{
+    return index_find(g, g->nindex, g->nindex_cap, node_name_of, name);
+}
+
+gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx, gir_error *err)
+{
+    if (!name || !*name)
+        return gir_fail(err, GIR_E_SCHEMA, "a value has an empty name");
+    if (gir_graph_value_index(g, name) >= 0)
+        return gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s'", name);
+    if (g->n_values >= INT32_MAX - 1)
+        return gir_fail(err, GIR_E_LIMIT, "more than %d values", INT32_MAX - 1);
+    if (!GIR_GROW(g->values, g->cap_values, g->n_values + 1) ||
+        !index_reserve(g, &g->vindex, &g->vindex_cap, g->n_values + 1, value_name_of))
+        return gir_nomem(err);
+    gir_value *v = gir_arena_alloc(&g->arena, sizeof *v);
+    if (!v || !(v->name = gir_arena_strdup(&g->arena, name)))
+        return gir_nomem(err);
+    v->graph = g;
+    v->kind = kind;
+    v->dtype = GIR_DT_UNKNOWN;
+    v->shape.rank = -1;
+    v->producer = -1;
+    v->producer_out = -1;
+    int32_t i = (int32_t)g->n_values++;
+    g->values[i] = v;
+    index_put(g->vindex, g->vindex_cap, v->name, i);
+    if (idx)
+        *idx = i;
+    return GIR_OK;
+}
+
+static const char *unique_name(gir_graph *g, const char *base, int32_t (*find)(const gir_graph *, const char *))
+{
+    if (find(g, base) < 0)
+        return gir_arena_strdup(&g->arena, base);
+    for (unsigned long k = 1;; k++) {
+        char *s = gir_strdupf("%s_%lu", base, k);
+        if (!s)
+            return NULL;
+        if (find(g, s) < 0) {
+            const char *r = gir_arena_strdup(&g->arena, s);
+            free(s);
+            return r;
+        }
+        free(s);
+    }
+}
+
+const char *gir_graph_unique_value_name(gir_graph *g, const char *base)
+{
+    return unique_name(g, base, gir_graph_value_index);
+}
+
+const char *gir_graph_unique_node_name(gir_graph *g, const char *base)
+{
+    return unique_name(g, base, gir_graph_node_index);
+}
+
+gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t n_in, size_t n_out,
+                              gir_node **out, gir_error *err)
+{
+    if (!name || !*name)
+        return gir_fail(err, GIR_E_SCHEMA, "a node has an empty name");
+    if (gir_graph_node_index(g, name) >= 0)
+        return gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s'", name);
+    if (n_in > 65535 || n_out > 65535)
+        return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs or outputs", name);
+    if (g->n_nodes >= INT32_MAX - 1)
+        return gir_fail(err, GIR_E_LIMIT, "more than %d nodes", INT32_MAX - 1);
+    if (!GIR_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1) ||
+        !index_reserve(g, &g->nindex, &g->nindex_cap, g->n_nodes + 1, node_name_of))
+        return gir_nomem(err);
+    gir_node *n = gir_arena_alloc(&g->arena, sizeof *n);
+    if (!n || !(n->name = gir_arena_strdup(&g->arena, name)))
+        return gir_nomem(err);
+    n->graph = g;
+    n->op = op;
+    n->n_in = n_in;
+    n->n_out = n_out;
+    n->in = gir_arena_alloc(&g->arena, (n_in ? n_in : 1) * sizeof *n->in);
+    n->out = gir_arena_alloc(&g->arena, (n_out ? n_out : 1) * sizeof *n->out);
+    if (!n->in || !n->out)
+        return gir_nomem(err);
+    for (size_t i = 0; i < n_in; i++)
+        n->in[i] = -1;
+    for (size_t i = 0; i < n_out; i++)
+        n->out[i] = -1;
+    int32_t i = (int32_t)g->n_nodes++;
+    g->nodes[i] = n;
+    index_put(g->nindex, g->nindex_cap, n->name, i);
+    if (out)
+        *out = n;
+    return GIR_OK;
+}
+
+gir_status gir_node_resize_inputs(gir_graph *g, gir_node *n, size_t n_in, gir_error *err)
+{
+    if (n_in > 65535)
+        return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs", n->name);
+    if (n_in <= n->n_in) {
+        n->n_in = n_in;
+        return GIR_OK;
+    }
+    int32_t *in = gir_arena_alloc(&g->arena, n_in * sizeof *in);
+    if (!in)
+        return gir_nomem(err);
+    for (size_t i = 0; i < n_in; i++)
+        in[i] = i < n->n_in ? n->in[i] : -1;
+    n->in = in;
+    n->n_in = n_in;
+    return GIR_OK;
+}
+
+static int32_t node_index_of(const gir_graph *g, const gir_node *n)
+{
+    return gir_graph_node_index(g, n->name);
+}
+
+gir_status gir_node_set_output(gir_graph *g, gir_node *n, size_t k, int32_t value, gir_error *err)
+{
+    if (k >= n->n_out || value < 0 || (size_t)value >= g->n_values)
+        return gir_fail(err, GIR_E_INTERNAL, "output %zu of node '%s' out of range", k, n->name);
+    gir_value *v = g->values[value];
+    if (v->producer >= 0) {
+        gir_fail(err, GIR_E_DUPLICATE, "value '%s' is produced by two nodes", v->name);
+        gir_err_node(err, n->name);
+        return GIR_E_DUPLICATE;
+    }
+    v->producer = node_index_of(g, n);
+    v->producer_out = (int32_t)k;
+    v->kind = GIR_VALUE_INTERMEDIATE;
+    n->out[k] = value;
+    return GIR_OK;
+}
+
+gir_status gir_node_make_output(gir_graph *g, gir_node *n, size_t k, const char *name, gir_error *err)
+{
+    int32_t idx;
+    gir_status st = gir_graph_add_value(g, name, GIR_VALUE_INTERMEDIATE, &idx, err);
+    if (st) {
+        gir_err_node(err, n->name);
+        return st;
+    }
+    return gir_node_set_output(g, n, k, idx, err);
+}
+
+static gir_status add_index(int32_t **arr, size_t *n, size_t *cap, int32_t v, gir_error *err)
+{
+    if (!GIR_GROW(*arr, *cap, *n + 1))
+        return gir_nomem(err);
+    (*arr)[(*n)++] = v;
+    return GIR_OK;
+}
+
+gir_status gir_graph_add_input(gir_graph *g, int32_t value, gir_error *err)
+{
+    return add_index(&g->inputs, &g->n_inputs, &g->cap_inputs, value, err);
+}
+
+gir_status gir_graph_add_output(gir_graph *g, int32_t value, gir_error *err)
+{
+    return add_index(&g->outputs, &g->n_outputs, &g->cap_outputs, value, err);
+}
+
+void gir_value_set_data(gir_value *v, gir_tensor *t)
+{
+    gir_tensor_ref(t);
+    gir_tensor_unref(v->data);
+    v->data = t;
+    if (t) {
+        v->dtype = t->dtype;
+        v->shape = t->shape;
+    }
+}
+
+gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, int32_t *idx, gir_error *err)
+{
+    int32_t i;
+    gir_status st = gir_graph_add_value(g, name, GIR_VALUE_CONST, &i, err);
+    if (st)
+        return st;
+    gir_value_set_data(g->values[i], t);
+    if (idx)
+        *idx = i;
+    return GIR_OK;
+}
+
+/* ---- public accessors ------------------------------------------------------ */
+
+GIR_API const char *gir_graph_name(const gir_graph *g) { return g->name ? g->name : ""; }
+GIR_API size_t gir_graph_node_count(const gir_graph *g) { return g->n_nodes; }
+GIR_API const gir_node *gir_graph_node(const gir_graph *g, size_t i) { return i < g->n_nodes ? g->nodes[i] : NULL; }
+GIR_API size_t gir_graph_value_count(const gir_graph *g) { return g->n_values; }
+GIR_API const gir_value *gir_graph_value(const gir_graph *g, size_t i)
+{
+    return i < g->n_values ? g->values[i] : NULL;
+}
+GIR_API const gir_value *gir_graph_find_value(const gir_graph *g, const char *name)
+{
+    int32_t i = gir_graph_value_index(g, name);
+    return i >= 0 ? g->values[i] : NULL;
+}
+GIR_API size_t gir_graph_input_count(const gir_graph *g) { return g->n_inputs; }
+GIR_API const gir_value *gir_graph_input(const gir_graph *g, size_t i)
+{
+    return i < g->n_inputs ? g->values[g->inputs[i]] : NULL;
+}
+GIR_API size_t gir_graph_output_count(const gir_graph *g) { return g->n_outputs; }
+GIR_API const gir_value *gir_graph_output(const gir_graph *g, size_t i)
+{
+    return i < g->n_outputs ? g->values[g->outputs[i]] : NULL;
+}
+GIR_API size_t gir_graph_meta_count(const gir_graph *g) { return g->meta.n; }
+GIR_API const gir_attr *gir_graph_meta(const gir_graph *g, size_t i) { return i < g->meta.n ? &g->meta.items[i] : NULL; }
+
+GIR_API const char *gir_node_name(const gir_node *n) { return n->name; }
+GIR_API const char *gir_node_op(const gir_node *n)
+{
+    return n->op == GIR_OP_OPAQUE ? (n->opaque_op ? n->opaque_op : "?") : gir_op_name(n->op);
+}
+GIR_API bool gir_node_is_opaque(const gir_node *n) { return n->op == GIR_OP_OPAQUE; }
+GIR_API const char *gir_node_opaque_format(const gir_node *n)
+{
+    return n->op == GIR_OP_OPAQUE ? n->opaque_format : NULL;
+}
+GIR_API size_t gir_node_input_count(const gir_node *n) { return n->n_in; }
+GIR_API size_t gir_node_output_count(const gir_node *n) { return n->n_out; }
+GIR_API const gir_value *gir_node_input(const gir_node *n, size_t i) { return gir_in(n->graph, n, i); }
+GIR_API const gir_value *gir_node_output(const gir_node *n, size_t i) { return gir_out(n->graph, n, i); }
+GIR_API size_t gir_node_attr_count(const gir_node *n) { return n->attrs.n; }
+GIR_API const gir_attr *gir_node_attr(const gir_node *n, size_t i)
+{
+    return i < n->attrs.n ? &n->attrs.items[i] : NULL;
+}
+GIR_API const gir_attr *gir_node_find_attr(const gir_node *n, const char *name)
+{
+    return gir_attrs_find(&n->attrs, name);
+}
+
+GIR_API const char *gir_value_name(const gir_value *v) { return v->name; }
+GIR_API gir_value_kind gir_value_get_kind(const gir_value *v) { return v->kind; }
+GIR_API gir_dtype gir_value_dtype(const gir_value *v) { return v->dtype; }
+GIR_API const gir_shape *gir_value_shape(const gir_value *v) { return &v->shape; }
+GIR_API const char *gir_value_dim_name(const gir_value *v, int axis)
+{
+    return axis >= 0 && axis < GIR_MAX_RANK ? v->dim_names[axis] : NULL;
+}
+GIR_API gir_tensor *gir_value_tensor(const gir_value *v) { return v->data; }

@@ -1,0 +1,381 @@
+/* Buffers, growable arrays, the arena, number text, paths. */
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* ---- buffers ------------------------------------------------------------ */
+
+bool gir_buf_reserve(gir_buf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    size_t need;
+    if (__builtin_add_overflow(b->len, extra, &need) || need == SIZE_MAX) {
+        b->failed = true;
+        return false;
+    }
+    need += 1; /* terminator */
+    if (need <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2) {
+            cap = need;
+            break;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+void gir_buf_append(gir_buf *b, const void *p, size_t n)
+{
+    if (!gir_buf_reserve(b, n))
+        return;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void gir_buf_puts(gir_buf *b, const char *s)
+{
+    gir_buf_append(b, s, strlen(s));
+}
+
+void gir_buf_putc(gir_buf *b, char c)
+{
+    gir_buf_append(b, &c, 1);
+}
+
+void gir_buf_printf(gir_buf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+    } else if (gir_buf_reserve(b, (size_t)n)) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+char *gir_buf_take(gir_buf *b)
+{
+    char *s = NULL;
+    if (!b->failed) {
+        if (!b->data)
+            gir_buf_reserve(b, 0);
+        if (b->data)
+            b->data[b->len] = '\0';
+        s = b->data;
+    } else {
+        free(b->data);
+    }
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+    return s;
+}
+
+void gir_buf_free(gir_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+}
+
+bool gir_grow(void **items, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 8;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / sz)
+            return false;
+        n *= 2;
+    }
+    size_t bytes;
+    if (__builtin_mul_overflow(n, sz, &bytes))
+        return false;
+    void *p = realloc(*items, bytes);
+    if (!p)
+        return false;
+    *items = p;
+    *cap = n;
+    return true;
+}
+
+/* ---- arena ---------------------------------------------------------------- */
+
+struct gir_arena_block {
+    gir_arena_block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char mem[];
+};
+
+#define ARENA_BLOCK 65536u
+
+void *gir_arena_alloc(gir_arena *a, size_t n)
+{
+    size_t need = (n + 15u) & ~(size_t)15u;
+    if (need < n)
+        return NULL;
+    gir_arena_block *b = a->head;
+    if (!b || b->size - b->used < need) {
+        size_t size = need > ARENA_BLOCK / 4 ? need : ARENA_BLOCK;
+        if (size > SIZE_MAX - sizeof *b)
+            return NULL;
+        gir_arena_block *nb = malloc(sizeof *nb + size);
+        if (!nb)
+            return NULL;
+        nb->size = size;
+        nb->used = 0;
+        if (b && size != ARENA_BLOCK) {
+            /* A large one-off block goes behind the current one so the
+             * current block keeps serving small allocations. */
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = b;
+            a->head = nb;
+        }
+        b = nb;
+    }
+    void *p = b->mem + b->used;
+    b->used += need;
+    a->used_total += need;
+    memset(p, 0, n);
+    return p;
+}
+
+char *gir_arena_strndup(gir_arena *a, const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    char *p = gir_arena_alloc(a, n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+char *gir_arena_strdup(gir_arena *a, const char *s)
+{
+    return s ? gir_arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+void *gir_arena_memdup(gir_arena *a, const void *p, size_t n)
+{
+    void *q = gir_arena_alloc(a, n ? n : 1);
+    if (q && n)
+        memcpy(q, p, n);
+    return q;
+}
+
+char *gir_arena_printf(gir_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *tmp = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    if (!tmp)
+        return NULL;
+    char *s = gir_arena_strdup(a, tmp);
+    free(tmp);
+    return s;
+}
+
+void gir_arena_free(gir_arena *a)
+{
+    gir_arena_block *b = a->head;
+    while (b) {
+        gir_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+    a->used_total = 0;
+}
+
+/* ---- numbers ----------------------------------------------------------- */
+
+/* Python repr style from the shortest digit string that round-trips:
+ * positional when -4 <= exponent < 16, otherwise d.ddde+XX. */
+static void fmt_repr(char out[48], double v, int maxprec, bool is_float, bool force_point)
+{
+    if (isnan(v)) {
+        strcpy(out, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        strcpy(out, v < 0 ? "-inf" : "inf");
+        return;
+    }
+    char sci[40];
+    int prec = 1;
+    for (; prec <= maxprec; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
+        if (is_float ? strtof(sci, NULL) == (float)v : strtod(sci, NULL) == v)
+            break;
+    }
+    /* sci is [-]d[.ddd]e[+-]XX */
+    const char *p = sci;
+    bool neg = *p == '-';
+    if (neg)
+        p++;
+    char digits[24];
+    size_t nd = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.' && nd < sizeof digits - 1)
+            digits[nd++] = *p;
+    digits[nd] = '\0';
+    while (nd > 1 && digits[nd - 1] == '0')
+        digits[--nd] = '\0';
+    int exp = atoi(p + 1);
+    char *o = out;
+    if (neg)
+        *o++ = '-';
+    if (v == 0) {
+        strcpy(o, force_point ? "0.0" : "0");
+        return;
+    }
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            *o++ = '0';
+            *o++ = '.';
+            for (int i = -1; i > exp; i--)
+                *o++ = '0';
+            memcpy(o, digits, nd);
+            o += nd;
+        } else {
+            for (int i = 0; i <= exp; i++)
+                *o++ = (size_t)i < nd ? digits[i] : '0';
+            if ((size_t)exp + 1 < nd) {
+                *o++ = '.';
+                memcpy(o, digits + exp + 1, nd - (size_t)exp - 1);
+                o += nd - (size_t)exp - 1;
+            } else if (force_point) {
+                *o++ = '.';
+                *o++ = '0';
+            }
+        }
+        *o = '\0';
+    } else {
+        *o++ = digits[0];
+        if (nd > 1) {
+            *o++ = '.';
+            memcpy(o, digits + 1, nd - 1);
+            o += nd - 1;
+        }
+        snprintf(o, 16, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    }
+}
+
+void gir_fmt_double(char out[48], double v, bool force_point)
+{
+    fmt_repr(out, v, 17, false, force_point);
+}
+
+void gir_fmt_float(char out[48], float v, bool force_point)
+{
+    fmt_repr(out, (double)v, 9, true, force_point);
+}
+
+bool gir_parse_i64(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || end == s)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+bool gir_parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end)
+        return false;
+    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* ---- paths and strings ------------------------------------------------- */
+
+char *gir_path_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return gir_strdupf(".");
+    if (slash == path)
+        return gir_strdupf("/");
+    return gir_strdupf("%.*s", (int)(slash - path), path);
+}
+
+const char *gir_path_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+char *gir_path_join(const char *dir, const char *name)
+{
+    if (name[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
+        return gir_strdupf("%s", name);
+    size_t n = strlen(dir);
+    return gir_strdupf("%s%s%s", dir, dir[n - 1] == '/' ? "" : "/", name);
+}
+
+char *gir_path_with_ext(const char *path, const char *ext)
+{
+    const char *base = gir_path_basename(path);
+    const char *dot = strrchr(base, '.');
+    size_t keep = dot && dot != base ? (size_t)(dot - path) : strlen(path);
+    return gir_strdupf("%.*s%s", (int)keep, path, ext);
+}
+
+bool gir_path_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+bool gir_str_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+bool gir_str_ieq(const char *a, const char *b)
+{
+    return strcasecmp(a, b) == 0;
+}
