@@ -1,0 +1,75 @@
+/* The format plugin interface (internal).  A format is one constant
+ * gir_format in lib/formats/<name>/ and one line in registry.c. */
+#ifndef GIR_FORMAT_H
+#define GIR_FORMAT_H
+
+#include "core/ir.h"
+#include "graphir/model.h"
+
+/* One attribute of a mapped operator: format name <-> canonical name. */
+typedef struct gir_attr_map {
+    const char *format_attr;    /* name in the format, or NULL (canonical only) */
+    const char *canonical_attr; /* canonical attribute, or NULL (format only) */
+    const char *note;           /* conversion, default, refused values */
+} gir_attr_map;
+
+enum { GIR_MAP_READ = 1, GIR_MAP_WRITE = 2 };
+
+/* One row of a format's operator mapping, for `graphconv ops --format F`.
+ * Tables end with a row whose format_op is NULL. */
+typedef struct gir_op_map {
+    const char *format_op;
+    gir_op op;                  /* canonical op (GIR_OP_OPAQUE: kept opaque) */
+    unsigned dir;               /* GIR_MAP_READ | GIR_MAP_WRITE */
+    const gir_attr_map *attrs;  /* terminated by {NULL, NULL, NULL}; may be NULL */
+    const char *note;
+} gir_op_map;
+
+typedef struct gir_option_doc {
+    const char *key;
+    const char *doc;
+} gir_option_doc;
+
+typedef struct gir_format {
+    const char *name;              /* "nnvm", "mxnet", "tvm", "nnabla", ... */
+    const char *description;
+    const char *const *extensions; /* NULL-terminated, with the dot */
+    /* Score 0..100 that the file is this format, from its first bytes (up to
+     * GIR_PROBE_BYTES; n may be smaller) and its path. 0 = certainly not. */
+    int (*probe)(const unsigned char *head, size_t n, const char *path);
+    gir_status (*read)(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
+    gir_status (*write)(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
+    const gir_op_map *ops;
+    const gir_option_doc *read_options;  /* NULL-key terminated, may be NULL */
+    const gir_option_doc *write_options;
+} gir_format;
+
+#define GIR_PROBE_BYTES 4096
+
+const gir_format *gir_format_find(const char *name);
+const gir_format *gir_format_at(size_t i);
+
+/* Options common to every format (params, batch-size, allow-opaque, force,
+ * max-bytes). */
+extern const gir_option_doc gir_common_options[];
+/* Checks that every key in opts is a common one or one of fmt's for that
+ * direction (GIR_MAP_READ / GIR_MAP_WRITE); GIR_E_ARGUMENT otherwise. */
+gir_status gir_options_check(const gir_options *opts, const gir_format *fmt, unsigned dir, gir_error *err);
+bool gir_options_flag(const gir_options *opts, const char *key);
+/* Parses an integer option; GIR_E_ARGUMENT when malformed. */
+gir_status gir_options_int(const gir_options *opts, const char *key, int64_t dflt, int64_t *out, gir_error *err);
+
+/* ---- collecting everything a writer cannot express ---------------------- */
+
+/* A writer checks the whole graph first and reports every problem at once:
+ * "cannot write as X: Erf (2 nodes, first 'e0'); LRN with bias=2 ..." */
+typedef struct gir_unsupported gir_unsupported;
+gir_unsupported *gir_unsupported_new(void);
+/* what: the operator (and attribute detail) that cannot be written. */
+void gir_unsupported_add(gir_unsupported *u, gir_status code, const char *what, const char *node);
+size_t gir_unsupported_count(const gir_unsupported *u);
+/* Fails err with every collected item (code: the first item's), or OK. */
+gir_status gir_unsupported_fail(gir_unsupported *u, const char *format, gir_error *err);
+void gir_unsupported_free(gir_unsupported *u);
+
+#endif

@@ -1,0 +1,125 @@
+/* Key/value options for readers and writers. */
+#include "format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct gir_options {
+    char **keys;
+    char **values;
+    size_t n, cap;
+};
+
+const gir_option_doc gir_common_options[] = {
+    { "params", "companion weights file: read it from / write it to this path" },
+    { "batch-size", "fix symbolic or -1 batch dimensions to this size when reading" },
+    { "allow-opaque", "write operators the target cannot map verbatim, as opaque nodes (1/0)" },
+    { "force", "overwrite existing output files (1/0)" },
+    { "max-bytes", "refuse inputs (or decompressed members) larger than this many bytes" },
+    { NULL, NULL },
+};
+
+GIR_API gir_options *gir_options_new(void)
+{
+    return calloc(1, sizeof(gir_options));
+}
+
+GIR_API void gir_options_free(gir_options *o)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < o->n; i++) {
+        free(o->keys[i]);
+        free(o->values[i]);
+    }
+    free(o->keys);
+    free(o->values);
+    free(o);
+}
+
+GIR_API gir_status gir_options_set(gir_options *o, const char *key, const char *value, gir_error *err)
+{
+    if (!o || !key || !value)
+        return gir_fail(err, GIR_E_ARGUMENT, "option key and value must not be NULL");
+    char *v = gir_strdupf("%s", value);
+    if (!v)
+        return gir_nomem(err);
+    for (size_t i = 0; i < o->n; i++) {
+        if (strcmp(o->keys[i], key) == 0) {
+            free(o->values[i]);
+            o->values[i] = v;
+            return GIR_OK;
+        }
+    }
+    size_t cap = o->cap;
+    char *k = gir_strdupf("%s", key);
+    if (!k || !GIR_GROW(o->keys, cap, o->n + 1)) {
+        free(k);
+        free(v);
+        return gir_nomem(err);
+    }
+    cap = o->cap;
+    if (!GIR_GROW(o->values, cap, o->n + 1)) {
+        free(k);
+        free(v);
+        return gir_nomem(err);
+    }
+    o->cap = cap;
+    o->keys[o->n] = k;
+    o->values[o->n] = v;
+    o->n++;
+    return GIR_OK;
+}
+
+GIR_API const char *gir_options_get(const gir_options *o, const char *key)
+{
+    for (size_t i = 0; o && i < o->n; i++)
+        if (strcmp(o->keys[i], key) == 0)
+            return o->values[i];
+    return NULL;
+}
+
+GIR_API size_t gir_options_count(const gir_options *o) { return o ? o->n : 0; }
+GIR_API const char *gir_options_key(const gir_options *o, size_t i) { return o && i < o->n ? o->keys[i] : NULL; }
+
+static bool listed(const gir_option_doc *docs, const char *key)
+{
+    for (; docs && docs->key; docs++)
+        if (strcmp(docs->key, key) == 0)
+            return true;
+    return false;
+}
+
+gir_status gir_options_check(const gir_options *opts, const gir_format *fmt, unsigned dir, gir_error *err)
+{
+    for (size_t i = 0; opts && i < opts->n; i++) {
+        const char *k = opts->keys[i];
+        if (listed(gir_common_options, k))
+            continue;
+        if ((dir & GIR_MAP_READ) && listed(fmt->read_options, k))
+            continue;
+        if ((dir & GIR_MAP_WRITE) && listed(fmt->write_options, k))
+            continue;
+        return gir_fail(err, GIR_E_ARGUMENT, "option '%s' is not understood when %s %s", k,
+                        dir == GIR_MAP_READ ? "reading" : "writing", fmt->name);
+    }
+    return GIR_OK;
+}
+
+bool gir_options_flag(const gir_options *opts, const char *key)
+{
+    const char *v = gir_options_get(opts, key);
+    return v && strcmp(v, "0") != 0 && strcmp(v, "false") != 0 && strcmp(v, "no") != 0;
+}
+
+gir_status gir_options_int(const gir_options *opts, const char *key, int64_t dflt, int64_t *out, gir_error *err)
+{
+    const char *v = gir_options_get(opts, key);
+    if (!v) {
+        *out = dflt;
+        return GIR_OK;
+    }
+    if (!gir_parse_i64(v, out))
+        return gir_fail(err, GIR_E_ARGUMENT, "option %s=%s is not an integer", key, v);
+    return GIR_OK;
+}

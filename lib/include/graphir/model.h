@@ -1,0 +1,56 @@
+#ifndef GRAPHIR_MODEL_H
+#define GRAPHIR_MODEL_H
+
+/* Reading and writing models, format detection, options. */
+
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Options: string key/value pairs, so formats can take their own options
+ * without ABI changes.  Keys the library understands:
+ *   params=PATH        companion weights file (read) or where to write it
+ *   batch-size=N       fix symbolic/-1 batch dimensions on read
+ *   allow-opaque=1     let a writer keep operators it cannot map, verbatim
+ *   force=1            overwrite an existing output
+ *   max-bytes=N        cap on decompressed/read sizes
+ * and per-format keys listed by `graphconv formats` (e.g. nnabla's
+ * executor=NAME, param-format=protobuf; onnx's opset=N).  A key no reader or
+ * writer in play understands is reported as an error. */
+typedef struct gir_options gir_options;
+
+GIR_API gir_options *gir_options_new(void);
+GIR_API void gir_options_free(gir_options *o);
+/* Replaces an existing key. GIR_E_NOMEM only. */
+GIR_API gir_status gir_options_set(gir_options *o, const char *key, const char *value, gir_error *err);
+GIR_API const char *gir_options_get(const gir_options *o, const char *key);
+GIR_API size_t gir_options_count(const gir_options *o);
+GIR_API const char *gir_options_key(const gir_options *o, size_t i);
+
+/* Formats known to this build, in registry order. */
+GIR_API size_t gir_format_count(void);
+GIR_API const char *gir_format_name(size_t i);
+GIR_API const char *gir_format_description(size_t i);
+GIR_API bool gir_format_can_read(size_t i);
+GIR_API bool gir_format_can_write(size_t i);
+
+/* Detects the format of a file: by content first, then by extension.
+ * *name is a registry name; *reason says which rule decided. */
+GIR_API gir_status gir_detect(const char *path, const char **name, const char **reason, gir_error *err);
+/* The format a path's extension suggests for writing, or NULL. */
+GIR_API const char *gir_format_for_extension(const char *path);
+
+/* Reads a model.  format NULL = detect.  Weights are loaded lazily. */
+GIR_API gir_status gir_load(const char *path, const char *format, const gir_options *opts, gir_graph **out,
+                            gir_error *err);
+/* Writes a model atomically (temporary file + rename; companion files too).
+ * format NULL = from the extension. */
+GIR_API gir_status gir_save(const gir_graph *g, const char *path, const char *format, const gir_options *opts,
+                            gir_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
