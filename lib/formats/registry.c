@@ -7,7 +7,15 @@ static const gir_format *const registry[] = {
     NULL /* sentinel: formats are listed above this line */
 };
 
-#define REGISTRY_COUNT (sizeof registry / sizeof registry[0] - 1)
+/* Every format in registry order; the count excludes the sentinel. */
+static size_t registry_count(void)
+{
+    size_t n = 0;
+    while (registry[n])
+        n++;
+    return n;
+}
+#define REGISTRY_COUNT registry_count()
 
 const gir_format *gir_format_at(size_t i)
 {
