@@ -1,0 +1,310 @@
+/* Core: error registry, number text, arena, graph builder, attributes,
+ * tensors, atomic outputs, options. */
+#include "testutil.h"
+
+#include "formats/format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void test_status_registry(void **state)
+{
+    (void)state;
+    assert_string_equal(gir_status_name(GIR_OK), "ok");
+    assert_string_equal(gir_status_name(GIR_E_SYNTAX), "syntax");
+    assert_string_equal(gir_status_name(GIR_E_UNSUPPORTED_OP), "unsupported-op");
+    assert_int_equal(gir_status_exit_code(GIR_E_SYNTAX), 2);
+    assert_int_equal(gir_status_exit_code(GIR_E_UNSUPPORTED_ATTR), 3);
+    assert_int_equal(gir_status_exit_code(GIR_E_CHECK_FAILED), 4);
+    assert_int_equal(gir_status_exit_code(GIR_E_IO), 5);
+    assert_int_equal(gir_status_exit_code(GIR_E_ARGUMENT), 1);
+    assert_int_equal(gir_status_from_name("cycle"), GIR_E_CYCLE);
+    assert_int_equal(gir_status_from_name("no-such-code"), GIR_STATUS_COUNT_);
+    /* Every code has a distinct name and a description ending in a period. */
+    for (int i = 0; i < GIR_STATUS_COUNT_; i++) {
+        const char *d = gir_status_describe((gir_status)i);
+        assert_true(strlen(d) > 3 && d[strlen(d) - 1] == '.');
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(gir_status_name((gir_status)i), gir_status_name((gir_status)j));
+    }
+}
+
+static void test_error_format(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    assert_int_equal(gir_fail(&err, GIR_E_REFERENCE, "entry points at node %d of %d", 9, 4), GIR_E_REFERENCE);
+    /* The first failure wins; later ones do not overwrite it. */
+    gir_fail(&err, GIR_E_SYNTAX, "outer");
+    gir_err_loc(&err, "/nodes/%d/inputs/0", 3);
+    gir_err_loc(&err, "/ignored");
+    gir_err_node(&err, "conv0");
+    gir_err_file(&err, "model.json");
+    char *s = gir_error_format(&err);
+    assert_string_equal(s, "model.json: /nodes/3/inputs/0: node 'conv0': entry points at node 9 of 4 [reference]");
+    free(s);
+    gir_error_clear(&err);
+    assert_int_equal(err.code, GIR_OK);
+    assert_null(err.message);
+    /* NULL errors are allowed everywhere. */
+    assert_int_equal(gir_fail(NULL, GIR_E_IO, "x"), GIR_E_IO);
+}
+
+static void check_double(double v, bool point, const char *want)
+{
+    char out[48];
+    gir_fmt_double(out, v, point);
+    assert_string_equal(out, want);
+}
+
+static void test_number_text(void **state)
+{
+    (void)state;
+    /* Python repr of floats. */
+    check_double(0.001, false, "0.001");
+    check_double(1e-05, false, "1e-05");
+    check_double(2e-05, true, "2e-05");
+    check_double(0.0001, false, "0.0001");
+    check_double(100.0, true, "100.0");
+    check_double(100.0, false, "100");
+    check_double(0.1, false, "0.1");
+    check_double(1e16, true, "1e+16");
+    check_double(123456789012345.0, true, "123456789012345.0");
+    check_double(-2.5, false, "-2.5");
+    check_double(0.0, true, "0.0");
+    check_double(1.0 / 3.0, false, "0.3333333333333333");
+    char out[48];
+    gir_fmt_float(out, 0.1f, false);
+    assert_string_equal(out, "0.1");
+    gir_fmt_float(out, 1e-5f, false);
+    assert_string_equal(out, "1e-05");
+    int64_t i;
+    double d;
+    assert_true(gir_parse_i64("-42", &i) && i == -42);
+    assert_false(gir_parse_i64("42L", &i));
+    assert_false(gir_parse_i64("", &i));
+    assert_true(gir_parse_double("2e-05", &d) && d == 2e-05);
+    assert_false(gir_parse_double("1.0x", &d));
+}
+
+static void test_graph_builder(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x, w;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    TU_OK(gir_graph_add_value(g, "w", GIR_VALUE_WEIGHT, &w, &err), &err);
+    TU_FAILS(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, NULL, &err), &err, GIR_E_DUPLICATE, "two values are named 'x'");
+    gir_error_clear(&err);
+    gir_node *n;
+    TU_OK(gir_graph_add_node(g, "mm", GIR_OP_MatMul, 2, 1, &n, &err), &err);
+    n->in[0] = x;
+    n->in[1] = w;
+    TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
+    TU_OK(gir_attrs_set_int(g, &n->attrs, "k", 3), &err);
+    TU_OK(gir_attrs_set_int(g, &n->attrs, "k", 4), &err); /* replaces */
+    int64_t pads[] = { 1, 2, 3, 4 };
+    TU_OK(gir_attrs_set_ints(g, &n->attrs, "pads", pads, 4), &err);
+    assert_int_equal(n->attrs.n, 2);
+    assert_int_equal(gir_node_int(n, "k", 0), 4);
+    const int64_t *pv;
+    assert_int_equal(gir_attrs_get_ints(&n->attrs, "pads", &pv), 4);
+    assert_int_equal(pv[3], 4);
+    assert_int_equal(gir_attrs_get_ints(&n->attrs, "k", &pv), -1);
+
+    /* Public view. */
+    assert_int_equal(gir_graph_node_count(g), 1);
+    const gir_node *pn = gir_graph_node(g, 0);
+    assert_string_equal(gir_node_op(pn), "MatMul");
+    assert_string_equal(gir_value_name(gir_node_input(pn, 1)), "w");
+    assert_string_equal(gir_value_name(gir_node_output(pn, 0)), "y");
+    assert_ptr_equal(gir_graph_find_value(g, "y"), gir_graph_output(g, 0));
+    assert_int_equal(gir_value_get_kind(gir_graph_find_value(g, "y")), GIR_VALUE_INTERMEDIATE);
+    assert_null(gir_graph_find_value(g, "nope"));
+
+    /* A value produced twice is refused. */
+    gir_node *n2;
+    TU_OK(gir_graph_add_node(g, "mm2", GIR_OP_Identity, 1, 1, &n2, &err), &err);
+    TU_FAILS(gir_node_set_output(g, n2, 0, n->out[0], &err), &err, GIR_E_DUPLICATE, "produced by two nodes",
+             "node 'mm2'");
+    gir_error_clear(&err);
+    assert_string_equal(gir_graph_unique_value_name(g, "y"), "y_1");
+    assert_string_equal(gir_graph_unique_value_name(g, "z"), "z");
+
+    /* Many values: the name index grows and still finds everything. */
+    char name[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        TU_OK(gir_graph_add_value(g, name, GIR_VALUE_INPUT, NULL, &err), &err);
+    }
+    assert_int_equal(gir_graph_value_index(g, "v4999"), 5002);
+    assert_int_equal(gir_graph_value_index(g, "v0"), 3);
+    gir_graph_free(g);
+}
+
+static int loads;
+static gir_status fill_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
+{
+    (void)err;
+    loads++;
+    memset(dst, *(int *)ctx, (size_t)nbytes);
+    return GIR_OK;
+}
+static void fill_release(void *ctx) { free(ctx); }
+static const gir_loader fill_loader = { fill_load, fill_release };
+
+static void test_tensors(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    gir_shape s = { 2, { 3, 4 } };
+    int *ctx = malloc(sizeof *ctx);
+    *ctx = 7;
+    gir_tensor *t;
+    loads = 0;
+    TU_OK(gir_tensor_lazy(GIR_DT_F32, &s, &fill_loader, ctx, &t, &err), &err);
+    assert_int_equal(gir_tensor_nbytes(t), 48);
+    assert_int_equal(loads, 0); /* nothing loaded yet */
+    const void *p;
+    TU_OK(gir_tensor_load(t, &p, &err), &err);
+    assert_int_equal(((const unsigned char *)p)[47], 7);
+    TU_OK(gir_tensor_load(t, &p, &err), &err);
+    assert_int_equal(loads, 1);
+    gir_tensor_unload(t);
+    TU_OK(gir_tensor_load(t, &p, &err), &err);
+    assert_int_equal(loads, 2);
+
+    gir_tensor *u;
+    TU_OK(gir_tensor_new(GIR_DT_F32, &s, &u, &err), &err);
+    bool eq;
+    TU_OK(gir_tensor_equal(t, u, &eq, &err), &err);
+    assert_false(eq);
+    memset(u->data, 7, 48);
+    TU_OK(gir_tensor_equal(t, u, &eq, &err), &err);
+    assert_true(eq);
+    gir_tensor_unref(t);
+    gir_tensor_unref(u);
+
+    gir_shape huge = { 3, { 1 << 20, 1 << 20, 1 << 20 } };
+    TU_FAILS(gir_tensor_new(GIR_DT_F32, &huge, &u, &err), &err, GIR_E_LIMIT, "larger than");
+    gir_error_clear(&err);
+    gir_shape unknown = { 2, { -1, 4 } };
+    TU_FAILS(gir_tensor_new(GIR_DT_F32, &unknown, &u, &err), &err, GIR_E_SHAPE, "dimension 0 is unknown");
+    gir_error_clear(&err);
+    char buf[64];
+    assert_string_equal(gir_shape_str(&unknown, buf, sizeof buf), "[?,4]");
+    assert_int_equal(gir_shape_numel(&s), 12);
+    assert_int_equal(gir_shape_numel(&unknown), -1);
+    assert_int_equal(gir_dtype_from_name("float"), GIR_DT_F32);
+    assert_int_equal(gir_dtype_from_name("INT64"), GIR_DT_I64);
+    assert_int_equal(gir_dtype_from_name("quux"), GIR_DT_UNKNOWN);
+}
+
+static void test_outfile(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    char *dir = tu_tempdir();
+    char *path = tu_join(dir, "out.bin");
+    gir_outfile *f;
+
+    /* Aborted: nothing is left behind. */
+    TU_OK(gir_outfile_open(path, false, &f, &err), &err);
+    TU_OK(gir_outfile_write(f, "abc", 3, &err), &err);
+    gir_outfile_abort(f);
+    assert_int_equal(tu_count_entries(dir), 0);
+
+    /* Committed: exactly the output exists. */
+    TU_OK(gir_outfile_open(path, false, &f, &err), &err);
+    TU_OK(gir_outfile_write(f, "abc", 3, &err), &err);
+    assert_int_equal(tu_count_entries(dir), 1); /* the temporary file only */
+    assert_false(gir_path_exists(path));
+    TU_OK(gir_outfile_commit(f, &err), &err);
+    assert_int_equal(tu_count_entries(dir), 1);
+    size_t n;
+    char *data = tu_slurp(path, &n);
+    assert_int_equal(n, 3);
+    assert_memory_equal(data, "abc", 3);
+    free(data);
+
+    /* Existing output: refused without overwrite, replaced with it. */
+    TU_FAILS(gir_outfile_open(path, false, &f, &err), &err, GIR_E_EXISTS, "--force");
+    gir_error_clear(&err);
+    TU_OK(gir_outfile_open(path, true, &f, &err), &err);
+    TU_OK(gir_outfile_write(f, "xy", 2, &err), &err);
+    TU_OK(gir_outfile_commit(f, &err), &err);
+    data = tu_slurp(path, &n);
+    assert_int_equal(n, 2);
+    free(data);
+    assert_int_equal(tu_count_entries(dir), 1);
+
+    TU_FAILS(gir_outfile_open(dir, true, &f, &err), &err, GIR_E_IO, "is a directory");
+    gir_error_clear(&err);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void test_paths_and_files(void **state)
+{
+    (void)state;
+    char *s = gir_path_with_ext("dir.v1/model", ".params");
+    assert_string_equal(s, "dir.v1/model.params");
+    free(s);
+    s = gir_path_with_ext("a/b.json", ".params");
+    assert_string_equal(s, "a/b.params");
+    free(s);
+    s = gir_path_dirname("model.json");
+    assert_string_equal(s, ".");
+    free(s);
+    assert_string_equal(gir_path_basename("/x/y/z.nnp"), "z.nnp");
+    gir_error err = GIR_ERROR_INIT;
+    char *data;
+    size_t n;
+    TU_FAILS(gir_read_file("/nonexistent/graphconv", 0, &data, &n, &err), &err, GIR_E_IO, "cannot open",
+             "/nonexistent/graphconv");
+    gir_error_clear(&err);
+}
+
+static void test_options_and_unsupported(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    gir_options *o = gir_options_new();
+    TU_OK(gir_options_set(o, "params", "a.params", &err), &err);
+    TU_OK(gir_options_set(o, "params", "b.params", &err), &err);
+    assert_int_equal(gir_options_count(o), 1);
+    assert_string_equal(gir_options_get(o, "params"), "b.params");
+    TU_OK(gir_options_set(o, "batch-size", "x", &err), &err);
+    int64_t v;
+    TU_FAILS(gir_options_int(o, "batch-size", 1, &v, &err), &err, GIR_E_ARGUMENT, "batch-size=x");
+    gir_error_clear(&err);
+    gir_options_free(o);
+
+    gir_unsupported *u = gir_unsupported_new();
+    gir_unsupported_add(u, GIR_E_UNSUPPORTED_OP, "Erf", "e0");
+    gir_unsupported_add(u, GIR_E_UNSUPPORTED_ATTR, "LRN with bias=2", "lrn3");
+    gir_unsupported_add(u, GIR_E_UNSUPPORTED_OP, "Erf", "e1");
+    assert_int_equal(gir_unsupported_count(u), 2);
+    TU_FAILS(gir_unsupported_fail(u, "lightnet", &err), &err, GIR_E_UNSUPPORTED_OP,
+             "cannot write as lightnet: Erf (2 nodes, first 'e0'); LRN with bias=2 (1 node, first 'lrn3')");
+    gir_error_clear(&err);
+    gir_unsupported_free(u);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_registry), cmocka_unit_test(test_error_format),
+        cmocka_unit_test(test_number_text),     cmocka_unit_test(test_graph_builder),
+        cmocka_unit_test(test_tensors),         cmocka_unit_test(test_outfile),
+        cmocka_unit_test(test_paths_and_files), cmocka_unit_test(test_options_and_unsupported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

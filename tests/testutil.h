@@ -1,0 +1,38 @@
+/* Helpers shared by the cmocka tests. */
+#ifndef GIR_TESTUTIL_H
+#define GIR_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/ir.h"
+
+/* Path of a file under the shared fixtures (GIR_SHARED_DIR); malloc'd. */
+char *tu_shared(const char *rel);
+/* Path of a file under testdata/ (GIR_TESTDATA_DIR); malloc'd. */
+char *tu_testdata(const char *rel);
+/* A fresh temporary directory (malloc'd path) and its recursive removal. */
+char *tu_tempdir(void);
+void tu_rmtree(const char *dir);
+/* Joins dir and name (malloc'd). */
+char *tu_join(const char *dir, const char *name);
+/* Reads a whole file (NULL if it does not exist); *len set. */
+char *tu_slurp(const char *path, size_t *len);
+bool tu_write(const char *path, const void *data, size_t len);
+bool tu_files_equal(const char *a, const char *b);
+/* Number of entries in a directory (excluding . and ..). */
+int tu_count_entries(const char *dir);
+
+/* Asserts st == GIR_OK, printing the error otherwise. */
+#define TU_OK(st, err) tu_assert_ok((st), (err), __FILE__, __LINE__)
+void tu_assert_ok(gir_status st, gir_error *err, const char *file, int line);
+/* Asserts the failure code and that the formatted error contains each of
+ * the given substrings (NULL-terminated list). */
+#define TU_FAILS(st, err, code, ...) tu_assert_fails((st), (err), (code), __FILE__, __LINE__, __VA_ARGS__, NULL)
+void tu_assert_fails(gir_status st, gir_error *err, gir_status code, const char *file, int line, ...);
+
+#endif
