@@ -311,6 +311,83 @@ static void gemm_worker(void *ctx, int w, int nw)
     }
 }
 
+/* ---- one row of C (batch-1 dense layers): memory bound, no packing ------- */
+
+static float dot_v4(const float *x, const float *y, size_t n)
+{
+    v4f s0 = { 0, 0, 0, 0 }, s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 += v4f_load(x + i) * v4f_load(y + i);
+        s1 += v4f_load(x + i + 4) * v4f_load(y + i + 4);
+        s2 += v4f_load(x + i + 8) * v4f_load(y + i + 8);
+        s3 += v4f_load(x + i + 12) * v4f_load(y + i + 12);
+    }
+    v4f s = (s0 + s1) + (s2 + s3);
+    float r = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < n; i++)
+        r += x[i] * y[i];
+    return r;
+}
+
+static void gemv_cols(const gir_gemm_args *g, size_t j0, size_t j1)
+{
+    gemm_ep ep = { g->alpha, g->beta, g->bias_m, NULL, g->clamp, g->lo, g->hi };
+    const float *a = g->a; /* one row of op(A): contiguous unless transposed */
+    size_t sa = g->trans_a ? g->lda : 1;
+    if (g->trans_b) {
+        /* op(B)[k][j] = b[j*ldb + k]: one dot product per column */
+        for (size_t j = j0; j < j1; j++) {
+            float acc;
+            if (sa == 1) {
+                acc = dot_v4(a, g->b + j * g->ldb, g->k);
+            } else {
+                acc = 0.0f;
+                for (size_t k = 0; k < g->k; k++)
+                    acc += a[k * sa] * g->b[j * g->ldb + k];
+            }
+            gemm_ep e = ep;
+            e.bias_n = g->bias_n ? g->bias_n + j : NULL;
+            float *p = &g->c[j];
+            *p = gemm_ep_apply(&e, acc, g->beta != 0.0f ? *p : 0.0f, 0, 0);
+        }
+        return;
+    }
+    /* op(B) rows are contiguous: accumulate a[k] * B[k, j0..j1) in blocks */
+    enum { BLK = 512 };
+    float acc[BLK];
+    for (size_t jb = j0; jb < j1; jb += BLK) {
+        size_t nb = j1 - jb < BLK ? j1 - jb : BLK;
+        for (size_t j = 0; j < nb; j++)
+            acc[j] = 0.0f;
+        for (size_t k = 0; k < g->k; k++) {
+            const float av = a[k * sa];
+            const float *br = g->b + k * g->ldb + jb;
+            for (size_t j = 0; j < nb; j++)
+                acc[j] += av * br[j];
+        }
+        gemm_ep e2 = ep;
+        e2.bias_n = g->bias_n ? g->bias_n + jb : NULL;
+        for (size_t j = 0; j < nb; j++) {
+            float *p = &g->c[jb + j];
+            *p = gemm_ep_apply(&e2, acc[j], g->beta != 0.0f ? *p : 0.0f, 0, j);
+        }
+    }
+}
+
+typedef struct gemv_job {
+    const gir_gemm_args *g;
+} gemv_job;
+
+static void gemv_worker(void *ctx, int w, int nw)
+{
+    const gemv_job *j = ctx;
+    size_t b, e;
+    gir_split_range(j->g->n, 16, w, nw, &b, &e);
+    if (b < e)
+        gemv_cols(j->g, b, e);
+}
+
 /* k == 0: C = beta*C + biases, clamped. */
 static void gemm_no_k(const gir_gemm_args *g)
 {
@@ -328,6 +405,14 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
         return;
     if (g->k == 0) {
         gemm_no_k(g);
+        return;
+    }
+    if (g->m == 1 && !g->packed_a) {
+        gemv_job gj = { g };
+        if (gir_threads_count(th) > 1 && (double)g->n * (double)g->k >= 65536.0)
+            gir_threads_run(th, gemv_worker, &gj);
+        else
+            gemv_cols(g, 0, g->n);
         return;
     }
     const gemm_impl *im = g->packed_a ? impl_for(g->packed_a->isa) : impl_for(g->isa);
