@@ -50,18 +50,18 @@ static const char *const ch_d2s_mode[] = { "DCR", "CRD", NULL };
 static const char *const ch_dtype[] = { "float32", "float64", "float16", "bfloat16", "int8",   "int16", "int32",
                                         "int64",   "uint8",   "uint16",  "uint32",   "uint64", "bool",  NULL };
 
-#define AUTO_PAD                                                                                           \
-    STR_D("auto_pad", "NOTSET", ch_auto_pad,                                                               \
-          "NOTSET uses pads; SAME_UPPER/SAME_LOWER pad to output = ceil(input / stride) with the odd cell " \
-          "at the end/start; VALID uses no padding")
+#define AUTO_PAD                                                                                \
+    STR_D("auto_pad", "NOTSET", ch_auto_pad,                                                    \
+          "NOTSET uses pads; SAME_UPPER/SAME_LOWER pad to output = ceil(input / stride), the odd " \
+          "cell at the end/start; VALID pads nothing")
 #define DILATIONS \
     INTS_F("dilations", GIR_FILL_SPATIAL, 1, GIR_RANGE_POSITIVE, "kernel dilation per spatial axis (default 1 each)")
 #define STRIDES \
     INTS_F("strides", GIR_FILL_SPATIAL, 1, GIR_RANGE_POSITIVE, "stride per spatial axis (default 1 each)")
-#define PADS                                                                                      \
-    INTS_F("pads", GIR_FILL_PADS, 0, GIR_RANGE_NONNEG,                                            \
+#define PADS                                                                                   \
+    INTS_F("pads", GIR_FILL_PADS, 0, GIR_RANGE_NONNEG,                                         \
            "padding, all begins then all ends, e.g. [top, left, bottom, right] (default 0 each; " \
-           "ignored unless auto_pad is NOTSET)")
+           "only with auto_pad NOTSET)")
 #define CEIL_MODE \
     INT_D("ceil_mode", 0, GIR_RANGE_BOOL, "1 rounds the output size up, 0 down (default 0)")
 
@@ -230,7 +230,7 @@ static const gir_attr_schema attrs_Split[] = {
 static const gir_attr_schema attrs_Slice[] = {
     INTS_R("starts", GIR_RANGE_ANY, "first index per sliced axis; negative counts from the end, clamped"),
     INTS_R("ends", GIR_RANGE_ANY, "end index (exclusive) per sliced axis; negative counts from the end, clamped"),
-    INTS_O("axes", GIR_RANGE_ANY, "axes that starts and ends refer to; absent means 0, 1, ..."),
+    INTS_O("axes", GIR_RANGE_ANY, "axes that starts and ends refer to; absent means the first axes in order"),
     INTS_O("steps", GIR_RANGE_ANY, "step per sliced axis, non-zero, negative walks backwards; absent means 1 each"),
     A_END,
 };
@@ -1243,35 +1243,44 @@ static gir_status infer_Reshape(gir_graph *g, gir_node *n, gir_error *err)
             o.s.dims[i] = v[i];
         }
     }
-    int64_t in_n = xs.s.rank >= 0 ? dims_product(&xs.s, 0, xs.s.rank) : -1;
-    int64_t rest = 1;
-    for (int i = 0; i < (int)len && rest >= 0; i++)
-        if (i != neg && (o.s.dims[i] < 0 || !mul_ok(rest, o.s.dims[i], &rest)))
-            rest = -1;
-    if (neg < 0) {
-        if (in_n >= 0 && rest >= 0 && in_n != rest)
-            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s (%lld elements)",
-                            SHP(&xs.s), (ll)in_n, SHP(&o.s), (ll)rest);
-    } else if (in_n >= 0 && rest >= 0) {
-        if (rest == 0 || in_n % rest != 0)
-            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s", SHP(&xs.s),
-                            (ll)in_n, SHP(&o.s));
-        o.s.dims[neg] = in_n / rest;
-    } else if (rest > 0 && xs.s.rank >= 0) {
-        /* One unknown input dimension and the other elements all accounted
-         * for: the -1 is that dimension, passed through with its name. */
-        int unknown = -1, count = 0;
-        int64_t known = 1;
-        for (int i = 0; i < xs.s.rank; i++) {
-            if (xs.s.dims[i] < 0) {
-                unknown = i;
-                count++;
-            } else if (!mul_ok(known, xs.s.dims[i], &known)) {
-                count = 2;
-            }
+    /* Element counts with the copied dimensions cancelled out on both sides. */
+    bool copied[GIR_MAX_RANK] = { false }, in_ok = xs.s.rank >= 0, out_ok = true;
+    for (int i = 0; i < (int)len && i < xs.s.rank; i++)
+        copied[i] = v[i] == 0 && !allowzero;
+    int64_t in_k = 1, out_k = 1;
+    int unknown = 0, unknown_at = -1;
+    for (int j = 0; in_ok && j < xs.s.rank; j++) {
+        if (copied[j])
+            continue;
+        if (xs.s.dims[j] < 0) {
+            unknown++;
+            unknown_at = j;
+        } else if (!mul_ok(in_k, xs.s.dims[j], &in_k)) {
+            in_ok = false;
         }
-        if (count == 1 && known == rest)
-            o.nm[neg] = xs.nm[unknown];
+    }
+    for (int i = 0; i < (int)len; i++)
+        if (i != neg && !(i < GIR_MAX_RANK && copied[i]) && !mul_ok(out_k, v[i], &out_k))
+            out_ok = false;
+    if (in_ok && out_ok && unknown == 0 && neg < 0 && in_k != out_k) {
+        int64_t in_n = dims_product(&xs.s, 0, xs.s.rank), out_n = dims_product(&o.s, 0, o.s.rank);
+        if (in_n >= 0 && out_n >= 0)
+            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s (%lld elements)",
+                            SHP(&xs.s), (ll)in_n, SHP(&o.s), (ll)out_n);
+        return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s to %s", SHP(&xs.s), SHP(&o.s));
+    }
+    if (in_ok && out_ok && unknown == 0 && neg >= 0) {
+        if (out_k == 0 || in_k % out_k != 0) {
+            int64_t in_n = dims_product(&xs.s, 0, xs.s.rank);
+            if (in_n >= 0)
+                return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s", SHP(&xs.s),
+                                (ll)in_n, SHP(&o.s));
+            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s to %s", SHP(&xs.s), SHP(&o.s));
+        }
+        o.s.dims[neg] = in_k / out_k;
+    } else if (in_ok && out_ok && unknown == 1 && neg >= 0 && out_k > 0 && in_k == out_k) {
+        /* The -1 is the one unknown input dimension: it passes through with its name. */
+        o.nm[neg] = xs.nm[unknown_at];
     }
     return set_out(g, n, 0, x->dtype, &o, err);
 }
@@ -1536,7 +1545,7 @@ static gir_status infer_Slice(gir_graph *g, gir_node *n, gir_error *err)
         TRY(list_len(n, "steps", nt, ns, "one per start", err));
     for (ptrdiff_t i = 0; i < nt; i++)
         if (steps[i] == 0)
-            return gir_fail(err, GIR_E_ATTRIBUTE, "Slice step %td is 0", i);
+            return gir_fail(err, GIR_E_ATTRIBUTE, "Slice steps[%td] is 0, expected a non-zero step", i);
     ish xs;
     ish_of(x, &xs);
     if (xs.s.rank < 0)
