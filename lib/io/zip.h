@@ -36,11 +36,13 @@ void gir_zip_limits_default(gir_zip_limits *lim);
 typedef struct gir_zip gir_zip;
 
 /* Opens and validates an archive.  lim NULL means the defaults.  Refuses
- * (GIR_E_ARCHIVE, message naming the member): empty names, NUL bytes,
+ * with GIR_E_ARCHIVE (message naming the member): empty names, NUL bytes,
  * backslashes, absolute paths ("/x", "C:x"), ".." components, duplicate
- * names, sizes or ratios above the limits (GIR_E_LIMIT for the member count
- * and totals), corrupt or truncated archives (libzip's reason).  Errors carry
- * path as their file.  Directory entries ("dir/") are kept and listed. */
+ * names, more members than allowed, declared sizes or ratios above the
+ * limits, corrupt or truncated archives (libzip's reason).  Encrypted
+ * members and compression methods libzip cannot decode give
+ * GIR_E_UNSUPPORTED.  Errors carry path as their file.  Directory entries
+ * ("dir/") are kept and listed. */
 gir_status gir_zip_open(const char *path, const gir_zip_limits *lim, gir_zip **out, gir_error *err);
 /* The same over an archive image in memory; the bytes are copied, so the
  * caller may free them.  name is used as the error's file (may be NULL). */
@@ -77,14 +79,16 @@ typedef struct gir_zipw gir_zipw;
 gir_status gir_zipw_open(const char *path, gir_zipw **out, gir_error *err);
 /* Adds a member from memory; the bytes are copied (the caller keeps data).
  * deflate chooses DEFLATE over STORED.  Names are checked like on reading
- * and must be unique (GIR_E_ARGUMENT otherwise). */
+ * (GIR_E_ARGUMENT) and must be unique (GIR_E_DUPLICATE). */
 gir_status gir_zipw_add_buffer(gir_zipw *w, const char *name, const void *data, size_t len, bool deflate,
                                gir_error *err);
 /* Adds a member streamed from src_path when the archive is written: the
  * file must exist and stay unchanged until gir_zipw_close returns. */
 gir_status gir_zipw_add_file(gir_zipw *w, const char *name, const char *src_path, bool deflate,
                              gir_error *err);
-/* Writes the archive and frees w (also on failure, leaving no file). */
+/* Writes the archive and frees w, also on failure (libzip writes through
+ * its own temporary file, so a failure leaves path as it was).  An archive
+ * without members is written as a bare end-of-central-directory record. */
 gir_status gir_zipw_close(gir_zipw *w, gir_error *err);
 /* Frees w without writing anything. */
 void gir_zipw_discard(gir_zipw *w);
