@@ -1,28 +1,23 @@
-/* Opens a model in any format graphconv knows and prints its op histogram. */
 #include <graphir/graphir.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Opens a model in any format graphconv knows and prints its op histogram. */
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s MODEL\n", argv[0]);
-        return 1;
-    }
     gir_error err = GIR_ERROR_INIT;
     gir_graph *g = NULL;
-    if (gir_load(argv[1], NULL, NULL, &g, &err) != GIR_OK) {
+    if (argc != 2 || gir_load(argv[1], NULL, NULL, &g, &err) != GIR_OK) {
         char *msg = gir_error_format(&err);
-        fprintf(stderr, "%s\n", msg ? msg : "error");
+        fprintf(stderr, "%s\n", msg ? msg : "usage: histogram MODEL");
         free(msg);
-        int code = gir_status_exit_code(err.code);
         gir_error_clear(&err);
-        return code;
+        return 2;
     }
-    size_t n = gir_graph_node_count(g);
-    const char **ops = calloc(n ? n : 1, sizeof *ops);
-    size_t *counts = calloc(n ? n : 1, sizeof *counts), distinct = 0;
+    size_t n = gir_graph_node_count(g), distinct = 0;
+    const char **ops = calloc(n + 1, sizeof *ops);
+    size_t *counts = calloc(n + 1, sizeof *counts);
     for (size_t i = 0; i < n; i++) {
         const char *op = gir_node_op(gir_graph_node(g, i));
         size_t j = 0;
