@@ -11,6 +11,8 @@
 
 struct gir_json_doc {
     gir_arena arena;
+    char *pool;       /* string pool: the unused tail of an arena chunk */
+    size_t pool_left;
     const char *text;
     size_t len;
     char *owned_text; /* when read from a file */
@@ -90,6 +92,33 @@ static int cancel(builder *b, gir_status code, size_t offset, const char *fmt, .
     return 0;
 }
 
+#define POOL_CHUNK 65536u
+
+/* A NUL-terminated copy of s in the document's string pool (strings are
+ * packed without alignment; long ones get their own arena allocation). */
+static char *pool_strndup(gir_json_doc *d, const char *s, size_t n)
+{
+    char *p;
+    if (n >= POOL_CHUNK / 8) {
+        p = gir_arena_alloc(&d->arena, n + 1);
+    } else {
+        if (d->pool_left < n + 1) {
+            d->pool = gir_arena_alloc(&d->arena, POOL_CHUNK);
+            d->pool_left = d->pool ? POOL_CHUNK : 0;
+        }
+        p = d->pool;
+        if (p) {
+            d->pool += n + 1;
+            d->pool_left -= n + 1;
+        }
+    }
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
 /* Adds a finished value to the innermost open container (or as the root). */
 static int add_value(builder *b, const gir_json *v)
 {
@@ -100,7 +129,7 @@ static int add_value(builder *b, const gir_json *v)
         return 1;
     }
     frame *f = &b->frames[b->n_frames - 1];
-    if (!GIR_GROW(b->pending, b->cap_pending, b->n_pending + 1))
+    if (b->n_pending == b->cap_pending && !GIR_GROW(b->pending, b->cap_pending, b->n_pending + 1))
         return oom(b);
     gir_json_member *m = &b->pending[b->n_pending++];
     m->key = f->key;
@@ -141,7 +170,7 @@ static int cb_number(void *ctx, const char *s, size_t len)
     if (s >= text && s + len <= text + b->doc->len) {
         v.u.num = s;
     } else {
-        char *c = gir_arena_strndup(&b->doc->arena, s, len);
+        char *c = pool_strndup(b->doc, s, len);
         if (!c)
             return oom(b);
         v.u.num = c;
@@ -154,7 +183,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
     builder *b = ctx;
     gir_json v = { .type = GIR_JSON_STRING, .len = len };
     v.offset = string_start(b->doc->text, consumed(b));
-    char *c = gir_arena_strndup(&b->doc->arena, (const char *)s, len);
+    char *c = pool_strndup(b->doc, (const char *)s, len);
     if (!c)
         return oom(b);
     v.u.str = c;
@@ -192,7 +221,7 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
 {
     builder *b = ctx;
     frame *f = &b->frames[b->n_frames - 1];
-    char *k = gir_arena_strndup(&b->doc->arena, (const char *)key, len);
+    char *k = pool_strndup(b->doc, (const char *)key, len);
     if (!k)
         return oom(b);
     f->key = k;
