@@ -744,6 +744,31 @@ static void test_threads(void **state)
     free(path);
 }
 
+static void test_outfile_flow(void **state)
+{
+    (void)state;
+    char *path = tmp_path("atomic.h5");
+    gir_error err = GIR_ERROR_INIT;
+    gir_outfile *o;
+    TU_OK(gir_outfile_open(path, false, &o, &err), &err);
+    wctx c = { sample_data, 0, 0, SIZE_MAX, 0, 0 };
+    TU_OK(gir_h5_write(gir_outfile_temp_path(o), sample_params, NPARAMS, get_data, put_data, &c, &err), &err);
+    TU_OK(gir_outfile_commit(o, &err), &err);
+    char *ref = tmp_path("ref.h5");
+    write_sample(ref);
+    assert_true(tu_files_equal(path, ref));
+    /* a failed write under an outfile leaves the old output untouched */
+    TU_OK(gir_outfile_open(path, true, &o, &err), &err);
+    c = (wctx){ sample_data, 0, 0, 0, 0, 0 };
+    TU_FAILS(gir_h5_write(gir_outfile_temp_path(o), sample_params, NPARAMS, get_data, put_data, &c, &err), &err,
+             GIR_E_IO, "tensor 0 cannot be loaded");
+    gir_error_clear(&err);
+    gir_outfile_abort(o);
+    assert_true(tu_files_equal(path, ref));
+    free(ref);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -756,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_read_refusals),
         cmocka_unit_test(test_bad_images),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_outfile_flow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

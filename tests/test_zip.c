@@ -2,6 +2,7 @@
  * corrupt archives. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -671,6 +672,114 @@ static void test_read_threads(void **state)
     free(src);
 }
 
+/* Every real .nnp archive opens and every member reads at its declared size. */
+static size_t check_real_dir(const char *rel)
+{
+    char *dir = tu_shared(rel);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    size_t archives = 0;
+    while ((e = readdir(d))) {
+        if (!gir_str_ends_with(e->d_name, ".nnp"))
+            continue;
+        char *path = tu_join(dir, e->d_name);
+        gir_error err = GIR_ERROR_INIT;
+        gir_zip *z;
+        TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+        assert_true(gir_zip_count(z) >= 3);
+        for (size_t i = 0; i < gir_zip_count(z); i++) {
+            void *data;
+            size_t len;
+            TU_OK(gir_zip_read(z, i, &data, &len, &err), &err);
+            assert_int_equal(len, gir_zip_size(z, i));
+            free(data);
+        }
+        ptrdiff_t v = gir_zip_find(z, "nnp_version.txt");
+        assert_true(v >= 0);
+        gir_zip_close(z);
+        free(path);
+        archives++;
+    }
+    closedir(d);
+    free(dir);
+    return archives;
+}
+
+static void test_real_archives(void **state)
+{
+    (void)state;
+    assert_int_equal(check_real_dir("realworld/nnp"), 3);
+    assert_true(check_real_dir("realworld/nnp-onnx-pairs") >= 30);
+
+    char *path = tu_shared("realworld/nnp/lenet_010000.nnp");
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_count(z), 3);
+    assert_string_equal(gir_zip_name(z, 0), "nnp_version.txt");
+    assert_string_equal(gir_zip_name(z, 1), "network.nntxt");
+    assert_string_equal(gir_zip_name(z, 2), "parameter.protobuf");
+    assert_int_equal(gir_zip_size(z, 1), 5517);
+    assert_int_equal(gir_zip_size(z, 2), 81023);
+    void *data;
+    size_t len;
+    TU_OK(gir_zip_read(z, 0, &data, &len, &err), &err);
+    assert_int_equal(len, 4);
+    assert_string_equal(data, "0.1\n");
+    free(data);
+    TU_OK(gir_zip_read(z, 2, &data, &len, &err), &err);
+    /* the first parameter record: tag 200, then "conv1/conv/W" */
+    assert_memory_equal(data, "\xc2\x0c", 2);
+    assert_non_null(memmem(data, 64, "conv1/conv/W", 12));
+    free(data);
+    gir_zip_close(z);
+    free(path);
+}
+
+/* The documented way to write atomically: the writer targets a gir_outfile's
+ * temporary path and the caller commits. */
+static void test_outfile_flow(void **state)
+{
+    (void)state;
+    char *path = tmp_path("atomic.nnp");
+    gir_error err = GIR_ERROR_INIT;
+    for (int round = 0; round < 2; round++) {
+        gir_outfile *o;
+        TU_OK(gir_outfile_open(path, round == 1, &o, &err), &err);
+        gir_zipw *w;
+        TU_OK(gir_zipw_open(gir_outfile_temp_path(o), &w, &err), &err);
+        TU_OK(gir_zipw_add_buffer(w, "nnp_version.txt", "0.1\n", 4, false, &err), &err);
+        TU_OK(gir_zipw_add_buffer(w, "network.nntxt", round ? "b" : "a", 1, true, &err), &err);
+        TU_OK(gir_zipw_close(w, &err), &err);
+        TU_OK(gir_outfile_commit(o, &err), &err);
+        gir_zip *z;
+        TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+        void *data;
+        size_t len;
+        TU_OK(gir_zip_read(z, 1, &data, &len, &err), &err);
+        assert_string_equal(data, round ? "b" : "a");
+        free(data);
+        gir_zip_close(z);
+    }
+    /* an existing output without overwrite is refused before any writing */
+    gir_outfile *o;
+    TU_FAILS(gir_outfile_open(path, false, &o, &err), &err, GIR_E_EXISTS, "atomic.nnp");
+    gir_error_clear(&err);
+    /* a discarded archive leaves only the (aborted) temporary behind */
+    TU_OK(gir_outfile_open(path, true, &o, &err), &err);
+    gir_zipw *w;
+    TU_OK(gir_zipw_open(gir_outfile_temp_path(o), &w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "x", "y", 1, false, &err), &err);
+    gir_zipw_discard(w);
+    gir_outfile_abort(o);
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err); /* the previous one is intact */
+    assert_int_equal(gir_zip_count(z), 2);
+    gir_zip_close(z);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +793,8 @@ int main(void)
         cmocka_unit_test(test_read_size_mismatch),
         cmocka_unit_test(test_read_corrupt),
         cmocka_unit_test(test_read_threads),
+        cmocka_unit_test(test_real_archives),
+        cmocka_unit_test(test_outfile_flow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
