@@ -13,35 +13,11 @@
 #include "io/h5.h"
 #include "io/zip.h"
 
-static char *g_dir;
-
 static int setup(void **state)
 {
-    (void)state;
-    g_dir = tu_tempdir();
     /* The tests build odd files with HDF5 directly: keep it quiet too. */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    return g_dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(g_dir);
-    free(g_dir);
-    return 0;
-}
-
-static char *tmp_path(const char *name)
-{
-    return tu_join(g_dir, name);
-}
-
-static bool have_program(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-    return system(cmd) == 0;
+    return tu_setup_tempdir(state);
 }
 
 /* ---- writing through the library ----------------------------------------- */
@@ -108,7 +84,7 @@ static void write_sample(const char *path)
 static void test_write_list_read(void **state)
 {
     (void)state;
-    char *path = tmp_path("p.h5");
+    char *path = tu_tmp("p.h5");
     write_sample(path);
     size_t len;
     char *img = tu_slurp(path, &len);
@@ -197,7 +173,7 @@ static void test_write_list_read(void **state)
 static void test_write_deterministic(void **state)
 {
     (void)state;
-    char *a = tmp_path("d1.h5"), *b = tmp_path("d2.h5");
+    char *a = tu_tmp("d1.h5"), *b = tu_tmp("d2.h5");
     write_sample(a);
     sleep(1); /* time stamps, if any were written, would now differ */
     write_sample(b);
@@ -225,11 +201,11 @@ static char *run_capture(const char *cmd)
 static void test_layout_h5dump(void **state)
 {
     (void)state;
-    if (!have_program("h5dump")) {
+    if (!tu_have_program("h5dump")) {
         print_message("h5dump is not installed: skipping the layout check\n");
         skip();
     }
-    char *path = tmp_path("layout.h5");
+    char *path = tu_tmp("layout.h5");
     write_sample(path);
     char *cmd = gir_strdupf("h5dump -p -A -g /conv1 '%s'", path);
     char *out = run_capture(cmd);
@@ -284,7 +260,7 @@ static void test_layout_h5dump(void **state)
 static void test_write_refusals(void **state)
 {
     (void)state;
-    char *path = tmp_path("bad.h5");
+    char *path = tu_tmp("bad.h5");
     gir_error err = GIR_ERROR_INIT;
     wctx c = { sample_data, 0, 0, SIZE_MAX, 0, 0 };
     static const char *const bad_names[] = { "", "/a", "a/", "a//b", "a/./b", "../a", "a/.." };
@@ -335,7 +311,7 @@ static void test_write_refusals(void **state)
     assert_int_equal(c.puts, 2);
     assert_false(gir_path_exists(path));
     /* an unwritable place */
-    char *nodir = tmp_path("no/such/dir.h5");
+    char *nodir = tu_tmp("no/such/dir.h5");
     c = (wctx){ sample_data, 0, 0, SIZE_MAX, 0, 0 };
     TU_FAILS(gir_h5_write(nodir, sample_params, 1, get_data, put_data, &c, &err), &err, GIR_E_IO,
              "cannot create the HDF5 file", "dir.h5");
@@ -457,7 +433,7 @@ static void test_order_and_attributes(void **state)
     (void)state;
     /* index of any width restores the order; no index sorts by name after
      * the indexed ones; need_grad as a plain integer or absent. */
-    char *path = tmp_path("order.h5");
+    char *path = tu_tmp("order.h5");
     hid_t f = new_file(path);
     hsize_t d2[1] = { 2 };
     hid_t d;
@@ -529,7 +505,7 @@ static void test_order_and_attributes(void **state)
 static void test_read_refusals(void **state)
 {
     (void)state;
-    char *path = tmp_path("refuse.h5");
+    char *path = tu_tmp("refuse.h5");
     hsize_t d1[1] = { 4 };
     hid_t f, d, t;
 
@@ -671,7 +647,7 @@ static void test_bad_images(void **state)
     gir_error_clear(&err);
 
     /* truncated copies of a valid file fail cleanly at every length tried */
-    char *path = tmp_path("trunc.h5");
+    char *path = tu_tmp("trunc.h5");
     write_sample(path);
     size_t len;
     char *img = image_of(path, &len);
@@ -726,7 +702,7 @@ static void *reader(void *p)
 static void test_threads(void **state)
 {
     (void)state;
-    char *path = tmp_path("thr.h5");
+    char *path = tu_tmp("thr.h5");
     write_sample(path);
     size_t len;
     char *img = image_of(path, &len);
@@ -747,14 +723,14 @@ static void test_threads(void **state)
 static void test_outfile_flow(void **state)
 {
     (void)state;
-    char *path = tmp_path("atomic.h5");
+    char *path = tu_tmp("atomic.h5");
     gir_error err = GIR_ERROR_INIT;
     gir_outfile *o;
     TU_OK(gir_outfile_open(path, false, &o, &err), &err);
     wctx c = { sample_data, 0, 0, SIZE_MAX, 0, 0 };
     TU_OK(gir_h5_write(gir_outfile_temp_path(o), sample_params, NPARAMS, get_data, put_data, &c, &err), &err);
     TU_OK(gir_outfile_commit(o, &err), &err);
-    char *ref = tmp_path("ref.h5");
+    char *ref = tu_tmp("ref.h5");
     write_sample(ref);
     assert_true(tu_files_equal(path, ref));
     /* a failed write under an outfile leaves the old output untouched */
@@ -783,5 +759,5 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_outfile_flow),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_teardown_tempdir);
 }

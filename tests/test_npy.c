@@ -11,28 +11,6 @@
 
 #include "io/npy.h"
 
-static char *g_dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    g_dir = tu_tempdir();
-    return g_dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(g_dir);
-    free(g_dir);
-    return 0;
-}
-
-static char *tmp_path(const char *name)
-{
-    return tu_join(g_dir, name);
-}
-
 /* A version 1.0 file image: header dict text (unpadded), then data. */
 static unsigned char *npy_image(unsigned major, const char *dict, const void *data, size_t dlen, size_t *len)
 {
@@ -113,7 +91,7 @@ static void check_fixture(const char *rel, const gir_shape *want, bool unit_rang
         assert_true(sum != 0);
 
     /* writing it back gives numpy's exact bytes */
-    char *out = tmp_path("again.npy");
+    char *out = tu_tmp("again.npy");
     TU_OK(gir_npy_write(out, t, &err), &err);
     assert_true(tu_files_equal(path, out));
     gir_tensor_unref(t);
@@ -140,7 +118,7 @@ static void test_roundtrip_all_types(void **state)
                                        GIR_DT_I64, GIR_DT_U8,  GIR_DT_U16, GIR_DT_U32, GIR_DT_U64, GIR_DT_BOOL };
     static const gir_shape shapes[] = { { 0, { 0 } }, { 1, { 5 } }, { 2, { 2, 3 } }, { 3, { 2, 0, 4 } },
                                         { 8, { 1, 2, 1, 2, 1, 2, 1, 2 } } };
-    char *path = tmp_path("rt.npy");
+    char *path = tu_tmp("rt.npy");
     gir_error err = GIR_ERROR_INIT;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -171,7 +149,7 @@ static void test_roundtrip_all_types(void **state)
 static void test_write_header_text(void **state)
 {
     (void)state;
-    char *path = tmp_path("h.npy");
+    char *path = tu_tmp("h.npy");
     gir_error err = GIR_ERROR_INIT;
     static const struct {
         gir_dtype dt;
@@ -207,7 +185,7 @@ static void test_write_header_text(void **state)
     gir_tensor *t;
     gir_shape s1 = { 1, { 2 } };
     TU_OK(gir_tensor_new(GIR_DT_BF16, &s1, &t, &err), &err);
-    char *p2 = tmp_path("bf.npy");
+    char *p2 = tu_tmp("bf.npy");
     TU_FAILS(gir_npy_write(p2, t, &err), &err, GIR_E_UNSUPPORTED, "bfloat16 has no .npy element type", "bf.npy");
     gir_error_clear(&err);
     assert_false(gir_path_exists(p2));
@@ -219,7 +197,7 @@ static void test_write_header_text(void **state)
 static void test_write_overwrite_and_io(void **state)
 {
     (void)state;
-    char *sub = tmp_path("sub");
+    char *sub = tu_tmp("sub");
     assert_int_equal(mkdir(sub, 0700), 0);
     char *path = tu_join(sub, "keep.npy");
     assert_true(tu_write(path, "old", 3));
@@ -238,7 +216,7 @@ static void test_write_overwrite_and_io(void **state)
     assert_int_equal(len, 128 + 16);
     free(f);
     assert_int_equal(tu_count_entries(sub), 1); /* no temporary left behind */
-    char *nodir = tmp_path("no/such/dir/x.npy");
+    char *nodir = tu_tmp("no/such/dir/x.npy");
     TU_FAILS(gir_npy_write(nodir, t, &err), &err, GIR_E_IO, "x.npy");
     gir_error_clear(&err);
     free(nodir);
@@ -274,7 +252,7 @@ static void test_write_lazy(void **state)
     gir_error err = GIR_ERROR_INIT;
     gir_tensor *t;
     TU_OK(gir_tensor_lazy(GIR_DT_F32, &s, &ok, &loads, &t, &err), &err);
-    char *path = tmp_path("lazy.npy");
+    char *path = tu_tmp("lazy.npy");
     TU_OK(gir_npy_write(path, t, &err), &err);
     assert_int_equal(loads, 1);
     assert_null(t->data);
@@ -423,12 +401,12 @@ static void test_read_errors(void **state)
     TU_FAILS(gir_npy_parse("\x93NUMPY\x02\x00\x05", 9, "x.npy", &t, &err), &err, GIR_E_SYNTAX,
              "the file ends inside the header length");
     gir_error_clear(&err);
-    char *missing = tmp_path("missing.npy");
+    char *missing = tu_tmp("missing.npy");
     TU_FAILS(gir_npy_read(missing, &t, &err), &err, GIR_E_IO, "missing.npy: cannot open");
     gir_error_clear(&err);
     free(missing);
     /* a file on disk carries its path */
-    char *bad = tmp_path("short.npy");
+    char *bad = tu_tmp("short.npy");
     size_t len;
     unsigned char *img = npy_image(1, ok, four, 8, &len);
     assert_true(tu_write(bad, img, len));
@@ -450,5 +428,5 @@ int main(void)
         cmocka_unit_test(test_read_variants),
         cmocka_unit_test(test_read_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

@@ -13,28 +13,6 @@
 
 #include "io/zip.h"
 
-static char *g_dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    g_dir = tu_tempdir();
-    return g_dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(g_dir);
-    free(g_dir);
-    return 0;
-}
-
-static char *tmp_path(const char *name)
-{
-    return tu_join(g_dir, name);
-}
-
 /* 2 MiB of a repeating pattern that deflates very well. */
 static unsigned char *big_buffer(size_t *n)
 {
@@ -66,7 +44,7 @@ static void write_sample(const char *path, const char *src_file)
 
 static char *make_src_file(const char *name, const char *text)
 {
-    char *p = tmp_path(name);
+    char *p = tu_tmp(name);
     assert_true(tu_write(p, text, strlen(text)));
     return p;
 }
@@ -75,7 +53,7 @@ static void test_write_read_roundtrip(void **state)
 {
     (void)state;
     char *src = make_src_file("src.txt", "streamed from a file\n");
-    char *path = tmp_path("a.zip");
+    char *path = tu_tmp("a.zip");
     write_sample(path, src);
 
     gir_error err = GIR_ERROR_INIT;
@@ -152,7 +130,7 @@ static void test_write_deterministic(void **state)
 {
     (void)state;
     char *src = make_src_file("src2.txt", "streamed from a file\n");
-    char *a = tmp_path("d1.zip"), *b = tmp_path("d2.zip");
+    char *a = tu_tmp("d1.zip"), *b = tu_tmp("d2.zip");
     write_sample(a, src);
     /* a different source mtime must not change the bytes */
     struct utimbuf ut = { 1234567890, 1234567890 };
@@ -194,22 +172,15 @@ static void test_write_deterministic(void **state)
     free(src);
 }
 
-static bool have_program(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-    return system(cmd) == 0;
-}
-
 static void test_unzip_accepts(void **state)
 {
     (void)state;
-    if (!have_program("unzip")) {
+    if (!tu_have_program("unzip")) {
         print_message("unzip is not installed: skipping the unzip -t check\n");
         skip();
     }
     char *src = make_src_file("src3.txt", "streamed from a file\n");
-    char *path = tmp_path("t.zip");
+    char *path = tu_tmp("t.zip");
     write_sample(path, src);
     char *cmd = gir_strdupf("unzip -tq '%s' >/dev/null", path);
     int rc = system(cmd);
@@ -223,7 +194,7 @@ static void test_unzip_accepts(void **state)
 static void test_write_empty(void **state)
 {
     (void)state;
-    char *path = tmp_path("empty.zip");
+    char *path = tu_tmp("empty.zip");
     gir_error err = GIR_ERROR_INIT;
     gir_zipw *w;
     TU_OK(gir_zipw_open(path, &w, &err), &err);
@@ -240,7 +211,7 @@ static void test_write_empty(void **state)
     gir_zip_close(z);
 
     /* discard writes nothing */
-    char *p2 = tmp_path("discarded.zip");
+    char *p2 = tu_tmp("discarded.zip");
     TU_OK(gir_zipw_open(p2, &w, &err), &err);
     TU_OK(gir_zipw_add_buffer(w, "a", "x", 1, false, &err), &err);
     gir_zipw_discard(w);
@@ -252,7 +223,7 @@ static void test_write_empty(void **state)
 static void test_write_refuses_names(void **state)
 {
     (void)state;
-    char *path = tmp_path("names.zip");
+    char *path = tu_tmp("names.zip");
     gir_error err = GIR_ERROR_INIT;
     gir_zipw *w;
     TU_OK(gir_zipw_open(path, &w, &err), &err);
@@ -277,7 +248,7 @@ static void test_write_refuses_names(void **state)
     TU_OK(gir_zipw_add_buffer(w, "ok", "x", 1, false, &err), &err);
     TU_FAILS(gir_zipw_add_buffer(w, "ok", "y", 1, true, &err), &err, GIR_E_DUPLICATE, "member 'ok' is added twice");
     gir_error_clear(&err);
-    char *missing = tmp_path("no-such-file");
+    char *missing = tu_tmp("no-such-file");
     TU_FAILS(gir_zipw_add_file(w, "m", missing, false, &err), &err, GIR_E_IO, "cannot add member 'm'",
              "no-such-file");
     gir_error_clear(&err);
@@ -423,7 +394,7 @@ static void test_read_refuses_names(void **state)
 {
     (void)state;
     static const char *const names[] = { "aaaa", "bbbb/cccc" };
-    char *path = tmp_path("patched.zip");
+    char *path = tu_tmp("patched.zip");
     static const struct {
         size_t member;
         const char *name;
@@ -480,7 +451,7 @@ static void test_read_refuses_names(void **state)
 static void test_read_limits(void **state)
 {
     (void)state;
-    char *path = tmp_path("limits.zip");
+    char *path = tu_tmp("limits.zip");
     static const char *const names[] = { "a", "b", "c", "big" };
     make_plain(path, 4, names, true);
     gir_zip_limits lim;
@@ -520,7 +491,7 @@ static void test_read_limits(void **state)
 static void test_read_size_mismatch(void **state)
 {
     (void)state;
-    char *path = tmp_path("bomb.zip");
+    char *path = tu_tmp("bomb.zip");
     static const char *const names[] = { "small", "big" };
     gir_error err = GIR_ERROR_INIT;
     gir_zip *z;
@@ -571,7 +542,7 @@ static void test_read_size_mismatch(void **state)
 static void test_read_corrupt(void **state)
 {
     (void)state;
-    char *path = tmp_path("corrupt.zip");
+    char *path = tu_tmp("corrupt.zip");
     static const char *const names[] = { "one", "two" };
     gir_error err = GIR_ERROR_INIT;
     gir_zip *z;
@@ -616,10 +587,10 @@ static void test_read_corrupt(void **state)
              "inner.zip: not a valid zip archive: ");
     gir_error_clear(&err);
     /* missing file and directory */
-    char *missing = tmp_path("missing.zip");
+    char *missing = tu_tmp("missing.zip");
     expect_open_fails(missing, NULL, GIR_E_IO, "cannot open: No such file or directory", NULL);
     free(missing);
-    expect_open_fails(g_dir, NULL, GIR_E_IO, "not a regular file", NULL);
+    expect_open_fails(tu_dir, NULL, GIR_E_IO, "not a regular file", NULL);
     free(path);
 }
 
@@ -651,7 +622,7 @@ static void test_read_threads(void **state)
 {
     (void)state;
     char *src = make_src_file("src4.txt", "streamed from a file\n");
-    char *path = tmp_path("thr.zip");
+    char *path = tu_tmp("thr.zip");
     write_sample(path, src);
     gir_error err = GIR_ERROR_INIT;
     gir_zip *z;
@@ -742,7 +713,7 @@ static void test_real_archives(void **state)
 static void test_outfile_flow(void **state)
 {
     (void)state;
-    char *path = tmp_path("atomic.nnp");
+    char *path = tu_tmp("atomic.nnp");
     gir_error err = GIR_ERROR_INIT;
     for (int round = 0; round < 2; round++) {
         gir_outfile *o;
@@ -796,5 +767,5 @@ int main(void)
         cmocka_unit_test(test_real_archives),
         cmocka_unit_test(test_outfile_flow),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }
