@@ -485,6 +485,18 @@ static void test_read_limits(void **state)
     l2.max_ratio = 0; /* disabled */
     TU_OK(gir_zip_open(path, &l2, &z, &err), &err);
     gir_zip_close(z);
+    /* the member count is checked on the end record, before libzip reads
+     * the (here inconsistent) central directory */
+    size_t flen;
+    unsigned char *d = (unsigned char *)tu_slurp(path, &flen);
+    d[flen - 22 + 8] = 0xe8, d[flen - 22 + 9] = 0x03;   /* 1000 entries on this disk */
+    d[flen - 22 + 10] = 0xe8, d[flen - 22 + 11] = 0x03; /* 1000 in total */
+    assert_true(tu_write(path, d, flen));
+    free(d);
+    l2 = lim;
+    l2.max_members = 3;
+    expect_open_fails(path, &l2, GIR_E_ARCHIVE, "archive has 1000 members, more than the 3 allowed", NULL);
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "not a valid zip archive: ", NULL);
     free(path);
 }
 

@@ -148,10 +148,11 @@ static void raw_cd_free(raw_cd *cd)
     free(cd->name_len);
 }
 
-/* Locates and reads the central directory (at most max_entries entries). */
-static gir_status raw_cd_read(const raw_src *s, uint64_t max_entries, raw_cd *out, gir_error *err)
+/* Finds the end of central directory record (zip64 aware): the entry
+ * count and where the central directory is. */
+static gir_status raw_eocd(const raw_src *s, uint64_t *entries_out, uint64_t *cd_off_out, uint64_t *cd_size_out,
+                           gir_error *err)
 {
-    memset(out, 0, sizeof *out);
     enum { EOCD = 22, TAIL = 65535 + EOCD };
     uint64_t tail = s->size < TAIL ? s->size : TAIL;
     if (tail < EOCD)
@@ -195,6 +196,20 @@ static gir_status raw_cd_read(const raw_src *s, uint64_t max_entries, raw_cd *ou
         }
     }
     free(buf);
+    *entries_out = entries;
+    *cd_off_out = cd_off;
+    *cd_size_out = cd_size;
+    return GIR_OK;
+}
+
+/* Locates and reads the central directory (at most max_entries entries). */
+static gir_status raw_cd_read(const raw_src *s, uint64_t max_entries, raw_cd *out, gir_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t entries, cd_off, cd_size;
+    gir_status st = raw_eocd(s, &entries, &cd_off, &cd_size, err);
+    if (st)
+        return st;
     if (entries > max_entries)
         return gir_fail(err, GIR_E_ARCHIVE, "archive has %llu members, more than the %llu allowed",
                         (unsigned long long)entries, (unsigned long long)max_entries);
@@ -381,6 +396,14 @@ static gir_status zip_open_validate(gir_zip *z, zip_source_t *src, const raw_src
     zip_error_t ze;
     zip_error_init(&ze);
     gir_status st = GIR_OK;
+    /* Refuse huge member counts before libzip allocates for every entry. */
+    uint64_t entries, cd_off, cd_size;
+    if (raw_eocd(raw, &entries, &cd_off, &cd_size, NULL) == GIR_OK && entries > lim->max_members) {
+        zip_source_free(src);
+        zip_error_fini(&ze);
+        return gir_fail(err, GIR_E_ARCHIVE, "archive has %llu members, more than the %u allowed",
+                        (unsigned long long)entries, lim->max_members);
+    }
     z->za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
     if (!z->za) {
         if (zip_error_code_zip(&ze) == ZIP_ER_EXISTS)
