@@ -364,8 +364,9 @@ static gir_status zip_validate(gir_zip *z, const gir_zip_limits *lim, const raw_
             return gir_fail(err, GIR_E_ARCHIVE,
                             "members up to '%s' declare more than the %llu bytes allowed in total", nm,
                             (unsigned long long)lim->max_total);
+        uint64_t cap;
         if (lim->max_ratio && sb.size > GIR_ZIP_RATIO_FLOOR &&
-            (sb.comp_size == 0 || sb.size / sb.comp_size >= lim->max_ratio))
+            gir_mul_u64(sb.comp_size, lim->max_ratio, &cap) && sb.size > cap)
             return gir_fail(err, GIR_E_ARCHIVE,
                             "member '%s' declares %llu bytes from %llu compressed, a ratio above the %u allowed", nm,
                             (unsigned long long)sb.size, (unsigned long long)sb.comp_size, lim->max_ratio);
