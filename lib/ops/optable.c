@@ -63,26 +63,26 @@ static const char *const ch_dtype[] = { "float32", "float64", "float16", "bfloat
            "padding, all begins then all ends, e.g. [top, left, bottom, right] (default 0 each; " \
            "only with auto_pad NOTSET)")
 #define CEIL_MODE \
-    INT_D("ceil_mode", 0, GIR_RANGE_BOOL, "1 rounds the output size up, 0 down (default 0)")
+    INT_D("ceil_mode", 0, GIR_RANGE_BOOL, "1 rounds the output size up, 0 down")
 
 static const gir_attr_schema no_attrs[] = { A_END };
 
 static const gir_attr_schema attrs_LeakyRelu[] = {
-    FLT_D("alpha", 0.01, "slope for x < 0 (default 0.01)"),
+    FLT_D("alpha", 0.01, "slope for x < 0"),
     A_END,
 };
 static const gir_attr_schema attrs_Elu[] = {
-    FLT_D("alpha", 1.0, "scale of exp(x) - 1 for x < 0 (default 1.0)"),
+    FLT_D("alpha", 1.0, "scale of exp(x) - 1 for x < 0"),
     A_END,
 };
 static const gir_attr_schema attrs_Selu[] = {
-    FLT_D("alpha", 1.67326319217681884765625, "scale of exp(x) - 1 for x <= 0 (default 1.67326319...)"),
-    FLT_D("gamma", 1.05070102214813232421875, "overall scale (default 1.05070102...)"),
+    FLT_D("alpha", 1.67326319217681884765625, "scale of exp(x) - 1 for x <= 0"),
+    FLT_D("gamma", 1.05070102214813232421875, "overall scale"),
     A_END,
 };
 static const gir_attr_schema attrs_HardSigmoid[] = {
-    FLT_D("alpha", 0.2, "slope (default 0.2)"),
-    FLT_D("beta", 0.5, "offset (default 0.5)"),
+    FLT_D("alpha", 0.2, "slope of the linear part"),
+    FLT_D("beta", 0.5, "offset of the linear part"),
     A_END,
 };
 static const gir_attr_schema attrs_Clip[] = {
@@ -96,13 +96,13 @@ static const gir_attr_schema attrs_Cast[] = {
 };
 static const gir_attr_schema attrs_Mod[] = {
     INT_D("fmod", 0, GIR_RANGE_BOOL,
-          "1: C fmod, result has the sign of the dividend; 0: result has the sign of the divisor (default 0)"),
+          "1: C fmod, result has the sign of the dividend; 0: result has the sign of the divisor"),
     A_END,
 };
 static const gir_attr_schema attrs_Conv[] = {
     AUTO_PAD,
     DILATIONS,
-    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input and output channels (default 1)"),
+    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input and output channels"),
     INTS_F("kernel_shape", GIR_FILL_KERNEL, 0, GIR_RANGE_POSITIVE,
            "kernel size per spatial axis (default: the spatial dimensions of W)"),
     PADS,
@@ -112,7 +112,7 @@ static const gir_attr_schema attrs_Conv[] = {
 static const gir_attr_schema attrs_ConvTranspose[] = {
     AUTO_PAD,
     DILATIONS,
-    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input channels (default 1)"),
+    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input channels"),
     INTS_F("kernel_shape", GIR_FILL_KERNEL, 0, GIR_RANGE_POSITIVE,
            "kernel size per spatial axis (default: the spatial dimensions of W)"),
     INTS_F("output_padding", GIR_FILL_SPATIAL, 0, GIR_RANGE_NONNEG,
@@ -124,25 +124,25 @@ static const gir_attr_schema attrs_ConvTranspose[] = {
     A_END,
 };
 static const gir_attr_schema attrs_Gemm[] = {
-    FLT_D("alpha", 1.0, "scale of A * B (default 1.0)"),
-    FLT_D("beta", 1.0, "scale of C (default 1.0)"),
-    INT_D("transA", 0, GIR_RANGE_BOOL, "1 transposes A before the product (default 0)"),
-    INT_D("transB", 0, GIR_RANGE_BOOL, "1 transposes B before the product (default 0)"),
+    FLT_D("alpha", 1.0, "scale of A * B"),
+    FLT_D("beta", 1.0, "scale of C"),
+    INT_D("transA", 0, GIR_RANGE_BOOL, "1 transposes A before the product"),
+    INT_D("transB", 0, GIR_RANGE_BOOL, "1 transposes B before the product"),
     A_END,
 };
 static const gir_attr_schema attrs_BatchNormalization[] = {
-    FLT_D("epsilon", 1e-5, "added to the variance before the square root (default 1e-05)"),
-    FLT_D("momentum", 0.9, "running-average factor, used only in training (default 0.9)"),
+    FLT_D("epsilon", 1e-5, "added to the variance before the square root"),
+    FLT_D("momentum", 0.9, "running-average factor, used only in training"),
     A_END,
 };
 static const gir_attr_schema attrs_InstanceNormalization[] = {
-    FLT_D("epsilon", 1e-5, "added to the variance before the square root (default 1e-05)"),
+    FLT_D("epsilon", 1e-5, "added to the variance before the square root"),
     A_END,
 };
 static const gir_attr_schema attrs_LRN[] = {
-    FLT_D("alpha", 0.0001, "scale of the sum of squares (default 0.0001)"),
-    FLT_D("beta", 0.75, "exponent (default 0.75)"),
-    FLT_D("bias", 1.0, "added before the exponent (default 1.0)"),
+    FLT_D("alpha", 0.0001, "scale of the sum of squares"),
+    FLT_D("beta", 0.75, "exponent of the normaliser"),
+    FLT_D("bias", 1.0, "added to the scaled sum before the exponent"),
     INT_R("size", GIR_RANGE_POSITIVE, "number of channels summed over"),
     A_END,
 };
@@ -152,7 +152,7 @@ static const gir_attr_schema attrs_MaxPool[] = {
     DILATIONS,
     INTS_R("kernel_shape", GIR_RANGE_POSITIVE, "window size per spatial axis"),
     PADS,
-    INT_D("storage_order", 0, GIR_RANGE_BOOL, "layout of the Indices output: 0 row major, 1 column major (default 0)"),
+    INT_D("storage_order", 0, GIR_RANGE_BOOL, "layout of the Indices output: 0 row major, 1 column major"),
     STRIDES,
     A_END,
 };
@@ -160,50 +160,49 @@ static const gir_attr_schema attrs_AveragePool[] = {
     AUTO_PAD,
     CEIL_MODE,
     INT_D("count_include_pad", 0, GIR_RANGE_BOOL,
-          "1 counts padding cells in the divisor, 0 divides by the valid cells only (default 0)"),
+          "1 counts padding cells in the divisor, 0 divides by the valid cells only"),
     INTS_R("kernel_shape", GIR_RANGE_POSITIVE, "window size per spatial axis"),
     PADS,
     STRIDES,
     A_END,
 };
 static const gir_attr_schema attrs_Softmax[] = {
-    INT_D("axis", -1, GIR_RANGE_ANY, "axis the normalisation runs along; negative counts from the end (default -1)"),
+    INT_D("axis", -1, GIR_RANGE_ANY, "axis the normalisation runs along; negative counts from the end"),
     A_END,
 };
 static const gir_attr_schema attrs_Dropout[] = {
-    FLT_D("ratio", 0.5, "probability of dropping an element, in [0, 1) (default 0.5)"),
+    FLT_D("ratio", 0.5, "probability of dropping an element, in [0, 1)"),
     INT_O("seed", GIR_RANGE_ANY, "random seed; absent means an arbitrary seed"),
-    INT_D("training_mode", 0, GIR_RANGE_BOOL, "1 drops and rescales; 0 (inference) is the identity (default 0)"),
+    INT_D("training_mode", 0, GIR_RANGE_BOOL, "1 drops and rescales; 0 (inference) is the identity"),
     A_END,
 };
 static const gir_attr_schema attrs_Reduce[] = {
     INTS_O("axes", GIR_RANGE_ANY, "axes to reduce, negative counts from the end; absent means all axes"),
-    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them (default 1)"),
+    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them"),
     A_END,
 };
 static const gir_attr_schema attrs_ReduceSum[] = {
     INTS_O("axes", GIR_RANGE_ANY, "axes to reduce, negative counts from the end; absent means all axes"),
-    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them (default 1)"),
+    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them"),
     INT_D("noop_with_empty_axes", 0, GIR_RANGE_BOOL,
-          "1 makes absent or empty axes the identity instead of a full reduction (default 0)"),
+          "1 makes absent or empty axes the identity instead of a full reduction"),
     A_END,
 };
 static const gir_attr_schema attrs_Arg[] = {
-    INT_D("axis", 0, GIR_RANGE_ANY, "axis to search along; negative counts from the end (default 0)"),
-    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps the axis with size 1, 0 removes it (default 1)"),
-    INT_D("select_last_index", 0, GIR_RANGE_BOOL, "1 returns the last index of ties, 0 the first (default 0)"),
+    INT_D("axis", 0, GIR_RANGE_ANY, "axis to search along; negative counts from the end"),
+    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps the axis with size 1, 0 removes it"),
+    INT_D("select_last_index", 0, GIR_RANGE_BOOL, "1 returns the last index of ties, 0 the first"),
     A_END,
 };
 static const gir_attr_schema attrs_Reshape[] = {
     INTS_R("shape", GIR_RANGE_ANY,
            "target shape; 0 copies the input dimension (unless allowzero), one -1 takes the remaining size"),
-    INT_D("allowzero", 0, GIR_RANGE_BOOL, "1 makes a 0 in shape a literal zero-size dimension (default 0)"),
+    INT_D("allowzero", 0, GIR_RANGE_BOOL, "1 makes a 0 in shape a literal zero-size dimension"),
     A_END,
 };
 static const gir_attr_schema attrs_Flatten[] = {
     INT_D("axis", 1, GIR_RANGE_ANY,
-          "axes before it form the first output dimension, the rest the second; negative counts from the end "
-          "(default 1)"),
+          "axes before it form the first output dimension, the rest the second; negative counts from the end"),
     A_END,
 };
 static const gir_attr_schema attrs_Transpose[] = {
@@ -223,7 +222,7 @@ static const gir_attr_schema attrs_Concat[] = {
     A_END,
 };
 static const gir_attr_schema attrs_Split[] = {
-    INT_D("axis", 0, GIR_RANGE_ANY, "axis to split; negative counts from the end (default 0)"),
+    INT_D("axis", 0, GIR_RANGE_ANY, "axis to split; negative counts from the end"),
     INTS_O("split", GIR_RANGE_NONNEG, "size of each output along axis; absent means equal parts, one per output"),
     A_END,
 };
@@ -237,9 +236,8 @@ static const gir_attr_schema attrs_Slice[] = {
 static const gir_attr_schema attrs_Pad[] = {
     INTS_R("pads", GIR_RANGE_ANY, "cells added (negative: removed), all begins then all ends, two per axis"),
     STR_D("mode", "constant", ch_pad_mode,
-          "constant fills with constant_value, reflect mirrors without the edge, edge repeats the edge "
-          "(default constant)"),
-    FLT_D("constant_value", 0.0, "fill value of constant mode (default 0.0)"),
+          "constant fills with constant_value, reflect mirrors without the edge, edge repeats the edge"),
+    FLT_D("constant_value", 0.0, "fill value of constant mode"),
     A_END,
 };
 static const gir_attr_schema attrs_Tile[] = {
@@ -251,27 +249,27 @@ static const gir_attr_schema attrs_Expand[] = {
     A_END,
 };
 static const gir_attr_schema attrs_Gather[] = {
-    INT_D("axis", 0, GIR_RANGE_ANY, "axis of data that indices select along; negative counts from the end (default 0)"),
+    INT_D("axis", 0, GIR_RANGE_ANY, "axis of data that indices select along; negative counts from the end"),
     A_END,
 };
 static const gir_attr_schema attrs_Resize[] = {
     FLTS_O("roi", "region of interest, starts then ends per axis, for tf_crop_and_resize; absent means the whole input"),
     FLTS_O("scales", "scale factor per axis, output = floor(input * scale); give scales or sizes"),
     INTS_O("sizes", GIR_RANGE_NONNEG, "output size per axis; give scales or sizes"),
-    STR_D("mode", "nearest", ch_resize_mode, "interpolation: nearest, linear or cubic (default nearest)"),
+    STR_D("mode", "nearest", ch_resize_mode, "interpolation: nearest, linear or cubic"),
     STR_D("coordinate_transformation_mode", "half_pixel", ch_coord_mode,
-          "how output coordinates map to input coordinates (default half_pixel)"),
+          "how output coordinates map to input coordinates"),
     STR_D("nearest_mode", "round_prefer_floor", ch_nearest_mode,
-          "rounding of nearest mode (default round_prefer_floor)"),
-    FLT_D("cubic_coeff_a", -0.75, "the a of cubic interpolation (default -0.75)"),
+          "rounding of nearest mode"),
+    FLT_D("cubic_coeff_a", -0.75, "the a of cubic interpolation"),
     INT_D("exclude_outside", 0, GIR_RANGE_BOOL,
-          "1 gives weights of samples outside the input zero and renormalises (default 0)"),
-    FLT_D("extrapolation_value", 0.0, "value outside the input for tf_crop_and_resize (default 0.0)"),
+          "1 gives weights of samples outside the input zero and renormalises"),
+    FLT_D("extrapolation_value", 0.0, "value outside the input for tf_crop_and_resize"),
     A_END,
 };
 static const gir_attr_schema attrs_DepthToSpace[] = {
     INT_R("blocksize", GIR_RANGE_POSITIVE, "side of the square block moved from channels to space"),
-    STR_D("mode", "DCR", ch_d2s_mode, "channel order: DCR depth-column-row, CRD column-row-depth (default DCR)"),
+    STR_D("mode", "DCR", ch_d2s_mode, "channel order: DCR depth-column-row, CRD column-row-depth"),
     A_END,
 };
 static const gir_attr_schema attrs_SpaceToDepth[] = {
