@@ -473,6 +473,12 @@ static void test_pool(void **state)
     GB_INTS(n, "dilations", 2, 2);
     BAD(g, GIR_E_ATTRIBUTE, "AveragePool has no attribute 'dilations'");
     BAD(mk("MaxPool", "x:float32:[1,1,8,8]", "y", &n), GIR_E_ATTRIBUTE, "MaxPool needs attribute 'kernel_shape'");
+    g = mk("MaxPool", "x:float32:*", "y", &n);
+    GB_INTS(n, "kernel_shape", 1, 1, 1, 1, 1, 1, 1);
+    BAD(g, GIR_E_ATTRIBUTE, "MaxPool attribute 'kernel_shape' has 7 values, more than the 6 spatial axes");
+    g = mk("Conv", "x:float32:* w:float32:*", "y", &n);
+    GB_INTS(n, "kernel_shape", 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+    BAD(g, GIR_E_ATTRIBUTE, "Conv attribute 'kernel_shape' has 20 values, more than the 6 spatial axes");
     g = mk("MaxPool", "x:float32:[1,1,8,8,8]", "y", &n);
     GB_INTS(n, "kernel_shape", 3, 3);
     BAD(g, GIR_E_ATTRIBUTE, "MaxPool attribute 'kernel_shape' has 2 values, expected 3 (one per spatial axis)");
@@ -957,6 +963,114 @@ static void test_attribute_checks(void **state)
     BAD(g, GIR_E_SCHEMA, "MaxPool has 1 to 2 outputs, found 3");
 }
 
+
+/* ---- robustness ---------------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+static int64_t rnd_int(void)
+{
+    static const int64_t special[] = { INT64_MAX, INT64_MIN, INT32_MAX, (int64_t)1 << 62, -100 };
+    return rnd(12) == 0 ? special[rnd(5)] : (int64_t)rnd(13) - 3;
+}
+
+static void rnd_attr(gir_graph *g, gir_node *n, const gir_attr_schema *a)
+{
+    static const double fl[] = { -1.0, 0.0, 0.5, 1.0, 2.0, 1e300 };
+    int64_t iv[10];
+    double fv[10];
+    size_t len = rnd(10);
+    for (size_t i = 0; i < len; i++) {
+        iv[i] = rnd_int();
+        fv[i] = fl[rnd(6)];
+    }
+    gir_attr_type t = rnd(10) == 0 ? (gir_attr_type)rnd(GIR_ATTR_STRINGS) : a->type;
+    switch (t) {
+    case GIR_ATTR_INT:
+    case GIR_ATTR_BOOL: gir_attrs_set_int(g, &n->attrs, a->name, rnd_int()); break;
+    case GIR_ATTR_FLOAT: gir_attrs_set_float(g, &n->attrs, a->name, rnd(8) ? fl[rnd(6)] : NAN); break;
+    case GIR_ATTR_STRING:
+        gir_attrs_set_string(g, &n->attrs, a->name, a->choices && rnd(4) ? a->choices[0] : "bogus");
+        break;
+    case GIR_ATTR_INTS: gir_attrs_set_ints(g, &n->attrs, a->name, iv, len); break;
+    case GIR_ATTR_FLOATS: gir_attrs_set_floats(g, &n->attrs, a->name, fv, len); break;
+    default: break;
+    }
+}
+
+/* Random operands and attributes for every op: inference and the passes
+ * never crash (the sanitizers watch), fail only with input-error codes, and
+ * always name the node. */
+static void test_random_nodes(void **state)
+{
+    (void)state;
+    static const gir_dtype dts[] = { GIR_DT_F32, GIR_DT_I64, GIR_DT_BOOL, GIR_DT_UNKNOWN, GIR_DT_I32 };
+    int failures = 0, successes = 0;
+    for (int op = 1; op < GIR_OP_COUNT_; op++) {
+        const gir_op_info *info = gir_op_get((gir_op)op);
+        for (int iter = 0; iter < 150; iter++) {
+            gir_graph *g = gb_graph();
+            unsigned nin = info->min_in + rnd((info->max_in == GIR_VARIADIC ? info->min_in + 3 : info->max_in) -
+                                              info->min_in + 1);
+            unsigned nout = info->min_out + rnd((info->max_out == GIR_VARIADIC ? info->min_out + 3 : info->max_out) -
+                                                info->min_out + 1);
+            gir_node *n;
+            assert_int_equal(gir_graph_add_node(g, "n", (gir_op)op, nin, nout, &n, NULL), GIR_OK);
+            for (unsigned i = 0; i < nin; i++) {
+                char name[16];
+                snprintf(name, sizeof name, "i%u", i);
+                int32_t v;
+                assert_int_equal(gir_graph_add_value(g, name, GIR_VALUE_INPUT, &v, NULL), GIR_OK);
+                gir_value *val = g->values[v];
+                val->dtype = dts[rnd(5)];
+                val->shape.rank = (int)rnd(GIR_MAX_RANK + 2) - 1;
+                for (int d = 0; d < val->shape.rank; d++)
+                    val->shape.dims[d] = rnd(20) == 0 ? ((int64_t)1 << 61) : (int64_t)rnd(8) - 1;
+                n->in[i] = rnd(15) == 0 && i >= info->min_in ? -1 : v;
+            }
+            for (unsigned k = 0; k < nout; k++) {
+                char name[16];
+                snprintf(name, sizeof name, "o%u", k);
+                assert_int_equal(gir_node_make_output(g, n, k, name, NULL), GIR_OK);
+            }
+            for (const gir_attr_schema *a = info->attrs; a->name; a++)
+                if (rnd(3))
+                    rnd_attr(g, n, a);
+            if (rnd(20) == 0)
+                gir_attrs_set_int(g, &n->attrs, "stray", 1);
+            gir_error err = GIR_ERROR_INIT;
+            gir_status st = rnd(2) ? gir_graph_finish(g, &err) : gir_infer_shapes(g, &err);
+            if (st == GIR_OK) {
+                successes++;
+                for (unsigned k = 0; k < nout; k++) {
+                    const gir_value *v = g->values[n->out[k]];
+                    assert_true(v->shape.rank >= -1 && v->shape.rank <= GIR_MAX_RANK);
+                    for (int d = 0; d < v->shape.rank; d++)
+                        assert_true(v->shape.dims[d] >= -1);
+                }
+            } else {
+                failures++;
+                assert_true(st == GIR_E_SHAPE || st == GIR_E_DTYPE || st == GIR_E_ATTRIBUTE || st == GIR_E_LIMIT ||
+                            st == GIR_E_REFERENCE || st == GIR_E_SCHEMA);
+                assert_non_null(err.message);
+                assert_non_null(err.node);
+                assert_string_equal(err.node, "n");
+            }
+            gir_error_clear(&err);
+            gir_graph_free(g);
+        }
+    }
+    /* both outcomes are exercised */
+    assert_true(successes > 1000 && failures > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -978,6 +1092,7 @@ int main(void)
         cmocka_unit_test(test_resize_space_shape),
         cmocka_unit_test(test_declared_outputs),
         cmocka_unit_test(test_attribute_checks),
+        cmocka_unit_test(test_random_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

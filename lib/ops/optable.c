@@ -783,6 +783,9 @@ static gir_status conv_rank(const gir_node *n, const ish *xs, const ish *ws, ptr
         *r = ws->s.rank - 2;
     }
     if (nk >= 0) {
+        if (nk > GIR_MAX_RANK - 2)
+            return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute 'kernel_shape' has %td values, more than the %d "
+                            "spatial axes a tensor can have", OPN(n), nk, GIR_MAX_RANK - 2);
         if (nk == 0 || (*r >= 0 && nk != *r))
             return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute 'kernel_shape' has %td values, expected %d (one per "
                             "spatial axis)", OPN(n), nk, *r >= 0 ? *r : 1);
@@ -1562,6 +1565,7 @@ static gir_status infer_Slice(gir_graph *g, gir_node *n, gir_error *err)
         int64_t axv = na >= 0 ? axes[i] : ax[i];
         int a = (int)(axv < 0 ? axv + xs.s.rank : axv);
         int64_t step = nt >= 0 ? steps[i] : 1, dim = xs.s.dims[a];
+        /* 0:INT32_MAX or more (exporters' "to the end") keeps an unknown dimension whole */
         bool whole = step == 1 && starts[i] == 0 && ends[i] >= INT32_MAX;
         if (dim < 0) {
             o.s.dims[a] = -1;
