@@ -4,6 +4,8 @@
 #include "graphir/runtime.h"
 #include "rt.h"
 
+#include "passes/passes.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -226,114 +228,6 @@ GIR_API void gir_session_free(gir_session *s)
     free(s);
 }
 
-/* Min-heap of node indices: Kahn's algorithm taking the lowest ready index
- * first, so a graph already in topological order keeps its order. */
-static void heap_push(int32_t *h, size_t *n, int32_t v)
-{
-    size_t i = (*n)++;
-    while (i > 0 && h[(i - 1) / 2] > v) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = v;
-}
-
-static int32_t heap_pop(int32_t *h, size_t *n)
-{
-    int32_t top = h[0], last = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        int32_t mv = last;
-        if (l < *n && h[l] < mv) {
-            m = l;
-            mv = h[l];
-        }
-        if (r < *n && h[r] < mv)
-            m = r;
-        if (m == i)
-            break;
-        h[i] = h[m];
-        i = m;
-    }
-    if (*n > 0)
-        h[i] = last;
-    return top;
-}
-
-static gir_status topo_order(gir_session *s, gir_error *err)
-{
-    const gir_graph *g = s->g;
-    size_t nn = g->n_nodes;
-    size_t *indeg = calloc(nn ? nn : 1, sizeof *indeg);
-    /* consumers as CSR: for each value, the nodes that read it */
-    size_t *cstart = calloc(g->n_values + 1, sizeof *cstart);
-    int32_t *heap = malloc((nn ? nn : 1) * sizeof *heap);
-    s->order = malloc((nn ? nn : 1) * sizeof *s->order);
-    size_t total = 0;
-    for (size_t i = 0; i < nn; i++)
-        total += g->nodes[i]->n_in;
-    int32_t *cons = malloc((total ? total : 1) * sizeof *cons);
-    size_t *fill = calloc(g->n_values + 1, sizeof *fill);
-    gir_status st = GIR_OK;
-    if (!indeg || !cstart || !heap || !s->order || !cons || !fill) {
-        st = gir_nomem(err);
-        goto out;
-    }
-    for (size_t i = 0; i < nn; i++) {
-        const gir_node *n = g->nodes[i];
-        for (size_t j = 0; j < n->n_in; j++) {
-            int32_t v = n->in[j];
-            if (v >= 0 && g->values[v]->producer >= 0) {
-                indeg[i]++;
-                cstart[v + 1]++;
-            }
-        }
-    }
-    for (size_t v = 0; v < g->n_values; v++)
-        cstart[v + 1] += cstart[v];
-    for (size_t i = 0; i < nn; i++) {
-        const gir_node *n = g->nodes[i];
-        for (size_t j = 0; j < n->n_in; j++) {
-            int32_t v = n->in[j];
-            if (v >= 0 && g->values[v]->producer >= 0)
-                cons[cstart[v] + fill[v]++] = (int32_t)i;
-        }
-    }
-    size_t hn = 0;
-    for (size_t i = 0; i < nn; i++)
-        if (indeg[i] == 0)
-            heap_push(heap, &hn, (int32_t)i);
-    while (hn > 0) {
-        int32_t i = heap_pop(heap, &hn);
-        s->order[s->n_order++] = i;
-        const gir_node *n = g->nodes[i];
-        for (size_t k = 0; k < n->n_out; k++) {
-            int32_t v = n->out[k];
-            if (v < 0)
-                continue;
-            for (size_t c = cstart[v]; c < cstart[v + 1]; c++)
-                if (--indeg[cons[c]] == 0)
-                    heap_push(heap, &hn, cons[c]);
-        }
-    }
-    if (s->n_order != nn) {
-        for (size_t i = 0; i < nn; i++)
-            if (indeg[i] > 0) {
-                st = gir_fail(err, GIR_E_CYCLE, "the graph has a cycle through node '%s'", g->nodes[i]->name);
-                gir_err_node(err, g->nodes[i]->name);
-                break;
-            }
-    }
-out:
-    free(indeg);
-    free(cstart);
-    free(heap);
-    free(cons);
-    free(fill);
-    return st;
-}
-
 /* Every node must have a kernel: one error naming the first such node and
  * every distinct op without one. */
 static gir_status check_kernels(gir_session *s, gir_error *err)
@@ -518,22 +412,6 @@ static gir_status setup_nodes(gir_session *s, gir_error *err)
         c->out = calloc(n->n_out ? n->n_out : 1, sizeof *c->out);
         if (!c->in || !c->in_const || !c->out)
             return gir_nomem(err);
-        const gir_op_info *info = gir_op_get(n->op);
-        if (info && n->op != GIR_OP_OPAQUE &&
-            (n->n_in < info->min_in || (info->max_in != GIR_VARIADIC && n->n_in > info->max_in) ||
-             n->n_out < info->min_out || (info->max_out != GIR_VARIADIC && n->n_out > info->max_out))) {
-            gir_status st = gir_fail(err, GIR_E_SCHEMA, "%s takes %u..%u inputs and %u..%u outputs, node has %zu and %zu",
-                                     info->name, info->min_in, info->max_in, info->min_out, info->max_out, n->n_in,
-                                     n->n_out);
-            gir_err_node(err, n->name);
-            return st;
-        }
-        for (size_t j = 0; info && n->op != GIR_OP_OPAQUE && j < n->n_in && j < info->min_in; j++)
-            if (n->in[j] < 0) {
-                gir_status st = gir_fail(err, GIR_E_SCHEMA, "required input %zu of %s is missing", j, info->name);
-                gir_err_node(err, n->name);
-                return st;
-            }
     }
     return GIR_OK;
 }
@@ -558,8 +436,12 @@ GIR_API gir_status gir_session_new(const gir_graph *g, int threads, gir_session 
     }
     if ((st = gir_threads_new(threads, &s->th, err)))
         goto fail;
-    if ((st = topo_order(s, err)))
+    /* structure, operand counts and attributes against the op table */
+    if ((st = gir_validate(g, err)))
         goto fail;
+    if ((st = gir_topo_order(g, &s->order, err)))
+        goto fail;
+    s->n_order = g->n_nodes;
     if ((st = setup_nodes(s, err)))
         goto fail;
     if ((st = check_kernels(s, err)))
