@@ -191,7 +191,8 @@ void rt_expect_f32(gir_tensor *t, int rank, const int64_t *dims, const float *wa
     size_t n = (size_t)gir_shape_numel(gir_tensor_shape(t));
     for (size_t i = 0; i < n; i++) {
         bool ok = tol == 0 ? memcmp(&p[i], &want[i], sizeof(float)) == 0
-                           : (isnan(want[i]) ? isnan(p[i]) : fabs((double)p[i] - (double)want[i]) <= tol);
+                           : (isnan(want[i]) ? isnan(p[i])
+                                             : p[i] == want[i] || fabs((double)p[i] - (double)want[i]) <= tol);
         if (!ok)
             fail_msg("element %zu is %.9g, expected %.9g", i, (double)p[i], (double)want[i]);
     }

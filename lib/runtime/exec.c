@@ -106,7 +106,7 @@ gir_status rt_broadcast_shape(const rt_call *c, const gir_shape *a, const gir_sh
 {
     (void)c;
     int r = a->rank > b->rank ? a->rank : b->rank;
-    out->rank = r;
+    gir_shape res = { r, { 0 } }; /* out may be a or b */
     for (int i = 0; i < r; i++) {
         int ia = i - (r - a->rank), ib = i - (r - b->rank);
         int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
@@ -115,8 +115,9 @@ gir_status rt_broadcast_shape(const rt_call *c, const gir_shape *a, const gir_sh
             return gir_fail(err, GIR_E_SHAPE, "shapes %s and %s do not broadcast", gir_shape_str(a, sa, sizeof sa),
                             gir_shape_str(b, sb, sizeof sb));
         }
-        out->dims[i] = da == 1 ? db : da;
+        res.dims[i] = da == 1 ? db : da;
     }
+    *out = res;
     return GIR_OK;
 }
 
