@@ -134,7 +134,7 @@ static bool unsupported_code(gir_status st)
 }
 
 /* Runs one node test directory; *why says what failed. */
-static result run_test(const char *dir, const gir_graph *g, char *why, size_t why_len)
+static result node_run(const char *dir, const gir_graph *g, char *why, size_t why_len)
 {
     gir_error err = GIR_ERROR_INIT;
     gir_session *s;
@@ -260,7 +260,7 @@ static void test_node_tests(void **state)
             free(m);
             r = R_UNSUPPORTED;
         } else {
-            r = run_test(dir, g, why, sizeof why);
+            r = node_run(dir, g, why, sizeof why);
         }
         gir_error_clear(&err);
         totals[r]++;
