@@ -510,7 +510,8 @@ const rt_kernel gir_k_conv = { conv_prepare, conv_run, conv_release, RT_FUSE_ACT
 struct convt_geo {
     int nsp;
     size_t N, C, M, G, Cg, Mg, KK, insp, outsp;
-    size_t in[3], out[3], k[3], s[3], d[3], pb[3];
+    size_t in[3], out[3], k[3], s[3], d[3];
+    int64_t pb[3]; /* may be negative: output_shape larger than the full result */
 };
 
 static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
@@ -597,12 +598,12 @@ static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
         int64_t full = s[i] * (in - 1) + op[i] + keff; /* before padding is removed */
         int64_t pb, out;
         if (osn >= 0 || same) {
+            /* the padding follows from the output size; a negative total
+             * (a larger output) leaves cells that hold only the bias */
             out = osn >= 0 ? oshape[i] : in * s[i];
             int64_t total = full - out;
-            if (total < 0)
-                return gir_fail(err, GIR_E_ATTRIBUTE, "output size %lld is larger than ConvTranspose can produce (%lld)",
-                                (long long)out, (long long)full);
-            pb = upper ? total / 2 : total - total / 2;
+            int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
+            pb = upper ? half : total - half;
         } else {
             pb = strcmp(ap, "VALID") == 0 ? 0 : p[i];
             int64_t pe = strcmp(ap, "VALID") == 0 ? 0 : p[i + nsp];
@@ -616,7 +617,7 @@ static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
         t->k[off + i] = (size_t)k;
         t->s[off + i] = (size_t)s[i];
         t->d[off + i] = (size_t)d[i];
-        t->pb[off + i] = (size_t)pb;
+        t->pb[off + i] = pb;
         t->KK *= (size_t)k;
     }
     t->insp = t->in[0] * t->in[1] * t->in[2];
@@ -713,22 +714,20 @@ static gir_status convt_run(rt_call *c, gir_error *err)
                 float *ym = y + (n * t.M + gi * t.Mg + m) * t.outsp;
                 const float *cr = col + r * t.insp;
                 for (size_t id = 0; id < t.in[0]; id++) {
-                    size_t od = id * t.s[0] + kd * t.d[0];
-                    if (od < t.pb[0] || od - t.pb[0] >= t.out[0])
+                    int64_t od = (int64_t)(id * t.s[0] + kd * t.d[0]) - t.pb[0];
+                    if (od < 0 || od >= (int64_t)t.out[0])
                         continue;
-                    od -= t.pb[0];
                     for (size_t ih = 0; ih < t.in[1]; ih++) {
-                        size_t oh = ih * t.s[1] + kh * t.d[1];
-                        if (oh < t.pb[1] || oh - t.pb[1] >= t.out[1])
+                        int64_t oh = (int64_t)(ih * t.s[1] + kh * t.d[1]) - t.pb[1];
+                        if (oh < 0 || oh >= (int64_t)t.out[1])
                             continue;
-                        oh -= t.pb[1];
-                        float *yr = ym + (od * t.out[1] + oh) * t.out[2];
+                        float *yr = ym + ((size_t)od * t.out[1] + (size_t)oh) * t.out[2];
                         const float *cc = cr + (id * t.in[1] + ih) * t.in[2];
                         for (size_t iw = 0; iw < t.in[2]; iw++) {
-                            size_t ow = iw * t.s[2] + kw * t.d[2];
-                            if (ow < t.pb[2] || ow - t.pb[2] >= t.out[2])
+                            int64_t ow = (int64_t)(iw * t.s[2] + kw * t.d[2]) - t.pb[2];
+                            if (ow < 0 || ow >= (int64_t)t.out[2])
                                 continue;
-                            yr[ow - t.pb[2]] += cc[iw];
+                            yr[ow] += cc[iw];
                         }
                     }
                 }

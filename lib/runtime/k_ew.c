@@ -279,9 +279,78 @@ static gir_dtype cast_target(const rt_call *c)
 
 static bool cast_type_ok(gir_dtype t)
 {
-    return t == GIR_DT_F32 || t == GIR_DT_F64 || t == GIR_DT_I8 || t == GIR_DT_I16 || t == GIR_DT_I32 ||
-           t == GIR_DT_I64 || t == GIR_DT_U8 || t == GIR_DT_U16 || t == GIR_DT_U32 || t == GIR_DT_U64 ||
-           t == GIR_DT_BOOL;
+    return t > GIR_DT_UNKNOWN && t < GIR_DT_COUNT_;
+}
+
+/* IEEE binary16 and bfloat16 to and from float32 (round to nearest even;
+ * NaN stays NaN, overflow becomes infinity). */
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    if (exp == 0x1F) {
+        bits = sign | 0x7F800000u | (man << 13);
+    } else if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            int e = -1;
+            do {
+                e++;
+                man <<= 1;
+            } while (!(man & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3FF) << 13);
+        }
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t exp = (x >> 23) & 0xFF, man = x & 0x7FFFFF;
+    if (exp == 0xFF)
+        return sign | 0x7C00 | (man ? 0x200 : 0);
+    int32_t e = (int32_t)exp - 127 + 15;
+    if (e >= 0x1F)
+        return sign | 0x7C00;
+    if (e <= 0) {
+        if (e < -10)
+            return sign;
+        man |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t half = man >> shift, rest = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rest > mid || (rest == mid && (half & 1)))
+            half++;
+        return sign | (uint16_t)half;
+    }
+    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rest = man & 0x1FFF;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+        h++; /* may carry into the exponent, up to infinity: still right */
+    return sign | (uint16_t)h;
+}
+
+static float bf16_to_float(uint16_t b)
+{
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFF) > 0x7F800000)
+        return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
+    x += 0x7FFF + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
 }
 
 static gir_status cast_prepare(rt_call *c, gir_error *err)
@@ -308,6 +377,8 @@ static double load_as_double(const void *p, gir_dtype t, size_t i)
     case GIR_DT_U16: return ((const uint16_t *)p)[i];
     case GIR_DT_U32: return ((const uint32_t *)p)[i];
     case GIR_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case GIR_DT_F16: return half_to_float(((const uint16_t *)p)[i]);
+    case GIR_DT_BF16: return bf16_to_float(((const uint16_t *)p)[i]);
     default: return 0;
     }
 }
@@ -348,7 +419,7 @@ static gir_status cast_run(rt_call *c, gir_error *err)
     bool from_int64 = from == GIR_DT_I64 || from == GIR_DT_U64;
     for (size_t i = 0; i < n; i++) {
         /* 64-bit integers go through integers so large values stay exact */
-        if (from_int64 && to != GIR_DT_F32 && to != GIR_DT_F64) {
+        if (from_int64 && !gir_dtype_is_float(to)) {
             int64_t sv = from == GIR_DT_I64 ? ((const int64_t *)x->data)[i] : 0;
             uint64_t uv = from == GIR_DT_U64 ? ((const uint64_t *)x->data)[i] : 0;
             bool neg = from == GIR_DT_I64 && sv < 0;
@@ -375,6 +446,8 @@ static gir_status cast_run(rt_call *c, gir_error *err)
         switch (to) {
         case GIR_DT_F32: ((float *)y->data)[i] = (float)v; break;
         case GIR_DT_F64: ((double *)y->data)[i] = v; break;
+        case GIR_DT_F16: ((uint16_t *)y->data)[i] = float_to_half((float)v); break;
+        case GIR_DT_BF16: ((uint16_t *)y->data)[i] = float_to_bf16((float)v); break;
         case GIR_DT_BOOL: ((uint8_t *)y->data)[i] = v != 0; break; /* NaN is true */
         case GIR_DT_I8: ((int8_t *)y->data)[i] = from_int ? (int8_t)(int64_t)v : (int8_t)sat_i64(v, INT8_MIN, INT8_MAX); break;
         case GIR_DT_I16: ((int16_t *)y->data)[i] = from_int ? (int16_t)(int64_t)v : (int16_t)sat_i64(v, INT16_MIN, INT16_MAX); break;
@@ -705,10 +778,69 @@ static void bin_apply(gir_threads *th, bin_fn fn, const rt_tensor *a, const rt_t
         rt_parallel_for(th, j.b.rows, 1, (1 << 15) / j.b.inner + 1, bin_rows, &j);
 }
 
+/* Pow takes an exponent of another type than the base (ONNX's T1): the
+ * result has the base's type, computed in double as numpy does. */
+static bool pow_mixed(const rt_call *c)
+{
+    const rt_tensor *a = c->in[0], *b = c->in[1];
+    return c->node->op == GIR_OP_Pow && a->dtype != b->dtype;
+}
+
+static bool pow_type_ok(gir_dtype base, gir_dtype e)
+{
+    bool base_ok = base == GIR_DT_F32 || base == GIR_DT_I32 || base == GIR_DT_I64;
+    bool e_ok = e == GIR_DT_F32 || e == GIR_DT_F64 || gir_dtype_is_int(e);
+    return base_ok && e_ok;
+}
+
+static double load_num(const void *p, gir_dtype t, size_t i)
+{
+    if (t == GIR_DT_I64)
+        return (double)((const int64_t *)p)[i];
+    if (t == GIR_DT_U64)
+        return (double)((const uint64_t *)p)[i];
+    return load_as_double(p, t, i);
+}
+
+static void pow_mixed_run(const rt_call *c)
+{
+    const rt_tensor *a = c->in[0], *b = c->in[1];
+    rt_tensor *o = c->out[0];
+    bcast bc;
+    const gir_shape *ins[2] = { &a->shape, &b->shape };
+    bcast_init(&bc, &o->shape, ins, 2);
+    if (o->numel == 0)
+        return;
+    size_t sa = bc.st[0][bc.rank - 1], sb = bc.st[1][bc.rank - 1];
+    for (size_t r = 0; r < bc.rows; r++) {
+        size_t off[BC_MAX];
+        bcast_row(&bc, r, off);
+        for (size_t i = 0; i < bc.inner; i++) {
+            double v = pow(load_num(a->data, a->dtype, off[0] + i * sa), load_num(b->data, b->dtype, off[1] + i * sb));
+            size_t at = r * bc.inner + i;
+            if (o->dtype == GIR_DT_F32)
+                ((float *)o->data)[at] = (float)v;
+            else if (o->dtype == GIR_DT_I32)
+                ((int32_t *)o->data)[at] = (int32_t)sat_i64(v, INT32_MIN, INT32_MAX);
+            else
+                ((int64_t *)o->data)[at] = sat_i64(v, -9223372036854775808.0, 9223372036854774784.0);
+        }
+    }
+}
+
 static gir_status binary_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *a = c->in[0], *b = c->in[1];
     gir_status st;
+    if (pow_mixed(c)) {
+        gir_shape s;
+        if (!pow_type_ok(a->dtype, b->dtype))
+            return gir_fail(err, GIR_E_NO_KERNEL, "no kernel for Pow of %s to %s", gir_dtype_name(a->dtype),
+                            gir_dtype_name(b->dtype));
+        if ((st = rt_broadcast_shape(c, &a->shape, &b->shape, &s, err)))
+            return st;
+        return rt_set_out(c->out[0], a->dtype, &s, err);
+    }
     if (a->dtype != b->dtype)
         return gir_fail(err, GIR_E_DTYPE, "%s operands are %s and %s", gir_op_name(c->node->op),
                         gir_dtype_name(a->dtype), gir_dtype_name(b->dtype));
@@ -737,6 +869,10 @@ static gir_status binary_prepare(rt_call *c, gir_error *err)
 static gir_status binary_run(rt_call *c, gir_error *err)
 {
     (void)err;
+    if (pow_mixed(c)) {
+        pow_mixed_run(c);
+        return GIR_OK;
+    }
     gir_dtype ot;
     bin_fn fn = bin_for(c->node->op, c->in[0]->dtype, rt_int(c, "fmod", 0) != 0, &ot);
     bin_apply(c->th, fn, c->in[0], c->in[1], c->out[0]);
