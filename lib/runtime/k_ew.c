@@ -282,8 +282,9 @@ static bool cast_type_ok(gir_dtype t)
     return t > GIR_DT_UNKNOWN && t < GIR_DT_COUNT_;
 }
 
-/* IEEE binary16 and bfloat16 to and from float32 (round to nearest even;
- * NaN stays NaN, overflow becomes infinity). */
+/* IEEE binary16 and bfloat16 to and from float32.  Half: round to nearest
+ * even, overflow to infinity.  bfloat16 keeps the upper 16 bits (truncation,
+ * as ONNX's Cast test data of libonnx-testdata has it).  NaN stays NaN. */
 static float half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
@@ -349,7 +350,6 @@ static uint16_t float_to_bf16(float f)
     memcpy(&x, &f, 4);
     if ((x & 0x7FFFFFFF) > 0x7F800000)
         return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
-    x += 0x7FFF + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
 }
 
