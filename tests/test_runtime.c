@@ -480,6 +480,55 @@ static void test_depthwise_isas(void **state)
     }
 }
 
+/* The padded-plane kernels (AVX2, AVX-512) against the generic plane
+ * kernel: strides 1 and 2, kernels 3x3 and 5x3, widths around the vector
+ * sizes, with residual accumulation and clamping. */
+static void test_depthwise_padded(void **state)
+{
+    (void)state;
+    static const size_t widths[] = { 1, 7, 8, 13, 16, 17, 33 };
+    float x[9 * 40], w[15], y0[9 * 40], y1[9 * 40], *pad = malloc(4096 * sizeof(float));
+    rt_fill(x, 9 * 40, 31);
+    rt_fill(w, 15, 32);
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (size_t s = 1; s <= 2; s++)
+            for (size_t k = 0; k < 2; k++)
+                for (int mode = 0; mode < 2; mode++) {
+                    size_t H = 9, W = widths[wi], KH = k ? 5 : 3, KW = 3, ph = k ? 2 : 1, pw = 1;
+                    size_t OH = (H + 2 * ph - KH) / s + 1, OW = (W + 2 * pw - KW) / s + 1;
+                    size_t lo[3], hi[3];
+                    for (size_t kw = 0; kw < KW; kw++) {
+                        lo[kw] = kw >= pw ? 0 : (pw - kw + s - 1) / s;
+                        hi[kw] = W - 1 + pw < kw ? 0 : (W - 1 + pw - kw) / s + 1;
+                        if (hi[kw] > OW)
+                            hi[kw] = OW;
+                        if (lo[kw] > hi[kw])
+                            lo[kw] = hi[kw];
+                    }
+                    rt_dwplane a = { H, W, OH, OW, KH, KW, s, s, 1, 1, ph, pw, lo, hi, mode == 1, mode == 1, -0.3f, 0.4f };
+                    rt_fill(y0, OH * OW, 33);
+                    memcpy(y1, y0, sizeof y1);
+                    rt_dwplane_select(GIR_GEMM_GENERIC)(&a, x, w, 0.125f, y0);
+                    rt_dwpad p = { H, W, OH, OW, KH, KW, s, s, ph, pw, (OH - 1) * s + KH, ((OW - 1) * s + KW + 32 + 15) / 16 * 16,
+                                   mode == 1, mode == 1, -0.3f, 0.4f };
+                    assert_true(rt_dwpad_floats(&p) <= 4096);
+                    for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+                        rt_dwpad_fn fn = rt_dwpad_select(isa);
+                        if (!gir_gemm_isa_supported((gir_gemm_isa)isa) || !fn)
+                            continue;
+                        float yk[9 * 40];
+                        memcpy(yk, y1, sizeof yk);
+                        rt_dwpad_fill(&p, x, pad);
+                        fn(&p, pad, w, 0.125f, yk);
+                        for (size_t i = 0; i < OH * OW; i++)
+                            if (fabsf(yk[i] - y0[i]) > 1e-5f)
+                                fail_msg("isa %d W %zu s %zu k %zu mode %d: [%zu] %g vs %g", isa, W, s, k, mode, i,
+                                         (double)yk[i], (double)y0[i]);
+                    }
+                }
+    free(pad);
+}
+
 /* ---- ConvTranspose ---------------------------------------------------------- */
 
 static void test_conv_transpose(void **state)
@@ -734,7 +783,8 @@ int main(void)
         cmocka_unit_test(test_chain_and_reuse), cmocka_unit_test(test_errors),
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_conv_transpose),
+        cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
+        cmocka_unit_test(test_conv_transpose),
         cmocka_unit_test(test_pooling),         cmocka_unit_test(test_gemm_matmul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

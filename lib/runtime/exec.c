@@ -133,7 +133,7 @@ gir_status rt_attr_type(const rt_call *c, const char *name, gir_attr_type want, 
 }
 
 typedef struct pf_job {
-    void (*fn)(void *, size_t, size_t);
+    void (*fn)(void *, size_t, size_t, int);
     void *ctx;
     size_t total, align;
 } pf_job;
@@ -144,16 +144,16 @@ static void pf_worker(void *ctx, int w, int n)
     size_t b, e;
     gir_split_range(j->total, j->align, w, n, &b, &e);
     if (b < e)
-        j->fn(j->ctx, b, e);
+        j->fn(j->ctx, b, e, w);
 }
 
 void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
-                     void (*fn)(void *ctx, size_t begin, size_t end), void *ctx)
+                     void (*fn)(void *ctx, size_t begin, size_t end, int worker), void *ctx)
 {
     if (total == 0)
         return;
     if (!th || gir_threads_count(th) == 1 || total < min_per_thread * 2) {
-        fn(ctx, 0, total);
+        fn(ctx, 0, total, 0);
         return;
     }
     pf_job j = { fn, ctx, total, align };

@@ -124,8 +124,9 @@ typedef struct im2col_job {
     size_t r0, r1, cg;
 } im2col_job;
 
-static void im2col_rows(void *ctx, size_t k0, size_t k1)
+static void im2col_rows(void *ctx, size_t k0, size_t k1, int worker)
 {
+    (void)worker;
     const im2col_job *j = ctx;
     const rt_geom *g = j->g;
     const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
@@ -325,6 +326,28 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
     return GIR_OK;
 }
 
+/* Whether the padded-plane kernels apply, and their geometry. */
+static bool dw_pad_geometry(const conv_geo *cg, rt_dwpad *a)
+{
+    const rt_geom *g = &cg->g;
+    if (g->d[1] != 1 || g->d[2] != 1 || (g->s[2] != 1 && g->s[2] != 2) || g->out[1] == 0 || g->out[2] == 0)
+        return false;
+    memset(a, 0, sizeof *a);
+    a->h = g->in[1];
+    a->w = g->in[2];
+    a->oh = g->out[1];
+    a->ow = g->out[2];
+    a->kh = g->k[1];
+    a->kw = g->k[2];
+    a->sh = g->s[1];
+    a->sw = g->s[2];
+    a->ph = g->pb[1];
+    a->pw = g->pb[2];
+    a->prows = (a->oh - 1) * a->sh + a->kh;
+    a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
+    return true;
+}
+
 static gir_status conv_prepare(rt_call *c, gir_error *err)
 {
     conv_geo cg;
@@ -349,6 +372,14 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     if ((st = state_geo(s, &cg, sizeof cg, err)))
         return st;
     if (cg.depthwise) {
+        rt_dwpad pad;
+        if (dw_pad_geometry(&cg, &pad) && rt_dwpad_select(GIR_GEMM_AUTO)) {
+            uint64_t bytes;
+            if (!gir_mul_u64(rt_dwpad_floats(&pad), sizeof(float) * (uint64_t)gir_threads_count(c->th), &bytes) ||
+                bytes > SIZE_MAX / 2)
+                return gir_fail(err, GIR_E_LIMIT, "depthwise planes are too large");
+            c->scratch_bytes = (size_t)bytes;
+        }
         if (s->cap_kw < cg.g.k[2]) {
             free(s->ow_lo);
             s->ow_lo = malloc(2 * cg.g.k[2] * sizeof *s->ow_lo);
@@ -391,20 +422,34 @@ typedef struct dw_job {
     const rt_call *c;
     rt_dwplane plane;
     rt_dwplane_fn fn;
+    rt_dwpad pad;
+    rt_dwpad_fn padfn; /* the padded-plane kernel, or NULL */
 } dw_job;
 
-static void dw_planes(void *ctx, size_t p0, size_t p1)
+
+static void dw_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
+    (void)worker;
     const dw_job *j = ctx;
     const conv_geo *cg = j->cg;
     const float *x = j->c->in[0]->data, *w = j->c->in[1]->data;
     const float *b = j->c->n_in > 2 && j->c->in[2] ? j->c->in[2]->data : NULL;
     float *y = j->c->out[0]->data;
     size_t mult = cg->Mg; /* output channels per input channel */
+    float *padded = j->padfn ? (float *)j->c->scratch + (size_t)worker * rt_dwpad_floats(&j->pad) : NULL;
+    size_t filled = SIZE_MAX;
     for (size_t p = p0; p < p1; p++) {
         size_t n = p / cg->M, m = p % cg->M, ci = m / mult;
-        j->fn(&j->plane, x + (n * cg->C + ci) * cg->insp, w + m * cg->g.k[1] * cg->g.k[2], b ? b[m] : 0.0f,
-              y + p * cg->P);
+        const float *xp = x + (n * cg->C + ci) * cg->insp, *wp = w + m * cg->g.k[1] * cg->g.k[2];
+        if (padded) {
+            size_t plane = n * cg->C + ci;
+            if (plane != filled) /* channel multipliers reuse the plane */
+                rt_dwpad_fill(&j->pad, xp, padded);
+            filled = plane;
+            j->padfn(&j->pad, padded, wp, b ? b[m] : 0.0f, y + p * cg->P);
+        } else {
+            j->fn(&j->plane, xp, wp, b ? b[m] : 0.0f, y + p * cg->P);
+        }
     }
 }
 
@@ -445,6 +490,13 @@ static void conv_depthwise(const rt_call *c, const conv_geo *cg)
     a->act = c->act.on;
     a->lo = c->act.lo;
     a->hi = c->act.hi;
+    j.padfn = NULL;
+    if (c->scratch && dw_pad_geometry(cg, &j.pad) && (j.padfn = rt_dwpad_select(GIR_GEMM_AUTO))) {
+        j.pad.accumulate = a->accumulate;
+        j.pad.act = a->act;
+        j.pad.lo = a->lo;
+        j.pad.hi = a->hi;
+    }
     rt_parallel_for(c->th, cg->N * cg->M, 1, 4, dw_planes, &j);
 }
 

@@ -158,8 +158,9 @@ typedef struct unary_job {
     const unary_params *p;
 } unary_job;
 
-static void unary_part(void *ctx, size_t b, size_t e)
+static void unary_part(void *ctx, size_t b, size_t e, int worker)
 {
+    (void)worker;
     unary_job *j = ctx;
     j->fn(j->x + b, j->y + b, e - b, j->p);
 }
@@ -738,8 +739,9 @@ typedef struct bin_job {
     size_t ea, eb, eo; /* element sizes */
 } bin_job;
 
-static void bin_rows(void *ctx, size_t r0, size_t r1)
+static void bin_rows(void *ctx, size_t r0, size_t r1, int worker)
 {
+    (void)worker;
     bin_job *j = ctx;
     const bcast *b = &j->b;
     size_t sa = b->st[0][b->rank - 1], sb = b->st[1][b->rank - 1];
@@ -750,8 +752,9 @@ static void bin_rows(void *ctx, size_t r0, size_t r1)
     }
 }
 
-static void bin_flat(void *ctx, size_t i0, size_t i1)
+static void bin_flat(void *ctx, size_t i0, size_t i1, int worker)
 {
+    (void)worker;
     bin_job *j = ctx;
     size_t sa = j->b.st[0][0], sb = j->b.st[1][0];
     j->fn(j->pa + i0 * sa * j->ea, sa, j->pb + i0 * sb * j->eb, sb, j->po + i0 * j->eo, i1 - i0);

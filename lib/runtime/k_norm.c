@@ -87,8 +87,9 @@ typedef struct bn_job {
     size_t C, inner;
 } bn_job;
 
-static void bn_planes(void *ctx, size_t p0, size_t p1)
+static void bn_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
+    (void)worker;
     const bn_job *j = ctx;
     for (size_t p = p0; p < p1; p++) {
         size_t ch = p % j->C;
@@ -244,8 +245,9 @@ typedef struct softmax_job {
     bool log;
 } softmax_job;
 
-static void softmax_rows(void *ctx, size_t r0, size_t r1)
+static void softmax_rows(void *ctx, size_t r0, size_t r1, int worker)
 {
+    (void)worker;
     const softmax_job *j = ctx;
     const size_t L = j->len, I = j->inner;
     for (size_t r = r0; r < r1; r++) {

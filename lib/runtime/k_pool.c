@@ -127,8 +127,9 @@ static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
     }
 }
 
-static void pool_planes(void *ctx, size_t p0, size_t p1)
+static void pool_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
+    (void)worker;
     const pool_job *j = ctx;
     const rt_geom *g = &j->s->g;
     const float *x = j->c->in[0]->data;

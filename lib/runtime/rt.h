@@ -131,10 +131,11 @@ static inline size_t rt_dims_prod(const gir_shape *s, int from, int to)
     return n;
 }
 
-/* Runs fn(ctx, begin, end) over [0, total) split among the pool's workers
- * in aligned static parts (serially when total < min_per_thread * 2). */
+/* Runs fn(ctx, begin, end, worker) over [0, total) split among the pool's
+ * workers in aligned static parts (serially, as worker 0, when total <
+ * min_per_thread * 2).  worker indexes per-worker scratch. */
 void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
-                     void (*fn)(void *ctx, size_t begin, size_t end), void *ctx);
+                     void (*fn)(void *ctx, size_t begin, size_t end, int worker), void *ctx);
 
 /* ---- window geometry (Conv, ConvTranspose, pooling) ---------------------- */
 
@@ -180,5 +181,19 @@ typedef struct rt_dwplane {
 typedef void (*rt_dwplane_fn)(const rt_dwplane *a, const float *x, const float *w, float bias, float *y);
 /* The plane kernel compiled for isa (a gir_gemm_isa; AUTO = the best). */
 rt_dwplane_fn rt_dwplane_select(int isa);
+
+/* The vector kernels of k_dw.c: dilation 1, horizontal stride 1 or 2, on a
+ * zero-padded copy of the plane (prows x pstride, with slack). */
+typedef struct rt_dwpad {
+    size_t h, w, oh, ow, kh, kw, sh, sw, ph, pw;
+    size_t prows, pstride; /* (oh-1)*sh + kh rows; >= (ow-1)*sw + kw + 32 */
+    bool accumulate, act;
+    float lo, hi;
+} rt_dwpad;
+typedef void (*rt_dwpad_fn)(const rt_dwpad *a, const float *p, const float *w, float bias, float *y);
+size_t rt_dwpad_floats(const rt_dwpad *a);
+void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p);
+/* NULL when isa (AUTO = the best) has no such kernel. */
+rt_dwpad_fn rt_dwpad_select(int isa);
 
 #endif
