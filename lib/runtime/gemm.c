@@ -213,6 +213,21 @@ static void pack_b(bool trans, const float *b, size_t ldb, size_t p0, size_t kc,
     }
 }
 
+gir_gemm_blayout gir_gemm_b_layout(gir_gemm_isa isa)
+{
+    const gemm_impl *im = impl_for(isa);
+    gir_gemm_blayout l = { im->isa, im->nr, im->kc };
+    return l;
+}
+
+size_t gir_gemm_packed_b_floats(const gir_gemm_blayout *l, size_t k, size_t n)
+{
+    uint64_t npad = (n + l->nr - 1) / l->nr * l->nr, total;
+    if (!gir_mul_u64(npad, k, &total) || total > SIZE_MAX / 8)
+        return 0;
+    return (size_t)total;
+}
+
 gir_status gir_gemm_pack_a(gir_gemm_isa isa, bool trans_a, size_t m, size_t k, const float *a, size_t lda,
                            gir_gemm_packed *out, gir_error *err)
 {
@@ -260,8 +275,9 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
 {
     const size_t MR = im->mr, NR = im->nr, MC = im->mc, KC = im->kc, NC = im->nc;
     const size_t K = g->k;
-    float *pa = ws, *pb = ws + MC * KC;
-    size_t mpad = 0;
+    float *pa = ws, *pb_ws = ws + MC * KC;
+    const float *pb;
+    size_t mpad = 0, npad = (g->n + NR - 1) / NR * NR;
     if (g->packed_a)
         mpad = (g->m + MR - 1) / MR * MR;
     for (size_t jc = j0; jc < j1; jc += NC) {
@@ -269,7 +285,12 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
         for (size_t pc = 0; pc < K; pc += KC) {
             size_t kc = K - pc < KC ? K - pc : KC;
             bool first = pc == 0, last = pc + kc == K;
-            pack_b(g->trans_b, g->b, g->ldb, pc, kc, jc, nc, NR, pb);
+            if (g->packed_b) {
+                pb = g->packed_b + pc * npad + jc * kc; /* jc is a multiple of NR */
+            } else {
+                pack_b(g->trans_b, g->b, g->ldb, pc, kc, jc, nc, NR, pb_ws);
+                pb = pb_ws;
+            }
             gemm_ep ep = { g->alpha, first ? g->beta : 1.0f, NULL, NULL, last && g->clamp, g->lo, g->hi };
             for (size_t ic = i0; ic < i1; ic += MC) {
                 size_t mc = i1 - ic < MC ? i1 - ic : MC;
@@ -407,7 +428,7 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
         gemm_no_k(g);
         return;
     }
-    if (g->m == 1 && !g->packed_a) {
+    if (g->m == 1 && !g->packed_a && !g->packed_b) {
         gemv_job gj = { g };
         if (gir_threads_count(th) > 1 && (double)g->n * (double)g->k >= 65536.0)
             gir_threads_run(th, gemv_worker, &gj);

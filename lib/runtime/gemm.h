@@ -49,6 +49,21 @@ gir_status gir_gemm_pack_a(gir_gemm_isa isa, bool trans_a, size_t m, size_t k, c
                            gir_gemm_packed *out, gir_error *err);
 void gir_gemm_packed_free(gir_gemm_packed *p);
 
+/* How a B operand is laid out when the caller packs it itself (im2col
+ * straight into panels): for each block of kc rows starting at row pc, the
+ * panels of nr columns follow one another, each k-major:
+ *   element (k, j) is at pc * npad + (j / nr) * nr * kcb + (k - pc) * nr + j % nr
+ * with pc = k / kc * kc, kcb = min(kc, K - pc), npad = n rounded up to nr.
+ * Columns past n within the last panel must be zero. */
+typedef struct gir_gemm_blayout {
+    gir_gemm_isa isa; /* resolved */
+    size_t nr, kc;
+} gir_gemm_blayout;
+
+gir_gemm_blayout gir_gemm_b_layout(gir_gemm_isa isa);
+/* Floats of a packed B of k x n (overflow-checked: 0 when too large). */
+size_t gir_gemm_packed_b_floats(const gir_gemm_blayout *l, size_t k, size_t n);
+
 typedef struct gir_gemm_args {
     size_t m, n, k;
     float alpha, beta;          /* beta == 0: C is not read (may hold NaN) */
@@ -59,6 +74,9 @@ typedef struct gir_gemm_args {
     const float *b;
     size_t ldb;
     bool trans_b;
+    /* optional: op(B) already packed with gir_gemm_b_layout() of the kernel
+     * in use (packed_a's, else isa's); b, ldb, trans_b are then ignored */
+    const float *packed_b;
     float *c;
     size_t ldc;
     const float *bias_m;        /* optional, length m: added to row i */

@@ -113,15 +113,17 @@ gir_status rt_geom_make(const rt_call *c, const gir_shape *x, const int64_t *k, 
     return GIR_OK;
 }
 
-/* ---- im2col ---------------------------------------------------------------- */
+/* ---- im2col, straight into the GEMM's packed B panels ----------------------- */
 
 /* Columns for output rows [r0, r1) (a row = one (od, oh) pair) of one
- * group's channels: col[(c,kd,kh,kw)][(row - r0)*OW + ow]. */
+ * group's channels: B[(c,kd,kh,kw)][(row - r0)*OW + ow], written in the
+ * layout of gir_gemm_blayout l. */
 typedef struct im2col_job {
     const rt_geom *g;
     const float *x;  /* the group's first input channel */
     float *col;
-    size_t r0, r1, cg;
+    size_t r0, r1, K;
+    gir_gemm_blayout l;
 } im2col_job;
 
 static void im2col_rows(void *ctx, size_t k0, size_t k1, int worker)
@@ -129,45 +131,61 @@ static void im2col_rows(void *ctx, size_t k0, size_t k1, int worker)
     (void)worker;
     const im2col_job *j = ctx;
     const rt_geom *g = j->g;
-    const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2], NR = j->l.nr, KC = j->l.kc;
     const size_t D = g->in[0], H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
-    const size_t ncols = (j->r1 - j->r0) * OW;
+    const size_t ncols = (j->r1 - j->r0) * OW, npad = (ncols + NR - 1) / NR * NR;
+    const size_t sw = g->s[2];
     for (size_t kr = k0; kr < k1; kr++) {
         size_t kw = kr % KW, t = kr / KW, kh = t % KH;
         t /= KH;
         size_t kd = t % KD, ch = t / KD;
-        float *dst = j->col + kr * ncols;
+        size_t pc = kr / KC * KC, kcb = j->K - pc < KC ? j->K - pc : KC;
+        float *base = j->col + pc * npad + (kr - pc) * NR;
+        const size_t pstride = NR * kcb; /* between panels */
         const float *xc = j->x + ch * D * H * W;
         /* output columns whose input column is inside */
         size_t woff = kw * g->d[2];
-        size_t lo = woff >= g->pb[2] ? 0 : (g->pb[2] - woff + g->s[2] - 1) / g->s[2];
-        size_t hi = W - 1 + g->pb[2] < woff ? 0 : (W - 1 + g->pb[2] - woff) / g->s[2] + 1;
+        size_t lo = woff >= g->pb[2] ? 0 : (g->pb[2] - woff + sw - 1) / sw;
+        size_t hi = W - 1 + g->pb[2] < woff ? 0 : (W - 1 + g->pb[2] - woff) / sw + 1;
         if (hi > OW)
             hi = OW;
         if (lo > hi)
             lo = hi;
-        for (size_t r = j->r0; r < j->r1; r++, dst += OW) {
+        for (size_t r = j->r0; r < j->r1; r++) {
             size_t od = r / OH, oh = r % OH;
             size_t id = od * g->s[0] + kd * g->d[0], ih = oh * g->s[1] + kh * g->d[1];
-            if (id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H) {
-                memset(dst, 0, OW * sizeof(float));
-                continue;
-            }
-            const float *xr = xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W;
-            for (size_t ow = 0; ow < lo; ow++)
-                dst[ow] = 0.0f;
-            if (lo < hi) {
-                const float *xs = xr + lo * g->s[2] + woff - g->pb[2];
-                if (g->s[2] == 1) {
-                    memcpy(dst + lo, xs, (hi - lo) * sizeof(float));
-                } else {
-                    for (size_t ow = lo; ow < hi; ow++)
-                        dst[ow] = xs[(ow - lo) * g->s[2]];
+            bool inside = !(id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H);
+            const float *xr = inside ? xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W : NULL;
+            size_t jb = (r - j->r0) * OW;
+            for (size_t ow = 0; ow < OW;) {
+                size_t jj = jb + ow, in_panel = jj % NR, len = NR - in_panel;
+                if (len > OW - ow)
+                    len = OW - ow;
+                float *dst = base + (jj / NR) * pstride + in_panel;
+                /* [ow, ow+len): zeros, then the inside part, then zeros */
+                size_t a = ow, e = ow + len;
+                size_t c0 = xr ? (lo > a ? lo : a) : e, c1 = xr ? (hi < e ? hi : e) : e;
+                if (c0 > c1)
+                    c0 = c1 = e;
+                for (size_t q = a; q < c0; q++)
+                    dst[q - a] = 0.0f;
+                if (c0 < c1) {
+                    const float *xs = xr + c0 * sw + woff - g->pb[2];
+                    if (sw == 1) {
+                        memcpy(dst + (c0 - a), xs, (c1 - c0) * sizeof(float));
+                    } else {
+                        for (size_t q = c0; q < c1; q++)
+                            dst[q - a] = xs[(q - c0) * sw];
+                    }
                 }
+                for (size_t q = c1; q < e; q++)
+                    dst[q - a] = 0.0f;
+                ow += len;
             }
-            for (size_t ow = hi; ow < OW; ow++)
-                dst[ow] = 0.0f;
         }
+        /* the last panel's columns past the end */
+        for (size_t jj = ncols; jj < npad; jj++)
+            base[(jj / NR) * pstride + jj % NR] = 0.0f;
     }
 }
 
@@ -408,11 +426,11 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         s->packed_from = w->data;
     }
     if (!cg.pointwise) {
-        uint64_t bytes;
-        if (!gir_mul_u64(cg.Kg, cg.chunk_rows * cg.g.out[2], &bytes) || !gir_mul_u64(bytes, sizeof(float), &bytes) ||
-            bytes > SIZE_MAX / 2)
+        gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[0].isa : GIR_GEMM_AUTO);
+        size_t floats = gir_gemm_packed_b_floats(&l, cg.Kg, cg.chunk_rows * cg.g.out[2]);
+        if (floats == 0 && cg.Kg > 0)
             return gir_fail(err, GIR_E_LIMIT, "convolution columns are too large");
-        c->scratch_bytes = (size_t)bytes;
+        c->scratch_bytes = floats * sizeof(float);
     }
     return GIR_OK;
 }
@@ -539,13 +557,13 @@ static gir_status conv_run(rt_call *c, gir_error *err)
                 gir_sgemm(&a, c->th);
                 continue;
             }
+            gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[gi].isa : GIR_GEMM_AUTO);
             for (size_t r0 = 0; r0 < rows; r0 += cg.chunk_rows) {
                 size_t r1 = r0 + cg.chunk_rows < rows ? r0 + cg.chunk_rows : rows;
-                im2col_job j = { &cg.g, xg, c->scratch, r0, r1, cg.Cg };
+                im2col_job j = { &cg.g, xg, c->scratch, r0, r1, cg.Kg, l };
                 rt_parallel_for(c->th, cg.Kg, 1, 8, im2col_rows, &j);
                 a.n = (r1 - r0) * OW;
-                a.b = c->scratch;
-                a.ldb = a.n;
+                a.packed_b = c->scratch;
                 a.c = yg + r0 * OW;
                 gir_sgemm(&a, c->th);
             }
