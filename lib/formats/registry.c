@@ -3,7 +3,10 @@
 
 #include <string.h>
 
+extern const gir_format gir_format_lightnet;
+
 static const gir_format *const registry[] = {
+    &gir_format_lightnet,
     NULL /* sentinel: formats are listed above this line */
 };
 

@@ -71,6 +71,18 @@ float ln_float_slot(double v);
  * and stores it little-endian at dst (gir_dtype_size(dt) bytes). */
 void ln_convert_from_double(void *dst, gir_dtype dt, double v);
 
+/* ONNX-style SAME_UPPER / SAME_LOWER / VALID padding of one spatial axis
+ * of a convolution or pooling window (LightNet's autopad). */
+void ln_autopad_conv(const char *mode, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *begin, int64_t *end);
+
+/* ONNX TensorProto type numbers, the encoding of Cast's `to` (and
+ * SubMean's). */
+int64_t ln_onnx_type(gir_dtype dt);
+
+/* For a tensor the reader fills with LightNet's `ran` (uniform random from
+ * a fixed seed): its range.  False for any other tensor. */
+bool ln_ran_info(const gir_tensor *t, double *lo, double *hi);
+
 /* Graph metadata key for notes the reader wants reported. */
 #define LN_META_NOTES "lightnet.notes"
 gir_status ln_note(gir_graph *g, const char *fmt, ...) GIR_PRINTF(2, 3);

@@ -9,6 +9,7 @@
 #include "io/json.h"
 
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -339,11 +340,6 @@ static void opargs_free(opargs *a)
     free(a->pv);
 }
 
-static tinfo *ti(rd *r, int32_t v)
-{
-    return &r->t[v];
-}
-
 static gir_status grow_t(rd *r)
 {
     size_t need = r->g->n_values;
@@ -646,27 +642,6 @@ static gir_status make_node(rd *r, const char *name, gir_op gop, opargs *a, size
 #define META_FLOATS(n, key, v, cnt) TRYM(gir_attrs_set_floats(r->g, &(n)->meta, key, v, cnt))
 #define META_INTS(n, key, v, cnt) TRYM(gir_attrs_set_ints(r->g, &(n)->meta, key, v, cnt))
 
-/* ONNX TensorProto data type numbers (Cast's `to`). */
-static int64_t onnx_type(gir_dtype dt)
-{
-    switch (dt) {
-    case GIR_DT_F32: return 1;
-    case GIR_DT_U8: return 2;
-    case GIR_DT_I8: return 3;
-    case GIR_DT_U16: return 4;
-    case GIR_DT_I16: return 5;
-    case GIR_DT_I32: return 6;
-    case GIR_DT_I64: return 7;
-    case GIR_DT_BOOL: return 9;
-    case GIR_DT_F16: return 10;
-    case GIR_DT_F64: return 11;
-    case GIR_DT_U32: return 12;
-    case GIR_DT_U64: return 13;
-    case GIR_DT_BF16: return 16;
-    default: return 0;
-    }
-}
-
 /* A name for a helper node (or value) graphconv adds, taken by no op (or
  * tensor) of the file and not yet in the graph. */
 static const char *fresh_name(rd *r, const char *base, bool node)
@@ -752,26 +727,6 @@ static gir_status make_shape(rd *r, const gir_json *at, const int64_t *dims, siz
 }
 
 /* ---- autopad ---------------------------------------------------------------- */
-
-/* ONNX-style SAME/VALID padding for one spatial axis of a convolution. */
-static void autopad_conv(const char *mode, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *begin, int64_t *end)
-{
-    if (strcmp(mode, "VALID") == 0) {
-        *begin = *end = 0;
-        return;
-    }
-    int64_t out = (in + s - 1) / s;
-    int64_t total = (out - 1) * s + (k - 1) * d + 1 - in;
-    if (total < 0)
-        total = 0;
-    if (strcmp(mode, "SAME_UPPER") == 0) {
-        *begin = total / 2;
-        *end = total - *begin;
-    } else {
-        *end = total / 2;
-        *begin = total - *end;
-    }
-}
 
 static bool is_autopad(const char *m)
 {
@@ -1025,7 +980,7 @@ static gir_status op_window(rd *r, opargs *a, const char *optype)
             /* LightNet's pooling hands the helper the N and C dims instead of
              * H and W; the padding it computes is reproduced as is. */
             int64_t in = pool ? src->shape.dims[ax] : src->shape.dims[2 + ax];
-            autopad_conv(autopad, in, size[ax], stride[ax], dil[ax], &pad[ax], &pad[2 + ax]);
+            ln_autopad_conv(autopad, in, size[ax], stride[ax], dil[ax], &pad[ax], &pad[2 + ax]);
         }
         recomputed = true;
     } else if (strcmp(autopad, "NOTSET") != 0) {
@@ -1316,7 +1271,7 @@ static gir_status op_maxreduce(rd *r, opargs *a, bool with_arg)
         return gir_nomem(r->err);
     gir_node *c;
     TRY(make_node(r, cn, GIR_OP_Cast, a, 1, &am->out[0], 1, &c));
-    SET_INT(c, "to", onnx_type(GIR_DT_I32));
+    SET_INT(c, "to", ln_onnx_type(GIR_DT_I32));
     META_STR(c, "lightnet.op", a->op->name);
     META_STR(n, "lightnet.op", a->op->name);
     return new_output(r, c, 0, a->out_name[1], GIR_DT_I32, &s);
@@ -1486,7 +1441,7 @@ static gir_status op_submean(rd *r, opargs *a)
     gir_node *n;
     TRY(make_node(r, a->op->name, GIR_OP_SubMean, a, 1, a->in, 1, &n));
     TRYM(gir_attrs_set_floats(r->g, &n->attrs, "mean", mean, 3));
-    SET_INT(n, "to", onnx_type(dt));
+    SET_INT(n, "to", ln_onnx_type(dt));
     return new_output(r, n, 0, a->out_name[0], dt, &s);
 }
 
@@ -1934,6 +1889,16 @@ static gir_status ran_load(void *vctx, void *dst, uint64_t nbytes, gir_error *er
 }
 
 static const gir_loader ran_loader = { ran_load, free };
+
+bool ln_ran_info(const gir_tensor *t, double *lo, double *hi)
+{
+    if (!t || t->loader != &ran_loader)
+        return false;
+    const ran_ctx *c = t->loader_ctx;
+    *lo = c->lo;
+    *hi = c->hi;
+    return true;
+}
 
 static uint64_t fnv(const char *s)
 {

@@ -304,3 +304,42 @@ gir_status ln_note(gir_graph *g, const char *fmt, ...)
     free(s);
     return st;
 }
+
+void ln_autopad_conv(const char *mode, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *begin, int64_t *end)
+{
+    if (strcmp(mode, "VALID") == 0) {
+        *begin = *end = 0;
+        return;
+    }
+    int64_t out = (in + s - 1) / s;
+    int64_t total = (out - 1) * s + (k - 1) * d + 1 - in;
+    if (total < 0)
+        total = 0;
+    if (strcmp(mode, "SAME_UPPER") == 0) {
+        *begin = total / 2;
+        *end = total - *begin;
+    } else {
+        *end = total / 2;
+        *begin = total - *end;
+    }
+}
+
+int64_t ln_onnx_type(gir_dtype dt)
+{
+    switch (dt) {
+    case GIR_DT_F32: return 1;
+    case GIR_DT_U8: return 2;
+    case GIR_DT_I8: return 3;
+    case GIR_DT_U16: return 4;
+    case GIR_DT_I16: return 5;
+    case GIR_DT_I32: return 6;
+    case GIR_DT_I64: return 7;
+    case GIR_DT_BOOL: return 9;
+    case GIR_DT_F16: return 10;
+    case GIR_DT_F64: return 11;
+    case GIR_DT_U32: return 12;
+    case GIR_DT_U64: return 13;
+    case GIR_DT_BF16: return 16;
+    default: return 0;
+    }
+}
