@@ -1908,6 +1908,20 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
+/* Keeps a create's `data` param that does not make the tensor's values
+ * (from_file, ran) so it is written back as it was. */
+static gir_status keep_data(rd *r, gir_value *gv, const gir_json *dv)
+{
+    double *d = malloc((dv->len + 1) * sizeof *d);
+    if (!d)
+        return gir_nomem(r->err);
+    for (size_t j = 0; j < dv->len; j++)
+        gir_json_get_double(&dv->u.items[j], &d[j]);
+    gir_status st = gir_attrs_set_floats(r->g, &gv->meta, "lightnet.data", d, dv->len) ? gir_nomem(r->err) : GIR_OK;
+    free(d);
+    return st;
+}
+
 static gir_status settle_create(rd *r, int32_t v, const ln_wts *wts)
 {
     gir_value *gv = val(r, v);
@@ -1917,6 +1931,12 @@ static gir_status settle_create(rd *r, int32_t v, const ln_wts *wts)
     gir_tensor *tensor = NULL;
     gir_status st = GIR_OK;
     if (t->create == CR_CREATE && t->from_file) {
+        /* `data` (and `ran`) do not count here; data is kept for writing back */
+        size_t di;
+        const gir_json *dv = jget(find_arg(op->params, "data", &di), "value");
+        if (!(dv->len == 1 && dv->u.items[0].type == GIR_JSON_NUMBER && dv->u.items[0].len == 1 &&
+              dv->u.items[0].u.num[0] == '0'))
+            TRY(keep_data(r, gv, dv));
         const ln_wts_record *rec = ln_wts_find(wts, gv->name);
         if (rec) {
             st = ln_wts_tensor(wts, rec, &gv->shape, &tensor, r->err);
@@ -1952,15 +1972,7 @@ static gir_status settle_create(rd *r, int32_t v, const ln_wts *wts)
             TRY(ln_note(r->g, "tensor %s (op %s): uniform random values in [%g, %g] from seed %llu; LightNet draws "
                         "them from rand() seeded by the clock", gv->name, op->name, lo, hi,
                         (unsigned long long)r->seed));
-            double *d = malloc(dv->len * sizeof *d);
-            if (!d) {
-                gir_tensor_unref(tensor);
-                return gir_nomem(r->err);
-            }
-            for (size_t j = 0; j < dv->len; j++)
-                gir_json_get_double(&dv->u.items[j], &d[j]);
-            st = gir_attrs_set_floats(r->g, &gv->meta, "lightnet.data", d, dv->len) ? gir_nomem(r->err) : GIR_OK;
-            free(d);
+            st = keep_data(r, gv, dv);
         } else {
             st = gir_tensor_new(gv->dtype, &gv->shape, &tensor, r->err);
             if (st)
@@ -2019,7 +2031,6 @@ static gir_status finish(rd *r)
         st = ln_wts_scan(wp, wts_lookup, r, max_bytes > 0 ? (size_t)max_bytes : 0, &wts, r->err);
     }
     if (!st && wts) {
-        TRYM(gir_attrs_set_string(r->g, &r->g->meta, "lightnet.params", wp));
         if (wts->n_skipped)
             st = ln_note(r->g, "%s: %zu record%s name%s no tensor of the model and %s skipped like LightNet does "
                          "(first: %s)", wp, wts->n_skipped, wts->n_skipped == 1 ? "" : "s",

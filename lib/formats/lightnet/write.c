@@ -807,7 +807,12 @@ static gir_status emit_create(wr *w, int32_t vi)
         P_bool(w, "from_file", false);
         goto done;
     }
-    P_nums(w, "ran", ran, 2);
+    const gir_attr *mr = vmeta(v, "lightnet.ran");
+    if (st != ST_INLINE && mr && mr->type == GIR_ATTR_FLOATS && mr->u.floats.n == 2 &&
+        mr->u.floats.v[0] <= mr->u.floats.v[1])
+        P_nums(w, "ran", mr->u.floats.v, 2); /* from_file: LightNet ignores ran */
+    else
+        P_nums(w, "ran", ran, 2);
     if (st == ST_INLINE) {
         if (all_zero(data, t->nbytes)) {
             P_nums(w, "data", (double[]){ 0 }, 1);
@@ -824,7 +829,11 @@ static gir_status emit_create(wr *w, int32_t vi)
         }
         P_bool(w, "from_file", false);
     } else {
-        P_nums(w, "data", (double[]){ 0 }, 1);
+        const gir_attr *md = vmeta(v, "lightnet.data");
+        if (md && md->type == GIR_ATTR_FLOATS && md->u.floats.n)
+            P_nums(w, "data", md->u.floats.v, md->u.floats.n);
+        else
+            P_nums(w, "data", (double[]){ 0 }, 1);
         P_bool(w, "from_file", true);
         if (st == ST_WTS) {
             if (!GIR_GROW(w->wts, w->cap_wts, w->n_wts + 1)) {
@@ -1192,7 +1201,7 @@ static gir_status w_plain(wr *w, const char *optype, bool alias)
 static bool float_param(wr *w, const char *pname, double canon, const char *meta)
 {
     const gir_node *n = N(w);
-    if (!(canon > FLT_MIN) || !(canon < FLT_MAX)) {
+    if (!(canon >= FLT_MIN) || !(canon <= FLT_MAX)) {
         refuse(w, GIR_E_UNSUPPORTED_ATTR, n->name, "%s with %s=%g (LightNet reads its `%s` as a float clamped to "
                "[1.18e-38, 3.4e38])", gir_op_name(n->op), n->op == GIR_OP_LeakyRelu ? "alpha" : "epsilon", canon,
                pname);

@@ -191,7 +191,7 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
     }
     tokrd r = { f, 0, 1 };
     char tok[TOKEN_CAP];
-    size_t tlen;
+    size_t tlen = 0;
     unsigned line = 1;
     gir_status st = GIR_OK;
     if (!next_token(&r, tok, sizeof tok, &tlen, &line) || tlen >= sizeof tok || !parse_int(tok, &w->count)) {
