@@ -75,10 +75,6 @@ void ln_convert_from_double(void *dst, gir_dtype dt, double v);
  * of a convolution or pooling window (LightNet's autopad). */
 void ln_autopad_conv(const char *mode, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *begin, int64_t *end);
 
-/* ONNX TensorProto type numbers, the encoding of Cast's `to` (and
- * SubMean's). */
-int64_t ln_onnx_type(gir_dtype dt);
-
 /* For a tensor the reader fills with LightNet's `ran` (uniform random from
  * a fixed seed): its range.  False for any other tensor. */
 bool ln_ran_info(const gir_tensor *t, double *lo, double *hi);

@@ -7,6 +7,7 @@
 #include "lightnet.h"
 
 #include "io/json.h"
+#include "passes/passes.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -1271,7 +1272,7 @@ static gir_status op_maxreduce(rd *r, opargs *a, bool with_arg)
         return gir_nomem(r->err);
     gir_node *c;
     TRY(make_node(r, cn, GIR_OP_Cast, a, 1, &am->out[0], 1, &c));
-    SET_INT(c, "to", ln_onnx_type(GIR_DT_I32));
+    SET_STR(c, "to", gir_dtype_name(GIR_DT_I32));
     META_STR(c, "lightnet.op", a->op->name);
     META_STR(n, "lightnet.op", a->op->name);
     return new_output(r, c, 0, a->out_name[1], GIR_DT_I32, &s);
@@ -1441,7 +1442,7 @@ static gir_status op_submean(rd *r, opargs *a)
     gir_node *n;
     TRY(make_node(r, a->op->name, GIR_OP_SubMean, a, 1, a->in, 1, &n));
     TRYM(gir_attrs_set_floats(r->g, &n->attrs, "mean", mean, 3));
-    SET_INT(n, "to", ln_onnx_type(dt));
+    SET_STR(n, "to", gir_dtype_name(dt));
     return new_output(r, n, 0, a->out_name[0], dt, &s);
 }
 
@@ -2170,6 +2171,8 @@ gir_status ln_read(const char *path, const gir_options *opts, gir_graph **out, g
         st = check_op(&r, i);
     if (!st)
         st = finish(&r);
+    if (!st)
+        st = gir_graph_finish(r.g, err);
     if (!st && gir_attrs_set_string(r.g, &r.g->meta, "source.format", "lightnet"))
         st = gir_nomem(err);
 out:

@@ -324,22 +324,3 @@ void ln_autopad_conv(const char *mode, int64_t in, int64_t k, int64_t s, int64_t
     }
 }
 
-int64_t ln_onnx_type(gir_dtype dt)
-{
-    switch (dt) {
-    case GIR_DT_F32: return 1;
-    case GIR_DT_U8: return 2;
-    case GIR_DT_I8: return 3;
-    case GIR_DT_U16: return 4;
-    case GIR_DT_I16: return 5;
-    case GIR_DT_I32: return 6;
-    case GIR_DT_I64: return 7;
-    case GIR_DT_BOOL: return 9;
-    case GIR_DT_F16: return 10;
-    case GIR_DT_F64: return 11;
-    case GIR_DT_U32: return 12;
-    case GIR_DT_U64: return 13;
-    case GIR_DT_BF16: return 16;
-    default: return 0;
-    }
-}

@@ -2156,7 +2156,7 @@ static gir_status build_groups(wr *w)
         if (w->is_output[av] || n_consumers(w, av) != 1)
             continue;
         const gir_node *c = g->nodes[w->cons[w->cons_start[av]]];
-        if (c->op != GIR_OP_Cast || gir_attrs_get_int(&c->attrs, "to", 0) != ln_onnx_type(GIR_DT_I32) ||
+        if (c->op != GIR_OP_Cast || gir_dtype_from_name(gir_attrs_get_string(&c->attrs, "to", "")) != GIR_DT_I32 ||
             w->group_of[w->cons[w->cons_start[av]]] >= 0)
             continue;
         int32_t x = a->in[0];
