@@ -968,6 +968,175 @@ static void test_writer_chains(void **state)
     free(p);
 }
 
+
+static void test_more_ops(void **state)
+{
+    (void)state;
+    char *t = ir1(CREATE("f", "TL_FLOAT", "[1, 21, 4, 5]") ", " CREATE("an", "TL_FLOAT", "[3, 2]") ", " CREATE(
+                      "k", "TL_FLOAT", "[6]"),
+                  "{\"name\": \"yolo\", \"optype\": \"detect_yolov3\", \"tensors_in\": [{\"arg_name\": \"feature\", "
+                  "\"name\": \"f\"}, {\"arg_name\": \"anchors\", \"name\": \"an\"}], \"tensors_out\": [{\"arg_name\": "
+                  "\"box_centers\", \"name\": \"bc\"}, {\"arg_name\": \"box_sizes\", \"name\": \"bs\"}, {\"arg_name\": "
+                  "\"boxes\", \"name\": \"bx\"}, {\"arg_name\": \"confs\", \"name\": \"cf\"}, {\"arg_name\": \"probs\", "
+                  "\"name\": \"pr\"}], \"params\": [{\"arg_name\": \"img_width\", \"value\": 416}, {\"arg_name\": "
+                  "\"img_height\", \"value\": 320}]}, {\"name\": \"fp\", \"optype\": \"fprint\", \"tensors_in\": "
+                  "[{\"arg_name\": \"src\", \"name\": \"cf\"}], \"tensors_out\": [], \"params\": [{\"arg_name\": "
+                  "\"msg\", \"value\": \"confs\"}, {\"arg_name\": \"file\", \"value\": \"confs.txt\"}]}, {\"name\": "
+                  "\"so\", \"optype\": \"sort1d\", \"tensors_in\": [{\"arg_name\": \"src_key\", \"name\": \"k\"}], "
+                  "\"tensors_out\": [{\"arg_name\": \"dst_key\", \"name\": \"ks\"}], \"params\": [{\"arg_name\": "
+                  "\"dir\", \"value\": \"TL_SORT_DIR_ASCENDING\"}]}, {\"name\": \"rs\", \"optype\": \"resize\", "
+                  "\"tensors_in\": [{\"arg_name\": \"src\", \"name\": \"bx\"}], \"tensors_out\": [{\"arg_name\": "
+                  "\"dst\", \"name\": \"bxr\"}], \"params\": [{\"arg_name\": \"mode\", \"value\": \"TL_NEAREST\"}, "
+                  "{\"arg_name\": \"dims\", \"value\": [1, 3, 4, 2, 10]}]}");
+    gir_graph *g = load_text_ok(t);
+    free(t);
+    assert_int_equal(node(g, "yolo")->op, GIR_OP_YoloV3Decode);
+    assert_shape(value(g, "bc"), "[1,3,2,4,5]");
+    assert_shape(value(g, "bx"), "[1,3,4,4,5]");
+    assert_shape(value(g, "cf"), "[1,3,1,4,5]");
+    assert_shape(value(g, "pr"), "[1,3,2,4,5]");
+    assert_string_equal(gir_attrs_get_string(&node(g, "fp")->attrs, "file", ""), "confs.txt");
+    assert_int_equal(node(g, "so")->n_in, 1);
+    assert_int_equal(gir_attrs_get_int(&node(g, "so")->attrs, "descending", -1), 0);
+    assert_ints(node(g, "rs"), "sizes", "1,3,4,2,10");
+    assert_int_equal(value(g, "an")->kind, GIR_VALUE_WEIGHT); /* anchors: a parameter argument */
+    gir_graph *g2 = roundtrip(g, "more.json", NULL);
+    assert_same(g, g2, true);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+
+    /* the ran fill follows the seed option */
+    const char *ran = "{\"ops\": [{\"name\": \"c\", \"optype\": \"create\", \"tensors_in\": [], \"tensors_out\": "
+                      "[{\"arg_name\": \"dst\", \"name\": \"r\"}], \"params\": [{\"arg_name\": \"dtype\", \"value\": "
+                      "\"TL_INT32\"}, {\"arg_name\": \"dims\", \"value\": [64]}, {\"arg_name\": \"ran\", \"value\": "
+                      "[-3, 3]}, {\"arg_name\": \"data\", \"value\": [0]}, {\"arg_name\": \"from_file\", \"value\": "
+                      "false}]}]}";
+    char *p = put("ran.json", ran);
+    gir_options *o = gir_options_new();
+    TU_OK(gir_options_set(o, "seed", "7", NULL), NULL);
+    gir_graph *a = NULL, *b = NULL, *c = NULL;
+    TU_OK(gir_load(p, NULL, NULL, &a, NULL), NULL);
+    TU_OK(gir_load(p, NULL, o, &b, NULL), NULL);
+    TU_OK(gir_load(p, NULL, o, &c, NULL), NULL);
+    bool eq = true;
+    TU_OK(gir_tensor_equal(value(a, "r")->data, value(b, "r")->data, &eq, NULL), NULL);
+    assert_false(eq);
+    TU_OK(gir_tensor_equal(value(c, "r")->data, value(b, "r")->data, &eq, NULL), NULL);
+    assert_true(eq);
+    assert_true(notes_contain(b, "from seed 7"));
+    const void *d;
+    TU_OK(gir_tensor_load(value(b, "r")->data, &d, NULL), NULL);
+    bool neg = false, pos = false;
+    for (int i = 0; i < 64; i++) {
+        int32_t v = ((const int32_t *)d)[i];
+        assert_true(v >= -3 && v <= 3);
+        neg |= v < 0;
+        pos |= v > 0;
+    }
+    assert_true(neg && pos);
+    gir_graph_free(a);
+    gir_graph_free(b);
+    gir_graph_free(c);
+    TU_OK(gir_options_set(o, "seed", "x", NULL), NULL);
+    gir_error err = GIR_ERROR_INIT;
+    TU_FAILS(gir_load(p, NULL, o, &a, &err), &err, GIR_E_ARGUMENT, "option seed=x is not an integer");
+    gir_error_clear(&err);
+    gir_options_free(o);
+    free(p);
+}
+
+static void test_writer_more(void **state)
+{
+    (void)state;
+    gir_graph *g = new_graph();
+    int32_t x = add_input(g, "x", "1,3,4,4");
+    /* ArgMax -> Cast(int32), no ReduceMax: a maxreduce_arg with a spare dst */
+    gir_node *am = add_op(g, "am", GIR_OP_ArgMax, x, -1, "idx64", g->values[x]);
+    TU_OK(gir_attrs_set_int(g, &am->attrs, "axis", 1), NULL);
+    g->values[am->out[0]]->dtype = GIR_DT_I64;
+    g->values[am->out[0]]->shape = (gir_shape){ 4, { 1, 1, 4, 4 } };
+    gir_node *cs = add_op(g, "cast", GIR_OP_Cast, am->out[0], -1, "idx", g->values[am->out[0]]);
+    TU_OK(gir_attrs_set_string(g, &cs->attrs, "to", "int32"), NULL);
+    g->values[cs->out[0]]->dtype = GIR_DT_I32;
+    /* ReduceMax without keepdims: maxreduce + reshape */
+    gir_node *rm = add_op(g, "rm", GIR_OP_ReduceMax, x, -1, "mx", g->values[x]);
+    TU_OK(gir_attrs_set_ints(g, &rm->attrs, "axes", (int64_t[]){ 2, 3 }, 2), NULL);
+    TU_OK(gir_attrs_set_int(g, &rm->attrs, "keepdims", 0), NULL);
+    g->values[rm->out[0]]->shape = (gir_shape){ 2, { 1, 3 } };
+    /* GlobalAveragePool */
+    gir_node *gp = add_op(g, "gap", GIR_OP_GlobalAveragePool, x, -1, "avg", g->values[x]);
+    g->values[gp->out[0]]->shape = (gir_shape){ 4, { 1, 3, 1, 1 } };
+    /* Slice on two axes */
+    gir_node *sl = add_op(g, "sl", GIR_OP_Slice, x, -1, "part", g->values[x]);
+    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "starts", (int64_t[]){ 1, -3 }, 2), NULL);
+    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "ends", (int64_t[]){ 3, 100 }, 2), NULL);
+    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "axes", (int64_t[]){ 1, 3 }, 2), NULL);
+    g->values[sl->out[0]]->shape = (gir_shape){ 4, { 1, 2, 4, 3 } };
+    /* Conv without bias */
+    int32_t w;
+    gir_tensor *wt;
+    gir_shape ws = { 4, { 2, 3, 1, 1 } };
+    TU_OK(gir_tensor_new(GIR_DT_F32, &ws, &wt, NULL), NULL);
+    ((float *)wt->data)[0] = 1.5f;
+    TU_OK(gir_graph_add_value(g, "w", GIR_VALUE_WEIGHT, &w, NULL), NULL);
+    gir_value_set_data(g->values[w], wt);
+    gir_tensor_unref(wt);
+    gir_node *cv = add_op(g, "cv", GIR_OP_Conv, x, w, "conv", g->values[x]);
+    g->values[cv->out[0]]->shape = (gir_shape){ 4, { 1, 2, 4, 4 } };
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i] != am)
+            TU_OK(gir_graph_add_output(g, g->nodes[i]->out[0], NULL), NULL);
+    char *p = tu_join(tmp, "more_w.json");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_save(g, p, "lightnet", NULL, &err), &err);
+    size_t len;
+    char *text = tu_slurp(p, &len);
+    assert_non_null(strstr(text, "\"optype\": \"maxreduce_arg\""));
+    assert_non_null(strstr(text, "{\"arg_name\": \"dst\", \"name\": \"idx_max\"}"));
+    assert_non_null(strstr(text, "\"name\": \"rm_reshape\""));
+    assert_non_null(strstr(text, "{\"arg_name\": \"size\", \"value\": [4, 4]}"));
+    assert_non_null(strstr(text, "\"name\": \"sl_2\""));
+    assert_non_null(strstr(text, "{\"arg_name\": \"bias\", \"name\": \"cv_bias\"}"));
+    free(text);
+    gir_graph *g2 = NULL;
+    TU_OK(gir_load(p, NULL, NULL, &g2, &err), &err);
+    assert_shape(value(g2, "mx"), "[1,3]");
+    assert_shape(value(g2, "part"), "[1,2,4,3]");
+    assert_int_equal(value(g2, "idx")->dtype, GIR_DT_I32);
+    assert_int_equal(node(g2, "cv")->n_in, 3);
+    bool eq = false;
+    TU_OK(gir_tensor_equal(value(g2, "w")->data, g->values[w]->data, &eq, &err), &err);
+    assert_true(eq);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+    free(p);
+
+    /* refusals of values and opaque nodes; allow-opaque writes them */
+    g = new_graph();
+    int32_t h = add_input(g, "h\"q", "2");
+    g->values[h]->dtype = GIR_DT_F16;
+    gir_node *op;
+    TU_OK(gir_graph_add_node(g, "op", GIR_OP_OPAQUE, 1, 1, &op, NULL), NULL);
+    op->opaque_format = "tvm";
+    op->opaque_op = "tvm_op";
+    op->in[0] = add_input(g, "y", "2");
+    TU_OK(gir_node_make_output(g, op, 0, "z", NULL), NULL);
+    g->values[op->out[0]]->dtype = GIR_DT_F32;
+    g->values[op->out[0]]->shape = (gir_shape){ 1, { 2 } };
+    TU_OK(gir_attrs_set_string(g, &op->attrs, "func_name", "fused"), NULL);
+    gir_node *ca = add_op(g, "lonely_cast", GIR_OP_Cast, op->out[0], -1, "zc", g->values[op->out[0]]);
+    TU_OK(gir_attrs_set_string(g, &ca->attrs, "to", "int32"), NULL);
+    p = tu_join(tmp, "refused2.json");
+    TU_FAILS(gir_save(g, p, "lightnet", NULL, &err), &err, GIR_E_UNSUPPORTED,
+             "dtype float16 (LightNet has no such type) (1 node, first 'h\"q')",
+             "a name containing '\"' (LightNet's comment pre-pass does not understand escaped quotes)",
+             "tvm operator tvm_op (opaque) (1 node, first 'op')", "Cast (1 node, first 'lonely_cast')");
+    gir_error_clear(&err);
+    assert_false(gir_path_exists(p));
+    gir_graph_free(g);
+    free(p);
+}
+
 /* ---- through other formats --------------------------------------------------- */
 
 static void via_format(const char *fmt, const char *ext)
@@ -1020,7 +1189,8 @@ int main(void)
         cmocka_unit_test(test_wts_roundtrip),   cmocka_unit_test(test_wts_errors),
         cmocka_unit_test(test_dialect),         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_op_mapping),      cmocka_unit_test(test_writer_refusals),
-        cmocka_unit_test(test_writer_chains),   cmocka_unit_test(test_via_nnvm),
+        cmocka_unit_test(test_writer_chains),   cmocka_unit_test(test_more_ops),
+        cmocka_unit_test(test_writer_more),     cmocka_unit_test(test_via_nnvm),
         cmocka_unit_test(test_via_nnp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
