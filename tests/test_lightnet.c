@@ -1145,19 +1145,31 @@ static void via_format(const char *fmt, const char *ext)
         print_message("format %s is not in this build: skipped\n", fmt);
         skip();
     }
-    /* shufflenetv2 uses only ops every format shares; squeezedet does not */
-    gir_graph *g = load_real("shufflenetv2.json");
-    char name[64];
-    snprintf(name, sizeof name, "via%s", ext);
-    char *p = tu_join(tmp, name);
+    /* shufflenetv2 (no weight file) and convnet (weights in convnet.wts)
+     * use only ops every format shares; squeezedet does not */
+    char *conv = tu_testdata("lightnet/convnet.json");
+    gir_graph *gc = NULL;
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, p, fmt, NULL, &err), &err);
-    gir_graph *g2 = NULL;
-    TU_OK(gir_load(p, fmt, NULL, &g2, &err), &err);
-    gir_graph *g3 = roundtrip(g2, "via_back.json", NULL);
-    assert_same(g, g3, false);
-    gir_graph_free(g3);
-    gir_graph_free(g2);
+    TU_OK(load(conv, NULL, &gc, &err), &err);
+    free(conv);
+    gir_graph *models[2] = { load_real("shufflenetv2.json"), gc };
+    char *p = NULL;
+    for (int m = 0; m < 2; m++) {
+        char name[64];
+        snprintf(name, sizeof name, "via%d%s", m, ext);
+        free(p);
+        p = tu_join(tmp, name);
+        TU_OK(gir_save(models[m], p, fmt, NULL, &err), &err);
+        gir_graph *g2 = NULL;
+        TU_OK(gir_load(p, fmt, NULL, &g2, &err), &err);
+        snprintf(name, sizeof name, "via%d_back.json", m);
+        gir_graph *g3 = roundtrip(g2, name, NULL);
+        assert_same(models[m], g3, false);
+        gir_graph_free(g3);
+        gir_graph_free(g2);
+    }
+    gir_graph_free(models[1]);
+    gir_graph *g = models[0];
     gir_graph *s = load_real("squeezedet.json");
     char *p2 = tu_join(tmp, "sq_via");
     TU_FAILS(gir_save(s, p2, fmt, NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "SqueezeDetBoxDecode");
