@@ -469,9 +469,9 @@ static void test_wts_errors(void **state)
     WTS_REFUSED("x\n", "line 1", "the file must start with the record count");
     WTS_REFUSED("-1\n", "negative record count -1");
     WTS_REFUSED("2\nconv_b 0 2 3dcccccd be4ccccd\n", "line 3", "the count says 2 records but the file holds 1");
-    WTS_REFUSED("1\nconv_b 0 3 3dcccccd be4ccccd 0\n", "line 2",
+    WTS_REFUSED("1\nconv_b 0 3 3dcccccd be4ccccd 0\n", "line 2", "node 'create_b'",
                 "weight 'conv_b': length 3 does not match the tensor's 2 elements");
-    WTS_REFUSED("1\nconv_b 0 2 3dcccccd zz\n", "line 2", "weight 'conv_b': value 2 of 2 is 'zz', not a float32 hex value");
+    WTS_REFUSED("1\nconv_b 0 2 3dcccccd zz\n", "line 2", "node 'create_b'", "weight 'conv_b': value 2 of 2 is 'zz', not a float32 hex value");
     WTS_REFUSED("1\nconv_b 0 2 3dcccccd 1234567890\n", "value 2 of 2 is '1234567890'");
     WTS_REFUSED("1\nconv_b 0 2 3dcccccd\n", "weight 'conv_b': the file ends after 1 of its 2 values");
     WTS_REFUSED("1\nconv_b 1 2 0 0\n", "weight 'conv_b': type 1 is not supported (half");

@@ -108,8 +108,9 @@ typedef struct ln_wts {
 } ln_wts;
 
 /* Tensor lookup the scanner needs: element count and dtype of a tensor of
- * the model, false when the model has no such tensor. */
-typedef bool (*ln_wts_lookup)(void *ctx, const char *name, int64_t *numel, gir_dtype *dtype);
+ * the model and the op that writes it (for messages), false when the model
+ * has no such tensor. */
+typedef bool (*ln_wts_lookup)(void *ctx, const char *name, int64_t *numel, gir_dtype *dtype, const char **op);
 
 /* Scans and validates a whole .wts file the way LightNet's loader reads it:
  * count, then count records "NAME TYPE LEN value...".  A record naming no

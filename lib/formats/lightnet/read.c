@@ -1848,12 +1848,13 @@ out:
 
 /* ---- pass 3: creates, weights, inputs and outputs ---------------------------- */
 
-static bool wts_lookup(void *ctx, const char *name, int64_t *n, gir_dtype *dt)
+static bool wts_lookup(void *ctx, const char *name, int64_t *n, gir_dtype *dt, const char **op)
 {
     rd *r = ctx;
     int32_t v = gir_graph_value_index(r->g, name);
     if (v < 0 || val(r, v)->shape.rank < 0)
         return false;
+    *op = r->t[v].op >= 0 ? r->ops[r->t[v].op].name : NULL;
     *n = numel(&val(r, v)->shape);
     *dt = val(r, v)->dtype;
     return true;

@@ -190,6 +190,7 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
         return gir_nomem(err);
     }
     tokrd r = { f, 0, 1 };
+    const char *cur_op = NULL; /* the op creating the tensor of the record being read */
     char tok[TOKEN_CAP];
     size_t tlen = 0;
     unsigned line = 1;
@@ -216,7 +217,8 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
         }
         int64_t numel = 0;
         gir_dtype dt = GIR_DT_UNKNOWN;
-        if (!lookup(ctx, tok, &numel, &dt)) {
+        cur_op = NULL;
+        if (!lookup(ctx, tok, &numel, &dt, &cur_op)) {
             /* LightNet: "ignore unused weight NAME", then skips the line. */
             if (w->n_skipped < 8) {
                 char **sk = realloc(w->skipped, (w->n_skipped + 1) * sizeof *sk);
@@ -232,6 +234,7 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
             }
             w->n_skipped++;
             skip_line(&r);
+            cur_op = NULL;
             continue;
         }
         if (!GIR_GROW(w->recs, w->cap, w->n + 1)) {
@@ -285,11 +288,14 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
         if (st)
             goto fail;
         w->n++;
+        cur_op = NULL;
     }
     fclose(f);
     *out = w;
     return GIR_OK;
 fail:
+    if (cur_op)
+        gir_err_node(err, cur_op);
     fclose(f);
     ln_wts_free(w);
     return st;
