@@ -824,8 +824,9 @@ static void test_op_mapping(void **state)
     gir_graph_free(g);
 
     /* tensorrt stays opaque, shapes from its params, written back verbatim */
-    t = ir1(CREATE("x", "TL_FLOAT", "[1, 3, 8, 8]"),
-            "{\"name\": \"trt\", \"optype\": \"tensorrt\", \"tensors_in\": [{\"arg_name\": \"src0\", \"name\": \"x\"}], "
+    t = ir1(CREATE("x", "TL_FLOAT", "[1, 3, 8, 8]") ", " CREATE("tw", "TL_FLOAT", "[3]"),
+            "{\"name\": \"trt\", \"optype\": \"tensorrt\", \"tensors_in\": [{\"arg_name\": \"src0\", \"name\": \"x\"}, "
+            "{\"arg_name\": \"weight0\", \"name\": \"tw\"}], "
             "\"tensors_out\": [{\"arg_name\": \"dst0\", \"name\": \"y\"}], \"params\": [{\"arg_name\": \"batch_size\", "
             "\"value\": 1}, {\"arg_name\": \"dst0_shape\", \"value\": [1, 3, 8, 8]}, {\"arg_name\": \"dst0_dtype\", "
             "\"value\": \"TL_FLOAT\"}, {\"arg_name\": \"op0\", \"value\": \"activation\"}, {\"arg_name\": \"op0_src\", "
@@ -838,6 +839,10 @@ static void test_op_mapping(void **state)
     assert_string_equal(trt->opaque_format, "lightnet");
     assert_string_equal(trt->opaque_op, "tensorrt");
     assert_shape(value(g, "y"), "[1,3,8,8]");
+    assert_int_equal(value(g, "x")->kind, GIR_VALUE_INPUT);
+    assert_int_equal(value(g, "tw")->kind, GIR_VALUE_WEIGHT);
+    assert_true(gir_attrs_get_int(&trt->attrs, "batch_size", 0) == 0); /* numbers are kept as floats */
+    assert_true(gir_attrs_get_float(&trt->attrs, "batch_size", 0) == 1.0);
     g2 = roundtrip(g, "trt.json", NULL);
     assert_same(g, g2, true);
     gir_graph_free(g2);

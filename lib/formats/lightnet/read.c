@@ -1608,8 +1608,12 @@ static gir_status op_opaque(rd *r, const ln_opref *op)
         if (ins[k] < 0)
             st = rfail(r, jget(te, "name"), GIR_E_REFERENCE, "input `%s` reads tensor '%s', which no earlier op writes",
                        in_args[k], tname);
-        else
-            r->t[ins[k]].any_use = r->t[ins[k]].data_use = true;
+        else {
+            r->t[ins[k]].any_use = true;
+            /* tensorrt's weight<k> inputs are parameters, not data */
+            if (strncmp(in_args[k], "weight", 6) != 0)
+                r->t[ins[k]].data_use = true;
+        }
     }
     if (st)
         goto out;
