@@ -421,43 +421,38 @@ static gir_status end_op(wr *w)
 
 /* ---- names --------------------------------------------------------------- */
 
-/* A fresh op name (unique among the ops written). */
-static const char *op_name(wr *w, const char *want, char *buf, size_t n)
+/* A fresh name: for an op (unique among the ops written and not the name
+ * of another node; a node may use its own), or for a tensor graphconv adds
+ * (taken by no value and no other added tensor). */
+static const char *fresh(wr *w, bool op, const char *want, char *buf, size_t n)
 {
     if (!w->emit)
         return want;
+    strset *taken = op ? &w->opnames : &w->tnames;
     for (unsigned long k = 0;; k++) {
         if (k)
             snprintf(buf, n, "%.400s_%lu", want, k);
         else
             snprintf(buf, n, "%.400s", want);
-        if (!ss_has(&w->opnames, buf) && gir_graph_node_index(w->g, buf) < 0)
+        if (ss_has(taken, buf))
+            continue;
+        int32_t other = op ? gir_graph_node_index(w->g, buf) : gir_graph_value_index(w->g, buf);
+        if (other < 0 || (op && other == w->cur))
             break;
-        if (k == 0 && gir_graph_node_index(w->g, buf) >= 0 && !ss_has(&w->opnames, buf) &&
-            w->cur >= 0 && strcmp(w->g->nodes[w->cur]->name, buf) == 0)
-            break; /* the node's own name */
     }
-    if (!ss_add(&w->opnames, buf))
+    if (!ss_add(taken, buf))
         w->op.failed = true;
     return buf;
 }
 
-/* A fresh tensor name for a tensor graphconv adds. */
+static const char *op_name(wr *w, const char *want, char *buf, size_t n)
+{
+    return fresh(w, true, want, buf, n);
+}
+
 static const char *tensor_name(wr *w, const char *want, char *buf, size_t n)
 {
-    if (!w->emit)
-        return want;
-    for (unsigned long k = 0;; k++) {
-        if (k)
-            snprintf(buf, n, "%.400s_%lu", want, k);
-        else
-            snprintf(buf, n, "%.400s", want);
-        if (!ss_has(&w->tnames, buf) && gir_graph_value_index(w->g, buf) < 0)
-            break;
-    }
-    if (!ss_add(&w->tnames, buf))
-        w->op.failed = true;
-    return buf;
+    return fresh(w, false, want, buf, n);
 }
 
 /* ---- graph helpers -------------------------------------------------------- */
@@ -1284,6 +1279,50 @@ static gir_status w_batchnorm(wr *w)
     return node_done(w);
 }
 
+/* A left-deep chain of two-input ops over the node's inputs (LightNet's
+ * elew and concat take exactly two): t1 = op(x0, x1), t2 = op(t1, x2), ...,
+ * the last writing the node's output; one input is a forward.  The param is
+ * the string pstr when given, else the integer pint. */
+static gir_status emit_chain(wr *w, const char *optype, const char *pname, const char *pstr, int64_t pint)
+{
+    const gir_node *n = N(w);
+    gir_value *y = out_v(w, 0);
+    char nb[512], ob[64], tb[512], prev[512];
+    if (n->n_in == 1) {
+        begin_op(w, node_opname(w, nb, sizeof nb), "forward");
+        IN("src", in_v(w, 0)->name);
+        OUT("dst", y->name);
+        mark(w, n->out[0], w->root[n->in[0]]);
+        return node_done(w);
+    }
+    snprintf(prev, sizeof prev, "%s", in_v(w, 0)->name);
+    for (size_t k = 1; k < n->n_in; k++) {
+        bool last = k + 1 == n->n_in;
+        char want[480];
+        snprintf(want, sizeof want, "%.400s_part%zu", y->name, k);
+        const char *dst = last ? y->name : tensor_name(w, want, tb, sizeof tb);
+        if (k == 1) {
+            begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, optype, ob, sizeof ob));
+        } else {
+            char on[480];
+            snprintf(on, sizeof on, "%.400s_%zu", n->name, k);
+            begin_op(w, op_name(w, on, nb, sizeof nb), generic_optype(w, optype, ob, sizeof ob));
+        }
+        IN("src1", prev);
+        IN("src2", in_v(w, k)->name);
+        OUT("dst", dst);
+        if (pstr)
+            P_str(w, pname, pstr);
+        else
+            P_int(w, pname, pint);
+        gir_status st = last ? node_done(w) : end_op(w);
+        if (st)
+            return st;
+        snprintf(prev, sizeof prev, "%s", dst);
+    }
+    return GIR_OK;
+}
+
 /* elew on equal shapes; N-ary Max/Min/Sum become a chain. */
 static gir_status w_elew(wr *w, const char *elew_op)
 {
@@ -1303,37 +1342,7 @@ static gir_status w_elew(wr *w, const char *elew_op)
     }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64], tb[512], prev[512];
-    if (n->n_in == 1) {
-        begin_op(w, node_opname(w, nb, sizeof nb), "forward");
-        IN("src", in_v(w, 0)->name);
-        OUT("dst", y->name);
-        mark(w, n->out[0], w->root[n->in[0]]);
-        return node_done(w);
-    }
-    snprintf(prev, sizeof prev, "%s", in_v(w, 0)->name);
-    for (size_t k = 1; k < n->n_in; k++) {
-        bool last = k + 1 == n->n_in;
-        char want[480];
-        snprintf(want, sizeof want, "%.400s_part%zu", y->name, k);
-        const char *dst = last ? y->name : tensor_name(w, want, tb, sizeof tb);
-        if (k == 1) {
-            begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, "elew", ob, sizeof ob));
-        } else {
-            char on[480];
-            snprintf(on, sizeof on, "%.400s_%zu", n->name, k);
-            begin_op(w, op_name(w, on, nb, sizeof nb), generic_optype(w, "elew", ob, sizeof ob));
-        }
-        IN("src1", prev);
-        IN("src2", in_v(w, k)->name);
-        OUT("dst", dst);
-        P_str(w, "elew_op", elew_op);
-        gir_status st = last ? node_done(w) : end_op(w);
-        if (st)
-            return st;
-        snprintf(prev, sizeof prev, "%s", dst);
-    }
-    return GIR_OK;
+    return emit_chain(w, "elew", "elew_op", elew_op, 0);
 }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze: reshape to the output shape. */
@@ -1397,38 +1406,8 @@ static gir_status w_concat(wr *w)
     }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64], tb[512], prev[512];
-    if (n->n_in == 1) {
-        begin_op(w, node_opname(w, nb, sizeof nb), "forward");
-        IN("src", in_v(w, 0)->name);
-        OUT("dst", y->name);
-        mark(w, n->out[0], w->root[n->in[0]]);
-        return node_done(w);
-    }
     /* LightNet concatenates exactly two tensors: more become a chain. */
-    snprintf(prev, sizeof prev, "%s", in_v(w, 0)->name);
-    for (size_t k = 1; k < n->n_in; k++) {
-        bool last = k + 1 == n->n_in;
-        char want[480];
-        snprintf(want, sizeof want, "%.400s_part%zu", y->name, k);
-        const char *dst = last ? y->name : tensor_name(w, want, tb, sizeof tb);
-        if (k == 1) {
-            begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, "concat", ob, sizeof ob));
-        } else {
-            char on[480];
-            snprintf(on, sizeof on, "%.400s_%zu", n->name, k);
-            begin_op(w, op_name(w, on, nb, sizeof nb), generic_optype(w, "concat", ob, sizeof ob));
-        }
-        IN("src1", prev);
-        IN("src2", in_v(w, k)->name);
-        OUT("dst", dst);
-        P_int(w, "axis", axis);
-        gir_status st = last ? node_done(w) : end_op(w);
-        if (st)
-            return st;
-        snprintf(prev, sizeof prev, "%s", dst);
-    }
-    return GIR_OK;
+    return emit_chain(w, "concat", "axis", NULL, axis);
 }
 
 /* Slice with step 1: one LightNet slice per sliced axis. */
