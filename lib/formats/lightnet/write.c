@@ -1174,6 +1174,10 @@ static gir_status w_plain(wr *w, const char *optype, bool alias)
     if (!check_io(w))
         return GIR_OK;
     const gir_node *n = N(w);
+    if (n->op == GIR_OP_Dropout && a_int(n, "training_mode", 0)) {
+        refuse(w, GIR_E_UNSUPPORTED_ATTR, n->name, "Dropout with training_mode=1");
+        return GIR_OK;
+    }
     if (n->n_out > 1)
         for (size_t k = 1; k < n->n_out; k++)
             if (n->out[k] >= 0 && (n_consumers(w, n->out[k]) || w->is_output[n->out[k]])) {
