@@ -336,6 +336,36 @@ static void test_real_invalid(void **state)
     refused_real("squeezedet_invalid.json", GIR_E_SYNTAX, "line 199:5", "malformed JSON", "[syntax]");
 }
 
+
+static int probe_file(const char *rel, bool shared)
+{
+    char *p = shared ? tu_shared(rel) : tu_testdata(rel);
+    unsigned char head[GIR_PROBE_BYTES];
+    size_t n = 0;
+    TU_OK(gir_read_head(p, head, sizeof head, &n, NULL), NULL);
+    int score = gir_format_find("lightnet")->probe(head, n, p);
+    free(p);
+    return score;
+}
+
+static void test_probe(void **state)
+{
+    (void)state;
+    assert_int_equal(probe_file("realworld/lightnet/squeezedet.json", true), 95);
+    assert_int_equal(probe_file("realworld/lightnet/test_ops.json", true), 95);
+    assert_int_equal(probe_file("realworld/lightnet/squeezedet_invalid.json", true), 95); /* then refused */
+    assert_int_equal(probe_file("lightnet/tiny.json", false), 95);                          /* after a comment */
+    static const char *const others[] = {
+        "realworld/mxnet/lenet-symbol.json", "realworld/mxnet/save_000800.json",
+        "realworld/mxnet/vgg_dnnl_model1.json", "realworld/tvm/wrn_fc.json",
+        "realworld/tvm/relay_deploy_graph.json", "realworld/nnvm/lenet_nnvm_graph.json",
+        "realworld/nnp/lenet_010000.nnp",
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (probe_file(others[i], true) != 0)
+            fail_msg("the lightnet probe claims %s", others[i]);
+}
+
 /* ---- round trips -------------------------------------------------------- */
 
 static gir_graph *roundtrip(const gir_graph *g, const char *name, const gir_options *wo)
@@ -1208,7 +1238,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_test_ops),   cmocka_unit_test(test_real_cuda_test),
         cmocka_unit_test(test_real_squeezedet), cmocka_unit_test(test_real_shufflenetv2),
-        cmocka_unit_test(test_real_invalid),    cmocka_unit_test(test_roundtrip_real),
+        cmocka_unit_test(test_real_invalid),    cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_roundtrip_real),
         cmocka_unit_test(test_wts_roundtrip),   cmocka_unit_test(test_wts_errors),
         cmocka_unit_test(test_dialect),         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_op_mapping),      cmocka_unit_test(test_writer_refusals),
