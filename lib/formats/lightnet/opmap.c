@@ -59,11 +59,11 @@ const gir_op_map ln_op_maps[] = {
     { "sigmoid", GIR_OP_Sigmoid, RW, NULL, NULL },
     { "lrelu", GIR_OP_LeakyRelu, RW,
       A({ "negslope", "alpha", "read through LightNet's float slot: <= 1.18e-38 (zero, negative) becomes FLT_MIN; "
-                               "alpha <= FLT_MIN is refused" }),
+                               "alpha outside [FLT_MIN, FLT_MAX] is refused" }),
       NULL },
     { "softmax", GIR_OP_Softmax, RW, A({ "axis", "axis", "0 <= axis < rank (negative axes normalised)" }), NULL },
     { "batchnorm", GIR_OP_BatchNormalization, RW,
-      A({ "epsilon", "epsilon", "float slot; must be > FLT_MIN" },
+      A({ "epsilon", "epsilon", "float slot: <= 1.18e-38 becomes FLT_MIN; epsilon outside [FLT_MIN, FLT_MAX] is refused" },
         { "scale/offset/mean/var", NULL, "inputs 1..4 = scale, B, mean, var" }),
       "NCHW, inference only (training_mode=1 refused)" },
     { "elew", GIR_OP_Add, RW, A({ "elew_op", NULL, "TL_SUM" }), "equal shapes only: broadcasting is refused" },
