@@ -6,6 +6,7 @@
 
 #include "passes/passes.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -61,7 +62,44 @@ struct gir_session {
     gir_tensor **results;
     size_t n_results;
     void *stream;
+    char **warnings; /* of the last run */
+    size_t n_warnings, cap_warnings;
 };
+
+static void clear_warnings(gir_session *s)
+{
+    for (size_t i = 0; i < s->n_warnings; i++)
+        free(s->warnings[i]);
+    s->n_warnings = 0;
+}
+
+void rt_warn(rt_call *c, const char *fmt, ...)
+{
+    gir_session *s = c->session;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    char *full = msg ? gir_strdupf("node '%s': %s", c->node->name, msg) : NULL;
+    free(msg);
+    if (!full)
+        return;
+    if (s->n_warnings >= 1000 || !GIR_GROW(s->warnings, s->cap_warnings, s->n_warnings + 1)) {
+        free(full);
+        return;
+    }
+    s->warnings[s->n_warnings++] = full;
+}
+
+GIR_API size_t gir_session_warning_count(const gir_session *s)
+{
+    return s->n_warnings;
+}
+
+GIR_API const char *gir_session_warning(const gir_session *s, size_t i)
+{
+    return i < s->n_warnings ? s->warnings[i] : NULL;
+}
 
 /* ---- helpers used by kernels ------------------------------------------- */
 
@@ -220,6 +258,8 @@ GIR_API void gir_session_free(gir_session *s)
         }
     free_buffers(s);
     free_results(s);
+    clear_warnings(s);
+    free(s->warnings);
     gir_threads_free(s->th);
     free(s->vals);
     free(s->nodes);
@@ -406,6 +446,7 @@ static gir_status setup_nodes(gir_session *s, gir_error *err)
         rt_call *c = &rn->call;
         c->g = g;
         c->node = n;
+        c->session = s;
         c->n_in = n->n_in;
         c->n_out = n->n_out;
         c->in = calloc(n->n_in ? n->n_in : 1, sizeof *c->in);
@@ -847,6 +888,7 @@ GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
     const gir_graph *g = s->g;
     gir_status st;
     free_results(s);
+    clear_warnings(s);
     for (size_t i = 0; i < s->n_inputs; i++)
         if (!s->vals[s->inputs[i]].fed)
             return gir_fail(err, GIR_E_ARGUMENT, "input '%s' was not given", g->values[s->inputs[i]]->name);

@@ -89,6 +89,16 @@
 #define KERNEL_DepthToSpace (&gir_k_depth_to_space)
 #define KERNEL_SpaceToDepth (&gir_k_space_to_depth)
 #define KERNEL_Shape (&gir_k_shape)
+#define KERNEL_Print (&gir_k_print)
+#define KERNEL_Sort (&gir_k_sort)
+#define KERNEL_GatherBlocks (&gir_k_gather_blocks)
+#define KERNEL_RangeFill (&gir_k_range_fill)
+#define KERNEL_SqueezeDetBoxDecode (&gir_k_squeezedet_box_decode)
+#define KERNEL_YoloV3Decode (&gir_k_yolov3_decode)
+#define KERNEL_SubMean (&gir_k_submean)
+#define KERNEL_DotProduct (&gir_k_dot_product)
+#define KERNEL_Stack (&gir_k_stack)
+#define KERNEL_Unstack (&gir_k_unstack)
 
 static const rt_kernel *const kernel_table[] = {
     [GIR_OP_OPAQUE] = NULL, /* opaque nodes: see gir_rt_kernel */

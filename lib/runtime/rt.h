@@ -41,7 +41,12 @@ typedef struct rt_call {
      * is already in out[0]'s buffer (set before prepare). */
     bool accumulate;
     void *stream;     /* stdio FILE * for side-effect ops (print) */
+    struct gir_session *session; /* for rt_warn */
 } rt_call;
+
+/* Records a warning of this run (the library never prints; the CLI shows
+ * them): "node 'NAME': MESSAGE". */
+void rt_warn(rt_call *c, const char *fmt, ...) GIR_PRINTF(2, 3);
 
 enum {
     RT_VIEW = 1u << 0,     /* out[0] is in[0]'s data reinterpreted (same bytes) */
@@ -167,6 +172,8 @@ extern const rt_kernel gir_k_reduce, gir_k_argminmax;
 extern const rt_kernel gir_k_reshape, gir_k_flatten, gir_k_transpose, gir_k_squeeze, gir_k_unsqueeze,
     gir_k_concat, gir_k_split, gir_k_slice, gir_k_pad, gir_k_tile, gir_k_expand, gir_k_gather, gir_k_resize,
     gir_k_depth_to_space, gir_k_space_to_depth, gir_k_shape;
+extern const rt_kernel gir_k_print, gir_k_sort, gir_k_gather_blocks, gir_k_range_fill, gir_k_squeezedet_box_decode,
+    gir_k_yolov3_decode, gir_k_submean, gir_k_dot_product, gir_k_stack, gir_k_unstack;
 
 /* ---- depthwise convolution plane (k_conv.c; exposed for tests) ------------ */
 

@@ -62,9 +62,16 @@ GIR_API gir_tensor *gir_session_output(const gir_session *s, size_t i);
  * when there is no such value or it was not kept. */
 GIR_API gir_tensor *gir_session_value(const gir_session *s, const char *name);
 
-/* Where side-effect operators (LightNet print/fprint) write; stdout when
- * never set.  The stream must stay open for the session's runs. */
+/* Where side-effect operators (Print, from LightNet's print) write; stdout
+ * when never set.  The stream must stay open for the session's runs.  Print
+ * with a file attribute writes that file, as LightNet's fprint does. */
 GIR_API void gir_session_set_print_stream(gir_session *s, void *stdio_file);
+
+/* Warnings of the last run ("node 'p1': cannot open 'x.txt' ..."): what
+ * LightNet prints as warnings and goes on (a Print file that cannot be
+ * opened).  Valid until the next run. */
+GIR_API size_t gir_session_warning_count(const gir_session *s);
+GIR_API const char *gir_session_warning(const gir_session *s, size_t i);
 
 /* Whether the runtime has a kernel for a canonical op name ("Conv"). */
 GIR_API bool gir_runtime_supports_op(const char *op);
