@@ -584,6 +584,164 @@ static void test_resize(void **state)
     one_end(&o);
 }
 
+/* Print writes TensorLight's layout to the session's stream; with a file
+ * attribute to that file, and a file that cannot be opened is a warning. */
+static void test_print(void **state)
+{
+    (void)state;
+    one o;
+    const float x[6] = { 2, 3, 4, 6, 7, 8 };
+    one_begin(&o, GIR_OP_Print, 1, 0, (const gir_tensor *const[]){ rt_tensor_new(GIR_DT_F32, 2, DIMS(2, 3), x) });
+    rt_attr_string(o.g, o.n, "message", "tensor2:");
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(o.g, 1, &s, &err), &err);
+    char *dir = tu_tempdir(), *path = tu_join(dir, "out.txt");
+    FILE *f = fopen(path, "w+");
+    assert_non_null(f);
+    gir_session_set_print_stream(s, f);
+    TU_OK(gir_session_set_input(s, 0, o.in[0], &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    fclose(f);
+    size_t len;
+    char *text = tu_slurp(path, &len);
+    assert_string_equal(text, "tensor2:\n[[2.000 3.000 4.000]\n [6.000 7.000 8.000]]\n"
+                              "tensor2:\n[[2.000 3.000 4.000]\n [6.000 7.000 8.000]]\n");
+    free(text);
+    gir_session_free(s);
+    one_end(&o);
+
+    /* 3-D int32 to a file (fprint), then an unopenable file */
+    int32_t xi[8] = { 1, -2, 3, 4, 5, 6, 7, 8 };
+    one_begin(&o, GIR_OP_Print, 1, 0, (const gir_tensor *const[]){ rt_tensor_new(GIR_DT_I32, 3, DIMS(2, 2, 2), xi) });
+    rt_attr_string(o.g, o.n, "message", "m");
+    char *file = tu_join(dir, "fprint.txt");
+    rt_attr_string(o.g, o.n, "file", file);
+    TU_OK(gir_session_new(o.g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, o.in[0], &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_session_warning_count(s), 0);
+    text = tu_slurp(file, &len);
+    assert_string_equal(text, "m\n[[[1 -2]\n  [3 4]]\n [[5 6]\n  [7 8]]]\n");
+    free(text);
+    gir_session_free(s);
+    char *bad = tu_join(dir, "no/such/dir.txt");
+    rt_attr_string(o.g, o.n, "file", bad);
+    TU_OK(gir_session_new(o.g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, o.in[0], &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_session_warning_count(s), 1);
+    assert_non_null(strstr(gir_session_warning(s, 0), "node 'node': cannot open '"));
+    assert_non_null(strstr(gir_session_warning(s, 0), "no/such/dir.txt' for writing: No such file or directory"));
+    gir_session_free(s);
+    one_end(&o);
+    free(bad);
+    free(file);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void test_lightnet_ops(void **state)
+{
+    (void)state;
+    one o;
+    gir_tensor *y, *ys[5];
+    /* Sort: stable, values follow their keys; descending */
+    one_begin(&o, GIR_OP_Sort, 2, 2,
+              (const gir_tensor *const[]){ T_F32(1, DIMS(5), 3, 1, 2, 1, NAN),
+                                           rt_tensor_new(GIR_DT_I32, 1, DIMS(5), (const int32_t[]){ 0, 1, 2, 3, 4 }) });
+    one_run(&o, ys, 2);
+    rt_expect_f32(ys[0], 1, DIMS(5), F32S(1, 1, 2, 3, NAN), 1e-9);
+    rt_expect_bytes(ys[1], GIR_DT_I32, 1, DIMS(5), (const int32_t[]){ 1, 3, 2, 0, 4 });
+    gir_tensor_unref(ys[0]);
+    gir_tensor_unref(ys[1]);
+    rt_attr_int(o.g, o.n, "descending", 1);
+    one_run(&o, ys, 2);
+    rt_expect_bytes(ys[1], GIR_DT_I32, 1, DIMS(5), (const int32_t[]){ 4, 0, 2, 1, 3 });
+    gir_tensor_unref(ys[0]);
+    gir_tensor_unref(ys[1]);
+    one_end(&o);
+    /* GatherBlocks: blocks of 2 at indices 2, 0 */
+    one_begin(&o, GIR_OP_GatherBlocks, 2, 1,
+              (const gir_tensor *const[]){ T_F32(1, DIMS(6), 0, 1, 2, 3, 4, 5), T_I64(1, DIMS(3), 2, 0, 1) });
+    rt_attr_int(o.g, o.n, "count", 2);
+    rt_attr_int(o.g, o.n, "block_size", 2);
+    one_run(&o, &y, 1);
+    rt_expect_f32(y, 1, DIMS(4), F32S(4, 5, 0, 1), 0);
+    gir_tensor_unref(y);
+    gir_tensor_unref(o.in[1]);
+    o.in[1] = T_I64(1, DIMS(3), 3, 0, 1);
+    rt_run_fails(o.g, o.in, 2, GIR_E_ARGUMENT, "GatherBlocks index 3 is outside the 3 blocks of the data", NULL);
+    one_end(&o);
+    /* RangeFill into int32: truncation toward zero */
+    one_begin(&o, GIR_OP_RangeFill, 1, 1,
+              (const gir_tensor *const[]){ rt_tensor_new(GIR_DT_I32, 1, DIMS(4), NULL) });
+    rt_attr_float(o.g, o.n, "start", -1.5);
+    rt_attr_float(o.g, o.n, "limit", 2.5);
+    rt_attr_float(o.g, o.n, "delta", 1.0);
+    one_run(&o, &y, 1);
+    rt_expect_bytes(y, GIR_DT_I32, 1, DIMS(4), (const int32_t[]){ -1, 0, 0, 1 }); /* -1.5 -0.5 0.5 1.5 */
+    gir_tensor_unref(y);
+    one_end(&o);
+    /* SubMean: HWC uint8 to CHW float */
+    one_begin(&o, GIR_OP_SubMean, 1, 1,
+              (const gir_tensor *const[]){ rt_tensor_new(GIR_DT_U8, 3, DIMS(1, 2, 3), (const uint8_t[]){ 10, 20, 30, 40, 50, 60 }) });
+    RT_FLOATS(o.g, o.n, "mean", 1.0, 2.0, 3.5);
+    rt_attr_string(o.g, o.n, "to", "float32");
+    one_run(&o, &y, 1);
+    rt_expect_f32(y, 3, DIMS(3, 1, 2), F32S(9, 39, 18, 48, 26.5f, 56.5f), 0);
+    gir_tensor_unref(y);
+    one_end(&o);
+    /* DotProduct in the input type */
+    one_begin(&o, GIR_OP_DotProduct, 2, 1, (const gir_tensor *const[]){ T_I64(2, DIMS(1, 3), 1, 2, 3), T_I64(2, DIMS(1, 3), 4, 5, 6) });
+    one_run(&o, &y, 1);
+    rt_expect_i64(y, 1, DIMS(1), I64S(32));
+    gir_tensor_unref(y);
+    one_end(&o);
+    /* Stack on axis 1, Unstack back */
+    one_begin(&o, GIR_OP_Stack, 2, 1, (const gir_tensor *const[]){ T_F32(1, DIMS(2), 1, 2), T_F32(1, DIMS(2), 3, 4) });
+    rt_attr_int(o.g, o.n, "axis", -1);
+    one_run(&o, &y, 1);
+    rt_expect_f32(y, 2, DIMS(2, 2), F32S(1, 3, 2, 4), 0);
+    one_end(&o);
+    one_begin(&o, GIR_OP_Unstack, 1, 2, (const gir_tensor *const[]){ y });
+    rt_attr_int(o.g, o.n, "axis", 1);
+    one_run(&o, ys, 2);
+    rt_expect_f32(ys[0], 1, DIMS(2), F32S(1, 2), 0);
+    rt_expect_f32(ys[1], 1, DIMS(2), F32S(3, 4), 0);
+    gir_tensor_unref(ys[0]);
+    gir_tensor_unref(ys[1]);
+    one_end(&o);
+    /* SqueezeDetBoxDecode: one box, zero deltas: the anchor scaled and clipped */
+    one_begin(&o, GIR_OP_SqueezeDetBoxDecode, 2, 1,
+              (const gir_tensor *const[]){ T_F32(2, DIMS(1, 4), 0, 0, 0, 0), T_F32(1, DIMS(4), 10, 20, 8, 100) });
+    rt_attr_int(o.g, o.n, "width", 100);
+    rt_attr_int(o.g, o.n, "height", 100);
+    rt_attr_int(o.g, o.n, "img_width", 200);
+    rt_attr_int(o.g, o.n, "img_height", 100);
+    one_run(&o, &y, 1);
+    /* cx 20, cy 20, w 16, h 100: [12, max(-30,0), 28, min(70, 99)] */
+    rt_expect_f32(y, 2, DIMS(1, 4), F32S(12, 0, 28, 70), 1e-5);
+    gir_tensor_unref(y);
+    one_end(&o);
+    /* YoloV3Decode: one anchor, one class, a 1x2 grid of zeros */
+    one_begin(&o, GIR_OP_YoloV3Decode, 2, 5,
+              (const gir_tensor *const[]){ rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 6, 1, 2), NULL), T_F32(2, DIMS(1, 2), 3, 4) });
+    rt_attr_int(o.g, o.n, "img_width", 8);
+    rt_attr_int(o.g, o.n, "img_height", 4);
+    one_run(&o, ys, 5);
+    rt_expect_f32(ys[0], 5, DIMS(1, 1, 2, 1, 2), F32S(2, 6, 2, 2), 1e-6);       /* (0.5 + x) * 8/2, (0.5 + 0) * 4 */
+    rt_expect_f32(ys[1], 5, DIMS(1, 1, 2, 1, 2), F32S(3, 3, 4, 4), 1e-6);
+    rt_expect_f32(ys[2], 5, DIMS(1, 1, 4, 1, 2), F32S(0.5f, 4.5f, 0, 0, 3.5f, 7.5f, 4, 4), 1e-6);
+    rt_expect_f32(ys[3], 5, DIMS(1, 1, 1, 1, 2), F32S(0.5f, 0.5f), 1e-6);
+    rt_expect_f32(ys[4], 5, DIMS(1, 1, 1, 1, 2), F32S(0.5f, 0.5f), 1e-6);
+    for (int i = 0; i < 5; i++)
+        gir_tensor_unref(ys[i]);
+    one_end(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +750,7 @@ int main(void)
         cmocka_unit_test(test_views_and_copies), cmocka_unit_test(test_pad_tile_expand_gather),
         cmocka_unit_test(test_depth_space),    cmocka_unit_test(test_norms),
         cmocka_unit_test(test_reductions),     cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_print),          cmocka_unit_test(test_lightnet_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

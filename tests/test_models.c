@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static gir_tensor *run_model(const gir_graph *g, gir_tensor *x, int threads)
 {
@@ -83,9 +84,61 @@ static void test_squeezenet(void **state)
     check_model("squeezenet1_0");
 }
 
+/* The LightNet documentation's create/slice/print example (seed 001): the
+ * IR after "Example" and what `lightnet example.json` prints, both taken
+ * from the seed text; our run prints the same. */
+static void test_lightnet_seed_example(void **state)
+{
+    (void)state;
+    if (!gir_format_find("lightnet"))
+        skip();
+    char *seed = tu_shared("seeds/001_94c518433e874cad.txt");
+    size_t len;
+    char *text = tu_slurp(seed, &len);
+    assert_non_null(text);
+    free(seed);
+    /* the IR: from the first line "{" after "Example" to the next line "}" */
+    char *ex = strstr(text, "\nExample\n");
+    assert_non_null(ex);
+    char *open = strstr(ex, "\n{\n"), *close = open ? strstr(open, "\n}\n") : NULL;
+    assert_true(open && close);
+    /* the expected output: the lines after the command, before "info:" */
+    char *cmd = strstr(close, "$ lightnet example.json\n"), *info = cmd ? strstr(cmd, "info: run time") : NULL;
+    assert_true(cmd && info);
+    cmd += strlen("$ lightnet example.json\n");
+    char *want = gir_strdupf("%.*s", (int)(info - cmd), cmd);
+    char *dir = tu_tempdir(), *model = tu_join(dir, "example.json"), *out = tu_join(dir, "stdout.txt");
+    assert_true(tu_write(model, open + 1, (size_t)(close + 2 - (open + 1)) + 1));
+
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g;
+    TU_OK(gir_load(model, NULL, NULL, &g, &err), &err);
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    assert_int_equal(gir_session_input_count(s), 0);
+    FILE *f = fopen(out, "w");
+    assert_non_null(f);
+    gir_session_set_print_stream(s, f);
+    TU_OK(gir_session_run(s, &err), &err);
+    fclose(f);
+    char *got = tu_slurp(out, &len);
+    assert_string_equal(got, want);
+    assert_string_equal(got, "tensor2:\n[[2.000 3.000 4.000]\n [6.000 7.000 8.000]]\n");
+    free(got);
+    gir_session_free(s);
+    gir_graph_free(g);
+    tu_rmtree(dir);
+    free(dir);
+    free(model);
+    free(out);
+    free(want);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lightnet_seed_example),
         cmocka_unit_test(test_resnet18),
         cmocka_unit_test(test_mobilenet_v2),
         cmocka_unit_test(test_squeezenet),

@@ -200,6 +200,9 @@ int cmd_run(int argc, char **argv)
         rc = gc_report(&err);
         goto out;
     }
+    /* what LightNet would warn about and go on (a Print file that cannot be opened) */
+    for (size_t i = 0; i < gir_session_warning_count(s); i++)
+        fprintf(stderr, "graphconv: warning: %s\n", gir_session_warning(s, i));
     if (repeat > 0) {
         times = malloc((size_t)repeat * sizeof *times);
         if (!times) {
