@@ -126,6 +126,29 @@ typedef struct im2col_job {
     gir_gemm_blayout l;
 } im2col_job;
 
+/* Short copies and fills inline (library calls cost more than the work on
+ * runs of at most a panel). */
+static inline void copy_run(float *d, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(d + i, src + i, 8 * sizeof(float));
+    for (; i < n; i++)
+        d[i] = src[i];
+}
+
+static inline void zero_run(float *d, size_t n)
+{
+    static const float zeros[8];
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(d + i, zeros, 8 * sizeof(float));
+    for (; i < n; i++)
+        d[i] = 0.0f;
+}
+
+#define IM2COL_ROW 512 /* output columns gathered at a time */
+
 static void im2col_rows(void *ctx, size_t k0, size_t k1, int worker)
 {
     (void)worker;
@@ -135,6 +158,7 @@ static void im2col_rows(void *ctx, size_t k0, size_t k1, int worker)
     const size_t D = g->in[0], H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
     const size_t ncols = (j->r1 - j->r0) * OW, npad = (ncols + NR - 1) / NR * NR;
     const size_t sw = g->s[2];
+    float row[IM2COL_ROW];
     for (size_t kr = k0; kr < k1; kr++) {
         size_t kw = kr % KW, t = kr / KW, kh = t % KH;
         t /= KH;
@@ -151,41 +175,50 @@ static void im2col_rows(void *ctx, size_t k0, size_t k1, int worker)
             hi = OW;
         if (lo > hi)
             lo = hi;
+        /* panel position of the current column, advanced without divisions */
+        size_t panel = 0, in_panel = 0;
         for (size_t r = j->r0; r < j->r1; r++) {
             size_t od = r / OH, oh = r % OH;
             size_t id = od * g->s[0] + kd * g->d[0], ih = oh * g->s[1] + kh * g->d[1];
             bool inside = !(id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H);
             const float *xr = inside ? xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W : NULL;
-            size_t jb = (r - j->r0) * OW;
-            for (size_t ow = 0; ow < OW;) {
-                size_t jj = jb + ow, in_panel = jj % NR, len = NR - in_panel;
-                if (len > OW - ow)
-                    len = OW - ow;
-                float *dst = base + (jj / NR) * pstride + in_panel;
-                /* [ow, ow+len): zeros, then the inside part, then zeros */
-                size_t a = ow, e = ow + len;
-                size_t c0 = xr ? (lo > a ? lo : a) : e, c1 = xr ? (hi < e ? hi : e) : e;
-                if (c0 > c1)
-                    c0 = c1 = e;
-                for (size_t q = a; q < c0; q++)
-                    dst[q - a] = 0.0f;
-                if (c0 < c1) {
-                    const float *xs = xr + c0 * sw + woff - g->pb[2];
-                    if (sw == 1) {
-                        memcpy(dst + (c0 - a), xs, (c1 - c0) * sizeof(float));
-                    } else {
-                        for (size_t q = c0; q < c1; q++)
-                            dst[q - a] = xs[(q - c0) * sw];
+            for (size_t c0 = 0; c0 < OW; c0 += IM2COL_ROW) {
+                size_t c1 = c0 + IM2COL_ROW < OW ? c0 + IM2COL_ROW : OW, n = c1 - c0;
+                /* the row's values for output columns [c0, c1) */
+                size_t a = lo > c0 ? lo : c0, e = hi < c1 ? hi : c1;
+                if (!xr || a >= e) {
+                    zero_run(row, n);
+                } else {
+                    zero_run(row, a - c0);
+                    const float *xs = xr + a * sw + woff - g->pb[2];
+                    float *d = row + (a - c0);
+                    size_t m = e - a;
+                    if (sw == 1)
+                        copy_run(d, xs, m);
+                    else if (sw == 2)
+                        for (size_t q = 0; q < m; q++)
+                            d[q] = xs[2 * q];
+                    else
+                        for (size_t q = 0; q < m; q++)
+                            d[q] = xs[q * sw];
+                    zero_run(row + (e - c0), c1 - e);
+                }
+                /* scattered into the panels */
+                for (size_t q = 0; q < n;) {
+                    size_t len = NR - in_panel < n - q ? NR - in_panel : n - q;
+                    copy_run(base + panel * pstride + in_panel, row + q, len);
+                    q += len;
+                    in_panel += len;
+                    if (in_panel == NR) {
+                        in_panel = 0;
+                        panel++;
                     }
                 }
-                for (size_t q = c1; q < e; q++)
-                    dst[q - a] = 0.0f;
-                ow += len;
             }
         }
         /* the last panel's columns past the end */
-        for (size_t jj = ncols; jj < npad; jj++)
-            base[(jj / NR) * pstride + jj % NR] = 0.0f;
+        if (npad > ncols)
+            zero_run(base + (ncols / NR) * pstride + ncols % NR, npad - ncols);
     }
 }
 
