@@ -147,78 +147,81 @@ static inline void zero_run(float *d, size_t n)
         d[i] = 0.0f;
 }
 
-#define IM2COL_ROW 512 /* output columns gathered at a time */
-
-static void im2col_rows(void *ctx, size_t k0, size_t k1, int worker)
+/* One panel at a time (its kc x nr block is written sequentially), all k
+ * rows of it: the panel's columns fall into at most a few output rows
+ * ("segments"), each read as a strip of the input row. */
+static void im2col_rows(void *ctx, size_t p0, size_t p1, int worker)
 {
     (void)worker;
     const im2col_job *j = ctx;
     const rt_geom *g = j->g;
-    const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2], NR = j->l.nr, KC = j->l.kc;
+    const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2], NR = j->l.nr, KC = j->l.kc, K = j->K;
     const size_t D = g->in[0], H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
     const size_t ncols = (j->r1 - j->r0) * OW, npad = (ncols + NR - 1) / NR * NR;
-    const size_t sw = g->s[2];
-    float row[IM2COL_ROW];
-    for (size_t kr = k0; kr < k1; kr++) {
-        size_t kw = kr % KW, t = kr / KW, kh = t % KH;
-        t /= KH;
-        size_t kd = t % KD, ch = t / KD;
-        size_t pc = kr / KC * KC, kcb = j->K - pc < KC ? j->K - pc : KC;
-        float *base = j->col + pc * npad + (kr - pc) * NR;
-        const size_t pstride = NR * kcb; /* between panels */
-        const float *xc = j->x + ch * D * H * W;
-        /* output columns whose input column is inside */
-        size_t woff = kw * g->d[2];
-        size_t lo = woff >= g->pb[2] ? 0 : (g->pb[2] - woff + sw - 1) / sw;
-        size_t hi = W - 1 + g->pb[2] < woff ? 0 : (W - 1 + g->pb[2] - woff) / sw + 1;
-        if (hi > OW)
-            hi = OW;
-        if (lo > hi)
-            lo = hi;
-        /* panel position of the current column, advanced without divisions */
-        size_t panel = 0, in_panel = 0;
-        for (size_t r = j->r0; r < j->r1; r++) {
-            size_t od = r / OH, oh = r % OH;
-            size_t id = od * g->s[0] + kd * g->d[0], ih = oh * g->s[1] + kh * g->d[1];
-            bool inside = !(id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H);
-            const float *xr = inside ? xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W : NULL;
-            for (size_t c0 = 0; c0 < OW; c0 += IM2COL_ROW) {
-                size_t c1 = c0 + IM2COL_ROW < OW ? c0 + IM2COL_ROW : OW, n = c1 - c0;
-                /* the row's values for output columns [c0, c1) */
-                size_t a = lo > c0 ? lo : c0, e = hi < c1 ? hi : c1;
-                if (!xr || a >= e) {
-                    zero_run(row, n);
-                } else {
-                    zero_run(row, a - c0);
-                    const float *xs = xr + a * sw + woff - g->pb[2];
-                    float *d = row + (a - c0);
-                    size_t m = e - a;
-                    if (sw == 1)
-                        copy_run(d, xs, m);
-                    else if (sw == 2)
-                        for (size_t q = 0; q < m; q++)
-                            d[q] = xs[2 * q];
-                    else
-                        for (size_t q = 0; q < m; q++)
-                            d[q] = xs[q * sw];
-                    zero_run(row + (e - c0), c1 - e);
+    const size_t sw = g->s[2], dw = g->d[2], pw = g->pb[2];
+    enum { MAXSEG = 64 };
+    struct seg {
+        size_t r, ow, len, off;
+    } segs[MAXSEG];
+    for (size_t p = p0; p < p1; p++) {
+        /* the panel's columns [p*NR, p*NR + NR) as runs within output rows */
+        size_t nseg = 0, jcol = p * NR, end = jcol + NR < ncols ? jcol + NR : ncols;
+        while (jcol < end && nseg < MAXSEG) {
+            size_t r = jcol / OW, ow = jcol % OW, len = OW - ow < end - jcol ? OW - ow : end - jcol;
+            segs[nseg++] = (struct seg){ j->r0 + r, ow, len, jcol - p * NR };
+            jcol += len;
+        }
+        size_t filled = end - p * NR; /* columns past the end stay zero */
+        size_t ch = 0, kd = 0, kh = 0, kw = 0;
+        for (size_t k = 0; k < K; k++) {
+            size_t pc = k / KC * KC, kcb = K - pc < KC ? K - pc : KC;
+            float *dst = j->col + pc * npad + p * NR * kcb + (k - pc) * NR;
+            const float *xc = j->x + ch * D * H * W;
+            size_t woff = kw * dw;
+            size_t lo = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
+            size_t hi = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
+            if (hi > OW)
+                hi = OW;
+            if (lo > hi)
+                lo = hi;
+            for (size_t q = 0; q < nseg; q++) {
+                const struct seg *sg = &segs[q];
+                float *d = dst + sg->off;
+                size_t od = sg->r / OH, oh = sg->r % OH;
+                size_t id = od * g->s[0] + kd * g->d[0], ih = oh * g->s[1] + kh * g->d[1];
+                size_t a = lo > sg->ow ? lo : sg->ow, e = hi < sg->ow + sg->len ? hi : sg->ow + sg->len;
+                if (id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H || a >= e) {
+                    zero_run(d, sg->len);
+                    continue;
                 }
-                /* scattered into the panels */
-                for (size_t q = 0; q < n;) {
-                    size_t len = NR - in_panel < n - q ? NR - in_panel : n - q;
-                    copy_run(base + panel * pstride + in_panel, row + q, len);
-                    q += len;
-                    in_panel += len;
-                    if (in_panel == NR) {
-                        in_panel = 0;
-                        panel++;
+                const float *xs = xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W + a * sw + woff - pw;
+                zero_run(d, a - sg->ow);
+                float *dd = d + (a - sg->ow);
+                size_t m = e - a;
+                if (sw == 1)
+                    copy_run(dd, xs, m);
+                else if (sw == 2)
+                    for (size_t i = 0; i < m; i++)
+                        dd[i] = xs[2 * i];
+                else
+                    for (size_t i = 0; i < m; i++)
+                        dd[i] = xs[i * sw];
+                zero_run(d + (e - sg->ow), sg->ow + sg->len - e);
+            }
+            if (filled < NR)
+                zero_run(dst + filled, NR - filled);
+            /* next (ch, kd, kh, kw) */
+            if (++kw == KW) {
+                kw = 0;
+                if (++kh == KH) {
+                    kh = 0;
+                    if (++kd == KD) {
+                        kd = 0;
+                        ch++;
                     }
                 }
             }
         }
-        /* the last panel's columns past the end */
-        if (npad > ncols)
-            zero_run(base + (ncols / NR) * pstride + ncols % NR, npad - ncols);
     }
 }
 
@@ -594,7 +597,8 @@ static gir_status conv_run(rt_call *c, gir_error *err)
             for (size_t r0 = 0; r0 < rows; r0 += cg.chunk_rows) {
                 size_t r1 = r0 + cg.chunk_rows < rows ? r0 + cg.chunk_rows : rows;
                 im2col_job j = { &cg.g, xg, c->scratch, r0, r1, cg.Kg, l };
-                rt_parallel_for(c->th, cg.Kg, 1, 8, im2col_rows, &j);
+                size_t panels = ((r1 - r0) * OW + l.nr - 1) / l.nr;
+                rt_parallel_for(c->th, panels, 1, 4, im2col_rows, &j);
                 a.n = (r1 - r0) * OW;
                 a.packed_b = c->scratch;
                 a.c = yg + r0 * OW;
