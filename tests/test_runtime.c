@@ -518,7 +518,7 @@ static void test_depthwise_padded(void **state)
                             continue;
                         float yk[9 * 40];
                         memcpy(yk, y1, sizeof yk);
-                        rt_dwpad_fill(&p, x, pad);
+                        rt_dwpad_fill(&p, x, pad, 0.0f);
                         fn(&p, pad, w, 0.125f, yk);
                         for (size_t i = 0; i < OH * OW; i++)
                             if (fabsf(yk[i] - y0[i]) > 1e-5f)
@@ -526,6 +526,55 @@ static void test_depthwise_padded(void **state)
                                          (double)yk[i], (double)y0[i]);
                     }
                 }
+    free(pad);
+}
+
+/* Max pooling on -inf padded planes (AVX2, AVX-512) against a naive
+ * window maximum; a NaN in a window gives NaN. */
+static void test_maxpool_padded(void **state)
+{
+    (void)state;
+    static const size_t widths[] = { 1, 7, 8, 13, 16, 17, 33 };
+    float x[9 * 40], y[9 * 40], *pad = malloc(4096 * sizeof(float));
+    rt_fill(x, 9 * 40, 41);
+    x[17] = NAN;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (size_t s = 1; s <= 2; s++)
+            for (size_t ceil_extra = 0; ceil_extra < 2; ceil_extra++) {
+                size_t H = 9, W = widths[wi], K = 3, ph = 1, pw = 1;
+                /* ceil_extra: one more output column whose window runs past the end */
+                size_t OH = (H + 2 * ph - K) / s + 1, OW = (W + 2 * pw - K) / s + 1 + (s == 2 ? ceil_extra : 0);
+                rt_dwpad p = { H, W, OH, OW, K, K, s, s, ph, pw, (OH - 1) * s + K, ((OW - 1) * s + K + 32 + 15) / 16 * 16,
+                               false, false, 0, 0 };
+                assert_true(rt_dwpad_floats(&p) <= 4096);
+                for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+                    rt_dwpad_fn fn = rt_maxpool_select(isa);
+                    if (!gir_gemm_isa_supported((gir_gemm_isa)isa) || !fn)
+                        continue;
+                    rt_dwpad_fill(&p, x, pad, -INFINITY);
+                    fn(&p, pad, NULL, 0, y);
+                    for (size_t oh = 0; oh < OH; oh++)
+                        for (size_t ow = 0; ow < OW; ow++) {
+                            float m = -INFINITY;
+                            bool nan = false;
+                            for (size_t kh = 0; kh < K; kh++)
+                                for (size_t kw = 0; kw < K; kw++) {
+                                    long ih = (long)(oh * s + kh) - (long)ph, iw = (long)(ow * s + kw) - (long)pw;
+                                    if (ih < 0 || ih >= (long)H || iw < 0 || iw >= (long)W)
+                                        continue;
+                                    float v = x[ih * (long)W + iw];
+                                    if (v != v)
+                                        nan = true;
+                                    else if (v > m)
+                                        m = v;
+                                }
+                            float got = y[oh * OW + ow];
+                            if (nan ? got == got : got != m)
+                                fail_msg("isa %d W %zu s %zu: [%zu,%zu] %g vs %g", isa, W, s, oh, ow, (double)got,
+                                         nan ? (double)NAN : (double)m);
+                        }
+                }
+            }
     free(pad);
 }
 
@@ -784,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
+        cmocka_unit_test(test_maxpool_padded),
         cmocka_unit_test(test_conv_transpose),
         cmocka_unit_test(test_pooling),         cmocka_unit_test(test_gemm_matmul),
     };

@@ -498,7 +498,7 @@ static void dw_planes(void *ctx, size_t p0, size_t p1, int worker)
         if (padded) {
             size_t plane = n * cg->C + ci;
             if (plane != filled) /* channel multipliers reuse the plane */
-                rt_dwpad_fill(&j->pad, xp, padded);
+                rt_dwpad_fill(&j->pad, xp, padded, 0.0f);
             filled = plane;
             j->padfn(&j->pad, padded, wp, b ? b[m] : 0.0f, y + p * cg->P);
         } else {

@@ -1,5 +1,6 @@
 /* MaxPool (with Indices), AveragePool, GlobalMaxPool, GlobalAveragePool:
  * 1 to 3 spatial dims, padding modes, ceil_mode, dilations. */
+#include "gemm.h"
 #include "rt.h"
 
 #include <stdlib.h>
@@ -8,7 +9,35 @@ typedef struct pool_state {
     rt_geom g;
     bool count_pad;
     bool row_major_idx; /* storage_order 0 */
+    bool padded;        /* max pooling through the padded-plane kernel */
+    rt_dwpad pad;
 } pool_state;
+
+/* Max pooling without indices, 2-D, no dilation, horizontal stride 1 or 2:
+ * the vector kernel on -inf padded planes. */
+static bool pool_pad_geometry(const rt_call *c, pool_state *s)
+{
+    const rt_geom *g = &s->g;
+    if (c->node->op != GIR_OP_MaxPool || (c->n_out > 1 && c->out[1]) || g->in[0] != 1 || g->k[0] != 1 ||
+        g->d[1] != 1 || g->d[2] != 1 || (g->s[2] != 1 && g->s[2] != 2) || g->out[1] == 0 || g->out[2] == 0 ||
+        !rt_maxpool_select(GIR_GEMM_AUTO))
+        return false;
+    rt_dwpad *a = &s->pad;
+    memset(a, 0, sizeof *a);
+    a->h = g->in[1];
+    a->w = g->in[2];
+    a->oh = g->out[1];
+    a->ow = g->out[2];
+    a->kh = g->k[1];
+    a->kw = g->k[2];
+    a->sh = g->s[1];
+    a->sw = g->s[2];
+    a->ph = g->pb[1];
+    a->pw = g->pb[2];
+    a->prows = (a->oh - 1) * a->sh + a->kh;
+    a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
+    return true;
+}
 
 static gir_status pool_prepare(rt_call *c, gir_error *err)
 {
@@ -52,6 +81,14 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
         os.dims[2 + i] = (int64_t)s->g.out[3 - nsp + i];
     if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
         return st;
+    s->padded = pool_pad_geometry(c, s);
+    if (s->padded) {
+        uint64_t bytes;
+        if (!gir_mul_u64(rt_dwpad_floats(&s->pad), sizeof(float) * (uint64_t)gir_threads_count(c->th), &bytes) ||
+            bytes > SIZE_MAX / 2)
+            return gir_fail(err, GIR_E_LIMIT, "pooling planes are too large");
+        c->scratch_bytes = (size_t)bytes;
+    }
     if (c->n_out > 1 && c->out[1]) {
         if (!is_max)
             return gir_fail(err, GIR_E_SCHEMA, "%s has one output", gir_op_name(c->node->op));
@@ -138,9 +175,16 @@ static void pool_planes(void *ctx, size_t p0, size_t p1, int worker)
     const size_t D = g->in[0], H = g->in[1], W = g->in[2];
     const size_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
     const size_t insp = D * H * W, outsp = OD * OH * OW;
+    rt_dwpad_fn fn = j->s->padded && j->c->scratch ? rt_maxpool_select(GIR_GEMM_AUTO) : NULL;
+    float *padded = fn ? (float *)j->c->scratch + (size_t)worker * rt_dwpad_floats(&j->s->pad) : NULL;
     for (size_t p = p0; p < p1; p++) {
         const float *xp = x + p * insp;
         float *yp = y + p * outsp;
+        if (fn) {
+            rt_dwpad_fill(&j->s->pad, xp, padded, -INFINITY);
+            fn(&j->s->pad, padded, NULL, 0.0f, yp);
+            continue;
+        }
         if (D == 1 && OD == 1 && g->k[0] == 1 && !idx) {
             pool2d_fast(j, xp, yp);
             continue;

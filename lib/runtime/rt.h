@@ -199,8 +199,12 @@ typedef struct rt_dwpad {
 } rt_dwpad;
 typedef void (*rt_dwpad_fn)(const rt_dwpad *a, const float *p, const float *w, float bias, float *y);
 size_t rt_dwpad_floats(const rt_dwpad *a);
-void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p);
+/* Copies plane x into p, pad around it (0 for convolution, -inf for max
+ * pooling). */
+void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad);
 /* NULL when isa (AUTO = the best) has no such kernel. */
 rt_dwpad_fn rt_dwpad_select(int isa);
+/* Max pooling over the same padded plane (w and bias unused). */
+rt_dwpad_fn rt_maxpool_select(int isa);
 
 #endif
