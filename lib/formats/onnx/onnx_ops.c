@@ -16,7 +16,7 @@
 
 static const onnx_rule rules[] = {
     { GIR_OP_Clip, 1, { OPD("min", 1, 11, ONNX_OPD_SCALAR, "min"), OPD("max", 2, 11, ONNX_OPD_SCALAR, "max"), END }, { { NULL, 0 } } },
-    { GIR_OP_Reshape, 1, { OPD("shape", 1, 5, ONNX_OPD_INTS, "shape"), END }, { { NULL, 0 } } },
+    { GIR_OP_Reshape, 1, { OPD("shape", 1, 5, ONNX_OPD_INTS, "shape"), END }, { { "allowzero", 14 }, { NULL, 0 } } },
     { GIR_OP_Slice, 1,
       { OPD("starts", 1, 10, ONNX_OPD_INTS, "starts"), OPD("ends", 2, 10, ONNX_OPD_INTS, "ends"),
         OPD("axes", 3, 10, ONNX_OPD_INTS, "axes"), OPD("steps", 4, 10, ONNX_OPD_INTS, NULL) },
@@ -39,7 +39,8 @@ static const onnx_rule rules[] = {
         { "extrapolation_value", 11 }, { "nearest_mode", 11 }, { NULL, 0 } } },
     { GIR_OP_Tile, 6, { OPD("repeats", 1, 6, ONNX_OPD_INTS, NULL), END }, { { NULL, 0 } } },
     { GIR_OP_Expand, 8, { OPD("shape", 1, 8, ONNX_OPD_INTS, NULL), END }, { { NULL, 0 } } },
-    { GIR_OP_Dropout, 1, { OPD("ratio", 1, 12, ONNX_OPD_SCALAR, "ratio"), END }, { { "seed", 12 }, { NULL, 0 } } },
+    { GIR_OP_Dropout, 1, { OPD("ratio", 1, 12, ONNX_OPD_SCALAR, "ratio"), END },
+      { { "seed", 12 }, { "training_mode", 12 }, { NULL, 0 } } },
     { GIR_OP_MaxPool, 1, { END }, { { "storage_order", 8 }, { "ceil_mode", 10 }, { "dilations", 10 }, { NULL, 0 } } },
     { GIR_OP_AveragePool, 1, { END }, { { "count_include_pad", 7 }, { "ceil_mode", 10 }, { NULL, 0 } } },
     { GIR_OP_ArgMax, 1, { END }, { { "select_last_index", 12 }, { NULL, 0 } } },
@@ -686,18 +687,34 @@ static gir_status spatial_attrs(onnx_read_ctx *c, const Onnx__NodeProto *np, onn
     return GIR_OK;
 }
 
-/* Cast before opset 6 names the type as a string. */
-static gir_status old_cast(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_conv *cv, gir_error *err)
+/* Cast's 'to' is a TensorProto type code (a type name before opset 6); the
+ * canonical attribute names the type ("float32"). */
+static gir_status cast_to(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_t v, onnx_conv *cv, gir_error *err)
 {
     Onnx__AttributeProto *a = find_attr(np, "to");
-    if (!a || onnx_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
-        return bad_attr(np, "to", "a type name before opset 6", err);
-    for (int32_t t = 1; t <= 16; t++) {
-        const char *n = onnx_dtype_name(t);
-        if (n && a->s.len == strlen(n) && memcmp(a->s.data, n, a->s.len) == 0)
-            return gir_attrs_set_int(c->g, &cv->attrs, "to", t) ? nomem(err) : GIR_OK;
+    int32_t code = 0;
+    if (v < 6) {
+        if (!a || onnx_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+            return bad_attr(np, "to", "a type name before opset 6", err);
+        for (int32_t t = 1; t <= 16 && !code; t++) {
+            const char *n = onnx_dtype_name(t);
+            if (n && a->s.len == strlen(n) && memcmp(a->s.data, n, a->s.len) == 0)
+                code = t;
+        }
+        if (!code)
+            return bad_attr(np, "to", "a known type name", err);
+    } else {
+        if (!a || onnx_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+            return bad_attr(np, "to", "a type code", err);
+        if (!onnx_dtype_name((int32_t)a->i) || a->i != (int32_t)a->i)
+            return gir_fail(err, GIR_E_ATTRIBUTE, "attribute 'to' of Cast is %lld, not a known type code",
+                            (long long)a->i);
+        code = (int32_t)a->i;
     }
-    return bad_attr(np, "to", "a known type name", err);
+    gir_dtype dt = onnx_dtype_to_gir(code);
+    if (dt == GIR_DT_UNKNOWN)
+        return opaque(cv, "it casts to a type graphconv cannot hold");
+    return gir_attrs_set_string(c->g, &cv->attrs, "to", gir_dtype_name(dt)) ? nomem(err) : GIR_OK;
 }
 
 /* ---- the conversion ----------------------------------------------------- */
@@ -727,7 +744,6 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
     static const char *const skip_gemm[] = { "broadcast", NULL };
     static const char *const skip_bn[] = { "is_test", "spatial", "training_mode", NULL };
     static const char *const skip_dropout[] = { "is_test", NULL };
-    static const char *const skip_reshape[] = { "allowzero", NULL };
     static const char *const skip_split[] = { "num_outputs", NULL };
     static const char *const skip_reduce[] = { "noop_with_empty_axes", NULL };
     static const char *const skip_resize[] = { "antialias", "keep_aspect_ratio_policy", "axes", NULL };
@@ -743,8 +759,6 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
         skip = skip_bn;
     else if (op == GIR_OP_Dropout)
         skip = skip_dropout;
-    else if (op == GIR_OP_Reshape)
-        skip = skip_reshape;
     else if (op == GIR_OP_Split)
         skip = skip_split;
     else if ((op == GIR_OP_ReduceSum && v >= 13) ||
@@ -752,7 +766,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
         skip = op == GIR_OP_ReduceSum ? skip_none : skip_reduce;
     else if (op == GIR_OP_Resize)
         skip = skip_resize;
-    else if (op == GIR_OP_Cast && v < 6)
+    else if (op == GIR_OP_Cast)
         skip = skip_cast;
     else if (op == GIR_OP_Shape)
         skip = skip_shape;
@@ -818,7 +832,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
             return nomem(err);
         break;
     case GIR_OP_Cast:
-        if (v < 6 && (st = old_cast(c, np, cv, err)))
+        if ((st = cast_to(c, np, v, cv, err)))
             return st;
         break;
     case GIR_OP_BatchNormalization: {
@@ -841,36 +855,24 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
             int64_t is_test;
             if ((st = attr_int(np, "is_test", 0, &is_test, NULL, err)))
                 return st;
-            if (!is_test)
-                return opaque(cv, "is_test=0 before opset 7 is training-mode dropout");
+            if (!is_test && gir_attrs_set_int(c->g, &cv->attrs, "training_mode", 1))
+                return nomem(err);
         }
         if (v >= 12) {
-            onnx_conv probe;
-            memset(&probe, 0, sizeof probe);
-            int got = take_operand(c, np, &probe, 2, "training_mode", ONNX_OPD_BOOL, false, &st, err);
-            int64_t tm = gir_attrs_get_int(&probe.attrs, "training_mode", 0);
-            onnx_conv_clear(&probe);
+            int got = take_operand(c, np, cv, 2, "training_mode", ONNX_OPD_BOOL, false, &st, err);
             if (st)
                 return st;
-            if (got == OPD_DYNAMIC || got == OPD_BADTYPE || tm)
-                return opaque(cv, "training mode (the training_mode input is not a constant false)");
+            if (got == OPD_DYNAMIC)
+                return opaque(cv, "its 'training_mode' input is not a constant");
+            if (got == OPD_BADTYPE)
+                return gir_fail(err, GIR_E_DTYPE, "the training_mode input of Dropout is not a bool scalar");
         }
         break;
     }
-    case GIR_OP_Reshape: {
-        int64_t allowzero;
-        if ((st = attr_int(np, "allowzero", 0, &allowzero, NULL, err)))
-            return st;
-        const int64_t *sv;
-        ptrdiff_t n = gir_attrs_get_ints(&cv->attrs, "shape", &sv);
-        if (n < 0)
+    case GIR_OP_Reshape:
+        if (!gir_attrs_find(&cv->attrs, "shape"))
             return gir_fail(err, GIR_E_ATTRIBUTE, "Reshape has no shape");
-        if (allowzero)
-            for (ptrdiff_t i = 0; i < n; i++)
-                if (sv[i] == 0)
-                    return opaque(cv, "allowzero=1 with a zero in the shape (an empty dimension) has no canonical form");
         break;
-    }
     case GIR_OP_Split: {
         int64_t num;
         bool has_num;

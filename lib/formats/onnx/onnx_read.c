@@ -1,5 +1,6 @@
 /* Reading ONNX: ModelProto -> gir_graph. */
 #include "onnx.h"
+#include "passes/passes.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -802,10 +803,7 @@ static gir_status opaque_attrs(reader *r, gir_node *n, const Onnx__NodeProto *np
 
 static gir_status infer_node(reader *r, gir_node *n, gir_error *err)
 {
-    const gir_op_info *info = gir_op_get(n->op);
-    if (n->op == GIR_OP_OPAQUE || !info || !info->infer)
-        return GIR_OK;
-    return info->infer(r->g, n, err);
+    return n->op == GIR_OP_OPAQUE ? GIR_OK : gir_op_infer(r->g, n, err);
 }
 
 static gir_status convert_node(reader *r, const Onnx__NodeProto *np, gir_error *err)
@@ -1084,6 +1082,32 @@ static gir_status batch_size(reader *r, gir_error *err)
     return GIR_OK;
 }
 
+/* ONNX attributes are float32: defaults the normalisation filled in are
+ * rounded the same way, so that a graph written and read back is equal.
+ * Operand attributes (from tensors of the input's type) keep their value. */
+static void float_attrs(gir_graph *g)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        gir_node *n = g->nodes[i];
+        if (n->op == GIR_OP_OPAQUE)
+            continue;
+        const onnx_rule *r = onnx_rule_for(n->op);
+        for (size_t k = 0; k < n->attrs.n; k++) {
+            gir_attr *a = &n->attrs.items[k];
+            bool operand = false;
+            for (size_t o = 0; r && o < 4 && r->operands[o].attr; o++)
+                operand |= strcmp(r->operands[o].attr, a->name) == 0;
+            if (operand)
+                continue;
+            if (a->type == GIR_ATTR_FLOAT)
+                a->u.f = (float)a->u.f;
+            else if (a->type == GIR_ATTR_FLOATS)
+                for (size_t j = 0; j < a->u.floats.n; j++)
+                    a->u.floats.v[j] = (float)a->u.floats.v[j];
+        }
+    }
+}
+
 static gir_status read_graph(reader *r, gir_error *err)
 {
     gir_graph *g = r->g;
@@ -1146,6 +1170,9 @@ static gir_status read_graph(reader *r, gir_error *err)
             (st = meta_str(g, &v->meta, ONNX_META_DOC, vi->doc_string, err)))
             return st;
     }
+    if ((st = gir_graph_finish(g, err)))
+        return st;
+    float_attrs(g);
     return GIR_OK;
 }
 

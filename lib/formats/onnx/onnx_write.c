@@ -734,6 +734,36 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
             }
             continue;
         }
+        if (op == GIR_OP_Cast && strcmp(an, "to") == 0 && x->type == GIR_ATTR_STRING) {
+            int32_t code = onnx_dtype_from_gir(gir_dtype_from_name(x->u.s));
+            if (!code) {
+                unsupported(w, n, GIR_E_UNSUPPORTED_ATTR, "Cast to '%s'", x->u.s);
+                return;
+            }
+            nb_attr(w, b, attr_int(w, "to", code));
+            continue;
+        }
+        if (op == GIR_OP_Dropout && strcmp(an, "training_mode") == 0 && W >= 12) {
+            if (x->type == GIR_ATTR_INT && x->u.i) {
+                gir_tensor *t;
+                if (operand_tensor(ONNX_OPD_BOOL, x, GIR_DT_BOOL, &t, err)) {
+                    w->oom = true;
+                    return;
+                }
+                nb_input(w, b, 2, operand_init(w, n, an, t, err));
+                gir_tensor_unref(t);
+            }
+            continue;
+        }
+        if (op == GIR_OP_Reshape && strcmp(an, "allowzero") == 0 && W < 14 && x->type == GIR_ATTR_INT && x->u.i) {
+            const int64_t *sv = NULL;
+            ptrdiff_t ns = gir_attrs_get_ints(&n->attrs, "shape", &sv);
+            bool zero = false;
+            for (ptrdiff_t k = 0; k < ns; k++)
+                zero |= sv[k] == 0;
+            if (!zero)
+                continue; /* no zero in the shape: allowzero changes nothing */
+        }
         int attr_since = 0;
         for (size_t k = 0; r && k < 6 && r->newer[k].attr; k++)
             if (strcmp(r->newer[k].attr, an) == 0)
