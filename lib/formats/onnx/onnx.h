@@ -70,6 +70,12 @@ typedef struct onnx_source {
  * is long enough. */
 gir_status onnx_tensor_read(Onnx__TensorProto *tp, const onnx_source *src, gir_tensor **out, gir_error *err);
 
+/* Reads a file holding one serialized TensorProto (the input_N.pb and
+ * output_N.pb files of ONNX's node tests).  External data resolves relative
+ * to the file's directory.  *name (malloc'd) receives the tensor's name
+ * ("" when it has none) when name is not NULL. */
+gir_status onnx_read_tensor_file(const char *path, gir_tensor **out, char **name, gir_error *err);
+
 /* Base64 for metadata blobs; encode returns NULL when out of memory, decode
  * false when s is not base64 (or out of memory). */
 char *onnx_base64_encode(const uint8_t *p, size_t n);

@@ -347,6 +347,43 @@ gir_status onnx_tensor_read(Onnx__TensorProto *tp, const onnx_source *src, gir_t
     return gir_tensor_adopt(dt, &shape, data, out, err);
 }
 
+gir_status onnx_read_tensor_file(const char *path, gir_tensor **out, char **name, gir_error *err)
+{
+    *out = NULL;
+    if (name)
+        *name = NULL;
+    char *data;
+    size_t len;
+    gir_status st = gir_read_file(path, 0, &data, &len, err);
+    if (st)
+        return st;
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, (const uint8_t *)data);
+    free(data);
+    if (!tp) {
+        gir_fail(err, GIR_E_SYNTAX, "not a serialized ONNX TensorProto");
+        gir_err_file(err, path);
+        return GIR_E_SYNTAX;
+    }
+    onnx_source src = { gir_path_dirname(path), NULL };
+    if (src.dir)
+        src.dir_real = realpath(src.dir, NULL);
+    if (!src.dir || !src.dir_real)
+        st = gir_fail(err, GIR_E_IO, "cannot resolve the directory of the tensor file");
+    else
+        st = onnx_tensor_read(tp, &src, out, err);
+    if (!st && name && !(*name = gir_strdupf("%s", tp->name ? tp->name : ""))) {
+        gir_tensor_unref(*out);
+        *out = NULL;
+        st = gir_nomem(err);
+    }
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    free(src.dir);
+    free(src.dir_real);
+    if (st)
+        gir_err_file(err, path);
+    return st;
+}
+
 /* ---- base64 ------------------------------------------------------------------- */
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -400,6 +400,9 @@ static const char *value_name(const gir_graph *g, int32_t v)
     return v >= 0 ? g->values[v]->name : "";
 }
 
+static void constant_node(writer *w, int32_t vi, gir_error *err);
+static bool is_constant_node_value(const gir_value *v);
+
 /* A constant operand becomes an initializer named after the input it was
  * read from; identical ones are shared. */
 static const char *operand_init(writer *w, const gir_node *n, const char *attr, gir_tensor *t, gir_error *err)
@@ -408,12 +411,20 @@ static const char *operand_init(writer *w, const gir_node *n, const char *attr, 
     snprintf(key, sizeof key, "%s%s", ONNX_META_OPERAND, attr);
     const char *want = meta_s(&n->meta, key);
     if (want) {
-        int32_t i = onnx_map_get(&w->names, want);
-        if (i > (int32_t)w->n_value_inits) {
-            bool eq = false;
-            if (gir_tensor_equal(w->inits[i - 1].t, t, &eq, err) == GIR_OK && eq)
-                return w->inits[i - 1].name;
+        /* The constant it was read from may still be a value (also used as
+         * data) or an operand of another node: share it when equal. */
+        int32_t vi = gir_graph_value_index(w->g, want);
+        const gir_value *v = vi >= 0 ? w->g->values[vi] : NULL;
+        bool eq = false;
+        if (v && v->data && (v->kind == GIR_VALUE_CONST || v->kind == GIR_VALUE_WEIGHT) &&
+            gir_tensor_equal(v->data, t, &eq, err) == GIR_OK && eq) {
+            if (is_constant_node_value(v) && !w->const_done[vi])
+                constant_node(w, vi, err);
+            return v->name;
         }
+        int32_t i = onnx_map_get(&w->names, want);
+        if (i > (int32_t)w->n_value_inits && gir_tensor_equal(w->inits[i - 1].t, t, &eq, err) == GIR_OK && eq)
+            return w->inits[i - 1].name;
     }
     const char *name;
     if (want && name_free(w, want)) {
@@ -586,6 +597,20 @@ static bool write_axes(writer *w, const gir_node *n, nb *b, const gir_attr *x, c
     return true;
 }
 
+/* An operand attribute holding the schema's default that was not read from
+ * an ONNX input (the normalisation filled it in): ONNX's input is optional
+ * and means the same when left out. */
+static bool unsourced_default(const gir_node *n, const char *attr, const gir_attr *x)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s%s", ONNX_META_OPERAND, attr);
+    if (gir_attrs_find(&n->meta, key))
+        return false;
+    const gir_attr_schema *s = gir_op_attr_schema(n->op, attr);
+    return s && s->presence == GIR_ATTR_DEFAULTED && x->type == GIR_ATTR_FLOAT && s->type == GIR_ATTR_FLOAT &&
+           x->u.f == s->f;
+}
+
 static const onnx_operand *operand_of(const onnx_rule *r, const char *attr)
 {
     for (size_t k = 0; r && k < 4 && r->operands[k].attr; k++)
@@ -695,6 +720,8 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
         const gir_attr *x = &n->attrs.items[i];
         const char *an = x->name;
         const onnx_operand *o = operand_of(r, an);
+        if (o && unsourced_default(n, an, x))
+            continue;
         if (o) {
             bool axes = strcmp(an, "axes") == 0;
             if (W >= o->since) {
@@ -1334,6 +1361,23 @@ static gir_status put_init(sink *s, sink *data, const winit *in, const char *loc
     return put_tensor_data(s, in->t, err);
 }
 
+/* The default domain is imported unless a model read from ONNX did not
+ * import it and has no node of it. */
+static bool needs_default_domain(const writer *w, const gir_attr *src_domains)
+{
+    if (!src_domains)
+        return true;
+    for (size_t i = 0; i < src_domains->u.strs.n; i++)
+        if (!*src_domains->u.strs.v[i] || strcmp(src_domains->u.strs.v[i], "ai.onnx") == 0)
+            return true;
+    for (size_t i = 0; i < w->n_nodes; i++) {
+        const char *d = w->nodes[i]->domain;
+        if (!d || !*d || strcmp(d, "ai.onnx") == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The model in three parts around the graph, the graph in three parts
  * around the initializers, so that fields come in field-number order. */
 typedef struct parts {
@@ -1402,16 +1446,18 @@ static void model_parts(writer *w, parts *p)
     if (!os)
         return;
     size_t no = 0;
-    onnx__operator_set_id_proto__init(&os[no]);
-    os[no].domain = NULL;
-    os[no].has_version = 1;
-    os[no].version = w->opset;
-    /* keep the source's spelling of the default domain */
-    for (size_t i = 0; i < nsrc; i++)
-        if (strcmp(doms->u.strs.v[i], "ai.onnx") == 0 && w->opset == vers->u.ints.v[i])
-            os[no].domain = (char *)"ai.onnx";
-    p->m2.opset_import[no] = &os[no];
-    no++;
+    if (needs_default_domain(w, src_onnx ? doms : NULL)) {
+        onnx__operator_set_id_proto__init(&os[no]);
+        os[no].domain = NULL;
+        os[no].has_version = 1;
+        os[no].version = w->opset;
+        /* keep the source's spelling of the default domain */
+        for (size_t i = 0; i < nsrc; i++)
+            if (strcmp(doms->u.strs.v[i], "ai.onnx") == 0 && w->opset == vers->u.ints.v[i])
+                os[no].domain = (char *)"ai.onnx";
+        p->m2.opset_import[no] = &os[no];
+        no++;
+    }
     for (size_t i = 0; i < nsrc; i++) {
         const char *d = doms->u.strs.v[i];
         if (!*d || strcmp(d, "ai.onnx") == 0)
@@ -1425,8 +1471,8 @@ static void model_parts(writer *w, parts *p)
     }
     for (size_t i = 0; i < w->n_xdom; i++) {
         bool seen = false;
-        for (size_t k = 1; k < no; k++)
-            seen |= strcmp(os[k].domain, w->xdom[i]) == 0;
+        for (size_t k = 0; k < no; k++)
+            seen |= os[k].domain && strcmp(os[k].domain, w->xdom[i]) == 0;
         if (seen)
             continue;
         onnx__operator_set_id_proto__init(&os[no]);
