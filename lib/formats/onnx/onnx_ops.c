@@ -582,6 +582,7 @@ static gir_status old_softmax(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_
     c->shape_of(c, input_name(np, 0), &dt, &s);
     if (s.rank < 0)
         return opaque(cv, "before opset 13 it normalises over all axes from 'axis' on; the input's shape is unknown");
+    int64_t given = axis;
     if (axis < 0)
         axis += s.rank;
     if (axis < 0 || axis >= (s.rank ? s.rank : 1))
@@ -591,7 +592,8 @@ static gir_status old_softmax(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_
         if (s.dims[i] != 1)
             return opaque(cv, "before opset 13 it normalises over all axes from 'axis' on, and those are "
                               "more than one axis");
-    return gir_attrs_set_int(c->g, &cv->attrs, "axis", axis) ? nomem(err) : GIR_OK;
+    /* the axis as written (negative stays negative) */
+    return gir_attrs_set_int(c->g, &cv->attrs, "axis", given) ? nomem(err) : GIR_OK;
 }
 
 /* Explicit spatial attributes for Conv, ConvTranspose and the pools:
@@ -893,6 +895,8 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
             if (s.rank < 0 || axis < 0 || axis >= s.rank || s.dims[axis] < 0)
                 return opaque(cv, "num_outputs with an unknown size of the split axis");
             int64_t d = s.dims[axis];
+            if (gir_attrs_set_int(c->g, &cv->meta, "onnx.num_outputs", num))
+                return nomem(err);
             if (d % num) {
                 int64_t part = (d + num - 1) / num;
                 int64_t *sp = gir_arena_alloc(&c->g->arena, (size_t)num * sizeof *sp);

@@ -1216,7 +1216,7 @@ gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out,
     size_t len;
     if ((st = gir_read_file(path, (size_t)max_bytes, &data, &len, err)))
         return st;
-    r.m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
+    r.m = len ? onnx__model_proto__unpack(NULL, len, (const uint8_t *)data) : NULL;
     if (!r.m) {
         st = unpack_failed((const uint8_t *)data, len, err);
         free(data);
@@ -1233,6 +1233,10 @@ gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out,
         st = gir_fail(err, GIR_E_IO, "cannot resolve the model's directory: %s", strerror(errno));
         reader_free(&r);
         return st;
+    }
+    if (!r.m->graph && !r.m->has_ir_version) {
+        reader_free(&r);
+        return gir_fail(err, GIR_E_SYNTAX, "not an ONNX model: no ir_version and no graph");
     }
     if (!r.m->graph) {
         reader_free(&r);

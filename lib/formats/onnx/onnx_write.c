@@ -722,6 +722,23 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
         const onnx_operand *o = operand_of(r, an);
         if (o && unsourced_default(n, an, x))
             continue;
+        if (op == GIR_OP_Split && strcmp(an, "split") == 0 && W >= 18 &&
+            gir_attrs_get_int(&n->meta, "onnx.num_outputs", 0) == (int64_t)n->n_out && x->type == GIR_ATTR_INTS &&
+            x->u.ints.n == n->n_out) {
+            /* read from num_outputs: written back as it was when the parts
+             * are ceil-sized with the remainder last */
+            int64_t total = 0;
+            for (size_t k = 0; k < x->u.ints.n; k++)
+                total += x->u.ints.v[k];
+            int64_t part = (total + (int64_t)n->n_out - 1) / (int64_t)n->n_out;
+            bool same = true;
+            for (size_t k = 0; k + 1 < x->u.ints.n; k++)
+                same &= x->u.ints.v[k] == part;
+            if (same) {
+                nb_attr(w, b, attr_int(w, "num_outputs", (int64_t)n->n_out));
+                continue;
+            }
+        }
         if (o) {
             bool axes = strcmp(an, "axes") == 0;
             if (W >= o->since) {
@@ -771,7 +788,7 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
             continue;
         }
         if (op == GIR_OP_Dropout && strcmp(an, "training_mode") == 0 && W >= 12) {
-            if (x->type == GIR_ATTR_INT && x->u.i) {
+            if (x->type == GIR_ATTR_INT && (x->u.i || gir_attrs_find(&n->meta, ONNX_META_OPERAND "training_mode"))) {
                 gir_tensor *t;
                 if (operand_tensor(ONNX_OPD_BOOL, x, GIR_DT_BOOL, &t, err)) {
                     w->oom = true;
@@ -817,11 +834,16 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
     case GIR_OP_LogSoftmax:
         if (W < 13) {
             int64_t axis = gir_node_int(n, "axis", -1);
+            if (axis == -1 && W >= 11) { /* the last axis: the same at every opset */
+                nb_attr(w, b, attr_int(w, "axis", -1));
+                break;
+            }
             if (rank < 0) {
                 unsupported(w, n, GIR_E_UNSUPPORTED_ATTR, "%s before opset 13 needs the input's rank (writing opset "
                             "%lld)", type, (long long)W);
                 return;
             }
+            int64_t given = axis;
             if (axis < 0)
                 axis += rank;
             for (int i = (int)axis + 1; i < rank; i++)
@@ -831,7 +853,7 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
                                 (long long)axis, rank, (long long)W);
                     return;
                 }
-            nb_attr(w, b, attr_int(w, "axis", axis));
+            nb_attr(w, b, attr_int(w, "axis", given < 0 && W >= 11 ? given : axis));
         }
         break;
     case GIR_OP_Split:
