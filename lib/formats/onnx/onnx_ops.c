@@ -603,6 +603,15 @@ static gir_status old_softmax(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_
 static gir_status spatial_attrs(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_conv *cv, gir_error *err)
 {
     gir_graph *g = c->g;
+    static const char *const lists[] = { "kernel_shape", "strides", "dilations", "pads" };
+    for (size_t i = 0; i < 4; i++) {
+        const gir_attr *a = gir_attrs_find(&cv->attrs, lists[i]);
+        if (a && a->type != GIR_ATTR_INTS)
+            return bad_attr(np, lists[i], "a list of integers", err);
+    }
+    const gir_attr *apa = gir_attrs_find(&cv->attrs, "auto_pad");
+    if (apa && apa->type != GIR_ATTR_STRING)
+        return bad_attr(np, "auto_pad", "a string", err);
     const int64_t *ks = NULL;
     ptrdiff_t nk = gir_attrs_get_ints(&cv->attrs, "kernel_shape", &ks);
     gir_dtype dt;

@@ -811,9 +811,12 @@ static gir_status convert_node(reader *r, const Onnx__NodeProto *np, gir_error *
     gir_graph *g = r->g;
     const char *domain = np->domain ? np->domain : "";
     int64_t version = domain_version(r, domain);
-    if (version < 0)
-        return gir_fail(err, GIR_E_SCHEMA, "operator %s uses domain '%s', which the model does not import",
-                        np->op_type, domain);
+    if (version < 0) {
+        gir_fail(err, GIR_E_SCHEMA, "operator %s uses domain '%s', which the model does not import", np->op_type,
+                 domain);
+        gir_err_node(err, node_label(np));
+        return GIR_E_SCHEMA;
+    }
     onnx_conv cv;
     memset(&cv, 0, sizeof cv);
     cv.op = GIR_OP_OPAQUE;
@@ -827,6 +830,7 @@ static gir_status convert_node(reader *r, const Onnx__NodeProto *np, gir_error *
         st = onnx_convert_node(&r->ctx, np, version, &cv, err);
         if (st) {
             onnx_conv_clear(&cv);
+            gir_err_node(err, node_label(np));
             return st;
         }
         if (touches_non_tensor && cv.op != GIR_OP_OPAQUE) {
