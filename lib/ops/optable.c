@@ -527,7 +527,7 @@ static gir_status axes_mask(const gir_node *n, const char *attr, const int64_t *
     for (int i = 0; i < GIR_MAX_RANK; i++)
         mark[i] = false;
     for (ptrdiff_t i = 0; i < len; i++) {
-        int a;
+        int a = 0;
         TRY(norm_axis(n, attr, v[i], r, false, &a, err));
         if (mark[a])
             return gir_fail(err, GIR_E_ATTRIBUTE, "%s %s repeats axis %d", OPN(n), attr, a);
@@ -1126,7 +1126,7 @@ static gir_status infer_softmax(gir_graph *g, gir_node *n, gir_error *err)
     const gir_value *x;
     TRY(input(g, n, 0, &x, err));
     if (x->shape.rank >= 0) {
-        int a;
+        int a = 0;
         TRY(norm_axis(n, "axis", gir_node_int(n, "axis", -1), x->shape.rank, false, &a, err));
     }
     return infer_same(g, n, err);
@@ -1189,7 +1189,7 @@ static gir_status infer_arg(gir_graph *g, gir_node *n, gir_error *err)
         ish_unknown(&o);
         return set_out(g, n, 0, GIR_DT_I64, &o, err);
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     bool keep = gir_node_int(n, "keepdims", 1) != 0;
     ish_rank(&o, 0);
@@ -1304,7 +1304,7 @@ static gir_status infer_Flatten(gir_graph *g, gir_node *n, gir_error *err)
     ish_of(x, &xs);
     ish_rank(&o, 2);
     if (xs.s.rank >= 0) {
-        int a;
+        int a = 0;
         TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 1), xs.s.rank, true, &a, err));
         ish_rank(&o, 0);
         TRY(merged_dim(n, &xs, 0, a, &o, err));
@@ -1428,7 +1428,7 @@ static gir_status infer_Concat(gir_graph *g, gir_node *n, gir_error *err)
         ish_unknown(&o);
         return set_out(g, n, 0, dt, &o, err);
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), r, false, &a, err));
     int64_t sum = 0;
     for (size_t i = 0; i < n->n_in; i++) {
@@ -1479,7 +1479,7 @@ static gir_status infer_Split(gir_graph *g, gir_node *n, gir_error *err)
             TRY(set_out(g, n, k, x->dtype, &xs, err));
         return GIR_OK;
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     int64_t dim = xs.s.dims[a];
     if (ns >= 0) {
@@ -1681,7 +1681,7 @@ static gir_status infer_Gather(gir_graph *g, gir_node *n, gir_error *err)
         ish_unknown(&o);
         return set_out(g, n, 0, x->dtype, &o, err);
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     TRY(rank_limit(n, (ll)xs.s.rank + is.s.rank - 1, err));
     ish_rank(&o, 0);
