@@ -464,6 +464,53 @@ static void test_model_details(void **state)
     free(path);
 }
 
+/* onnx -> nnvm -> onnx: the graph, node and weight names and
+ * bit-identical weights stay.
+ * NNVM graph JSON records neither input shapes nor their element type: the
+ * shape is given when reading it back (its input-shape option) and the
+ * type is set before comparing. */
+static void test_via_nnvm(void **state)
+{
+    (void)state;
+    static const char *const models[] = { "resnet18", "mobilenet_v2", "squeezenet1_0" };
+    for (size_t i = 0; i < 3; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "models/%s.onnx", models[i]);
+        char *path = tu_shared(rel);
+        gir_graph *g = load(path);
+        char *json = tu_tmp("via.json"), *back = tu_tmp("via.onnx");
+        gir_error err = GIR_ERROR_INIT;
+        gir_options *o = opts_of(NULL);
+        TU_OK(gir_save(g, json, "nnvm", o, &err), &err);
+        gir_options *ro = gir_options_new();
+        TU_OK(gir_options_set(ro, "input-shape", "data:1,3,224,224", &err), &err);
+        gir_graph *n = NULL;
+        TU_OK(gir_load(json, "nnvm", ro, &n, &err), &err);
+        assert_int_equal(gir_graph_input(n, 0)->dtype, GIR_DT_UNKNOWN);
+        n->values[n->inputs[0]]->dtype = GIR_DT_F32;
+        TU_OK(gir_save(n, back, "onnx", o, &err), &err);
+        gir_graph *g2 = load(back);
+        /* NNVM names a node's outputs after the node: value names of
+         * intermediate results change, node and weight names stay */
+        assert_int_equal(diff_count(g, g2, false, false), 0);
+        for (size_t k = 0; k < g->n_nodes; k++)
+            assert_true(gir_graph_node_index(g2, g->nodes[k]->name) >= 0);
+        for (size_t k = 0; k < g->n_values; k++)
+            if (g->values[k]->kind != GIR_VALUE_INTERMEDIATE)
+                assert_true(gir_graph_value_index(g2, g->values[k]->name) >= 0);
+        /* written at opset 13 like the original */
+        assert_int_equal(gir_attrs_find(&g2->meta, ONNX_META_OPSET_VERSIONS)->u.ints.v[0], 13);
+        gir_graph_free(g2);
+        gir_graph_free(n);
+        gir_graph_free(g);
+        gir_options_free(o);
+        gir_options_free(ro);
+        free(path);
+        free(json);
+        free(back);
+    }
+}
+
 /* ==== nnabla's ONNX importer references (opsets 2 and 6) =================== */
 
 static void test_nnp_pairs(void **state)
@@ -1755,6 +1802,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_model_details),
+        cmocka_unit_test(test_via_nnvm),
         cmocka_unit_test(test_nnp_pairs),
         cmocka_unit_test(test_reshape_forms),
         cmocka_unit_test(test_slice_pad_clip_forms),
