@@ -41,5 +41,6 @@ int cmd_ops(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_draw(int argc, char **argv);
 int cmd_errors(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 
 #endif

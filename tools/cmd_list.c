@@ -12,6 +12,21 @@ static const char *type_name(gir_attr_type t)
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
+/* Escapes text for troff: backslashes and leading dots/quotes. */
+static void troff(const char *s)
+{
+    if (*s == '.' || *s == '\'')
+        fputs("\\&", stdout);
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\e", stdout);
+        else if (*s == '-')
+            fputs("\\-", stdout);
+        else
+            putchar(*s);
+    }
+}
+
 static void print_options(const char *title, const gir_option_doc *o)
 {
     if (!o || !o->key)
@@ -113,15 +128,18 @@ int cmd_ops(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
+        { "man", no_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *format = NULL;
+    bool man = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:hm", longopts, NULL)) != -1) {
         switch (c) {
         case 'f': format = optarg; break;
+        case 'm': man = true; break;
         case 'h': printf("Usage: graphconv ops [--format FORMAT] [OP...]\n"); return GC_EXIT_OK;
         default: return GC_EXIT_USAGE;
         }
@@ -141,6 +159,21 @@ int cmd_ops(int argc, char **argv)
         }
         return GC_EXIT_OK;
     }
+    if (man) {
+        for (int op = 1; op < GIR_OP_COUNT_; op++) {
+            const gir_op_info *info = gir_op_get((gir_op)op);
+            printf(".TP\n.B %s\n", info->name);
+            troff(info->doc ? info->doc : info->category);
+            printf("\n");
+            for (const gir_attr_schema *a = info->attrs; a && a->name; a++) {
+                printf(".br\n\\fI%s\\fR (%s%s): ", a->name, type_name(a->type),
+                       a->presence == GIR_ATTR_REQUIRED ? ", required" : "");
+                troff(a->doc ? a->doc : "");
+                printf("\n");
+            }
+        }
+        return GC_EXIT_OK;
+    }
     for (int op = 1; op < GIR_OP_COUNT_; op++)
         print_op(gir_op_get((gir_op)op));
     return GC_EXIT_OK;
@@ -148,9 +181,19 @@ int cmd_ops(int argc, char **argv)
 
 int cmd_errors(int argc, char **argv)
 {
-    (void)argv;
+    if (argc == 2 && strcmp(argv[1], "--man") == 0) {
+        printf(".TS\nl l l.\ncode\texit\tmeaning\n");
+        for (int i = 0; i < GIR_STATUS_COUNT_; i++) {
+            troff(gir_status_name((gir_status)i));
+            printf("\t%d\t", gir_status_exit_code((gir_status)i));
+            troff(gir_status_describe((gir_status)i));
+            printf("\n");
+        }
+        printf(".TE\n");
+        return GC_EXIT_OK;
+    }
     if (argc > 1)
-        return gc_usage_error("errors takes no arguments");
+        return gc_usage_error("errors takes no arguments (or --man)");
     printf("%-24s %s  %s\n", "code", "exit", "meaning");
     for (int i = 0; i < GIR_STATUS_COUNT_; i++)
         printf("%-24s %4d  %s\n", gir_status_name((gir_status)i), gir_status_exit_code((gir_status)i),
