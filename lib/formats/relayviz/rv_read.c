@@ -118,8 +118,7 @@ static gir_status node_fail(rv_reader *r, gir_status code, int32_t id, const gir
     va_end(ap);
     if (!msg)
         return gir_nomem(r->err);
-    gir_fail(r->err, code, "%s %d: %s", id >= 0 && (size_t)id < r->n ? kind_names[r->nodes[id].k] : "node",
-             (int)id, msg);
+    gir_fail(r->err, code, "%s: %s", id >= 0 && (size_t)id < r->n ? kind_names[r->nodes[id].k] : "node", msg);
     free(msg);
     if (field)
         gir_json_err_at(r->err, r->doc, v ? v : r->nodes[id].j, "/nodes/%d/%s", (int)id, field);
@@ -431,7 +430,7 @@ static gir_status parse_node(rv_reader *r, int32_t id)
     if (nd->j->type != GIR_JSON_OBJECT) {
         char got[64];
         gir_json_describe(nd->j, got, sizeof got);
-        gir_fail(r->err, GIR_E_SCHEMA, "node %d must be an object, not %s", (int)id, got);
+        gir_fail(r->err, GIR_E_SCHEMA, "a node must be an object, not %s", got);
         gir_json_err_at(r->err, r->doc, nd->j, "/nodes/%d", (int)id);
         at_node(r, id);
         return GIR_E_SCHEMA;
@@ -439,7 +438,7 @@ static gir_status parse_node(rv_reader *r, int32_t id)
     const gir_json *kv = gir_json_get(nd->j, "node_kind");
     const char *ks = kv ? gir_json_get_cstr(kv) : NULL;
     if (!ks) {
-        gir_fail(r->err, GIR_E_SCHEMA, "node %d has no \"node_kind\" string", (int)id);
+        gir_fail(r->err, GIR_E_SCHEMA, "the node has no \"node_kind\" string");
         gir_json_err_at(r->err, r->doc, kv ? kv : nd->j, kv ? "/nodes/%d/node_kind" : "/nodes/%d", (int)id);
         at_node(r, id);
         return GIR_E_SCHEMA;
@@ -449,9 +448,9 @@ static gir_status parse_node(rv_reader *r, int32_t id)
         k++;
     if (k == K_COUNT) {
         gir_fail(r->err, GIR_E_SCHEMA,
-                 "node %d has the unknown node_kind \"%s\" (known: Function, Var, Call, Op, Const, Bind, Tuple, Let, "
-                 "If, TupleGetItem)",
-                 (int)id, ks);
+                 "unknown node_kind \"%s\" (known: Function, Var, Call, Op, Const, Bind, Tuple, Let, If, "
+                 "TupleGetItem)",
+                 ks);
         gir_json_err_at(r->err, r->doc, kv, "/nodes/%d/node_kind", (int)id);
         at_node(r, id);
         return GIR_E_SCHEMA;
@@ -686,7 +685,7 @@ static gir_status check_cycles(rv_reader *r)
                     gir_buf_printf(&path, "%d -> ", (int)stack[i]);
                 gir_buf_printf(&path, "%d", (int)to);
                 char *p = gir_buf_take(&path);
-                st = node_fail(r, GIR_E_CYCLE, to, NULL, NULL, "is part of a cycle: %s", p ? p : "?");
+                st = node_fail(r, GIR_E_CYCLE, to, NULL, NULL, "part of a cycle: %s", p ? p : "?");
                 free(p);
                 break;
             }
@@ -1145,7 +1144,7 @@ static gir_status evaluate(rv_reader *r)
         if (state[dep] == 1) {
             /* Only bindings can close a loop here: Let x = f(x). */
             st = node_fail(r, GIR_E_CYCLE, dep, NULL, NULL,
-                           "is part of a cycle through a binding (a Let or Bind whose value uses its own variable)");
+                           "part of a cycle through a binding (a Let or Bind whose value uses its own variable)");
             break;
         }
         state[dep] = 1;

@@ -460,73 +460,64 @@ static void write_plan(writer *w, const gir_node *n, const rv_wplan *p, const bo
 
 /* ---- checks and order ----------------------------------------------------------------- */
 
-/* Kahn's order of the nodes by their data dependencies (ties by index). */
-static gir_status topo_order(const gir_graph *g, size_t *order, gir_error *err)
+/* The nodes the outputs depend on, in post order: a depth-first walk from
+ * each output in turn, inputs in order (so the order follows the graph's
+ * structure, not the order its nodes happen to be stored in).  *n_order
+ * is how many nodes are reached. */
+static gir_status post_order(const gir_graph *g, size_t *order, size_t *n_order, gir_error *err)
 {
-    size_t n = g->n_nodes, head = 0, tail = 0;
-    uint32_t *pending = calloc(n + 1, sizeof *pending);
-    size_t *users_start = calloc(n + 2, sizeof *users_start);
-    size_t *users = NULL;
+    size_t n = g->n_nodes, count = 0;
+    unsigned char *state = calloc(n + 1, 1); /* 0 new, 1 on the path, 2 done */
+    size_t *stack = malloc((n + 1) * sizeof *stack), *next = malloc((n + 1) * sizeof *next);
     gir_status st = GIR_OK;
-    if (!pending || !users_start) {
+    if (!state || !stack || !next) {
         st = gir_nomem(err);
         goto out;
     }
-    size_t edges = 0;
-    for (size_t i = 0; i < n; i++) {
-        const gir_node *nd = g->nodes[i];
-        for (size_t k = 0; k < nd->n_in; k++) {
-            const gir_value *v = gir_in(g, nd, k);
-            if (v && v->producer >= 0) {
-                pending[i]++;
-                users_start[v->producer + 1]++;
-                edges++;
+    for (size_t o = 0; o < g->n_outputs && !st; o++) {
+        int32_t p = g->values[g->outputs[o]]->producer;
+        if (p < 0 || state[p])
+            continue;
+        size_t sp = 0;
+        stack[sp] = (size_t)p;
+        next[sp++] = 0;
+        state[p] = 1;
+        while (sp > 0) {
+            size_t i = stack[sp - 1];
+            const gir_node *nd = g->nodes[i];
+            if (next[sp - 1] == nd->n_in) {
+                state[i] = 2;
+                order[count++] = i;
+                sp--;
+                continue;
             }
+            const gir_value *v = gir_in(g, nd, next[sp - 1]++);
+            if (!v || v->producer < 0 || state[v->producer] == 2)
+                continue;
+            if (state[v->producer] == 1) {
+                st = gir_fail(err, GIR_E_CYCLE, "the graph has a cycle through node '%s'", g->nodes[v->producer]->name);
+                goto out;
+            }
+            state[v->producer] = 1;
+            stack[sp] = (size_t)v->producer;
+            next[sp++] = 0;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        users_start[i + 1] += users_start[i];
-    users = malloc((edges ? edges : 1) * sizeof *users);
-    size_t *fill = calloc(n + 1, sizeof *fill);
-    if (!users || !fill) {
-        free(fill);
-        st = gir_nomem(err);
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const gir_node *nd = g->nodes[i];
-        for (size_t k = 0; k < nd->n_in; k++) {
-            const gir_value *v = gir_in(g, nd, k);
-            if (v && v->producer >= 0)
-                users[users_start[v->producer] + fill[v->producer]++] = i;
-        }
-    }
-    free(fill);
-    for (size_t i = 0; i < n; i++)
-        if (!pending[i])
-            order[tail++] = i;
-    while (head < tail) {
-        size_t i = order[head++];
-        for (size_t e = users_start[i]; e < users_start[i + 1]; e++)
-            if (--pending[users[e]] == 0)
-                order[tail++] = users[e];
-    }
-    if (tail != n)
-        st = gir_fail(err, GIR_E_CYCLE, "the graph has a cycle");
+    *n_order = count;
 out:
-    free(pending);
-    free(users_start);
-    free(users);
+    free(state);
+    free(stack);
+    free(next);
     return st;
 }
 
 /* Values the program needs: from the outputs back through the plans. */
-static void mark_needed(const gir_graph *g, const size_t *order, const rv_wplan *plans, bool *node_needed,
-                        bool *value_needed)
+static void mark_needed(const gir_graph *g, const size_t *order, size_t n_order, const rv_wplan *plans,
+                        bool *node_needed, bool *value_needed)
 {
     for (size_t i = 0; i < g->n_outputs; i++)
         value_needed[g->outputs[i]] = true;
-    for (size_t oi = g->n_nodes; oi-- > 0;) {
+    for (size_t oi = n_order; oi-- > 0;) {
         size_t i = order[oi];
         const gir_node *n = g->nodes[i];
         bool need = false;
@@ -650,14 +641,14 @@ gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_op
     gir_unsupported *u = gir_unsupported_new();
     gir_outfile *pfile = NULL;
     char *ppath = NULL;
-    size_t n_params = 0, n_weights = 0;
+    size_t n_params = 0, n_weights = 0, n_order = 0;
     gir_status st = GIR_OK;
     if (!order || !plans || !node_needed || !value_needed || !is_param || !params || !w.vid || !u) {
         st = gir_nomem(err);
         goto out;
     }
     memset(w.vid, 0xff, (g->n_values + 1) * sizeof *w.vid);
-    if ((st = topo_order(g, order, err)))
+    if ((st = post_order(g, order, &n_order, err)))
         goto out;
     for (size_t i = 0; i < n; i++)
         rv_plan_node(g, g->nodes[i], allow_opaque, &plans[i], u);
@@ -665,7 +656,7 @@ gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_op
         st = gir_unsupported_fail(u, "relayviz", err);
         goto out;
     }
-    mark_needed(g, order, plans, node_needed, value_needed);
+    mark_needed(g, order, n_order, plans, node_needed, value_needed);
     check_values(g, value_needed, w.embed, w.nonfinite_strings, u, err, &st);
     if (st)
         goto out;
@@ -682,7 +673,7 @@ gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_op
         }
     }
     if (!w.embed) {
-        for (size_t oi = 0; oi < n; oi++) {
+        for (size_t oi = 0; oi < n_order; oi++) {
             const gir_node *nd = g->nodes[order[oi]];
             if (!node_needed[order[oi]])
                 continue;
@@ -745,7 +736,7 @@ gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_op
     }
     for (size_t i = 0; i < n_params; i++)
         param_ids[i] = write_var(&w, params[i]);
-    for (size_t oi = 0; oi < n && !w.st; oi++)
+    for (size_t oi = 0; oi < n_order && !w.st; oi++)
         if (node_needed[order[oi]])
             write_plan(&w, g->nodes[order[oi]], &plans[order[oi]], value_needed);
     int32_t body = -1;
