@@ -358,6 +358,16 @@ static void test_seed_if_constant(void **state)
     gir_graph_free(g);
 }
 
+static void test_dead_tuple_field(void **state)
+{
+    (void)state;
+    gir_graph *g = load_testdata("relayviz/dead_field.relayviz.json");
+    /* TupleGetItem 1 of Tuple(log(exp(x)), tanh(x)): exp and log are dead. */
+    assert_int_equal(g->n_nodes, 1);
+    assert_int_equal(g->nodes[0]->op, GIR_OP_Tanh);
+    gir_graph_free(g);
+}
+
 static void test_seed_attribute_variants(void **state)
 {
     (void)state;
@@ -413,6 +423,7 @@ static void test_relayviz_roundtrip_exact(void **state)
     (void)state;
     static const char *const files[] = {
         "function_call", "batch_norm", "const", "bind", "tuple_let", "if_const", "attrs_variants", "opaque",
+        "dead_field",
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char rel[128];
@@ -1019,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_seed_bind),
         cmocka_unit_test(test_seed_tuple_let_tuplegetitem),
         cmocka_unit_test(test_seed_if_constant),
+        cmocka_unit_test(test_dead_tuple_field),
         cmocka_unit_test(test_seed_attribute_variants),
         cmocka_unit_test(test_seed_opaque_operator),
         cmocka_unit_test(test_relayviz_roundtrip_exact),

@@ -77,6 +77,7 @@ typedef struct rcall {
     bool used_plain, used_tuple;
     int32_t bias_call;         /* nn.bias_add folded into this call, or -1 */
     int32_t fused_into;        /* this nn.bias_add was folded into that call, or -1 */
+    bool dead;                 /* nothing uses its result */
 } rcall;
 
 struct rv_reader_s {
@@ -1171,10 +1172,30 @@ static void count_uses(rv_reader *r, const int32_t *outs, size_t n_outs)
         r->tensors[outs[i]].uses++;
 }
 
+/* Calls whose results nothing uses (a Tuple field no TupleGetItem picks)
+ * are dropped: the graph is the program's dataflow.  Arguments come from
+ * earlier calls, so one backward pass finds chains of them. */
+static void drop_dead_calls(rv_reader *r)
+{
+    for (size_t ci = r->n_calls; ci-- > 0;) {
+        rcall *c = &r->calls[ci];
+        bool used = false;
+        for (size_t k = 0; k < c->n_outs && !used; k++)
+            used = c->outs[k] >= 0 && r->tensors[c->outs[k]].uses > 0;
+        if (used)
+            continue;
+        c->dead = true;
+        for (size_t i = 0; i < c->n_args; i++)
+            r->tensors[c->args[i]].uses--;
+    }
+}
+
 static void fuse_bias(rv_reader *r)
 {
     for (size_t ci = 0; ci < r->n_calls; ci++) {
         rcall *c = &r->calls[ci];
+        if (c->dead)
+            continue;
         int64_t axis;
         if (strcmp(c->op, "nn.bias_add") != 0 || c->n_args != 2 || c->n_relay != 2 || c->arity[0] >= 0 ||
             c->arity[1] >= 0 || !rv_attr_axis(&c->attrs, 1, &axis))
@@ -1705,9 +1726,10 @@ static gir_status read_program(rv_reader *r, const gir_json *root)
     if (n_outs == 0)
         return node_fail(r, GIR_E_SCHEMA, r->root, NULL, NULL, "the program returns an empty tuple");
     count_uses(r, outs, n_outs);
+    drop_dead_calls(r);
     fuse_bias(r);
     for (size_t ci = 0; ci < r->n_calls; ci++) {
-        if (r->calls[ci].fused_into >= 0)
+        if (r->calls[ci].fused_into >= 0 || r->calls[ci].dead)
             continue;
         if ((st = build_call(r, (int32_t)ci)))
             return st;

@@ -169,6 +169,21 @@ static bool kernel2(wr *w, int64_t ks[2])
     return true;
 }
 
+/* Whether value vi is a graph output or an input of some node. */
+static bool value_read(const gir_graph *g, int32_t vi)
+{
+    if (vi < 0)
+        return false;
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == vi)
+            return true;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (size_t k = 0; k < g->nodes[i]->n_in; k++)
+            if (g->nodes[i]->in[k] == vi)
+                return true;
+    return false;
+}
+
 /* ---- operators -------------------------------------------------------------------- */
 
 static bool wr_conv(wr *w, bool transpose)
@@ -271,8 +286,8 @@ static bool wr_batch_norm(wr *w)
 static bool wr_pool(wr *w, bool avg)
 {
     int64_t ks[2], strides[2], dil[2], pads[4];
-    if (!avg && w->n->n_out > 1 && gir_out(w->g, w->n, 1))
-        return refuse(w, GIR_E_UNSUPPORTED_OP, "MaxPool with its indices output");
+    if (!avg && w->n->n_out > 1 && value_read(w->g, w->n->out[1]))
+        return refuse(w, GIR_E_UNSUPPORTED_OP, "MaxPool with its Indices output used");
     const int64_t *v;
     ptrdiff_t k = gir_attrs_get_ints(&w->n->attrs, "kernel_shape", &v);
     if (k != 2)
@@ -333,10 +348,8 @@ static int64_t unit_axes_producer(wr *w, size_t k)
             return 0;
     for (size_t i = 0; i < w->g->n_nodes; i++) {
         const gir_node *m = w->g->nodes[i];
-        if (m == w->n)
-            continue;
         for (size_t j = 0; j < m->n_in; j++)
-            if (m->in[j] == vi)
+            if (m->in[j] == vi && (m != w->n || j != k))
                 return 0;
     }
     return n > 0 ? n : 0;
