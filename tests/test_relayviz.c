@@ -12,6 +12,7 @@
 #include "formats/relayviz/relayviz.h"
 #include "io/dot.h"
 #include "passes/diff.h"
+#include "passes/passes.h"
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -237,6 +238,13 @@ static int32_t gb_done(gb *b, gir_node *n)
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_op_infer(b->g, n, &err), &err);
     return n->out[0];
+}
+
+/* What every reader does last: defaults filled, checked, shapes inferred. */
+static void gb_finish(gir_graph *g)
+{
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
 }
 
 #define I64(...) ((const int64_t[]){ __VA_ARGS__ })
@@ -509,6 +517,7 @@ static gir_graph *small_cnn(void)
     gir_attrs_set_int(b.g, &n->attrs, "axis", -1);
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_graph_add_output(b.g, gb_done(&b, n), &err), &err);
+    gb_finish(b.g);
     return b.g;
 }
 
@@ -691,6 +700,7 @@ static void test_composites(void **state)
                           (int32_t[]){ prob, bnw[0], bnw[1], bnw[2], bnw[3] }, 1);
     gir_attrs_set_float(g, &n->attrs, "epsilon", (double)1e-5f);
     g->outputs[0] = gb_done(&b, n);
+    gb_finish(g);
     char *text = roundtrip(g, "composites");
     assert_non_null(strstr(text, "\"name\": \"nn.bias_add\", \"attrs\": {\"axis\": 1}"));
     assert_non_null(strstr(text, "\"name\": \"nn.bias_add\", \"attrs\": {\"axis\": -1}"));
@@ -811,6 +821,7 @@ static void test_every_mapped_op(void **state)
     int32_t ls = gb_done(&b, n);
     TU_OK(gir_graph_add_output(g, ls, &err), &err);
     TU_OK(gir_graph_add_output(g, am, &err), &err);
+    gb_finish(g);
     char *text = roundtrip(g, "every_op");
     static const char *const ops[] = { "nn.conv2d_transpose", "nn.leaky_relu", "nn.prelu", "nn.pad",
                                        "nn.avg_pool2d", "nn.lrn", "nn.upsampling", "split", "strided_slice",
@@ -994,8 +1005,9 @@ static void test_dot(void **state)
     /* Weights are summarised in the box that reads them, not drawn apart. */
     g = small_cnn();
     TU_OK(gir_dot_write(g, NULL, &a, &err), &err);
-    assert_non_null(strstr(a.data, "label=\"Conv\\nconv0\\nkernel_shape=[3,3]\\npads=[1,1,1,1]\\nstrides=[1,1]"
-                                   "\\ndilations=[1,1]\\ngroup=1\\nweight conv0_weight float32 [4,3,3,3]"
+    assert_non_null(strstr(a.data, "label=\"Conv\\nconv0\\nauto_pad=NOTSET\\ndilations=[1,1]\\ngroup=1"
+                                   "\\nkernel_shape=[3,3]\\npads=[1,1,1,1]\\nstrides=[1,1]"
+                                   "\\nweight conv0_weight float32 [4,3,3,3]"
                                    "\\nweight conv0_bias float32 [4]\"]"));
     assert_non_null(strstr(a.data, "4 weight tensors, 762 elements"));
     assert_null(strstr(a.data, "-> n0 [label=\"[4,3,3,3]\"]"));

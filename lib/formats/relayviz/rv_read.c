@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/passes.h"
+
 
 typedef enum kind { K_VAR, K_FUNCTION, K_CALL, K_OP, K_CONST, K_BIND, K_TUPLE, K_LET, K_IF, K_TGI, K_COUNT } kind;
 
@@ -1742,7 +1744,7 @@ static gir_status read_program(rv_reader *r, const gir_json *root)
     }
     if (r->function_root && (st = check_ret_type(r, outs, n_outs)))
         return st;
-    return GIR_OK;
+    return gir_graph_finish(r->g, r->err);
 }
 
 char *gir_relayviz_params_path(const char *path)
