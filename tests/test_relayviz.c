@@ -699,14 +699,30 @@ static void test_composites(void **state)
     gir_node *n = gb_node(&b, "bn0", GIR_OP_BatchNormalization, 5,
                           (int32_t[]){ prob, bnw[0], bnw[1], bnw[2], bnw[3] }, 1);
     gir_attrs_set_float(g, &n->attrs, "epsilon", (double)1e-5f);
+    gir_attrs_set_float(g, &n->attrs, "momentum", 0.5);
+    int32_t bn = gb_done(&b, n);
+    /* Gemm with B as [in, out] (NNabla's Affine): a transpose in front. */
+    int32_t w2 = gb_weight(&b, "fc1_weight", 2, I64(10, 5)), b2 = gb_weight(&b, "fc1_bias", 1, I64(5));
+    n = gb_node(&b, "fc1", GIR_OP_Gemm, 3, (int32_t[]){ bn, w2, b2 }, 1);
+    gir_attrs_set_int(g, &n->attrs, "transB", 0);
+    int32_t fc1 = gb_done(&b, n);
+    /* and with A transposed: [5, 1]^T x [5, 3]^T^T */
+    int32_t w3 = gb_weight(&b, "fc2_weight", 2, I64(3, 1));
+    n = gb_node(&b, "fc2", GIR_OP_Gemm, 2, (int32_t[]){ fc1, w3 }, 1);
+    gir_attrs_set_int(g, &n->attrs, "transA", 1);
+    gir_attrs_set_int(g, &n->attrs, "transB", 1);
     g->outputs[0] = gb_done(&b, n);
     gb_finish(g);
+    assert_shape(g->values[g->outputs[0]], 2, 5, 3);
     char *text = roundtrip(g, "composites");
+    assert_non_null(strstr(text, "\"epsilon\": 9.999999747378752e-06, \"center\": true, \"scale\": true, "
+                                 "\"momentum\": 0.5}"));
+    assert_non_null(strstr(text, "\"name\": \"transpose\", \"attrs\": {\"axes\": null}"));
+    assert_non_null(strstr(text, "\"name\": \"nn.dense\", \"attrs\": {\"units\": 5, \"out_dtype\": \"\"}"));
+    assert_non_null(strstr(text, "\"name\": \"nn.dense\", \"attrs\": {\"units\": 3, \"out_dtype\": \"\"}"));
     assert_non_null(strstr(text, "\"name\": \"nn.bias_add\", \"attrs\": {\"axis\": 1}"));
     assert_non_null(strstr(text, "\"name\": \"nn.bias_add\", \"attrs\": {\"axis\": -1}"));
     assert_non_null(strstr(text, "\"name\": \"nn.dense\", \"attrs\": {\"units\": 10, \"out_dtype\": \"\"}"));
-    assert_non_null(strstr(text, "\"name\": \"nn.batch_norm\", \"attrs\": {\"axis\": 1, \"epsilon\": "
-                                 "9.999999747378752e-06, \"center\": true, \"scale\": true}"));
     assert_non_null(strstr(text, "\"node_kind\": \"TupleGetItem\""));
     free(text);
     gir_graph_free(g);
@@ -854,7 +870,7 @@ static void test_unsupported_listed_at_once(void **state)
     int32_t x = gb_input(&b, "x", 2, I64(2, 3));
     int32_t w = gb_weight(&b, "w", 2, I64(3, 4));
     gir_node *n = gb_node(&b, "mm", GIR_OP_Gemm, 2, (int32_t[]){ x, w }, 1);
-    gir_attrs_set_int(g, &n->attrs, "transB", 0);
+    gir_attrs_set_float(g, &n->attrs, "alpha", 2.0);
     int32_t v = gb_done(&b, n);
     int32_t h1 = gb_done(&b, gb_node(&b, "h1", GIR_OP_HardSigmoid, 1, &v, 1));
     int32_t h2 = gb_done(&b, gb_node(&b, "h2", GIR_OP_HardSigmoid, 1, &h1, 1));
@@ -863,7 +879,7 @@ static void test_unsupported_listed_at_once(void **state)
     TU_OK(gir_graph_add_output(g, gb_done(&b, n), &err), &err);
     char *p = tu_tmp("refused.relayviz.json");
     TU_FAILS(gir_save(g, p, NULL, NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, "cannot write as relayviz",
-             "Gemm with transB=0 (nn.dense takes its weight as [units, in]) (1 node, first 'mm')",
+             "Gemm with alpha other than 1 (1 node, first 'mm')",
              "HardSigmoid (2 nodes, first 'h1')", "Clip without min (Relay's clip needs both bounds) (1 node, first 'c')");
     gir_error_clear(&err);
     assert_false(gir_path_exists(p));

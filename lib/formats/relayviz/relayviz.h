@@ -61,6 +61,7 @@ typedef struct rv_call_view {
     bool tuple_arg;         /* the call's only Relay argument was a Tuple */
     size_t n_out;           /* outputs the program uses (tuple results: index+1 of the last used) */
     int32_t bias_arg;       /* a fused nn.bias_add's bias is argument bias_arg (-1: none) */
+    bool trans[2];          /* nn.dense: argument k was a transpose folded in */
 } rv_call_view;
 
 /* What a Relay call becomes: one canonical node (op, attrs, inputs as
@@ -142,7 +143,7 @@ typedef struct rv_wcall {
 } rv_wcall;
 
 typedef struct rv_wplan {
-    rv_wcall calls[2];
+    rv_wcall calls[4];
     size_t n_calls;
     rv_warg argbuf[16];
     size_t n_argbuf;

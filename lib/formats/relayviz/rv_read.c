@@ -79,6 +79,8 @@ typedef struct rcall {
     bool used_plain, used_tuple;
     int32_t bias_call;         /* nn.bias_add folded into this call, or -1 */
     int32_t fused_into;        /* this nn.bias_add was folded into that call, or -1 */
+    int32_t trans[2];          /* nn.dense: transpose calls folded into arguments 0, 1 (-1: none) */
+    int32_t absorbed_by;       /* this transpose was folded into that nn.dense, or -1 */
     bool dead;                 /* nothing uses its result */
 } rcall;
 
@@ -995,7 +997,8 @@ static gir_status eval_call(rv_reader *r, int32_t id)
     rcall *c = &r->calls[ci];
     memset(c, 0, sizeof *c);
     c->id = id;
-    c->bias_call = c->fused_into = -1;
+    c->bias_call = c->fused_into = c->absorbed_by = -1;
+    c->trans[0] = c->trans[1] = -1;
     const rnode *op = nd->b >= 0 ? &r->nodes[nd->b] : NULL;
     c->op = op ? op->name : nd->name;
     c->attrs = (rv_attrs){ nd->attrs, op ? op->attrs : NULL, id, op ? nd->b : -1, r->doc };
@@ -1213,6 +1216,35 @@ static void fuse_bias(rv_reader *r)
     }
 }
 
+/* nn.dense(transpose(A), W) and nn.dense(A, transpose(B)) with the
+ * transpose's axes null (the reverse) and no other use fold into Gemm's
+ * transA / transB; build_call checks the operand is 2-D. */
+static void fuse_transposes(rv_reader *r)
+{
+    for (size_t ci = 0; ci < r->n_calls; ci++) {
+        rcall *c = &r->calls[ci];
+        if (c->dead || strcmp(c->op, "nn.dense") != 0 || c->n_args != 2 || c->n_relay != 2 || c->arity[0] >= 0 ||
+            c->arity[1] >= 0)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            const rtensor *t = &r->tensors[c->args[k]];
+            if (t->call < 0 || t->out != 0 || t->uses != 1)
+                continue;
+            rcall *tr = &r->calls[t->call];
+            const gir_json *objs[2] = { tr->attrs.call, tr->attrs.op };
+            bool only_axes = true;
+            for (int o = 0; o < 2; o++)
+                for (size_t i = 0; objs[o] && i < objs[o]->len; i++)
+                    only_axes &= strcmp(objs[o]->u.members[i].key, "axes") == 0;
+            if (strcmp(tr->op, "transpose") != 0 || tr->n_args != 1 || tr->arity[0] >= 0 || tr->used_tuple ||
+                !only_axes || rv_attr(&tr->attrs, "axes"))
+                continue;
+            c->trans[k] = t->call;
+            tr->absorbed_by = (int32_t)ci;
+        }
+    }
+}
+
 /* ---- building nodes -------------------------------------------------------------------------- */
 
 /* The graph value of tensor t (a Const's is made on first use). */
@@ -1426,6 +1458,30 @@ static gir_status build_call(rv_reader *r, int32_t ci)
     memcpy(args, c->args, c->n_args * sizeof *args);
     if (bias)
         args[c->n_args] = bias->args[1];
+    bool trans[2] = { false, false };
+    for (int k = 0; k < 2; k++) {
+        if (c->trans[k] < 0)
+            continue;
+        /* A folded transpose reads its operand directly, if that is 2-D;
+         * otherwise it is built now, on its own. */
+        rcall *tr = &r->calls[c->trans[k]];
+        rv_arginfo ti;
+        arg_info(r, tr->args[0], &ti);
+        if (ti.shape.rank == 2) {
+            args[k] = tr->args[0];
+            trans[k] = true;
+            continue;
+        }
+        tr->absorbed_by = -1;
+        int32_t tci = c->trans[k];
+        c->trans[k] = -1;
+        if ((st = build_call(r, tci))) {
+            free(args);
+            free(info);
+            return st;
+        }
+        c = &r->calls[ci];
+    }
     for (size_t i = 0; i < n_args; i++)
         arg_info(r, args[i], &info[i]);
     /* Outputs the program uses: index + 1 of the last used one. */
@@ -1439,11 +1495,26 @@ static gir_status build_call(rv_reader *r, int32_t ci)
         return node_fail(r, GIR_E_SCHEMA, c->id, NULL, NULL,
                          "the result of %s is used both as a tensor and as a tuple (through TupleGetItem)", c->op);
     }
-    rv_call_view view = { c->op, c->attrs, n_args, info, c->tuple_arg, used, bias ? (int32_t)c->n_args : -1 };
+    rv_call_view view = { c->op, c->attrs, n_args, info, c->tuple_arg, used, bias ? (int32_t)c->n_args : -1,
+                          { trans[0], trans[1] } };
     rv_mapped m;
     st = rv_map_call(g, &view, &m, r->err);
     if (st)
         goto out;
+    if (m.op == GIR_OP_OPAQUE && (trans[0] || trans[1])) {
+        /* An opaque nn.dense reads its arguments as they were. */
+        for (int k = 0; k < 2; k++) {
+            if (!trans[k])
+                continue;
+            int32_t tci = c->trans[k];
+            r->calls[tci].absorbed_by = -1;
+            c->trans[k] = -1;
+            args[k] = c->args[k];
+            if ((st = build_call(r, tci)))
+                goto out;
+            c = &r->calls[ci];
+        }
+    }
     if (m.op == GIR_OP_OPAQUE && bias) {
         /* The producer stays opaque: the bias_add is built on its own. */
         r->calls[c->bias_call].fused_into = -1;
@@ -1729,10 +1800,19 @@ static gir_status read_program(rv_reader *r, const gir_json *root)
         return node_fail(r, GIR_E_SCHEMA, r->root, NULL, NULL, "the program returns an empty tuple");
     count_uses(r, outs, n_outs);
     drop_dead_calls(r);
+    fuse_transposes(r);
     fuse_bias(r);
     for (size_t ci = 0; ci < r->n_calls; ci++) {
-        if (r->calls[ci].fused_into >= 0 || r->calls[ci].dead)
-            continue;
+        const rcall *c = &r->calls[ci];
+        if (c->dead || c->absorbed_by >= 0 || c->bias_call >= 0)
+            continue; /* folded into a later call, or built at its bias_add */
+        if (c->fused_into >= 0) {
+            /* The producer goes here: the bias may come from a call after it. */
+            if ((st = build_call(r, c->fused_into)))
+                return st;
+            if (r->calls[ci].fused_into >= 0)
+                continue;
+        }
         if ((st = build_call(r, (int32_t)ci)))
             return st;
     }

@@ -395,8 +395,10 @@ static gir_status rd_dense(rd *r)
         r->m->in[2] = r->c->bias_arg;
         r->m->n_in = 3;
     }
-    if ((st = set_float(r, "alpha", 1.0)) || (st = set_float(r, "beta", 1.0)) || (st = set_int(r, "transA", 0)) ||
-        (st = set_int(r, "transB", 1)))
+    /* dense(transpose(A), W) is Gemm with transA; dense(A, transpose(B))
+     * Gemm without transB. */
+    if ((st = set_float(r, "alpha", 1.0)) || (st = set_float(r, "beta", 1.0)) ||
+        (st = set_int(r, "transA", r->c->trans[0])) || (st = set_int(r, "transB", !r->c->trans[1])))
         return st;
     return GIR_OK;
 }
@@ -416,14 +418,15 @@ static bool norm_axis(int64_t axis, int rank, int64_t *out)
 
 static gir_status rd_batch_norm(rd *r)
 {
-    static const char *const keys[] = { "axis", "epsilon", "center", "scale", NULL };
+    static const char *const keys[] = { "axis", "epsilon", "center", "scale", "momentum", NULL };
     gir_status st = arity(r, 5, 5);
     if (st || !keys_ok(r, keys))
         return st;
     int64_t axis;
-    double eps;
+    double eps, momentum;
     bool center, scale;
-    if ((st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)) ||
+    if ((st = get_double(&r->c->attrs, r->c->op, "momentum", 0.9, &momentum, r->err)) ||
+        (st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)) ||
         (st = get_double(&r->c->attrs, r->c->op, "epsilon", 1e-5, &eps, r->err)) ||
         (st = get_bool(&r->c->attrs, r->c->op, "center", true, &center, r->err)) ||
         (st = get_bool(&r->c->attrs, r->c->op, "scale", true, &scale, r->err)))
@@ -437,7 +440,9 @@ static gir_status rd_batch_norm(rd *r)
         return opaque(r, "the running mean and variance results of nn.batch_norm are used");
     r->m->op = GIR_OP_BatchNormalization;
     inputs_in_order(r->m, 5);
-    return set_float(r, "epsilon", eps);
+    if ((st = set_float(r, "epsilon", eps)) || (st = set_float(r, "momentum", momentum)))
+        return st;
+    return GIR_OK;
 }
 
 static gir_status rd_dropout(rd *r)

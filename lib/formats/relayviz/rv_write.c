@@ -393,7 +393,7 @@ static int32_t tgi_node(writer *w, int32_t tuple, size_t index)
 /* Writes the calls of node n (plan p); used[k] says which outputs are read. */
 static void write_plan(writer *w, const gir_node *n, const rv_wplan *p, const bool *used)
 {
-    int32_t call_ids[2] = { -1, -1 };
+    int32_t call_ids[4] = { -1, -1, -1, -1 };
     for (size_t ci = 0; ci < p->n_calls && !w->st; ci++) {
         const rv_wcall *c = &p->calls[ci];
         int32_t *args = malloc((c->n_args ? c->n_args : 1) * sizeof *args);

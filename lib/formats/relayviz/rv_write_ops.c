@@ -233,21 +233,40 @@ static bool wr_conv(wr *w, bool transpose)
     return true;
 }
 
+/* Gemm: nn.dense(A, B) is A x B^T, so transB=0 (and transA=1) get a
+ * transpose (axes null: the reverse of a 2-D tensor) in front, which the
+ * reader folds back into the flags. */
 static bool wr_gemm(wr *w)
 {
-    if (gir_node_int(w->n, "transA", 0) != 0)
-        return refuse(w, GIR_E_UNSUPPORTED_ATTR, "Gemm with transA=1");
-    if (gir_node_int(w->n, "transB", 0) != 1)
-        return refuse(w, GIR_E_UNSUPPORTED_ATTR, "Gemm with transB=0 (nn.dense takes its weight as [units, in])");
+    bool ta = gir_node_int(w->n, "transA", 0) != 0, tb = gir_node_int(w->n, "transB", 0) != 0;
     if (gir_node_float(w->n, "alpha", 1.0) != 1.0)
         return refuse(w, GIR_E_UNSUPPORTED_ATTR, "Gemm with alpha other than 1");
     if (in(w, 2) && gir_node_float(w->n, "beta", 1.0) != 1.0)
         return refuse(w, GIR_E_UNSUPPORTED_ATTR, "Gemm with beta other than 1");
     const gir_value *wt = in(w, 1);
-    int64_t units = wt && wt->shape.rank == 2 ? wt->shape.dims[0] : -1;
+    int64_t units = wt && wt->shape.rank == 2 ? wt->shape.dims[tb ? 0 : 1] : -1;
+    int prev = 0;
+    if (ta) {
+        rv_wcall *t = call(w, "transpose");
+        arg_input(w, t, 0);
+        a_null(t, "axes");
+        prev++;
+    }
+    if (!tb) {
+        rv_wcall *t = call(w, "transpose");
+        arg_input(w, t, 1);
+        a_null(t, "axes");
+        prev++;
+    }
     rv_wcall *c = call(w, "nn.dense");
-    arg_input(w, c, 0);
-    arg_input(w, c, 1);
+    if (ta)
+        arg_prev(w, c, 0);
+    else
+        arg_input(w, c, 0);
+    if (!tb)
+        arg_prev(w, c, prev - 1);
+    else
+        arg_input(w, c, 1);
     if (units >= 0)
         a_int(c, "units", units);
     else
@@ -257,7 +276,7 @@ static bool wr_gemm(wr *w)
     if (b) {
         bool vector = b->shape.rank == 1 && units >= 0 && b->shape.dims[0] == units;
         rv_wcall *bc = call(w, vector ? "nn.bias_add" : "add");
-        arg_prev(w, bc, 0);
+        arg_prev(w, bc, prev);
         arg_input(w, bc, 2);
         if (vector)
             a_int(bc, "axis", -1);
@@ -279,6 +298,11 @@ static bool wr_batch_norm(wr *w)
     a_double(c, "epsilon", gir_node_float(w->n, "epsilon", 1e-5));
     a_bool(c, "center", true);
     a_bool(c, "scale", true);
+    /* Relay has no momentum (training only): graphconv's own attribute,
+     * written only when it is not the default. */
+    double momentum = gir_node_float(w->n, "momentum", 0.9);
+    if (momentum != 0.9)
+        a_double(c, "momentum", momentum);
     c->tuple_result = true;
     return true;
 }
