@@ -24,7 +24,7 @@ typedef struct writer {
     int32_t *vid;         /* value -> node id of its expression (-1: none yet) */
     bool embed;
     bool nonfinite_strings;
-    /* Op nodes already written: compact text -> id (open addressing). */
+    /* Op nodes already written: their compact text and id. */
     char **op_text;
     int32_t *op_id;
     size_t op_cap, op_n;
@@ -292,16 +292,6 @@ static void attrs_json(gir_json_writer *jw, const rv_wcall *c)
     gir_jw_end_object(jw);
 }
 
-static uint64_t hash_text(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The id of an Op node with c's name and attributes, writing it once. */
 static int32_t op_node(writer *w, const rv_wcall *c)
 {
@@ -320,48 +310,28 @@ static int32_t op_node(writer *w, const rv_wcall *c)
         w->st = gir_nomem(w->err);
         return -1;
     }
-    if (w->op_n * 2 >= w->op_cap) {
-        size_t ncap = w->op_cap ? w->op_cap * 2 : 64;
-        char **nt = calloc(ncap, sizeof *nt);
-        int32_t *ni = calloc(ncap, sizeof *ni);
-        if (!nt || !ni) {
-            free(nt);
-            free(ni);
+    /* Distinct (operator, attributes) pairs are few: a linear search. */
+    for (size_t i = 0; i < w->op_n; i++) {
+        if (!strcmp(w->op_text[i], text)) {
             free(text);
-            w->st = gir_nomem(w->err);
-            return -1;
-        }
-        for (size_t i = 0; i < w->op_cap; i++) {
-            if (!w->op_text[i])
-                continue;
-            size_t j = (size_t)hash_text(w->op_text[i]) & (ncap - 1);
-            while (nt[j])
-                j = (j + 1) & (ncap - 1);
-            nt[j] = w->op_text[i];
-            ni[j] = w->op_id[i];
-        }
-        free(w->op_text);
-        free(w->op_id);
-        w->op_text = nt;
-        w->op_id = ni;
-        w->op_cap = ncap;
-    }
-    size_t j = (size_t)hash_text(text) & (w->op_cap - 1);
-    for (; w->op_text[j]; j = (j + 1) & (w->op_cap - 1)) {
-        if (!strcmp(w->op_text[j], text)) {
-            free(text);
-            return w->op_id[j];
+            return w->op_id[i];
         }
     }
+    size_t cap = w->op_cap, cap2 = w->op_cap;
+    if (!GIR_GROW(w->op_text, cap, w->op_n + 1) || !GIR_GROW(w->op_id, cap2, w->op_n + 1)) {
+        free(text);
+        w->st = gir_nomem(w->err);
+        return -1;
+    }
+    w->op_cap = cap < cap2 ? cap : cap2;
     int32_t id = begin_node(w, "Op");
     gir_jw_key(&w->jw, "name");
     gir_jw_string(&w->jw, c->op);
     gir_jw_key(&w->jw, "attrs");
     attrs_json(&w->jw, c);
     end_node(w);
-    w->op_text[j] = text;
-    w->op_id[j] = id;
-    w->op_n++;
+    w->op_text[w->op_n] = text;
+    w->op_id[w->op_n++] = id;
     return id;
 }
 
@@ -815,7 +785,7 @@ out:
         gir_outfile_abort(w.file);
     for (size_t i = 0; plans && i < n; i++)
         rv_plan_free(&plans[i]);
-    for (size_t i = 0; i < w.op_cap; i++)
+    for (size_t i = 0; i < w.op_n; i++)
         free(w.op_text[i]);
     free(w.op_text);
     free(w.op_id);
