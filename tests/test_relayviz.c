@@ -377,6 +377,32 @@ static void test_dead_tuple_field(void **state)
     gir_graph_free(g);
 }
 
+static void test_symbolic_dims_and_batch_size(void **state)
+{
+    (void)state;
+    gir_graph *g = load_testdata("relayviz/symbolic_batch.relayviz.json");
+    const gir_value *x = g->values[g->inputs[0]];
+    assert_shape(x, 4, -1, 3, 4, 4);
+    assert_string_equal(x->dim_names[0], "batch");
+    assert_shape(g->values[g->outputs[0]], 2, -1, 3);
+    assert_string_equal(g->values[g->outputs[0]]->dim_names[0], "batch");
+    free(roundtrip(g, "symbolic"));
+    gir_graph_free(g);
+    char *p = tu_testdata("relayviz/symbolic_batch.relayviz.json");
+    gir_options *o = opts("batch-size", "8", NULL, NULL);
+    g = load_opts(p, o);
+    assert_shape(g->values[g->inputs[0]], 4, 8, 3, 4, 4);
+    assert_null(g->values[g->inputs[0]]->dim_names[0]);
+    assert_shape(g->values[g->outputs[0]], 2, 8, 3);
+    gir_graph_free(g);
+    gir_options_set(o, "batch-size", "0", NULL);
+    gir_error err = GIR_ERROR_INIT;
+    TU_FAILS(gir_load(p, "relayviz", o, &g, &err), &err, GIR_E_ARGUMENT, "batch-size=0 is not a positive integer");
+    gir_error_clear(&err);
+    gir_options_free(o);
+    free(p);
+}
+
 static void test_seed_attribute_variants(void **state)
 {
     (void)state;
@@ -1079,6 +1105,42 @@ static const struct {
     { "realworld/nnp-onnx-pairs/reduce_mean.onnx", "onnx" },
 };
 
+/* The DOT text of a real model, rendered by Graphviz when installed. */
+static void draw_and_render(const gir_graph *g, const char *base)
+{
+    gir_buf dot = GIR_BUF_INIT;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_dot_write(g, NULL, &dot, &err), &err);
+    assert_non_null(strstr(dot.data, "digraph "));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        char box[64];
+        snprintf(box, sizeof box, "  n%zu [shape=box", i);
+        assert_non_null(strstr(dot.data, box)); /* every node drawn */
+    }
+    if (!tu_have_program("dot")) {
+        print_message("skip: Graphviz dot is not installed; %s's DOT is not rendered\n", base);
+        gir_buf_free(&dot);
+        return;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "draw_%s.dot", base);
+    char *dp = tu_tmp(name);
+    snprintf(name, sizeof name, "draw_%s.svg", base);
+    char *sp = tu_tmp(name);
+    assert_true(tu_write(dp, dot.data, dot.len));
+    char *cmd = gir_strdupf("dot -Tsvg '%s' -o '%s'", dp, sp);
+    assert_int_equal(system(cmd), 0);
+    char *svg = tu_slurp(sp, NULL);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "<svg"));
+    assert_non_null(strstr(svg, g->nodes[0]->name));
+    free(svg);
+    free(cmd);
+    free(dp);
+    free(sp);
+    gir_buf_free(&dot);
+}
+
 /* Converts one model to RelayViz (params companion, then embedded) and
  * back to its own format: the same graph with the same weight bits each
  * time.  Returns 1 converted, 0 refused (an unsupported-construct error,
@@ -1094,6 +1156,8 @@ static int realworld_one(const char *path, const char *base)
         return -1;
     }
     int result = 1;
+    if (!strcmp(base, "lenet_010000.nnp") || !strcmp(base, "lenet-symbol.json"))
+        draw_and_render(g, base);
     for (int embed = 0; embed < 2; embed++) {
         char name[256];
         snprintf(name, sizeof name, "rw_%s%s.relayviz.json", base, embed ? "_embed" : "");
@@ -1190,6 +1254,7 @@ int main(void)
         cmocka_unit_test(test_seed_tuple_let_tuplegetitem),
         cmocka_unit_test(test_seed_if_constant),
         cmocka_unit_test(test_dead_tuple_field),
+        cmocka_unit_test(test_symbolic_dims_and_batch_size),
         cmocka_unit_test(test_seed_attribute_variants),
         cmocka_unit_test(test_seed_opaque_operator),
         cmocka_unit_test(test_relayviz_roundtrip_exact),

@@ -98,6 +98,7 @@ struct rv_reader_s {
     rcall *calls;
     size_t n_calls, cap_calls;
     const rv_params *params;
+    int64_t batch;             /* option batch-size, or 0 */
     gir_error *err;
 };
 typedef struct rv_reader_s rv_reader;
@@ -1788,6 +1789,14 @@ static gir_status read_program(rv_reader *r, const gir_json *root)
     }
     if ((st = evaluate(r)))
         return st;
+    /* batch-size=N: an unknown or symbolic first dimension of an input. */
+    for (size_t i = 0; r->batch > 0 && i < r->g->n_inputs; i++) {
+        gir_value *v = r->g->values[r->g->inputs[i]];
+        if (v->shape.rank >= 1 && v->shape.dims[0] < 0) {
+            v->shape.dims[0] = r->batch;
+            v->dim_names[0] = NULL;
+        }
+    }
 
     /* The program's results. */
     int32_t *outs;
@@ -1855,6 +1864,10 @@ gir_status gir_relayviz_read(const char *path, const gir_options *opts, gir_grap
     if (st)
         return st;
     rv_reader r = { .err = err };
+    if ((st = gir_options_int(opts, "batch-size", 0, &r.batch, err)))
+        return st;
+    if (gir_options_get(opts, "batch-size") && r.batch < 1)
+        return gir_fail(err, GIR_E_ARGUMENT, "option batch-size=%lld is not a positive integer", (long long)r.batch);
     gir_json_doc *doc = NULL;
     rv_params *params = NULL;
     char *ppath = NULL;
