@@ -403,6 +403,21 @@ static void test_symbolic_dims_and_batch_size(void **state)
     free(p);
 }
 
+static void test_unknown_types(void **state)
+{
+    (void)state;
+    gir_graph *g = load_testdata("relayviz/unknown_types.relayviz.json");
+    const gir_value *x = g->values[g->inputs[0]], *y = g->values[g->outputs[0]];
+    assert_int_equal(x->dtype, GIR_DT_UNKNOWN);
+    assert_int_equal(x->shape.rank, -1);
+    /* The opaque result takes its type from the Function's ret_type. */
+    assert_int_equal(y->dtype, GIR_DT_F32);
+    assert_shape(y, 4, 1, -1, 7, 7);
+    assert_string_equal(y->dim_names[1], "c");
+    free(roundtrip(g, "unknown_types"));
+    gir_graph_free(g);
+}
+
 static void test_seed_attribute_variants(void **state)
 {
     (void)state;
@@ -1255,6 +1270,7 @@ int main(void)
         cmocka_unit_test(test_seed_if_constant),
         cmocka_unit_test(test_dead_tuple_field),
         cmocka_unit_test(test_symbolic_dims_and_batch_size),
+        cmocka_unit_test(test_unknown_types),
         cmocka_unit_test(test_seed_attribute_variants),
         cmocka_unit_test(test_seed_opaque_operator),
         cmocka_unit_test(test_relayviz_roundtrip_exact),

@@ -201,7 +201,10 @@ static gir_status ref_list(rv_reader *r, int32_t id, const char *key, bool requi
 
 static gir_status dtype_field(rv_reader *r, int32_t id, bool required, gir_dtype *out)
 {
-    const gir_json *v;
+    const gir_json *v = gir_json_get(r->nodes[id].j, "dtype");
+    *out = GIR_DT_UNKNOWN;
+    if (!required && v && v->type == GIR_JSON_NULL)
+        return GIR_OK; /* an unknown element type */
     gir_status st = field(r, id, "dtype", GIR_JSON_STRING, required, &v);
     if (st)
         return st;

@@ -623,10 +623,12 @@ gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_op
     for (size_t i = 0; i < n; i++)
         rv_plan_node(g, g->nodes[i], allow_opaque, &plans[i], u);
     if (gir_unsupported_count(u)) {
-        st = gir_unsupported_fail(u, "relayviz", err);
-        goto out;
+        /* Values are checked too, so that one error lists everything. */
+        for (size_t i = 0; i < g->n_values; i++)
+            value_needed[i] = true;
+    } else {
+        mark_needed(g, order, n_order, plans, node_needed, value_needed);
     }
-    mark_needed(g, order, n_order, plans, node_needed, value_needed);
     check_values(g, value_needed, w.embed, w.nonfinite_strings, u, err, &st);
     if (st)
         goto out;
