@@ -22,6 +22,7 @@ typedef struct nn_entry {
 
 typedef struct nn_kv {
     const char *key, *value;
+    const char *obj;       /* "attrs", "attr" or "param": where it was */
     const gir_json *where; /* the value in the DOM (errors) */
 } nn_kv;
 

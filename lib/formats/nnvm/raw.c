@@ -3,6 +3,7 @@
  * spellings), entries in range, and a topological order (cycles refused). */
 #include "nnvm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,7 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
                 break;
         kv[j].key = m->key;
         kv[j].value = val;
+        kv[j].obj = which;
         kv[j].where = &m->value;
         if (j == n->n_attrs)
             n->n_attrs++;
