@@ -1667,17 +1667,19 @@ uint32_t nn_node_outputs(const nn_reader *r, size_t idx)
     if (strcmp(rn->op, "null") == 0)
         return 1;
     uint64_t n = rn->max_index ? rn->max_index : 1;
+    if (r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0) {
+        /* The count is explicit; check_tvm_op refuses a bad one. */
+        int64_t no;
+        const char *s = A(r, idx, "num_outputs");
+        if (s && nn_parse_int(s, &no) && no > (int64_t)n && no <= 65535)
+            n = (uint64_t)no;
+        return (uint32_t)n;
+    }
     size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
     if (own > n)
         n = own;
     if (!own && r->raw->row_ptr_ok && rn->row_outputs > (int64_t)n && rn->row_outputs <= 65535)
         n = (uint64_t)rn->row_outputs;
-    if (r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0) {
-        int64_t no;
-        const char *s = A(r, idx, "num_outputs");
-        if (s && nn_parse_int(s, &no) && no > (int64_t)n && no <= 65535)
-            n = (uint64_t)no;
-    }
     return (uint32_t)n;
 }
 
