@@ -727,6 +727,7 @@ static void expect_json_fails(const char *text, gir_status code, const char *m1,
 static void test_bad_json(void **state)
 {
     (void)state;
+    expect_json_fails("", GIR_E_UNKNOWN_FORMAT, "file is empty", NULL, NULL);
     expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": [", GIR_E_SYNTAX,
                       "JSON text ends early (truncated file?): 4 containers still open", "line 1:51", NULL);
     expect_json_fails("{\"nodes\": {}, \"arg_nodes\": [], \"heads\": []}", GIR_E_SCHEMA,
@@ -944,6 +945,23 @@ static void test_companions(void **state)
     free(dir);
 }
 
+/* An executor graph is an NNVM graph: written as nnvm it stays one. */
+static void test_executor_as_nnvm(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/tvm/wrn_fc.json");
+    char *out = tu_tmp("exec_graph.json");
+    save(g, out, "nnvm");
+    char *src = tu_shared("realworld/tvm/wrn_fc.json");
+    assert_true(tu_files_equal(src, out));
+    gir_graph *h = load(out);
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    free(src);
+    free(out);
+}
+
 static void test_writer_refusals(void **state)
 {
     (void)state;
@@ -1013,6 +1031,7 @@ int main(void)
         cmocka_unit_test(test_bad_tvm),
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_companions),
+        cmocka_unit_test(test_executor_as_nnvm),
         cmocka_unit_test(test_writer_refusals),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);

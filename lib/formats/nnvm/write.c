@@ -705,6 +705,17 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
 
 gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl, gir_error *err)
 {
+    /* A compiled executor graph is an NNVM graph: written as nnvm it keeps
+     * its tvm_op nodes and the executor's attributes. */
+    if (fl == NN_NNVM) {
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const gir_node *n = g->nodes[i];
+            if (n->op == GIR_OP_OPAQUE && n->opaque_format && strcmp(n->opaque_format, "tvm") == 0) {
+                fl = NN_TVM;
+                break;
+            }
+        }
+    }
     nn_writer w = { 0 };
     emit e = { 0 };
     w.g = g;
