@@ -50,39 +50,39 @@ static const char *const ch_d2s_mode[] = { "DCR", "CRD", NULL };
 static const char *const ch_dtype[] = { "float32", "float64", "float16", "bfloat16", "int8",   "int16", "int32",
                                         "int64",   "uint8",   "uint16",  "uint32",   "uint64", "bool",  NULL };
 
-#define AUTO_PAD                                                                                           \
-    STR_D("auto_pad", "NOTSET", ch_auto_pad,                                                               \
-          "NOTSET uses pads; SAME_UPPER/SAME_LOWER pad to output = ceil(input / stride) with the odd cell " \
-          "at the end/start; VALID uses no padding")
+#define AUTO_PAD                                                                                \
+    STR_D("auto_pad", "NOTSET", ch_auto_pad,                                                    \
+          "NOTSET uses pads; SAME_UPPER/SAME_LOWER pad to output = ceil(input / stride), the odd " \
+          "cell at the end/start; VALID pads nothing")
 #define DILATIONS \
     INTS_F("dilations", GIR_FILL_SPATIAL, 1, GIR_RANGE_POSITIVE, "kernel dilation per spatial axis (default 1 each)")
 #define STRIDES \
     INTS_F("strides", GIR_FILL_SPATIAL, 1, GIR_RANGE_POSITIVE, "stride per spatial axis (default 1 each)")
-#define PADS                                                                                      \
-    INTS_F("pads", GIR_FILL_PADS, 0, GIR_RANGE_NONNEG,                                            \
+#define PADS                                                                                   \
+    INTS_F("pads", GIR_FILL_PADS, 0, GIR_RANGE_NONNEG,                                         \
            "padding, all begins then all ends, e.g. [top, left, bottom, right] (default 0 each; " \
-           "ignored unless auto_pad is NOTSET)")
+           "only with auto_pad NOTSET)")
 #define CEIL_MODE \
-    INT_D("ceil_mode", 0, GIR_RANGE_BOOL, "1 rounds the output size up, 0 down (default 0)")
+    INT_D("ceil_mode", 0, GIR_RANGE_BOOL, "1 rounds the output size up, 0 down")
 
 static const gir_attr_schema no_attrs[] = { A_END };
 
 static const gir_attr_schema attrs_LeakyRelu[] = {
-    FLT_D("alpha", 0.01, "slope for x < 0 (default 0.01)"),
+    FLT_D("alpha", 0.01, "slope for x < 0"),
     A_END,
 };
 static const gir_attr_schema attrs_Elu[] = {
-    FLT_D("alpha", 1.0, "scale of exp(x) - 1 for x < 0 (default 1.0)"),
+    FLT_D("alpha", 1.0, "scale of exp(x) - 1 for x < 0"),
     A_END,
 };
 static const gir_attr_schema attrs_Selu[] = {
-    FLT_D("alpha", 1.67326319217681884765625, "scale of exp(x) - 1 for x <= 0 (default 1.67326319...)"),
-    FLT_D("gamma", 1.05070102214813232421875, "overall scale (default 1.05070102...)"),
+    FLT_D("alpha", 1.67326319217681884765625, "scale of exp(x) - 1 for x <= 0"),
+    FLT_D("gamma", 1.05070102214813232421875, "overall scale"),
     A_END,
 };
 static const gir_attr_schema attrs_HardSigmoid[] = {
-    FLT_D("alpha", 0.2, "slope (default 0.2)"),
-    FLT_D("beta", 0.5, "offset (default 0.5)"),
+    FLT_D("alpha", 0.2, "slope of the linear part"),
+    FLT_D("beta", 0.5, "offset of the linear part"),
     A_END,
 };
 static const gir_attr_schema attrs_Clip[] = {
@@ -96,13 +96,13 @@ static const gir_attr_schema attrs_Cast[] = {
 };
 static const gir_attr_schema attrs_Mod[] = {
     INT_D("fmod", 0, GIR_RANGE_BOOL,
-          "1: C fmod, result has the sign of the dividend; 0: result has the sign of the divisor (default 0)"),
+          "1: C fmod, result has the sign of the dividend; 0: result has the sign of the divisor"),
     A_END,
 };
 static const gir_attr_schema attrs_Conv[] = {
     AUTO_PAD,
     DILATIONS,
-    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input and output channels (default 1)"),
+    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input and output channels"),
     INTS_F("kernel_shape", GIR_FILL_KERNEL, 0, GIR_RANGE_POSITIVE,
            "kernel size per spatial axis (default: the spatial dimensions of W)"),
     PADS,
@@ -112,7 +112,7 @@ static const gir_attr_schema attrs_Conv[] = {
 static const gir_attr_schema attrs_ConvTranspose[] = {
     AUTO_PAD,
     DILATIONS,
-    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input channels (default 1)"),
+    INT_D("group", 1, GIR_RANGE_POSITIVE, "number of channel groups; divides input channels"),
     INTS_F("kernel_shape", GIR_FILL_KERNEL, 0, GIR_RANGE_POSITIVE,
            "kernel size per spatial axis (default: the spatial dimensions of W)"),
     INTS_F("output_padding", GIR_FILL_SPATIAL, 0, GIR_RANGE_NONNEG,
@@ -124,25 +124,25 @@ static const gir_attr_schema attrs_ConvTranspose[] = {
     A_END,
 };
 static const gir_attr_schema attrs_Gemm[] = {
-    FLT_D("alpha", 1.0, "scale of A * B (default 1.0)"),
-    FLT_D("beta", 1.0, "scale of C (default 1.0)"),
-    INT_D("transA", 0, GIR_RANGE_BOOL, "1 transposes A before the product (default 0)"),
-    INT_D("transB", 0, GIR_RANGE_BOOL, "1 transposes B before the product (default 0)"),
+    FLT_D("alpha", 1.0, "scale of A * B"),
+    FLT_D("beta", 1.0, "scale of C"),
+    INT_D("transA", 0, GIR_RANGE_BOOL, "1 transposes A before the product"),
+    INT_D("transB", 0, GIR_RANGE_BOOL, "1 transposes B before the product"),
     A_END,
 };
 static const gir_attr_schema attrs_BatchNormalization[] = {
-    FLT_D("epsilon", 1e-5, "added to the variance before the square root (default 1e-05)"),
-    FLT_D("momentum", 0.9, "running-average factor, used only in training (default 0.9)"),
+    FLT_D("epsilon", 1e-5, "added to the variance before the square root"),
+    FLT_D("momentum", 0.9, "running-average factor, used only in training"),
     A_END,
 };
 static const gir_attr_schema attrs_InstanceNormalization[] = {
-    FLT_D("epsilon", 1e-5, "added to the variance before the square root (default 1e-05)"),
+    FLT_D("epsilon", 1e-5, "added to the variance before the square root"),
     A_END,
 };
 static const gir_attr_schema attrs_LRN[] = {
-    FLT_D("alpha", 0.0001, "scale of the sum of squares (default 0.0001)"),
-    FLT_D("beta", 0.75, "exponent (default 0.75)"),
-    FLT_D("bias", 1.0, "added before the exponent (default 1.0)"),
+    FLT_D("alpha", 0.0001, "scale of the sum of squares"),
+    FLT_D("beta", 0.75, "exponent of the normaliser"),
+    FLT_D("bias", 1.0, "added to the scaled sum before the exponent"),
     INT_R("size", GIR_RANGE_POSITIVE, "number of channels summed over"),
     A_END,
 };
@@ -152,7 +152,7 @@ static const gir_attr_schema attrs_MaxPool[] = {
     DILATIONS,
     INTS_R("kernel_shape", GIR_RANGE_POSITIVE, "window size per spatial axis"),
     PADS,
-    INT_D("storage_order", 0, GIR_RANGE_BOOL, "layout of the Indices output: 0 row major, 1 column major (default 0)"),
+    INT_D("storage_order", 0, GIR_RANGE_BOOL, "layout of the Indices output: 0 row major, 1 column major"),
     STRIDES,
     A_END,
 };
@@ -160,50 +160,49 @@ static const gir_attr_schema attrs_AveragePool[] = {
     AUTO_PAD,
     CEIL_MODE,
     INT_D("count_include_pad", 0, GIR_RANGE_BOOL,
-          "1 counts padding cells in the divisor, 0 divides by the valid cells only (default 0)"),
+          "1 counts padding cells in the divisor, 0 divides by the valid cells only"),
     INTS_R("kernel_shape", GIR_RANGE_POSITIVE, "window size per spatial axis"),
     PADS,
     STRIDES,
     A_END,
 };
 static const gir_attr_schema attrs_Softmax[] = {
-    INT_D("axis", -1, GIR_RANGE_ANY, "axis the normalisation runs along; negative counts from the end (default -1)"),
+    INT_D("axis", -1, GIR_RANGE_ANY, "axis the normalisation runs along; negative counts from the end"),
     A_END,
 };
 static const gir_attr_schema attrs_Dropout[] = {
-    FLT_D("ratio", 0.5, "probability of dropping an element, in [0, 1) (default 0.5)"),
+    FLT_D("ratio", 0.5, "probability of dropping an element, in [0, 1)"),
     INT_O("seed", GIR_RANGE_ANY, "random seed; absent means an arbitrary seed"),
-    INT_D("training_mode", 0, GIR_RANGE_BOOL, "1 drops and rescales; 0 (inference) is the identity (default 0)"),
+    INT_D("training_mode", 0, GIR_RANGE_BOOL, "1 drops and rescales; 0 (inference) is the identity"),
     A_END,
 };
 static const gir_attr_schema attrs_Reduce[] = {
     INTS_O("axes", GIR_RANGE_ANY, "axes to reduce, negative counts from the end; absent means all axes"),
-    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them (default 1)"),
+    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them"),
     A_END,
 };
 static const gir_attr_schema attrs_ReduceSum[] = {
     INTS_O("axes", GIR_RANGE_ANY, "axes to reduce, negative counts from the end; absent means all axes"),
-    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them (default 1)"),
+    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps reduced axes with size 1, 0 removes them"),
     INT_D("noop_with_empty_axes", 0, GIR_RANGE_BOOL,
-          "1 makes absent or empty axes the identity instead of a full reduction (default 0)"),
+          "1 makes absent or empty axes the identity instead of a full reduction"),
     A_END,
 };
 static const gir_attr_schema attrs_Arg[] = {
-    INT_D("axis", 0, GIR_RANGE_ANY, "axis to search along; negative counts from the end (default 0)"),
-    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps the axis with size 1, 0 removes it (default 1)"),
-    INT_D("select_last_index", 0, GIR_RANGE_BOOL, "1 returns the last index of ties, 0 the first (default 0)"),
+    INT_D("axis", 0, GIR_RANGE_ANY, "axis to search along; negative counts from the end"),
+    INT_D("keepdims", 1, GIR_RANGE_BOOL, "1 keeps the axis with size 1, 0 removes it"),
+    INT_D("select_last_index", 0, GIR_RANGE_BOOL, "1 returns the last index of ties, 0 the first"),
     A_END,
 };
 static const gir_attr_schema attrs_Reshape[] = {
     INTS_R("shape", GIR_RANGE_ANY,
            "target shape; 0 copies the input dimension (unless allowzero), one -1 takes the remaining size"),
-    INT_D("allowzero", 0, GIR_RANGE_BOOL, "1 makes a 0 in shape a literal zero-size dimension (default 0)"),
+    INT_D("allowzero", 0, GIR_RANGE_BOOL, "1 makes a 0 in shape a literal zero-size dimension"),
     A_END,
 };
 static const gir_attr_schema attrs_Flatten[] = {
     INT_D("axis", 1, GIR_RANGE_ANY,
-          "axes before it form the first output dimension, the rest the second; negative counts from the end "
-          "(default 1)"),
+          "axes before it form the first output dimension, the rest the second; negative counts from the end"),
     A_END,
 };
 static const gir_attr_schema attrs_Transpose[] = {
@@ -223,23 +222,22 @@ static const gir_attr_schema attrs_Concat[] = {
     A_END,
 };
 static const gir_attr_schema attrs_Split[] = {
-    INT_D("axis", 0, GIR_RANGE_ANY, "axis to split; negative counts from the end (default 0)"),
+    INT_D("axis", 0, GIR_RANGE_ANY, "axis to split; negative counts from the end"),
     INTS_O("split", GIR_RANGE_NONNEG, "size of each output along axis; absent means equal parts, one per output"),
     A_END,
 };
 static const gir_attr_schema attrs_Slice[] = {
     INTS_R("starts", GIR_RANGE_ANY, "first index per sliced axis; negative counts from the end, clamped"),
     INTS_R("ends", GIR_RANGE_ANY, "end index (exclusive) per sliced axis; negative counts from the end, clamped"),
-    INTS_O("axes", GIR_RANGE_ANY, "axes that starts and ends refer to; absent means 0, 1, ..."),
+    INTS_O("axes", GIR_RANGE_ANY, "axes that starts and ends refer to; absent means the first axes in order"),
     INTS_O("steps", GIR_RANGE_ANY, "step per sliced axis, non-zero, negative walks backwards; absent means 1 each"),
     A_END,
 };
 static const gir_attr_schema attrs_Pad[] = {
     INTS_R("pads", GIR_RANGE_ANY, "cells added (negative: removed), all begins then all ends, two per axis"),
     STR_D("mode", "constant", ch_pad_mode,
-          "constant fills with constant_value, reflect mirrors without the edge, edge repeats the edge "
-          "(default constant)"),
-    FLT_D("constant_value", 0.0, "fill value of constant mode (default 0.0)"),
+          "constant fills with constant_value, reflect mirrors without the edge, edge repeats the edge"),
+    FLT_D("constant_value", 0.0, "fill value of constant mode"),
     A_END,
 };
 static const gir_attr_schema attrs_Tile[] = {
@@ -251,27 +249,27 @@ static const gir_attr_schema attrs_Expand[] = {
     A_END,
 };
 static const gir_attr_schema attrs_Gather[] = {
-    INT_D("axis", 0, GIR_RANGE_ANY, "axis of data that indices select along; negative counts from the end (default 0)"),
+    INT_D("axis", 0, GIR_RANGE_ANY, "axis of data that indices select along; negative counts from the end"),
     A_END,
 };
 static const gir_attr_schema attrs_Resize[] = {
     FLTS_O("roi", "region of interest, starts then ends per axis, for tf_crop_and_resize; absent means the whole input"),
     FLTS_O("scales", "scale factor per axis, output = floor(input * scale); give scales or sizes"),
     INTS_O("sizes", GIR_RANGE_NONNEG, "output size per axis; give scales or sizes"),
-    STR_D("mode", "nearest", ch_resize_mode, "interpolation: nearest, linear or cubic (default nearest)"),
+    STR_D("mode", "nearest", ch_resize_mode, "interpolation: nearest, linear or cubic"),
     STR_D("coordinate_transformation_mode", "half_pixel", ch_coord_mode,
-          "how output coordinates map to input coordinates (default half_pixel)"),
+          "how output coordinates map to input coordinates"),
     STR_D("nearest_mode", "round_prefer_floor", ch_nearest_mode,
-          "rounding of nearest mode (default round_prefer_floor)"),
-    FLT_D("cubic_coeff_a", -0.75, "the a of cubic interpolation (default -0.75)"),
+          "rounding of nearest mode"),
+    FLT_D("cubic_coeff_a", -0.75, "the a of cubic interpolation"),
     INT_D("exclude_outside", 0, GIR_RANGE_BOOL,
-          "1 gives weights of samples outside the input zero and renormalises (default 0)"),
-    FLT_D("extrapolation_value", 0.0, "value outside the input for tf_crop_and_resize (default 0.0)"),
+          "1 gives weights of samples outside the input zero and renormalises"),
+    FLT_D("extrapolation_value", 0.0, "value outside the input for tf_crop_and_resize"),
     A_END,
 };
 static const gir_attr_schema attrs_DepthToSpace[] = {
     INT_R("blocksize", GIR_RANGE_POSITIVE, "side of the square block moved from channels to space"),
-    STR_D("mode", "DCR", ch_d2s_mode, "channel order: DCR depth-column-row, CRD column-row-depth (default DCR)"),
+    STR_D("mode", "DCR", ch_d2s_mode, "channel order: DCR depth-column-row, CRD column-row-depth"),
     A_END,
 };
 static const gir_attr_schema attrs_SpaceToDepth[] = {
@@ -529,7 +527,7 @@ static gir_status axes_mask(const gir_node *n, const char *attr, const int64_t *
     for (int i = 0; i < GIR_MAX_RANK; i++)
         mark[i] = false;
     for (ptrdiff_t i = 0; i < len; i++) {
-        int a;
+        int a = 0;
         TRY(norm_axis(n, attr, v[i], r, false, &a, err));
         if (mark[a])
             return gir_fail(err, GIR_E_ATTRIBUTE, "%s %s repeats axis %d", OPN(n), attr, a);
@@ -785,6 +783,9 @@ static gir_status conv_rank(const gir_node *n, const ish *xs, const ish *ws, ptr
         *r = ws->s.rank - 2;
     }
     if (nk >= 0) {
+        if (nk > GIR_MAX_RANK - 2)
+            return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute 'kernel_shape' has %td values, more than the %d "
+                            "spatial axes a tensor can have", OPN(n), nk, GIR_MAX_RANK - 2);
         if (nk == 0 || (*r >= 0 && nk != *r))
             return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute 'kernel_shape' has %td values, expected %d (one per "
                             "spatial axis)", OPN(n), nk, *r >= 0 ? *r : 1);
@@ -1125,7 +1126,7 @@ static gir_status infer_softmax(gir_graph *g, gir_node *n, gir_error *err)
     const gir_value *x;
     TRY(input(g, n, 0, &x, err));
     if (x->shape.rank >= 0) {
-        int a;
+        int a = 0;
         TRY(norm_axis(n, "axis", gir_node_int(n, "axis", -1), x->shape.rank, false, &a, err));
     }
     return infer_same(g, n, err);
@@ -1188,7 +1189,7 @@ static gir_status infer_arg(gir_graph *g, gir_node *n, gir_error *err)
         ish_unknown(&o);
         return set_out(g, n, 0, GIR_DT_I64, &o, err);
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     bool keep = gir_node_int(n, "keepdims", 1) != 0;
     ish_rank(&o, 0);
@@ -1243,35 +1244,44 @@ static gir_status infer_Reshape(gir_graph *g, gir_node *n, gir_error *err)
             o.s.dims[i] = v[i];
         }
     }
-    int64_t in_n = xs.s.rank >= 0 ? dims_product(&xs.s, 0, xs.s.rank) : -1;
-    int64_t rest = 1;
-    for (int i = 0; i < (int)len && rest >= 0; i++)
-        if (i != neg && (o.s.dims[i] < 0 || !mul_ok(rest, o.s.dims[i], &rest)))
-            rest = -1;
-    if (neg < 0) {
-        if (in_n >= 0 && rest >= 0 && in_n != rest)
-            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s (%lld elements)",
-                            SHP(&xs.s), (ll)in_n, SHP(&o.s), (ll)rest);
-    } else if (in_n >= 0 && rest >= 0) {
-        if (rest == 0 || in_n % rest != 0)
-            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s", SHP(&xs.s),
-                            (ll)in_n, SHP(&o.s));
-        o.s.dims[neg] = in_n / rest;
-    } else if (rest > 0 && xs.s.rank >= 0) {
-        /* One unknown input dimension and the other elements all accounted
-         * for: the -1 is that dimension, passed through with its name. */
-        int unknown = -1, count = 0;
-        int64_t known = 1;
-        for (int i = 0; i < xs.s.rank; i++) {
-            if (xs.s.dims[i] < 0) {
-                unknown = i;
-                count++;
-            } else if (!mul_ok(known, xs.s.dims[i], &known)) {
-                count = 2;
-            }
+    /* Element counts with the copied dimensions cancelled out on both sides. */
+    bool copied[GIR_MAX_RANK] = { false }, in_ok = xs.s.rank >= 0, out_ok = true;
+    for (int i = 0; i < (int)len && i < xs.s.rank; i++)
+        copied[i] = v[i] == 0 && !allowzero;
+    int64_t in_k = 1, out_k = 1;
+    int unknown = 0, unknown_at = -1;
+    for (int j = 0; in_ok && j < xs.s.rank; j++) {
+        if (copied[j])
+            continue;
+        if (xs.s.dims[j] < 0) {
+            unknown++;
+            unknown_at = j;
+        } else if (!mul_ok(in_k, xs.s.dims[j], &in_k)) {
+            in_ok = false;
         }
-        if (count == 1 && known == rest)
-            o.nm[neg] = xs.nm[unknown];
+    }
+    for (int i = 0; i < (int)len; i++)
+        if (i != neg && !(i < GIR_MAX_RANK && copied[i]) && !mul_ok(out_k, v[i], &out_k))
+            out_ok = false;
+    if (in_ok && out_ok && unknown == 0 && neg < 0 && in_k != out_k) {
+        int64_t in_n = dims_product(&xs.s, 0, xs.s.rank), out_n = dims_product(&o.s, 0, o.s.rank);
+        if (in_n >= 0 && out_n >= 0)
+            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s (%lld elements)",
+                            SHP(&xs.s), (ll)in_n, SHP(&o.s), (ll)out_n);
+        return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s to %s", SHP(&xs.s), SHP(&o.s));
+    }
+    if (in_ok && out_ok && unknown == 0 && neg >= 0) {
+        if (out_k == 0 || in_k % out_k != 0) {
+            int64_t in_n = dims_product(&xs.s, 0, xs.s.rank);
+            if (in_n >= 0)
+                return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s (%lld elements) to %s", SHP(&xs.s),
+                                (ll)in_n, SHP(&o.s));
+            return gir_fail(err, GIR_E_SHAPE, "Reshape cannot reshape %s to %s", SHP(&xs.s), SHP(&o.s));
+        }
+        o.s.dims[neg] = in_k / out_k;
+    } else if (in_ok && out_ok && unknown == 1 && neg >= 0 && out_k > 0 && in_k == out_k) {
+        /* The -1 is the one unknown input dimension: it passes through with its name. */
+        o.nm[neg] = xs.nm[unknown_at];
     }
     return set_out(g, n, 0, x->dtype, &o, err);
 }
@@ -1294,7 +1304,7 @@ static gir_status infer_Flatten(gir_graph *g, gir_node *n, gir_error *err)
     ish_of(x, &xs);
     ish_rank(&o, 2);
     if (xs.s.rank >= 0) {
-        int a;
+        int a = 0;
         TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 1), xs.s.rank, true, &a, err));
         ish_rank(&o, 0);
         TRY(merged_dim(n, &xs, 0, a, &o, err));
@@ -1418,7 +1428,7 @@ static gir_status infer_Concat(gir_graph *g, gir_node *n, gir_error *err)
         ish_unknown(&o);
         return set_out(g, n, 0, dt, &o, err);
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), r, false, &a, err));
     int64_t sum = 0;
     for (size_t i = 0; i < n->n_in; i++) {
@@ -1469,7 +1479,7 @@ static gir_status infer_Split(gir_graph *g, gir_node *n, gir_error *err)
             TRY(set_out(g, n, k, x->dtype, &xs, err));
         return GIR_OK;
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     int64_t dim = xs.s.dims[a];
     if (ns >= 0) {
@@ -1536,7 +1546,7 @@ static gir_status infer_Slice(gir_graph *g, gir_node *n, gir_error *err)
         TRY(list_len(n, "steps", nt, ns, "one per start", err));
     for (ptrdiff_t i = 0; i < nt; i++)
         if (steps[i] == 0)
-            return gir_fail(err, GIR_E_ATTRIBUTE, "Slice step %td is 0", i);
+            return gir_fail(err, GIR_E_ATTRIBUTE, "Slice steps[%td] is 0, expected a non-zero step", i);
     ish xs;
     ish_of(x, &xs);
     if (xs.s.rank < 0)
@@ -1555,6 +1565,7 @@ static gir_status infer_Slice(gir_graph *g, gir_node *n, gir_error *err)
         int64_t axv = na >= 0 ? axes[i] : ax[i];
         int a = (int)(axv < 0 ? axv + xs.s.rank : axv);
         int64_t step = nt >= 0 ? steps[i] : 1, dim = xs.s.dims[a];
+        /* 0:INT32_MAX or more (exporters' "to the end") keeps an unknown dimension whole */
         bool whole = step == 1 && starts[i] == 0 && ends[i] >= INT32_MAX;
         if (dim < 0) {
             o.s.dims[a] = -1;
@@ -1670,7 +1681,7 @@ static gir_status infer_Gather(gir_graph *g, gir_node *n, gir_error *err)
         ish_unknown(&o);
         return set_out(g, n, 0, x->dtype, &o, err);
     }
-    int a;
+    int a = 0;
     TRY(norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     TRY(rank_limit(n, (ll)xs.s.rank + is.s.rank - 1, err));
     ish_rank(&o, 0);
