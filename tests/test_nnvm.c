@@ -174,9 +174,12 @@ static void test_mxnet_lenet(void **state)
     assert_shape(val(g, "hybridsequential0_dense0_weight"), "[32,80]");
     assert_shape(val(g, "hybridsequential0_dense1_bias"), "[10]");
     /* Variable attributes ride in meta; __shape__ agreed with the data. */
-    const gir_attr *m = gir_attrs_find(&w->meta, "mxnet.attr.__shape__");
-    assert_non_null(m);
-    assert_string_equal(m->u.s, "(5, 0, 5, 5)");
+    assert_string_equal(nn_meta_attr(&w->meta, "mxnet.attrs", "__shape__"), "(5, 0, 5, 5)");
+    size_t np;
+    const char *const *pairs = nn_meta_pairs(&w->meta, "mxnet.attrs", &np);
+    assert_int_equal(np, 10);
+    assert_string_equal(pairs[0], "__dtype__");
+    assert_string_equal(pairs[9], "1.0");
     assert_string_equal(gir_attrs_get_string(&w->meta, "mxnet.param_prefix", ""), "arg");
     /* Convolution attributes, explicit. */
     const gir_node *c = node(g, "hybridsequential0_conv0_fwd");
@@ -231,9 +234,10 @@ static void test_mxnet_legacy(void **state)
     assert_int_equal(gir_node_int(sm, "axis", 0), 1);
     assert_int_equal(sm->n_in, 1);
     assert_string_equal(gir_attrs_get_string(&sm->meta, "mxnet.label", ""), "softmax_label");
-    assert_string_equal(gir_attrs_get_string(&sm->meta, "mxnet.label.attr.ctx_group", ""), "stage2");
+    assert_string_equal(nn_meta_attr(&sm->meta, "mxnet.label.attrs", "ctx_group"), "stage2");
     /* The legacy "attr" keys ride along. */
-    assert_string_equal(gir_attrs_get_string(&node(g, "fc1")->meta, "mxnet.attr.wd_mult", ""), "0.3");
+    assert_string_equal(nn_meta_attr(&node(g, "fc1")->meta, "mxnet.attrs", "wd_mult"), "0.3");
+    assert_string_equal(nn_meta_attr(&node(g, "fc1")->meta, "mxnet.attrs", "num_hidden"), "128");
     assert_shape(val(g, "fc1_weight"), "[128,?]");
     gir_graph_free(g);
 }
