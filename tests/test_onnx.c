@@ -618,6 +618,214 @@ static void test_nnp_pairs(void **state)
     free(dir);
 }
 
+/* ==== through NNabla's .nnp ================================================ */
+
+/* Every line of a diff report (structure, attributes, weights; names are
+ * checked apart) must carry one of the allowed patterns. */
+static void only_allowed_differences(const char *what, const gir_graph *a, const gir_graph *b,
+                                     const char *const *allowed)
+{
+    gir_diff_options o = { false, false, true, 200 };
+    gir_buf rep = GIR_BUF_INIT;
+    size_t n = 0;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_diff(a, b, &o, &rep, &n, &err), &err);
+    for (char *line = rep.data; n && line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = 0;
+        bool ok = false;
+        for (const char *const *p = allowed; p && *p && !ok; p++)
+            ok = strstr(line, *p) != NULL;
+        if (!ok)
+            fail_msg("%s: undocumented difference: %s", what, line);
+        line = end ? end + 1 : NULL;
+    }
+    gir_buf_free(&rep);
+}
+
+/* A weight NNabla's Affine holds transposed (in x out) against Gemm's
+ * transB=1 (out x in): the same numbers. */
+static void assert_transposed(const gir_value *a, const gir_value *b)
+{
+    assert_int_equal(a->shape.rank, 2);
+    assert_int_equal(b->shape.dims[0], a->shape.dims[1]);
+    assert_int_equal(b->shape.dims[1], a->shape.dims[0]);
+    const void *pa, *pb;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_tensor_load(a->data, &pa, &err), &err);
+    TU_OK(gir_tensor_load(b->data, &pb, &err), &err);
+    int64_t r = a->shape.dims[0], c = a->shape.dims[1];
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++)
+            assert_memory_equal((const float *)pa + i * c + j, (const float *)pb + j * r + i, 4);
+}
+
+/* onnx -> nnp -> onnx: the graph and the weights stay, with the differences
+ * NNabla's function set imposes, each named here. */
+static void test_via_nnp(void **state)
+{
+    (void)state;
+    if (!gir_format_find("nnabla"))
+        skip();
+    static const struct {
+        const char *model, *weight; /* a weight Affine holds transposed */
+        const char *allowed[4];
+    } models[] = {
+        /* Gemm(transB=1) is Affine with the weight transposed */
+        { "resnet18", "fc.weight",
+          { "attribute transB is 1 in A, 0 in B", "'fc.weight': shape [1000,512] in A, [512,1000] in B",
+            "'fc.weight': data is float32[1000,512] in A, float32[512,1000] in B", NULL } },
+        { "mobilenet_v2", "classifier.1.weight",
+          { "attribute transB is 1 in A, 0 in B", "'classifier.1.weight': shape [1000,1280] in A, [1280,1000] in B",
+            "'classifier.1.weight': data is float32[1000,1280] in A, float32[1280,1000] in B", NULL } },
+        /* Flatten is a Reshape; ceil_mode is spelt as end padding */
+        { "squeezenet1_0", NULL,
+          { "op Flatten in A, Reshape in B", "attribute ceil_mode is 1 in A, 0 in B",
+            "attribute pads is [0,0,0,0] in A, [0,0,1,1] in B", NULL } },
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "models/%s.onnx", models[i].model);
+        char *path = tu_shared(rel), *nnp = tu_tmp("via.nnp"), *back = tu_tmp("via_nnp.onnx");
+        gir_graph *g = load(path), *n = NULL;
+        gir_error err = GIR_ERROR_INIT;
+        gir_options *o = opts_of(NULL);
+        TU_OK(gir_save(g, nnp, "nnabla", o, &err), &err);
+        TU_OK(gir_load(nnp, "nnabla", NULL, &n, &err), &err);
+        TU_OK(gir_save(n, back, "onnx", o, &err), &err);
+        gir_graph *g2 = load(back);
+        only_allowed_differences(models[i].model, g, g2, models[i].allowed);
+        /* node and weight names stay (a Flatten before an Affine is its
+         * base_axis in NNabla: it comes back named after the Gemm) */
+        for (size_t k = 0; k < g->n_nodes; k++)
+            if (gir_graph_node_index(g2, g->nodes[k]->name) < 0 &&
+                !(models[i].weight && strcmp(g->nodes[k]->name, "/Flatten") == 0))
+                fail_msg("%s: node %s lost its name", models[i].model, g->nodes[k]->name);
+        for (size_t k = 0; k < g->n_values; k++)
+            if (g->values[k]->kind != GIR_VALUE_INTERMEDIATE && gir_graph_value_index(g2, g->values[k]->name) < 0)
+                fail_msg("%s: value %s lost its name", models[i].model, g->values[k]->name);
+        if (models[i].weight)
+            assert_transposed(gir_graph_find_value(g, models[i].weight), gir_graph_find_value(g2, models[i].weight));
+        gir_graph_free(g2);
+        gir_graph_free(n);
+        gir_graph_free(g);
+        gir_options_free(o);
+        free(path);
+        free(nnp);
+        free(back);
+    }
+}
+
+/* Each .onnx of nnabla's importer references becomes an .nnp with the
+ * functions and weights of the .nnp nnabla made from it, except where the
+ * two converters map differently; every such difference is listed. */
+static void test_nnp_pairs_match_nnabla(void **state)
+{
+    (void)state;
+    if (!gir_format_find("nnabla"))
+        skip();
+    /* nnabla's references were made from other random data than the .onnx
+     * files beside them hold (abs.onnx and abs.nnp agree, these do not) */
+    static const char *const other_data[] = { "data differs in", NULL };
+    /* nnabla's converter keeps bool inputs as float32 parameters */
+    static const char *const bools[] = { "dtype float32 in A, bool in B", "data is float32[", NULL };
+    static const struct {
+        const char *pair;
+        const char *const *generic[2];
+        const char *allowed[9];
+    } docs[] = {
+        { "add_no_broadcast", { other_data }, { NULL } },
+        { "mul_no_broadcast", { other_data }, { NULL } },
+        { "conv", { other_data }, { NULL } },
+        { "relu", { other_data }, { NULL } },
+        { "softmax", { other_data }, { NULL } },
+        { "and_no_broadcast", { bools }, { NULL } },
+        { "or_no_broadcast", { bools }, { NULL } },
+        { "not", { bools }, { NULL } },
+        { "equal_no_broadcast_bool", { bools }, { NULL } },
+        /* nnabla's converter leaves epsilon and momentum out of the .nnp,
+         * which proto3 reads as 0; ONNX's default epsilon is 1e-5 */
+        { "batch_norm", { other_data },
+          { "attribute epsilon is 0 in A, 9.999999747378752e-06 in B", "attribute momentum is 0 in A", NULL } },
+        /* nnabla's converter turns inference Dropout into Identity */
+        { "dropout_test", { NULL }, { "op Identity in A, Dropout in B", NULL } },
+        /* legacy broadcasting: nnabla inserts BroadcastTo, graphconv
+         * reshapes the constant ([2,4] -> [2,4,1]) */
+        { "equal_broadcast_axis1_bool", { bools },
+          { "graph: 2 nodes in A, 1 in B", "'bias_0_broadcasted'", "(BroadcastTo): only in A", NULL } },
+        { "xor_broadcast_axis1", { bools },
+          { "graph: 2 nodes in A, 1 in B", "'bias_0_broadcasted'", "(BroadcastTo): only in A", NULL } },
+        { "pow_broadcast_axis1", { NULL }, { "'bias_0_broadcasted'", "op BroadcastTo in A, Reshape", NULL } },
+        /* Gemm(transB=1): nnabla adds a Transpose function, graphconv
+         * stores the weight transposed */
+        { "gemm", { other_data },
+          { "graph: 2 nodes in A, 1 in B", "'out_data_w_0_transposed'", "(Transpose): only in A", NULL } },
+        /* nnabla spells LogSoftmax and Softsign with elementary functions */
+        { "log_softmax", { NULL },
+          { "graph: 4 nodes in A, 1 in B", "op Sub in A, LogSoftmax in B", "(Exp): only in A",
+            "(ReduceSum): only in A", "(Log): only in A", NULL } },
+        { "softsign", { NULL },
+          { "graph: 3 nodes in A, 1 in B", "op Div in A, Softsign in B", "(Abs): only in A", "(Add): only in A",
+            NULL } },
+    };
+    char *dir = tu_shared("realworld/nnp-onnx-pairs");
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t count = 0, exact = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!gir_str_ends_with(e->d_name, ".onnx"))
+            continue;
+        char *name = gir_strdupf("%.*s", (int)(strlen(e->d_name) - 5), e->d_name);
+        char *onnx = tu_join(dir, e->d_name), *ref = gir_strdupf("%s/%s.nnp", dir, name), *ours = tu_tmp("pair.nnp");
+        gir_graph *g = load(onnx), *a = NULL, *b = NULL;
+        gir_error err = GIR_ERROR_INIT;
+        gir_options *o = opts_of(NULL);
+        if (gir_save(g, ours, "nnabla", o, &err) != GIR_OK) {
+            char *msg = gir_error_format(&err);
+            fail_msg("%s does not convert to .nnp: %s", e->d_name, msg);
+        }
+        TU_OK(gir_load(ref, "nnabla", NULL, &a, &err), &err);
+        TU_OK(gir_load(ours, "nnabla", NULL, &b, &err), &err);
+        const char *allowed[24] = { NULL };
+        size_t k = 0;
+        for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+            if (strcmp(docs[i].pair, name) != 0)
+                continue;
+            for (size_t j = 0; j < 2; j++)
+                for (const char *const *p = docs[i].generic[j]; p && *p; p++)
+                    allowed[k++] = *p;
+            for (const char *const *p = docs[i].allowed; *p; p++)
+                allowed[k++] = *p;
+        }
+        if (diff_count(a, b, false, false) == 0)
+            exact++;
+        else
+            only_allowed_differences(name, a, b, allowed);
+        /* the same parameters by name (function names differ: nnabla's
+         * converter makes "net/Op_0", graphconv keeps the ONNX node's) */
+        for (size_t i = 0; i < a->n_values; i++)
+            if (a->values[i]->kind == GIR_VALUE_WEIGHT && !strstr(a->values[i]->name, "_broadcasted") &&
+                !strstr(a->values[i]->name, "_transposed"))
+                if (gir_graph_value_index(b, a->values[i]->name) < 0)
+                    fail_msg("%s: parameter %s of nnabla's .nnp is missing", name, a->values[i]->name);
+        gir_graph_free(a);
+        gir_graph_free(b);
+        gir_graph_free(g);
+        gir_options_free(o);
+        free(name);
+        free(onnx);
+        free(ref);
+        free(ours);
+        count++;
+    }
+    closedir(d);
+    free(dir);
+    assert_int_equal(count, 37);
+    print_message("nnp-onnx-pairs: %zu of %zu .nnp equal nnabla's own exactly, the rest differ only as documented\n",
+                  exact, count);
+}
+
 /* ==== operators of every opset ============================================== */
 
 static const float f6[6] = { 1, 2, 3, 4, 5, 6 };
@@ -1804,6 +2012,8 @@ int main(void)
         cmocka_unit_test(test_model_details),
         cmocka_unit_test(test_via_nnvm),
         cmocka_unit_test(test_nnp_pairs),
+        cmocka_unit_test(test_via_nnp),
+        cmocka_unit_test(test_nnp_pairs_match_nnabla),
         cmocka_unit_test(test_reshape_forms),
         cmocka_unit_test(test_slice_pad_clip_forms),
         cmocka_unit_test(test_split_squeeze_reduce_forms),
