@@ -886,6 +886,73 @@ static void test_reshape_forms(void **state)
     free(p);
 }
 
+/* Exporters compute operands from shapes: Shape -> Gather -> Unsqueeze ->
+ * Concat -> Reshape.  With the shape known the chain folds into the
+ * attribute and its nodes leave the graph; with a symbolic dimension it
+ * cannot, and the Reshape stays an ONNX operator. */
+static char *flatten_model(const char *file, const char *xdims)
+{
+    mb b;
+    mb_start(&b, 13);
+    mb_in(&b, "x", FLT, xdims);
+    mb_out(&b, "y", FLT, NULL);
+    mb_out(&b, "n", I64, NULL);
+    mb_init(&b, "zero", I64, "", (int64_t[]){ 0 }, 8);
+    mb_init(&b, "axes", I64, "1", (int64_t[]){ 0 }, 8);
+    mb_init(&b, "minus1", I64, "1", (int64_t[]){ -1 }, 8);
+    mb_init(&b, "one", I64, "", (int64_t[]){ 1 }, 8);
+    mb_node(&b, "Shape", "shape", "x", "s", NULL);
+    mb_node(&b, "Gather", "gather", "s,zero", "b", ai(&b, "axis", 0), NULL);
+    mb_node(&b, "Unsqueeze", "unsq", "b,axes", "b1", NULL);
+    mb_node(&b, "Concat", "cat", "b1,minus1", "shp", ai(&b, "axis", 0), NULL);
+    mb_node(&b, "Reshape", "flat", "x,shp", "y", NULL);
+    mb_node(&b, "Mul", "mul", "b,one", "n", NULL); /* b is also used as data */
+    return mb_save(&b, file);
+}
+
+static void test_folded_operands(void **state)
+{
+    (void)state;
+    char *p = flatten_model("fold.onnx", "2,3,4,5");
+    gir_graph *g = load(p);
+    const gir_node *r = find_op(g, "Reshape");
+    assert_false(gir_node_is_opaque(r));
+    assert_ints(r, "shape", 2, 2, -1);
+    assert_string_equal(meta_str(&r->meta, "onnx.operand.shape"), "shp");
+    char s[32];
+    assert_string_equal(gir_shape_str(&gir_graph_output(g, 0)->shape, s, sizeof s), "[2,60]");
+    /* Unsqueeze and Concat fed only the operand: gone; Shape and Gather
+     * still compute 'b' for Mul */
+    assert_int_equal(g->n_nodes, 4);
+    assert_int_equal(gir_graph_node_index(g, "unsq"), -1);
+    assert_int_equal(gir_graph_node_index(g, "cat"), -1);
+    assert_true(gir_graph_node_index(g, "shape") >= 0);
+    assert_int_equal(gir_graph_value_index(g, "minus1"), -1);
+    gir_graph *g2 = roundtrip(g, "fold_b.onnx", NULL, true);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+    free(p);
+
+    /* a symbolic batch: nothing folds, and the batch-size option helps */
+    p = flatten_model("nofold.onnx", "N,3,4,5");
+    g = load(p);
+    r = find_op(g, "Reshape");
+    assert_true(gir_node_is_opaque(r));
+    assert_string_equal(meta_str(&r->meta, "onnx.why"), "its 'shape' input is not a constant");
+    assert_int_equal(g->n_nodes, 6);
+    g2 = roundtrip(g, "nofold_b.onnx", NULL, true);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "batch-size", "8", &err), &err);
+    TU_OK(gir_load(p, "onnx", o, &g, &err), &err);
+    assert_ints(find_op(g, "Reshape"), "shape", 2, 8, -1);
+    gir_graph_free(g);
+    gir_options_free(o);
+    free(p);
+}
+
 static void test_slice_pad_clip_forms(void **state)
 {
     (void)state;
@@ -2015,6 +2082,7 @@ int main(void)
         cmocka_unit_test(test_via_nnp),
         cmocka_unit_test(test_nnp_pairs_match_nnabla),
         cmocka_unit_test(test_reshape_forms),
+        cmocka_unit_test(test_folded_operands),
         cmocka_unit_test(test_slice_pad_clip_forms),
         cmocka_unit_test(test_split_squeeze_reduce_forms),
         cmocka_unit_test(test_resize_forms),

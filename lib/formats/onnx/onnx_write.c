@@ -422,6 +422,11 @@ static const char *operand_init(writer *w, const gir_node *n, const char *attr, 
                 constant_node(w, vi, err);
             return v->name;
         }
+        /* a value the reader folded (Shape -> ... -> operand) that the graph
+         * still computes: the node reads it again */
+        if (v && v->kind == GIR_VALUE_INTERMEDIATE && v->producer >= 0 && v->producer < (int32_t)w->g->n_nodes &&
+            (v->dtype == GIR_DT_I64 || v->dtype == GIR_DT_UNKNOWN) && gir_shape_equal(&v->shape, &t->shape))
+            return v->name;
         int32_t i = onnx_map_get(&w->names, want);
         if (i > (int32_t)w->n_value_inits && gir_tensor_equal(w->inits[i - 1].t, t, &eq, err) == GIR_OK && eq)
             return w->inits[i - 1].name;
