@@ -618,6 +618,214 @@ static void test_nnp_pairs(void **state)
     free(dir);
 }
 
+/* ==== through NNabla's .nnp ================================================ */
+
+/* Every line of a diff report (structure, attributes, weights; names are
+ * checked apart) must carry one of the allowed patterns. */
+static void only_allowed_differences(const char *what, const gir_graph *a, const gir_graph *b,
+                                     const char *const *allowed)
+{
+    gir_diff_options o = { false, false, true, 200 };
+    gir_buf rep = GIR_BUF_INIT;
+    size_t n = 0;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_diff(a, b, &o, &rep, &n, &err), &err);
+    for (char *line = rep.data; n && line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = 0;
+        bool ok = false;
+        for (const char *const *p = allowed; p && *p && !ok; p++)
+            ok = strstr(line, *p) != NULL;
+        if (!ok)
+            fail_msg("%s: undocumented difference: %s", what, line);
+        line = end ? end + 1 : NULL;
+    }
+    gir_buf_free(&rep);
+}
+
+/* A weight NNabla's Affine holds transposed (in x out) against Gemm's
+ * transB=1 (out x in): the same numbers. */
+static void assert_transposed(const gir_value *a, const gir_value *b)
+{
+    assert_int_equal(a->shape.rank, 2);
+    assert_int_equal(b->shape.dims[0], a->shape.dims[1]);
+    assert_int_equal(b->shape.dims[1], a->shape.dims[0]);
+    const void *pa, *pb;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_tensor_load(a->data, &pa, &err), &err);
+    TU_OK(gir_tensor_load(b->data, &pb, &err), &err);
+    int64_t r = a->shape.dims[0], c = a->shape.dims[1];
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++)
+            assert_memory_equal((const float *)pa + i * c + j, (const float *)pb + j * r + i, 4);
+}
+
+/* onnx -> nnp -> onnx: the graph and the weights stay, with the differences
+ * NNabla's function set imposes, each named here. */
+static void test_via_nnp(void **state)
+{
+    (void)state;
+    if (!gir_format_find("nnabla"))
+        skip();
+    static const struct {
+        const char *model, *weight; /* a weight Affine holds transposed */
+        const char *allowed[4];
+    } models[] = {
+        /* Gemm(transB=1) is Affine with the weight transposed */
+        { "resnet18", "fc.weight",
+          { "attribute transB is 1 in A, 0 in B", "'fc.weight': shape [1000,512] in A, [512,1000] in B",
+            "'fc.weight': data is float32[1000,512] in A, float32[512,1000] in B", NULL } },
+        { "mobilenet_v2", "classifier.1.weight",
+          { "attribute transB is 1 in A, 0 in B", "'classifier.1.weight': shape [1000,1280] in A, [1280,1000] in B",
+            "'classifier.1.weight': data is float32[1000,1280] in A, float32[1280,1000] in B", NULL } },
+        /* Flatten is a Reshape; ceil_mode is spelt as end padding */
+        { "squeezenet1_0", NULL,
+          { "op Flatten in A, Reshape in B", "attribute ceil_mode is 1 in A, 0 in B",
+            "attribute pads is [0,0,0,0] in A, [0,0,1,1] in B", NULL } },
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "models/%s.onnx", models[i].model);
+        char *path = tu_shared(rel), *nnp = tu_tmp("via.nnp"), *back = tu_tmp("via_nnp.onnx");
+        gir_graph *g = load(path), *n = NULL;
+        gir_error err = GIR_ERROR_INIT;
+        gir_options *o = opts_of(NULL);
+        TU_OK(gir_save(g, nnp, "nnabla", o, &err), &err);
+        TU_OK(gir_load(nnp, "nnabla", NULL, &n, &err), &err);
+        TU_OK(gir_save(n, back, "onnx", o, &err), &err);
+        gir_graph *g2 = load(back);
+        only_allowed_differences(models[i].model, g, g2, models[i].allowed);
+        /* node and weight names stay (a Flatten before an Affine is its
+         * base_axis in NNabla: it comes back named after the Gemm) */
+        for (size_t k = 0; k < g->n_nodes; k++)
+            if (gir_graph_node_index(g2, g->nodes[k]->name) < 0 &&
+                !(models[i].weight && strcmp(g->nodes[k]->name, "/Flatten") == 0))
+                fail_msg("%s: node %s lost its name", models[i].model, g->nodes[k]->name);
+        for (size_t k = 0; k < g->n_values; k++)
+            if (g->values[k]->kind != GIR_VALUE_INTERMEDIATE && gir_graph_value_index(g2, g->values[k]->name) < 0)
+                fail_msg("%s: value %s lost its name", models[i].model, g->values[k]->name);
+        if (models[i].weight)
+            assert_transposed(gir_graph_find_value(g, models[i].weight), gir_graph_find_value(g2, models[i].weight));
+        gir_graph_free(g2);
+        gir_graph_free(n);
+        gir_graph_free(g);
+        gir_options_free(o);
+        free(path);
+        free(nnp);
+        free(back);
+    }
+}
+
+/* Each .onnx of nnabla's importer references becomes an .nnp with the
+ * functions and weights of the .nnp nnabla made from it, except where the
+ * two converters map differently; every such difference is listed. */
+static void test_nnp_pairs_match_nnabla(void **state)
+{
+    (void)state;
+    if (!gir_format_find("nnabla"))
+        skip();
+    /* nnabla's references were made from other random data than the .onnx
+     * files beside them hold (abs.onnx and abs.nnp agree, these do not) */
+    static const char *const other_data[] = { "data differs in", NULL };
+    /* nnabla's converter keeps bool inputs as float32 parameters */
+    static const char *const bools[] = { "dtype float32 in A, bool in B", "data is float32[", NULL };
+    static const struct {
+        const char *pair;
+        const char *const *generic[2];
+        const char *allowed[9];
+    } docs[] = {
+        { "add_no_broadcast", { other_data }, { NULL } },
+        { "mul_no_broadcast", { other_data }, { NULL } },
+        { "conv", { other_data }, { NULL } },
+        { "relu", { other_data }, { NULL } },
+        { "softmax", { other_data }, { NULL } },
+        { "and_no_broadcast", { bools }, { NULL } },
+        { "or_no_broadcast", { bools }, { NULL } },
+        { "not", { bools }, { NULL } },
+        { "equal_no_broadcast_bool", { bools }, { NULL } },
+        /* nnabla's converter leaves epsilon and momentum out of the .nnp,
+         * which proto3 reads as 0; ONNX's default epsilon is 1e-5 */
+        { "batch_norm", { other_data },
+          { "attribute epsilon is 0 in A, 9.999999747378752e-06 in B", "attribute momentum is 0 in A", NULL } },
+        /* nnabla's converter turns inference Dropout into Identity */
+        { "dropout_test", { NULL }, { "op Identity in A, Dropout in B", NULL } },
+        /* legacy broadcasting: nnabla inserts BroadcastTo, graphconv
+         * reshapes the constant ([2,4] -> [2,4,1]) */
+        { "equal_broadcast_axis1_bool", { bools },
+          { "graph: 2 nodes in A, 1 in B", "'bias_0_broadcasted'", "(BroadcastTo): only in A", NULL } },
+        { "xor_broadcast_axis1", { bools },
+          { "graph: 2 nodes in A, 1 in B", "'bias_0_broadcasted'", "(BroadcastTo): only in A", NULL } },
+        { "pow_broadcast_axis1", { NULL }, { "'bias_0_broadcasted'", "op BroadcastTo in A, Reshape", NULL } },
+        /* Gemm(transB=1): nnabla adds a Transpose function, graphconv
+         * stores the weight transposed */
+        { "gemm", { other_data },
+          { "graph: 2 nodes in A, 1 in B", "'out_data_w_0_transposed'", "(Transpose): only in A", NULL } },
+        /* nnabla spells LogSoftmax and Softsign with elementary functions */
+        { "log_softmax", { NULL },
+          { "graph: 4 nodes in A, 1 in B", "op Sub in A, LogSoftmax in B", "(Exp): only in A",
+            "(ReduceSum): only in A", "(Log): only in A", NULL } },
+        { "softsign", { NULL },
+          { "graph: 3 nodes in A, 1 in B", "op Div in A, Softsign in B", "(Abs): only in A", "(Add): only in A",
+            NULL } },
+    };
+    char *dir = tu_shared("realworld/nnp-onnx-pairs");
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t count = 0, exact = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!gir_str_ends_with(e->d_name, ".onnx"))
+            continue;
+        char *name = gir_strdupf("%.*s", (int)(strlen(e->d_name) - 5), e->d_name);
+        char *onnx = tu_join(dir, e->d_name), *ref = gir_strdupf("%s/%s.nnp", dir, name), *ours = tu_tmp("pair.nnp");
+        gir_graph *g = load(onnx), *a = NULL, *b = NULL;
+        gir_error err = GIR_ERROR_INIT;
+        gir_options *o = opts_of(NULL);
+        if (gir_save(g, ours, "nnabla", o, &err) != GIR_OK) {
+            char *msg = gir_error_format(&err);
+            fail_msg("%s does not convert to .nnp: %s", e->d_name, msg);
+        }
+        TU_OK(gir_load(ref, "nnabla", NULL, &a, &err), &err);
+        TU_OK(gir_load(ours, "nnabla", NULL, &b, &err), &err);
+        const char *allowed[24] = { NULL };
+        size_t k = 0;
+        for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+            if (strcmp(docs[i].pair, name) != 0)
+                continue;
+            for (size_t j = 0; j < 2; j++)
+                for (const char *const *p = docs[i].generic[j]; p && *p; p++)
+                    allowed[k++] = *p;
+            for (const char *const *p = docs[i].allowed; *p; p++)
+                allowed[k++] = *p;
+        }
+        if (diff_count(a, b, false, false) == 0)
+            exact++;
+        else
+            only_allowed_differences(name, a, b, allowed);
+        /* the same parameters by name (function names differ: nnabla's
+         * converter makes "net/Op_0", graphconv keeps the ONNX node's) */
+        for (size_t i = 0; i < a->n_values; i++)
+            if (a->values[i]->kind == GIR_VALUE_WEIGHT && !strstr(a->values[i]->name, "_broadcasted") &&
+                !strstr(a->values[i]->name, "_transposed"))
+                if (gir_graph_value_index(b, a->values[i]->name) < 0)
+                    fail_msg("%s: parameter %s of nnabla's .nnp is missing", name, a->values[i]->name);
+        gir_graph_free(a);
+        gir_graph_free(b);
+        gir_graph_free(g);
+        gir_options_free(o);
+        free(name);
+        free(onnx);
+        free(ref);
+        free(ours);
+        count++;
+    }
+    closedir(d);
+    free(dir);
+    assert_int_equal(count, 37);
+    print_message("nnp-onnx-pairs: %zu of %zu .nnp equal nnabla's own exactly, the rest differ only as documented\n",
+                  exact, count);
+}
+
 /* ==== operators of every opset ============================================== */
 
 static const float f6[6] = { 1, 2, 3, 4, 5, 6 };
@@ -675,6 +883,73 @@ static void test_reshape_forms(void **state)
     g2 = roundtrip(g, "reshape_dynb.onnx", NULL, true);
     gir_graph_free(g2);
     gir_graph_free(g);
+    free(p);
+}
+
+/* Exporters compute operands from shapes: Shape -> Gather -> Unsqueeze ->
+ * Concat -> Reshape.  With the shape known the chain folds into the
+ * attribute and its nodes leave the graph; with a symbolic dimension it
+ * cannot, and the Reshape stays an ONNX operator. */
+static char *flatten_model(const char *file, const char *xdims)
+{
+    mb b;
+    mb_start(&b, 13);
+    mb_in(&b, "x", FLT, xdims);
+    mb_out(&b, "y", FLT, NULL);
+    mb_out(&b, "n", I64, NULL);
+    mb_init(&b, "zero", I64, "", (int64_t[]){ 0 }, 8);
+    mb_init(&b, "axes", I64, "1", (int64_t[]){ 0 }, 8);
+    mb_init(&b, "minus1", I64, "1", (int64_t[]){ -1 }, 8);
+    mb_init(&b, "one", I64, "", (int64_t[]){ 1 }, 8);
+    mb_node(&b, "Shape", "shape", "x", "s", NULL);
+    mb_node(&b, "Gather", "gather", "s,zero", "b", ai(&b, "axis", 0), NULL);
+    mb_node(&b, "Unsqueeze", "unsq", "b,axes", "b1", NULL);
+    mb_node(&b, "Concat", "cat", "b1,minus1", "shp", ai(&b, "axis", 0), NULL);
+    mb_node(&b, "Reshape", "flat", "x,shp", "y", NULL);
+    mb_node(&b, "Mul", "mul", "b,one", "n", NULL); /* b is also used as data */
+    return mb_save(&b, file);
+}
+
+static void test_folded_operands(void **state)
+{
+    (void)state;
+    char *p = flatten_model("fold.onnx", "2,3,4,5");
+    gir_graph *g = load(p);
+    const gir_node *r = find_op(g, "Reshape");
+    assert_false(gir_node_is_opaque(r));
+    assert_ints(r, "shape", 2, 2, -1);
+    assert_string_equal(meta_str(&r->meta, "onnx.operand.shape"), "shp");
+    char s[32];
+    assert_string_equal(gir_shape_str(&gir_graph_output(g, 0)->shape, s, sizeof s), "[2,60]");
+    /* Unsqueeze and Concat fed only the operand: gone; Shape and Gather
+     * still compute 'b' for Mul */
+    assert_int_equal(g->n_nodes, 4);
+    assert_int_equal(gir_graph_node_index(g, "unsq"), -1);
+    assert_int_equal(gir_graph_node_index(g, "cat"), -1);
+    assert_true(gir_graph_node_index(g, "shape") >= 0);
+    assert_int_equal(gir_graph_value_index(g, "minus1"), -1);
+    gir_graph *g2 = roundtrip(g, "fold_b.onnx", NULL, true);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+    free(p);
+
+    /* a symbolic batch: nothing folds, and the batch-size option helps */
+    p = flatten_model("nofold.onnx", "N,3,4,5");
+    g = load(p);
+    r = find_op(g, "Reshape");
+    assert_true(gir_node_is_opaque(r));
+    assert_string_equal(meta_str(&r->meta, "onnx.why"), "its 'shape' input is not a constant");
+    assert_int_equal(g->n_nodes, 6);
+    g2 = roundtrip(g, "nofold_b.onnx", NULL, true);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "batch-size", "8", &err), &err);
+    TU_OK(gir_load(p, "onnx", o, &g, &err), &err);
+    assert_ints(find_op(g, "Reshape"), "shape", 2, 8, -1);
+    gir_graph_free(g);
+    gir_options_free(o);
     free(p);
 }
 
@@ -1175,9 +1450,15 @@ static void test_write_refusals(void **state)
     TU_OK(gir_node_make_output(h, n, 0, "y", &err), &err);
     TU_OK(gir_attrs_set_string(h, &n->attrs, "func_name", "fused_add"), NULL);
     TU_OK(gir_graph_add_output(h, n->out[0], &err), &err);
+    gir_node *st;
+    TU_OK(gir_graph_add_node(h, "stack0", GIR_OP_Stack, 1, 1, &st, &err), &err);
+    st->in[0] = x;
+    TU_OK(gir_node_make_output(h, st, 0, "z", &err), &err);
+    TU_OK(gir_graph_add_output(h, st->out[0], &err), &err);
     q = tu_tmp("opaque.onnx");
     TU_FAILS(save(h, q, NULL, &err), &err, GIR_E_UNSUPPORTED_OP,
-             "cannot write as onnx: tvm_op (an operator of nnvm kept verbatim) (1 node, first 'op0')");
+             "cannot write as onnx: tvm_op (an operator of nnvm kept verbatim) (1 node, first 'op0'); Stack (no ONNX "
+             "operator computes it) (1 node, first 'stack0')");
     gir_error_clear(&err);
     assert_false(exists(q));
     const char *allow[] = { "allow-opaque", "1", NULL };
@@ -1185,6 +1466,7 @@ static void test_write_refusals(void **state)
     gir_graph *h2 = load(q);
     const gir_node *n2 = find_op(h2, "tvm_op");
     assert_string_equal(meta_str(&n2->meta, ONNX_META_DOMAIN), "ai.graphconv.nnvm");
+    assert_string_equal(meta_str(&find_op(h2, "Stack")->meta, ONNX_META_DOMAIN), "ai.graphconv");
     assert_string_equal(gir_node_string(n2, "func_name", ""), "fused_add");
     gir_graph_free(h2);
     gir_graph_free(h);
@@ -1786,15 +2068,25 @@ static void test_probe_and_map(void **state)
     free(model);
     assert_int_equal(f->probe((const unsigned char *)"{\"nodes\": []}", 13, "x.json"), 0);
     assert_int_equal(f->probe((const unsigned char *)"PK\x03\x04", 4, "x.nnp"), 0);
-    /* every canonical operator has its row in `graphconv ops --format onnx` */
+    /* every canonical operator has its row in `graphconv ops --format onnx`,
+     * except the LightNet ones ONNX has no operator for */
+    static const char *const no_form[] = { "Print", "Sort", "GatherBlocks", "RangeFill", "SqueezeDetBoxDecode",
+                                           "YoloV3Decode", "SubMean", "DotProduct", "Stack", "Unstack", NULL };
     for (int op = 1; op < GIR_OP_COUNT_; op++) {
-        bool found = false;
+        bool found = false, exempt = false;
         for (const gir_op_map *m = f->ops; m->format_op; m++)
             found |= m->op == (gir_op)op && m->dir == (GIR_MAP_READ | GIR_MAP_WRITE) &&
                      strcmp(m->format_op, gir_op_name((gir_op)op)) == 0;
-        if (!found)
-            fail_msg("no onnx mapping row for %s", gir_op_name((gir_op)op));
+        for (const char *const *e = no_form; *e; e++)
+            exempt |= strcmp(*e, gir_op_name((gir_op)op)) == 0;
+        if (found == exempt)
+            fail_msg("%s: %s", gir_op_name((gir_op)op), found ? "listed as without ONNX form but mapped"
+                                                              : "no onnx mapping row");
+        assert_int_equal(onnx_op_has_form((gir_op)op), found);
     }
+    assert_int_equal(onnx_canonical_op("Upsample"), GIR_OP_Resize);
+    assert_int_equal(onnx_canonical_op("Sort"), GIR_OP_OPAQUE);
+    assert_int_equal(onnx_canonical_op("Constant"), GIR_OP_OPAQUE);
 }
 
 int main(void)
@@ -1804,7 +2096,10 @@ int main(void)
         cmocka_unit_test(test_model_details),
         cmocka_unit_test(test_via_nnvm),
         cmocka_unit_test(test_nnp_pairs),
+        cmocka_unit_test(test_via_nnp),
+        cmocka_unit_test(test_nnp_pairs_match_nnabla),
         cmocka_unit_test(test_reshape_forms),
+        cmocka_unit_test(test_folded_operands),
         cmocka_unit_test(test_slice_pad_clip_forms),
         cmocka_unit_test(test_split_squeeze_reduce_forms),
         cmocka_unit_test(test_resize_forms),

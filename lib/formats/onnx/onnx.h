@@ -161,8 +161,11 @@ void onnx_conv_clear(onnx_conv *cv);
 /* Whether ONNX input i of op_type at version is a constant operand that
  * becomes an attribute. */
 bool onnx_is_operand_input(const char *op_type, int64_t version, size_t i);
-/* The canonical operator an ONNX op_type of the default domain maps to. */
+/* The canonical operator an ONNX op_type of the default domain maps to
+ * (GIR_OP_OPAQUE: none), and whether a canonical operator has an ONNX
+ * form; both from onnx_op_map. */
 gir_op onnx_canonical_op(const char *op_type);
+bool onnx_op_has_form(gir_op op);
 
 /* ONNX attribute -> IR attribute, typed verbatim.  GIR_E_UNSUPPORTED for
  * types the IR has no form for (graphs, sparse tensors, type protos,

@@ -67,9 +67,18 @@ const onnx_rule *onnx_rule_for(gir_op op)
 
 gir_op onnx_canonical_op(const char *op_type)
 {
-    if (strcmp(op_type, "Upsample") == 0)
-        return GIR_OP_Resize;
-    return gir_op_from_name(op_type);
+    for (const gir_op_map *m = onnx_op_map; m->format_op; m++)
+        if ((m->dir & GIR_MAP_READ) && m->op != GIR_OP_OPAQUE && strcmp(m->format_op, op_type) == 0)
+            return m->op;
+    return GIR_OP_OPAQUE;
+}
+
+bool onnx_op_has_form(gir_op op)
+{
+    for (const gir_op_map *m = onnx_op_map; m->format_op; m++)
+        if ((m->dir & GIR_MAP_WRITE) && m->op == op)
+            return true;
+    return false;
 }
 
 static const onnx_operand *operand_at(const onnx_rule *r, int64_t version, size_t pos)

@@ -12,6 +12,7 @@
 typedef struct konst {
     const char *name;
     gir_tensor *t;          /* owned reference */
+    gir_tensor *t0;         /* the tensor as read (t may be a reshaped copy) */
     int32_t value;          /* IR value once materialised, else -1 */
     const Onnx__NodeProto *node; /* Constant node, or NULL for an initializer */
     const char *attr;       /* Constant's attribute (value, value_ints, ...) */
@@ -40,6 +41,13 @@ typedef struct reader {
     onnx_map node_names;    /* explicit node names */
     bool subgraphs;         /* some attribute holds a graph */
     int32_t *order;         /* topological order of nodes */
+    /* constant folding of operand chains (Shape -> Gather -> Concat ...) */
+    onnx_map folded_by_name;
+    gir_tensor **folded;
+    size_t n_folded, cap_folded;
+    bool *fold_used; /* per node: a folded operand was computed through it */
+    bool *canon;     /* per node: it became a canonical node in this pass */
+    bool *skip;      /* per node: only feeds folded operands; not built */
 } reader;
 
 static reader *R(onnx_read_ctx *c)
@@ -283,12 +291,243 @@ static gir_status materialise(reader *r, konst *k, int32_t *out, gir_error *err)
     return GIR_OK;
 }
 
+/* ---- folding constant operand chains ------------------------------------- */
+
+/* Operands computed from shapes (Shape -> Gather -> Unsqueeze -> Concat and
+ * the like, as exporters write them) are evaluated here, on small integer
+ * vectors, when the shapes they read are known.  The nodes that only feed
+ * such operands are left out of the graph (a second pass). */
+#define FOLD_MAX 64
+#define FOLD_DEPTH 24
+
+typedef struct fval {
+    int rank; /* 0 or 1 */
+    size_t n;
+    int64_t v[FOLD_MAX];
+} fval;
+
+static bool fold_eval(reader *r, const char *name, fval *out, int depth);
+
+static bool fold_attr_ints(const Onnx__NodeProto *np, const char *name, fval *out)
+{
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        if (!a->name || strcmp(a->name, name) != 0)
+            continue;
+        if (onnx_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS || a->n_ints > FOLD_MAX)
+            return false;
+        out->rank = 1;
+        out->n = a->n_ints;
+        memcpy(out->v, a->ints, a->n_ints * sizeof *a->ints);
+        return true;
+    }
+    return false;
+}
+
+static int64_t fold_attr_int(const Onnx__NodeProto *np, const char *name, int64_t dflt)
+{
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        if (a->name && strcmp(a->name, name) == 0 && onnx_attr_type(a) == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+            return a->i;
+    }
+    return dflt;
+}
+
+/* Input i of np as a folded value. */
+static bool fold_in(reader *r, const Onnx__NodeProto *np, size_t i, fval *out, int depth)
+{
+    return i < np->n_input && np->input[i] && *np->input[i] && fold_eval(r, np->input[i], out, depth + 1);
+}
+
+static bool fold_node(reader *r, const Onnx__NodeProto *np, fval *out, int depth)
+{
+    const char *op = np->op_type;
+    int64_t v = r->opset;
+    fval a, b;
+    if (strcmp(op, "Identity") == 0)
+        return fold_in(r, np, 0, out, depth);
+    if (strcmp(op, "Cast") == 0) {
+        int64_t to = fold_attr_int(np, "to", 0);
+        return (to == 6 || to == 7) && fold_in(r, np, 0, out, depth);
+    }
+    if (strcmp(op, "Shape") == 0) {
+        gir_dtype dt;
+        gir_shape s;
+        r->ctx.shape_of(&r->ctx, np->n_input ? np->input[0] : NULL, &dt, &s);
+        if (!gir_shape_is_known(&s))
+            return false;
+        int64_t start = fold_attr_int(np, "start", 0), end = fold_attr_int(np, "end", s.rank);
+        start = start < 0 ? start + s.rank : start;
+        end = end < 0 ? end + s.rank : end;
+        start = start < 0 ? 0 : start > s.rank ? s.rank : start;
+        end = end < start ? start : end > s.rank ? s.rank : end;
+        out->rank = 1;
+        out->n = (size_t)(end - start);
+        for (int64_t i = start; i < end; i++)
+            out->v[i - start] = s.dims[i];
+        return true;
+    }
+    if (strcmp(op, "Gather") == 0) {
+        int64_t axis = fold_attr_int(np, "axis", 0);
+        if (!fold_in(r, np, 0, &a, depth) || !fold_in(r, np, 1, &b, depth) || a.rank != 1 || (axis != 0 && axis != -1))
+            return false;
+        out->rank = b.rank;
+        out->n = b.n;
+        for (size_t i = 0; i < b.n; i++) {
+            int64_t k = b.v[i] < 0 ? b.v[i] + (int64_t)a.n : b.v[i];
+            if (k < 0 || k >= (int64_t)a.n)
+                return false;
+            out->v[i] = a.v[k];
+        }
+        return true;
+    }
+    if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0) {
+        bool un = op[0] == 'U';
+        if (!fold_in(r, np, 0, out, depth))
+            return false;
+        if (v >= 13) {
+            if (np->n_input > 1 && np->input[1] && *np->input[1] && (!fold_in(r, np, 1, &b, depth) || b.n != 1 ||
+                                                                     (b.v[0] != 0 && b.v[0] != -1)))
+                return false;
+        } else if (fold_attr_ints(np, "axes", &b) && (b.n != 1 || (b.v[0] != 0 && b.v[0] != -1))) {
+            return false;
+        }
+        if (un ? out->rank != 0 : (out->rank != 1 || out->n != 1))
+            return false;
+        out->rank = un ? 1 : 0;
+        return true;
+    }
+    if (strcmp(op, "Concat") == 0) {
+        if (fold_attr_int(np, "axis", 0) != 0 && fold_attr_int(np, "axis", 0) != -1)
+            return false;
+        out->rank = 1;
+        out->n = 0;
+        for (size_t i = 0; i < np->n_input; i++) {
+            if (!fold_in(r, np, i, &a, depth) || a.rank != 1 || out->n + a.n > FOLD_MAX)
+                return false;
+            memcpy(out->v + out->n, a.v, a.n * sizeof *a.v);
+            out->n += a.n;
+        }
+        return true;
+    }
+    if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0) {
+        if (v < 7 || !fold_in(r, np, 0, &a, depth) || !fold_in(r, np, 1, &b, depth))
+            return false;
+        if (a.n != b.n && a.n != 1 && b.n != 1)
+            return false;
+        out->rank = a.rank > b.rank ? a.rank : b.rank;
+        out->n = a.n > b.n ? a.n : b.n;
+        for (size_t i = 0; i < out->n; i++) {
+            int64_t x = a.v[a.n == 1 ? 0 : i], y = b.v[b.n == 1 ? 0 : i], z;
+            bool ok = true;
+            switch (op[0]) {
+            case 'A': ok = !__builtin_add_overflow(x, y, &z); break;
+            case 'S': ok = !__builtin_sub_overflow(x, y, &z); break;
+            case 'M': ok = !__builtin_mul_overflow(x, y, &z); break;
+            default:
+                ok = y != 0 && !(x == INT64_MIN && y == -1);
+                z = ok ? x / y : 0;
+            }
+            if (!ok)
+                return false;
+            out->v[i] = z;
+        }
+        return true;
+    }
+    if (strcmp(op, "Slice") == 0) {
+        fval st, en, ax = { 1, 1, { 0 } }, sp = { 1, 1, { 1 } };
+        if (!fold_in(r, np, 0, &a, depth) || a.rank != 1)
+            return false;
+        if (v < 10) {
+            if (!fold_attr_ints(np, "starts", &st) || !fold_attr_ints(np, "ends", &en))
+                return false;
+            if (!fold_attr_ints(np, "axes", &ax))
+                ax = (fval){ 1, 1, { 0 } };
+        } else {
+            if (!fold_in(r, np, 1, &st, depth) || !fold_in(r, np, 2, &en, depth))
+                return false;
+            if (np->n_input > 3 && *np->input[3] && !fold_in(r, np, 3, &ax, depth))
+                return false;
+            if (np->n_input > 4 && *np->input[4] && !fold_in(r, np, 4, &sp, depth))
+                return false;
+        }
+        if (st.n != 1 || en.n != 1 || ax.n != 1 || sp.n != 1 || (ax.v[0] != 0 && ax.v[0] != -1) || sp.v[0] != 1)
+            return false;
+        int64_t n = (int64_t)a.n, s0 = st.v[0], e0 = en.v[0];
+        s0 = s0 < 0 ? s0 + n : s0;
+        e0 = e0 < 0 ? e0 + n : e0;
+        s0 = s0 < 0 ? 0 : s0 > n ? n : s0;
+        e0 = e0 < s0 ? s0 : e0 > n ? n : e0;
+        out->rank = 1;
+        out->n = (size_t)(e0 - s0);
+        memmove(out->v, a.v + s0, out->n * sizeof *out->v);
+        return true;
+    }
+    return false;
+}
+
+static bool fold_eval(reader *r, const char *name, fval *out, int depth)
+{
+    if (depth > FOLD_DEPTH)
+        return false;
+    int32_t ki = onnx_map_get(&r->konst_by_name, name);
+    if (ki >= 0) {
+        gir_tensor *t = r->k[ki].t;
+        int64_t n = gir_shape_numel(&t->shape);
+        const void *d;
+        if ((t->dtype != GIR_DT_I64 && t->dtype != GIR_DT_I32) || t->shape.rank > 1 || n < 0 || n > FOLD_MAX ||
+            gir_tensor_load(t, &d, NULL))
+            return false;
+        out->rank = t->shape.rank;
+        out->n = (size_t)n;
+        for (int64_t i = 0; i < n; i++)
+            out->v[i] = t->dtype == GIR_DT_I64 ? (int64_t)gir_le64((const unsigned char *)d + 8 * i)
+                                               : (int32_t)gir_le32((const unsigned char *)d + 4 * i);
+        return true;
+    }
+    int32_t p = onnx_map_get(&r->producer, name);
+    if (p < 0)
+        return false;
+    const Onnx__NodeProto *np = r->gp->node[p];
+    if (!is_default_domain(np->domain) || np->n_output < 1 || strcmp(np->output[0], name) != 0 ||
+        !fold_node(r, np, out, depth))
+        return false;
+    r->fold_used[p] = true;
+    return true;
+}
+
 static gir_status ctx_constant(onnx_read_ctx *c, const char *name, gir_tensor **t, gir_error *err)
 {
     reader *r = R(c);
-    (void)err;
+    *t = NULL;
     int32_t i = onnx_map_get(&r->konst_by_name, name);
-    *t = i >= 0 ? r->k[i].t : NULL;
+    if (i >= 0) {
+        *t = r->k[i].t;
+        return GIR_OK;
+    }
+    i = onnx_map_get(&r->folded_by_name, name);
+    if (i >= 0) {
+        *t = r->folded[i];
+        return GIR_OK;
+    }
+    fval fv;
+    if (!fold_eval(r, name, &fv, 0))
+        return GIR_OK;
+    gir_shape s = { fv.rank, { (int64_t)fv.n } };
+    gir_tensor *nt;
+    gir_status st = gir_tensor_new(GIR_DT_I64, &s, &nt, err);
+    if (st)
+        return st;
+    for (size_t k = 0; k < fv.n; k++)
+        gir_put_le64((unsigned char *)nt->data + 8 * k, (uint64_t)fv.v[k]);
+    if (!GIR_GROW(r->folded, r->cap_folded, r->n_folded + 1) ||
+        !onnx_map_put(&r->folded_by_name, name, (int32_t)r->n_folded)) {
+        gir_tensor_unref(nt);
+        return gir_nomem(err);
+    }
+    r->folded[r->n_folded++] = nt;
+    *t = nt;
     return GIR_OK;
 }
 
@@ -451,6 +690,7 @@ static gir_status collect(reader *r, gir_error *err)
             gir_err_node(err, n);
             return st;
         }
+        k->t0 = gir_tensor_ref(k->t);
         if (!onnx_map_put(&r->konst_by_name, n, (int32_t)r->nk++))
             return gir_nomem(err);
     }
@@ -491,6 +731,7 @@ static gir_status collect(reader *r, gir_error *err)
                 memset(k, 0, sizeof *k);
                 k->name = n;
                 k->t = t;
+                k->t0 = gir_tensor_ref(t);
                 k->value = -1;
                 k->node = np;
                 k->attr = attr;
@@ -694,9 +935,28 @@ out:
 static void mark_uses(reader *r)
 {
     Onnx__GraphProto *gp = r->gp;
+    for (size_t i = 0; i < r->nk; i++) {
+        konst *k = &r->k[i];
+        k->value = -1;
+        k->data_use = k->operand_use = false;
+        k->uses = 0;
+        if (k->t != k->t0) { /* a reshaped copy from the previous pass */
+            gir_tensor_unref(k->t);
+            k->t = gir_tensor_ref(k->t0);
+        }
+    }
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
         bool canon = is_default_domain(np->domain) && onnx_canonical_op(np->op_type) != GIR_OP_OPAQUE;
+        if (r->skip && r->skip[i]) {
+            /* a node left out feeds only folded operands */
+            for (size_t j = 0; j < np->n_input; j++) {
+                int32_t ki = np->input[j] && *np->input[j] ? onnx_map_get(&r->konst_by_name, np->input[j]) : -1;
+                if (ki >= 0)
+                    r->k[ki].operand_use = true;
+            }
+            continue;
+        }
         for (size_t j = 0; j < np->n_input; j++) {
             int32_t ki = np->input[j] && *np->input[j] ? onnx_map_get(&r->konst_by_name, np->input[j]) : -1;
             if (ki < 0)
@@ -806,8 +1066,9 @@ static gir_status infer_node(reader *r, gir_node *n, gir_error *err)
     return n->op == GIR_OP_OPAQUE ? GIR_OK : gir_op_infer(r->g, n, err);
 }
 
-static gir_status convert_node(reader *r, const Onnx__NodeProto *np, gir_error *err)
+static gir_status convert_node(reader *r, int32_t index, gir_error *err)
 {
+    const Onnx__NodeProto *np = r->gp->node[index];
     gir_graph *g = r->g;
     const char *domain = np->domain ? np->domain : "";
     int64_t version = domain_version(r, domain);
@@ -882,6 +1143,7 @@ static gir_status convert_node(reader *r, const Onnx__NodeProto *np, gir_error *
         onnx_conv_clear(&cv);
         return st;
     }
+    r->canon[index] = canon;
     if (canon) {
         n->attrs = cv.attrs;
         n->meta = cv.meta;
@@ -1112,12 +1374,68 @@ static void float_attrs(gir_graph *g)
     }
 }
 
+/* After a pass: the nodes computed through by folding whose outputs no
+ * node of the graph uses as data (only as folded operands) and that are not
+ * graph outputs.  Walks the nodes backwards in topological order, so every
+ * consumer is decided before its producers. */
+static bool find_dead(reader *r, gir_error *err, gir_status *st)
+{
+    Onnx__GraphProto *gp = r->gp;
+    size_t n = gp->n_node;
+    bool any = false;
+    *st = GIR_OK;
+    for (size_t i = 0; i < n && !any; i++)
+        any = r->fold_used[i];
+    if (!any)
+        return false;
+    onnx_map live; /* names used as data by a live node or as graph outputs */
+    memset(&live, 0, sizeof live);
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (!onnx_map_put(&live, gp->output[i]->name, 1)) {
+            *st = gir_nomem(err);
+            onnx_map_free(&live);
+            return false;
+        }
+    r->skip = calloc(n ? n : 1, sizeof *r->skip);
+    if (!r->skip) {
+        *st = gir_nomem(err);
+        onnx_map_free(&live);
+        return false;
+    }
+    any = false;
+    for (size_t k = n; k-- > 0;) {
+        int32_t i = r->order[k];
+        const Onnx__NodeProto *np = gp->node[i];
+        bool used = false;
+        for (size_t o = 0; o < np->n_output && !used; o++)
+            used = np->output[o] && *np->output[o] && onnx_map_has(&live, np->output[o]);
+        if (r->fold_used[i] && !used) {
+            r->skip[i] = true;
+            any = true;
+            continue;
+        }
+        for (size_t j = 0; j < np->n_input; j++) {
+            if (!np->input[j] || !*np->input[j])
+                continue;
+            if (r->canon[i] && onnx_is_operand_input(np->op_type, r->opset, j))
+                continue;
+            if (!onnx_map_put(&live, np->input[j], 1)) {
+                *st = gir_nomem(err);
+                break;
+            }
+        }
+    }
+    onnx_map_free(&live);
+    return any && !*st;
+}
+
 static gir_status read_graph(reader *r, gir_error *err)
 {
     gir_graph *g = r->g;
     Onnx__GraphProto *gp = r->gp;
     gir_status st;
-    if ((st = read_model_meta(r, err)) || (st = collect(r, err)) || (st = check_and_sort(r, err)))
+    memset(r->canon, 0, (gp->n_node ? gp->n_node : 1) * sizeof *r->canon);
+    if ((st = read_model_meta(r, err)))
         return st;
     mark_uses(r);
     /* Graph inputs that are not initializers. */
@@ -1156,7 +1474,9 @@ static gir_status read_graph(reader *r, gir_error *err)
                 return st;
             continue;
         }
-        if ((st = convert_node(r, np, err)))
+        if (r->skip && r->skip[r->order[i]])
+            continue;
+        if ((st = convert_node(r, r->order[i], err)))
             return st;
     }
     /* Graph outputs. */
@@ -1182,9 +1502,18 @@ static gir_status read_graph(reader *r, gir_error *err)
 
 static void reader_free(reader *r)
 {
-    for (size_t i = 0; i < r->nk; i++)
+    for (size_t i = 0; i < r->nk; i++) {
         gir_tensor_unref(r->k[i].t);
+        gir_tensor_unref(r->k[i].t0);
+    }
     free(r->k);
+    for (size_t i = 0; i < r->n_folded; i++)
+        gir_tensor_unref(r->folded[i]);
+    free(r->folded);
+    onnx_map_free(&r->folded_by_name);
+    free(r->fold_used);
+    free(r->canon);
+    free(r->skip);
     onnx_map_free(&r->konst_by_name);
     onnx_map_free(&r->producer);
     onnx_map_free(&r->input_by_name);
@@ -1256,7 +1585,23 @@ gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out,
         return st;
     }
     r.ctx.g = r.g;
-    st = read_graph(&r, err);
+    size_t nn = r.gp->n_node ? r.gp->n_node : 1;
+    if (!(r.fold_used = calloc(nn, sizeof *r.fold_used)) || !(r.canon = calloc(nn, sizeof *r.canon))) {
+        gir_graph_free(r.g);
+        reader_free(&r);
+        return gir_nomem(err);
+    }
+    if (!(st = collect(&r, err)) && !(st = check_and_sort(&r, err)))
+        st = read_graph(&r, err);
+    if (!st && find_dead(&r, err, &st)) {
+        /* again, without the nodes that only computed folded operands */
+        gir_graph_free(r.g);
+        r.g = NULL;
+        if (!(st = gir_graph_new(&r.g, err))) {
+            r.ctx.g = r.g;
+            st = read_graph(&r, err);
+        }
+    }
     if (st) {
         gir_graph_free(r.g);
         reader_free(&r);

@@ -402,6 +402,7 @@ static const char *value_name(const gir_graph *g, int32_t v)
 
 static void constant_node(writer *w, int32_t vi, gir_error *err);
 static bool is_constant_node_value(const gir_value *v);
+static void add_domain(writer *w, const char *domain, int64_t version);
 
 /* A constant operand becomes an initializer named after the input it was
  * read from; identical ones are shared. */
@@ -422,6 +423,11 @@ static const char *operand_init(writer *w, const gir_node *n, const char *attr, 
                 constant_node(w, vi, err);
             return v->name;
         }
+        /* a value the reader folded (Shape -> ... -> operand) that the graph
+         * still computes: the node reads it again */
+        if (v && v->kind == GIR_VALUE_INTERMEDIATE && v->producer >= 0 && v->producer < (int32_t)w->g->n_nodes &&
+            (v->dtype == GIR_DT_I64 || v->dtype == GIR_DT_UNKNOWN) && gir_shape_equal(&v->shape, &t->shape))
+            return v->name;
         int32_t i = onnx_map_get(&w->names, want);
         if (i > (int32_t)w->n_value_inits && gir_tensor_equal(w->inits[i - 1].t, t, &eq, err) == GIR_OK && eq)
             return w->inits[i - 1].name;
@@ -695,6 +701,22 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
     int64_t W = w->opset;
     const char *type = gir_op_name(op);
     int since = r ? r->since : 1;
+    if (!onnx_op_has_form(op)) {
+        if (!w->allow_opaque) {
+            unsupported(w, n, GIR_E_UNSUPPORTED_OP, "%s (no ONNX operator computes it)", type);
+            return;
+        }
+        /* kept under graphconv's own domain, attributes verbatim */
+        b->np->op_type = (char *)type;
+        b->np->domain = (char *)"ai.graphconv";
+        add_domain(w, b->np->domain, 1);
+        for (size_t i = 0; i < n->n_in; i++)
+            nb_input(w, b, i, value_name(g, n->in[i]));
+        for (size_t i = 0; i < n->attrs.n; i++)
+            nb_attr(w, b, attr_from_ir(w, &n->attrs.items[i], n->attrs.items[i].name, err));
+        nb_outputs(w, b, n);
+        return;
+    }
     if (op == GIR_OP_Resize && W < 11) {
         old_resize(w, n, b, err);
         return;
