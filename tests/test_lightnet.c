@@ -115,7 +115,7 @@ static const char *meta_str(const gir_attrs *m, const char *key)
 
 static bool notes_contain(const gir_graph *g, const char *s)
 {
-    const gir_attr *a = gir_attrs_find(&g->meta, "lightnet.notes");
+    const gir_attr *a = gir_attrs_find(&g->meta, GIR_META_NOTES);
     for (size_t i = 0; a && i < a->u.strs.n; i++)
         if (strstr(a->u.strs.v[i], s))
             return true;

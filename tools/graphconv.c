@@ -63,6 +63,25 @@ gir_status gc_load(const char *path, const char *format, const gir_options *opts
     return gir_load(path, fmt, opts, g, err);
 }
 
+static void print_note(void *ctx, const char *note)
+{
+    (void)ctx;
+    if (gc_verbosity >= 1)
+        fprintf(stderr, "graphconv: note: %s\n", note);
+}
+
+void gc_print_graph_notes(const gir_graph *g)
+{
+    const gir_attr *a = gir_attrs_find(&g->meta, GIR_META_NOTES);
+    for (size_t i = 0; a && a->type == GIR_ATTR_STRINGS && i < a->u.strs.n; i++)
+        print_note(NULL, a->u.strs.v[i]);
+}
+
+void gc_note_to_stderr(gir_options *wopts)
+{
+    gir_options_set_note_handler(wopts, print_note, NULL);
+}
+
 void gc_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -235,8 +254,11 @@ int cmd_convert(int argc, char **argv)
     gir_error err = GIR_ERROR_INIT;
     gir_graph *g = NULL;
     gir_status st = gc_load(in, from, ropts, &g, &err);
-    if (st == GIR_OK)
+    if (st == GIR_OK) {
+        gc_print_graph_notes(g);
+        gc_note_to_stderr(wopts);
         st = gir_save(g, outp, to, wopts, &err);
+    }
     char *metrics = NULL;
     if (st == GIR_OK && check) {
         st = gc_batch_check(g, outp, to, atol, rtol, &metrics, &err);

@@ -8,6 +8,7 @@ extern const gir_format gir_format_mxnet;
 extern const gir_format gir_format_tvm;
 extern const gir_format gir_format_lightnet;
 extern const gir_format gir_format_relayviz;
+extern const gir_format gir_format_onnx;
 
 static const gir_format *const registry[] = {
     &gir_format_nnvm,
@@ -15,6 +16,7 @@ static const gir_format *const registry[] = {
     &gir_format_tvm,
     &gir_format_lightnet,
     &gir_format_relayviz,
+    &gir_format_onnx,
     NULL /* sentinel: formats are listed above this line */
 };
 

@@ -285,23 +285,8 @@ gir_status ln_note(gir_graph *g, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = gir_vstrdupf(fmt, ap);
+    gir_status st = gir_graph_vnote(g, fmt, ap);
     va_end(ap);
-    if (!s)
-        return gir_nomem(NULL);
-    const gir_attr *old = gir_attrs_find(&g->meta, LN_META_NOTES);
-    size_t n = old && old->type == GIR_ATTR_STRINGS ? old->u.strs.n : 0;
-    const char **v = malloc((n + 1) * sizeof *v);
-    if (!v) {
-        free(s);
-        return gir_nomem(NULL);
-    }
-    for (size_t i = 0; i < n; i++)
-        v[i] = old->u.strs.v[i];
-    v[n] = s;
-    gir_status st = gir_attrs_set_strings(g, &g->meta, LN_META_NOTES, v, n + 1);
-    free(v);
-    free(s);
     return st;
 }
 

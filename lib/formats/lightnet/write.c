@@ -123,6 +123,7 @@ typedef struct fgroup {
 } fgroup;
 
 typedef struct wr {
+    const gir_options *opts; /* for writer notes */
     const gir_graph *g;
     gir_error *err;
     gir_unsupported *u;
@@ -1292,6 +1293,9 @@ static gir_status emit_chain(wr *w, const char *optype, const char *pname, const
     const gir_node *n = N(w);
     gir_value *y = out_v(w, 0);
     char nb[512], ob[64], tb[512], prev[512];
+    if (n->n_in > 2)
+        gir_write_note(w->opts, "node %s: %s of %zu inputs written as a chain of %zu two-input %s ops", n->name,
+                       gir_node_op(n), n->n_in, n->n_in - 1, optype);
     if (n->n_in == 1) {
         begin_op(w, node_opname(w, nb, sizeof nb), "forward");
         IN("src", in_v(w, 0)->name);
@@ -2248,6 +2252,7 @@ gir_status ln_write(const gir_graph *g, const char *path, const gir_options *opt
     wr w;
     memset(&w, 0, sizeof w);
     w.g = g;
+    w.opts = opts;
     w.err = err;
     w.cur = -1;
     w.inline_all = gir_options_flag(opts, "inline-weights");
