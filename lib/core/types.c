@@ -1,6 +1,6 @@
 /* Element types and shapes. */
 #include "internal.h"
-#include "graphir/types.h"
+#include "graphir/graphir.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -111,4 +111,11 @@ GIR_API char *gir_shape_str(const gir_shape *s, char *out, size_t n)
     if (used < n)
         snprintf(out + used, n - used, "]");
     return out;
+}
+
+#include "gir_config.h"
+
+GIR_API const char *gir_version(void)
+{
+    return GIR_VERSION;
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The CLI's conventions: usage, exit statuses, atomic outputs, documentation.
+. "$(dirname "$0")/lib.sh"
+
+run --help
+expect_out "help lists the commands" "info MODEL" "diff A B" "formats" "Exit status"
+run --version
+expect_out "version names the libraries" "graphconv 0.1.0" "yajl" "libzip" "hdf5"
+run
+expect_rc "no arguments is a usage error" 1
+run only-one-arg
+expect_err "one file is a usage error" 1 "exactly an input and an output"
+run --bogus a b
+expect_rc "unknown option is a usage error" 1
+run a.json b.weird
+expect_err "unknown output extension" 1 "cannot tell the output format" "--to"
+run a.json b.json --to nosuchformat
+expect_err "unknown --to" 1 "unknown output format 'nosuchformat'"
+run "$TMP/missing.json" "$TMP/out.json" --to nnvm
+expect_err "missing input is an I/O error" 5 "missing.json" "cannot open" "[io]"
+: >"$TMP/empty.json"
+run "$TMP/empty.json" "$TMP/out.json" --to nnvm
+expect_err "empty input is bad input" 2 "empty.json" "[unknown-format]"
+only_files "nothing written for a failed conversion" "$TMP" empty.json
+printf 'precious' >"$TMP/exists.json"
+run "$TMP/empty.json" "$TMP/exists.json" --to nnvm
+expect_err "existing output is refused" 5 "exists.json" "--force" "[output-exists]"
+check "existing output untouched" test "$(cat "$TMP/exists.json")" = precious
+run info "$TMP"
+expect_err "a directory is not a model" 5 "is a directory"
+run errors
+expect_out "errors lists the registry" "unsupported-op" "check-failed" "output-exists"
+run ops
+expect_out "ops lists canonical operators" "Conv" "BatchNormalization" "Softmax"
+run ops NotAnOp
+expect_err "ops on an unknown op" 1 "not a canonical operator"
+run ops --format nosuch
+expect_err "ops on an unknown format" 1 "unknown format 'nosuch'"
+run formats
+expect_out "formats lists common options" "params" "allow-opaque"
+
+# The man pages are generated from the same registries.
+if [ -n "${GIR_MAN_DIR:-}" ] && command -v man >/dev/null; then
+  page=$(MANWIDTH=200 man -l "$GIR_MAN_DIR/graphconv.1" 2>/dev/null)
+  missing=""
+  for code in $("$GC" errors | awk 'NR>1 {print $1}'); do
+    case "$page" in *"$code"*) ;; *) missing="$missing $code" ;; esac
+  done
+  rc=0
+  check "graphconv(1) documents every error code" test -z "$missing"
+  for cmd in info diff formats ops errors; do
+    case "$page" in *"$cmd"*) ;; *) missing="$missing $cmd" ;; esac
+  done
+  check "graphconv(1) documents every command" test -z "$missing"
+else
+  echo "skip - man(1) not installed: man page checks not run"
+fi
+finish

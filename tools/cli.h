@@ -1,0 +1,44 @@
+/* Shared pieces of the graphconv command-line tool. */
+#ifndef GRAPHCONV_CLI_H
+#define GRAPHCONV_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/ir.h"
+#include "graphir/model.h"
+
+/* Exit statuses (documented in graphconv(1)). */
+enum {
+    GC_EXIT_OK = 0,
+    GC_EXIT_USAGE = 1,
+    GC_EXIT_INPUT = 2,
+    GC_EXIT_UNSUPPORTED = 3,
+    GC_EXIT_CHECK = 4,
+    GC_EXIT_IO = 5,
+};
+
+extern int gc_verbosity; /* 0 quiet, 1 normal, 2+ verbose */
+
+/* Prints "graphconv: MESSAGE" to stderr and returns GC_EXIT_USAGE. */
+int gc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the error and returns its exit status. */
+int gc_report(const gir_error *err);
+/* Parses "KEY=VALUE" into opts; false (after printing) when malformed. */
+bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag);
+
+/* Loads a model, saying in verbose mode which rule chose the format. */
+gir_status gc_load(const char *path, const char *format, const gir_options *opts, gir_graph **g, gir_error *err);
+
+/* Writes s as a JSON string literal (with quotes). */
+void gc_json_string(FILE *f, const char *s);
+
+/* Subcommands: argv[0] is the subcommand name. */
+int cmd_convert(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_formats(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_errors(int argc, char **argv);
+
+#endif

@@ -1,0 +1,267 @@
+/* graphconv: convert, inspect and check neural-network models. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "formats/format.h"
+#include "gir_config.h"
+
+int gc_verbosity = 1;
+
+int gc_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("graphconv: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry 'graphconv --help'.\n", stderr);
+    va_end(ap);
+    return GC_EXIT_USAGE;
+}
+
+int gc_report(const gir_error *err)
+{
+    char *msg = gir_error_format(err);
+    fprintf(stderr, "graphconv: %s\n", msg ? msg : gir_status_name(err->code));
+    free(msg);
+    return gir_status_exit_code(err->code);
+}
+
+bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        gc_usage_error("%s takes KEY=VALUE, not '%s'", flag, arg);
+        return false;
+    }
+    char *key = gir_strdupf("%.*s", (int)(eq - arg), arg);
+    gir_status st = key ? gir_options_set(opts, key, eq + 1, NULL) : GIR_E_NOMEM;
+    free(key);
+    if (st) {
+        fputs("graphconv: out of memory\n", stderr);
+        return false;
+    }
+    return true;
+}
+
+gir_status gc_load(const char *path, const char *format, const gir_options *opts, gir_graph **g, gir_error *err)
+{
+    const char *fmt = format;
+    if (!fmt) {
+        const char *reason;
+        gir_status st = gir_detect(path, &fmt, &reason, err);
+        if (st)
+            return st;
+        if (gc_verbosity >= 2)
+            fprintf(stderr, "graphconv: %s: format %s (by %s)\n", path, fmt, reason);
+    }
+    return gir_load(path, fmt, opts, g, err);
+}
+
+void gc_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void usage(FILE *f)
+{
+    fputs("Usage: graphconv [OPTIONS] IN OUT          convert a model\n"
+          "       graphconv COMMAND [ARGS]\n"
+          "\n"
+          "Commands:\n"
+          "  convert IN OUT     convert (the default command)\n"
+          "  info MODEL         formats, inputs/outputs, op histogram, parameters\n"
+          "  diff A B           structural and weight differences (exit 0 same, 4 different)\n"
+          "  formats            the formats this build reads and writes, with their options\n"
+          "  ops [--format F]   canonical operators, or a format's mapping attribute by attribute\n"
+          "  errors             the error codes and exit statuses\n"
+          "\n"
+          "Conversion options:\n"
+          "  --from FORMAT        input format (default: detected from content, then extension)\n"
+          "  --to FORMAT          output format (default: from the output's extension)\n"
+          "  --params FILE        the input's companion weights file\n"
+          "  --out-params FILE    where to write the output's companion weights file\n"
+          "  --batch-size N       fix symbolic (-1) batch dimensions on read\n"
+          "  --input-shape N:D,.. give an input's shape (formats without shapes)\n"
+          "  -I, --read-option KEY=VALUE   a reader option (see 'graphconv formats')\n"
+          "  -O, --write-option KEY=VALUE  a writer option (see 'graphconv formats')\n"
+          "  --allow-opaque       keep operators the target cannot map, verbatim\n"
+          "  -f, --force          overwrite existing output files\n"
+          "  -q, --quiet          print nothing but errors\n"
+          "  -v, --verbose        say more (which rule chose a format, ...)\n"
+          "  -h, --help           this help\n"
+          "  -V, --version        versions of graphconv and its libraries\n"
+          "\n"
+          "Exit status: 0 ok, 1 usage, 2 bad input, 3 unsupported content,\n"
+          "4 check failed or models differ, 5 I/O or system error.\n"
+          "See graphconv(1) and graphconv-formats(5).\n",
+          f);
+}
+
+static void version(void)
+{
+    printf("graphconv %s\n", GIR_VERSION);
+    printf("libraries: yajl %s, protobuf-c %s, libzip %s, hdf5 %s\n", GIR_YAJL_VERSION, GIR_PROTOBUFC_VERSION,
+           GIR_LIBZIP_VERSION, GIR_HDF5_VERSION);
+}
+
+enum {
+    OPT_FROM = 256,
+    OPT_TO,
+    OPT_PARAMS,
+    OPT_OUT_PARAMS,
+    OPT_BATCH,
+    OPT_INPUT_SHAPE,
+    OPT_ALLOW_OPAQUE,
+};
+
+int cmd_convert(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "from", required_argument, NULL, OPT_FROM },
+        { "to", required_argument, NULL, OPT_TO },
+        { "params", required_argument, NULL, OPT_PARAMS },
+        { "out-params", required_argument, NULL, OPT_OUT_PARAMS },
+        { "batch-size", required_argument, NULL, OPT_BATCH },
+        { "input-shape", required_argument, NULL, OPT_INPUT_SHAPE },
+        { "read-option", required_argument, NULL, 'I' },
+        { "write-option", required_argument, NULL, 'O' },
+        { "allow-opaque", no_argument, NULL, OPT_ALLOW_OPAQUE },
+        { "force", no_argument, NULL, 'f' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *from = NULL, *to = NULL;
+    gir_options *ropts = gir_options_new(), *wopts = gir_options_new();
+    int rc = GC_EXIT_OK, c;
+    if (!ropts || !wopts) {
+        fputs("graphconv: out of memory\n", stderr);
+        rc = GC_EXIT_IO;
+        goto out;
+    }
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "I:O:fqvh", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_FROM: from = optarg; break;
+        case OPT_TO: to = optarg; break;
+        case OPT_PARAMS: gir_options_set(ropts, "params", optarg, NULL); break;
+        case OPT_OUT_PARAMS: gir_options_set(wopts, "params", optarg, NULL); break;
+        case OPT_BATCH: gir_options_set(ropts, "batch-size", optarg, NULL); break;
+        case OPT_INPUT_SHAPE: gir_options_set(ropts, "input-shape", optarg, NULL); break;
+        case OPT_ALLOW_OPAQUE: gir_options_set(wopts, "allow-opaque", "1", NULL); break;
+        case 'I':
+            if (!gc_parse_kv(ropts, optarg, "--read-option")) {
+                rc = GC_EXIT_USAGE;
+                goto out;
+            }
+            break;
+        case 'O':
+            if (!gc_parse_kv(wopts, optarg, "--write-option")) {
+                rc = GC_EXIT_USAGE;
+                goto out;
+            }
+            break;
+        case 'f': gir_options_set(wopts, "force", "1", NULL); break;
+        case 'q': gc_verbosity = 0; break;
+        case 'v': gc_verbosity++; break;
+        case 'h':
+            usage(stdout);
+            goto out;
+        default: rc = GC_EXIT_USAGE; goto out;
+        }
+    }
+    if (argc - optind != 2) {
+        rc = gc_usage_error("convert needs exactly an input and an output file");
+        goto out;
+    }
+    const char *in = argv[optind], *outp = argv[optind + 1];
+    if (from && !gir_format_find(from)) {
+        rc = gc_usage_error("unknown input format '%s' (see 'graphconv formats')", from);
+        goto out;
+    }
+    if (!to)
+        to = gir_format_for_extension(outp);
+    if (!to) {
+        rc = gc_usage_error("cannot tell the output format from '%s'; use --to (see 'graphconv formats')", outp);
+        goto out;
+    }
+    if (!gir_format_find(to)) {
+        rc = gc_usage_error("unknown output format '%s' (see 'graphconv formats')", to);
+        goto out;
+    }
+    /* Fail before reading anything if the output exists. */
+    if (!gir_options_flag(wopts, "force") && gir_path_exists(outp)) {
+        fprintf(stderr, "graphconv: %s: output exists; use --force to overwrite it [output-exists]\n", outp);
+        rc = gir_status_exit_code(GIR_E_EXISTS);
+        goto out;
+    }
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g = NULL;
+    gir_status st = gc_load(in, from, ropts, &g, &err);
+    if (st == GIR_OK)
+        st = gir_save(g, outp, to, wopts, &err);
+    if (st) {
+        rc = gc_report(&err);
+    } else if (gc_verbosity >= 1) {
+        const gir_attr *src = gir_attrs_find(&g->meta, "source.format");
+        fprintf(stderr, "graphconv: %s (%s) -> %s (%s): %zu nodes, %zu inputs, %zu outputs\n", in,
+                src && src->type == GIR_ATTR_STRING ? src->u.s : "?", outp, to, g->n_nodes, g->n_inputs,
+                g->n_outputs);
+    }
+    gir_error_clear(&err);
+    gir_graph_free(g);
+out:
+    gir_options_free(ropts);
+    gir_options_free(wopts);
+    return rc;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+} commands[] = {
+    { "convert", cmd_convert }, { "info", cmd_info },     { "diff", cmd_diff },
+    { "formats", cmd_formats }, { "ops", cmd_ops },       { "errors", cmd_errors },
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return GC_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return GC_EXIT_OK;
+    }
+    if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+        version();
+        return GC_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    /* No command word: `graphconv [OPTIONS] IN OUT` converts. */
+    return cmd_convert(argc, argv);
+}
