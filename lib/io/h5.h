@@ -1,0 +1,79 @@
+/* HDF5 parameter files in NNabla's layout (parameter.h5).
+ *
+ * One dataset per parameter at its hierarchical name ("conv1/conv/W" is
+ * dataset W in group /conv1/conv), with scalar attributes need_grad (h5py's
+ * bool: an enum over int8 {FALSE=0, TRUE=1}; any integer is accepted on
+ * reading) and index (any integer width) restoring the parameter order.
+ *
+ * Reading works on a file image in memory (the .h5 usually sits inside a
+ * zip).  Writing streams one parameter at a time and is deterministic
+ * (no time stamps, fixed creation properties).
+ *
+ * The library never lets HDF5 print; HDF5 error stacks become gir_error
+ * messages.  Every HDF5 call is serialised through one mutex (the system
+ * HDF5 is not thread-safe), so these functions may be called from any
+ * thread.
+ */
+#ifndef GIR_IO_H5_H
+#define GIR_IO_H5_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graphir/status.h"
+#include "graphir/types.h"
+
+typedef struct gir_h5_param {
+    char *name;        /* full path without the leading '/' (malloc'd) */
+    gir_dtype dtype;   /* the dataset's element type */
+    gir_shape shape;   /* the dataspace (rank 0 for a scalar dataset) */
+    bool need_grad;    /* false when the attribute is absent */
+    int64_t index;     /* the index attribute, or -1 when absent */
+    bool has_index;    /* whether the index attribute was present */
+} gir_h5_param;
+
+/* Lists every dataset of the image, sorted by index (datasets without an
+ * index and ties: by name, after those with one).  Refuses (GIR_E_PARAMS /
+ * GIR_E_DTYPE / GIR_E_LIMIT) unsupported element types, rank above
+ * GIR_MAX_RANK, element counts or byte sizes that overflow, group nesting
+ * deeper than 64, and more than 1,000,000 objects.  *params is malloc'd
+ * (free with gir_h5_params_free); *n may be 0. */
+gir_status gir_h5_list(const void *image, size_t len, gir_h5_param **params, size_t *n, gir_error *err);
+
+/* Reads dataset name (with or without a leading '/') converting its values
+ * to little-endian dtype into dst.  nbytes must be exactly the element count
+ * times the size of dtype (GIR_E_SHAPE otherwise).  Integer/float
+ * conversions follow HDF5's rules (out-of-range integers saturate). */
+gir_status gir_h5_read(const void *image, size_t len, const char *name, void *dst, uint64_t nbytes,
+                       gir_dtype dtype, gir_error *err);
+
+void gir_h5_params_free(gir_h5_param *params, size_t n);
+
+/* An image opened once for many reads (avoids reopening a large image for
+ * every parameter).  The image is not copied: it must stay valid and
+ * unchanged until the last reference is closed.  Reference counted. */
+typedef struct gir_h5 gir_h5;
+gir_status gir_h5_open(const void *image, size_t len, gir_h5 **out, gir_error *err);
+gir_status gir_h5_list_open(gir_h5 *h, gir_h5_param **params, size_t *n, gir_error *err);
+gir_status gir_h5_read_open(gir_h5 *h, const char *name, void *dst, uint64_t nbytes, gir_dtype dtype,
+                            gir_error *err);
+gir_h5 *gir_h5_ref(gir_h5 *h);
+void gir_h5_close(gir_h5 *h);
+
+/* Writes params[0..n) to path (created or truncated; callers pass a
+ * gir_outfile's temporary path for atomic output).  For each parameter in
+ * order: groups for every '/' component of name (names must be non-empty,
+ * without empty components, "." or ".."; GIR_E_ARGUMENT), a contiguous
+ * little-endian dataset of params[i].dtype and shape, attribute need_grad
+ * (enum int8 FALSE/TRUE, like h5py) and attribute index (int64, the value of
+ * params[i].index).  get_data(ctx, i, &data, err) supplies the parameter's
+ * bytes (little-endian, row-major, element count x dtype size); put_data
+ * (may be NULL) is called after they are written so the caller can unload
+ * the tensor.  A name that is a prefix group of another dataset, or a
+ * duplicate, fails with GIR_E_DUPLICATE. */
+gir_status gir_h5_write(const char *path, const gir_h5_param *params, size_t n,
+                        gir_status (*get_data)(void *ctx, size_t i, const void **data, gir_error *err),
+                        void (*put_data)(void *ctx, size_t i), void *ctx, gir_error *err);
+
+#endif

@@ -1,0 +1,689 @@
+/* lib/io/zip: deterministic writing, safe reading, refusals of unsafe and
+ * corrupt archives. */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <utime.h>
+
+#include "io/zip.h"
+
+static char *g_dir;
+
+static int setup(void **state)
+{
+    (void)state;
+    g_dir = tu_tempdir();
+    return g_dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rmtree(g_dir);
+    free(g_dir);
+    return 0;
+}
+
+static char *tmp_path(const char *name)
+{
+    return tu_join(g_dir, name);
+}
+
+/* 2 MiB of a repeating pattern that deflates very well. */
+static unsigned char *big_buffer(size_t *n)
+{
+    *n = (size_t)2 << 20;
+    unsigned char *b = malloc(*n);
+    assert_non_null(b);
+    for (size_t i = 0; i < *n; i++)
+        b[i] = (unsigned char)(i % 7 == 0 ? 'x' : 'a');
+    return b;
+}
+
+/* Writes an archive: "hello.txt" (stored), "dir/" (empty), "dir/data.bin"
+ * (deflated, 2 MiB), "from_file" (streamed from disk). */
+static void write_sample(const char *path, const char *src_file)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_zipw *w;
+    TU_OK(gir_zipw_open(path, &w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "hello.txt", "hello\n", 6, false, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "dir/", NULL, 0, false, &err), &err);
+    size_t n;
+    unsigned char *big = big_buffer(&n);
+    TU_OK(gir_zipw_add_buffer(w, "dir/data.bin", big, n, true, &err), &err);
+    memset(big, 0, n); /* the writer copied the bytes */
+    free(big);
+    TU_OK(gir_zipw_add_file(w, "from_file", src_file, true, &err), &err);
+    TU_OK(gir_zipw_close(w, &err), &err);
+}
+
+static char *make_src_file(const char *name, const char *text)
+{
+    char *p = tmp_path(name);
+    assert_true(tu_write(p, text, strlen(text)));
+    return p;
+}
+
+static void test_write_read_roundtrip(void **state)
+{
+    (void)state;
+    char *src = make_src_file("src.txt", "streamed from a file\n");
+    char *path = tmp_path("a.zip");
+    write_sample(path, src);
+
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_count(z), 4);
+    assert_string_equal(gir_zip_name(z, 0), "hello.txt");
+    assert_string_equal(gir_zip_name(z, 1), "dir/");
+    assert_string_equal(gir_zip_name(z, 2), "dir/data.bin");
+    assert_string_equal(gir_zip_name(z, 3), "from_file");
+    assert_null(gir_zip_name(z, 4));
+    assert_int_equal(gir_zip_size(z, 0), 6);
+    assert_int_equal(gir_zip_size(z, 2), (size_t)2 << 20);
+    assert_int_equal(gir_zip_size(z, 3), 21);
+    assert_false(gir_zip_is_dir(z, 0));
+    assert_true(gir_zip_is_dir(z, 1));
+    assert_int_equal(gir_zip_find(z, "from_file"), 3);
+    assert_int_equal(gir_zip_find(z, "dir/data.bin"), 2);
+    assert_int_equal(gir_zip_find(z, "hello.txt"), 0);
+    assert_int_equal(gir_zip_find(z, "dir"), -1);
+    assert_int_equal(gir_zip_find(z, "zzz"), -1);
+
+    void *data;
+    size_t len;
+    TU_OK(gir_zip_read(z, 0, &data, &len, &err), &err);
+    assert_int_equal(len, 6);
+    assert_memory_equal(data, "hello\n", 6);
+    assert_int_equal(((char *)data)[6], '\0');
+    free(data);
+    TU_OK(gir_zip_read(z, 1, &data, &len, &err), &err);
+    assert_int_equal(len, 0);
+    free(data);
+    TU_OK(gir_zip_read(z, 2, &data, &len, &err), &err);
+    size_t bn;
+    unsigned char *big = big_buffer(&bn);
+    assert_int_equal(len, bn);
+    assert_memory_equal(data, big, bn);
+    free(big);
+    free(data);
+    TU_OK(gir_zip_read(z, 3, &data, &len, &err), &err);
+    assert_string_equal(data, "streamed from a file\n");
+    free(data);
+    TU_FAILS(gir_zip_read(z, 4, &data, &len, &err), &err, GIR_E_ARGUMENT, "member index 4 out of range", "a.zip");
+    gir_error_clear(&err);
+
+    /* references: the archive lives until the last close */
+    gir_zip *z2 = gir_zip_ref(z);
+    gir_zip_close(z);
+    TU_OK(gir_zip_read(z2, 0, &data, &len, &err), &err);
+    free(data);
+    gir_zip_close(z2);
+
+    /* the same from memory */
+    size_t flen;
+    char *image = tu_slurp(path, &flen);
+    assert_non_null(image);
+    TU_OK(gir_zip_open_memory(image, flen, "mem.zip", NULL, &z, &err), &err);
+    free(image);
+    assert_int_equal(gir_zip_count(z), 4);
+    TU_OK(gir_zip_read(z, 3, &data, &len, &err), &err);
+    assert_string_equal(data, "streamed from a file\n");
+    free(data);
+    gir_zip_close(z);
+    free(path);
+    free(src);
+}
+
+static uint16_t rd16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static void test_write_deterministic(void **state)
+{
+    (void)state;
+    char *src = make_src_file("src2.txt", "streamed from a file\n");
+    char *a = tmp_path("d1.zip"), *b = tmp_path("d2.zip");
+    write_sample(a, src);
+    /* a different source mtime must not change the bytes */
+    struct utimbuf ut = { 1234567890, 1234567890 };
+    assert_int_equal(utime(src, &ut), 0);
+    write_sample(b, src);
+    assert_true(tu_files_equal(a, b));
+
+    /* Every local header: time 00:00, date 1980-01-01, no extra field;
+     * every central header: no extra field, unix 0644 attributes. */
+    size_t len;
+    unsigned char *d = (unsigned char *)tu_slurp(a, &len);
+    assert_non_null(d);
+    size_t pos = 0, locals = 0;
+    while (pos + 30 <= len && gir_le32(d + pos) == 0x04034b50u) {
+        assert_int_equal(rd16(d + pos + 6) & 0x8, 0); /* no data descriptor */
+        assert_int_equal(rd16(d + pos + 10), 0);
+        assert_int_equal(rd16(d + pos + 12), 0x21);
+        assert_int_equal(rd16(d + pos + 28), 0);
+        pos += 30 + rd16(d + pos + 26) + gir_le32(d + pos + 18);
+        locals++;
+    }
+    assert_int_equal(locals, 4);
+    size_t centrals = 0;
+    while (pos + 46 <= len && gir_le32(d + pos) == 0x02014b50u) {
+        assert_int_equal(d[pos + 5], 3); /* made by unix */
+        assert_int_equal(rd16(d + pos + 12), 0);
+        assert_int_equal(rd16(d + pos + 14), 0x21);
+        assert_int_equal(rd16(d + pos + 30), 0);
+        assert_int_equal(gir_le32(d + pos + 38), 0100644u << 16);
+        pos += 46 + rd16(d + pos + 28);
+        centrals++;
+    }
+    assert_int_equal(centrals, 4);
+    assert_int_equal(gir_le32(d + pos), 0x06054b50u);
+    assert_int_equal(pos + 22, len);
+    free(d);
+    free(a);
+    free(b);
+    free(src);
+}
+
+static bool have_program(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
+    return system(cmd) == 0;
+}
+
+static void test_unzip_accepts(void **state)
+{
+    (void)state;
+    if (!have_program("unzip")) {
+        print_message("unzip is not installed: skipping the unzip -t check\n");
+        skip();
+    }
+    char *src = make_src_file("src3.txt", "streamed from a file\n");
+    char *path = tmp_path("t.zip");
+    write_sample(path, src);
+    char *cmd = gir_strdupf("unzip -tq '%s' >/dev/null", path);
+    int rc = system(cmd);
+    assert_true(WIFEXITED(rc));
+    assert_int_equal(WEXITSTATUS(rc), 0);
+    free(cmd);
+    free(path);
+    free(src);
+}
+
+static void test_write_empty(void **state)
+{
+    (void)state;
+    char *path = tmp_path("empty.zip");
+    gir_error err = GIR_ERROR_INIT;
+    gir_zipw *w;
+    TU_OK(gir_zipw_open(path, &w, &err), &err);
+    TU_OK(gir_zipw_close(w, &err), &err);
+    size_t len;
+    char *d = tu_slurp(path, &len);
+    assert_non_null(d);
+    assert_int_equal(len, 22);
+    free(d);
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_count(z), 0);
+    assert_int_equal(gir_zip_find(z, "x"), -1);
+    gir_zip_close(z);
+
+    /* discard writes nothing */
+    char *p2 = tmp_path("discarded.zip");
+    TU_OK(gir_zipw_open(p2, &w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "a", "x", 1, false, &err), &err);
+    gir_zipw_discard(w);
+    assert_false(gir_path_exists(p2));
+    free(p2);
+    free(path);
+}
+
+static void test_write_refuses_names(void **state)
+{
+    (void)state;
+    char *path = tmp_path("names.zip");
+    gir_error err = GIR_ERROR_INIT;
+    gir_zipw *w;
+    TU_OK(gir_zipw_open(path, &w, &err), &err);
+    static const struct {
+        const char *name, *why;
+    } bad[] = {
+        { "", "has an empty name" },
+        { "../x", "has a '..' component" },
+        { "a/../../x", "has a '..' component" },
+        { "a/..", "has a '..' component" },
+        { "/etc/passwd", "has an absolute path" },
+        { "C:evil", "has a drive letter" },
+        { "a\\b", "has a backslash" },
+        { "a//b", "has an empty path component" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        TU_FAILS(gir_zipw_add_buffer(w, bad[i].name, "x", 1, false, &err), &err, GIR_E_ARGUMENT, bad[i].why,
+                 "names.zip");
+        gir_error_clear(&err);
+    }
+    TU_OK(gir_zipw_add_buffer(w, "a..b/..c", "x", 1, false, &err), &err); /* dots inside names are fine */
+    TU_OK(gir_zipw_add_buffer(w, "ok", "x", 1, false, &err), &err);
+    TU_FAILS(gir_zipw_add_buffer(w, "ok", "y", 1, true, &err), &err, GIR_E_DUPLICATE, "member 'ok' is added twice");
+    gir_error_clear(&err);
+    char *missing = tmp_path("no-such-file");
+    TU_FAILS(gir_zipw_add_file(w, "m", missing, false, &err), &err, GIR_E_IO, "cannot add member 'm'",
+             "no-such-file");
+    gir_error_clear(&err);
+    free(missing);
+    TU_OK(gir_zipw_close(w, &err), &err);
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_count(z), 2);
+    gir_zip_close(z);
+    free(path);
+}
+
+/* ---- hand-patched archives ------------------------------------------------ */
+
+/* Offsets of the local and central headers of a stored/deflated archive
+ * written by gir_zipw (no data descriptors). */
+typedef struct zmap {
+    unsigned char *d;
+    size_t len;
+    size_t local[8], central[8];
+    size_t n;
+} zmap;
+
+static void zmap_load(zmap *m, const char *path)
+{
+    m->d = (unsigned char *)tu_slurp(path, &m->len);
+    assert_non_null(m->d);
+    size_t pos = 0;
+    m->n = 0;
+    while (gir_le32(m->d + pos) == 0x04034b50u) {
+        m->local[m->n++] = pos;
+        pos += 30 + rd16(m->d + pos + 26) + gir_le32(m->d + pos + 18);
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        assert_int_equal(gir_le32(m->d + pos), 0x02014b50u);
+        m->central[i] = pos;
+        pos += 46 + rd16(m->d + pos + 28);
+    }
+}
+
+static void zmap_save(zmap *m, const char *path)
+{
+    assert_true(tu_write(path, m->d, m->len));
+    free(m->d);
+}
+
+/* Overwrites the name of member i (same length) in both headers. */
+static void zmap_rename(zmap *m, size_t i, const char *name, size_t nlen)
+{
+    assert_int_equal(rd16(m->d + m->local[i] + 26), nlen);
+    memcpy(m->d + m->local[i] + 30, name, nlen);
+    memcpy(m->d + m->central[i] + 46, name, nlen);
+}
+
+static void zmap_set_usize(zmap *m, size_t i, uint32_t size)
+{
+    gir_put_le32(m->d + m->local[i] + 22, size);
+    gir_put_le32(m->d + m->central[i] + 24, size);
+}
+
+/* Writes members name_k = "data_k" (each 6 bytes, stored) and returns the map. */
+static void make_plain(const char *path, size_t n, const char *const *names, bool deflate_big_last)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_zipw *w;
+    TU_OK(gir_zipw_open(path, &w, &err), &err);
+    for (size_t i = 0; i < n; i++) {
+        if (deflate_big_last && i == n - 1) {
+            size_t bn;
+            unsigned char *big = big_buffer(&bn);
+            TU_OK(gir_zipw_add_buffer(w, names[i], big, bn, true, &err), &err);
+            free(big);
+        } else {
+            TU_OK(gir_zipw_add_buffer(w, names[i], "data_k", 6, false, &err), &err);
+        }
+    }
+    TU_OK(gir_zipw_close(w, &err), &err);
+}
+
+static void expect_open_fails(const char *path, const gir_zip_limits *lim, gir_status code, const char *m1,
+                              const char *m2)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z = (gir_zip *)1;
+    gir_status st = gir_zip_open(path, lim, &z, &err);
+    assert_null(z);
+    TU_FAILS(st, &err, code, m1, m2 ? m2 : m1);
+    assert_non_null(err.file);
+    assert_string_equal(err.file, path);
+    gir_error_clear(&err);
+}
+
+static uint32_t crc32_of(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= b[i];
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+/* A one-member stored archive with any name bytes. */
+static void write_raw_stored(const char *path, const char *name, size_t nlen, const void *data, size_t len)
+{
+    unsigned char buf[512] = { 0 };
+    assert_true(nlen < 64 && len < 64);
+    uint32_t crc = crc32_of(data, len);
+    size_t p = 0;
+    gir_put_le32(buf, 0x04034b50u);
+    buf[4] = 20;
+    buf[12] = 0x21;
+    gir_put_le32(buf + 14, crc);
+    gir_put_le32(buf + 18, (uint32_t)len);
+    gir_put_le32(buf + 22, (uint32_t)len);
+    buf[26] = (unsigned char)nlen;
+    memcpy(buf + 30, name, nlen);
+    memcpy(buf + 30 + nlen, data, len);
+    p = 30 + nlen + len;
+    size_t cd = p;
+    gir_put_le32(buf + p, 0x02014b50u);
+    buf[p + 4] = 20;
+    buf[p + 6] = 20;
+    buf[p + 14] = 0x21;
+    gir_put_le32(buf + p + 16, crc);
+    gir_put_le32(buf + p + 20, (uint32_t)len);
+    gir_put_le32(buf + p + 24, (uint32_t)len);
+    buf[p + 28] = (unsigned char)nlen;
+    memcpy(buf + p + 46, name, nlen);
+    p += 46 + nlen;
+    gir_put_le32(buf + p, 0x06054b50u);
+    buf[p + 8] = 1;
+    buf[p + 10] = 1;
+    gir_put_le32(buf + p + 12, (uint32_t)(p - cd));
+    gir_put_le32(buf + p + 16, (uint32_t)cd);
+    p += 22;
+    assert_true(tu_write(path, buf, p));
+}
+
+static void test_read_refuses_names(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "aaaa", "bbbb/cccc" };
+    char *path = tmp_path("patched.zip");
+    static const struct {
+        size_t member;
+        const char *name;
+        size_t len;
+        const char *why;
+    } cases[] = {
+        { 0, "../a", 4, "member '../a' has a '..' component" },
+        { 1, "bbbb/../c", 9, "member 'bbbb/../c' has a '..' component" },
+        { 0, "/etc", 4, "member '/etc' has an absolute path" },
+        { 0, "C:/x", 4, "member 'C:/x' has a drive letter" },
+        { 0, "a\\bc", 4, "member 'a\\bc' has a backslash" },
+        { 0, "a\0bc", 4, "has a NUL byte in its name" },
+        { 1, "aaaa\0cccc", 9, "has a NUL byte in its name" },
+        { 1, "aaaa/cccc", 9, NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        make_plain(path, 2, names, false);
+        zmap m;
+        zmap_load(&m, path);
+        zmap_rename(&m, cases[i].member, cases[i].name, cases[i].len);
+        zmap_save(&m, path);
+        if (cases[i].why) {
+            expect_open_fails(path, NULL, GIR_E_ARCHIVE, cases[i].why, NULL);
+        } else {
+            gir_error err = GIR_ERROR_INIT;
+            gir_zip *z;
+            TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+            gir_zip_close(z);
+        }
+    }
+    /* duplicates */
+    make_plain(path, 2, (const char *const[]){ "same", "samf" }, false);
+    zmap m;
+    zmap_load(&m, path);
+    zmap_rename(&m, 1, "same", 4);
+    zmap_save(&m, path);
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "member 'same' appears more than once", NULL);
+    /* empty name: the writer refuses one, so the archive is built by hand */
+    write_raw_stored(path, "", 0, "data", 4);
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "member '' has an empty name", NULL);
+    write_raw_stored(path, "ok", 2, "data", 4);
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    void *data;
+    size_t len;
+    TU_OK(gir_zip_read(z, 0, &data, &len, &err), &err);
+    assert_memory_equal(data, "data", 4);
+    free(data);
+    gir_zip_close(z);
+    free(path);
+}
+
+static void test_read_limits(void **state)
+{
+    (void)state;
+    char *path = tmp_path("limits.zip");
+    static const char *const names[] = { "a", "b", "c", "big" };
+    make_plain(path, 4, names, true);
+    gir_zip_limits lim;
+    gir_zip_limits_default(&lim);
+    assert_int_equal(lim.max_total, UINT64_C(4) << 30);
+    assert_int_equal(lim.max_member, UINT64_C(4) << 30);
+    assert_int_equal(lim.max_members, 65536);
+    assert_int_equal(lim.max_ratio, 1000);
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, &lim, &z, &err), &err);
+    gir_zip_close(z);
+
+    gir_zip_limits l2 = lim;
+    l2.max_members = 3;
+    expect_open_fails(path, &l2, GIR_E_ARCHIVE, "archive has 4 members, more than the 3 allowed", NULL);
+    l2 = lim;
+    l2.max_member = 1 << 20;
+    expect_open_fails(path, &l2, GIR_E_ARCHIVE, "member 'big' declares 2097152 bytes, more than the 1048576 allowed",
+                      NULL);
+    l2 = lim;
+    l2.max_total = ((size_t)2 << 20) + 17;
+    expect_open_fails(path, &l2, GIR_E_ARCHIVE,
+                      "members up to 'big' declare more than the 2097169 bytes allowed in total", NULL);
+    l2.max_total = ((size_t)2 << 20) + 18; /* exactly the sum: allowed */
+    TU_OK(gir_zip_open(path, &l2, &z, &err), &err);
+    gir_zip_close(z);
+    l2 = lim;
+    l2.max_ratio = 10;
+    expect_open_fails(path, &l2, GIR_E_ARCHIVE, "member 'big' declares 2097152 bytes from ", "a ratio above the 10");
+    l2.max_ratio = 0; /* disabled */
+    TU_OK(gir_zip_open(path, &l2, &z, &err), &err);
+    gir_zip_close(z);
+    free(path);
+}
+
+static void test_read_size_mismatch(void **state)
+{
+    (void)state;
+    char *path = tmp_path("bomb.zip");
+    static const char *const names[] = { "small", "big" };
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    void *data = (void *)1;
+    size_t len = 99;
+
+    /* a deflated member that declares fewer bytes than it inflates to */
+    make_plain(path, 2, names, true);
+    zmap m;
+    zmap_load(&m, path);
+    zmap_set_usize(&m, 1, 1000);
+    zmap_save(&m, path);
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_size(z, 1), 1000);
+    TU_FAILS(gir_zip_read(z, 1, &data, &len, &err), &err, GIR_E_ARCHIVE,
+             "member 'big': declared 1000 bytes, got 2097152", "bomb.zip");
+    assert_null(data);
+    assert_int_equal(len, 0);
+    gir_error_clear(&err);
+    gir_zip_close(z);
+
+    /* ... and beyond the member limit: counting stops there */
+    gir_zip_limits lim;
+    gir_zip_limits_default(&lim);
+    lim.max_member = 4096;
+    TU_OK(gir_zip_open(path, &lim, &z, &err), &err);
+    TU_FAILS(gir_zip_read(z, 1, &data, &len, &err), &err, GIR_E_ARCHIVE,
+             "member 'big': declared 1000 bytes, got more than 4096");
+    gir_error_clear(&err);
+    gir_zip_close(z);
+
+    /* a member that declares more than it holds */
+    make_plain(path, 2, names, true);
+    zmap_load(&m, path);
+    zmap_set_usize(&m, 1, (2u << 20) + 5);
+    zmap_save(&m, path);
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    TU_FAILS(gir_zip_read(z, 1, &data, &len, &err), &err, GIR_E_ARCHIVE, "member 'big'");
+    gir_error_clear(&err);
+    /* the other member still reads */
+    TU_OK(gir_zip_read(z, 0, &data, &len, &err), &err);
+    assert_memory_equal(data, "data_k", 6);
+    free(data);
+    gir_zip_close(z);
+    free(path);
+}
+
+static void test_read_corrupt(void **state)
+{
+    (void)state;
+    char *path = tmp_path("corrupt.zip");
+    static const char *const names[] = { "one", "two" };
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    void *data;
+    size_t len;
+
+    /* CRC mismatch in a stored member */
+    make_plain(path, 2, names, false);
+    zmap m;
+    zmap_load(&m, path);
+    m.d[m.local[1] + 30 + 3] ^= 0x20;
+    zmap_save(&m, path);
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    TU_OK(gir_zip_read(z, 0, &data, &len, &err), &err);
+    free(data);
+    TU_FAILS(gir_zip_read(z, 1, &data, &len, &err), &err, GIR_E_ARCHIVE, "member 'two': CRC error", "corrupt.zip");
+    gir_error_clear(&err);
+    gir_zip_close(z);
+
+    /* truncated: the end of central directory is gone */
+    make_plain(path, 2, names, false);
+    size_t flen;
+    char *d = tu_slurp(path, &flen);
+    assert_true(tu_write(path, d, flen - 10));
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "not a valid zip archive: ", NULL);
+    /* truncated in the middle of the data */
+    assert_true(tu_write(path, d, 40));
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "not a valid zip archive: ", NULL);
+    /* central directory pointing elsewhere */
+    gir_put_le32((unsigned char *)d + flen - 6, 3);
+    assert_true(tu_write(path, d, flen));
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "not a valid zip archive: ", NULL);
+    free(d);
+    /* not a zip at all */
+    assert_true(tu_write(path, "this is text, not an archive\n", 29));
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "not a valid zip archive: Not a zip archive", NULL);
+    /* empty file */
+    assert_true(tu_write(path, "", 0));
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "not a valid zip archive: ", NULL);
+    /* from memory, with the name given */
+    TU_FAILS(gir_zip_open_memory("PK\3\4garbage", 11, "inner.zip", NULL, &z, &err), &err, GIR_E_ARCHIVE,
+             "inner.zip: not a valid zip archive: ");
+    gir_error_clear(&err);
+    /* missing file and directory */
+    char *missing = tmp_path("missing.zip");
+    expect_open_fails(missing, NULL, GIR_E_IO, "cannot open: No such file or directory", NULL);
+    free(missing);
+    expect_open_fails(g_dir, NULL, GIR_E_IO, "not a regular file", NULL);
+    free(path);
+}
+
+typedef struct thr_arg {
+    gir_zip *z;
+    int bad;
+} thr_arg;
+
+static void *reader_thread(void *p)
+{
+    thr_arg *a = p;
+    size_t bn;
+    unsigned char *big = big_buffer(&bn);
+    for (int k = 0; k < 4; k++) {
+        void *data;
+        size_t len;
+        gir_error err = GIR_ERROR_INIT;
+        if (gir_zip_read(a->z, 2, &data, &len, &err) != GIR_OK || len != bn || memcmp(data, big, bn) != 0)
+            a->bad++;
+        else
+            free(data);
+        gir_error_clear(&err);
+    }
+    free(big);
+    return NULL;
+}
+
+static void test_read_threads(void **state)
+{
+    (void)state;
+    char *src = make_src_file("src4.txt", "streamed from a file\n");
+    char *path = tmp_path("thr.zip");
+    write_sample(path, src);
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    pthread_t t[3];
+    thr_arg args[3];
+    for (int i = 0; i < 3; i++) {
+        args[i] = (thr_arg){ gir_zip_ref(z), 0 };
+        assert_int_equal(pthread_create(&t[i], NULL, reader_thread, &args[i]), 0);
+    }
+    gir_zip_close(z);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(args[i].bad, 0);
+        gir_zip_close(args[i].z);
+    }
+    free(path);
+    free(src);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_write_read_roundtrip),
+        cmocka_unit_test(test_write_deterministic),
+        cmocka_unit_test(test_unzip_accepts),
+        cmocka_unit_test(test_write_empty),
+        cmocka_unit_test(test_write_refuses_names),
+        cmocka_unit_test(test_read_refuses_names),
+        cmocka_unit_test(test_read_limits),
+        cmocka_unit_test(test_read_size_mismatch),
+        cmocka_unit_test(test_read_corrupt),
+        cmocka_unit_test(test_read_threads),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
