@@ -234,7 +234,9 @@ static void lx_describe(const lexer *L, char out[64])
     if (cut)
         n = 40;
     size_t o = 0;
-    out[o++] = '"';
+    bool quote = L->kind != T_STRING; /* a string token shows its own quotes */
+    if (quote)
+        out[o++] = '"';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)L->src[L->start + i];
         out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
@@ -243,7 +245,8 @@ static void lx_describe(const lexer *L, char out[64])
         memcpy(out + o, "...", 3);
         o += 3;
     }
-    out[o++] = '"';
+    if (quote)
+        out[o++] = '"';
     out[o] = '\0';
 }
 
@@ -693,7 +696,8 @@ static bool parse_floating(const char *s, size_t n, double *out)
 }
 
 /* Stores one scalar value token(s) of field f into msg. */
-static gir_status parse_scalar(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f)
+static gir_status parse_scalar(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, int nline,
+                               int ncol)
 {
     lexer *L = &P->L;
     int line = L->tline, col = L->tcol;
@@ -859,7 +863,7 @@ static gir_status parse_scalar(parser *P, ProtobufCMessage *msg, const ProtobufC
             return GIR_OK;
         }
     } else {
-        st = claim_oneof(P, msg, f, line, col);
+        st = claim_oneof(P, msg, f, nline, ncol);
         if (!st) {
             void *slot = MEMBER(msg, f->offset, void);
             if (f->type == PROTOBUF_C_TYPE_STRING) {
@@ -935,10 +939,10 @@ static gir_status parse_loop(parser *P)
             *(ProtobufCMessage **)slot = sub;
             count_elem(parent, f);
             fr->after_elem = true;
-            lx_next(L);
             st = push_frame(P, sub, NULL, close);
             if (st)
                 return st;
+            lx_next(L);
             continue;
         }
 
@@ -1019,10 +1023,10 @@ static gir_status parse_loop(parser *P)
                 if (st)
                     return st;
             }
-            lx_next(L);
             st = push_frame(P, sub, NULL, close);
             if (st)
                 return st;
+            lx_next(L);
             continue;
         }
         if (!lx_is(L, ':')) {
@@ -1038,7 +1042,7 @@ static gir_status parse_loop(parser *P)
                 lx_next(L);
             } else {
                 for (;;) {
-                    gir_status st = parse_scalar(P, msg, f);
+                    gir_status st = parse_scalar(P, msg, f, nline, ncol);
                     if (st)
                         return st;
                     if (lx_is(L, ']')) {
@@ -1055,7 +1059,7 @@ static gir_status parse_loop(parser *P)
                 }
             }
         } else {
-            gir_status st = parse_scalar(P, msg, f);
+            gir_status st = parse_scalar(P, msg, f, nline, ncol);
             if (st)
                 return st;
         }
