@@ -3,7 +3,10 @@
 
 #include <string.h>
 
+extern const gir_format gir_format_nnabla;
+
 static const gir_format *const registry[] = {
+    &gir_format_nnabla,
     NULL /* sentinel: formats are listed above this line */
 };
 
