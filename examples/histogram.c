@@ -8,12 +8,17 @@ int main(int argc, char **argv)
 {
     gir_error err = GIR_ERROR_INIT;
     gir_graph *g = NULL;
-    if (argc != 2 || gir_load(argv[1], NULL, NULL, &g, &err) != GIR_OK) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: histogram MODEL\n");
+        return 1;
+    }
+    if (gir_load(argv[1], NULL, NULL, &g, &err) != GIR_OK) {
         char *msg = gir_error_format(&err);
-        fprintf(stderr, "%s\n", msg ? msg : "usage: histogram MODEL");
+        fprintf(stderr, "%s\n", msg ? msg : gir_status_name(err.code));
         free(msg);
+        int status = gir_status_exit_code(err.code);
         gir_error_clear(&err);
-        return 2;
+        return status;
     }
     size_t n = gir_graph_node_count(g), distinct = 0;
     const char **ops = calloc(n + 1, sizeof *ops);

@@ -10,7 +10,7 @@ packages=(
   gcc pkg-config meson ninja-build
   libyajl-dev libprotobuf-c-dev protobuf-c-compiler libzip-dev libhdf5-dev libcmocka-dev
   libonnx-dev libonnx-testdata
-  hdf5-tools unzip graphviz
+  hdf5-tools unzip graphviz yajl-tools man-db
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -2,6 +2,7 @@
  * corrupt archives. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,28 +12,6 @@
 #include <utime.h>
 
 #include "io/zip.h"
-
-static char *g_dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    g_dir = tu_tempdir();
-    return g_dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmtree(g_dir);
-    free(g_dir);
-    return 0;
-}
-
-static char *tmp_path(const char *name)
-{
-    return tu_join(g_dir, name);
-}
 
 /* 2 MiB of a repeating pattern that deflates very well. */
 static unsigned char *big_buffer(size_t *n)
@@ -65,7 +44,7 @@ static void write_sample(const char *path, const char *src_file)
 
 static char *make_src_file(const char *name, const char *text)
 {
-    char *p = tmp_path(name);
+    char *p = tu_tmp(name);
     assert_true(tu_write(p, text, strlen(text)));
     return p;
 }
@@ -74,7 +53,7 @@ static void test_write_read_roundtrip(void **state)
 {
     (void)state;
     char *src = make_src_file("src.txt", "streamed from a file\n");
-    char *path = tmp_path("a.zip");
+    char *path = tu_tmp("a.zip");
     write_sample(path, src);
 
     gir_error err = GIR_ERROR_INIT;
@@ -151,7 +130,7 @@ static void test_write_deterministic(void **state)
 {
     (void)state;
     char *src = make_src_file("src2.txt", "streamed from a file\n");
-    char *a = tmp_path("d1.zip"), *b = tmp_path("d2.zip");
+    char *a = tu_tmp("d1.zip"), *b = tu_tmp("d2.zip");
     write_sample(a, src);
     /* a different source mtime must not change the bytes */
     struct utimbuf ut = { 1234567890, 1234567890 };
@@ -193,22 +172,15 @@ static void test_write_deterministic(void **state)
     free(src);
 }
 
-static bool have_program(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
-    return system(cmd) == 0;
-}
-
 static void test_unzip_accepts(void **state)
 {
     (void)state;
-    if (!have_program("unzip")) {
+    if (!tu_have_program("unzip")) {
         print_message("unzip is not installed: skipping the unzip -t check\n");
         skip();
     }
     char *src = make_src_file("src3.txt", "streamed from a file\n");
-    char *path = tmp_path("t.zip");
+    char *path = tu_tmp("t.zip");
     write_sample(path, src);
     char *cmd = gir_strdupf("unzip -tq '%s' >/dev/null", path);
     int rc = system(cmd);
@@ -222,7 +194,7 @@ static void test_unzip_accepts(void **state)
 static void test_write_empty(void **state)
 {
     (void)state;
-    char *path = tmp_path("empty.zip");
+    char *path = tu_tmp("empty.zip");
     gir_error err = GIR_ERROR_INIT;
     gir_zipw *w;
     TU_OK(gir_zipw_open(path, &w, &err), &err);
@@ -239,7 +211,7 @@ static void test_write_empty(void **state)
     gir_zip_close(z);
 
     /* discard writes nothing */
-    char *p2 = tmp_path("discarded.zip");
+    char *p2 = tu_tmp("discarded.zip");
     TU_OK(gir_zipw_open(p2, &w, &err), &err);
     TU_OK(gir_zipw_add_buffer(w, "a", "x", 1, false, &err), &err);
     gir_zipw_discard(w);
@@ -251,7 +223,7 @@ static void test_write_empty(void **state)
 static void test_write_refuses_names(void **state)
 {
     (void)state;
-    char *path = tmp_path("names.zip");
+    char *path = tu_tmp("names.zip");
     gir_error err = GIR_ERROR_INIT;
     gir_zipw *w;
     TU_OK(gir_zipw_open(path, &w, &err), &err);
@@ -276,7 +248,7 @@ static void test_write_refuses_names(void **state)
     TU_OK(gir_zipw_add_buffer(w, "ok", "x", 1, false, &err), &err);
     TU_FAILS(gir_zipw_add_buffer(w, "ok", "y", 1, true, &err), &err, GIR_E_DUPLICATE, "member 'ok' is added twice");
     gir_error_clear(&err);
-    char *missing = tmp_path("no-such-file");
+    char *missing = tu_tmp("no-such-file");
     TU_FAILS(gir_zipw_add_file(w, "m", missing, false, &err), &err, GIR_E_IO, "cannot add member 'm'",
              "no-such-file");
     gir_error_clear(&err);
@@ -422,7 +394,7 @@ static void test_read_refuses_names(void **state)
 {
     (void)state;
     static const char *const names[] = { "aaaa", "bbbb/cccc" };
-    char *path = tmp_path("patched.zip");
+    char *path = tu_tmp("patched.zip");
     static const struct {
         size_t member;
         const char *name;
@@ -479,7 +451,7 @@ static void test_read_refuses_names(void **state)
 static void test_read_limits(void **state)
 {
     (void)state;
-    char *path = tmp_path("limits.zip");
+    char *path = tu_tmp("limits.zip");
     static const char *const names[] = { "a", "b", "c", "big" };
     make_plain(path, 4, names, true);
     gir_zip_limits lim;
@@ -513,13 +485,25 @@ static void test_read_limits(void **state)
     l2.max_ratio = 0; /* disabled */
     TU_OK(gir_zip_open(path, &l2, &z, &err), &err);
     gir_zip_close(z);
+    /* the member count is checked on the end record, before libzip reads
+     * the (here inconsistent) central directory */
+    size_t flen;
+    unsigned char *d = (unsigned char *)tu_slurp(path, &flen);
+    d[flen - 22 + 8] = 0xe8, d[flen - 22 + 9] = 0x03;   /* 1000 entries on this disk */
+    d[flen - 22 + 10] = 0xe8, d[flen - 22 + 11] = 0x03; /* 1000 in total */
+    assert_true(tu_write(path, d, flen));
+    free(d);
+    l2 = lim;
+    l2.max_members = 3;
+    expect_open_fails(path, &l2, GIR_E_ARCHIVE, "archive has 1000 members, more than the 3 allowed", NULL);
+    expect_open_fails(path, NULL, GIR_E_ARCHIVE, "not a valid zip archive: ", NULL);
     free(path);
 }
 
 static void test_read_size_mismatch(void **state)
 {
     (void)state;
-    char *path = tmp_path("bomb.zip");
+    char *path = tu_tmp("bomb.zip");
     static const char *const names[] = { "small", "big" };
     gir_error err = GIR_ERROR_INIT;
     gir_zip *z;
@@ -570,7 +554,7 @@ static void test_read_size_mismatch(void **state)
 static void test_read_corrupt(void **state)
 {
     (void)state;
-    char *path = tmp_path("corrupt.zip");
+    char *path = tu_tmp("corrupt.zip");
     static const char *const names[] = { "one", "two" };
     gir_error err = GIR_ERROR_INIT;
     gir_zip *z;
@@ -615,10 +599,10 @@ static void test_read_corrupt(void **state)
              "inner.zip: not a valid zip archive: ");
     gir_error_clear(&err);
     /* missing file and directory */
-    char *missing = tmp_path("missing.zip");
+    char *missing = tu_tmp("missing.zip");
     expect_open_fails(missing, NULL, GIR_E_IO, "cannot open: No such file or directory", NULL);
     free(missing);
-    expect_open_fails(g_dir, NULL, GIR_E_IO, "not a regular file", NULL);
+    expect_open_fails(tu_dir, NULL, GIR_E_IO, "not a regular file", NULL);
     free(path);
 }
 
@@ -650,7 +634,7 @@ static void test_read_threads(void **state)
 {
     (void)state;
     char *src = make_src_file("src4.txt", "streamed from a file\n");
-    char *path = tmp_path("thr.zip");
+    char *path = tu_tmp("thr.zip");
     write_sample(path, src);
     gir_error err = GIR_ERROR_INIT;
     gir_zip *z;
@@ -671,6 +655,114 @@ static void test_read_threads(void **state)
     free(src);
 }
 
+/* Every real .nnp archive opens and every member reads at its declared size. */
+static size_t check_real_dir(const char *rel)
+{
+    char *dir = tu_shared(rel);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    size_t archives = 0;
+    while ((e = readdir(d))) {
+        if (!gir_str_ends_with(e->d_name, ".nnp"))
+            continue;
+        char *path = tu_join(dir, e->d_name);
+        gir_error err = GIR_ERROR_INIT;
+        gir_zip *z;
+        TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+        assert_true(gir_zip_count(z) >= 3);
+        for (size_t i = 0; i < gir_zip_count(z); i++) {
+            void *data;
+            size_t len;
+            TU_OK(gir_zip_read(z, i, &data, &len, &err), &err);
+            assert_int_equal(len, gir_zip_size(z, i));
+            free(data);
+        }
+        ptrdiff_t v = gir_zip_find(z, "nnp_version.txt");
+        assert_true(v >= 0);
+        gir_zip_close(z);
+        free(path);
+        archives++;
+    }
+    closedir(d);
+    free(dir);
+    return archives;
+}
+
+static void test_real_archives(void **state)
+{
+    (void)state;
+    assert_int_equal(check_real_dir("realworld/nnp"), 3);
+    assert_true(check_real_dir("realworld/nnp-onnx-pairs") >= 30);
+
+    char *path = tu_shared("realworld/nnp/lenet_010000.nnp");
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_count(z), 3);
+    assert_string_equal(gir_zip_name(z, 0), "nnp_version.txt");
+    assert_string_equal(gir_zip_name(z, 1), "network.nntxt");
+    assert_string_equal(gir_zip_name(z, 2), "parameter.protobuf");
+    assert_int_equal(gir_zip_size(z, 1), 5517);
+    assert_int_equal(gir_zip_size(z, 2), 81023);
+    void *data;
+    size_t len;
+    TU_OK(gir_zip_read(z, 0, &data, &len, &err), &err);
+    assert_int_equal(len, 4);
+    assert_string_equal(data, "0.1\n");
+    free(data);
+    TU_OK(gir_zip_read(z, 2, &data, &len, &err), &err);
+    /* the first parameter record: tag 200, then "conv1/conv/W" */
+    assert_memory_equal(data, "\xc2\x0c", 2);
+    assert_non_null(memmem(data, 64, "conv1/conv/W", 12));
+    free(data);
+    gir_zip_close(z);
+    free(path);
+}
+
+/* The documented way to write atomically: the writer targets a gir_outfile's
+ * temporary path and the caller commits. */
+static void test_outfile_flow(void **state)
+{
+    (void)state;
+    char *path = tu_tmp("atomic.nnp");
+    gir_error err = GIR_ERROR_INIT;
+    for (int round = 0; round < 2; round++) {
+        gir_outfile *o;
+        TU_OK(gir_outfile_open(path, round == 1, &o, &err), &err);
+        gir_zipw *w;
+        TU_OK(gir_zipw_open(gir_outfile_temp_path(o), &w, &err), &err);
+        TU_OK(gir_zipw_add_buffer(w, "nnp_version.txt", "0.1\n", 4, false, &err), &err);
+        TU_OK(gir_zipw_add_buffer(w, "network.nntxt", round ? "b" : "a", 1, true, &err), &err);
+        TU_OK(gir_zipw_close(w, &err), &err);
+        TU_OK(gir_outfile_commit(o, &err), &err);
+        gir_zip *z;
+        TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+        void *data;
+        size_t len;
+        TU_OK(gir_zip_read(z, 1, &data, &len, &err), &err);
+        assert_string_equal(data, round ? "b" : "a");
+        free(data);
+        gir_zip_close(z);
+    }
+    /* an existing output without overwrite is refused before any writing */
+    gir_outfile *o;
+    TU_FAILS(gir_outfile_open(path, false, &o, &err), &err, GIR_E_EXISTS, "atomic.nnp");
+    gir_error_clear(&err);
+    /* a discarded archive leaves only the (aborted) temporary behind */
+    TU_OK(gir_outfile_open(path, true, &o, &err), &err);
+    gir_zipw *w;
+    TU_OK(gir_zipw_open(gir_outfile_temp_path(o), &w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "x", "y", 1, false, &err), &err);
+    gir_zipw_discard(w);
+    gir_outfile_abort(o);
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err); /* the previous one is intact */
+    assert_int_equal(gir_zip_count(z), 2);
+    gir_zip_close(z);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +776,8 @@ int main(void)
         cmocka_unit_test(test_read_size_mismatch),
         cmocka_unit_test(test_read_corrupt),
         cmocka_unit_test(test_read_threads),
+        cmocka_unit_test(test_real_archives),
+        cmocka_unit_test(test_outfile_flow),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

@@ -142,3 +142,34 @@ void tu_assert_fails(gir_status st, gir_error *err, gir_status code, const char 
     va_end(ap);
     free(msg);
 }
+
+char *tu_dir;
+
+int tu_setup_tempdir(void **state)
+{
+    (void)state;
+    tu_dir = tu_tempdir();
+    return tu_dir ? 0 : -1;
+}
+
+int tu_teardown_tempdir(void **state)
+{
+    (void)state;
+    tu_rmtree(tu_dir);
+    free(tu_dir);
+    tu_dir = NULL;
+    return 0;
+}
+
+char *tu_tmp(const char *name)
+{
+    return tu_join(tu_dir, name);
+}
+
+bool tu_have_program(const char *name)
+{
+    char *cmd = gir_strdupf("command -v '%s' >/dev/null 2>&1", name);
+    bool ok = cmd && system(cmd) == 0;
+    free(cmd);
+    return ok;
+}

@@ -35,4 +35,14 @@ void tu_assert_ok(gir_status st, gir_error *err, const char *file, int line);
 #define TU_FAILS(st, err, code, ...) tu_assert_fails((st), (err), (code), __FILE__, __LINE__, __VA_ARGS__, NULL)
 void tu_assert_fails(gir_status st, gir_error *err, gir_status code, const char *file, int line, ...);
 
+/* cmocka group setup/teardown: one temporary directory, tu_dir, shared by
+ * the tests of a program and removed at the end. */
+extern char *tu_dir;
+int tu_setup_tempdir(void **state);
+int tu_teardown_tempdir(void **state);
+/* A path in tu_dir (malloc'd). */
+char *tu_tmp(const char *name);
+/* Whether a program is on PATH (for tests that skip without it). */
+bool tu_have_program(const char *name);
+
 #endif

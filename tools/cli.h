@@ -40,5 +40,6 @@ int cmd_formats(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_errors(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 
 #endif

@@ -6,11 +6,6 @@
 
 #include "formats/format.h"
 
-static const char *type_name(gir_attr_type t)
-{
-    static const char *names[] = { "int", "float", "bool", "string", "ints", "floats", "strings", "tensor" };
-    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
-}
 
 /* Escapes text for troff: backslashes and leading dots/quotes. */
 static void troff(const char *s)
@@ -61,42 +56,42 @@ int cmd_formats(int argc, char **argv)
     return GC_EXIT_OK;
 }
 
+/* "required", "optional", "default 1", "default \"NOTSET\"", plus the
+ * allowed values of a string attribute. */
+static void presence_text(const gir_attr_schema *a, char *buf, size_t n)
+{
+    char num[48];
+    size_t used = 0;
+    switch (a->presence) {
+    case GIR_ATTR_REQUIRED: used = (size_t)snprintf(buf, n, "required"); break;
+    case GIR_ATTR_OPTIONAL: used = (size_t)snprintf(buf, n, "optional"); break;
+    case GIR_ATTR_DEFAULTED:
+        if (a->type == GIR_ATTR_INT || a->type == GIR_ATTR_BOOL) {
+            used = (size_t)snprintf(buf, n, "default %lld", (long long)a->i);
+        } else if (a->type == GIR_ATTR_FLOAT) {
+            gir_fmt_double(num, a->f, false);
+            used = (size_t)snprintf(buf, n, "default %s", num);
+        } else if (a->type == GIR_ATTR_STRING) {
+            used = (size_t)snprintf(buf, n, "default \"%s\"", a->s ? a->s : "");
+        } else {
+            used = (size_t)snprintf(buf, n, "defaulted");
+        }
+        break;
+    }
+    for (const char *const *c = a->choices; c && *c && used < n; c++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", c == a->choices ? "; one of " : ", ", *c);
+}
+
 static void print_op(const gir_op_info *info)
 {
-    printf("%s  (%s", info->name, info->category);
-    if (info->max_in == GIR_VARIADIC)
-        printf(", %u+ inputs", info->min_in);
-    else if (info->min_in == info->max_in)
-        printf(", %u input%s", info->min_in, info->min_in == 1 ? "" : "s");
-    else
-        printf(", %u-%u inputs", info->min_in, info->max_in);
-    if (info->max_out == GIR_VARIADIC)
-        printf(", %u+ outputs", info->min_out);
-    else if (info->min_out != info->max_out)
-        printf(", %u-%u outputs", info->min_out, info->max_out);
-    printf(")\n");
+    printf("%s  (%s): %s -> %s\n", info->name, info->category, info->inputs ? info->inputs : "?",
+           info->outputs ? info->outputs : "?");
     if (info->doc)
         printf("    %s\n", info->doc);
+    char pres[256];
     for (const gir_attr_schema *a = info->attrs; a && a->name; a++) {
-        printf("    %-22s %-7s ", a->name, type_name(a->type));
-        char num[48];
-        switch (a->presence) {
-        case GIR_ATTR_REQUIRED: printf("required"); break;
-        case GIR_ATTR_OPTIONAL: printf("optional"); break;
-        case GIR_ATTR_DEFAULTED:
-            printf("default ");
-            if (a->type == GIR_ATTR_INT || a->type == GIR_ATTR_BOOL) {
-                printf("%lld", (long long)a->i);
-            } else if (a->type == GIR_ATTR_FLOAT) {
-                gir_fmt_double(num, a->f, false);
-                printf("%s", num);
-            } else if (a->type == GIR_ATTR_STRING) {
-                printf("\"%s\"", a->s ? a->s : "");
-            } else {
-                printf("(see doc)");
-            }
-            break;
-        }
+        presence_text(a, pres, sizeof pres);
+        printf("    %-22s %-7s %s", a->name, gir_attr_type_name(a->type), pres);
         if (a->doc)
             printf("  %s", a->doc);
         printf("\n");
@@ -163,11 +158,18 @@ int cmd_ops(int argc, char **argv)
         for (int op = 1; op < GIR_OP_COUNT_; op++) {
             const gir_op_info *info = gir_op_get((gir_op)op);
             printf(".TP\n.B %s\n", info->name);
+            troff(info->inputs ? info->inputs : "");
+            printf(" \\(-> ");
+            troff(info->outputs ? info->outputs : "");
+            printf(": ");
             troff(info->doc ? info->doc : info->category);
             printf("\n");
+            char pres[256];
             for (const gir_attr_schema *a = info->attrs; a && a->name; a++) {
-                printf(".br\n\\fI%s\\fR (%s%s): ", a->name, type_name(a->type),
-                       a->presence == GIR_ATTR_REQUIRED ? ", required" : "");
+                presence_text(a, pres, sizeof pres);
+                printf(".br\n\\fI%s\\fR (%s, ", a->name, gir_attr_type_name(a->type));
+                troff(pres);
+                printf("): ");
                 troff(a->doc ? a->doc : "");
                 printf("\n");
             }

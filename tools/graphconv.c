@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "formats/format.h"
 #include "gir_config.h"
 
@@ -94,6 +95,7 @@ static void usage(FILE *f)
           "  formats            the formats this build reads and writes, with their options\n"
           "  ops [--format F]   canonical operators, or a format's mapping attribute by attribute\n"
           "  errors             the error codes and exit statuses\n"
+          "  batch INPUT...     convert many models (files, directories, --manifest) with a JSON report\n"
           "\n"
           "Conversion options:\n"
           "  --from FORMAT        input format (default: detected from content, then extension)\n"
@@ -105,6 +107,8 @@ static void usage(FILE *f)
           "  -I, --read-option KEY=VALUE   a reader option (see 'graphconv formats')\n"
           "  -O, --write-option KEY=VALUE  a writer option (see 'graphconv formats')\n"
           "  --allow-opaque       keep operators the target cannot map, verbatim\n"
+          "  --check              after writing, read the output back and check it against the input\n"
+          "  --atol X, --rtol Y   tolerances of --check (default 1e-4, 1e-3)\n"
           "  -f, --force          overwrite existing output files\n"
           "  -q, --quiet          print nothing but errors\n"
           "  -v, --verbose        say more (which rule chose a format, ...)\n"
@@ -132,6 +136,9 @@ enum {
     OPT_BATCH,
     OPT_INPUT_SHAPE,
     OPT_ALLOW_OPAQUE,
+    OPT_CHECK,
+    OPT_ATOL,
+    OPT_RTOL,
 };
 
 int cmd_convert(int argc, char **argv)
@@ -146,6 +153,9 @@ int cmd_convert(int argc, char **argv)
         { "read-option", required_argument, NULL, 'I' },
         { "write-option", required_argument, NULL, 'O' },
         { "allow-opaque", no_argument, NULL, OPT_ALLOW_OPAQUE },
+        { "check", no_argument, NULL, OPT_CHECK },
+        { "atol", required_argument, NULL, OPT_ATOL },
+        { "rtol", required_argument, NULL, OPT_RTOL },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },
@@ -153,6 +163,8 @@ int cmd_convert(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *from = NULL, *to = NULL;
+    bool check = false;
+    double atol = 1e-4, rtol = 1e-3;
     gir_options *ropts = gir_options_new(), *wopts = gir_options_new();
     int rc = GC_EXIT_OK, c;
     if (!ropts || !wopts) {
@@ -170,6 +182,9 @@ int cmd_convert(int argc, char **argv)
         case OPT_BATCH: gir_options_set(ropts, "batch-size", optarg, NULL); break;
         case OPT_INPUT_SHAPE: gir_options_set(ropts, "input-shape", optarg, NULL); break;
         case OPT_ALLOW_OPAQUE: gir_options_set(wopts, "allow-opaque", "1", NULL); break;
+        case OPT_CHECK: check = true; break;
+        case OPT_ATOL: atol = strtod(optarg, NULL); break;
+        case OPT_RTOL: rtol = strtod(optarg, NULL); break;
         case 'I':
             if (!gc_parse_kv(ropts, optarg, "--read-option")) {
                 rc = GC_EXIT_USAGE;
@@ -221,6 +236,13 @@ int cmd_convert(int argc, char **argv)
     gir_status st = gc_load(in, from, ropts, &g, &err);
     if (st == GIR_OK)
         st = gir_save(g, outp, to, wopts, &err);
+    char *metrics = NULL;
+    if (st == GIR_OK && check) {
+        st = gc_batch_check(g, outp, to, atol, rtol, &metrics, &err);
+        if (st == GIR_OK && gc_verbosity >= 1)
+            fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
+    }
+    free(metrics);
     if (st) {
         rc = gc_report(&err);
     } else if (gc_verbosity >= 1) {
@@ -243,6 +265,7 @@ static const struct {
 } commands[] = {
     { "convert", cmd_convert }, { "info", cmd_info },     { "diff", cmd_diff },
     { "formats", cmd_formats }, { "ops", cmd_ops },       { "errors", cmd_errors },
+    { "batch", cmd_batch },
 };
 
 int main(int argc, char **argv)

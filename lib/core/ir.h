@@ -51,7 +51,7 @@ typedef struct gir_loader {
 } gir_loader;
 
 struct gir_tensor {
-    int refs;
+    _Atomic int refs;      /* tensors may be shared by graphs on several threads */
     gir_dtype dtype;
     gir_shape shape;
     uint64_t nbytes;

@@ -148,10 +148,11 @@ static void raw_cd_free(raw_cd *cd)
     free(cd->name_len);
 }
 
-/* Locates and reads the central directory (at most max_entries entries). */
-static gir_status raw_cd_read(const raw_src *s, uint64_t max_entries, raw_cd *out, gir_error *err)
+/* Finds the end of central directory record (zip64 aware): the entry
+ * count and where the central directory is. */
+static gir_status raw_eocd(const raw_src *s, uint64_t *entries_out, uint64_t *cd_off_out, uint64_t *cd_size_out,
+                           gir_error *err)
 {
-    memset(out, 0, sizeof *out);
     enum { EOCD = 22, TAIL = 65535 + EOCD };
     uint64_t tail = s->size < TAIL ? s->size : TAIL;
     if (tail < EOCD)
@@ -195,6 +196,20 @@ static gir_status raw_cd_read(const raw_src *s, uint64_t max_entries, raw_cd *ou
         }
     }
     free(buf);
+    *entries_out = entries;
+    *cd_off_out = cd_off;
+    *cd_size_out = cd_size;
+    return GIR_OK;
+}
+
+/* Locates and reads the central directory (at most max_entries entries). */
+static gir_status raw_cd_read(const raw_src *s, uint64_t max_entries, raw_cd *out, gir_error *err)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t entries, cd_off, cd_size;
+    gir_status st = raw_eocd(s, &entries, &cd_off, &cd_size, err);
+    if (st)
+        return st;
     if (entries > max_entries)
         return gir_fail(err, GIR_E_ARCHIVE, "archive has %llu members, more than the %llu allowed",
                         (unsigned long long)entries, (unsigned long long)max_entries);
@@ -349,8 +364,9 @@ static gir_status zip_validate(gir_zip *z, const gir_zip_limits *lim, const raw_
             return gir_fail(err, GIR_E_ARCHIVE,
                             "members up to '%s' declare more than the %llu bytes allowed in total", nm,
                             (unsigned long long)lim->max_total);
+        uint64_t cap;
         if (lim->max_ratio && sb.size > GIR_ZIP_RATIO_FLOOR &&
-            (sb.comp_size == 0 || sb.size / sb.comp_size >= lim->max_ratio))
+            gir_mul_u64(sb.comp_size, lim->max_ratio, &cap) && sb.size > cap)
             return gir_fail(err, GIR_E_ARCHIVE,
                             "member '%s' declares %llu bytes from %llu compressed, a ratio above the %u allowed", nm,
                             (unsigned long long)sb.size, (unsigned long long)sb.comp_size, lim->max_ratio);
@@ -381,6 +397,14 @@ static gir_status zip_open_validate(gir_zip *z, zip_source_t *src, const raw_src
     zip_error_t ze;
     zip_error_init(&ze);
     gir_status st = GIR_OK;
+    /* Refuse huge member counts before libzip allocates for every entry. */
+    uint64_t entries, cd_off, cd_size;
+    if (raw_eocd(raw, &entries, &cd_off, &cd_size, NULL) == GIR_OK && entries > lim->max_members) {
+        zip_source_free(src);
+        zip_error_fini(&ze);
+        return gir_fail(err, GIR_E_ARCHIVE, "archive has %llu members, more than the %u allowed",
+                        (unsigned long long)entries, lim->max_members);
+    }
     z->za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
     if (!z->za) {
         if (zip_error_code_zip(&ze) == ZIP_ER_EXISTS)

@@ -23,16 +23,36 @@ typedef enum gir_attr_presence {
     GIR_ATTR_DEFAULTED     /* absent means the default below; normalised to present */
 } gir_attr_presence;
 
+/* How gir_normalize fills an absent DEFAULTED list attribute. */
+typedef enum gir_attr_fill {
+    GIR_FILL_NONE = 0, /* a scalar default (i, f or s) */
+    GIR_FILL_SPATIAL,  /* INTS: the value i once per spatial axis (strides, dilations) */
+    GIR_FILL_PADS,     /* INTS: the value i twice per spatial axis, only when auto_pad is NOTSET */
+    GIR_FILL_KERNEL    /* INTS: the spatial dimensions of the weight W (Conv kernel_shape) */
+} gir_attr_fill;
+
+/* Value constraint of an INT attribute, or of every element of INTS. */
+typedef enum gir_attr_range {
+    GIR_RANGE_ANY = 0,
+    GIR_RANGE_BOOL,     /* 0 or 1 */
+    GIR_RANGE_POSITIVE, /* >= 1 */
+    GIR_RANGE_NONNEG    /* >= 0 */
+} gir_attr_range;
+
 typedef struct gir_attr_schema {
     const char *name;
     gir_attr_type type;
     gir_attr_presence presence;
     /* Default for DEFAULTED attributes: i for INT/BOOL, f for FLOAT, s for
-     * STRING; a list default is written as text in `doc`. */
+     * STRING; a list default is described by `fill` (and i) and written as
+     * text in `doc`. */
     int64_t i;
     double f;
     const char *s;
     const char *doc;       /* one line: meaning, range, list defaults */
+    gir_attr_fill fill;
+    gir_attr_range range;
+    const char *const *choices; /* STRING: the allowed values (NULL-terminated), or NULL */
 } gir_attr_schema;
 
 struct gir_graph;
@@ -45,13 +65,34 @@ typedef struct gir_op_info {
     const gir_attr_schema *attrs; /* terminated by a row with name NULL */
     const char *doc;              /* one line */
     /* Sets dtype and shape of every output from the inputs and attributes
-     * (unknown dims propagate as -1); fails on inconsistent shapes. */
+     * (unknown dims propagate as -1); fails on inconsistent shapes.  Call it
+     * through gir_op_infer, which checks arity and attributes first. */
     gir_status (*infer)(struct gir_graph *g, struct gir_node *n, gir_error *err);
+    /* Input and output names in order, comma-separated: "X, W, B?"; a '?'
+     * suffix marks an optional operand, "..." a variadic one. */
+    const char *inputs;
+    const char *outputs;
 } gir_op_info;
 
 const gir_op_info *gir_op_get(gir_op op);
 /* GIR_OP_OPAQUE when the name is not a canonical op. */
 gir_op gir_op_from_name(const char *name);
 const char *gir_op_name(gir_op op);
+/* The schema row of an op's attribute, or NULL. */
+const gir_attr_schema *gir_op_attr_schema(gir_op op, const char *name);
+/* Name of input (or output) i of op ("W"; "inputs" for a variadic list)
+ * into buf; "?" when op has no such operand. */
+const char *gir_op_operand_name(gir_op op, bool output, size_t i, char *buf, size_t n);
+/* "int", "floats", ... */
+const char *gir_attr_type_name(gir_attr_type t);
+
+/* Checks a canonical node against its table row: input and output counts,
+ * required operands present, attributes known, of the schema's type, within
+ * range and among the allowed strings, required ones present.  Opaque nodes
+ * pass.  Does not name the node in err (callers do). */
+gir_status gir_op_check_node(const struct gir_graph *g, const struct gir_node *n, gir_error *err);
+/* gir_op_check_node, then the op's inference; on failure err names the node.
+ * Opaque nodes are left alone. */
+gir_status gir_op_infer(struct gir_graph *g, struct gir_node *n, gir_error *err);
 
 #endif

@@ -1,0 +1,920 @@
+/* JSON DOM over yajl's callback parser, and the JSON emitter (see json.h). */
+#include "json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_parse.h>
+
+struct gir_json_doc {
+    gir_arena arena;
+    char *pool;       /* string pool: the unused tail of an arena chunk */
+    size_t pool_left;
+    const char *text;
+    size_t len;
+    char *owned_text; /* when read from a file */
+    gir_json root;
+    size_t n_values;
+};
+
+/* ---- the builder: an explicit stack of open containers ------------------- */
+
+typedef struct frame {
+    gir_json_type type; /* ARRAY or OBJECT */
+    size_t offset;      /* of '[' or '{' */
+    size_t start;       /* first pending member of this container */
+    const char *key;    /* OBJECT: key of the value expected next */
+    size_t key_len, key_offset;
+} frame;
+
+typedef struct builder {
+    gir_json_doc *doc;
+    yajl_handle h;
+    unsigned max_depth;
+    bool allow_dup;
+    frame *frames;
+    size_t n_frames, cap_frames;
+    gir_json_member *pending; /* children of every open container, in order */
+    size_t n_pending, cap_pending;
+    bool have_root;
+    gir_status status; /* set by a callback that cancels the parse */
+    gir_error *err;
+} builder;
+
+static size_t consumed(const builder *b)
+{
+    return yajl_get_bytes_consumed(b->h);
+}
+
+/* Offset of the opening quote of the string token that ends at end (the
+ * offset just past its closing quote). */
+static size_t string_start(const char *text, size_t end)
+{
+    if (end < 2)
+        return 0;
+    size_t q = end - 1; /* closing quote */
+    while (q > 0) {
+        q--;
+        if (text[q] != '"')
+            continue;
+        size_t k = 0;
+        while (k < q && text[q - 1 - k] == '\\')
+            k++;
+        if (k % 2 == 0)
+            return q;
+    }
+    return 0;
+}
+
+static int oom(builder *b)
+{
+    b->status = gir_nomem(b->err);
+    return 0;
+}
+
+static int cancel(builder *b, gir_status code, size_t offset, const char *fmt, ...) GIR_PRINTF(4, 5);
+static int cancel(builder *b, gir_status code, size_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return oom(b);
+    b->status = gir_fail(b->err, code, "%s", msg);
+    free(msg);
+    unsigned line, col;
+    gir_json_line_col(b->doc, offset, &line, &col);
+    gir_err_loc(b->err, "line %u:%u", line, col);
+    return 0;
+}
+
+#define POOL_CHUNK 65536u
+
+/* A NUL-terminated copy of s in the document's string pool (strings are
+ * packed without alignment; long ones get their own arena allocation). */
+static char *pool_strndup(gir_json_doc *d, const char *s, size_t n)
+{
+    char *p;
+    if (n >= POOL_CHUNK / 8) {
+        p = gir_arena_alloc(&d->arena, n + 1);
+    } else {
+        if (d->pool_left < n + 1) {
+            d->pool = gir_arena_alloc(&d->arena, POOL_CHUNK);
+            d->pool_left = d->pool ? POOL_CHUNK : 0;
+        }
+        p = d->pool;
+        if (p) {
+            d->pool += n + 1;
+            d->pool_left -= n + 1;
+        }
+    }
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+/* Adds a finished value to the innermost open container (or as the root). */
+static int add_value(builder *b, const gir_json *v)
+{
+    b->doc->n_values++;
+    if (b->n_frames == 0) {
+        b->doc->root = *v;
+        b->have_root = true;
+        return 1;
+    }
+    frame *f = &b->frames[b->n_frames - 1];
+    if (b->n_pending == b->cap_pending && !GIR_GROW(b->pending, b->cap_pending, b->n_pending + 1))
+        return oom(b);
+    gir_json_member *m = &b->pending[b->n_pending++];
+    m->key = f->key;
+    m->key_len = f->key_len;
+    m->key_offset = f->key_offset;
+    m->value = *v;
+    f->key = NULL;
+    return 1;
+}
+
+static int cb_null(void *ctx)
+{
+    builder *b = ctx;
+    gir_json v = { .type = GIR_JSON_NULL };
+    size_t end = consumed(b);
+    v.offset = end >= 4 ? end - 4 : 0;
+    return add_value(b, &v);
+}
+
+static int cb_bool(void *ctx, int val)
+{
+    builder *b = ctx;
+    gir_json v = { .type = GIR_JSON_BOOL, .b = val != 0 };
+    size_t end = consumed(b), n = val ? 4 : 5;
+    v.offset = end >= n ? end - n : 0;
+    return add_value(b, &v);
+}
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+    builder *b = ctx;
+    gir_json v = { .type = GIR_JSON_NUMBER, .len = len };
+    size_t end = consumed(b);
+    v.offset = end >= len ? end - len : 0;
+    /* The token lies in the text (the whole text is parsed in one chunk);
+     * point there rather than copy. */
+    const char *text = b->doc->text;
+    if (s >= text && s + len <= text + b->doc->len) {
+        v.u.num = s;
+    } else {
+        char *c = pool_strndup(b->doc, s, len);
+        if (!c)
+            return oom(b);
+        v.u.num = c;
+    }
+    return add_value(b, &v);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t len)
+{
+    builder *b = ctx;
+    gir_json v = { .type = GIR_JSON_STRING, .len = len };
+    v.offset = string_start(b->doc->text, consumed(b));
+    char *c = pool_strndup(b->doc, (const char *)s, len);
+    if (!c)
+        return oom(b);
+    v.u.str = c;
+    return add_value(b, &v);
+}
+
+static int open_container(builder *b, gir_json_type t)
+{
+    size_t off = consumed(b);
+    off = off ? off - 1 : 0;
+    if (b->n_frames >= b->max_depth) {
+        return cancel(b, GIR_E_LIMIT, off, "JSON nesting is deeper than %u levels", b->max_depth);
+    }
+    if (!GIR_GROW(b->frames, b->cap_frames, b->n_frames + 1))
+        return oom(b);
+    frame *f = &b->frames[b->n_frames++];
+    memset(f, 0, sizeof *f);
+    f->type = t;
+    f->offset = off;
+    f->start = b->n_pending;
+    return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+    return open_container(ctx, GIR_JSON_OBJECT);
+}
+
+static int cb_start_array(void *ctx)
+{
+    return open_container(ctx, GIR_JSON_ARRAY);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
+{
+    builder *b = ctx;
+    frame *f = &b->frames[b->n_frames - 1];
+    char *k = pool_strndup(b->doc, (const char *)key, len);
+    if (!k)
+        return oom(b);
+    f->key = k;
+    f->key_len = len;
+    f->key_offset = string_start(b->doc->text, consumed(b));
+    return 1;
+}
+
+static int cmp_member_ptr(const void *pa, const void *pb)
+{
+    const gir_json_member *a = *(const gir_json_member *const *)pa;
+    const gir_json_member *b = *(const gir_json_member *const *)pb;
+    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+    int c = memcmp(a->key, b->key, n);
+    if (c)
+        return c;
+    if (a->key_len != b->key_len)
+        return a->key_len < b->key_len ? -1 : 1;
+    /* Equal keys: file order, so the later one is reported. */
+    return a->key_offset < b->key_offset ? -1 : a->key_offset > b->key_offset;
+}
+
+static bool same_key(const gir_json_member *a, const gir_json_member *b)
+{
+    return a->key_len == b->key_len && memcmp(a->key, b->key, a->key_len) == 0;
+}
+
+/* Returns the later member of the first duplicated key, or NULL; *failed on
+ * allocation failure. */
+static const gir_json_member *find_duplicate(const gir_json_member *m, size_t n, bool *failed)
+{
+    *failed = false;
+    if (n < 2)
+        return NULL;
+    if (n <= 16) {
+        const gir_json_member *best = NULL;
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (same_key(&m[i], &m[j]) && (!best || m[i].key_offset < best->key_offset))
+                    best = &m[i];
+        return best;
+    }
+    const gir_json_member **idx = malloc(n * sizeof *idx);
+    if (!idx) {
+        *failed = true;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = &m[i];
+    qsort(idx, n, sizeof *idx, cmp_member_ptr);
+    const gir_json_member *best = NULL;
+    for (size_t i = 1; i < n; i++)
+        if (same_key(idx[i], idx[i - 1]) && (!best || idx[i]->key_offset < best->key_offset))
+            best = idx[i];
+    free(idx);
+    return best;
+}
+
+static int close_container(builder *b)
+{
+    frame f = b->frames[--b->n_frames];
+    size_t n = b->n_pending - f.start;
+    gir_json v = { .type = f.type, .offset = f.offset, .len = n };
+    const gir_json_member *src = b->pending + f.start;
+    if (f.type == GIR_JSON_OBJECT) {
+        if (!b->allow_dup) {
+            bool failed;
+            const gir_json_member *dup = find_duplicate(src, n, &failed);
+            if (failed)
+                return oom(b);
+            if (dup)
+                return cancel(b, GIR_E_DUPLICATE, dup->key_offset, "duplicate key \"%s\" in a JSON object",
+                              dup->key);
+        }
+        gir_json_member *m = NULL;
+        if (n) {
+            uint64_t bytes;
+            if (!gir_mul_u64(n, sizeof *m, &bytes) || bytes > SIZE_MAX ||
+                !(m = gir_arena_alloc(&b->doc->arena, (size_t)bytes)))
+                return oom(b);
+            memcpy(m, src, (size_t)bytes);
+        }
+        v.u.members = m;
+    } else {
+        gir_json *items = NULL;
+        if (n) {
+            uint64_t bytes;
+            if (!gir_mul_u64(n, sizeof *items, &bytes) || bytes > SIZE_MAX ||
+                !(items = gir_arena_alloc(&b->doc->arena, (size_t)bytes)))
+                return oom(b);
+            for (size_t i = 0; i < n; i++)
+                items[i] = src[i].value;
+        }
+        v.u.items = items;
+    }
+    b->n_pending = f.start;
+    return add_value(b, &v);
+}
+
+static int cb_end_map(void *ctx)
+{
+    return close_container(ctx);
+}
+
+static int cb_end_array(void *ctx)
+{
+    return close_container(ctx);
+}
+
+static const yajl_callbacks callbacks = {
+    cb_null, cb_bool, NULL, NULL, cb_number, cb_string, cb_start_map, cb_map_key, cb_end_map,
+    cb_start_array, cb_end_array,
+};
+
+/* yajl's short error text, without its "lexical error: " style prefix and
+ * trailing period/newline, as a malloc'd string. */
+static char *yajl_reason(yajl_handle h, const char *text, size_t len)
+{
+    unsigned char *e = yajl_get_error(h, 0, (const unsigned char *)text, len);
+    const char *s = e ? (const char *)e : "unknown error";
+    const char *colon = strstr(s, "error: ");
+    if (colon)
+        s = colon + 7;
+    char *r = gir_strdupf("%s", s);
+    if (e)
+        yajl_free_error(h, e);
+    if (r) {
+        size_t n = strlen(r);
+        while (n && (r[n - 1] == '\n' || r[n - 1] == '.' || r[n - 1] == ' '))
+            r[--n] = '\0';
+    }
+    return r;
+}
+
+gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *opts, gir_json_doc **out,
+                          gir_error *err)
+{
+    *out = NULL;
+    gir_json_options defaults = { 0 };
+    if (!opts)
+        opts = &defaults;
+    gir_json_doc *d = calloc(1, sizeof *d);
+    if (!d)
+        return gir_nomem(err);
+    d->text = text;
+    d->len = len;
+    builder b = { 0 };
+    b.doc = d;
+    b.err = err;
+    b.max_depth = opts->max_depth ? opts->max_depth : GIR_JSON_DEFAULT_MAX_DEPTH;
+    b.allow_dup = opts->allow_duplicate_keys;
+    b.h = yajl_alloc(&callbacks, NULL, &b);
+    if (!b.h) {
+        free(d);
+        return gir_nomem(err);
+    }
+    if (opts->allow_comments)
+        yajl_config(b.h, yajl_allow_comments, 1);
+    if (opts->no_utf8_check)
+        yajl_config(b.h, yajl_dont_validate_strings, 1);
+
+    gir_status st = GIR_OK;
+    yajl_status ys = yajl_parse(b.h, (const unsigned char *)text, len);
+    bool in_finish = false;
+    if (ys == yajl_status_ok) {
+        /* yajl finishes by parsing a private one-byte buffer: offsets it
+         * reports from here on mean the end of the text. */
+        in_finish = true;
+        ys = yajl_complete_parse(b.h);
+    }
+    if (ys == yajl_status_client_canceled) {
+        st = b.status ? b.status : gir_fail(err, GIR_E_INTERNAL, "JSON parse cancelled without a reason");
+    } else if (ys != yajl_status_ok || !b.have_root) {
+        /* yajl stops just past the offending token: point at its last byte
+         * (truncation points just past the end). */
+        size_t off = yajl_get_bytes_consumed(b.h);
+        off = in_finish ? len : off > 0 ? off - 1 : 0;
+        char *why = yajl_reason(b.h, text, len);
+        if (len == 0)
+            st = gir_fail(err, GIR_E_SYNTAX, "empty file, expected a JSON value");
+        else if (in_finish && b.n_frames > 0)
+            st = gir_fail(err, GIR_E_SYNTAX, "JSON text ends early (truncated file?): %zu container%s still open",
+                          b.n_frames, b.n_frames == 1 ? "" : "s");
+        else
+            st = gir_fail(err, GIR_E_SYNTAX, "malformed JSON: %s", why ? why : "syntax error");
+        free(why);
+        if (off > len)
+            off = len;
+        unsigned line, col;
+        gir_json_line_col(d, off, &line, &col);
+        gir_err_loc(err, "line %u:%u", line, col);
+    }
+    yajl_free(b.h);
+    free(b.frames);
+    free(b.pending);
+    if (st) {
+        gir_json_doc_free(d);
+        return st;
+    }
+    *out = d;
+    return GIR_OK;
+}
+
+gir_status gir_json_parse_file(const char *path, size_t max_bytes, const gir_json_options *opts,
+                               gir_json_doc **out, gir_error *err)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    gir_status st = gir_read_file(path, max_bytes, &text, &len, err);
+    if (st)
+        return st;
+    st = gir_json_parse(text, len, opts, out, err);
+    if (st) {
+        free(text);
+        gir_err_file(err, path);
+        return st;
+    }
+    (*out)->owned_text = text;
+    return GIR_OK;
+}
+
+void gir_json_doc_free(gir_json_doc *d)
+{
+    if (!d)
+        return;
+    gir_arena_free(&d->arena);
+    free(d->owned_text);
+    free(d);
+}
+
+const gir_json *gir_json_root(const gir_json_doc *d)
+{
+    return &d->root;
+}
+
+const char *gir_json_text(const gir_json_doc *d, size_t *len)
+{
+    if (len)
+        *len = d->len;
+    return d->text;
+}
+
+size_t gir_json_value_count(const gir_json_doc *d)
+{
+    return d->n_values;
+}
+
+void gir_json_line_col(const gir_json_doc *d, size_t offset, unsigned *line, unsigned *col)
+{
+    if (offset > d->len)
+        offset = d->len;
+    size_t l = 1, line_start = 0;
+    const char *p = d->text, *end = d->text + offset;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        l++;
+        line_start = (size_t)(nl - d->text) + 1;
+        p = nl + 1;
+    }
+    *line = l > UINT32_MAX ? UINT32_MAX : (unsigned)l;
+    size_t c = offset - line_start + 1;
+    *col = c > UINT32_MAX ? UINT32_MAX : (unsigned)c;
+}
+
+void gir_json_err_at(gir_error *err, const gir_json_doc *d, const gir_json *v, const char *pointer_fmt, ...)
+{
+    if (!err || err->location)
+        return;
+    va_list ap;
+    va_start(ap, pointer_fmt);
+    char *ptr = gir_vstrdupf(pointer_fmt, ap);
+    va_end(ap);
+    if (!ptr)
+        return;
+    if (d && v) {
+        unsigned line, col;
+        gir_json_line_col(d, v->offset, &line, &col);
+        gir_err_loc(err, "%s (line %u:%u)", *ptr ? ptr : "/", line, col);
+    } else {
+        gir_err_loc(err, "%s", *ptr ? ptr : "/");
+    }
+    free(ptr);
+}
+
+const char *gir_json_type_name(gir_json_type t)
+{
+    switch (t) {
+    case GIR_JSON_NULL: return "null";
+    case GIR_JSON_BOOL: return "a boolean";
+    case GIR_JSON_NUMBER: return "a number";
+    case GIR_JSON_STRING: return "a string";
+    case GIR_JSON_ARRAY: return "an array";
+    case GIR_JSON_OBJECT: return "an object";
+    }
+    return "a value";
+}
+
+void gir_json_describe(const gir_json *v, char *out, size_t n)
+{
+    if (!n)
+        return;
+    if (!v) {
+        snprintf(out, n, "nothing");
+        return;
+    }
+    switch (v->type) {
+    case GIR_JSON_BOOL:
+        snprintf(out, n, "%s", v->b ? "true" : "false");
+        break;
+    case GIR_JSON_NUMBER:
+        snprintf(out, n, "the number %.*s", (int)(v->len > 32 ? 32 : v->len), v->u.num);
+        break;
+    case GIR_JSON_STRING:
+        snprintf(out, n, "the string \"%.*s\"%s", (int)(v->len > 40 ? 40 : v->len), v->u.str,
+                 v->len > 40 ? "..." : "");
+        break;
+    case GIR_JSON_ARRAY:
+        snprintf(out, n, "an array of %zu", v->len);
+        break;
+    case GIR_JSON_OBJECT:
+        snprintf(out, n, "an object");
+        break;
+    default:
+        snprintf(out, n, "null");
+        break;
+    }
+}
+
+/* ---- access -------------------------------------------------------------- */
+
+const gir_json *gir_json_get(const gir_json *obj, const char *key)
+{
+    if (!obj || obj->type != GIR_JSON_OBJECT)
+        return NULL;
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < obj->len; i++) {
+        const gir_json_member *m = &obj->u.members[i];
+        if (m->key_len == kl && memcmp(m->key, key, kl) == 0)
+            return &m->value;
+    }
+    return NULL;
+}
+
+const char *gir_json_number_text(const gir_json *v, size_t *len)
+{
+    if (!v || v->type != GIR_JSON_NUMBER)
+        return NULL;
+    if (len)
+        *len = v->len;
+    return v->u.num;
+}
+
+static bool is_integer_text(const char *s, size_t n, bool allow_minus)
+{
+    size_t i = 0;
+    if (n && s[0] == '-') {
+        if (!allow_minus)
+            return false;
+        i = 1;
+    }
+    if (i == n)
+        return false;
+    for (; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+bool gir_json_get_i64(const gir_json *v, int64_t *out)
+{
+    if (!v || v->type != GIR_JSON_NUMBER || v->len > 24 || !is_integer_text(v->u.num, v->len, true))
+        return false;
+    char buf[32];
+    memcpy(buf, v->u.num, v->len);
+    buf[v->len] = '\0';
+    errno = 0;
+    char *end;
+    long long x = strtoll(buf, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = (int64_t)x;
+    return true;
+}
+
+bool gir_json_get_u64(const gir_json *v, uint64_t *out)
+{
+    if (!v || v->type != GIR_JSON_NUMBER || v->len > 24 || !is_integer_text(v->u.num, v->len, false))
+        return false;
+    char buf[32];
+    memcpy(buf, v->u.num, v->len);
+    buf[v->len] = '\0';
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(buf, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = (uint64_t)x;
+    return true;
+}
+
+bool gir_json_get_double(const gir_json *v, double *out)
+{
+    if (!v || v->type != GIR_JSON_NUMBER || v->len == 0)
+        return false;
+    char small[128];
+    char *buf = v->len < sizeof small ? small : malloc(v->len + 1);
+    if (!buf)
+        return false;
+    memcpy(buf, v->u.num, v->len);
+    buf[v->len] = '\0';
+    errno = 0;
+    char *end;
+    double x = strtod(buf, &end);
+    bool ok = *end == '\0' && isfinite(x);
+    if (buf != small)
+        free(buf);
+    if (ok)
+        *out = x;
+    return ok;
+}
+
+const char *gir_json_get_cstr(const gir_json *v)
+{
+    if (!v || v->type != GIR_JSON_STRING || strlen(v->u.str) != v->len)
+        return NULL;
+    return v->u.str;
+}
+
+/* ---- emitting -------------------------------------------------------------- */
+
+void gir_jw_init(gir_json_writer *w, gir_buf *out, gir_json_style style)
+{
+    memset(w, 0, sizeof *w);
+    w->out = out;
+    w->style = style;
+}
+
+void gir_jw_free(gir_json_writer *w)
+{
+    free(w->multi);
+    free(w->count);
+    w->multi = NULL;
+    w->count = NULL;
+    w->cap = w->depth = 0;
+}
+
+bool gir_jw_ok(const gir_json_writer *w)
+{
+    return !w->failed && !w->out->failed && w->depth == 0 && !w->key_pending;
+}
+
+static void indent(gir_json_writer *w, size_t levels)
+{
+    static const char spaces[] = "                                                                ";
+    size_t n = levels * 2;
+    gir_buf_putc(w->out, '\n');
+    while (n) {
+        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+        gir_buf_append(w->out, spaces, k);
+        n -= k;
+    }
+}
+
+/* dmlc's WriteSeperator: a newline and indentation when the innermost open
+ * container is multi-line (or none is open). */
+static void dmlc_separator(gir_json_writer *w)
+{
+    if (w->depth == 0 || (w->multi[w->depth - 1] & 1))
+        indent(w, w->depth);
+}
+
+/* Called before every member (with its key) or item. */
+static void before_item(gir_json_writer *w)
+{
+    if (w->depth == 0)
+        return;
+    size_t *cnt = &w->count[w->depth - 1];
+    bool multi = w->multi[w->depth - 1] & 1;
+    switch (w->style) {
+    case GIR_JSON_DMLC:
+        if (*cnt)
+            gir_buf_append(w->out, ", ", 2);
+        dmlc_separator(w);
+        break;
+    case GIR_JSON_PRETTY:
+        if (*cnt)
+            gir_buf_putc(w->out, ',');
+        if (multi)
+            indent(w, w->depth);
+        else if (*cnt)
+            gir_buf_putc(w->out, ' ');
+        break;
+    case GIR_JSON_COMPACT:
+        if (*cnt)
+            gir_buf_putc(w->out, ',');
+        break;
+    }
+    (*cnt)++;
+}
+
+/* Before a value: inside an object the key already did the separator. */
+static void before_value(gir_json_writer *w)
+{
+    if (w->key_pending) {
+        w->key_pending = false;
+        return;
+    }
+    /* A value directly inside an object without a key is misuse. */
+    if (w->depth && (w->multi[w->depth - 1] & 2) != 0)
+        w->failed = true;
+    before_item(w);
+}
+
+static void open_scope(gir_json_writer *w, char c, bool multi_line, bool is_object)
+{
+    before_value(w);
+    gir_buf_putc(w->out, c);
+    if (w->depth == w->cap) {
+        size_t cap = w->cap, cap2 = w->cap;
+        if (!GIR_GROW(w->multi, cap, w->depth + 1) || !GIR_GROW(w->count, cap2, w->depth + 1)) {
+            w->failed = true;
+            return;
+        }
+        w->cap = cap < cap2 ? cap : cap2;
+    }
+    /* bit 0: multi-line; bit 1: object (for misuse checks) */
+    w->multi[w->depth] = (unsigned char)((multi_line ? 1 : 0) | (is_object ? 2 : 0));
+    w->count[w->depth] = 0;
+    w->depth++;
+}
+
+static void close_scope(gir_json_writer *w, char c, bool is_object)
+{
+    if (w->depth == 0 || w->key_pending || ((w->multi[w->depth - 1] & 2) != 0) != is_object) {
+        w->failed = true;
+        return;
+    }
+    w->depth--;
+    bool multi = w->multi[w->depth] & 1;
+    size_t n = w->count[w->depth];
+    switch (w->style) {
+    case GIR_JSON_DMLC:
+        if (multi && n)
+            dmlc_separator(w);
+        break;
+    case GIR_JSON_PRETTY:
+        if (multi && n)
+            indent(w, w->depth);
+        break;
+    case GIR_JSON_COMPACT:
+        break;
+    }
+    gir_buf_putc(w->out, c);
+}
+
+void gir_jw_begin_object(gir_json_writer *w, bool multi_line)
+{
+    open_scope(w, '{', multi_line, true);
+}
+
+void gir_jw_end_object(gir_json_writer *w)
+{
+    close_scope(w, '}', true);
+}
+
+void gir_jw_begin_array(gir_json_writer *w, bool multi_line)
+{
+    open_scope(w, '[', multi_line, false);
+}
+
+void gir_jw_end_array(gir_json_writer *w)
+{
+    close_scope(w, ']', false);
+}
+
+void gir_jw_key_n(gir_json_writer *w, const char *key, size_t n)
+{
+    if (w->depth == 0 || w->key_pending || (w->multi[w->depth - 1] & 2) == 0) {
+        w->failed = true;
+        return;
+    }
+    before_item(w);
+    gir_buf_putc(w->out, '"');
+    gir_json_escape(w->out, key, n, w->style);
+    if (w->style == GIR_JSON_COMPACT)
+        gir_buf_append(w->out, "\":", 2);
+    else
+        gir_buf_append(w->out, "\": ", 3);
+    w->key_pending = true;
+}
+
+void gir_jw_key(gir_json_writer *w, const char *key)
+{
+    gir_jw_key_n(w, key, strlen(key));
+}
+
+void gir_json_escape(gir_buf *b, const char *s, size_t n, gir_json_style style)
+{
+    size_t run = 0; /* bytes [i-run, i) need no escaping */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char ubuf[8];
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        default:
+            if (c < 0x20 && style != GIR_JSON_DMLC) {
+                if (c == '\b')
+                    esc = "\\b";
+                else if (c == '\f')
+                    esc = "\\f";
+                else {
+                    snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
+                    esc = ubuf;
+                }
+            }
+            break;
+        }
+        if (!esc) {
+            run++;
+            continue;
+        }
+        if (run)
+            gir_buf_append(b, s + i - run, run);
+        run = 0;
+        gir_buf_puts(b, esc);
+    }
+    if (run)
+        gir_buf_append(b, s + n - run, run);
+}
+
+void gir_jw_string_n(gir_json_writer *w, const char *s, size_t n)
+{
+    before_value(w);
+    gir_buf_putc(w->out, '"');
+    gir_json_escape(w->out, s, n, w->style);
+    gir_buf_putc(w->out, '"');
+}
+
+void gir_jw_string(gir_json_writer *w, const char *s)
+{
+    gir_jw_string_n(w, s, strlen(s));
+}
+
+void gir_jw_int(gir_json_writer *w, int64_t v)
+{
+    before_value(w);
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    gir_buf_append(w->out, buf, (size_t)n);
+}
+
+void gir_jw_uint(gir_json_writer *w, uint64_t v)
+{
+    before_value(w);
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    gir_buf_append(w->out, buf, (size_t)n);
+}
+
+void gir_jw_double(gir_json_writer *w, double v)
+{
+    before_value(w);
+    if (!isfinite(v)) {
+        gir_buf_append(w->out, "null", 4);
+        return;
+    }
+    char buf[48];
+    gir_fmt_double(buf, v, false);
+    gir_buf_puts(w->out, buf);
+}
+
+void gir_jw_number_raw(gir_json_writer *w, const char *text, size_t n)
+{
+    before_value(w);
+    gir_buf_append(w->out, text, n);
+}
+
+void gir_jw_bool(gir_json_writer *w, bool v)
+{
+    before_value(w);
+    gir_buf_puts(w->out, v ? "true" : "false");
+}
+
+void gir_jw_null(gir_json_writer *w)
+{
+    before_value(w);
+    gir_buf_append(w->out, "null", 4);
+}
