@@ -413,6 +413,7 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
     TRY(set_ints(m, n, "strides", s, ns));
     TRY(set_ints(m, n, "pads", pads, 2 * ns));
     TRY(set_int(m, n, "ceil_mode", 0));
+    TRY(meta_int(m, n, NN_META_IGNORE_BORDER, ignore_border));
     if (op == GIR_OP_AveragePool)
         TRY(set_int(m, n, "count_include_pad", including_pad == 1));
     return infer(m, n);

@@ -28,6 +28,7 @@
 #define NN_META_NO_PARAM "nnabla.no_param"           /* node: the function had no parameter message */
 #define NN_META_INPLACE "nnabla.inplace"             /* node: inplace argument */
 #define NN_META_VAL "nnabla.val"                     /* node: the double argument of a *Scalar function */
+#define NN_META_IGNORE_BORDER "nnabla.ignore_border" /* node: pooling's ignore_border when either would do */
 #define NN_META_CONTEXT "nnabla.context"             /* node: Context as text */
 
 /* ---- parameters -------------------------------------------------------- */

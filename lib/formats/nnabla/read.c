@@ -2,6 +2,7 @@
 #include "nnabla.h"
 
 #include "io/zip.h"
+#include "passes/passes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -674,6 +675,8 @@ static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, pt
         st = keep_params(b);
     if (!st)
         st = keep_rest(g, pb, net_i, exec_i, b->err);
+    if (!st)
+        st = gir_graph_finish(g, b->err);
     if (st) {
         gir_graph_free(g);
         return st;

@@ -9,6 +9,7 @@
 #include "nnabla.h"
 
 #include "io/zip.h"
+#include "passes/passes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +53,13 @@ typedef struct wctx {
 } wctx;
 
 /* ---- message building -------------------------------------------------- */
+
+/* Frees a string field unless it is protobuf-c's shared empty default. */
+static void str_free(char *s)
+{
+    if (s && s != protobuf_c_empty_string)
+        free(s);
+}
 
 static char *sdup(wctx *w, const char *s)
 {
@@ -598,7 +606,7 @@ static void emit_chain(wctx *w, const gir_node *n, const char *type)
         snprintf(suffix, sizeof suffix, "%s_%zu", type, i);
         Nnabla__Function *f = fn_new(w, n, last ? type : suffix, last);
         if (f && !last) {
-            free(f->type);
+            str_free(f->type);
             f->type = sdup(w, type);
         }
         if (prev)
@@ -1052,6 +1060,8 @@ static void emit_pool(wctx *w, const gir_node *n)
         if (incl && (want - 1) * s[i] - pb + k[i] > L + (pe < pb ? pe : pb))
             as_false = false;
     }
+    if (as_true && as_false && gir_attrs_find(&n->meta, NN_META_IGNORE_BORDER))
+        as_true = gir_attrs_get_int(&n->meta, NN_META_IGNORE_BORDER, 1) != 0;
     if (!as_true && !as_false) {
         refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s whose padding and rounding nnabla cannot reproduce",
                gir_op_name(n->op));
@@ -1245,7 +1255,7 @@ static void emit_slices(wctx *w, const gir_node *n, int64_t axis)
         snprintf(suffix, sizeof suffix, "Slice_%zu", i);
         Nnabla__Function *f = fn_new(w, n, suffix, i == 0);
         if (f) {
-            free(f->type);
+            str_free(f->type);
             f->type = sdup(w, "Slice");
         }
         fn_in(w, f, n->in[0]);
@@ -1399,7 +1409,7 @@ static void emit_pad(wctx *w, const gir_node *n)
     if (p) {
         p->pad_width = dup_ints(w, pw, 2 * k);
         p->n_pad_width = p->pad_width ? 2 * k : 0;
-        free(p->mode);
+        str_free(p->mode);
         p->mode = sdup(w, nm);
         p->constant_value = (float)gir_node_float(n, "constant_value", 0.0);
     }
@@ -1721,59 +1731,6 @@ static void emit_node(wctx *w, size_t ni)
 
 /* ---- planning ---------------------------------------------------------- */
 
-/* A stable topological order of the nodes (nnabla runs functions in file
- * order); GIR_E_CYCLE if there is none. */
-static gir_status node_order(const gir_graph *g, size_t **order, gir_error *err)
-{
-    size_t nn = g->n_nodes;
-    size_t *ord = malloc((nn ? nn : 1) * sizeof *ord);
-    size_t *pending = calloc(nn ? nn : 1, sizeof *pending);
-    uint8_t *done = calloc(nn ? nn : 1, 1);
-    if (!ord || !pending || !done) {
-        free(ord);
-        free(pending);
-        free(done);
-        return gir_nomem(err);
-    }
-    for (size_t i = 0; i < nn; i++)
-        for (size_t k = 0; k < g->nodes[i]->n_in; k++) {
-            int32_t v = g->nodes[i]->in[k];
-            if (v >= 0 && g->values[v]->producer >= 0)
-                pending[i]++;
-        }
-    size_t n_done = 0;
-    bool progress = true;
-    while (n_done < nn && progress) {
-        progress = false;
-        for (size_t i = 0; i < nn; i++) {
-            if (done[i] || pending[i])
-                continue;
-            done[i] = 1;
-            ord[n_done++] = i;
-            progress = true;
-            const gir_node *n = g->nodes[i];
-            for (size_t o = 0; o < n->n_out; o++) {
-                int32_t v = n->out[o];
-                if (v < 0)
-                    continue;
-                for (size_t j = 0; j < nn; j++)
-                    for (size_t k = 0; k < g->nodes[j]->n_in; k++)
-                        if (g->nodes[j]->in[k] == v)
-                            pending[j]--;
-            }
-            break; /* restart from the first node: keeps file order */
-        }
-    }
-    free(pending);
-    free(done);
-    if (n_done < nn) {
-        free(ord);
-        return gir_fail(err, GIR_E_CYCLE, "the graph has a cycle; nnabla runs functions in order");
-    }
-    *order = ord;
-    return GIR_OK;
-}
-
 static gir_status plan(wctx *w)
 {
     const gir_graph *g = w->g;
@@ -1962,11 +1919,11 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
         return NULL;
     }
     if (orig) {
-        free(x->name);
+        str_free(x->name);
         x->name = orig->name;
         orig->name = NULL;
         x->num_evaluations = orig->num_evaluations;
-        free(x->repeat_evaluation_type);
+        str_free(x->repeat_evaluation_type);
         x->repeat_evaluation_type = orig->repeat_evaluation_type;
         orig->repeat_evaluation_type = NULL;
         x->need_back_propagation = orig->need_back_propagation;
@@ -1976,10 +1933,10 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
         orig->loss_variable = NULL;
         orig->n_loss_variable = 0;
     } else {
-        free(x->name);
+        str_free(x->name);
         x->name = sdup(w, "runtime");
     }
-    free(x->network_name);
+    str_free(x->network_name);
     x->network_name = sdup(w, net_name);
     for (size_t i = 0; i < g->n_inputs; i++) {
         const char *name = vname(w, g->inputs[i]);
@@ -1999,8 +1956,8 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
         if (!done) {
             Nnabla__DataVariable *d = pb_new(w, &nnabla__data_variable__descriptor);
             if (d) {
-                free(d->variable_name);
-                free(d->data_name);
+                str_free(d->variable_name);
+                str_free(d->data_name);
                 d->variable_name = sdup(w, name);
                 d->data_name = sdup(w, name);
                 if (!push_ptr((void ***)&x->data_variable, &x->n_data_variable, d))
@@ -2020,8 +1977,8 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
         if (!done) {
             Nnabla__OutputVariable *o = pb_new(w, &nnabla__output_variable__descriptor);
             if (o) {
-                free(o->variable_name);
-                free(o->data_name);
+                str_free(o->variable_name);
+                str_free(o->data_name);
                 o->variable_name = sdup(w, name);
                 o->data_name = sdup(w, name);
                 if (!push_ptr((void ***)&x->output_variable, &x->n_output_variable, o))
@@ -2050,7 +2007,7 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
             continue;
         Nnabla__ParameterVariable *pv = pb_new(w, &nnabla__parameter_variable__descriptor);
         if (pv) {
-            free(pv->variable_name);
+            str_free(pv->variable_name);
             pv->variable_name = sdup(w, net->variable[j]->name);
             if (!push_ptr((void ***)&x->parameter_variable, &x->n_parameter_variable, pv))
                 gir_pb_free(&pv->base);
@@ -2190,7 +2147,7 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wpara
         net = pb_new(w, &nnabla__network__descriptor);
         if (!net)
             return gir_nomem(w->err);
-        free(net->name);
+        str_free(net->name);
         net->name = sdup(w, g->name && g->name[0] ? g->name : "net");
         net->batch_size = 1;
         for (size_t i = 0; i < g->n_inputs; i++) {
@@ -2201,14 +2158,14 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wpara
             }
         }
     } else if (g->name && g->name[0] && strcmp(g->name, net->name) != 0) {
-        free(net->name);
+        str_free(net->name);
         net->name = sdup(w, g->name);
     }
     w->net = net;
     gir_status st = plan(w);
-    size_t *order = NULL;
+    int32_t *order = NULL;
     if (!st)
-        st = node_order(g, &order, w->err);
+        st = gir_topo_order(g, &order, w->err);
     for (size_t i = 0; !st && i < g->n_nodes; i++)
         if (!w->node_done[order[i]])
             emit_node(w, order[i]);
