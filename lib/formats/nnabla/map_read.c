@@ -1164,8 +1164,8 @@ static gir_status map_reshape(mctx *m, bool *mapped)
     TRY(set_ints(m, n, "shape", p->shape->dim, n_dim));
     if (has_zero)
         TRY(set_int(m, n, "allowzero", 1));
-    if (p->inplace)
-        TRY(meta_int(m, n, NN_META_INPLACE, 1));
+    /* nnabla's default is true, so false is recorded too */
+    TRY(meta_int(m, n, NN_META_INPLACE, p->inplace));
     return infer(m, n);
 }
 

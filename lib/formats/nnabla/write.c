@@ -49,6 +49,7 @@ typedef struct wctx {
     int32_t *fuse_src;    /* node (Gemm) -> the Flatten node it absorbs, or -1 */
     extra_var *extras;
     size_t n_extras, cap_extras;
+    const gir_node *cur; /* the node being written */
     bool failed_alloc;
 } wctx;
 
@@ -217,6 +218,11 @@ static void fn_param(wctx *w, Nnabla__Function *f, const char *field, void *msg)
     if (!msg)
         return;
     const ProtobufCFieldDescriptor *fd = nn_param_field_by_name(field);
+    if (w->cur && gir_attrs_find(&w->cur->meta, NN_META_NO_PARAM)) {
+        /* the file this node came from had no parameter message */
+        gir_pb_free(msg);
+        return;
+    }
     if (!f || !fd) {
         if (!fd)
             w->failed_alloc = true;
@@ -1586,6 +1592,7 @@ static void emit_opaque(wctx *w, const gir_node *n)
 static void emit_node(wctx *w, size_t ni)
 {
     const gir_node *n = w->g->nodes[ni];
+    w->cur = n;
     switch (n->op) {
     case GIR_OP_OPAQUE: emit_opaque(w, n); return;
     case GIR_OP_Identity: simple_fn(w, n, "Identity"); return;
@@ -2193,7 +2200,9 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wpara
         st = order_params(w, gp, n_gp, params, n_params);
     free(gp);
     Nnabla__Executor *exec = NULL;
-    if (!st) {
+    /* a network read without an executor is written without one */
+    bool want_exec = !gir_attrs_find(&g->meta, NN_META_NETWORK) || gir_attrs_find(&g->meta, NN_META_EXECUTOR);
+    if (!st && want_exec) {
         exec = make_executor(w, net->name);
         if (!exec || w->failed_alloc)
             st = gir_nomem(w->err);
@@ -2213,7 +2222,7 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wpara
             st = gir_nomem(w->err);
         else
             net = NULL;
-        if (!st && !insert_at((void ***)&pb->executor, &pb->n_executor, ei, exec))
+        if (!st && exec && !insert_at((void ***)&pb->executor, &pb->n_executor, ei, exec))
             st = gir_nomem(w->err);
         else
             exec = NULL;
