@@ -1006,7 +1006,7 @@ static gir_status parse_loop(parser *P)
                                 desc);
             }
             char close = lx_is(L, '{') ? '}' : '>';
-            ProtobufCMessage *sub;
+            ProtobufCMessage *sub = NULL;
             gir_status st;
             if (repeated) {
                 void *slot;

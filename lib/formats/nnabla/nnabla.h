@@ -55,6 +55,10 @@ ptrdiff_t nn_params_find(const nn_params *p, const char *name);
  * (freed when the last tensor referring to it dies, also on failure). */
 gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_error *err);
 gir_status nn_params_add_h5(nn_params *p, void *image, size_t len, gir_error *err);
+/* The same for a member stored uncompressed at offset in the archive file:
+ * read in place (mapped for the structure, pread for the data). */
+gir_status nn_params_add_stored(nn_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
+                                gir_error *err);
 
 /* One parameter to write. */
 typedef struct nn_wparam {

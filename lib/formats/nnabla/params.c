@@ -5,18 +5,30 @@
 
 #include "io/h5.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- a shared image ------------------------------------------------------ */
 
-/* The bytes of one parameter member, shared by the tensors loading from it. */
+/* The bytes of one parameter member, shared by the tensors loading from it:
+ * a malloc'd copy, or (a member stored uncompressed in the archive) a
+ * read-only mapping of the archive file, whose large datasets are read with
+ * pread so that only the tensor being loaded occupies memory. */
 typedef struct nn_blob {
     atomic_int refs;
     unsigned char *data;
     size_t len;
+    void *map;         /* the mapping (data lies inside it), or NULL: data is malloc'd */
+    size_t map_len;
+    int fd;            /* the archive, or -1 */
+    uint64_t file_off; /* offset of data[0] in the archive */
     gir_h5 *h5;
 } nn_blob;
 
@@ -28,6 +40,7 @@ static nn_blob *blob_new(void *data, size_t len)
     atomic_init(&b->refs, 1);
     b->data = data;
     b->len = len;
+    b->fd = -1;
     return b;
 }
 
@@ -43,8 +56,36 @@ static void blob_unref(nn_blob *b)
         return;
     if (b->h5)
         gir_h5_close(b->h5);
-    free(b->data);
+    if (b->map)
+        munmap(b->map, b->map_len);
+    else
+        free(b->data);
+    if (b->fd >= 0)
+        close(b->fd);
     free(b);
+}
+
+/* Gives back the pages of a mapping that reading touched. */
+static void blob_drop_pages(const nn_blob *b)
+{
+    if (b->map)
+        (void)madvise(b->map, b->map_len, MADV_DONTNEED);
+}
+
+/* Reads n bytes at offset off of the image from the archive itself. */
+static gir_status blob_pread(const nn_blob *b, uint64_t off, void *dst, size_t n, gir_error *err)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = pread(b->fd, (char *)dst + done, n - done, (off_t)(b->file_off + off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return gir_fail(err, GIR_E_IO, "cannot read parameter data from the archive: %s",
+                            r < 0 ? strerror(errno) : "unexpected end of file");
+        done += (size_t)r;
+    }
+    return GIR_OK;
 }
 
 static bool host_is_le(void)
@@ -152,8 +193,8 @@ typedef struct pb_param {
 } pb_param;
 
 /* Parses one Parameter message; when dst is given, copies its floats. */
-static gir_status scan_parameter(const unsigned char *p, const unsigned char *end, pb_param *out, float *dst,
-                                 uint64_t dst_count, gir_error *err)
+static gir_status scan_parameter(const nn_blob *b, const unsigned char *p, const unsigned char *end, pb_param *out,
+                                 float *dst, uint64_t dst_count, gir_error *err)
 {
     memset(out, 0, sizeof *out);
     uint64_t copied = 0;
@@ -233,7 +274,18 @@ static gir_status scan_parameter(const unsigned char *p, const unsigned char *en
             if (dst) {
                 if (n > dst_count - copied)
                     return gir_fail(err, GIR_E_PARAMS, "parameter data changed while reading");
-                if (le) {
+                if (b && b->fd >= 0) {
+                    gir_status st = blob_pread(b, (uint64_t)(ds - b->data), dst + copied, (size_t)n * 4, err);
+                    if (st)
+                        return st;
+                    if (!le)
+                        for (uint64_t i = 0; i < n; i++) {
+                            uint32_t u;
+                            memcpy(&u, dst + copied + i, 4);
+                            u = gir_le32((const unsigned char *)&u);
+                            memcpy(dst + copied + i, &u, 4);
+                        }
+                } else if (le) {
                     memcpy(dst + copied, ds, (size_t)n * 4);
                 } else {
                     for (uint64_t i = 0; i < n; i++) {
@@ -268,7 +320,10 @@ static gir_status pb_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
 {
     pb_ctx *c = ctx;
     pb_param pp;
-    return scan_parameter(c->blob->data + c->start, c->blob->data + c->start + c->len, &pp, dst, nbytes / 4, err);
+    gir_status st = scan_parameter(c->blob, c->blob->data + c->start, c->blob->data + c->start + c->len, &pp, dst,
+                                   nbytes / 4, err);
+    blob_drop_pages(c->blob);
+    return st;
 }
 
 static void pb_release(void *ctx)
@@ -280,13 +335,9 @@ static void pb_release(void *ctx)
 
 static const gir_loader pb_loader = { pb_load, pb_release };
 
-gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_error *err)
+static gir_status add_protobuf_blob(nn_params *p, nn_blob *b, gir_error *err)
 {
-    nn_blob *b = blob_new(image, len);
-    if (!b) {
-        free(image);
-        return gir_nomem(err);
-    }
+    size_t len = b->len;
     const unsigned char *s = b->data, *q = s, *end = s + len;
     gir_status st = GIR_OK;
     size_t count = 0;
@@ -317,7 +368,7 @@ gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_err
         const unsigned char *ms = q;
         q += n;
         pb_param pp;
-        st = scan_parameter(ms, ms + n, &pp, NULL, 0, err);
+        st = scan_parameter(b, ms, ms + n, &pp, NULL, 0, err);
         if (st) {
             gir_err_loc(err, "byte %zu", at);
             break;
@@ -368,8 +419,19 @@ gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_err
         st = params_put(p, name, GIR_DT_F32, &shape, pp.need_grad, t, err);
         count++;
     }
+    blob_drop_pages(b);
     blob_unref(b);
     return st;
+}
+
+gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_error *err)
+{
+    nn_blob *b = blob_new(image, len);
+    if (!b) {
+        free(image);
+        return gir_nomem(err);
+    }
+    return add_protobuf_blob(p, b, err);
 }
 
 /* ---- parameter.h5 ---------------------------------------------------------- */
@@ -383,7 +445,22 @@ typedef struct h5_ctx {
 static gir_status h5_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
 {
     h5_ctx *c = ctx;
-    return gir_h5_read_open(c->blob->h5, c->name, dst, nbytes, c->dtype, err);
+    if (c->blob->fd >= 0) {
+        /* a contiguous dataset is read straight from the archive */
+        uint64_t off, n;
+        bool found;
+        gir_status st = gir_h5_raw_extent_open(c->blob->h5, c->name, c->dtype, &off, &n, &found, err);
+        if (st)
+            return st;
+        if (found && n == nbytes && host_is_le()) {
+            st = blob_pread(c->blob, off, dst, (size_t)nbytes, err);
+            blob_drop_pages(c->blob);
+            return st;
+        }
+    }
+    gir_status st = gir_h5_read_open(c->blob->h5, c->name, dst, nbytes, c->dtype, err);
+    blob_drop_pages(c->blob);
+    return st;
 }
 
 static void h5_release(void *ctx)
@@ -396,13 +473,8 @@ static void h5_release(void *ctx)
 
 static const gir_loader h5_loader = { h5_load, h5_release };
 
-gir_status nn_params_add_h5(nn_params *p, void *image, size_t len, gir_error *err)
+static gir_status add_h5_blob(nn_params *p, nn_blob *b, gir_error *err)
 {
-    nn_blob *b = blob_new(image, len);
-    if (!b) {
-        free(image);
-        return gir_nomem(err);
-    }
     gir_status st = gir_h5_open(b->data, b->len, &b->h5, err);
     gir_h5_param *hp = NULL;
     size_t n = 0;
@@ -431,8 +503,60 @@ gir_status nn_params_add_h5(nn_params *p, void *image, size_t len, gir_error *er
         st = params_put(p, name, hp[i].dtype, &hp[i].shape, hp[i].need_grad, t, err);
     }
     gir_h5_params_free(hp, n);
+    blob_drop_pages(b);
     blob_unref(b);
     return st;
+}
+
+gir_status nn_params_add_h5(nn_params *p, void *image, size_t len, gir_error *err)
+{
+    nn_blob *b = blob_new(image, len);
+    if (!b) {
+        free(image);
+        return gir_nomem(err);
+    }
+    return add_h5_blob(p, b, err);
+}
+
+gir_status nn_params_add_stored(nn_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
+                                gir_error *err)
+{
+    if (size > SIZE_MAX / 2)
+        return gir_fail(err, GIR_E_LIMIT, "parameter member of %llu bytes is too large", (unsigned long long)size);
+    int fd = open(archive, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        gir_fail(err, GIR_E_IO, "cannot open: %s", strerror(errno));
+        gir_err_file(err, archive);
+        return GIR_E_IO;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t base = page > 0 ? offset - offset % (uint64_t)page : offset;
+    size_t map_len = (size_t)(offset - base + size);
+    void *map = map_len ? mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, (off_t)base) : NULL;
+    if (map_len && map == MAP_FAILED) {
+        close(fd);
+        return gir_fail(err, GIR_E_IO, "cannot map the parameter member: %s", strerror(errno));
+    }
+    nn_blob *b = blob_new(map ? (unsigned char *)map + (offset - base) : NULL, (size_t)size);
+    if (!b) {
+        if (map)
+            munmap(map, map_len);
+        close(fd);
+        return gir_nomem(err);
+    }
+    b->map = map;
+    b->map_len = map_len;
+    b->fd = fd;
+    b->file_off = offset;
+    if (!map) {
+        b->data = malloc(1); /* an empty member */
+        b->map = NULL;
+        if (!b->data) {
+            blob_unref(b);
+            return gir_nomem(err);
+        }
+    }
+    return h5 ? add_h5_blob(p, b, err) : add_protobuf_blob(p, b, err);
 }
 
 /* ---- writing ---------------------------------------------------------------- */

@@ -58,15 +58,31 @@ static gir_status read_archive(const char *path, const gir_zip_limits *lim, Nnab
         bool h5 = gir_str_ieq(ext, ".h5");
         if (!text && !pbuf && !h5)
             continue; /* nnp_version.txt, solver states, NNC's extra files */
+        char *label = gir_strdupf("%s:%s", path, name);
+        if (!label) {
+            st = gir_nomem(err);
+            break;
+        }
+        if (!text) {
+            /* parameters stored uncompressed are read in place */
+            uint64_t off;
+            gir_error e2 = GIR_ERROR_INIT;
+            if (gir_zip_stored_offset(z, i, &off, &e2) == GIR_OK) {
+                gir_error_clear(&e2);
+                st = nn_params_add_stored(params, path, off, gir_zip_size(z, i), h5, err);
+                if (st)
+                    gir_err_file(err, label);
+                *have_params = true;
+                free(label);
+                continue;
+            }
+            gir_error_clear(&e2);
+        }
         void *data;
         size_t len;
         st = gir_zip_read(z, i, &data, &len, err);
-        if (st)
-            break;
-        char *label = gir_strdupf("%s:%s", path, name);
-        if (!label) {
-            free(data);
-            st = gir_nomem(err);
+        if (st) {
+            free(label);
             break;
         }
         if (text) {
