@@ -5,11 +5,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-scripts/setup.sh build -Dbuildtype=release
+scripts/setup.sh build-demo -Dbuildtype=release
 shared=${GIR_SHARED_DIR:-$here/../shared}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-gc=build/tools/graphconv
+gc=build-demo/tools/graphconv
 set -x
 $gc info "$shared/realworld/mxnet/lenet-symbol.json"
 $gc "$shared/realworld/mxnet/lenet-symbol.json" "$out/lenet.json" --to nnvm

@@ -212,9 +212,10 @@ static void info_text(const char *path, const char *fmt, const char *reason, con
         printf("name:       %s\n", g->name);
     for (size_t i = 0; i < g->meta.n; i++) {
         const gir_attr *a = &g->meta.items[i];
-        if (strncmp(a->name, "source.", 7) != 0)
+        /* source.format is the line above; other source.* facts follow. */
+        if (strncmp(a->name, "source.", 7) != 0 || strcmp(a->name, "source.format") == 0)
             continue;
-        printf("%-11s ", a->name + 7);
+        printf("%s:%*s", a->name + 7, (int)(11 - strlen(a->name + 7)), "");
         attr_value_text(a, stdout, false);
         printf("\n");
     }

@@ -3,9 +3,15 @@
 
 #include <string.h>
 
+extern const gir_format gir_format_nnvm;
+extern const gir_format gir_format_mxnet;
+extern const gir_format gir_format_tvm;
 extern const gir_format gir_format_nnabla;
 
 static const gir_format *const registry[] = {
+    &gir_format_nnvm,
+    &gir_format_mxnet,
+    &gir_format_tvm,
     &gir_format_nnabla,
     NULL /* sentinel: formats are listed above this line */
 };

@@ -20,7 +20,7 @@ run "$TMP/missing.json" "$TMP/out.json" --to nnvm
 expect_err "missing input is an I/O error" 5 "missing.json" "cannot open" "[io]"
 : >"$TMP/empty.json"
 run "$TMP/empty.json" "$TMP/out.json" --to nnvm
-expect_err "empty input is bad input" 2 "empty.json" "[unknown-format]"
+expect_err "empty input is bad input" 2 "empty.json" "empty"
 only_files "nothing written for a failed conversion" "$TMP" empty.json
 printf 'precious' >"$TMP/exists.json"
 run "$TMP/empty.json" "$TMP/exists.json" --to nnvm

@@ -1,0 +1,177 @@
+/* Attribute values as NNVM, MXNet and TVM files spell them: everything is a
+ * string; numbers in C/Python notation, bools True/False/1/0, tuples
+ * "(3, 3)", "[3,3]", "(3,)", "3", "()", Python-2 longs "[1L, 1L]". */
+#include "nnvm.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    return s;
+}
+
+/* Parses one integer at *ps (optional sign, digits, optional L/l suffix),
+ * advancing *ps. */
+static bool int_at(const char **ps, int64_t *v)
+{
+    const char *s = skip_ws(*ps);
+    if (!(*s == '-' || *s == '+' || isdigit((unsigned char)*s)))
+        return false;
+    errno = 0;
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || !isdigit((unsigned char)end[-1]))
+        return false;
+    if (*end == 'L' || *end == 'l')
+        end++;
+    *v = (int64_t)x;
+    *ps = end;
+    return true;
+}
+
+bool nn_parse_int(const char *s, int64_t *v)
+{
+    if (!s)
+        return false;
+    int64_t x;
+    if (!int_at(&s, &x))
+        return false;
+    if (*skip_ws(s))
+        return false;
+    *v = x;
+    return true;
+}
+
+bool nn_parse_float(const char *s, double *v)
+{
+    if (!s)
+        return false;
+    s = skip_ws(s);
+    if (!*s)
+        return false;
+    errno = 0;
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || *skip_ws(end) || !isfinite(x))
+        return false;
+    /* strtod also takes hex floats and "infinity"; keep to decimal text. */
+    for (const char *p = s; p < end; p++)
+        if (!(isdigit((unsigned char)*p) || *p == '.' || *p == 'e' || *p == 'E' || *p == '-' || *p == '+'))
+            return false;
+    *v = x;
+    return true;
+}
+
+bool nn_parse_bool(const char *s, bool *v)
+{
+    if (!s)
+        return false;
+    s = skip_ws(s);
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    if ((n == 4 && strncasecmp(s, "true", 4) == 0) || (n == 1 && s[0] == '1')) {
+        *v = true;
+        return true;
+    }
+    if ((n == 5 && strncasecmp(s, "false", 5) == 0) || (n == 1 && s[0] == '0')) {
+        *v = false;
+        return true;
+    }
+    return false;
+}
+
+bool nn_is_none(const char *s)
+{
+    if (!s)
+        return false;
+    s = skip_ws(s);
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    return n == 4 && memcmp(s, "None", 4) == 0;
+}
+
+bool nn_parse_tuple(const char *s, int64_t *v, size_t *n)
+{
+    if (!s)
+        return false;
+    s = skip_ws(s);
+    *n = 0;
+    char close = 0;
+    if (*s == '(')
+        close = ')';
+    else if (*s == '[')
+        close = ']';
+    if (!close) {
+        /* A bare integer is a 1-tuple. */
+        int64_t x;
+        if (!nn_parse_int(s, &x))
+            return false;
+        v[0] = x;
+        *n = 1;
+        return true;
+    }
+    s = skip_ws(s + 1);
+    if (*s == close)
+        return *skip_ws(s + 1) == '\0';
+    for (;;) {
+        int64_t x;
+        if (*n >= NN_MAX_TUPLE || !int_at(&s, &x))
+            return false;
+        v[(*n)++] = x;
+        s = skip_ws(s);
+        if (*s == ',') {
+            s = skip_ws(s + 1);
+            if (*s == close) /* "(3,)" */
+                break;
+            continue;
+        }
+        if (*s == close)
+            break;
+        return false;
+    }
+    return *skip_ws(s + 1) == '\0';
+}
+
+void nn_fmt_tuple(gir_buf *b, const int64_t *v, size_t n)
+{
+    gir_buf_putc(b, '(');
+    for (size_t i = 0; i < n; i++)
+        gir_buf_printf(b, i ? ", %lld" : "%lld", (long long)v[i]);
+    if (n == 1)
+        gir_buf_putc(b, ',');
+    gir_buf_putc(b, ')');
+}
+
+const char *nn_fmt_bool(bool v)
+{
+    return v ? "True" : "False";
+}
+
+void nn_fmt_float(char out[48], double v)
+{
+    gir_fmt_double(out, v, true);
+}
+
+bool nn_parse_shape_hint(const char *s, gir_shape *shape)
+{
+    int64_t d[NN_MAX_TUPLE];
+    size_t n;
+    if (!nn_parse_tuple(s, d, &n) || n > GIR_MAX_RANK)
+        return false;
+    shape->rank = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        if (d[i] < 0)
+            return false;
+        shape->dims[i] = d[i] == 0 ? -1 : d[i];
+    }
+    return true;
+}

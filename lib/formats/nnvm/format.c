@@ -1,0 +1,190 @@
+/* The three formats of the NNVM family: one reader, three writers. */
+#include "nnvm.h"
+
+#include <string.h>
+
+/* ---- content probe ---------------------------------------------------------- */
+
+static size_t skip_ws(const unsigned char *h, size_t n, size_t i)
+{
+    while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r'))
+        i++;
+    return i;
+}
+
+static bool contains(const unsigned char *h, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    for (size_t i = 0; i + k <= n; i++)
+        if (h[i] == (unsigned char)s[0] && memcmp(h + i, s, k) == 0)
+            return true;
+    return false;
+}
+
+int nn_probe(const unsigned char *head, size_t n, nn_flavour *fl)
+{
+    *fl = NN_NNVM;
+    bool npz;
+    if (nn_params_sniff(head, n, &npz)) {
+        /* Not a graph, but ours: a weak score lets the reader explain. */
+        *fl = nn_params_sniff(head, n, &npz) == NN_PARAMS_TVM ? NN_TVM : NN_MXNET;
+        return 5;
+    }
+    size_t i = skip_ws(head, n, 0);
+    if (i >= n || head[i] != '{' || !contains(head, n, "\"nodes\""))
+        return 0;
+    if (!contains(head, n, "\"op\"") && !contains(head, n, "\"arg_nodes\""))
+        return 0;
+    /* Classify by the operator names in the head. */
+    size_t mx = 0, nv = 0;
+    bool tvm = contains(head, n, "\"tvm_op\"");
+    bool legacy = contains(head, n, "\"param\"") || contains(head, n, "\"backward_source_id\"") ||
+                  contains(head, n, "\"mxnet_version\"");
+    static const char key[] = "\"op\"";
+    for (size_t p = 0; p + 4 <= n; p++) {
+        if (memcmp(head + p, key, 4) != 0)
+            continue;
+        size_t q = skip_ws(head, n, p + 4);
+        if (q >= n || head[q] != ':')
+            continue;
+        q = skip_ws(head, n, q + 1);
+        if (q >= n || head[q] != '"')
+            continue;
+        char op[64];
+        size_t k = 0;
+        for (q++; q < n && head[q] != '"' && k + 1 < sizeof op; q++)
+            op[k++] = (char)head[q];
+        if (q >= n || head[q] != '"')
+            break;
+        op[k] = '\0';
+        bool m = nn_op_known(NN_MXNET, op), v = nn_op_known(NN_NNVM, op);
+        mx += m && !v;
+        nv += v && !m;
+    }
+    if (tvm) {
+        *fl = NN_TVM;
+        return 95;
+    }
+    if (legacy || mx > nv) {
+        *fl = NN_MXNET;
+        return 90;
+    }
+    if (nv > mx) {
+        *fl = NN_NNVM;
+        return 90;
+    }
+    /* Only variables (or shared names) so far: the family, flavour unknown. */
+    *fl = NN_NNVM;
+    return 60;
+}
+
+static int probe_as(nn_flavour want, const unsigned char *head, size_t n)
+{
+    nn_flavour fl;
+    int s = nn_probe(head, n, &fl);
+    if (s <= 5)
+        return fl == want ? s : s ? 4 : 0;
+    if (fl == want)
+        return s;
+    /* The family but another flavour: below the claiming threshold. */
+    return 40;
+}
+
+static int probe_nnvm(const unsigned char *head, size_t n, const char *path)
+{
+    (void)path;
+    return probe_as(NN_NNVM, head, n);
+}
+
+static int probe_mxnet(const unsigned char *head, size_t n, const char *path)
+{
+    nn_flavour fl;
+    /* Only variables in the head: the file name may say MXNet. */
+    if (nn_probe(head, n, &fl) == 60 && path && gir_str_ends_with(path, "-symbol.json"))
+        return 65;
+    return probe_as(NN_MXNET, head, n);
+}
+
+static int probe_tvm(const unsigned char *head, size_t n, const char *path)
+{
+    (void)path;
+    return probe_as(NN_TVM, head, n);
+}
+
+/* ---- read and write entry points ---------------------------------------------------- */
+
+static gir_status read_nnvm(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
+{
+    return nn_read(path, opts, NN_NNVM, out, err);
+}
+
+static gir_status read_mxnet(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
+{
+    return nn_read(path, opts, NN_MXNET, out, err);
+}
+
+static gir_status read_tvm(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
+{
+    return nn_read(path, opts, NN_TVM, out, err);
+}
+
+static gir_status write_nnvm(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+{
+    return nn_write(g, path, opts, NN_NNVM, err);
+}
+
+static gir_status write_mxnet(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+{
+    return nn_write(g, path, opts, NN_MXNET, err);
+}
+
+static gir_status write_tvm(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+{
+    return nn_write(g, path, opts, NN_TVM, err);
+}
+
+static const gir_option_doc read_opts[] = {
+    { "input-shape", "shapes of graph inputs, NAME:D1,D2,...;NAME:... (MXNet files record none), e.g. "
+                     "data:1,3,224,224" },
+    { NULL, NULL },
+};
+
+static const char *const ext_nnvm[] = { ".json", NULL };
+static const char *const ext_mxnet[] = { "-symbol.json", ".json", NULL };
+static const char *const ext_tvm[] = { ".graph", ".json", NULL };
+
+const gir_format gir_format_nnvm = {
+    .name = "nnvm",
+    .description = "NNVM graph JSON with NNVM top operators (+ TVM .params)",
+    .extensions = ext_nnvm,
+    .probe = probe_nnvm,
+    .read = read_nnvm,
+    .write = write_nnvm,
+    .ops = nn_nnvm_ops,
+    .read_options = read_opts,
+    .write_options = NULL,
+};
+
+const gir_format gir_format_mxnet = {
+    .name = "mxnet",
+    .description = "MXNet symbol JSON, every generation (+ MXNet NDArray .params)",
+    .extensions = ext_mxnet,
+    .probe = probe_mxnet,
+    .read = read_mxnet,
+    .write = write_mxnet,
+    .ops = nn_mxnet_ops,
+    .read_options = read_opts,
+    .write_options = NULL,
+};
+
+const gir_format gir_format_tvm = {
+    .name = "tvm",
+    .description = "TVM graph-executor JSON (tvm_op nodes, shapes, storage plan) (+ TVM .params)",
+    .extensions = ext_tvm,
+    .probe = probe_tvm,
+    .read = read_tvm,
+    .write = write_tvm,
+    .ops = nn_tvm_ops,
+    .read_options = read_opts,
+    .write_options = NULL,
+};

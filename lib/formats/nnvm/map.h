@@ -1,0 +1,116 @@
+/* Operator mapping of the NNVM family: the reader and writer contexts the
+ * per-operator functions work in (map_read.c, map_write.c). */
+#ifndef GIR_NNVM_MAP_H
+#define GIR_NNVM_MAP_H
+
+#include "nnvm.h"
+
+/* ---- reading ------------------------------------------------------------- */
+
+typedef struct nn_reader {
+    gir_graph *g;
+    nn_flavour fl;
+    const char *pfx;         /* "nnvm", "mxnet", "tvm" */
+    const nn_raw *raw;
+    int32_t **outs;          /* per raw node: value of each output (-1: none) */
+    uint32_t *n_outs;
+    bool *label_only;        /* per raw node: a variable only SoftmaxOutput reads as its label */
+    bool *var_made;          /* per raw node: variable value created */
+    /* params */
+    const nn_params *params;
+    int32_t *claimed;        /* per param: value it was matched to, -1 */
+    size_t *by_key;          /* param indices sorted by key */
+    /* input-shape option */
+    struct nn_ishape {
+        const char *name;
+        gir_shape shape;
+        bool used;
+    } *ishapes;
+    size_t n_ishapes;
+    int64_t batch;           /* batch-size option, 0 if none */
+    int64_t mx_version;      /* mxnet_version, 0 when absent (0.8 layout) */
+    bool *bn_synth;          /* per raw node: BatchNorm given synthesised aux inputs */
+} nn_reader;
+
+/* Result of a read function: mapped, or keep the node verbatim. */
+typedef enum nn_rres { NN_MAPPED = 0, NN_OPAQUE } nn_rres;
+
+typedef gir_status (*nn_read_fn)(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                 gir_error *err);
+
+typedef struct nn_rdef {
+    const char *name;     /* the flavour's operator */
+    gir_op op;            /* canonical operator it usually becomes */
+    nn_read_fn read;
+    unsigned outputs;     /* outputs incl. hidden ones (0: depends on attributes) */
+    unsigned min_in, max_in;
+    const char *const *keys; /* attributes it understands (NULL: none) */
+} nn_rdef;
+
+/* The definition of a flavour's operator, or NULL. */
+const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op);
+/* Creates the value for variable raw node idx (if not yet made). */
+gir_status nn_make_var(nn_reader *r, size_t idx, gir_error *err);
+/* Outputs raw node idx gets (hidden ones included). */
+uint32_t nn_node_outputs(const nn_reader *r, size_t idx);
+/* Maps raw op node idx (its inputs already made), canonically or verbatim. */
+gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err);
+
+/* ---- writing --------------------------------------------------------------- */
+
+typedef struct nn_fref {
+    int32_t value; /* an IR value, or -1 */
+    int32_t xvar;  /* a synthesised variable, or -1 */
+} nn_fref;
+
+typedef struct nn_fnode {
+    const char *op, *name;
+    const char **keys, **vals; /* attributes (arena) */
+    size_t n_attrs;
+    bool keep_order;           /* write attributes in the order given */
+    nn_fref *in;
+    size_t n_in;
+    const int64_t *versions;   /* per input, or NULL */
+    size_t n_out;              /* outputs the op has (node_row_ptr) */
+    int32_t node;              /* IR node (errors), -1 */
+} nn_fnode;
+
+typedef struct nn_xvar {
+    const char *name;
+    const char **keys, **vals;
+    size_t n_attrs;
+} nn_xvar;
+
+typedef struct nn_writer {
+    const gir_graph *g;
+    nn_flavour fl;
+    const char *pfx;
+    gir_arena arena;
+    nn_fnode *fn;
+    size_t n_fn, cap_fn;
+    nn_xvar *xv;
+    size_t n_xv, cap_xv;
+    int32_t *vprod;       /* per IR value: fnode producing it, -1 */
+    uint32_t *vidx;       /* per IR value: output index in that fnode */
+    int32_t *uses;        /* per IR value: number of node inputs reading it */
+    bool *absorbed;       /* per IR node: folded into another node's fnode */
+    bool *uses_fn;        /* per IR value: read by some written node */
+    int32_t *node_fn;     /* per IR node: its fnode, -1 */
+    bool allow_opaque;
+} nn_writer;
+
+typedef gir_status (*nn_write_fn)(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err);
+
+/* Lowers IR node i into fnodes (or marks it absorbed); an unsupported
+ * construct fails with GIR_E_UNSUPPORTED_OP/_ATTR and a "what" message. */
+gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err);
+/* The Flatten node folded into a Gemm written as FullyConnected(flatten),
+ * or -1. */
+int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm);
+
+/* Family-wide meta keys (understood by the nnvm and mxnet writers). */
+#define NN_META_IGNORED_GAMMA "nnvm.ignored_gamma" /* BN: variable the ones stand for */
+#define NN_META_IGNORED_BETA "nnvm.ignored_beta"   /* BN: variable the zeros stand for */
+#define NN_META_FC_FLATTEN "nnvm.fc_flatten"       /* Flatten that is part of a FullyConnected */
+
+#endif

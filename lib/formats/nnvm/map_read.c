@@ -1,0 +1,1751 @@
+/* Reading operators of MXNet and NNVM graphs into canonical nodes,
+ * attribute by attribute.  A node whose operator or attribute values have
+ * no exact canonical counterpart is kept verbatim (opaque) by the caller.
+ * Every attribute as written in the file is kept in node meta
+ * "<flavour>.attr.<key>" so a same-format round trip writes it back. */
+#include "map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRY(e)                \
+    do {                      \
+        gir_status st_ = (e); \
+        if (st_)              \
+            return st_;       \
+    } while (0)
+
+static const nn_node *RN(const nn_reader *r, size_t idx)
+{
+    return &r->raw->nodes[idx];
+}
+
+static const nn_kv *kv_of(const nn_reader *r, size_t idx, const char *key)
+{
+    const nn_node *n = RN(r, idx);
+    for (size_t i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].key, key) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+static const char *A(const nn_reader *r, size_t idx, const char *key)
+{
+    const nn_kv *kv = kv_of(r, idx, key);
+    return kv ? kv->value : NULL;
+}
+
+static gir_status bad_attr(const nn_reader *r, size_t idx, const char *key, const char *what, gir_error *err)
+{
+    const nn_node *n = RN(r, idx);
+    const nn_kv *kv = kv_of(r, idx, key);
+    if (kv)
+        gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute %s=\"%.80s\" is not %s", n->op, key, kv->value, what);
+    else
+        gir_fail(err, GIR_E_ATTRIBUTE, "%s lacks the required attribute %s", n->op, key);
+    if (kv)
+        gir_json_err_at(err, r->raw->doc, kv->where, "/nodes/%zu/%s/%s", idx, kv->obj, key);
+    else
+        gir_json_err_at(err, r->raw->doc, n->json, "/nodes/%zu", idx);
+    gir_err_node(err, n->name);
+    return GIR_E_ATTRIBUTE;
+}
+
+static gir_status g_int(const nn_reader *r, size_t idx, const char *key, bool req, int64_t dflt, int64_t *out,
+                        gir_error *err)
+{
+    const char *s = A(r, idx, key);
+    if (!s) {
+        if (req)
+            return bad_attr(r, idx, key, NULL, err);
+        *out = dflt;
+        return GIR_OK;
+    }
+    if (!nn_parse_int(s, out))
+        return bad_attr(r, idx, key, "an integer", err);
+    return GIR_OK;
+}
+
+static gir_status g_float(const nn_reader *r, size_t idx, const char *key, bool req, double dflt, double *out,
+                          gir_error *err)
+{
+    const char *s = A(r, idx, key);
+    if (!s) {
+        if (req)
+            return bad_attr(r, idx, key, NULL, err);
+        *out = dflt;
+        return GIR_OK;
+    }
+    if (!nn_parse_float(s, out))
+        return bad_attr(r, idx, key, "a number", err);
+    return GIR_OK;
+}
+
+/* "None" means the default, as for MXNet's optional<bool>. */
+static gir_status g_bool(const nn_reader *r, size_t idx, const char *key, bool dflt, bool *out, gir_error *err)
+{
+    const char *s = A(r, idx, key);
+    if (!s || nn_is_none(s)) {
+        *out = dflt;
+        return GIR_OK;
+    }
+    if (!nn_parse_bool(s, out))
+        return bad_attr(r, idx, key, "a boolean (True/False/1/0)", err);
+    return GIR_OK;
+}
+
+/* Absent, "None" and "()" give n = 0. */
+static gir_status g_tuple(const nn_reader *r, size_t idx, const char *key, bool req, int64_t *v, size_t *n,
+                          gir_error *err)
+{
+    const char *s = A(r, idx, key);
+    *n = 0;
+    if (!s) {
+        if (req)
+            return bad_attr(r, idx, key, NULL, err);
+        return GIR_OK;
+    }
+    if (nn_is_none(s))
+        return GIR_OK;
+    if (!nn_parse_tuple(s, v, n))
+        return bad_attr(r, idx, key, "an integer tuple", err);
+    return GIR_OK;
+}
+
+static const char *g_str(const nn_reader *r, size_t idx, const char *key, const char *dflt)
+{
+    const char *s = A(r, idx, key);
+    return s ? s : dflt;
+}
+
+/* ---- nodes and values ------------------------------------------------------ */
+
+static gir_status meta_str(gir_graph *g, gir_attrs *a, const char *pfx, const char *mid, const char *key,
+                           const char *val, gir_error *err)
+{
+    char *k = gir_strdupf("%s.%s%s", pfx, mid, key);
+    if (!k)
+        return gir_nomem(err);
+    gir_status st = gir_attrs_set_string(g, a, k, val);
+    free(k);
+    return st ? gir_nomem(err) : GIR_OK;
+}
+
+/* Creates the node that stands for raw node idx, with its raw attributes,
+ * original op name and entry versions in meta. */
+static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_out, gir_node **out, gir_error *err)
+{
+    const nn_node *rn = RN(r, idx);
+    gir_graph *g = r->g;
+    const char *name = rn->name;
+    bool renamed = false;
+    if (gir_graph_node_index(g, name) >= 0) {
+        name = gir_graph_unique_node_name(g, name);
+        if (!name)
+            return gir_nomem(err);
+        renamed = true;
+    }
+    gir_node *n;
+    TRY(gir_graph_add_node(g, name, op, n_in, n_out, &n, err));
+    if (op == GIR_OP_OPAQUE) {
+        n->opaque_format = gir_arena_strdup(&g->arena, r->pfx);
+        n->opaque_op = gir_arena_strdup(&g->arena, rn->op);
+        if (!n->opaque_format || !n->opaque_op)
+            return gir_nomem(err);
+        for (size_t i = 0; i < rn->n_attrs; i++)
+            if (gir_attrs_set_string(g, &n->attrs, rn->attrs[i].key, rn->attrs[i].value))
+                return gir_nomem(err);
+    } else {
+        TRY(meta_str(g, &n->meta, r->pfx, "", "op", rn->op, err));
+        for (size_t i = 0; i < rn->n_attrs; i++)
+            TRY(meta_str(g, &n->meta, r->pfx, "attr.", rn->attrs[i].key, rn->attrs[i].value, err));
+    }
+    if (renamed)
+        TRY(meta_str(g, &n->meta, r->pfx, "", "name", rn->name, err));
+    bool any = false;
+    for (size_t i = 0; i < rn->n_in; i++)
+        any = any || rn->in[i].version != 0;
+    if (any) {
+        int64_t *v = malloc(rn->n_in * sizeof *v);
+        if (!v)
+            return gir_nomem(err);
+        for (size_t i = 0; i < rn->n_in; i++)
+            v[i] = rn->in[i].version;
+        char key[32];
+        snprintf(key, sizeof key, "%s.versions", r->pfx);
+        gir_status st = gir_attrs_set_ints(g, &n->meta, key, v, rn->n_in);
+        free(v);
+        if (st)
+            return gir_nomem(err);
+    }
+    if (rn->row_outputs > 0 && r->raw->row_ptr_ok) {
+        const nn_rdef *d = nn_rdef_find(r->fl, rn->op);
+        size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
+        if (d && own && (uint64_t)rn->row_outputs > own && rn->row_outputs <= 65535) {
+            char key[40];
+            snprintf(key, sizeof key, "%s.num_outputs", r->pfx);
+            if (gir_attrs_set_int(g, &n->meta, key, rn->row_outputs))
+                return gir_nomem(err);
+        }
+    }
+    *out = n;
+    return GIR_OK;
+}
+
+/* A helper node that is part of raw node idx's mapping ("<name>_<suffix>"). */
+static gir_status mk_part(nn_reader *r, size_t idx, const char *suffix, gir_op op, size_t n_in, size_t n_out,
+                          gir_node **out, gir_error *err)
+{
+    char *base = gir_strdupf("%s_%s", RN(r, idx)->name, suffix);
+    if (!base)
+        return gir_nomem(err);
+    const char *name = gir_graph_unique_node_name(r->g, base);
+    free(base);
+    if (!name)
+        return gir_nomem(err);
+    return gir_graph_add_node(r->g, name, op, n_in, n_out, out, err);
+}
+
+/* Output k of n gets a value named after the node ("name", "name:1"). */
+static gir_status mkout(nn_reader *r, gir_node *n, size_t k, int32_t *vidx, gir_error *err)
+{
+    char *base = k ? gir_strdupf("%s:%zu", n->name, k) : gir_strdupf("%s", n->name);
+    if (!base)
+        return gir_nomem(err);
+    const char *name = gir_graph_unique_value_name(r->g, base);
+    free(base);
+    if (!name)
+        return gir_nomem(err);
+    TRY(gir_node_make_output(r->g, n, k, name, err));
+    if (vidx)
+        *vidx = n->out[k];
+    return GIR_OK;
+}
+
+static gir_status set_in(gir_node *n, size_t k, int32_t v)
+{
+    n->in[k] = v;
+    return GIR_OK;
+}
+
+/* A rank-0 constant named after node idx holding v. */
+static gir_status const_scalar(nn_reader *r, gir_node *n, double v, gir_dtype dt, int32_t *vidx, gir_error *err)
+{
+    gir_shape s = { .rank = 0 };
+    gir_tensor *t;
+    TRY(gir_tensor_new(dt, &s, &t, err));
+    switch (dt) {
+    case GIR_DT_F64: *(double *)t->data = v; break;
+    default: *(float *)t->data = (float)v; break;
+    }
+    char *base = gir_strdupf("%s_scalar", n->name);
+    const char *name = base ? gir_graph_unique_value_name(r->g, base) : NULL;
+    free(base);
+    if (!name) {
+        gir_tensor_unref(t);
+        return gir_nomem(err);
+    }
+    gir_status st = gir_graph_add_const(r->g, name, t, vidx, err);
+    gir_tensor_unref(t);
+    return st;
+}
+
+/* A [c] constant of ones (or zeros) named "<node>_<what>". */
+static gir_status const_fill(nn_reader *r, const char *node, const char *what, int64_t c, float v, int32_t *vidx,
+                             gir_error *err)
+{
+    gir_shape s = { .rank = 1, .dims = { c } };
+    gir_tensor *t;
+    TRY(gir_tensor_new(GIR_DT_F32, &s, &t, err));
+    float *p = t->data;
+    for (int64_t i = 0; i < c; i++)
+        p[i] = v;
+    char *base = gir_strdupf("%s_%s", node, what);
+    const char *name = base ? gir_graph_unique_value_name(r->g, base) : NULL;
+    free(base);
+    if (!name) {
+        gir_tensor_unref(t);
+        return gir_nomem(err);
+    }
+    gir_status st = gir_graph_add_const(r->g, name, t, vidx, err);
+    gir_tensor_unref(t);
+    return st;
+}
+
+static gir_value *V(const nn_reader *r, int32_t v)
+{
+    return v >= 0 ? r->g->values[v] : NULL;
+}
+
+/* The rank of a value when it is known from its shape or from the operators
+ * that made it (Flatten and Gemm make matrices; many ops keep the rank). */
+static int known_rank(const nn_reader *r, int32_t v)
+{
+    for (size_t steps = 0; v >= 0 && steps <= r->g->n_nodes; steps++) {
+        const gir_value *val = r->g->values[v];
+        if (val->shape.rank >= 0)
+            return val->shape.rank;
+        if (val->producer < 0)
+            return -1;
+        const gir_node *p = r->g->nodes[val->producer];
+        switch (p->op) {
+        case GIR_OP_Flatten:
+        case GIR_OP_Gemm:
+            return 2;
+        case GIR_OP_Identity: case GIR_OP_Relu: case GIR_OP_Sigmoid: case GIR_OP_Tanh: case GIR_OP_LeakyRelu:
+        case GIR_OP_Elu: case GIR_OP_Selu: case GIR_OP_Softplus: case GIR_OP_Softsign: case GIR_OP_Clip:
+        case GIR_OP_Exp: case GIR_OP_Log: case GIR_OP_Sqrt: case GIR_OP_Abs: case GIR_OP_Neg: case GIR_OP_Floor:
+        case GIR_OP_Ceil: case GIR_OP_Round: case GIR_OP_Reciprocal: case GIR_OP_Sign: case GIR_OP_Erf:
+        case GIR_OP_Sin: case GIR_OP_Cos: case GIR_OP_Cast: case GIR_OP_Dropout: case GIR_OP_BatchNormalization:
+        case GIR_OP_Softmax: case GIR_OP_LogSoftmax: case GIR_OP_Conv: case GIR_OP_ConvTranspose:
+        case GIR_OP_MaxPool: case GIR_OP_AveragePool: case GIR_OP_GlobalMaxPool: case GIR_OP_GlobalAveragePool:
+        case GIR_OP_LRN:
+            v = p->n_in ? p->in[0] : -1;
+            break;
+        default:
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* Gives value v (a variable with unknown shape) a shape with the known dims
+ * (-1 elsewhere); checks them against a known shape. */
+static gir_status hint_shape(nn_reader *r, size_t idx, int32_t v, const int64_t *dims, int rank, gir_error *err)
+{
+    gir_value *val = V(r, v);
+    if (!val || val->producer >= 0)
+        return GIR_OK;
+    if (val->shape.rank < 0) {
+        val->shape.rank = rank;
+        for (int i = 0; i < rank; i++)
+            val->shape.dims[i] = dims[i];
+        return GIR_OK;
+    }
+    bool ok = val->shape.rank == rank;
+    for (int i = 0; ok && i < rank; i++)
+        ok = dims[i] < 0 || val->shape.dims[i] < 0 || val->shape.dims[i] == dims[i];
+    if (!ok) {
+        char a[128], b[128];
+        gir_shape want = { .rank = rank };
+        memcpy(want.dims, dims, (size_t)rank * sizeof *dims);
+        gir_fail(err, GIR_E_SHAPE, "%s needs %s of shape %s, but it has shape %s", RN(r, idx)->op, val->name,
+                 gir_shape_str(&want, a, sizeof a), gir_shape_str(&val->shape, b, sizeof b));
+        gir_err_node(err, RN(r, idx)->name);
+        return GIR_E_SHAPE;
+    }
+    return GIR_OK;
+}
+
+/* MXNet's hidden attributes (training hints, placement): harmless anywhere. */
+static bool is_hidden(const char *k)
+{
+    size_t n = strlen(k);
+    if (n > 4 && k[0] == '_' && k[1] == '_' && k[n - 1] == '_' && k[n - 2] == '_')
+        return true;
+    static const char *const names[] = { "ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+                                         "profiler_scope", NULL };
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(k, names[i]) == 0)
+            return true;
+    return (n > 8 && (strcmp(k + n - 8, "_lr_mult") == 0 || strcmp(k + n - 8, "_wd_mult") == 0));
+}
+
+static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
+{
+    const nn_node *n = RN(r, idx);
+    for (size_t i = 0; i < n->n_attrs; i++) {
+        const char *k = n->attrs[i].key;
+        bool ok = is_hidden(k);
+        for (const char *const *p = d->keys; !ok && p && *p; p++)
+            ok = strcmp(*p, k) == 0;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* Checks the input count against what a boolean attribute implies. */
+static gir_status want_inputs(const nn_reader *r, size_t idx, size_t want, const char *why, gir_error *err)
+{
+    const nn_node *n = RN(r, idx);
+    if (n->n_in == want)
+        return GIR_OK;
+    gir_fail(err, GIR_E_SCHEMA, "%s with %s takes %zu inputs, but the node has %zu", n->op, why, want, n->n_in);
+    gir_json_err_at(err, r->raw->doc, gir_json_get(n->json, "inputs"), "/nodes/%zu/inputs", idx);
+    gir_err_node(err, n->name);
+    return GIR_E_SCHEMA;
+}
+
+/* ---- simple operators --------------------------------------------------------- */
+
+static const nn_rdef *cur_def(const nn_reader *r, size_t idx)
+{
+    return nn_rdef_find(r->fl, RN(r, idx)->op);
+}
+
+/* Same inputs, one output, no attributes (or only Flatten's implied axis). */
+static gir_status rd_simple(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err)
+{
+    const nn_rdef *d = cur_def(r, idx);
+    const nn_node *rn = RN(r, idx);
+    gir_node *n;
+    TRY(mk(r, idx, d->op, rn->n_in, 1, &n, err));
+    for (size_t i = 0; i < rn->n_in; i++)
+        set_in(n, i, in[i]);
+    if (d->op == GIR_OP_Flatten && gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+        return gir_nomem(err);
+    (void)res;
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_op act_op(const char *t)
+{
+    if (!t)
+        return GIR_OP_OPAQUE;
+    if (strcmp(t, "relu") == 0)
+        return GIR_OP_Relu;
+    if (strcmp(t, "sigmoid") == 0)
+        return GIR_OP_Sigmoid;
+    if (strcmp(t, "tanh") == 0)
+        return GIR_OP_Tanh;
+    if (strcmp(t, "softrelu") == 0)
+        return GIR_OP_Softplus;
+    if (strcmp(t, "softsign") == 0)
+        return GIR_OP_Softsign;
+    return GIR_OP_OPAQUE;
+}
+
+static gir_status rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err)
+{
+    const char *t = A(r, idx, "act_type");
+    if (!t)
+        return bad_attr(r, idx, "act_type", NULL, err);
+    gir_op op = act_op(t);
+    if (op == GIR_OP_OPAQUE) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *n;
+    TRY(mk(r, idx, op, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    const char *t = g_str(r, idx, "act_type", "leaky");
+    double slope;
+    TRY(g_float(r, idx, "slope", false, 0.25, &slope, err));
+    gir_op op = strcmp(t, "leaky") == 0 ? GIR_OP_LeakyRelu
+              : strcmp(t, "elu") == 0   ? GIR_OP_Elu
+              : strcmp(t, "selu") == 0  ? GIR_OP_Selu
+                                        : GIR_OP_OPAQUE;
+    if (op == GIR_OP_OPAQUE || RN(r, idx)->n_in != 1) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *n;
+    TRY(mk(r, idx, op, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    if (op != GIR_OP_Selu && gir_attrs_set_float(r->g, &n->attrs, "alpha", slope))
+        return gir_nomem(err);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err)
+{
+    double alpha;
+    TRY(g_float(r, idx, "alpha", false, 0.25, &alpha, err));
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_LeakyRelu, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha))
+        return gir_nomem(err);
+    (void)res;
+    return mkout(r, n, 0, &out[0], err);
+}
+
+/* ---- convolution ----------------------------------------------------------------- */
+
+/* Fills a spatial list: empty means every entry is fill; otherwise its length
+ * must be rank. */
+static gir_status spatial(const nn_reader *r, size_t idx, const char *key, const int64_t *v, size_t n, size_t rank,
+                          int64_t fill, int64_t *out, gir_error *err)
+{
+    if (n == 0) {
+        for (size_t i = 0; i < rank; i++)
+            out[i] = fill;
+        return GIR_OK;
+    }
+    if (n != rank) {
+        char what[64];
+        snprintf(what, sizeof what, "a tuple of %zu values like the kernel", rank);
+        return bad_attr(r, idx, key, what, err);
+    }
+    for (size_t i = 0; i < rank; i++) {
+        if (v[i] < 0 || (fill == 1 && v[i] < 1)) {
+            return bad_attr(r, idx, key, fill == 1 ? "a tuple of positive values" : "a tuple of non-negative values",
+                            err);
+        }
+        out[i] = v[i];
+    }
+    return GIR_OK;
+}
+
+/* NNVM padding: 1 value (all sides), rank values (symmetric), or 2*rank
+ * values (top, left, bottom, right = begins then ends). */
+static gir_status nnvm_pads(const nn_reader *r, size_t idx, const char *key, const int64_t *v, size_t n,
+                            size_t rank, int64_t *pads, gir_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] < 0)
+            return bad_attr(r, idx, key, "a tuple of non-negative values", err);
+    if (n == 0 || n == 1) {
+        for (size_t i = 0; i < 2 * rank; i++)
+            pads[i] = n ? v[0] : 0;
+    } else if (n == rank) {
+        for (size_t i = 0; i < rank; i++)
+            pads[i] = pads[i + rank] = v[i];
+    } else if (n == 2 * rank) {
+        for (size_t i = 0; i < 2 * rank; i++)
+            pads[i] = v[i];
+    } else {
+        return bad_attr(r, idx, key, "a tuple of 1, 2 or 4 values", err);
+    }
+    return GIR_OK;
+}
+
+typedef struct convp {
+    size_t rank;
+    int64_t kernel[3], strides[3], dil[3], pads[6], adj[3];
+    int64_t channels, group;
+    bool bias;
+} convp;
+
+static gir_status set_conv_attrs(nn_reader *r, gir_node *n, const convp *c, bool transpose, gir_error *err)
+{
+    gir_graph *g = r->g;
+    if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", c->kernel, c->rank) ||
+        gir_attrs_set_ints(g, &n->attrs, "strides", c->strides, c->rank) ||
+        gir_attrs_set_ints(g, &n->attrs, "pads", c->pads, 2 * c->rank) ||
+        gir_attrs_set_ints(g, &n->attrs, "dilations", c->dil, c->rank) ||
+        gir_attrs_set_int(g, &n->attrs, "group", c->group) ||
+        (transpose && gir_attrs_set_ints(g, &n->attrs, "output_padding", c->adj, c->rank)))
+        return gir_nomem(err);
+    return GIR_OK;
+}
+
+static gir_status conv_common(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, const convp *c,
+                              bool transpose, gir_error *err)
+{
+    gir_node *n;
+    TRY(mk(r, idx, transpose ? GIR_OP_ConvTranspose : GIR_OP_Conv, c->bias ? 3 : 2, 1, &n, err));
+    for (size_t i = 0; i < (c->bias ? 3u : 2u); i++)
+        set_in(n, i, in[i]);
+    TRY(set_conv_attrs(r, n, c, transpose, err));
+    int64_t w[5] = { transpose ? -1 : c->channels, transpose ? c->channels / (c->group ? c->group : 1) : -1,
+                     c->kernel[0], c->kernel[1], c->kernel[2] };
+    if (transpose && c->channels % c->group)
+        w[1] = -1;
+    TRY(hint_shape(r, idx, in[1], w, (int)c->rank + 2, err));
+    if (c->bias)
+        TRY(hint_shape(r, idx, in[2], &c->channels, 1, err));
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static bool layout_ok(const char *layout, size_t rank)
+{
+    if (!layout || nn_is_none(layout))
+        return true;
+    static const char *const ok[] = { "NCW", "NCHW", "NCDHW" };
+    return rank >= 1 && rank <= 3 && strcmp(layout, ok[rank - 1]) == 0;
+}
+
+static gir_status rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    bool transpose = strcmp(RN(r, idx)->op, "Deconvolution") == 0;
+    convp c = { 0 };
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(g_tuple(r, idx, "kernel", true, t, &n, err));
+    if (n < 1 || n > 3)
+        return bad_attr(r, idx, "kernel", "a tuple of 1 to 3 values", err);
+    c.rank = n;
+    TRY(spatial(r, idx, "kernel", t, n, c.rank, 1, c.kernel, err));
+    TRY(g_tuple(r, idx, "stride", false, t, &n, err));
+    TRY(spatial(r, idx, "stride", t, n, c.rank, 1, c.strides, err));
+    TRY(g_tuple(r, idx, "dilate", false, t, &n, err));
+    TRY(spatial(r, idx, "dilate", t, n, c.rank, 1, c.dil, err));
+    int64_t pad[3];
+    TRY(g_tuple(r, idx, "pad", false, t, &n, err));
+    TRY(spatial(r, idx, "pad", t, n, c.rank, 0, pad, err));
+    for (size_t i = 0; i < c.rank; i++)
+        c.pads[i] = c.pads[i + c.rank] = pad[i];
+    if (transpose) {
+        TRY(g_tuple(r, idx, "adj", false, t, &n, err));
+        TRY(spatial(r, idx, "adj", t, n, c.rank, 0, c.adj, err));
+        TRY(g_tuple(r, idx, "target_shape", false, t, &n, err));
+        if (n) { /* output size given instead of padding: keep verbatim */
+            *res = NN_OPAQUE;
+            return GIR_OK;
+        }
+    }
+    TRY(g_int(r, idx, "num_filter", true, 0, &c.channels, err));
+    if (c.channels < 1)
+        return bad_attr(r, idx, "num_filter", "a positive integer", err);
+    TRY(g_int(r, idx, "num_group", false, 1, &c.group, err));
+    if (c.group < 1)
+        return bad_attr(r, idx, "num_group", "a positive integer", err);
+    bool no_bias;
+    TRY(g_bool(r, idx, "no_bias", transpose, &no_bias, err));
+    c.bias = !no_bias;
+    TRY(want_inputs(r, idx, c.bias ? 3 : 2, c.bias ? "no_bias=False" : "no_bias=True", err));
+    if (!layout_ok(A(r, idx, "layout"), c.rank)) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return conv_common(r, idx, in, out, &c, transpose, err);
+}
+
+static gir_status rd_nnvm_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                               gir_error *err)
+{
+    bool transpose = strcmp(RN(r, idx)->op, "conv2d_transpose") == 0;
+    convp c = { .rank = 2 };
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(g_tuple(r, idx, "kernel_size", true, t, &n, err));
+    TRY(spatial(r, idx, "kernel_size", t, n == 1 ? 0 : n, 2, 1, c.kernel, err));
+    if (n == 1)
+        c.kernel[0] = c.kernel[1] = t[0];
+    if (n == 0 || c.kernel[0] < 1 || c.kernel[1] < 1)
+        return bad_attr(r, idx, "kernel_size", "a tuple of 2 positive values", err);
+    TRY(g_tuple(r, idx, "strides", false, t, &n, err));
+    TRY(spatial(r, idx, "strides", t, n, 2, 1, c.strides, err));
+    TRY(g_tuple(r, idx, "dilation", false, t, &n, err));
+    TRY(spatial(r, idx, "dilation", t, n, 2, 1, c.dil, err));
+    TRY(g_tuple(r, idx, "padding", false, t, &n, err));
+    TRY(nnvm_pads(r, idx, "padding", t, n, 2, c.pads, err));
+    if (transpose) {
+        TRY(g_tuple(r, idx, "output_padding", false, t, &n, err));
+        TRY(spatial(r, idx, "output_padding", t, n, 2, 0, c.adj, err));
+    }
+    TRY(g_int(r, idx, "channels", true, 0, &c.channels, err));
+    if (c.channels < 1)
+        return bad_attr(r, idx, "channels", "a positive integer", err);
+    TRY(g_int(r, idx, "groups", false, 1, &c.group, err));
+    if (c.group < 1)
+        return bad_attr(r, idx, "groups", "a positive integer", err);
+    bool use_bias;
+    TRY(g_bool(r, idx, "use_bias", true, &use_bias, err));
+    c.bias = use_bias;
+    TRY(want_inputs(r, idx, c.bias ? 3 : 2, c.bias ? "use_bias=True" : "use_bias=False", err));
+    const char *layout = g_str(r, idx, "layout", "NCHW");
+    const char *kl = g_str(r, idx, "kernel_layout", "OIHW");
+    const char *ol = g_str(r, idx, "out_layout", "__undef__");
+    const char *od = g_str(r, idx, "out_dtype", "same");
+    if (strcmp(layout, "NCHW") || strcmp(kl, "OIHW") || (strcmp(ol, "__undef__") && *ol && strcmp(ol, "NCHW")) ||
+        (strcmp(od, "same") && *od)) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return conv_common(r, idx, in, out, &c, transpose, err);
+}
+
+/* ---- dense ----------------------------------------------------------------------------- */
+
+static gir_status gemm(nn_reader *r, size_t idx, int32_t a, const int32_t *in, bool bias, int64_t units,
+                       int32_t *out, gir_error *err)
+{
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_Gemm, bias ? 3 : 2, 1, &n, err));
+    set_in(n, 0, a);
+    set_in(n, 1, in[1]);
+    if (bias)
+        set_in(n, 2, in[2]);
+    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", 1.0) || gir_attrs_set_float(r->g, &n->attrs, "beta", 1.0) ||
+        gir_attrs_set_int(r->g, &n->attrs, "transA", 0) || gir_attrs_set_int(r->g, &n->attrs, "transB", 1))
+        return gir_nomem(err);
+    int64_t w[2] = { units, -1 };
+    TRY(hint_shape(r, idx, in[1], w, 2, err));
+    if (bias)
+        TRY(hint_shape(r, idx, in[2], &units, 1, err));
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    int64_t units;
+    bool no_bias, flatten;
+    TRY(g_int(r, idx, "num_hidden", true, 0, &units, err));
+    if (units < 1)
+        return bad_attr(r, idx, "num_hidden", "a positive integer", err);
+    TRY(g_bool(r, idx, "no_bias", false, &no_bias, err));
+    TRY(g_bool(r, idx, "flatten", true, &flatten, err));
+    TRY(want_inputs(r, idx, no_bias ? 2 : 3, no_bias ? "no_bias=True" : "no_bias=False", err));
+    int32_t a = in[0];
+    if (flatten) {
+        gir_node *f;
+        TRY(mk_part(r, idx, "flatten", GIR_OP_Flatten, 1, 1, &f, err));
+        set_in(f, 0, in[0]);
+        if (gir_attrs_set_int(r->g, &f->attrs, "axis", 1) ||
+            gir_attrs_set_string(r->g, &f->meta, NN_META_FC_FLATTEN, "1"))
+            return gir_nomem(err);
+        TRY(mkout(r, f, 0, &a, err));
+    } else if (known_rank(r, in[0]) != 2) {
+        /* Applied to the last axis of an N-d input: no Gemm. */
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return gemm(r, idx, a, in, !no_bias, units, out, err);
+}
+
+static gir_status rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                           gir_error *err)
+{
+    int64_t units;
+    bool use_bias;
+    TRY(g_int(r, idx, "units", true, 0, &units, err));
+    if (units < 1)
+        return bad_attr(r, idx, "units", "a positive integer", err);
+    TRY(g_bool(r, idx, "use_bias", true, &use_bias, err));
+    TRY(want_inputs(r, idx, use_bias ? 3 : 2, use_bias ? "use_bias=True" : "use_bias=False", err));
+    if (known_rank(r, in[0]) != 2) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return gemm(r, idx, in[0], in, use_bias, units, out, err);
+}
+
+/* ---- batch normalisation ----------------------------------------------------------------- */
+
+/* The channel count: from a 1-d operand's shape, or dimension 1 of the data. */
+static int64_t bn_channels(const nn_reader *r, const int32_t *in)
+{
+    for (size_t i = 1; i < 5; i++) {
+        const gir_value *v = V(r, in[i]);
+        if (v && v->shape.rank == 1 && v->shape.dims[0] > 0)
+            return v->shape.dims[0];
+    }
+    const gir_value *x = V(r, in[0]);
+    if (x && x->shape.rank >= 2 && x->shape.dims[1] > 0)
+        return x->shape.dims[1];
+    /* The output channels of the Conv or Gemm that makes the data. */
+    if (x && x->producer >= 0) {
+        const gir_node *p = r->g->nodes[x->producer];
+        const gir_value *w = p->n_in > 1 ? V(r, p->in[1]) : NULL;
+        bool ok = p->op == GIR_OP_Conv || (p->op == GIR_OP_Gemm && gir_attrs_get_int(&p->attrs, "transB", 0) == 1);
+        if (ok && w && w->shape.rank >= 2 && w->shape.dims[0] > 0)
+            return w->shape.dims[0];
+    }
+    return -1;
+}
+
+static gir_status bn_common(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, double eps,
+                            double momentum, bool use_gamma, bool use_beta, gir_error *err)
+{
+    int32_t ins[5] = { in[0], in[1], in[2], in[3], in[4] };
+    int32_t ignored[2] = { -1, -1 };
+    if (!use_gamma || !use_beta) {
+        int64_t c = bn_channels(r, in);
+        if (c < 0) { /* cannot make the constant: keep verbatim */
+            *res = NN_OPAQUE;
+            return GIR_OK;
+        }
+        const char *nm = RN(r, idx)->name;
+        if (!use_gamma) {
+            ignored[0] = in[1];
+            TRY(const_fill(r, nm, "ones", c, 1.0f, &ins[1], err));
+        }
+        if (!use_beta) {
+            ignored[1] = in[2];
+            TRY(const_fill(r, nm, "zeros", c, 0.0f, &ins[2], err));
+        }
+    }
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_BatchNormalization, 5, 1, &n, err));
+    for (size_t i = 0; i < 5; i++)
+        set_in(n, i, ins[i]);
+    if (gir_attrs_set_float(r->g, &n->attrs, "epsilon", eps) ||
+        gir_attrs_set_float(r->g, &n->attrs, "momentum", momentum))
+        return gir_nomem(err);
+    if ((ignored[0] >= 0 && gir_attrs_set_string(r->g, &n->meta, NN_META_IGNORED_GAMMA, V(r, ignored[0])->name)) ||
+        (ignored[1] >= 0 && gir_attrs_set_string(r->g, &n->meta, NN_META_IGNORED_BETA, V(r, ignored[1])->name)))
+        return gir_nomem(err);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_mx_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    double eps, momentum;
+    bool fix_gamma, omv;
+    int64_t axis;
+    TRY(g_float(r, idx, "eps", false, 1e-3, &eps, err));
+    TRY(g_float(r, idx, "momentum", false, 0.9, &momentum, err));
+    TRY(g_bool(r, idx, "fix_gamma", true, &fix_gamma, err));
+    TRY(g_bool(r, idx, "output_mean_var", false, &omv, err));
+    TRY(g_int(r, idx, "axis", false, 1, &axis, err));
+    if (axis != 1 || RN(r, idx)->max_index > 1 || (RN(r, idx)->n_in != 5 && !r->bn_synth[idx])) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return bn_common(r, idx, in, out, res, eps, momentum, !fix_gamma, true, err);
+}
+
+static gir_status rd_nnvm_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    double eps, momentum;
+    bool center, scale;
+    int64_t axis;
+    TRY(g_float(r, idx, "epsilon", false, 1e-5, &eps, err));
+    TRY(g_float(r, idx, "momentum", false, 0.9, &momentum, err));
+    TRY(g_bool(r, idx, "center", true, &center, err));
+    TRY(g_bool(r, idx, "scale", true, &scale, err));
+    TRY(g_int(r, idx, "axis", false, 1, &axis, err));
+    if (axis != 1 || RN(r, idx)->max_index > 1 || RN(r, idx)->n_in != 5) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return bn_common(r, idx, in, out, res, eps, momentum, scale, center, err);
+}
+
+/* ---- pooling ------------------------------------------------------------------------------ */
+
+typedef struct poolp {
+    size_t rank;
+    int64_t kernel[3], strides[3], pads[6];
+    bool ceil, count_pad;
+} poolp;
+
+static gir_status pool_node(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, gir_op op, const poolp *p,
+                            gir_error *err)
+{
+    gir_node *n;
+    TRY(mk(r, idx, op, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    gir_graph *g = r->g;
+    if (op == GIR_OP_MaxPool || op == GIR_OP_AveragePool) {
+        int64_t ones[3] = { 1, 1, 1 };
+        if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", p->kernel, p->rank) ||
+            gir_attrs_set_ints(g, &n->attrs, "strides", p->strides, p->rank) ||
+            gir_attrs_set_ints(g, &n->attrs, "pads", p->pads, 2 * p->rank) ||
+            gir_attrs_set_int(g, &n->attrs, "ceil_mode", p->ceil) ||
+            (op == GIR_OP_MaxPool && gir_attrs_set_ints(g, &n->attrs, "dilations", ones, p->rank)) ||
+            (op == GIR_OP_AveragePool && gir_attrs_set_int(g, &n->attrs, "count_include_pad", p->count_pad)))
+            return gir_nomem(err);
+    }
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    const char *type = g_str(r, idx, "pool_type", "max");
+    const char *conv = g_str(r, idx, "pooling_convention", "valid");
+    bool global, count_pad;
+    TRY(g_bool(r, idx, "global_pool", false, &global, err));
+    TRY(g_bool(r, idx, "count_include_pad", true, &count_pad, err));
+    bool is_max = strcmp(type, "max") == 0, is_avg = strcmp(type, "avg") == 0;
+    if ((!is_max && !is_avg) || (strcmp(conv, "valid") && strcmp(conv, "full"))) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    poolp p = { 0 };
+    TRY(g_tuple(r, idx, "kernel", !global, t, &n, err));
+    if (global) {
+        if (!layout_ok(A(r, idx, "layout"), n ? n : 2)) {
+            *res = NN_OPAQUE;
+            return GIR_OK;
+        }
+        return pool_node(r, idx, in, out, is_max ? GIR_OP_GlobalMaxPool : GIR_OP_GlobalAveragePool, &p, err);
+    }
+    if (n < 1 || n > 3)
+        return bad_attr(r, idx, "kernel", "a tuple of 1 to 3 values", err);
+    p.rank = n;
+    TRY(spatial(r, idx, "kernel", t, n, p.rank, 1, p.kernel, err));
+    TRY(g_tuple(r, idx, "stride", false, t, &n, err));
+    TRY(spatial(r, idx, "stride", t, n, p.rank, 1, p.strides, err));
+    int64_t pad[3];
+    TRY(g_tuple(r, idx, "pad", false, t, &n, err));
+    TRY(spatial(r, idx, "pad", t, n, p.rank, 0, pad, err));
+    for (size_t i = 0; i < p.rank; i++)
+        p.pads[i] = p.pads[i + p.rank] = pad[i];
+    p.ceil = strcmp(conv, "full") == 0;
+    p.count_pad = count_pad;
+    if (!layout_ok(A(r, idx, "layout"), p.rank)) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return pool_node(r, idx, in, out, is_max ? GIR_OP_MaxPool : GIR_OP_AveragePool, &p, err);
+}
+
+static gir_status rd_nnvm_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                               gir_error *err)
+{
+    const char *op = RN(r, idx)->op;
+    if (strcmp(g_str(r, idx, "layout", "NCHW"), "NCHW") != 0) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    poolp p = { .rank = 2 };
+    if (strncmp(op, "global_", 7) == 0)
+        return pool_node(r, idx, in, out, strcmp(op, "global_max_pool2d") == 0 ? GIR_OP_GlobalMaxPool
+                                                                              : GIR_OP_GlobalAveragePool,
+                         &p, err);
+    bool is_max = strcmp(op, "max_pool2d") == 0;
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(g_tuple(r, idx, "pool_size", true, t, &n, err));
+    if (n == 1)
+        t[1] = t[0], n = 2;
+    if (n != 2)
+        return bad_attr(r, idx, "pool_size", "a tuple of 2 values", err);
+    TRY(spatial(r, idx, "pool_size", t, n, 2, 1, p.kernel, err));
+    TRY(g_tuple(r, idx, "strides", false, t, &n, err));
+    TRY(spatial(r, idx, "strides", t, n, 2, 1, p.strides, err));
+    TRY(g_tuple(r, idx, "padding", false, t, &n, err));
+    TRY(nnvm_pads(r, idx, "padding", t, n, 2, p.pads, err));
+    TRY(g_bool(r, idx, "ceil_mode", false, &p.ceil, err));
+    TRY(g_bool(r, idx, "count_include_pad", false, &p.count_pad, err));
+    return pool_node(r, idx, in, out, is_max ? GIR_OP_MaxPool : GIR_OP_AveragePool, &p, err);
+}
+
+/* ---- softmax ------------------------------------------------------------------------------ */
+
+static gir_status softmax_node(nn_reader *r, size_t idx, int32_t x, int32_t *out, gir_op op, int64_t axis,
+                               gir_node **pn, gir_error *err)
+{
+    gir_node *n;
+    TRY(mk(r, idx, op, 1, 1, &n, err));
+    set_in(n, 0, x);
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis))
+        return gir_nomem(err);
+    if (pn)
+        *pn = n;
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_softmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    int64_t axis;
+    TRY(g_int(r, idx, "axis", false, -1, &axis, err));
+    const char *temp = A(r, idx, "temperature");
+    double tv = 1.0;
+    if (temp && !nn_is_none(temp) && (!nn_parse_float(temp, &tv) || tv != 1.0)) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    bool use_length;
+    TRY(g_bool(r, idx, "use_length", false, &use_length, err));
+    const char *dt = A(r, idx, "dtype");
+    if (use_length || (dt && !nn_is_none(dt)) || RN(r, idx)->n_in != 1) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    const char *op = RN(r, idx)->op;
+    return softmax_node(r, idx, in[0], out, strcmp(op, "log_softmax") == 0 ? GIR_OP_LogSoftmax : GIR_OP_Softmax,
+                        axis, NULL, err);
+}
+
+static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                    gir_error *err)
+{
+    bool multi, preserve;
+    TRY(g_bool(r, idx, "multi_output", false, &multi, err));
+    TRY(g_bool(r, idx, "preserve_shape", false, &preserve, err));
+    int64_t axis = preserve ? -1 : 1;
+    /* Without multi_output the input is flattened to (batch, rest): the same
+     * as a softmax over axis 1 only for matrices. */
+    if (!multi && !preserve && known_rank(r, in[0]) != 2) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    const nn_node *rn = RN(r, idx);
+    if (rn->n_in < 1 || rn->n_in > 2) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *n;
+    TRY(softmax_node(r, idx, in[0], out, GIR_OP_Softmax, axis, &n, err));
+    if (rn->n_in == 2) {
+        const nn_node *lab = RN(r, rn->in[1].node);
+        if (strcmp(lab->op, "null") != 0) { /* a computed label: nothing to recreate it from */
+            return gir_fail(err, GIR_E_UNSUPPORTED, "SoftmaxOutput '%s' takes its label from operator '%s'",
+                            rn->name, lab->name);
+        }
+        if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
+            return gir_nomem(err);
+        for (size_t i = 0; i < lab->n_attrs; i++)
+            TRY(meta_str(r->g, &n->meta, "mxnet", "label.attr.", lab->attrs[i].key, lab->attrs[i].value, err));
+    }
+    return GIR_OK;
+}
+
+static gir_status rd_softmax_act(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                 gir_error *err)
+{
+    const char *mode = g_str(r, idx, "mode", "instance");
+    bool channel = strcmp(mode, "channel") == 0;
+    if (!channel && (strcmp(mode, "instance") || known_rank(r, in[0]) != 2)) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return softmax_node(r, idx, in[0], out, GIR_OP_Softmax, 1, NULL, err);
+}
+
+/* ---- element-wise ----------------------------------------------------------------------- */
+
+static gir_status rd_binary(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err)
+{
+    const nn_rdef *d = cur_def(r, idx);
+    gir_node *n;
+    TRY(mk(r, idx, d->op, 2, 1, &n, err));
+    set_in(n, 0, in[0]);
+    set_in(n, 1, in[1]);
+    (void)res;
+    return mkout(r, n, 0, &out[0], err);
+}
+
+/* x op scalar, or scalar op x for the r-variants. */
+static gir_status rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err)
+{
+    const nn_rdef *d = cur_def(r, idx);
+    const char *op = RN(r, idx)->op;
+    double s;
+    TRY(g_float(r, idx, "scalar", true, 0, &s, err));
+    bool is_int = false;
+    TRY(g_bool(r, idx, "is_int", false, &is_int, err));
+    if (is_int) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    bool rev = strstr(op, "_rminus") || strstr(op, "_rdiv") || strstr(op, "_rpower") || strstr(op, "__rsub") ||
+               strstr(op, "__rdiv") || strstr(op, "__rpow");
+    gir_node *n;
+    TRY(mk(r, idx, d->op, 2, 1, &n, err));
+    int32_t c;
+    const gir_value *x = V(r, in[0]);
+    gir_dtype dt = x && x->dtype == GIR_DT_F64 ? GIR_DT_F64 : GIR_DT_F32;
+    TRY(const_scalar(r, n, s, dt, &c, err));
+    set_in(n, rev ? 1 : 0, in[0]);
+    set_in(n, rev ? 0 : 1, c);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_variadic(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                              gir_error *err)
+{
+    const nn_rdef *d = cur_def(r, idx);
+    const nn_node *rn = RN(r, idx);
+    const char *na = A(r, idx, "num_args");
+    int64_t k;
+    if (na) {
+        TRY(g_int(r, idx, "num_args", false, 0, &k, err));
+        if (k != (int64_t)rn->n_in) {
+            char what[64];
+            snprintf(what, sizeof what, "the input count (%zu)", rn->n_in);
+            return bad_attr(r, idx, "num_args", what, err);
+        }
+    }
+    if (rn->n_in < 1) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    int64_t axis = 0;
+    if (d->op == GIR_OP_Concat)
+        TRY(g_int(r, idx, r->fl == NN_MXNET ? "dim" : "axis", false, 1, &axis, err));
+    gir_node *n;
+    TRY(mk(r, idx, d->op, rn->n_in, 1, &n, err));
+    for (size_t i = 0; i < rn->n_in; i++)
+        set_in(n, i, in[i]);
+    if (d->op == GIR_OP_Concat && gir_attrs_set_int(r->g, &n->attrs, "axis", axis))
+        return gir_nomem(err);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_dropout(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    double p;
+    bool mx = r->fl == NN_MXNET;
+    TRY(g_float(r, idx, mx ? "p" : "rate", false, 0.5, &p, err));
+    if (p < 0 || p >= 1)
+        return bad_attr(r, idx, mx ? "p" : "rate", "a probability in [0, 1)", err);
+    if ((mx && strcmp(g_str(r, idx, "mode", "training"), "training") != 0) || RN(r, idx)->max_index > 1) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_Dropout, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    if (gir_attrs_set_float(r->g, &n->attrs, "ratio", p))
+        return gir_nomem(err);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+/* ---- shape operators --------------------------------------------------------------------- */
+
+static gir_status rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(g_tuple(r, idx, "shape", true, t, &n, err));
+    bool reverse = false, keep = false;
+    if (r->fl == NN_MXNET) {
+        TRY(g_bool(r, idx, "reverse", false, &reverse, err));
+        TRY(g_bool(r, idx, "keep_highest", false, &keep, err));
+        int64_t ts[NN_MAX_TUPLE];
+        size_t tn;
+        TRY(g_tuple(r, idx, "target_shape", false, ts, &tn, err));
+        keep = keep || tn;
+    }
+    bool special = false;
+    int minus1 = 0;
+    for (size_t i = 0; i < n; i++) {
+        special = special || t[i] < -1;
+        minus1 += t[i] == -1;
+    }
+    if (n == 0 || special || reverse || keep || minus1 > 1) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *nd;
+    TRY(mk(r, idx, GIR_OP_Reshape, 1, 1, &nd, err));
+    set_in(nd, 0, in[0]);
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", t, n))
+        return gir_nomem(err);
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+static gir_status rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                               gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(g_tuple(r, idx, "axes", false, t, &n, err));
+    for (size_t i = 0; i < n; i++)
+        if (t[i] < 0) {
+            *res = NN_OPAQUE;
+            return GIR_OK;
+        }
+    gir_node *nd;
+    TRY(mk(r, idx, GIR_OP_Transpose, 1, 1, &nd, err));
+    set_in(nd, 0, in[0]);
+    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "perm", t, n))
+        return gir_nomem(err);
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+static gir_status rd_clip(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    double lo, hi;
+    TRY(g_float(r, idx, "a_min", true, 0, &lo, err));
+    TRY(g_float(r, idx, "a_max", true, 0, &hi, err));
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_Clip, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    if (gir_attrs_set_float(r->g, &n->attrs, "min", lo) || gir_attrs_set_float(r->g, &n->attrs, "max", hi))
+        return gir_nomem(err);
+    (void)res;
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                 gir_error *err)
+{
+    int64_t axis, k = 1;
+    TRY(g_int(r, idx, "axis", true, 0, &axis, err));
+    if (r->fl == NN_NNVM)
+        TRY(g_int(r, idx, "num_newaxis", false, 1, &k, err));
+    if (axis < 0 || k < 1 || k > GIR_MAX_RANK) {
+        /* a negative axis counts from the end of the output: needs the rank */
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    int64_t axes[GIR_MAX_RANK];
+    for (int64_t i = 0; i < k; i++)
+        axes[i] = axis + i;
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_Unsqueeze, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    if (gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)k))
+        return gir_nomem(err);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(g_tuple(r, idx, "axis", false, t, &n, err));
+    gir_node *nd;
+    TRY(mk(r, idx, GIR_OP_Squeeze, 1, 1, &nd, err));
+    set_in(nd, 0, in[0]);
+    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n))
+        return gir_nomem(err);
+    (void)res;
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+static gir_status rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    int64_t parts, axis;
+    if (r->fl == NN_MXNET) {
+        bool squeeze;
+        TRY(g_int(r, idx, "num_outputs", true, 0, &parts, err));
+        TRY(g_bool(r, idx, "squeeze_axis", false, &squeeze, err));
+        if (squeeze) {
+            *res = NN_OPAQUE;
+            return GIR_OK;
+        }
+    } else {
+        int64_t t[NN_MAX_TUPLE];
+        size_t n;
+        TRY(g_tuple(r, idx, "indices_or_sections", true, t, &n, err));
+        const char *s = A(r, idx, "indices_or_sections");
+        /* One bare number means that many equal sections; a list means
+         * split indices, which need the dimension's size. */
+        if (n != 1 || strchr(s, '(') || strchr(s, '[')) {
+            *res = NN_OPAQUE;
+            return GIR_OK;
+        }
+        parts = t[0];
+    }
+    TRY(g_int(r, idx, "axis", false, 1, &axis, err));
+    if (parts < 1 || parts > 65535)
+        return bad_attr(r, idx, r->fl == NN_MXNET ? "num_outputs" : "indices_or_sections", "a positive count", err);
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_Split, 1, (size_t)parts, &n, err));
+    set_in(n, 0, in[0]);
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis))
+        return gir_nomem(err);
+    for (int64_t k = 0; k < parts; k++)
+        TRY(mkout(r, n, (size_t)k, &out[k], err));
+    return GIR_OK;
+}
+
+static gir_status rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    double alpha, beta, bias;
+    int64_t size, axis = 1;
+    bool mx = r->fl == NN_MXNET;
+    TRY(g_float(r, idx, "alpha", !mx, 1e-4, &alpha, err));
+    TRY(g_float(r, idx, "beta", !mx, 0.75, &beta, err));
+    TRY(g_float(r, idx, mx ? "knorm" : "bias", !mx, 2.0, &bias, err));
+    TRY(g_int(r, idx, mx ? "nsize" : "size", true, 0, &size, err));
+    if (!mx)
+        TRY(g_int(r, idx, "axis", true, 1, &axis, err));
+    if (size < 1)
+        return bad_attr(r, idx, mx ? "nsize" : "size", "a positive integer", err);
+    if (axis != 1) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_LRN, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha) || gir_attrs_set_float(r->g, &n->attrs, "beta", beta) ||
+        gir_attrs_set_float(r->g, &n->attrs, "bias", bias) || gir_attrs_set_int(r->g, &n->attrs, "size", size))
+        return gir_nomem(err);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err)
+{
+    const nn_rdef *d = cur_def(r, idx);
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    bool keep, exclude;
+    TRY(g_tuple(r, idx, "axis", false, t, &n, err));
+    TRY(g_bool(r, idx, "keepdims", false, &keep, err));
+    TRY(g_bool(r, idx, "exclude", false, &exclude, err));
+    if (exclude && n) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *nd;
+    TRY(mk(r, idx, d->op, 1, 1, &nd, err));
+    set_in(nd, 0, in[0]);
+    if ((n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n)) ||
+        gir_attrs_set_int(r->g, &nd->attrs, "keepdims", keep))
+        return gir_nomem(err);
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+static gir_status rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    const char *dt = A(r, idx, "dtype");
+    if (!dt)
+        return bad_attr(r, idx, "dtype", NULL, err);
+    gir_dtype t = nn_dltype(dt);
+    if (t == GIR_DT_UNKNOWN) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    gir_node *n;
+    TRY(mk(r, idx, GIR_OP_Cast, 1, 1, &n, err));
+    set_in(n, 0, in[0]);
+    if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(t)))
+        return gir_nomem(err);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+/* ---- the tables ------------------------------------------------------------------------------ */
+
+static const char *const k_conv_mx[] = { "kernel",   "stride",     "dilate",    "pad",    "num_filter",
+                                         "num_group", "workspace", "no_bias",   "cudnn_tune", "cudnn_off",
+                                         "layout",   NULL };
+static const char *const k_deconv_mx[] = { "kernel",    "stride",  "dilate",     "pad",       "adj",
+                                           "target_shape", "num_filter", "num_group", "workspace", "no_bias",
+                                           "cudnn_tune", "cudnn_off", "layout", NULL };
+static const char *const k_fc[] = { "num_hidden", "no_bias", "flatten", NULL };
+static const char *const k_bn_mx[] = { "eps",      "momentum",       "fix_gamma", "use_global_stats",
+                                       "output_mean_var", "axis", "cudnn_off", NULL };
+static const char *const k_act[] = { "act_type", NULL };
+static const char *const k_leaky[] = { "act_type", "slope", "lower_bound", "upper_bound", NULL };
+static const char *const k_pool_mx[] = { "kernel", "pool_type", "global_pool", "cudnn_off", "pooling_convention",
+                                         "stride", "pad",       "p_value",     "count_include_pad", "layout", NULL };
+static const char *const k_softmax_out[] = { "grad_scale",     "ignore_label",  "multi_output", "use_ignore",
+                                             "preserve_shape", "normalization", "out_grad",     "smooth_alpha",
+                                             NULL };
+static const char *const k_softmax_mx[] = { "axis", "temperature", "dtype", "use_length", NULL };
+static const char *const k_softmax_act[] = { "mode", NULL };
+static const char *const k_concat_mx[] = { "num_args", "dim", NULL };
+static const char *const k_num_args[] = { "num_args", NULL };
+static const char *const k_dropout_mx[] = { "p", "mode", "axes", "cudnn_off", NULL };
+static const char *const k_reshape_mx[] = { "shape", "reverse", "target_shape", "keep_highest", NULL };
+static const char *const k_axes[] = { "axes", NULL };
+static const char *const k_clip[] = { "a_min", "a_max", NULL };
+static const char *const k_axis[] = { "axis", NULL };
+static const char *const k_split_mx[] = { "num_outputs", "axis", "squeeze_axis", NULL };
+static const char *const k_lrn_mx[] = { "alpha", "beta", "knorm", "nsize", NULL };
+static const char *const k_reduce[] = { "axis", "keepdims", "exclude", NULL };
+static const char *const k_cast[] = { "dtype", NULL };
+static const char *const k_scalar_mx[] = { "scalar", "is_int", NULL };
+static const char *const k_scalar[] = { "scalar", NULL };
+
+static const char *const k_conv_nnvm[] = { "channels", "kernel_size", "strides",   "padding",   "dilation",
+                                           "groups",   "layout",      "kernel_layout", "out_layout", "out_dtype",
+                                           "use_bias", NULL };
+static const char *const k_deconv_nnvm[] = { "channels", "kernel_size", "strides",       "padding",
+                                             "output_padding", "dilation", "groups", "layout", "kernel_layout",
+                                             "out_dtype", "use_bias", NULL };
+static const char *const k_dense[] = { "units", "use_bias", NULL };
+static const char *const k_bn_nnvm[] = { "axis", "epsilon", "momentum", "center", "scale", NULL };
+static const char *const k_alpha[] = { "alpha", NULL };
+static const char *const k_pool_nnvm[] = { "pool_size", "strides", "padding", "layout", "ceil_mode",
+                                           "count_include_pad", NULL };
+static const char *const k_layout[] = { "layout", NULL };
+static const char *const k_concat_nnvm[] = { "axis", NULL };
+static const char *const k_rate[] = { "rate", NULL };
+static const char *const k_shape[] = { "shape", NULL };
+static const char *const k_expand_nnvm[] = { "axis", "num_newaxis", NULL };
+static const char *const k_split_nnvm[] = { "indices_or_sections", "axis", NULL };
+static const char *const k_lrn_nnvm[] = { "size", "axis", "alpha", "beta", "bias", NULL };
+
+#define SIMPLE(nm, o) { nm, GIR_OP_##o, rd_simple, 1, 1, 1, NULL }
+#define BINARY(nm, o) { nm, GIR_OP_##o, rd_binary, 1, 2, 2, NULL }
+#define SCALAR(nm, o, k) { nm, GIR_OP_##o, rd_scalar, 1, 1, 1, k }
+
+static const nn_rdef mx_defs[] = {
+    { "Convolution", GIR_OP_Conv, rd_mx_conv, 1, 2, 3, k_conv_mx },
+    { "Deconvolution", GIR_OP_ConvTranspose, rd_mx_conv, 1, 2, 3, k_deconv_mx },
+    { "FullyConnected", GIR_OP_Gemm, rd_fc, 1, 2, 3, k_fc },
+    { "BatchNorm", GIR_OP_BatchNormalization, rd_mx_bn, 3, 3, 5, k_bn_mx },
+    { "Activation", GIR_OP_Relu, rd_activation, 1, 1, 1, k_act },
+    { "LeakyReLU", GIR_OP_LeakyRelu, rd_leaky, 0, 1, 2, k_leaky },
+    { "Pooling", GIR_OP_MaxPool, rd_mx_pool, 1, 1, 1, k_pool_mx },
+    { "SoftmaxOutput", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
+    { "Softmax", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
+    { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 2, k_softmax_mx },
+    { "log_softmax", GIR_OP_LogSoftmax, rd_softmax, 1, 1, 2, k_softmax_mx },
+    { "SoftmaxActivation", GIR_OP_Softmax, rd_softmax_act, 1, 1, 1, k_softmax_act },
+    { "Flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
+    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
+    { "Concat", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
+    { "concat", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
+    { "add_n", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
+    { "ElementWiseSum", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
+    { "Dropout", GIR_OP_Dropout, rd_dropout, 2, 1, 1, k_dropout_mx },
+    { "Reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
+    { "reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
+    { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
+    { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
+    { "expand_dims", GIR_OP_Unsqueeze, rd_expand_dims, 1, 1, 1, k_axis },
+    { "squeeze", GIR_OP_Squeeze, rd_squeeze, 1, 1, 1, k_axis },
+    { "SliceChannel", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
+    { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
+    { "LRN", GIR_OP_LRN, rd_lrn, 1, 1, 1, k_lrn_mx },
+    { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
+    { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
+    { "max", GIR_OP_ReduceMax, rd_reduce, 1, 1, 1, k_reduce },
+    { "min", GIR_OP_ReduceMin, rd_reduce, 1, 1, 1, k_reduce },
+    { "prod", GIR_OP_ReduceProd, rd_reduce, 1, 1, 1, k_reduce },
+    { "Cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
+    { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
+    SIMPLE("relu", Relu), SIMPLE("sigmoid", Sigmoid), SIMPLE("tanh", Tanh), SIMPLE("exp", Exp),
+    SIMPLE("log", Log), SIMPLE("sqrt", Sqrt), SIMPLE("abs", Abs), SIMPLE("negative", Neg),
+    SIMPLE("floor", Floor), SIMPLE("ceil", Ceil), SIMPLE("round", Round), SIMPLE("reciprocal", Reciprocal),
+    SIMPLE("sign", Sign), SIMPLE("erf", Erf), SIMPLE("sin", Sin), SIMPLE("cos", Cos), SIMPLE("softsign", Softsign),
+    SIMPLE("_copy", Identity), SIMPLE("identity", Identity), SIMPLE("BlockGrad", Identity),
+    SIMPLE("stop_gradient", Identity),
+    BINARY("elemwise_add", Add), BINARY("_plus", Add), BINARY("_Plus", Add), BINARY("_add", Add),
+    BINARY("elemwise_sub", Sub), BINARY("_minus", Sub), BINARY("_Minus", Sub), BINARY("_sub", Sub),
+    BINARY("elemwise_mul", Mul), BINARY("_mul", Mul), BINARY("_Mul", Mul),
+    BINARY("elemwise_div", Div), BINARY("_div", Div), BINARY("_Div", Div),
+    BINARY("broadcast_add", Add), BINARY("broadcast_plus", Add), BINARY("broadcast_sub", Sub),
+    BINARY("broadcast_minus", Sub), BINARY("broadcast_mul", Mul), BINARY("broadcast_div", Div),
+    BINARY("broadcast_power", Pow), BINARY("broadcast_maximum", Max), BINARY("broadcast_minimum", Min),
+    BINARY("_power", Pow), BINARY("_maximum", Max), BINARY("_minimum", Min),
+    SCALAR("_plus_scalar", Add, k_scalar_mx), SCALAR("_minus_scalar", Sub, k_scalar_mx),
+    SCALAR("_rminus_scalar", Sub, k_scalar_mx), SCALAR("_mul_scalar", Mul, k_scalar_mx),
+    SCALAR("_div_scalar", Div, k_scalar_mx), SCALAR("_rdiv_scalar", Div, k_scalar_mx),
+    SCALAR("_power_scalar", Pow, k_scalar_mx), SCALAR("_rpower_scalar", Pow, k_scalar_mx),
+    SCALAR("_maximum_scalar", Max, k_scalar_mx), SCALAR("_minimum_scalar", Min, k_scalar_mx),
+    { NULL, 0, NULL, 0, 0, 0, NULL },
+};
+
+static const nn_rdef nnvm_defs[] = {
+    { "conv2d", GIR_OP_Conv, rd_nnvm_conv, 1, 2, 3, k_conv_nnvm },
+    { "conv2d_transpose", GIR_OP_ConvTranspose, rd_nnvm_conv, 1, 2, 3, k_deconv_nnvm },
+    { "dense", GIR_OP_Gemm, rd_dense, 1, 2, 3, k_dense },
+    { "batch_norm", GIR_OP_BatchNormalization, rd_nnvm_bn, 3, 5, 5, k_bn_nnvm },
+    { "leaky_relu", GIR_OP_LeakyRelu, rd_leaky_nnvm, 1, 1, 1, k_alpha },
+    { "max_pool2d", GIR_OP_MaxPool, rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
+    { "avg_pool2d", GIR_OP_AveragePool, rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
+    { "global_max_pool2d", GIR_OP_GlobalMaxPool, rd_nnvm_pool, 1, 1, 1, k_layout },
+    { "global_avg_pool2d", GIR_OP_GlobalAveragePool, rd_nnvm_pool, 1, 1, 1, k_layout },
+    { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 1, k_axis },
+    { "log_softmax", GIR_OP_LogSoftmax, rd_softmax, 1, 1, 1, k_axis },
+    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
+    { "concatenate", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_nnvm },
+    { "elemwise_sum", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
+    { "dropout", GIR_OP_Dropout, rd_dropout, 2, 1, 1, k_rate },
+    { "reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_shape },
+    { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
+    { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
+    { "expand_dims", GIR_OP_Unsqueeze, rd_expand_dims, 1, 1, 1, k_expand_nnvm },
+    { "squeeze", GIR_OP_Squeeze, rd_squeeze, 1, 1, 1, k_axis },
+    { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_nnvm },
+    { "lrn", GIR_OP_LRN, rd_lrn, 1, 1, 1, k_lrn_nnvm },
+    { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
+    { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
+    { "max", GIR_OP_ReduceMax, rd_reduce, 1, 1, 1, k_reduce },
+    { "min", GIR_OP_ReduceMin, rd_reduce, 1, 1, 1, k_reduce },
+    { "prod", GIR_OP_ReduceProd, rd_reduce, 1, 1, 1, k_reduce },
+    { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
+    SIMPLE("relu", Relu), SIMPLE("sigmoid", Sigmoid), SIMPLE("tanh", Tanh), SIMPLE("exp", Exp),
+    SIMPLE("log", Log), SIMPLE("sqrt", Sqrt), SIMPLE("abs", Abs), SIMPLE("negative", Neg),
+    SIMPLE("floor", Floor), SIMPLE("ceil", Ceil), SIMPLE("round", Round), SIMPLE("copy", Identity),
+    SIMPLE("block_grad", Identity),
+    BINARY("elemwise_add", Add), BINARY("elemwise_sub", Sub), BINARY("elemwise_mul", Mul),
+    BINARY("elemwise_div", Div), BINARY("elemwise_pow", Pow), BINARY("broadcast_add", Add),
+    BINARY("broadcast_sub", Sub), BINARY("broadcast_mul", Mul), BINARY("broadcast_div", Div),
+    BINARY("broadcast_pow", Pow), BINARY("broadcast_max", Max), BINARY("broadcast_min", Min),
+    SCALAR("__add_scalar__", Add, k_scalar), SCALAR("__sub_scalar__", Sub, k_scalar),
+    SCALAR("__rsub_scalar__", Sub, k_scalar), SCALAR("__mul_scalar__", Mul, k_scalar),
+    SCALAR("__div_scalar__", Div, k_scalar), SCALAR("__rdiv_scalar__", Div, k_scalar),
+    SCALAR("__pow_scalar__", Pow, k_scalar), SCALAR("__rpow_scalar__", Pow, k_scalar),
+    { NULL, 0, NULL, 0, 0, 0, NULL },
+};
+
+const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op)
+{
+    const nn_rdef *t = fl == NN_MXNET ? mx_defs : fl == NN_NNVM ? nnvm_defs : NULL;
+    for (; t && t->name; t++)
+        if (strcmp(t->name, op) == 0)
+            return t;
+    return NULL;
+}
+
+bool nn_op_known(nn_flavour fl, const char *op)
+{
+    return nn_rdef_find(fl, op) != NULL;
+}
+
+size_t nn_op_num_outputs(nn_flavour fl, const char *op, const nn_node *n)
+{
+    const nn_rdef *d = nn_rdef_find(fl, op);
+    if (!d)
+        return 0;
+    if (d->outputs)
+        return d->outputs;
+    const char *s;
+    int64_t k;
+    if (strcmp(op, "LeakyReLU") == 0) {
+        s = nn_node_attr(n, "act_type");
+        return s && strcmp(s, "rrelu") == 0 ? 2 : 1;
+    }
+    if (fl == NN_MXNET) {
+        s = nn_node_attr(n, "num_outputs");
+        return s && nn_parse_int(s, &k) && k >= 1 && k <= 65535 ? (size_t)k : 0;
+    }
+    int64_t t[NN_MAX_TUPLE];
+    size_t tn;
+    s = nn_node_attr(n, "indices_or_sections");
+    if (!s || !nn_parse_tuple(s, t, &tn))
+        return 0;
+    if (tn == 1 && !strchr(s, '(') && !strchr(s, '['))
+        return t[0] >= 1 && t[0] <= 65535 ? (size_t)t[0] : 0;
+    return tn + 1;
+}
+
+/* ---- variables -------------------------------------------------------------------------------- */
+
+/* Creates a variable's value: its attributes in meta, __shape__/__dtype__
+ * hints, the parameter of the same name (making it a weight), or else a
+ * graph input (with the input-shape option applied).  rn may be NULL for a
+ * variable the reader synthesises. */
+static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, size_t idx, int32_t *out,
+                             gir_error *err)
+{
+    gir_graph *g = r->g;
+    if (gir_graph_value_index(g, name) >= 0) {
+        gir_fail(err, GIR_E_DUPLICATE, "two variables are named '%s'", name);
+        if (rn)
+            gir_json_err_at(err, r->raw->doc, rn->json, "/nodes/%zu/name", idx);
+        gir_err_node(err, name);
+        return GIR_E_DUPLICATE;
+    }
+    int32_t v;
+    TRY(gir_graph_add_value(g, name, GIR_VALUE_INPUT, &v, err));
+    gir_value *val = g->values[v];
+    for (size_t i = 0; rn && i < rn->n_attrs; i++) {
+        const nn_kv *kv = &rn->attrs[i];
+        TRY(meta_str(g, &val->meta, r->pfx, "attr.", kv->key, kv->value, err));
+        if (strcmp(kv->key, "__shape__") == 0) {
+            gir_shape s;
+            if (!nn_parse_shape_hint(kv->value, &s)) {
+                gir_fail(err, GIR_E_ATTRIBUTE, "variable attribute __shape__=\"%.80s\" is not a shape", kv->value);
+                gir_json_err_at(err, r->raw->doc, kv->where, "/nodes/%zu/%s/__shape__", idx, kv->obj);
+                gir_err_node(err, name);
+                return GIR_E_ATTRIBUTE;
+            }
+            val->shape = s;
+        } else if (strcmp(kv->key, "__dtype__") == 0) {
+            int64_t code;
+            if (nn_parse_int(kv->value, &code) && nn_mxnet_dtype(code) != GIR_DT_UNKNOWN)
+                val->dtype = nn_mxnet_dtype(code);
+        }
+    }
+    /* The parameter of that name (binary search over the sorted keys). */
+    if (r->params && r->params->n) {
+        size_t lo = 0, hi = r->params->n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (strcmp(r->params->items[r->by_key[mid]].key, name) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < r->params->n && strcmp(r->params->items[r->by_key[lo]].key, name) == 0) {
+            size_t pi = r->by_key[lo];
+            const nn_param *p = &r->params->items[pi];
+            if (p->empty) {
+                gir_fail(err, GIR_E_PARAMS, "parameter '%s' is an empty array (no shape, no data)", p->name);
+                gir_err_file(err, r->params->path);
+                gir_err_loc(err, "byte %llu", (unsigned long long)p->record);
+                return GIR_E_PARAMS;
+            }
+            /* A shape hint (unknown dims aside) must agree with the data. */
+            if (val->shape.rank >= 0) {
+                bool ok = val->shape.rank == p->shape.rank;
+                for (int k = 0; ok && k < p->shape.rank; k++)
+                    ok = val->shape.dims[k] < 0 || val->shape.dims[k] == p->shape.dims[k];
+                if (!ok) {
+                    char a[128], b[128];
+                    gir_fail(err, GIR_E_SHAPE, "parameter '%s' has shape %s, but the graph declares %s", p->name,
+                             gir_shape_str(&p->shape, a, sizeof a), gir_shape_str(&val->shape, b, sizeof b));
+                    gir_err_file(err, r->params->path);
+                    gir_err_node(err, name);
+                    return GIR_E_SHAPE;
+                }
+            }
+            gir_tensor *t;
+            TRY(nn_params_tensor(r->params, pi, &t, err));
+            gir_value_set_data(val, t);
+            gir_tensor_unref(t);
+            val->kind = GIR_VALUE_WEIGHT;
+            r->claimed[pi] = v;
+            if (r->params->kind == NN_PARAMS_MXNET &&
+                gir_attrs_set_string(g, &val->meta, "mxnet.param_prefix", p->prefix))
+                return gir_nomem(err);
+        }
+    }
+    if (val->kind == GIR_VALUE_INPUT) {
+        for (size_t i = 0; i < r->n_ishapes; i++) {
+            if (strcmp(r->ishapes[i].name, name) == 0) {
+                val->shape = r->ishapes[i].shape;
+                r->ishapes[i].used = true;
+            }
+        }
+        if (r->batch > 0 && val->shape.rank > 0 && val->shape.dims[0] < 0)
+            val->shape.dims[0] = r->batch;
+        TRY(gir_graph_add_input(g, v, err));
+    }
+    *out = v;
+    return GIR_OK;
+}
+
+gir_status nn_make_var(nn_reader *r, size_t idx, gir_error *err)
+{
+    if (r->var_made[idx])
+        return GIR_OK;
+    const nn_node *rn = RN(r, idx);
+    TRY(make_value(r, rn->name, rn, idx, &r->outs[idx][0], err));
+    r->var_made[idx] = true;
+    return GIR_OK;
+}
+
+/* MXNet < 0.9 stored no auxiliary states: BatchNorm has 3 inputs and the
+ * loader appends <name>_moving_mean and <name>_moving_var, as we do. */
+static gir_status synth_bn_aux(nn_reader *r, size_t idx, int32_t *in, gir_error *err)
+{
+    static const char *const sfx[] = { "moving_mean", "moving_var" };
+    for (size_t k = 0; k < 2; k++) {
+        char *name = gir_strdupf("%s_%s", RN(r, idx)->name, sfx[k]);
+        if (!name)
+            return gir_nomem(err);
+        gir_status st = make_value(r, name, NULL, idx, &in[3 + k], err);
+        free(name);
+        if (st)
+            return st;
+        if (gir_attrs_set_string(r->g, &r->g->values[in[3 + k]]->meta, "mxnet.synthesized", "1"))
+            return gir_nomem(err);
+    }
+    return GIR_OK;
+}
+
+/* The executor's rules for a compiled function call. */
+static gir_status check_tvm_op(const nn_reader *r, size_t idx, uint32_t *n_out, gir_error *err)
+{
+    const nn_node *rn = RN(r, idx);
+    static const char *const req[] = { "func_name", "num_inputs", "num_outputs", "flatten_data" };
+    for (size_t k = 0; k < 4; k++)
+        if (!A(r, idx, req[k]))
+            return bad_attr(r, idx, req[k], NULL, err);
+    int64_t ni, no, fd;
+    TRY(g_int(r, idx, "num_inputs", true, 0, &ni, err));
+    TRY(g_int(r, idx, "num_outputs", true, 0, &no, err));
+    TRY(g_int(r, idx, "flatten_data", true, 0, &fd, err));
+    if (ni != (int64_t)rn->n_in) {
+        char what[64];
+        snprintf(what, sizeof what, "the number of inputs (%zu)", rn->n_in);
+        return bad_attr(r, idx, "num_inputs", what, err);
+    }
+    if (no < 1 || no > 65535)
+        return bad_attr(r, idx, "num_outputs", "a positive count", err);
+    if (rn->max_index > (uint64_t)no) {
+        gir_fail(err, GIR_E_REFERENCE, "an entry takes output %u of '%s', which has num_outputs %lld",
+                 rn->max_index - 1, rn->name, (long long)no);
+        gir_json_err_at(err, r->raw->doc, rn->json, "/nodes/%zu", idx);
+        gir_err_node(err, rn->name);
+        return GIR_E_REFERENCE;
+    }
+    *n_out = (uint32_t)no;
+    return GIR_OK;
+}
+
+uint32_t nn_node_outputs(const nn_reader *r, size_t idx)
+{
+    const nn_node *rn = RN(r, idx);
+    if (strcmp(rn->op, "null") == 0)
+        return 1;
+    uint64_t n = rn->max_index ? rn->max_index : 1;
+    size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
+    if (own > n)
+        n = own;
+    if (!own && r->raw->row_ptr_ok && rn->row_outputs > (int64_t)n && rn->row_outputs <= 65535)
+        n = (uint64_t)rn->row_outputs;
+    if (r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0) {
+        int64_t no;
+        const char *s = A(r, idx, "num_outputs");
+        if (s && nn_parse_int(s, &no) && no > (int64_t)n && no <= 65535)
+            n = (uint64_t)no;
+    }
+    return (uint32_t)n;
+}
+
+gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
+{
+    const nn_node *rn = RN(r, idx);
+    uint32_t n_out = r->n_outs[idx];
+    int32_t *in = malloc((rn->n_in + 2) * sizeof *in);
+    if (!in)
+        return gir_nomem(err);
+    gir_status st = GIR_OK;
+    bool deferred = false;
+    for (size_t j = 0; j < rn->n_in && !st; j++) {
+        uint32_t src = rn->in[j].node;
+        if (strcmp(RN(r, src)->op, "null") == 0 && !r->var_made[src]) {
+            if (r->label_only[src]) {
+                in[j] = -1;
+                deferred = true;
+                continue;
+            }
+            st = nn_make_var(r, src, err);
+            if (st)
+                break;
+        }
+        in[j] = rn->in[j].index < r->n_outs[src] ? r->outs[src][rn->in[j].index] : -1;
+        if (in[j] < 0) {
+            gir_fail(err, GIR_E_UNSUPPORTED, "'%s' takes output %u of '%s' (%s), which has no counterpart here",
+                     rn->name, rn->in[j].index, RN(r, src)->name, RN(r, src)->op);
+            gir_json_err_at(err, r->raw->doc, gir_json_at(gir_json_get(rn->json, "inputs"), j),
+                            "/nodes/%zu/inputs/%zu", idx, j);
+            gir_err_node(err, rn->name);
+            st = GIR_E_UNSUPPORTED;
+        }
+    }
+    nn_rres res = NN_OPAQUE;
+    if (!st && r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0)
+        st = check_tvm_op(r, idx, &n_out, err);
+    const nn_rdef *d = r->fl == NN_TVM ? NULL : nn_rdef_find(r->fl, rn->op);
+    if (!st && d && r->fl == NN_MXNET && strcmp(rn->op, "BatchNorm") == 0 && rn->n_in == 3 && r->mx_version < 900) {
+        st = synth_bn_aux(r, idx, in, err);
+        if (!st)
+            r->bn_synth[idx] = true;
+    }
+    size_t n_in = r->bn_synth[idx] ? 5 : rn->n_in;
+    if (!st && d && n_in >= d->min_in && (d->max_in == GIR_VARIADIC || n_in <= d->max_in) && keys_known(r, idx, d)) {
+        res = NN_MAPPED;
+        st = d->read(r, idx, in, r->outs[idx], &res, err);
+        if (!st && res == NN_MAPPED) {
+            for (uint32_t k = 0; k < rn->max_index && !st; k++)
+                if (r->outs[idx][k] < 0)
+                    st = gir_fail(err, GIR_E_INTERNAL, "the mapping of %s left output %u unset", rn->op, k);
+        }
+    }
+    if (!st && res == NN_OPAQUE) {
+        if (deferred)
+            for (size_t j = 0; j < rn->n_in && !st; j++)
+                if (in[j] < 0) {
+                    st = nn_make_var(r, rn->in[j].node, err);
+                    in[j] = r->outs[rn->in[j].node][0];
+                }
+        gir_node *n = NULL;
+        if (!st)
+            st = mk(r, idx, GIR_OP_OPAQUE, n_in, n_out, &n, err);
+        for (size_t j = 0; !st && j < n_in; j++)
+            set_in(n, j, in[j]);
+        for (uint32_t k = 0; !st && k < n_out; k++)
+            st = mkout(r, n, k, &r->outs[idx][k], err);
+    }
+    free(in);
+    return st;
+}

@@ -1,0 +1,172 @@
+/* The NNVM family: NNVM graph JSON, MXNet symbol JSON (every generation) and
+ * the TVM graph-executor JSON share one reader and one writer; their
+ * .params companions (TVM list, MXNet NDArray list) live in params.c.
+ * Internal to lib/formats/nnvm. */
+#ifndef GIR_NNVM_H
+#define GIR_NNVM_H
+
+#include "formats/format.h"
+#include "io/json.h"
+
+typedef enum nn_flavour { NN_NNVM = 0, NN_MXNET, NN_TVM, NN_FLAVOURS } nn_flavour;
+
+/* "nnvm", "mxnet", "tvm": the format names, also the meta-key prefixes and
+ * the opaque_format of nodes kept verbatim. */
+const char *nn_flavour_name(nn_flavour f);
+
+/* ---- the file's graph, as parsed and checked (raw.c) -------------------- */
+
+typedef struct nn_entry {
+    uint32_t node, index, version;
+} nn_entry;
+
+typedef struct nn_kv {
+    const char *key, *value;
+    const char *obj;       /* "attrs", "attr" or "param": where it was */
+    const gir_json *where; /* the value in the DOM (errors) */
+} nn_kv;
+
+typedef struct nn_node {
+    const char *op;   /* "null" for a variable */
+    const char *name;
+    nn_kv *attrs;     /* param, attr and attrs merged, file order */
+    size_t n_attrs;
+    nn_entry *in;
+    size_t n_in;
+    uint32_t max_index;   /* highest output index any entry takes (+1), 0 if none */
+    int64_t row_outputs;  /* output count from node_row_ptr, -1 if unknown */
+    const gir_json *json; /* the node object */
+} nn_node;
+
+typedef struct nn_gattr {
+    const char *key;
+    const char *type;        /* "int", "list_int", "list_shape", ... */
+    const gir_json *payload;
+    const gir_json *where;   /* the [type, payload] array */
+} nn_gattr;
+
+typedef struct nn_raw {
+    gir_arena arena;
+    const gir_json_doc *doc;
+    nn_node *nodes;
+    size_t n_nodes;
+    nn_entry *heads;
+    size_t n_heads;
+    const gir_json *heads_json;
+    int64_t *row_ptr; /* n_nodes + 1 values when has_row_ptr */
+    bool has_row_ptr;
+    bool row_ptr_ok;  /* well formed: starts at 0, non-decreasing */
+    nn_gattr *gattrs;
+    size_t n_gattrs;
+    size_t *order;    /* a topological order of the nodes (file order if sorted) */
+    bool legacy;      /* pre-NNVM MXNet layout: param keys, 2-element entries */
+    bool relay_layout;/* node_row_ptr after heads (Relay's writer) */
+    bool has_tvm_op;
+} nn_raw;
+
+/* Parses and checks the structure (keys, types, entry ranges, cycles). */
+gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err);
+void nn_raw_free(nn_raw *raw);
+const nn_gattr *nn_raw_gattr(const nn_raw *raw, const char *key);
+const char *nn_node_attr(const nn_node *n, const char *key);
+
+/* ---- attribute text (attrtext.c) ------------------------------------------ */
+
+#define NN_MAX_TUPLE 16
+/* Integer: "3", "-1", "3L". */
+bool nn_parse_int(const char *s, int64_t *v);
+/* Float: C/Python notation, "inf", "-inf", "nan" refused. */
+bool nn_parse_float(const char *s, double *v);
+/* Bool: True/False/true/false/1/0 (case-insensitive). */
+bool nn_parse_bool(const char *s, bool *v);
+/* Int tuple: "(3, 3)", "(3,3)", "[3, 3]", "(3,)", "3", "()", "[1L, 1L]". */
+bool nn_parse_tuple(const char *s, int64_t *v, size_t *n);
+/* "None" (MXNet's unset optional). */
+bool nn_is_none(const char *s);
+/* Python-style text: "(1, 1)", "(3,)", "()"; "True"/"False"; "0.001". */
+void nn_fmt_tuple(gir_buf *b, const int64_t *v, size_t n);
+const char *nn_fmt_bool(bool v);
+void nn_fmt_float(char out[48], double v);
+/* Shape text in MXNet's __shape__ style "(5, 0, 5, 5)" -> dims (0 -> -1). */
+bool nn_parse_shape_hint(const char *s, gir_shape *shape);
+
+/* ---- dtypes (params.c) ------------------------------------------------------ */
+
+gir_dtype nn_mxnet_dtype(int64_t flag);           /* mshadow type flag */
+int nn_mxnet_flag(gir_dtype t);                    /* -1 if none */
+gir_dtype nn_dltype(const char *s);                /* "float32" ...; UNKNOWN otherwise */
+const char *nn_dltype_name(gir_dtype t);           /* NULL if none */
+int nn_nnvm_dtype_code(gir_dtype t);               /* NNVM TypeFlag, -1 if none */
+
+/* ---- params files (params.c) ------------------------------------------------ */
+
+typedef enum nn_params_kind { NN_PARAMS_TVM = 1, NN_PARAMS_MXNET } nn_params_kind;
+
+typedef struct nn_param {
+    const char *name;    /* as stored ("arg:conv0_weight") */
+    const char *key;     /* name without an arg:/aux: prefix */
+    const char *prefix;  /* "arg", "aux" or "" */
+    gir_dtype dtype;
+    gir_shape shape;
+    uint64_t offset;     /* of the data in the file */
+    uint64_t nbytes;
+    uint64_t record;     /* offset of the record (errors) */
+    bool empty;          /* MXNet empty array (no shape, no data) */
+} nn_param;
+
+typedef struct nn_params {
+    gir_arena arena;
+    char *path;
+    struct nn_params_src *src; /* shared by the lazy tensors */
+    nn_params_kind kind;
+    nn_param *items;
+    size_t n;
+} nn_params;
+
+/* What the first bytes say: NN_PARAMS_TVM / NN_PARAMS_MXNET, 0 for neither;
+ * *npz set for MXNet 2.x zip/npy files. */
+int nn_params_sniff(const unsigned char *head, size_t n, bool *npz);
+/* Reads the directory of a params file (names, dtypes, shapes, offsets);
+ * never the data. */
+gir_status nn_params_open(const char *path, nn_params *p, gir_error *err);
+void nn_params_free(nn_params *p);
+/* A lazy tensor reading item i's data from the file when loaded. */
+gir_status nn_params_tensor(const nn_params *p, size_t i, gir_tensor **out, gir_error *err);
+
+/* One tensor to write: the name stored and its data. */
+typedef struct nn_param_out {
+    const char *name;
+    gir_tensor *t;
+} nn_param_out;
+/* Streams the tensors into f, one loaded at a time. */
+gir_status nn_params_write(gir_outfile *f, nn_params_kind kind, const nn_param_out *items, size_t n,
+                           gir_error *err);
+
+/* ---- reading and writing (read.c, write.c) ------------------------------------ */
+
+gir_status nn_read(const char *path, const gir_options *opts, nn_flavour hint, gir_graph **out, gir_error *err);
+gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl,
+                    gir_error *err);
+/* The companion params file of a graph JSON by the usual naming, or NULL
+ * (malloc'd).  GIR_E_ARGUMENT when several match. */
+gir_status nn_find_params(const char *json_path, char **out, gir_error *err);
+/* The params path a writer uses beside json_path (malloc'd). */
+char *nn_params_path_for(const char *json_path, nn_flavour fl);
+
+/* Content probe shared by the three formats: the flavour the first bytes
+ * suggest, with a score (0: not a graph JSON of this family). */
+int nn_probe(const unsigned char *head, size_t n, nn_flavour *fl);
+
+/* ---- operator mapping (opmap.c) ------------------------------------------------ */
+
+/* Output count a flavour's operator has (hidden outputs included), from its
+ * attributes; 0 when the op is not known. */
+size_t nn_op_num_outputs(nn_flavour fl, const char *op, const nn_node *n);
+/* Whether op is one of the flavour's operators (for classification). */
+bool nn_op_known(nn_flavour fl, const char *op);
+
+extern const gir_op_map nn_mxnet_ops[];
+extern const gir_op_map nn_nnvm_ops[];
+extern const gir_op_map nn_tvm_ops[];
+
+#endif

@@ -1,0 +1,559 @@
+/* The graph JSON of the NNVM family, parsed into nn_raw and checked: the
+ * keys and types dmlc's readers accept (plus the read-compatible legacy
+ * spellings), entries in range, and a topological order (cycles refused). */
+#include "nnvm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fails err with the message already formatted into msg, at a JSON pointer. */
+static gir_status fail_ptr(const nn_raw *raw, gir_error *err, const gir_json *v, gir_status code, const char *msg,
+                           const char *ptr)
+{
+    gir_fail(err, code, "%s", msg);
+    gir_json_err_at(err, raw->doc, v, "%s", ptr);
+    return code;
+}
+
+static void describe(const gir_json *v, char *out, size_t n)
+{
+    gir_json_describe(v, out, n);
+}
+
+static const char *key_list_top = "nodes, arg_nodes, node_row_ptr, heads and attrs";
+static const char *key_list_node = "op, name, inputs, attrs (or attr, param), control_deps";
+
+/* Reads a non-negative integer that fits in uint32. */
+static bool get_u32(const gir_json *v, uint32_t *out)
+{
+    uint64_t x;
+    if (!gir_json_get_u64(v, &x) || x > UINT32_MAX)
+        return false;
+    *out = (uint32_t)x;
+    return true;
+}
+
+static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, const char *ptr, gir_error *err)
+{
+    char what[80], msg[200];
+    if (!gir_json_is(v, GIR_JSON_ARRAY) || (v->len != 2 && v->len != 3)) {
+        describe(v, what, sizeof what);
+        snprintf(msg, sizeof msg, "an entry must be [node, index] or [node, index, version], found %s", what);
+        return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, ptr);
+    }
+    uint32_t f[3] = { 0, 0, 0 };
+    for (size_t k = 0; k < v->len; k++) {
+        if (!get_u32(gir_json_at(v, k), &f[k])) {
+            describe(gir_json_at(v, k), what, sizeof what);
+            snprintf(msg, sizeof msg, "entry %s must be a non-negative integer, found %s",
+                     k == 0 ? "node id" : k == 1 ? "output index" : "version", what);
+            char p2[512];
+            snprintf(p2, sizeof p2, "%s/%zu", ptr, k);
+            return fail_ptr(raw, err, gir_json_at(v, k), GIR_E_SCHEMA, msg, p2);
+        }
+    }
+    if (v->len == 2)
+        raw->legacy = true;
+    if (f[0] >= raw->n_nodes) {
+        snprintf(msg, sizeof msg, "entry points at node %u, but the graph has %zu nodes (0..%zu)", f[0],
+                 raw->n_nodes, raw->n_nodes ? raw->n_nodes - 1 : 0);
+        return fail_ptr(raw, err, v, GIR_E_REFERENCE, msg, ptr);
+    }
+    if (f[1] >= 65535) {
+        snprintf(msg, sizeof msg, "entry takes output %u of node %u; at most 65535 outputs are supported", f[1],
+                 f[0]);
+        return fail_ptr(raw, err, v, GIR_E_LIMIT, msg, ptr);
+    }
+    e->node = f[0];
+    e->index = f[1];
+    e->version = f[2];
+    nn_node *src = &raw->nodes[f[0]];
+    if (f[1] + 1 > src->max_index)
+        src->max_index = f[1] + 1;
+    return GIR_OK;
+}
+
+/* Escapes a key for a JSON pointer ("~" -> "~0", "/" -> "~1"). */
+static void ptr_key(char *out, size_t n, const char *key)
+{
+    size_t j = 0;
+    for (const char *p = key; *p && j + 3 < n; p++) {
+        if (*p == '~' || *p == '/') {
+            out[j++] = '~';
+            out[j++] = *p == '~' ? '0' : '1';
+        } else {
+            out[j++] = *p;
+        }
+    }
+    out[j] = '\0';
+}
+
+static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const char *which, const gir_json *obj,
+                                    gir_error *err)
+{
+    char what[80], msg[300], ptr[400], kbuf[200];
+    if (!gir_json_is(obj, GIR_JSON_OBJECT)) {
+        describe(obj, what, sizeof what);
+        snprintf(msg, sizeof msg, "\"%s\" must be an object of strings, found %s", which, what);
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/%s", idx, which);
+        return fail_ptr(raw, err, obj, GIR_E_SCHEMA, msg, ptr);
+    }
+    if (!obj->len)
+        return GIR_OK;
+    nn_kv *kv = gir_arena_alloc(&raw->arena, (n->n_attrs + obj->len) * sizeof *kv);
+    if (!kv)
+        return gir_nomem(err);
+    if (n->n_attrs)
+        memcpy(kv, n->attrs, n->n_attrs * sizeof *kv);
+    for (size_t i = 0; i < obj->len; i++) {
+        const gir_json_member *m = &obj->u.members[i];
+        const char *val = gir_json_get_cstr(&m->value);
+        ptr_key(kbuf, sizeof kbuf, m->key);
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/%s/%s", idx, which, kbuf);
+        if (!val) {
+            describe(&m->value, what, sizeof what);
+            snprintf(msg, sizeof msg, "attribute \"%.100s\" must be a string, found %s", m->key, what);
+            return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
+        }
+        if (strlen(m->key) != m->key_len) {
+            snprintf(msg, sizeof msg, "attribute name contains a NUL byte");
+            return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
+        }
+        /* param and attr of legacy files may both set a key: the later wins. */
+        size_t j;
+        for (j = 0; j < n->n_attrs; j++)
+            if (strcmp(kv[j].key, m->key) == 0)
+                break;
+        kv[j].key = m->key;
+        kv[j].value = val;
+        kv[j].obj = which;
+        kv[j].where = &m->value;
+        if (j == n->n_attrs)
+            n->n_attrs++;
+    }
+    n->attrs = kv;
+    return GIR_OK;
+}
+
+static gir_status parse_node(nn_raw *raw, size_t idx, gir_error *err)
+{
+    const gir_json *v = gir_json_at(gir_json_get(gir_json_root(raw->doc), "nodes"), idx);
+    nn_node *n = &raw->nodes[idx];
+    char what[80], msg[300], ptr[300];
+    n->json = v;
+    n->row_outputs = -1;
+    if (!gir_json_is(v, GIR_JSON_OBJECT)) {
+        describe(v, what, sizeof what);
+        snprintf(msg, sizeof msg, "a node must be an object, found %s", what);
+        snprintf(ptr, sizeof ptr, "/nodes/%zu", idx);
+        return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, ptr);
+    }
+    const gir_json *op = NULL, *name = NULL, *inputs = NULL, *deps = NULL, *subgraphs = NULL;
+    for (size_t i = 0; i < v->len; i++) {
+        const gir_json_member *m = &v->u.members[i];
+        const char *k = m->key;
+        gir_status st = GIR_OK;
+        if (strcmp(k, "op") == 0)
+            op = &m->value;
+        else if (strcmp(k, "name") == 0)
+            name = &m->value;
+        else if (strcmp(k, "inputs") == 0)
+            inputs = &m->value;
+        else if (strcmp(k, "attrs") == 0 || strcmp(k, "attr") == 0 || strcmp(k, "param") == 0) {
+            if (strcmp(k, "attrs") != 0)
+                raw->legacy = raw->legacy || strcmp(k, "param") == 0;
+            st = parse_attr_object(raw, n, idx, k, &m->value, err);
+        } else if (strcmp(k, "control_deps") == 0)
+            deps = &m->value;
+        else if (strcmp(k, "subgraphs") == 0)
+            subgraphs = &m->value;
+        else if (strcmp(k, "backward_source_id") == 0) {
+            int64_t x;
+            if (!gir_json_get_i64(&m->value, &x)) {
+                describe(&m->value, what, sizeof what);
+                snprintf(msg, sizeof msg, "\"backward_source_id\" must be an integer, found %s", what);
+                snprintf(ptr, sizeof ptr, "/nodes/%zu/backward_source_id", idx);
+                return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
+            }
+            raw->legacy = true;
+        } else {
+            snprintf(msg, sizeof msg, "unknown key \"%.100s\" in a node (a node has %s)", k, key_list_node);
+            char kb[200];
+            ptr_key(kb, sizeof kb, k);
+            snprintf(ptr, sizeof ptr, "/nodes/%zu/%s", idx, kb);
+            return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
+        }
+        if (st)
+            return st;
+    }
+    static const char *const req[] = { "op", "name", "inputs" };
+    const gir_json *got[] = { op, name, inputs };
+    for (size_t k = 0; k < 3; k++) {
+        if (!got[k]) {
+            snprintf(msg, sizeof msg, "node has no \"%s\"", req[k]);
+            snprintf(ptr, sizeof ptr, "/nodes/%zu", idx);
+            return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, ptr);
+        }
+    }
+    n->op = gir_json_get_cstr(op);
+    n->name = gir_json_get_cstr(name);
+    if (!n->op || !n->name) {
+        const gir_json *bad = n->op ? name : op;
+        describe(bad, what, sizeof what);
+        snprintf(msg, sizeof msg, "\"%s\" must be a string, found %s", n->op ? "name" : "op", what);
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/%s", idx, n->op ? "name" : "op");
+        return fail_ptr(raw, err, bad, GIR_E_SCHEMA, msg, ptr);
+    }
+    if (!*n->op) {
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/op", idx);
+        return fail_ptr(raw, err, op, GIR_E_SCHEMA, "\"op\" is empty", ptr);
+    }
+    if (!*n->name) {
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/name", idx);
+        return fail_ptr(raw, err, name, GIR_E_SCHEMA, "node name is empty", ptr);
+    }
+    if (strcmp(n->op, "tvm_op") == 0)
+        raw->has_tvm_op = true;
+    if (!gir_json_is(inputs, GIR_JSON_ARRAY)) {
+        describe(inputs, what, sizeof what);
+        snprintf(msg, sizeof msg, "\"inputs\" must be an array of entries, found %s", what);
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
+        return fail_ptr(raw, err, inputs, GIR_E_SCHEMA, msg, ptr);
+    }
+    n->n_in = inputs->len;
+    if (n->n_in) {
+        if (n->n_in > 65535) {
+            snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
+            return fail_ptr(raw, err, inputs, GIR_E_LIMIT, "a node has more than 65535 inputs", ptr);
+        }
+        n->in = gir_arena_alloc(&raw->arena, n->n_in * sizeof *n->in);
+        if (!n->in)
+            return gir_nomem(err);
+    }
+    for (size_t i = 0; i < n->n_in; i++) {
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs/%zu", idx, i);
+        gir_status st = parse_entry(raw, gir_json_at(inputs, i), &n->in[i], ptr, err);
+        if (st)
+            return st;
+    }
+    if (strcmp(n->op, "null") == 0 && n->n_in) {
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
+        return fail_ptr(raw, err, inputs, GIR_E_SCHEMA, "a variable (op \"null\") cannot have inputs", ptr);
+    }
+    if (deps) {
+        if (!gir_json_is(deps, GIR_JSON_ARRAY)) {
+            describe(deps, what, sizeof what);
+            snprintf(msg, sizeof msg, "\"control_deps\" must be an array of node ids, found %s", what);
+            snprintf(ptr, sizeof ptr, "/nodes/%zu/control_deps", idx);
+            return fail_ptr(raw, err, deps, GIR_E_SCHEMA, msg, ptr);
+        }
+        if (deps->len) {
+            snprintf(ptr, sizeof ptr, "/nodes/%zu/control_deps", idx);
+            return fail_ptr(raw, err, deps, GIR_E_UNSUPPORTED,
+                            "control dependencies are not supported (they only order training updates)", ptr);
+        }
+    }
+    if (subgraphs) {
+        if (!gir_json_is(subgraphs, GIR_JSON_ARRAY)) {
+            describe(subgraphs, what, sizeof what);
+            snprintf(msg, sizeof msg, "\"subgraphs\" must be an array of graphs, found %s", what);
+            snprintf(ptr, sizeof ptr, "/nodes/%zu/subgraphs", idx);
+            return fail_ptr(raw, err, subgraphs, GIR_E_SCHEMA, msg, ptr);
+        }
+        if (subgraphs->len) {
+            snprintf(msg, sizeof msg,
+                     "subgraphs of control-flow operator \"%.100s\" are not supported (export the model "
+                     "without _foreach/_while_loop/_cond or subgraph backends)",
+                     n->op);
+            snprintf(ptr, sizeof ptr, "/nodes/%zu/subgraphs", idx);
+            return fail_ptr(raw, err, subgraphs, GIR_E_UNSUPPORTED, msg, ptr);
+        }
+    }
+    return GIR_OK;
+}
+
+static gir_status parse_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err)
+{
+    char what[80], msg[300], ptr[300], kb[200];
+    if (!gir_json_is(attrs, GIR_JSON_OBJECT)) {
+        describe(attrs, what, sizeof what);
+        snprintf(msg, sizeof msg, "graph \"attrs\" must be an object, found %s", what);
+        return fail_ptr(raw, err, attrs, GIR_E_SCHEMA, msg, "/attrs");
+    }
+    raw->n_gattrs = attrs->len;
+    if (!attrs->len)
+        return GIR_OK;
+    raw->gattrs = gir_arena_alloc(&raw->arena, attrs->len * sizeof *raw->gattrs);
+    if (!raw->gattrs)
+        return gir_nomem(err);
+    for (size_t i = 0; i < attrs->len; i++) {
+        const gir_json_member *m = &attrs->u.members[i];
+        const gir_json *v = &m->value;
+        ptr_key(kb, sizeof kb, m->key);
+        snprintf(ptr, sizeof ptr, "/attrs/%s", kb);
+        const char *type = gir_json_get_cstr(gir_json_at(v, 0));
+        if (!gir_json_is(v, GIR_JSON_ARRAY) || v->len != 2 || !type) {
+            describe(v, what, sizeof what);
+            snprintf(msg, sizeof msg, "graph attribute \"%.100s\" must be [\"<type>\", value], found %s", m->key,
+                     what);
+            return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, ptr);
+        }
+        raw->gattrs[i].key = m->key;
+        raw->gattrs[i].type = type;
+        raw->gattrs[i].payload = gir_json_at(v, 1);
+        raw->gattrs[i].where = v;
+    }
+    return GIR_OK;
+}
+
+static gir_status parse_row_ptr(nn_raw *raw, const gir_json *v, gir_error *err)
+{
+    char what[80], msg[300], ptr[64];
+    if (!gir_json_is(v, GIR_JSON_ARRAY)) {
+        describe(v, what, sizeof what);
+        snprintf(msg, sizeof msg, "\"node_row_ptr\" must be an array of integers, found %s", what);
+        return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, "/node_row_ptr");
+    }
+    raw->has_row_ptr = true;
+    raw->row_ptr_ok = v->len == raw->n_nodes + 1;
+    if (!raw->row_ptr_ok)
+        return GIR_OK;
+    raw->row_ptr = gir_arena_alloc(&raw->arena, v->len * sizeof *raw->row_ptr);
+    if (!raw->row_ptr)
+        return gir_nomem(err);
+    for (size_t i = 0; i < v->len; i++) {
+        int64_t x;
+        if (!gir_json_get_i64(gir_json_at(v, i), &x)) {
+            describe(gir_json_at(v, i), what, sizeof what);
+            snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold integers, found %s", what);
+            snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
+            return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
+        }
+        raw->row_ptr[i] = x;
+        if ((i == 0 && x != 0) || (i > 0 && x < raw->row_ptr[i - 1]))
+            raw->row_ptr_ok = false;
+    }
+    if (raw->row_ptr_ok)
+        for (size_t i = 0; i < raw->n_nodes; i++)
+            raw->nodes[i].row_outputs = raw->row_ptr[i + 1] - raw->row_ptr[i];
+    return GIR_OK;
+}
+
+/* Iterative depth-first post-order over inputs, starting from each node in
+ * file order: a file that is already sorted keeps its order. */
+static gir_status topo(nn_raw *raw, gir_error *err)
+{
+    size_t n = raw->n_nodes;
+    raw->order = gir_arena_alloc(&raw->arena, (n ? n : 1) * sizeof *raw->order);
+    unsigned char *mark = calloc(n ? n : 1, 1); /* 0 new, 1 on stack, 2 done */
+    struct fr {
+        size_t node, next;
+    } *stack = malloc((n ? n : 1) * sizeof *stack);
+    if (!raw->order || !mark || !stack) {
+        free(mark);
+        free(stack);
+        return gir_nomem(err);
+    }
+    size_t k = 0;
+    gir_status st = GIR_OK;
+    for (size_t s = 0; s < n && !st; s++) {
+        if (mark[s])
+            continue;
+        size_t sp = 0;
+        stack[sp++] = (struct fr){ s, 0 };
+        mark[s] = 1;
+        while (sp) {
+            struct fr *f = &stack[sp - 1];
+            const nn_node *nd = &raw->nodes[f->node];
+            if (f->next < nd->n_in) {
+                uint32_t src = nd->in[f->next++].node;
+                if (mark[src] == 1) {
+                    char msg[300], ptr[64];
+                    snprintf(msg, sizeof msg, "the graph has a cycle: node %zu ('%.100s') depends on itself through "
+                             "node %u ('%.100s')", f->node, nd->name, src, raw->nodes[src].name);
+                    snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs/%zu", f->node, f->next - 1);
+                    st = fail_ptr(raw, err, nd->json, GIR_E_CYCLE, msg, ptr);
+                    gir_err_node(err, nd->name);
+                    break;
+                }
+                if (mark[src] == 0) {
+                    mark[src] = 1;
+                    stack[sp++] = (struct fr){ src, 0 };
+                }
+                continue;
+            }
+            mark[f->node] = 2;
+            raw->order[k++] = f->node;
+            sp--;
+        }
+    }
+    free(mark);
+    free(stack);
+    return st;
+}
+
+gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
+{
+    memset(raw, 0, sizeof *raw);
+    raw->doc = doc;
+    const gir_json *root = gir_json_root(doc);
+    char what[80], msg[300];
+    if (!gir_json_is(root, GIR_JSON_OBJECT)) {
+        describe(root, what, sizeof what);
+        snprintf(msg, sizeof msg, "expected a graph object with nodes, arg_nodes and heads, found %s", what);
+        return fail_ptr(raw, err, root, GIR_E_SCHEMA, msg, "");
+    }
+    const gir_json *nodes = NULL, *args = NULL, *heads = NULL, *rowp = NULL, *attrs = NULL;
+    size_t heads_pos = 0, rowp_pos = 0;
+    for (size_t i = 0; i < root->len; i++) {
+        const gir_json_member *m = &root->u.members[i];
+        if (strcmp(m->key, "nodes") == 0)
+            nodes = &m->value;
+        else if (strcmp(m->key, "arg_nodes") == 0)
+            args = &m->value;
+        else if (strcmp(m->key, "heads") == 0) {
+            heads = &m->value;
+            heads_pos = i;
+        } else if (strcmp(m->key, "node_row_ptr") == 0) {
+            rowp = &m->value;
+            rowp_pos = i;
+        } else if (strcmp(m->key, "attrs") == 0)
+            attrs = &m->value;
+        else {
+            char kb[200], ptr[220];
+            ptr_key(kb, sizeof kb, m->key);
+            snprintf(ptr, sizeof ptr, "/%s", kb);
+            snprintf(msg, sizeof msg, "unknown key \"%.100s\" (a graph has %s)", m->key, key_list_top);
+            return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
+        }
+    }
+    static const char *const req[] = { "nodes", "arg_nodes", "heads" };
+    const gir_json *got[] = { nodes, args, heads };
+    for (size_t k = 0; k < 3; k++) {
+        if (!got[k]) {
+            snprintf(msg, sizeof msg, "the graph has no \"%s\"", req[k]);
+            return fail_ptr(raw, err, root, GIR_E_SCHEMA, msg, "");
+        }
+    }
+    raw->relay_layout = rowp && rowp_pos > heads_pos;
+    if (!gir_json_is(nodes, GIR_JSON_ARRAY)) {
+        describe(nodes, what, sizeof what);
+        snprintf(msg, sizeof msg, "\"nodes\" must be an array of nodes, found %s", what);
+        return fail_ptr(raw, err, nodes, GIR_E_SCHEMA, msg, "/nodes");
+    }
+    if (nodes->len > (size_t)INT32_MAX / 4)
+        return fail_ptr(raw, err, nodes, GIR_E_LIMIT, "too many nodes", "/nodes");
+    raw->n_nodes = nodes->len;
+    raw->nodes = gir_arena_alloc(&raw->arena, (raw->n_nodes ? raw->n_nodes : 1) * sizeof *raw->nodes);
+    if (!raw->nodes)
+        return gir_nomem(err);
+    /* Entries are checked against the node count, so every node's header is
+     * read before any entry's target is looked at. */
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        gir_status st = parse_node(raw, i, err);
+        if (st)
+            return st;
+    }
+    if (!gir_json_is(args, GIR_JSON_ARRAY)) {
+        describe(args, what, sizeof what);
+        snprintf(msg, sizeof msg, "\"arg_nodes\" must be an array of node ids, found %s", what);
+        return fail_ptr(raw, err, args, GIR_E_SCHEMA, msg, "/arg_nodes");
+    }
+    for (size_t i = 0; i < args->len; i++) {
+        uint32_t id;
+        char ptr[64];
+        snprintf(ptr, sizeof ptr, "/arg_nodes/%zu", i);
+        if (!get_u32(gir_json_at(args, i), &id)) {
+            describe(gir_json_at(args, i), what, sizeof what);
+            snprintf(msg, sizeof msg, "arg_nodes must hold node ids, found %s", what);
+            return fail_ptr(raw, err, gir_json_at(args, i), GIR_E_SCHEMA, msg, ptr);
+        }
+        if (id >= raw->n_nodes) {
+            snprintf(msg, sizeof msg, "arg_nodes lists node %u, but the graph has %zu nodes", id, raw->n_nodes);
+            return fail_ptr(raw, err, gir_json_at(args, i), GIR_E_REFERENCE, msg, ptr);
+        }
+        if (strcmp(raw->nodes[id].op, "null") != 0) {
+            snprintf(msg, sizeof msg, "arg_nodes lists node %u ('%.100s'), which is not a variable (op \"%.60s\")",
+                     id, raw->nodes[id].name, raw->nodes[id].op);
+            return fail_ptr(raw, err, gir_json_at(args, i), GIR_E_REFERENCE, msg, ptr);
+        }
+    }
+    if (!gir_json_is(heads, GIR_JSON_ARRAY)) {
+        describe(heads, what, sizeof what);
+        snprintf(msg, sizeof msg, "\"heads\" must be an array of entries, found %s", what);
+        return fail_ptr(raw, err, heads, GIR_E_SCHEMA, msg, "/heads");
+    }
+    raw->heads_json = heads;
+    raw->n_heads = heads->len;
+    if (raw->n_heads) {
+        raw->heads = gir_arena_alloc(&raw->arena, raw->n_heads * sizeof *raw->heads);
+        if (!raw->heads)
+            return gir_nomem(err);
+    }
+    for (size_t i = 0; i < raw->n_heads; i++) {
+        char ptr[64];
+        snprintf(ptr, sizeof ptr, "/heads/%zu", i);
+        gir_status st = parse_entry(raw, gir_json_at(heads, i), &raw->heads[i], ptr, err);
+        if (st)
+            return st;
+    }
+    if (rowp) {
+        gir_status st = parse_row_ptr(raw, rowp, err);
+        if (st)
+            return st;
+    }
+    if (attrs) {
+        gir_status st = parse_gattrs(raw, attrs, err);
+        if (st)
+            return st;
+    }
+    /* Variables have exactly one output. */
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        const nn_node *n = &raw->nodes[i];
+        for (size_t j = 0; j < n->n_in; j++) {
+            const nn_node *src = &raw->nodes[n->in[j].node];
+            if (strcmp(src->op, "null") == 0 && n->in[j].index != 0) {
+                char ptr[64];
+                snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs/%zu", i, j);
+                snprintf(msg, sizeof msg, "entry takes output %u of variable '%.100s', which has only output 0",
+                         n->in[j].index, src->name);
+                return fail_ptr(raw, err, gir_json_at(gir_json_get(n->json, "inputs"), j), GIR_E_REFERENCE, msg,
+                                ptr);
+            }
+        }
+    }
+    for (size_t i = 0; i < raw->n_heads; i++) {
+        const nn_node *src = &raw->nodes[raw->heads[i].node];
+        if (strcmp(src->op, "null") == 0 && raw->heads[i].index != 0) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/heads/%zu", i);
+            snprintf(msg, sizeof msg, "entry takes output %u of variable '%.100s', which has only output 0",
+                     raw->heads[i].index, src->name);
+            return fail_ptr(raw, err, gir_json_at(heads, i), GIR_E_REFERENCE, msg, ptr);
+        }
+    }
+    return topo(raw, err);
+}
+
+void nn_raw_free(nn_raw *raw)
+{
+    gir_arena_free(&raw->arena);
+    memset(raw, 0, sizeof *raw);
+}
+
+const nn_gattr *nn_raw_gattr(const nn_raw *raw, const char *key)
+{
+    for (size_t i = 0; i < raw->n_gattrs; i++)
+        if (strcmp(raw->gattrs[i].key, key) == 0)
+            return &raw->gattrs[i];
+    return NULL;
+}
+
+const char *nn_node_attr(const nn_node *n, const char *key)
+{
+    for (size_t i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].key, key) == 0)
+            return n->attrs[i].value;
+    return NULL;
+}

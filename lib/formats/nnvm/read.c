@@ -1,0 +1,706 @@
+/* Reading NNVM, MXNet and TVM graph JSON (and the companion .params) into
+ * the IR. */
+#include "map.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRY(e)                \
+    do {                      \
+        gir_status st_ = (e); \
+        if (st_)              \
+            return st_;       \
+    } while (0)
+
+const char *nn_flavour_name(nn_flavour f)
+{
+    return f == NN_MXNET ? "mxnet" : f == NN_TVM ? "tvm" : "nnvm";
+}
+
+/* ---- which flavour ------------------------------------------------------- */
+
+static nn_flavour classify(const nn_raw *raw, nn_flavour hint)
+{
+    if (raw->has_tvm_op || (nn_raw_gattr(raw, "storage_id") && nn_raw_gattr(raw, "dltype")))
+        return NN_TVM;
+    if (nn_raw_gattr(raw, "mxnet_version") || raw->legacy)
+        return NN_MXNET;
+    size_t mx = 0, nv = 0;
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        const char *op = raw->nodes[i].op;
+        if (strcmp(op, "null") == 0)
+            continue;
+        bool m = nn_op_known(NN_MXNET, op), n = nn_op_known(NN_NNVM, op);
+        mx += m && !n;
+        nv += n && !m;
+    }
+    if (mx > nv)
+        return NN_MXNET;
+    if (nv > mx)
+        return NN_NNVM;
+    return hint == NN_TVM ? NN_NNVM : hint;
+}
+
+/* ---- companion params ---------------------------------------------------- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    return gir_str_ends_with(s, suffix);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* X-symbol.json -> X-NNNN.params (exactly one). */
+static gir_status find_epoch_params(const char *json_path, char **out, gir_error *err)
+{
+    char *dir = gir_path_dirname(json_path);
+    const char *base = gir_path_basename(json_path);
+    size_t plen = strlen(base) - strlen("-symbol.json");
+    if (!dir)
+        return gir_nomem(err);
+    DIR *d = opendir(dir);
+    if (!d) {
+        free(dir);
+        return GIR_OK;
+    }
+    char **found = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    gir_status st = GIR_OK;
+    while ((e = readdir(d))) {
+        const char *nm = e->d_name;
+        size_t len = strlen(nm);
+        if (len < plen + 1 + 4 + 7 || strncmp(nm, base, plen) != 0 || nm[plen] != '-' || !ends_with(nm, ".params"))
+            continue;
+        bool digits = true;
+        for (size_t i = plen + 1; i < len - 7; i++)
+            digits = digits && nm[i] >= '0' && nm[i] <= '9';
+        if (!digits || len - 7 - (plen + 1) < 4)
+            continue;
+        if (!GIR_GROW(found, cap, n + 1) || !(found[n] = gir_strdupf("%s", nm))) {
+            st = gir_nomem(err);
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (!st && n > 1) {
+        qsort(found, n, sizeof *found, cmp_str);
+        gir_buf b = GIR_BUF_INIT;
+        for (size_t i = 0; i < n && i < 5; i++)
+            gir_buf_printf(&b, "%s%s", i ? ", " : "", found[i]);
+        if (n > 5)
+            gir_buf_printf(&b, ", ...");
+        st = gir_fail(err, GIR_E_ARGUMENT, "%zu parameter files match the graph (%s); choose one with --params", n,
+                      b.data ? b.data : "");
+        gir_buf_free(&b);
+        gir_err_file(err, json_path);
+    } else if (!st && n == 1) {
+        *out = gir_path_join(dir, found[0]);
+        if (!*out)
+            st = gir_nomem(err);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(found[i]);
+    free(found);
+    free(dir);
+    return st;
+}
+
+gir_status nn_find_params(const char *json_path, char **out, gir_error *err)
+{
+    *out = NULL;
+    if (ends_with(json_path, "-symbol.json") && strlen(gir_path_basename(json_path)) > strlen("-symbol.json"))
+        return find_epoch_params(json_path, out, err);
+    char *cand = NULL;
+    size_t len = strlen(json_path);
+    if (ends_with(json_path, "_graph.json"))
+        cand = gir_strdupf("%.*s_param.params", (int)(len - strlen("_graph.json")), json_path);
+    else if (ends_with(json_path, ".json"))
+        cand = gir_strdupf("%.*s.params", (int)(len - 5), json_path);
+    else if (ends_with(json_path, ".graph"))
+        cand = gir_strdupf("%.*s.params", (int)(len - 6), json_path);
+    else
+        cand = gir_strdupf("%s.params", json_path);
+    if (!cand)
+        return gir_nomem(err);
+    if (gir_path_exists(cand)) {
+        *out = cand;
+        return GIR_OK;
+    }
+    free(cand);
+    return GIR_OK;
+}
+
+char *nn_params_path_for(const char *json_path, nn_flavour fl)
+{
+    size_t len = strlen(json_path);
+    if (fl == NN_MXNET && ends_with(json_path, "-symbol.json") &&
+        strlen(gir_path_basename(json_path)) > strlen("-symbol.json"))
+        return gir_strdupf("%.*s-0000.params", (int)(len - strlen("-symbol.json")), json_path);
+    if (ends_with(json_path, "_graph.json"))
+        return gir_strdupf("%.*s_param.params", (int)(len - strlen("_graph.json")), json_path);
+    if (ends_with(json_path, ".json"))
+        return gir_strdupf("%.*s.params", (int)(len - 5), json_path);
+    if (ends_with(json_path, ".graph"))
+        return gir_strdupf("%.*s.params", (int)(len - 6), json_path);
+    return gir_strdupf("%s.params", json_path);
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+/* input-shape=NAME:D,D,...[;NAME:...] */
+static gir_status parse_ishapes(nn_reader *r, const char *spec, gir_error *err)
+{
+    char *copy = gir_strdupf("%s", spec);
+    if (!copy)
+        return gir_nomem(err);
+    size_t cap = 0;
+    gir_status st = GIR_OK;
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ";", &save); item && !st; item = strtok_r(NULL, ";", &save)) {
+        char *colon = strrchr(item, ':');
+        if (!colon || colon == item) {
+            st = gir_fail(err, GIR_E_ARGUMENT, "input-shape=%s: expected NAME:D1,D2,... (e.g. data:1,3,224,224)",
+                          spec);
+            break;
+        }
+        *colon = '\0';
+        gir_shape s = { .rank = 0 };
+        char *save2 = NULL;
+        for (char *d = strtok_r(colon + 1, ",", &save2); d; d = strtok_r(NULL, ",", &save2)) {
+            int64_t v;
+            if (s.rank >= GIR_MAX_RANK || !gir_parse_i64(d, &v) || v < -1 || v == 0) {
+                st = gir_fail(err, GIR_E_ARGUMENT,
+                              "input-shape=%s: dimensions of '%s' must be positive integers (-1 for unknown), "
+                              "at most %d of them", spec, item, GIR_MAX_RANK);
+                break;
+            }
+            s.dims[s.rank++] = v;
+        }
+        if (st)
+            break;
+        if (!GIR_GROW(r->ishapes, cap, r->n_ishapes + 1)) {
+            st = gir_nomem(err);
+            break;
+        }
+        r->ishapes[r->n_ishapes].name = gir_arena_strdup(&r->g->arena, item);
+        r->ishapes[r->n_ishapes].shape = s;
+        r->ishapes[r->n_ishapes].used = false;
+        if (!r->ishapes[r->n_ishapes].name) {
+            st = gir_nomem(err);
+            break;
+        }
+        r->n_ishapes++;
+    }
+    free(copy);
+    return st;
+}
+
+/* ---- graph attributes --------------------------------------------------------- */
+
+static void emit_dom(gir_json_writer *w, const gir_json *v)
+{
+    switch (v->type) {
+    case GIR_JSON_NULL: gir_jw_null(w); break;
+    case GIR_JSON_BOOL: gir_jw_bool(w, v->b); break;
+    case GIR_JSON_NUMBER: gir_jw_number_raw(w, v->u.num, v->len); break;
+    case GIR_JSON_STRING: gir_jw_string_n(w, v->u.str, v->len); break;
+    case GIR_JSON_ARRAY:
+        gir_jw_begin_array(w, false);
+        for (size_t i = 0; i < v->len; i++)
+            emit_dom(w, &v->u.items[i]); /* depth bounded by the parser's cap */
+        gir_jw_end_array(w);
+        break;
+    case GIR_JSON_OBJECT:
+        gir_jw_begin_object(w, false);
+        for (size_t i = 0; i < v->len; i++) {
+            gir_jw_key_n(w, v->u.members[i].key, v->u.members[i].key_len);
+            emit_dom(w, &v->u.members[i].value);
+        }
+        gir_jw_end_object(w);
+        break;
+    }
+}
+
+/* Keeps a graph attribute this reader does not interpret as compact JSON
+ * in "<pfx>.graph_attr.<key>". */
+static gir_status keep_gattr(nn_reader *r, const nn_gattr *a, gir_error *err)
+{
+    gir_buf b = GIR_BUF_INIT;
+    gir_json_writer w;
+    gir_jw_init(&w, &b, GIR_JSON_COMPACT);
+    emit_dom(&w, a->where);
+    bool ok = gir_jw_ok(&w);
+    gir_jw_free(&w);
+    char *key = gir_strdupf("%s.graph_attr.%s", r->pfx, a->key);
+    gir_status st = GIR_OK;
+    if (!ok || !key || !b.data || gir_attrs_set_string(r->g, &r->g->meta, key, b.data))
+        st = gir_nomem(err);
+    free(key);
+    gir_buf_free(&b);
+    return st;
+}
+
+static gir_status graph_meta(nn_reader *r, gir_error *err)
+{
+    gir_graph *g = r->g;
+    const nn_raw *raw = r->raw;
+    if (gir_attrs_set_string(g, &g->meta, "source.format", r->pfx))
+        return gir_nomem(err);
+    char prod[64];
+    if (r->fl == NN_MXNET) {
+        if (r->mx_version > 0)
+            snprintf(prod, sizeof prod, "MXNet %lld.%lld.%lld", (long long)(r->mx_version / 10000),
+                     (long long)(r->mx_version / 100 % 100), (long long)(r->mx_version % 100));
+        else
+            snprintf(prod, sizeof prod, "MXNet 0.8 or older");
+    } else if (r->fl == NN_TVM) {
+        snprintf(prod, sizeof prod, raw->relay_layout ? "TVM (Relay graph executor)" : "TVM (NNVM compiler)");
+    } else {
+        snprintf(prod, sizeof prod, "NNVM");
+    }
+    if (gir_attrs_set_string(g, &g->meta, "source.producer", prod))
+        return gir_nomem(err);
+    if (raw->n_gattrs) {
+        const char **keys = malloc(raw->n_gattrs * sizeof *keys);
+        if (!keys)
+            return gir_nomem(err);
+        for (size_t i = 0; i < raw->n_gattrs; i++)
+            keys[i] = raw->gattrs[i].key;
+        char key[48];
+        snprintf(key, sizeof key, "%s.graph_attrs", r->pfx);
+        gir_status st = gir_attrs_set_strings(g, &g->meta, key, keys, raw->n_gattrs) ? gir_nomem(err) : GIR_OK;
+        free(keys);
+        if (st)
+            return st;
+    }
+    static const char *const tvm_keys[] = { "shape", "dltype", "storage_id", "device_index", "storage_scope",
+                                            "dtype", NULL };
+    for (size_t i = 0; i < raw->n_gattrs; i++) {
+        const nn_gattr *a = &raw->gattrs[i];
+        bool known = false;
+        if (r->fl == NN_MXNET && strcmp(a->key, "mxnet_version") == 0)
+            known = true;
+        for (size_t k = 0; r->fl == NN_TVM && tvm_keys[k]; k++)
+            known = known || strcmp(a->key, tvm_keys[k]) == 0;
+        if (!known)
+            TRY(keep_gattr(r, a, err));
+    }
+    if (r->fl == NN_MXNET && r->mx_version > 0 && gir_attrs_set_int(g, &g->meta, "mxnet.version", r->mx_version))
+        return gir_nomem(err);
+    if (r->fl == NN_TVM && raw->relay_layout && gir_attrs_set_string(g, &g->meta, "tvm.layout", "relay"))
+        return gir_nomem(err);
+    bool any = false;
+    for (size_t i = 0; i < raw->n_heads; i++)
+        any = any || raw->heads[i].version;
+    if (any) {
+        int64_t *v = malloc(raw->n_heads * sizeof *v);
+        if (!v)
+            return gir_nomem(err);
+        for (size_t i = 0; i < raw->n_heads; i++)
+            v[i] = raw->heads[i].version;
+        char key[48];
+        snprintf(key, sizeof key, "%s.head_versions", r->pfx);
+        gir_status st = gir_attrs_set_ints(g, &g->meta, key, v, raw->n_heads) ? gir_nomem(err) : GIR_OK;
+        free(v);
+        if (st)
+            return st;
+    }
+    return GIR_OK;
+}
+
+/* ---- TVM per-entry attributes ------------------------------------------------- */
+
+static gir_status gattr_list(const nn_reader *r, const char *key, const char *type, bool req, size_t n,
+                             const gir_json **out, gir_error *err)
+{
+    *out = NULL;
+    const nn_gattr *a = nn_raw_gattr(r->raw, key);
+    if (!a) {
+        if (!req)
+            return GIR_OK;
+        gir_fail(err, GIR_E_SCHEMA, "a TVM executor graph needs the graph attribute \"%s\" (%s)", key, type);
+        gir_json_err_at(err, r->raw->doc, gir_json_get(gir_json_root(r->raw->doc), "attrs"), "/attrs");
+        return GIR_E_SCHEMA;
+    }
+    if (strcmp(a->type, type) != 0) {
+        gir_fail(err, GIR_E_SCHEMA, "graph attribute \"%s\" must be tagged \"%s\", found \"%s\"", key, type, a->type);
+        gir_json_err_at(err, r->raw->doc, a->where, "/attrs/%s/0", key);
+        return GIR_E_SCHEMA;
+    }
+    if (!gir_json_is(a->payload, GIR_JSON_ARRAY) || a->payload->len != n) {
+        char what[80];
+        gir_json_describe(a->payload, what, sizeof what);
+        gir_fail(err, GIR_E_SCHEMA, "graph attribute \"%s\" must list %zu entries (one per node output), found %s",
+                 key, n, what);
+        gir_json_err_at(err, r->raw->doc, a->payload, "/attrs/%s/1", key);
+        return GIR_E_SCHEMA;
+    }
+    *out = a->payload;
+    return GIR_OK;
+}
+
+static gir_status entry_err(const nn_reader *r, const char *key, size_t e, const gir_json *v, gir_status code,
+                            const char *expected, gir_error *err)
+{
+    char what[80];
+    gir_json_describe(v, what, sizeof what);
+    gir_fail(err, code, "%s entries must be %s, found %s", key, expected, what);
+    gir_json_err_at(err, r->raw->doc, v, "/attrs/%s/1/%zu", key, e);
+    return code;
+}
+
+static gir_status set_meta_int(gir_graph *g, gir_value *v, const char *key, int64_t x, gir_error *err)
+{
+    return gir_attrs_set_int(g, &v->meta, key, x) ? gir_nomem(err) : GIR_OK;
+}
+
+static gir_status tvm_entries(nn_reader *r, gir_error *err)
+{
+    const nn_raw *raw = r->raw;
+    if (!raw->has_row_ptr || !raw->row_ptr_ok) {
+        gir_fail(err, GIR_E_SCHEMA, "a TVM executor graph needs node_row_ptr: %zu non-decreasing offsets from 0",
+                 raw->n_nodes + 1);
+        gir_json_err_at(err, raw->doc, gir_json_get(gir_json_root(raw->doc), "node_row_ptr"), "/node_row_ptr");
+        return GIR_E_SCHEMA;
+    }
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        int64_t want = r->n_outs[i];
+        if (raw->nodes[i].row_outputs != want) {
+            gir_fail(err, GIR_E_SCHEMA, "node %zu ('%s') has %lld output%s, but node_row_ptr gives it %lld", i,
+                     raw->nodes[i].name, (long long)want, want == 1 ? "" : "s",
+                     (long long)raw->nodes[i].row_outputs);
+            gir_json_err_at(err, raw->doc, gir_json_at(gir_json_get(gir_json_root(raw->doc), "node_row_ptr"), i + 1),
+                            "/node_row_ptr/%zu", i + 1);
+            return GIR_E_SCHEMA;
+        }
+    }
+    size_t n = (size_t)raw->row_ptr[raw->n_nodes];
+    const gir_json *shape, *dltype, *sid, *dev, *scope, *dtype;
+    TRY(gattr_list(r, "shape", "list_shape", true, n, &shape, err));
+    TRY(gattr_list(r, "dltype", "list_str", true, n, &dltype, err));
+    TRY(gattr_list(r, "storage_id", "list_int", true, n, &sid, err));
+    TRY(gattr_list(r, "device_index", "list_int", false, n, &dev, err));
+    TRY(gattr_list(r, "storage_scope", "list_str", false, n, &scope, err));
+    TRY(gattr_list(r, "dtype", "list_int", false, n, &dtype, err));
+    gir_graph *g = r->g;
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        for (uint32_t k = 0; k < r->n_outs[i]; k++) {
+            size_t e = (size_t)raw->row_ptr[i] + k;
+            int32_t vi = r->outs[i][k];
+            if (vi < 0)
+                continue;
+            gir_value *v = g->values[vi];
+            const gir_json *sj = gir_json_at(shape, e);
+            if (!gir_json_is(sj, GIR_JSON_ARRAY) || sj->len > GIR_MAX_RANK)
+                return entry_err(r, "shape", e, sj, sj && sj->type == GIR_JSON_ARRAY ? GIR_E_LIMIT : GIR_E_SCHEMA,
+                                 "shapes of at most 8 dimensions", err);
+            gir_shape s = { .rank = (int)sj->len };
+            for (size_t d = 0; d < sj->len; d++) {
+                int64_t x;
+                if (!gir_json_get_i64(gir_json_at(sj, d), &x) || x < 0)
+                    return entry_err(r, "shape", e, gir_json_at(sj, d), GIR_E_SHAPE,
+                                     "shapes of non-negative integers (the executor has no dynamic shapes)", err);
+                s.dims[d] = x;
+            }
+            if (v->data && !gir_shape_equal(&s, &v->data->shape)) {
+                char a[128], b[128];
+                gir_fail(err, GIR_E_SHAPE, "parameter '%s' has shape %s, but the graph says %s", v->name,
+                         gir_shape_str(&v->data->shape, a, sizeof a), gir_shape_str(&s, b, sizeof b));
+                gir_json_err_at(err, raw->doc, sj, "/attrs/shape/1/%zu", e);
+                gir_err_node(err, v->name);
+                return GIR_E_SHAPE;
+            }
+            v->shape = s;
+            const char *dl = gir_json_get_cstr(gir_json_at(dltype, e));
+            if (!dl)
+                return entry_err(r, "dltype", e, gir_json_at(dltype, e), GIR_E_SCHEMA,
+                                 "type names", err);
+            gir_dtype dt = nn_dltype(dl);
+            if (dt == GIR_DT_UNKNOWN) {
+                if (gir_attrs_set_string(g, &v->meta, "tvm.dltype", dl))
+                    return gir_nomem(err);
+            } else if (v->data && v->data->dtype != dt) {
+                gir_fail(err, GIR_E_DTYPE, "parameter '%s' has type %s, but the graph says %s", v->name,
+                         gir_dtype_name(v->data->dtype), dl);
+                gir_json_err_at(err, raw->doc, gir_json_at(dltype, e), "/attrs/dltype/1/%zu", e);
+                gir_err_node(err, v->name);
+                return GIR_E_DTYPE;
+            } else {
+                v->dtype = dt;
+            }
+            int64_t x;
+            if (!gir_json_get_i64(gir_json_at(sid, e), &x))
+                return entry_err(r, "storage_id", e, gir_json_at(sid, e), GIR_E_SCHEMA,
+                                 "integers", err);
+            TRY(set_meta_int(g, v, "tvm.storage_id", x, err));
+            if (dev) {
+                if (!gir_json_get_i64(gir_json_at(dev, e), &x))
+                    return entry_err(r, "device_index", e, gir_json_at(dev, e), GIR_E_SCHEMA,
+                                     "integers", err);
+                TRY(set_meta_int(g, v, "tvm.device_index", x, err));
+            }
+            if (scope) {
+                const char *sc = gir_json_get_cstr(gir_json_at(scope, e));
+                if (!sc)
+                    return entry_err(r, "storage_scope", e, gir_json_at(scope, e), GIR_E_SCHEMA,
+                                     "strings", err);
+                if (gir_attrs_set_string(g, &v->meta, "tvm.storage_scope", sc))
+                    return gir_nomem(err);
+            }
+            if (dtype) {
+                if (!gir_json_get_i64(gir_json_at(dtype, e), &x))
+                    return entry_err(r, "dtype", e, gir_json_at(dtype, e), GIR_E_SCHEMA,
+                                     "integers", err);
+                if (x != nn_nnvm_dtype_code(v->dtype))
+                    TRY(set_meta_int(g, v, "tvm.dtype", x, err));
+            }
+        }
+    }
+    return GIR_OK;
+}
+
+/* ---- the read --------------------------------------------------------------------- */
+
+static int by_key_cmp(const void *a, const void *b, void *ctx)
+{
+    const nn_params *p = ctx;
+    const nn_param *x = &p->items[*(const size_t *)a], *y = &p->items[*(const size_t *)b];
+    int c = strcmp(x->key, y->key);
+    if (c)
+        return c;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static gir_status setup_params(nn_reader *r, const nn_params *p, gir_error *err)
+{
+    r->params = p;
+    r->claimed = malloc((p->n ? p->n : 1) * sizeof *r->claimed);
+    r->by_key = malloc((p->n ? p->n : 1) * sizeof *r->by_key);
+    if (!r->claimed || !r->by_key)
+        return gir_nomem(err);
+    for (size_t i = 0; i < p->n; i++) {
+        r->claimed[i] = -1;
+        r->by_key[i] = i;
+        if (!p->items[i].name) {
+            gir_fail(err, GIR_E_PARAMS, "the parameters file has no names (an unnamed list saved by mx.nd.save), "
+                     "so its arrays cannot be matched to the graph's variables");
+            gir_err_file(err, p->path);
+            return GIR_E_PARAMS;
+        }
+    }
+    qsort_r(r->by_key, p->n, sizeof *r->by_key, by_key_cmp, (void *)p);
+    for (size_t i = 1; i < p->n; i++) {
+        const nn_param *a = &p->items[r->by_key[i - 1]], *b = &p->items[r->by_key[i]];
+        if (strcmp(a->key, b->key) == 0) {
+            gir_fail(err, GIR_E_DUPLICATE, "parameters '%s' and '%s' both name variable '%s'", a->name, b->name,
+                     a->key);
+            gir_err_file(err, p->path);
+            gir_err_loc(err, "byte %llu", (unsigned long long)b->record);
+            return GIR_E_DUPLICATE;
+        }
+    }
+    return GIR_OK;
+}
+
+/* Variables that only SoftmaxOutput reads, as its label: dropped. */
+static gir_status find_labels(nn_reader *r, gir_error *err)
+{
+    const nn_raw *raw = r->raw;
+    if (r->fl != NN_MXNET)
+        return GIR_OK;
+    unsigned char *bad = calloc(raw->n_nodes ? raw->n_nodes : 1, 1);
+    if (!bad)
+        return gir_nomem(err);
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        const nn_node *n = &raw->nodes[i];
+        bool so = strcmp(n->op, "SoftmaxOutput") == 0 || strcmp(n->op, "Softmax") == 0;
+        for (size_t j = 0; j < n->n_in; j++) {
+            uint32_t s = n->in[j].node;
+            if (so && j == 1 && n->n_in == 2)
+                r->label_only[s] = true;
+            else
+                bad[s] = 1;
+        }
+    }
+    for (size_t i = 0; i < raw->n_heads; i++)
+        bad[raw->heads[i].node] = 1;
+    for (size_t i = 0; i < raw->n_nodes; i++)
+        r->label_only[i] = r->label_only[i] && !bad[i] && strcmp(raw->nodes[i].op, "null") == 0;
+    free(bad);
+    return GIR_OK;
+}
+
+static gir_status build(nn_reader *r, gir_error *err)
+{
+    const nn_raw *raw = r->raw;
+    gir_graph *g = r->g;
+    size_t n = raw->n_nodes ? raw->n_nodes : 1;
+    r->outs = calloc(n, sizeof *r->outs);
+    r->n_outs = calloc(n, sizeof *r->n_outs);
+    r->label_only = calloc(n, sizeof *r->label_only);
+    r->var_made = calloc(n, sizeof *r->var_made);
+    r->bn_synth = calloc(n, sizeof *r->bn_synth);
+    if (!r->outs || !r->n_outs || !r->label_only || !r->var_made || !r->bn_synth)
+        return gir_nomem(err);
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        r->n_outs[i] = nn_node_outputs(r, i);
+        r->outs[i] = malloc(r->n_outs[i] * sizeof **r->outs);
+        if (!r->outs[i])
+            return gir_nomem(err);
+        for (uint32_t k = 0; k < r->n_outs[i]; k++)
+            r->outs[i][k] = -1;
+    }
+    TRY(find_labels(r, err));
+    for (size_t k = 0; k < raw->n_nodes; k++) {
+        size_t i = raw->order[k];
+        if (strcmp(raw->nodes[i].op, "null") == 0) {
+            if (!r->label_only[i])
+                TRY(nn_make_var(r, i, err));
+        } else {
+            TRY(nn_map_node(r, i, err));
+        }
+    }
+    for (size_t i = 0; i < raw->n_heads; i++) {
+        const nn_entry *e = &raw->heads[i];
+        int32_t v = e->index < r->n_outs[e->node] ? r->outs[e->node][e->index] : -1;
+        if (v < 0 && strcmp(raw->nodes[e->node].op, "null") == 0) {
+            TRY(nn_make_var(r, e->node, err));
+            v = r->outs[e->node][0];
+        }
+        if (v < 0) {
+            gir_fail(err, GIR_E_UNSUPPORTED, "graph output %zu is output %u of '%s' (%s), which has no counterpart",
+                     i, e->index, raw->nodes[e->node].name, raw->nodes[e->node].op);
+            gir_json_err_at(err, raw->doc, gir_json_at(raw->heads_json, i), "/heads/%zu", i);
+            return GIR_E_UNSUPPORTED;
+        }
+        TRY(gir_graph_add_output(g, v, err));
+    }
+    if (r->params) {
+        for (size_t i = 0; i < r->params->n; i++) {
+            if (r->claimed[i] < 0) {
+                gir_fail(err, GIR_E_PARAMS, "parameter '%s' matches no variable of the graph", r->params->items[i].name);
+                gir_err_file(err, r->params->path);
+                gir_err_loc(err, "byte %llu", (unsigned long long)r->params->items[i].record);
+                gir_err_node(err, r->params->items[i].name);
+                return GIR_E_PARAMS;
+            }
+        }
+    }
+    for (size_t i = 0; i < r->n_ishapes; i++) {
+        if (!r->ishapes[i].used) {
+            int32_t v = gir_graph_value_index(g, r->ishapes[i].name);
+            return gir_fail(err, GIR_E_ARGUMENT, "input-shape names '%s', which is %s", r->ishapes[i].name,
+                            v < 0 ? "not a variable of the graph" : "a parameter, not an input");
+        }
+    }
+    TRY(graph_meta(r, err));
+    if (r->fl == NN_TVM)
+        TRY(tvm_entries(r, err));
+    return GIR_OK;
+}
+
+static void reader_free(nn_reader *r)
+{
+    if (r->outs)
+        for (size_t i = 0; i < r->raw->n_nodes; i++)
+            free(r->outs[i]);
+    free(r->outs);
+    free(r->n_outs);
+    free(r->label_only);
+    free(r->var_made);
+    free(r->bn_synth);
+    free(r->claimed);
+    free(r->by_key);
+    free(r->ishapes);
+}
+
+gir_status nn_read(const char *path, const gir_options *opts, nn_flavour hint, gir_graph **out, gir_error *err)
+{
+    *out = NULL;
+    unsigned char head[8];
+    size_t got;
+    TRY(gir_read_head(path, head, sizeof head, &got, err));
+    bool npz;
+    int pk = nn_params_sniff(head, got, &npz);
+    if (pk) {
+        gir_fail(err, GIR_E_SYNTAX, "this is %s parameters file, not a graph JSON; give the graph JSON and pass the "
+                 "params with --params", npz ? "an MXNet 2.x (NumPy)" : pk == NN_PARAMS_TVM ? "a TVM" : "an MXNet");
+        gir_err_file(err, path);
+        return GIR_E_SYNTAX;
+    }
+    int64_t max_bytes;
+    TRY(gir_options_int(opts, "max-bytes", 0, &max_bytes, err));
+    if (max_bytes < 0)
+        return gir_fail(err, GIR_E_ARGUMENT, "option max-bytes must not be negative");
+    gir_json_options jo = { .no_utf8_check = true };
+    gir_json_doc *doc;
+    TRY(gir_json_parse_file(path, (size_t)max_bytes, &jo, &doc, err));
+    nn_raw raw;
+    gir_status st = nn_raw_parse(doc, &raw, err);
+    nn_params params;
+    bool have_params = false;
+    char *ppath = NULL;
+    nn_reader r = { 0 };
+    if (!st) {
+        r.raw = &raw;
+        r.fl = classify(&raw, hint);
+        r.pfx = nn_flavour_name(r.fl);
+        st = gir_graph_new(&r.g, err);
+    }
+    if (!st) {
+        const nn_gattr *ver = nn_raw_gattr(&raw, "mxnet_version");
+        if (ver && (strcmp(ver->type, "int") != 0 || !gir_json_get_i64(ver->payload, &r.mx_version) ||
+                    r.mx_version < 0)) {
+            char what[80];
+            gir_json_describe(ver->payload, what, sizeof what);
+            st = gir_fail(err, GIR_E_SCHEMA, "mxnet_version must be [\"int\", N], found type \"%s\" and %s",
+                          ver->type, what);
+            gir_json_err_at(err, doc, ver->where, "/attrs/mxnet_version");
+        }
+    }
+    const char *spec = gir_options_get(opts, "input-shape");
+    if (!st && spec)
+        st = parse_ishapes(&r, spec, err);
+    if (!st)
+        st = gir_options_int(opts, "batch-size", 0, &r.batch, err);
+    if (!st && r.batch < 0)
+        st = gir_fail(err, GIR_E_ARGUMENT, "option batch-size must be positive");
+    if (!st) {
+        const char *given = gir_options_get(opts, "params");
+        if (given)
+            ppath = gir_strdupf("%s", given);
+        else
+            st = nn_find_params(path, &ppath, err);
+        if (!st && given && !ppath)
+            st = gir_nomem(err);
+    }
+    if (!st && ppath) {
+        st = nn_params_open(ppath, &params, err);
+        have_params = true;
+        if (!st)
+            st = setup_params(&r, &params, err);
+    }
+    if (!st)
+        st = build(&r, err);
+    if (st) {
+        if (!err || !err->file)
+            gir_err_file(err, path);
+        gir_graph_free(r.g);
+        r.g = NULL;
+    }
+    reader_free(&r);
+    if (have_params)
+        nn_params_free(&params);
+    free(ppath);
+    nn_raw_free(&raw);
+    gir_json_doc_free(doc);
+    *out = r.g;
+    return st;
+}
