@@ -226,7 +226,7 @@ static void test_lenet(void **state)
     const gir_value *c = g->values[ms->in[1]];
     assert_int_equal(c->kind, GIR_VALUE_CONST);
     assert_string_equal(c->name, "MulScalar/val");
-    assert_true(gir_attrs_get_float(&ms->meta, NN_META_VAL, 0) == 0.00392156862745098);
+    assert_true(gir_attrs_get_float(&ms->meta, NNB_META_VAL, 0) == 0.00392156862745098);
     const gir_node *conv = node_named(g, "Convolution");
     assert_int_equal(conv->op, GIR_OP_Conv);
     assert_ints(conv, "kernel_shape", (int64_t[]){ 5, 5 }, 2);
@@ -589,7 +589,7 @@ static void test_map_batchnorm_proto3(void **state)
     assert_int_equal(m->shape.rank, 1);
     assert_int_equal(m->shape.dims[0], 3);
     const int64_t *decl;
-    assert_int_equal(gir_attrs_get_ints(&m->meta, NN_META_SHAPE, &decl), 4);
+    assert_int_equal(gir_attrs_get_ints(&m->meta, NNB_META_SHAPE, &decl), 4);
     assert_int_equal(decl[1], 3);
     /* batch_stat: true is training: kept opaque */
     gir_graph_free(g);
@@ -717,8 +717,8 @@ static void test_map_scalars_and_opaque(void **state)
     const gir_node *sm = node_named(g, "Softmax");
     assert_int_equal(sm->op, GIR_OP_Softmax);
     assert_int_equal(gir_node_int(sm, "axis", -1), 0);
-    assert_non_null(gir_attrs_find(&sm->meta, NN_META_NO_NAME));
-    assert_non_null(gir_attrs_find(&sm->meta, NN_META_NO_PARAM));
+    assert_non_null(gir_attrs_find(&sm->meta, NNB_META_NO_NAME));
+    assert_non_null(gir_attrs_find(&sm->meta, NNB_META_NO_PARAM));
     char *out = tu_tmp("scal.nnp");
     save(g, out, NULL);
     size_t len;

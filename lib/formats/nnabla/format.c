@@ -78,9 +78,9 @@ const gir_format gir_format_nnabla = {
                    "parameter.protobuf) and standalone .nntxt",
     .extensions = extensions,
     .probe = probe,
-    .read = nn_read,
-    .write = nn_write,
-    .ops = nn_op_map,
+    .read = nnb_read,
+    .write = nnb_write,
+    .ops = nnb_op_map,
     .read_options = read_options,
     .write_options = write_options,
 };
@@ -181,7 +181,7 @@ static const gir_attr_map pad_attrs[] = {
     { NULL, NULL, NULL },
 };
 
-const gir_op_map nn_op_map[] = {
+const gir_op_map nnb_op_map[] = {
     { "Affine", GIR_OP_Gemm, RW, affine_attrs,
       "x is viewed as a matrix: Flatten(axis=1) + Gemm when x is not 2-D; the weight is (in, out)" },
     { "Affine", GIR_OP_Flatten, W, NULL, "a Flatten(axis=1) feeding only a Gemm becomes that Affine's input" },

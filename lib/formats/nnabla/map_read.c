@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NN_NONE_SENTINEL 0x7fffffff
+#define NNB_NONE_SENTINEL 0x7fffffff
 
 typedef struct mctx {
-    nn_reader *r;
+    nnb_reader *r;
     gir_graph *g;
     const Nnabla__Function *f;
     const char *name;
@@ -31,30 +31,30 @@ typedef gir_status (*map_fn)(mctx *m, bool *mapped);
 
 /* ---- parameter access --------------------------------------------------- */
 
-const ProtobufCFieldDescriptor *nn_param_field(const Nnabla__Function *f)
+const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f)
 {
     if (f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET)
         return NULL;
     return protobuf_c_message_descriptor_get_field(&nnabla__function__descriptor, (unsigned)f->parameter_case);
 }
 
-const ProtobufCFieldDescriptor *nn_param_field_by_name(const char *name)
+const ProtobufCFieldDescriptor *nnb_param_field_by_name(const char *name)
 {
     const ProtobufCFieldDescriptor *fd =
         protobuf_c_message_descriptor_get_field_by_name(&nnabla__function__descriptor, name);
     return fd && (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ? fd : NULL;
 }
 
-void nn_set_param(Nnabla__Function *f, const ProtobufCFieldDescriptor *fd, ProtobufCMessage *msg)
+void nnb_set_param(Nnabla__Function *f, const ProtobufCFieldDescriptor *fd, ProtobufCMessage *msg)
 {
-    const ProtobufCFieldDescriptor *old = nn_param_field(f);
+    const ProtobufCFieldDescriptor *old = nnb_param_field(f);
     if (old)
         gir_pb_free(*(ProtobufCMessage **)((char *)f + old->offset));
     f->parameter_case = (Nnabla__Function__ParameterCase)fd->id;
     *(ProtobufCMessage **)((char *)f + fd->offset) = msg;
 }
 
-bool nn_is_loop_function(const char *type)
+bool nnb_is_loop_function(const char *type)
 {
     static const char *const loops[] = { "RepeatStart", "RepeatEnd", "RecurrentInput", "RecurrentOutput", "Delay",
                                          NULL };
@@ -64,7 +64,7 @@ bool nn_is_loop_function(const char *type)
     return false;
 }
 
-void nn_fmt_ints(char *out, size_t n, const int64_t *v, size_t k)
+void nnb_fmt_ints(char *out, size_t n, const int64_t *v, size_t k)
 {
     size_t o = 0;
     o += (size_t)snprintf(out + o, n - o, "[");
@@ -220,7 +220,7 @@ static gir_status map_opaque(mctx *m)
     n->opaque_op = gir_arena_strdup(&m->g->arena, m->f->type);
     if (!n->opaque_format || !n->opaque_op)
         return gir_nomem(m->err);
-    const ProtobufCFieldDescriptor *fd = nn_param_field(m->f);
+    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
     if (fd) {
         const ProtobufCMessage *pm = *(ProtobufCMessage *const *)((const char *)m->f + fd->offset);
         gir_buf b = GIR_BUF_INIT;
@@ -413,7 +413,7 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
     TRY(set_ints(m, n, "strides", s, ns));
     TRY(set_ints(m, n, "pads", pads, 2 * ns));
     TRY(set_int(m, n, "ceil_mode", 0));
-    TRY(meta_int(m, n, NN_META_IGNORE_BORDER, ignore_border));
+    TRY(meta_int(m, n, NNB_META_IGNORE_BORDER, ignore_border));
     if (op == GIR_OP_AveragePool)
         TRY(set_int(m, n, "count_include_pad", including_pad == 1));
     return infer(m, n);
@@ -487,7 +487,7 @@ static gir_status map_embed(mctx *m, bool *mapped)
     n->in[1] = m->in[0];
     TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
     TRY(set_int(m, n, "axis", 0));
-    TRY(gir_attrs_set_string(m->g, &n->meta, NN_META_TYPE, "Embed"));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "Embed"));
     return infer(m, n);
 }
 
@@ -505,7 +505,7 @@ static gir_status map_relu(mctx *m, bool *mapped)
     gir_node *n;
     TRY(simple(m, GIR_OP_Relu, &n));
     if (p->inplace)
-        TRY(meta_int(m, n, NN_META_INPLACE, 1));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
     return infer(m, n);
 }
 
@@ -522,7 +522,7 @@ static gir_status map_leaky_relu(mctx *m, bool *mapped)
     TRY(simple(m, GIR_OP_LeakyRelu, &n));
     TRY(set_float(m, n, "alpha", p->alpha));
     if (p->inplace)
-        TRY(meta_int(m, n, NN_META_INPLACE, 1));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
     return infer(m, n);
 }
 
@@ -623,7 +623,7 @@ static gir_status map_fixed_clip(mctx *m, bool *mapped, double lo, double hi)
     TRY(simple(m, GIR_OP_Clip, &n));
     TRY(set_float(m, n, "min", lo));
     TRY(set_float(m, n, "max", hi));
-    TRY(gir_attrs_set_string(m->g, &n->meta, NN_META_TYPE, m->f->type));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, m->f->type));
     return infer(m, n);
 }
 
@@ -699,7 +699,7 @@ static gir_status bn_param_reshape(mctx *m, int32_t idx)
     int64_t n = gir_shape_numel(&v->shape);
     if (v->shape.rank == 1)
         return GIR_OK;
-    TRY(gir_attrs_set_ints(m->g, &v->meta, NN_META_SHAPE, v->shape.dims, (size_t)v->shape.rank));
+    TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank));
     v->shape.rank = 1;
     v->shape.dims[0] = n;
     memset(v->dim_names, 0, sizeof v->dim_names);
@@ -809,7 +809,7 @@ static gir_status map_reduce_all(mctx *m, bool *mapped, gir_op op)
         return GIR_OK;
     TRY(map_reduce(m, mapped, op, NULL, 0, false));
     if (*mapped)
-        TRY(gir_attrs_set_string(m->g, &m->first->meta, NN_META_TYPE, m->f->type));
+        TRY(gir_attrs_set_string(m->g, &m->first->meta, NNB_META_TYPE, m->f->type));
     return GIR_OK;
 }
 
@@ -837,9 +837,9 @@ static gir_status map_binary(mctx *m, bool *mapped, gir_op op, bool inplace)
     gir_node *n;
     TRY(simple(m, op, &n));
     if (inplace)
-        TRY(meta_int(m, n, NN_META_INPLACE, 1));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
     if (strcmp(m->f->type, "BcAdd2") == 0)
-        TRY(gir_attrs_set_string(m->g, &n->meta, NN_META_TYPE, "BcAdd2"));
+        TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BcAdd2"));
     return infer(m, n);
 }
 
@@ -915,9 +915,9 @@ static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form,
         n->in[form == SC_X_OP_C ? 1 : 0] = ci;
         TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
     }
-    TRY(gir_attrs_set_float(m->g, &n->meta, NN_META_VAL, v));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
     if (inplace)
-        TRY(meta_int(m, n, NN_META_INPLACE, 1));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
     return infer(m, n);
 }
 
@@ -1069,12 +1069,12 @@ static gir_status map_slice(mctx *m, bool *mapped)
     int64_t starts[GIR_MAX_RANK], ends[GIR_MAX_RANK], axes[GIR_MAX_RANK], steps[GIR_MAX_RANK];
     for (size_t i = 0; i < k; i++) {
         int64_t st = p->n_step ? p->step[i] : 1;
-        if (st == 0 || p->start[i] == NN_NONE_SENTINEL)
+        if (st == 0 || p->start[i] == NNB_NONE_SENTINEL)
             return GIR_OK;
-        if (p->stop[i] == NN_NONE_SENTINEL && st < 0)
+        if (p->stop[i] == NNB_NONE_SENTINEL && st < 0)
             return GIR_OK;
         starts[i] = p->start[i];
-        ends[i] = p->stop[i] == NN_NONE_SENTINEL ? INT64_MAX : p->stop[i];
+        ends[i] = p->stop[i] == NNB_NONE_SENTINEL ? INT64_MAX : p->stop[i];
         steps[i] = st;
         axes[i] = (int64_t)((size_t)r - k + i);
     }
@@ -1165,7 +1165,7 @@ static gir_status map_reshape(mctx *m, bool *mapped)
     if (has_zero)
         TRY(set_int(m, n, "allowzero", 1));
     /* nnabla's default is true, so false is recorded too */
-    TRY(meta_int(m, n, NN_META_INPLACE, p->inplace));
+    TRY(meta_int(m, n, NNB_META_INPLACE, p->inplace));
     return infer(m, n);
 }
 
@@ -1246,7 +1246,7 @@ static gir_status map_plain(mctx *m, bool *mapped, const plain_map *pm)
     if (m->n_in != pm->n_in || m->n_out != 1)
         return GIR_OK;
     /* Ceil and Floor have (empty) parameter messages; others have none */
-    const ProtobufCFieldDescriptor *fd = nn_param_field(m->f);
+    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
     if (fd) {
         char want[64];
         snprintf(want, sizeof want, "%s_param", m->f->type);
@@ -1332,7 +1332,7 @@ static const fn_map fns[] = {
 #undef P
 #undef NONE
 
-gir_status nn_map_function(nn_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
+gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
                            size_t n_in, const int32_t *out, size_t n_out, gir_node **first, gir_error *err)
 {
     mctx m = { r, r->g, f, node_name, in, n_in, out, n_out, err, NULL };
@@ -1365,7 +1365,7 @@ gir_status nn_map_function(nn_reader *r, const Nnabla__Function *f, const char *
         if (!has_message && (strcmp(f->type, "Ceil") == 0 || strcmp(f->type, "Floor") == 0))
             has_message = true;
         if (has_message)
-            TRY(gir_attrs_set_int(r->g, &m.first->meta, NN_META_NO_PARAM, 1));
+            TRY(gir_attrs_set_int(r->g, &m.first->meta, NNB_META_NO_PARAM, 1));
     }
     *first = m.first;
     return GIR_OK;

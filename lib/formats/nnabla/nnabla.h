@@ -8,106 +8,106 @@
 
 /* Metadata keys (graph, value and node meta) carrying what the canonical
  * graph does not, so that .nnp -> .nnp is exact. */
-#define NN_META_NETWORK "nnabla.network"             /* graph: Network header (name, batch_size, repeat_info) as text */
-#define NN_META_NETWORK_INDEX "nnabla.network_index" /* graph: position of the network among the networks */
-#define NN_META_EXECUTOR "nnabla.executor"           /* graph: the chosen Executor as text */
-#define NN_META_EXECUTOR_INDEX "nnabla.executor_index"
-#define NN_META_REST "nnabla.rest"                   /* graph: every other message of the file as text */
-#define NN_META_PARAM_ORDER "nnabla.param_order"     /* graph: parameter names in file order */
-#define NN_META_EXTRA_PARAMS "nnabla.extra_params"   /* graph: parameters no variable of the graph uses */
-#define NN_META_EXTRA_NEED_GRAD "nnabla.extra_need_grad"
-#define NN_META_EXTRA_PREFIX "nnabla.extra_param:"   /* graph: one TENSOR per extra parameter */
-#define NN_META_SHAPE "nnabla.shape"                 /* value: declared shape when the canonical one differs */
-#define NN_META_NO_SHAPE "nnabla.no_shape"           /* value: the variable had no shape */
-#define NN_META_INITIALIZER "nnabla.initializer"     /* value: Initializer as text */
-#define NN_META_NEED_GRAD "nnabla.need_grad"         /* value: parameter's need_grad */
-#define NN_META_REPEAT_ID "nnabla.repeat_id"         /* value/node: repeat_id list */
-#define NN_META_NAME "nnabla.name"                   /* node: function name when it differs from the node's */
-#define NN_META_NO_NAME "nnabla.no_name"             /* node: the function had no name */
-#define NN_META_TYPE "nnabla.type"                   /* node: function type when several map to one op */
-#define NN_META_NO_PARAM "nnabla.no_param"           /* node: the function had no parameter message */
-#define NN_META_INPLACE "nnabla.inplace"             /* node: inplace argument */
-#define NN_META_VAL "nnabla.val"                     /* node: the double argument of a *Scalar function */
-#define NN_META_IGNORE_BORDER "nnabla.ignore_border" /* node: pooling's ignore_border when either would do */
-#define NN_META_CONTEXT "nnabla.context"             /* node: Context as text */
+#define NNB_META_NETWORK "nnabla.network"             /* graph: Network header (name, batch_size, repeat_info) as text */
+#define NNB_META_NETWORK_INDEX "nnabla.network_index" /* graph: position of the network among the networks */
+#define NNB_META_EXECUTOR "nnabla.executor"           /* graph: the chosen Executor as text */
+#define NNB_META_EXECUTOR_INDEX "nnabla.executor_index"
+#define NNB_META_REST "nnabla.rest"                   /* graph: every other message of the file as text */
+#define NNB_META_PARAM_ORDER "nnabla.param_order"     /* graph: parameter names in file order */
+#define NNB_META_EXTRA_PARAMS "nnabla.extra_params"   /* graph: parameters no variable of the graph uses */
+#define NNB_META_EXTRA_NEED_GRAD "nnabla.extra_need_grad"
+#define NNB_META_EXTRA_PREFIX "nnabla.extra_param:"   /* graph: one TENSOR per extra parameter */
+#define NNB_META_SHAPE "nnabla.shape"                 /* value: declared shape when the canonical one differs */
+#define NNB_META_NO_SHAPE "nnabla.no_shape"           /* value: the variable had no shape */
+#define NNB_META_INITIALIZER "nnabla.initializer"     /* value: Initializer as text */
+#define NNB_META_NEED_GRAD "nnabla.need_grad"         /* value: parameter's need_grad */
+#define NNB_META_REPEAT_ID "nnabla.repeat_id"         /* value/node: repeat_id list */
+#define NNB_META_NAME "nnabla.name"                   /* node: function name when it differs from the node's */
+#define NNB_META_NO_NAME "nnabla.no_name"             /* node: the function had no name */
+#define NNB_META_TYPE "nnabla.type"                   /* node: function type when several map to one op */
+#define NNB_META_NO_PARAM "nnabla.no_param"           /* node: the function had no parameter message */
+#define NNB_META_INPLACE "nnabla.inplace"             /* node: inplace argument */
+#define NNB_META_VAL "nnabla.val"                     /* node: the double argument of a *Scalar function */
+#define NNB_META_IGNORE_BORDER "nnabla.ignore_border" /* node: pooling's ignore_border when either would do */
+#define NNB_META_CONTEXT "nnabla.context"             /* node: Context as text */
 
 /* ---- parameters -------------------------------------------------------- */
 
 /* One parameter found in a parameter file. */
-typedef struct nn_param {
+typedef struct nnb_param {
     char *name;
     gir_dtype dtype;
     gir_shape shape;
     bool need_grad;
     gir_tensor *tensor; /* lazily loaded */
-} nn_param;
+} nnb_param;
 
-typedef struct nn_params {
-    nn_param *items;
+typedef struct nnb_params {
+    nnb_param *items;
     size_t n, cap;
-} nn_params;
+} nnb_params;
 
-void nn_params_free(nn_params *p);
+void nnb_params_free(nnb_params *p);
 /* Index of the parameter named name, or -1. */
-ptrdiff_t nn_params_find(const nn_params *p, const char *name);
+ptrdiff_t nnb_params_find(const nnb_params *p, const char *name);
 /* Adds (or replaces, keeping the first position) the parameters of a
  * parameter.protobuf image / a parameter.h5 image.  The image is adopted
  * (freed when the last tensor referring to it dies, also on failure). */
-gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_error *err);
-gir_status nn_params_add_h5(nn_params *p, void *image, size_t len, gir_error *err);
+gir_status nnb_params_add_protobuf(nnb_params *p, void *image, size_t len, gir_error *err);
+gir_status nnb_params_add_h5(nnb_params *p, void *image, size_t len, gir_error *err);
 /* The same for a member stored uncompressed at offset in the archive file:
  * read in place (mapped for the structure, pread for the data). */
-gir_status nn_params_add_stored(nn_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
+gir_status nnb_params_add_stored(nnb_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
                                 gir_error *err);
 
 /* One parameter to write. */
-typedef struct nn_wparam {
+typedef struct nnb_wparam {
     const char *name;
     gir_tensor *tensor; /* its data (a borrowed reference) */
     gir_shape shape;    /* shape to record (same element count as tensor) */
     bool need_grad;
     bool transpose;     /* write the 2-D tensor transposed */
-} nn_wparam;
+} nnb_wparam;
 
 /* Writes parameter.protobuf / parameter.h5 to path, streaming one tensor at
  * a time. */
-gir_status nn_write_protobuf(const char *path, const nn_wparam *w, size_t n, gir_error *err);
-gir_status nn_write_h5(const char *path, const nn_wparam *w, size_t n, gir_error *err);
+gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, gir_error *err);
+gir_status nnb_write_h5(const char *path, const nnb_wparam *w, size_t n, gir_error *err);
 
 /* ---- functions <-> canonical operators --------------------------------- */
 
 /* State of one read: the graph being built from one network. */
-typedef struct nn_reader {
+typedef struct nnb_reader {
     gir_graph *g;
     const Nnabla__Network *net;
     gir_error *err;
     const uint8_t *bn_only; /* value index -> used only as a BatchNormalization parameter */
-} nn_reader;
+} nnb_reader;
 
 /* Maps function f (index fi of the network) onto canonical nodes, or an
  * opaque node; in[] / out[] are the value indices of its inputs/outputs. */
-gir_status nn_map_function(nn_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
+gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
                            size_t n_in, const int32_t *out, size_t n_out, gir_node **first, gir_error *err);
 
 /* The function -> op table for `graphconv ops --format nnabla`. */
-extern const gir_op_map nn_op_map[];
+extern const gir_op_map nnb_op_map[];
 
 /* ---- parameter messages as text (opaque nodes) -------------------------- */
 
 /* The oneof field of Function holding parameter message f, or NULL. */
-const ProtobufCFieldDescriptor *nn_param_field(const Nnabla__Function *f);
+const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f);
 /* The field of Function named name ("relu_param"), if it is a parameter. */
-const ProtobufCFieldDescriptor *nn_param_field_by_name(const char *name);
+const ProtobufCFieldDescriptor *nnb_param_field_by_name(const char *name);
 /* Sets Function f's parameter oneof to msg (adopted). */
-void nn_set_param(Nnabla__Function *f, const ProtobufCFieldDescriptor *fd, ProtobufCMessage *msg);
+void nnb_set_param(Nnabla__Function *f, const ProtobufCFieldDescriptor *fd, ProtobufCMessage *msg);
 
 /* Loop pseudo-functions that graphconv refuses. */
-bool nn_is_loop_function(const char *type);
+bool nnb_is_loop_function(const char *type);
 
 /* Formats an int64 list "[1, 2]" into a static-size buffer. */
-void nn_fmt_ints(char *out, size_t n, const int64_t *v, size_t k);
+void nnb_fmt_ints(char *out, size_t n, const int64_t *v, size_t k);
 
-gir_status nn_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
-gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
+gir_status nnb_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
+gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
 
 #endif

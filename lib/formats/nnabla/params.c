@@ -21,7 +21,7 @@
  * a malloc'd copy, or (a member stored uncompressed in the archive) a
  * read-only mapping of the archive file, whose large datasets are read with
  * pread so that only the tensor being loaded occupies memory. */
-typedef struct nn_blob {
+typedef struct nnb_blob {
     atomic_int refs;
     unsigned char *data;
     size_t len;
@@ -30,11 +30,11 @@ typedef struct nn_blob {
     int fd;            /* the archive, or -1 */
     uint64_t file_off; /* offset of data[0] in the archive */
     gir_h5 *h5;
-} nn_blob;
+} nnb_blob;
 
-static nn_blob *blob_new(void *data, size_t len)
+static nnb_blob *blob_new(void *data, size_t len)
 {
-    nn_blob *b = calloc(1, sizeof *b);
+    nnb_blob *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
     atomic_init(&b->refs, 1);
@@ -44,13 +44,13 @@ static nn_blob *blob_new(void *data, size_t len)
     return b;
 }
 
-static nn_blob *blob_ref(nn_blob *b)
+static nnb_blob *blob_ref(nnb_blob *b)
 {
     atomic_fetch_add(&b->refs, 1);
     return b;
 }
 
-static void blob_unref(nn_blob *b)
+static void blob_unref(nnb_blob *b)
 {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
         return;
@@ -66,14 +66,14 @@ static void blob_unref(nn_blob *b)
 }
 
 /* Gives back the pages of a mapping that reading touched. */
-static void blob_drop_pages(const nn_blob *b)
+static void blob_drop_pages(const nnb_blob *b)
 {
     if (b->map)
         (void)madvise(b->map, b->map_len, MADV_DONTNEED);
 }
 
 /* Reads n bytes at offset off of the image from the archive itself. */
-static gir_status blob_pread(const nn_blob *b, uint64_t off, void *dst, size_t n, gir_error *err)
+static gir_status blob_pread(const nnb_blob *b, uint64_t off, void *dst, size_t n, gir_error *err)
 {
     size_t done = 0;
     while (done < n) {
@@ -96,7 +96,7 @@ static bool host_is_le(void)
 
 /* ---- the list ------------------------------------------------------------- */
 
-void nn_params_free(nn_params *p)
+void nnb_params_free(nnb_params *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         free(p->items[i].name);
@@ -106,7 +106,7 @@ void nn_params_free(nn_params *p)
     memset(p, 0, sizeof *p);
 }
 
-ptrdiff_t nn_params_find(const nn_params *p, const char *name)
+ptrdiff_t nnb_params_find(const nnb_params *p, const char *name)
 {
     for (size_t i = 0; i < p->n; i++)
         if (strcmp(p->items[i].name, name) == 0)
@@ -115,12 +115,12 @@ ptrdiff_t nn_params_find(const nn_params *p, const char *name)
 }
 
 /* Takes ownership of name and tensor. */
-static gir_status params_put(nn_params *p, char *name, gir_dtype dt, const gir_shape *shape, bool need_grad,
+static gir_status params_put(nnb_params *p, char *name, gir_dtype dt, const gir_shape *shape, bool need_grad,
                              gir_tensor *t, gir_error *err)
 {
-    ptrdiff_t at = nn_params_find(p, name);
+    ptrdiff_t at = nnb_params_find(p, name);
     if (at >= 0) {
-        nn_param *q = &p->items[at];
+        nnb_param *q = &p->items[at];
         free(name);
         gir_tensor_unref(q->tensor);
         q->dtype = dt;
@@ -134,7 +134,7 @@ static gir_status params_put(nn_params *p, char *name, gir_dtype dt, const gir_s
         gir_tensor_unref(t);
         return gir_nomem(err);
     }
-    p->items[p->n++] = (nn_param){ name, dt, *shape, need_grad, t };
+    p->items[p->n++] = (nnb_param){ name, dt, *shape, need_grad, t };
     return GIR_OK;
 }
 
@@ -193,7 +193,7 @@ typedef struct pb_param {
 } pb_param;
 
 /* Parses one Parameter message; when dst is given, copies its floats. */
-static gir_status scan_parameter(const nn_blob *b, const unsigned char *p, const unsigned char *end, pb_param *out,
+static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, const unsigned char *end, pb_param *out,
                                  float *dst, uint64_t dst_count, gir_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -312,7 +312,7 @@ static gir_status scan_parameter(const nn_blob *b, const unsigned char *p, const
 }
 
 typedef struct pb_ctx {
-    nn_blob *blob;
+    nnb_blob *blob;
     size_t start, len; /* the Parameter message */
 } pb_ctx;
 
@@ -335,7 +335,7 @@ static void pb_release(void *ctx)
 
 static const gir_loader pb_loader = { pb_load, pb_release };
 
-static gir_status add_protobuf_blob(nn_params *p, nn_blob *b, gir_error *err)
+static gir_status add_protobuf_blob(nnb_params *p, nnb_blob *b, gir_error *err)
 {
     size_t len = b->len;
     const unsigned char *s = b->data, *q = s, *end = s + len;
@@ -424,9 +424,9 @@ static gir_status add_protobuf_blob(nn_params *p, nn_blob *b, gir_error *err)
     return st;
 }
 
-gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_error *err)
+gir_status nnb_params_add_protobuf(nnb_params *p, void *image, size_t len, gir_error *err)
 {
-    nn_blob *b = blob_new(image, len);
+    nnb_blob *b = blob_new(image, len);
     if (!b) {
         free(image);
         return gir_nomem(err);
@@ -437,7 +437,7 @@ gir_status nn_params_add_protobuf(nn_params *p, void *image, size_t len, gir_err
 /* ---- parameter.h5 ---------------------------------------------------------- */
 
 typedef struct h5_ctx {
-    nn_blob *blob;
+    nnb_blob *blob;
     char *name;
     gir_dtype dtype;
 } h5_ctx;
@@ -473,7 +473,7 @@ static void h5_release(void *ctx)
 
 static const gir_loader h5_loader = { h5_load, h5_release };
 
-static gir_status add_h5_blob(nn_params *p, nn_blob *b, gir_error *err)
+static gir_status add_h5_blob(nnb_params *p, nnb_blob *b, gir_error *err)
 {
     gir_status st = gir_h5_open(b->data, b->len, &b->h5, err);
     gir_h5_param *hp = NULL;
@@ -508,9 +508,9 @@ static gir_status add_h5_blob(nn_params *p, nn_blob *b, gir_error *err)
     return st;
 }
 
-gir_status nn_params_add_h5(nn_params *p, void *image, size_t len, gir_error *err)
+gir_status nnb_params_add_h5(nnb_params *p, void *image, size_t len, gir_error *err)
 {
-    nn_blob *b = blob_new(image, len);
+    nnb_blob *b = blob_new(image, len);
     if (!b) {
         free(image);
         return gir_nomem(err);
@@ -518,7 +518,7 @@ gir_status nn_params_add_h5(nn_params *p, void *image, size_t len, gir_error *er
     return add_h5_blob(p, b, err);
 }
 
-gir_status nn_params_add_stored(nn_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
+gir_status nnb_params_add_stored(nnb_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
                                 gir_error *err)
 {
     if (size > SIZE_MAX / 2)
@@ -537,7 +537,7 @@ gir_status nn_params_add_stored(nn_params *p, const char *archive, uint64_t offs
         close(fd);
         return gir_fail(err, GIR_E_IO, "cannot map the parameter member: %s", strerror(errno));
     }
-    nn_blob *b = blob_new(map ? (unsigned char *)map + (offset - base) : NULL, (size_t)size);
+    nnb_blob *b = blob_new(map ? (unsigned char *)map + (offset - base) : NULL, (size_t)size);
     if (!b) {
         if (map)
             munmap(map, map_len);
@@ -563,7 +563,7 @@ gir_status nn_params_add_stored(nn_params *p, const char *archive, uint64_t offs
 
 /* The bytes of w as they are written: loaded, transposed if asked.
  * *owned is set when the buffer must be freed by the caller. */
-static gir_status wparam_bytes(const nn_wparam *w, const void **data, void **owned, bool *loaded_here,
+static gir_status wparam_bytes(const nnb_wparam *w, const void **data, void **owned, bool *loaded_here,
                                gir_error *err)
 {
     *owned = NULL;
@@ -623,7 +623,7 @@ static size_t varint_len(uint64_t v)
     return n;
 }
 
-gir_status nn_write_protobuf(const char *path, const nn_wparam *w, size_t n, gir_error *err)
+gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, gir_error *err)
 {
     for (size_t i = 0; i < n; i++)
         if (w[i].tensor->dtype != GIR_DT_F32)
@@ -640,7 +640,7 @@ gir_status nn_write_protobuf(const char *path, const nn_wparam *w, size_t n, gir
     gir_status st = GIR_OK;
     bool le = host_is_le();
     for (size_t i = 0; i < n && !st; i++) {
-        const nn_wparam *p = &w[i];
+        const nnb_wparam *p = &w[i];
         size_t name_len = strlen(p->name);
         uint64_t count = p->tensor->nbytes / 4;
         /* Shape { dim (packed) } */
@@ -724,7 +724,7 @@ io:
 }
 
 typedef struct h5w_ctx {
-    const nn_wparam *w;
+    const nnb_wparam *w;
     void *owned;
     bool loaded_here;
 } h5w_ctx;
@@ -745,7 +745,7 @@ static void h5w_put(void *ctx, size_t i)
     c->loaded_here = false;
 }
 
-gir_status nn_write_h5(const char *path, const nn_wparam *w, size_t n, gir_error *err)
+gir_status nnb_write_h5(const char *path, const nnb_wparam *w, size_t n, gir_error *err)
 {
     gir_h5_param *hp = calloc(n ? n : 1, sizeof *hp);
     if (!hp)

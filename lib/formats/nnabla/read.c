@@ -42,7 +42,7 @@ static bool is_hdf5(const unsigned char *p, size_t n)
 /* Reads every member nnabla reads: networks from *.nntxt / *.prototxt (all
  * of them, merged in archive order), parameters from *.protobuf and *.h5. */
 static gir_status read_archive(const char *path, const gir_zip_limits *lim, Nnabla__NNablaProtoBuf *pb,
-                               nn_params *params, bool *have_params, gir_error *err)
+                               nnb_params *params, bool *have_params, gir_error *err)
 {
     gir_zip *z;
     TRY(gir_zip_open(path, lim, &z, err));
@@ -69,7 +69,7 @@ static gir_status read_archive(const char *path, const gir_zip_limits *lim, Nnab
             gir_error e2 = GIR_ERROR_INIT;
             if (gir_zip_stored_offset(z, i, &off, &e2) == GIR_OK) {
                 gir_error_clear(&e2);
-                st = nn_params_add_stored(params, path, off, gir_zip_size(z, i), h5, err);
+                st = nnb_params_add_stored(params, path, off, gir_zip_size(z, i), h5, err);
                 if (st)
                     gir_err_file(err, label);
                 *have_params = true;
@@ -90,7 +90,7 @@ static gir_status read_archive(const char *path, const gir_zip_limits *lim, Nnab
             free(data);
             n_text++;
         } else {
-            st = pbuf ? nn_params_add_protobuf(params, data, len, err) : nn_params_add_h5(params, data, len, err);
+            st = pbuf ? nnb_params_add_protobuf(params, data, len, err) : nnb_params_add_h5(params, data, len, err);
             if (st)
                 gir_err_file(err, label);
             *have_params = true;
@@ -106,13 +106,13 @@ static gir_status read_archive(const char *path, const gir_zip_limits *lim, Nnab
     return st;
 }
 
-static gir_status read_params_file(const char *ppath, uint64_t max_bytes, nn_params *params, gir_error *err)
+static gir_status read_params_file(const char *ppath, uint64_t max_bytes, nnb_params *params, gir_error *err)
 {
     char *data;
     size_t len;
     TRY(gir_read_file(ppath, max_bytes, &data, &len, err));
     bool h5 = gir_str_ieq(extension(ppath), ".h5") || is_hdf5((const unsigned char *)data, len);
-    gir_status st = h5 ? nn_params_add_h5(params, data, len, err) : nn_params_add_protobuf(params, data, len, err);
+    gir_status st = h5 ? nnb_params_add_h5(params, data, len, err) : nnb_params_add_protobuf(params, data, len, err);
     if (st)
         gir_err_file(err, ppath);
     return st;
@@ -120,12 +120,12 @@ static gir_status read_params_file(const char *ppath, uint64_t max_bytes, nn_par
 
 /* Parameters written into the text itself (nnabla_cli --nnp-parameter-nntxt)
  * count when no parameter file has the same name. */
-static gir_status add_text_params(Nnabla__NNablaProtoBuf *pb, nn_params *params, bool *have_params, gir_error *err)
+static gir_status add_text_params(Nnabla__NNablaProtoBuf *pb, nnb_params *params, bool *have_params, gir_error *err)
 {
     for (size_t i = 0; i < pb->n_parameter; i++) {
         const Nnabla__Parameter *p = pb->parameter[i];
         *have_params = true;
-        if (nn_params_find(params, p->variable_name) >= 0)
+        if (nnb_params_find(params, p->variable_name) >= 0)
             continue;
         gir_shape s = { 1, { (int64_t)p->n_data } };
         if (p->shape) {
@@ -155,7 +155,7 @@ static gir_status add_text_params(Nnabla__NNablaProtoBuf *pb, nn_params *params,
             gir_tensor_unref(t);
             return gir_nomem(err);
         }
-        params->items[params->n++] = (nn_param){ name, GIR_DT_F32, s, p->need_grad, t };
+        params->items[params->n++] = (nnb_param){ name, GIR_DT_F32, s, p->need_grad, t };
     }
     return GIR_OK;
 }
@@ -247,15 +247,15 @@ static gir_status keep_rest(gir_graph *g, Nnabla__NNablaProtoBuf *pb, size_t net
     size_t nv = net->n_variable, nf = net->n_function;
     net->n_variable = 0;
     net->n_function = 0;
-    gir_status st = meta_text(g, &g->meta, NN_META_NETWORK, &net->base, err);
+    gir_status st = meta_text(g, &g->meta, NNB_META_NETWORK, &net->base, err);
     net->n_variable = nv;
     net->n_function = nf;
     TRY(st);
-    if (gir_attrs_set_int(g, &g->meta, NN_META_NETWORK_INDEX, (int64_t)net_i))
+    if (gir_attrs_set_int(g, &g->meta, NNB_META_NETWORK_INDEX, (int64_t)net_i))
         return gir_nomem(err);
     if (exec_i >= 0) {
-        TRY(meta_text(g, &g->meta, NN_META_EXECUTOR, &pb->executor[exec_i]->base, err));
-        if (gir_attrs_set_int(g, &g->meta, NN_META_EXECUTOR_INDEX, (int64_t)exec_i))
+        TRY(meta_text(g, &g->meta, NNB_META_EXECUTOR, &pb->executor[exec_i]->base, err));
+        if (gir_attrs_set_int(g, &g->meta, NNB_META_EXECUTOR_INDEX, (int64_t)exec_i))
             return gir_nomem(err);
     }
     /* the rest: other networks and executors, configs, datasets, ... */
@@ -282,7 +282,7 @@ static gir_status keep_rest(gir_graph *g, Nnabla__NNablaProtoBuf *pb, size_t net
     pb->executor = re;
     pb->n_executor = k;
     pb->n_parameter = 0;
-    st = meta_text(g, &g->meta, NN_META_REST, &pb->base, err);
+    st = meta_text(g, &g->meta, NNB_META_REST, &pb->base, err);
     pb->network = nets;
     pb->n_network = n_nets;
     pb->executor = execs;
@@ -298,7 +298,7 @@ typedef struct builder {
     const Nnabla__Network *net;
     const Nnabla__Executor *exec;
     int64_t batch;        /* --batch-size, or -1 */
-    nn_params *params;
+    nnb_params *params;
     bool have_params;
     int32_t *producer;    /* value -> producing function index, or -1 */
     uint8_t *consumed;    /* value -> used as a function input */
@@ -348,16 +348,16 @@ static gir_status make_values(builder *b)
             }
         } else {
             gv->shape.rank = -1;
-            if (gir_attrs_set_int(g, &gv->meta, NN_META_NO_SHAPE, 1))
+            if (gir_attrs_set_int(g, &gv->meta, NNB_META_NO_SHAPE, 1))
                 return gir_nomem(b->err);
         }
         if (v->type[0] && strcmp(v->type, "Buffer") != 0 && !is_param &&
             gir_attrs_set_string(g, &gv->meta, "nnabla.variable_type", v->type))
             return gir_nomem(b->err);
         if (v->initializer)
-            TRY(meta_text(g, &gv->meta, NN_META_INITIALIZER, &v->initializer->base, b->err));
+            TRY(meta_text(g, &gv->meta, NNB_META_INITIALIZER, &v->initializer->base, b->err));
         if (v->n_repeat_id &&
-            gir_attrs_set_strings(g, &gv->meta, NN_META_REPEAT_ID, (const char *const *)v->repeat_id, v->n_repeat_id))
+            gir_attrs_set_strings(g, &gv->meta, NNB_META_REPEAT_ID, (const char *const *)v->repeat_id, v->n_repeat_id))
             return gir_nomem(b->err);
     }
     return GIR_OK;
@@ -507,14 +507,14 @@ static gir_status attach_params(builder *b)
         gir_value *v = g->values[i];
         if (v->kind != GIR_VALUE_WEIGHT)
             continue;
-        ptrdiff_t pi = nn_params_find(b->params, v->name);
+        ptrdiff_t pi = nnb_params_find(b->params, v->name);
         if (pi < 0) {
             if (b->have_params)
                 return gir_fail(b->err, GIR_E_PARAMS, "parameter '%s' of network '%s' is not in the parameter file",
                                 v->name, b->net->name);
             continue;
         }
-        nn_param *p = &b->params->items[pi];
+        nnb_param *p = &b->params->items[pi];
         b->used_param[pi] = 1;
         int64_t have = gir_shape_numel(&p->shape);
         if (v->shape.rank >= 0) {
@@ -535,7 +535,7 @@ static gir_status attach_params(builder *b)
             p->tensor->shape = shape;
         }
         gir_value_set_data(v, p->tensor);
-        if (gir_attrs_set_int(g, &v->meta, NN_META_NEED_GRAD, p->need_grad))
+        if (gir_attrs_set_int(g, &v->meta, NNB_META_NEED_GRAD, p->need_grad))
             return gir_nomem(b->err);
     }
     return GIR_OK;
@@ -545,7 +545,7 @@ static gir_status map_functions(builder *b)
 {
     gir_graph *g = b->g;
     const Nnabla__Network *net = b->net;
-    nn_reader r = { g, net, b->err, b->bn_only };
+    nnb_reader r = { g, net, b->err, b->bn_only };
     int32_t *in = NULL, *out = NULL;
     size_t cap_in = 0, cap_out = 0;
     gir_status st = GIR_OK;
@@ -580,19 +580,19 @@ static gir_status map_functions(builder *b)
             }
         }
         gir_node *n;
-        st = nn_map_function(&r, f, node_name, in, f->n_input, out, f->n_output, &n, b->err);
+        st = nnb_map_function(&r, f, node_name, in, f->n_input, out, f->n_output, &n, b->err);
         if (st) {
             gir_err_node(b->err, fname);
             break;
         }
         if (!f->name[0])
-            st = gir_attrs_set_int(g, &n->meta, NN_META_NO_NAME, 1);
+            st = gir_attrs_set_int(g, &n->meta, NNB_META_NO_NAME, 1);
         else if (renamed)
-            st = gir_attrs_set_string(g, &n->meta, NN_META_NAME, f->name);
+            st = gir_attrs_set_string(g, &n->meta, NNB_META_NAME, f->name);
         if (!st && f->context)
-            st = meta_text(g, &n->meta, NN_META_CONTEXT, &f->context->base, b->err);
+            st = meta_text(g, &n->meta, NNB_META_CONTEXT, &f->context->base, b->err);
         if (!st && f->n_repeat_id)
-            st = gir_attrs_set_strings(g, &n->meta, NN_META_REPEAT_ID, (const char *const *)f->repeat_id,
+            st = gir_attrs_set_strings(g, &n->meta, NNB_META_REPEAT_ID, (const char *const *)f->repeat_id,
                                        f->n_repeat_id);
     }
     free(in);
@@ -604,7 +604,7 @@ static gir_status map_functions(builder *b)
 static gir_status keep_params(builder *b)
 {
     gir_graph *g = b->g;
-    nn_params *p = b->params;
+    nnb_params *p = b->params;
     if (!p->n)
         return GIR_OK;
     const char **order = malloc(p->n * sizeof *order);
@@ -622,16 +622,16 @@ static gir_status keep_params(builder *b)
             continue;
         extra[ne] = p->items[i].name;
         grads[ne++] = p->items[i].need_grad;
-        char *key = gir_strdupf("%s%s", NN_META_EXTRA_PREFIX, p->items[i].name);
+        char *key = gir_strdupf("%s%s", NNB_META_EXTRA_PREFIX, p->items[i].name);
         if (!key || gir_attrs_set_tensor(g, &g->meta, key, p->items[i].tensor))
             st = gir_nomem(b->err);
         free(key);
     }
-    if (!st && gir_attrs_set_strings(g, &g->meta, NN_META_PARAM_ORDER, order, p->n))
+    if (!st && gir_attrs_set_strings(g, &g->meta, NNB_META_PARAM_ORDER, order, p->n))
         st = gir_nomem(b->err);
     if (!st && ne &&
-        (gir_attrs_set_strings(g, &g->meta, NN_META_EXTRA_PARAMS, extra, ne) ||
-         gir_attrs_set_ints(g, &g->meta, NN_META_EXTRA_NEED_GRAD, grads, ne)))
+        (gir_attrs_set_strings(g, &g->meta, NNB_META_EXTRA_PARAMS, extra, ne) ||
+         gir_attrs_set_ints(g, &g->meta, NNB_META_EXTRA_NEED_GRAD, grads, ne)))
         st = gir_nomem(b->err);
 done:
     free(order);
@@ -647,7 +647,7 @@ static gir_status refuse_loops(const Nnabla__Network *net, gir_error *err)
     const char *first = NULL;
     for (size_t i = 0; i < net->n_function; i++) {
         const Nnabla__Function *f = net->function[i];
-        if (!nn_is_loop_function(f->type))
+        if (!nnb_is_loop_function(f->type))
             continue;
         if (!n++)
             first = f->name[0] ? f->name : f->type;
@@ -701,7 +701,7 @@ static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, pt
     return GIR_OK;
 }
 
-gir_status nn_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
+gir_status nnb_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
 {
     *out = NULL;
     int64_t max_bytes, batch;
@@ -720,7 +720,7 @@ gir_status nn_read(const char *path, const gir_options *opts, gir_graph **out, g
     Nnabla__NNablaProtoBuf *pb = (Nnabla__NNablaProtoBuf *)gir_pb_new(&nnabla__nnabla_proto_buf__descriptor);
     if (!pb)
         return gir_nomem(err);
-    nn_params params = { 0 };
+    nnb_params params = { 0 };
     bool have_params = false;
     unsigned char head[4];
     size_t got;
@@ -763,7 +763,7 @@ gir_status nn_read(const char *path, const gir_options *opts, gir_graph **out, g
     free(b.consumed);
     free(b.bn_only);
     free(b.used_param);
-    nn_params_free(&params);
+    nnb_params_free(&params);
     gir_pb_free(&pb->base);
     return st;
 }

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NN_NONE_SENTINEL 0x7fffffff
+#define NNB_NONE_SENTINEL 0x7fffffff
 
 #define TRY(e)                   \
     do {                         \
@@ -150,10 +150,10 @@ static Nnabla__Function *fn_new(wctx *w, const gir_node *n, const char *type, bo
     const char *name = n->name;
     char *own = NULL;
     if (primary) {
-        const char *orig = gir_attrs_get_string(&n->meta, NN_META_NAME, NULL);
+        const char *orig = gir_attrs_get_string(&n->meta, NNB_META_NAME, NULL);
         if (orig)
             name = orig;
-        else if (gir_attrs_find(&n->meta, NN_META_NO_NAME))
+        else if (gir_attrs_find(&n->meta, NNB_META_NO_NAME))
             name = "";
     } else {
         own = gir_strdupf("%s/%s", n->name, type);
@@ -168,7 +168,7 @@ static Nnabla__Function *fn_new(wctx *w, const gir_node *n, const char *type, bo
         return NULL;
     }
     if (primary) {
-        const char *ctx = gir_attrs_get_string(&n->meta, NN_META_CONTEXT, NULL);
+        const char *ctx = gir_attrs_get_string(&n->meta, NNB_META_CONTEXT, NULL);
         if (ctx) {
             gir_error e = GIR_ERROR_INIT;
             ProtobufCMessage *c = NULL;
@@ -176,7 +176,7 @@ static Nnabla__Function *fn_new(wctx *w, const gir_node *n, const char *type, bo
                 f->context = (Nnabla__Context *)c;
             gir_error_clear(&e);
         }
-        const gir_attr *rid = gir_attrs_find(&n->meta, NN_META_REPEAT_ID);
+        const gir_attr *rid = gir_attrs_find(&n->meta, NNB_META_REPEAT_ID);
         if (rid && rid->type == GIR_ATTR_STRINGS)
             for (size_t i = 0; i < rid->u.strs.n; i++)
                 push_str(w, &f->repeat_id, &f->n_repeat_id, rid->u.strs.v[i]);
@@ -217,8 +217,8 @@ static void fn_param(wctx *w, Nnabla__Function *f, const char *field, void *msg)
 {
     if (!msg)
         return;
-    const ProtobufCFieldDescriptor *fd = nn_param_field_by_name(field);
-    if (w->cur && gir_attrs_find(&w->cur->meta, NN_META_NO_PARAM)) {
+    const ProtobufCFieldDescriptor *fd = nnb_param_field_by_name(field);
+    if (w->cur && gir_attrs_find(&w->cur->meta, NNB_META_NO_PARAM)) {
         /* the file this node came from had no parameter message */
         gir_pb_free(msg);
         return;
@@ -229,19 +229,19 @@ static void fn_param(wctx *w, Nnabla__Function *f, const char *field, void *msg)
         gir_pb_free(msg);
         return;
     }
-    nn_set_param(f, fd, msg);
+    nnb_set_param(f, fd, msg);
 }
 
 /* The node's parameter message is written unless the file it came from had
  * none. */
 static bool want_param(const gir_node *n)
 {
-    return !gir_attrs_find(&n->meta, NN_META_NO_PARAM);
+    return !gir_attrs_find(&n->meta, NNB_META_NO_PARAM);
 }
 
 static bool inplace_of(const gir_node *n)
 {
-    return gir_attrs_get_int(&n->meta, NN_META_INPLACE, 0) != 0;
+    return gir_attrs_get_int(&n->meta, NNB_META_INPLACE, 0) != 0;
 }
 
 /* A variable the writer adds; returns its (stable) name. */
@@ -330,7 +330,7 @@ static bool scalar_const(const wctx *w, int32_t v, double *out)
  * when it still agrees with the graph's constant. */
 static double scalar_val(const gir_node *n, double c)
 {
-    const gir_attr *a = gir_attrs_find(&n->meta, NN_META_VAL);
+    const gir_attr *a = gir_attrs_find(&n->meta, NNB_META_VAL);
     if (a && a->type == GIR_ATTR_FLOAT && ((float)a->u.f == (float)c || a->u.f == c))
         return a->u.f;
     return c;
@@ -479,7 +479,7 @@ static void emit_binary(wctx *w, const gir_node *n, const char *type, const char
     const char *ga = align_rank(w, n, a, rb, "Reshape_0");
     const char *gb = align_rank(w, n, b, ra, "Reshape_1");
     const char *t = type;
-    if (n->op == GIR_OP_Add && strcmp(gir_attrs_get_string(&n->meta, NN_META_TYPE, ""), "BcAdd2") == 0) {
+    if (n->op == GIR_OP_Add && strcmp(gir_attrs_get_string(&n->meta, NNB_META_TYPE, ""), "BcAdd2") == 0) {
         t = "BcAdd2";
         field = "bc_add2_param";
         pd = &nnabla__bc_add2_parameter__descriptor;
@@ -560,7 +560,7 @@ static void emit_arith(wctx *w, const gir_node *n)
 static void emit_clip(wctx *w, const gir_node *n)
 {
     const gir_attr *lo = gir_attrs_find(&n->attrs, "min"), *hi = gir_attrs_find(&n->attrs, "max");
-    const char *type = gir_attrs_get_string(&n->meta, NN_META_TYPE, "");
+    const char *type = gir_attrs_get_string(&n->meta, NNB_META_TYPE, "");
     double l = lo ? lo->u.f : -INFINITY, h = hi ? hi->u.f : INFINITY;
     if (lo && hi && l == 0.0 && h == 6.0 && strcmp(type, "HardTanh") != 0) {
         simple_fn(w, n, "ReLU6");
@@ -835,7 +835,7 @@ static void emit_reshape_to(wctx *w, const gir_node *n, const int64_t *dims, siz
     Nnabla__ReshapeParameter *p = pb_new(w, &nnabla__reshape_parameter__descriptor);
     if (p) {
         p->shape = shape_msg(w, dims, k);
-        p->inplace = gir_attrs_find(&n->meta, NN_META_INPLACE) ? inplace_of(n) : true;
+        p->inplace = gir_attrs_find(&n->meta, NNB_META_INPLACE) ? inplace_of(n) : true;
     }
     fn_param(w, f, "reshape_param", p);
 }
@@ -959,7 +959,7 @@ static void emit_batchnorm(wctx *w, const gir_node *n)
         /* nnabla declares BN parameters with x's rank: (1, C, 1, 1) */
         gir_shape s = { 0, { 0 } };
         const int64_t *decl;
-        ptrdiff_t kd = gir_attrs_get_ints(&pv->meta, NN_META_SHAPE, &decl);
+        ptrdiff_t kd = gir_attrs_get_ints(&pv->meta, NNB_META_SHAPE, &decl);
         if (kd >= 0 && kd <= GIR_MAX_RANK) {
             s.rank = (int)kd;
             memcpy(s.dims, decl, (size_t)kd * sizeof *decl);
@@ -1058,16 +1058,16 @@ static void emit_pool(wctx *w, const gir_node *n)
         int64_t want = onnx_pool_len(L, k[i], s[i], pb, pe, ceil_mode);
         if (want != onnx_pool_len(L, k[i], s[i], pb, pb, false))
             as_true = false;
-        int64_t nn_false = (L + pb - 1) / s[i] + 1;
-        if (want != nn_false)
+        int64_t nnb_false = (L + pb - 1) / s[i] + 1;
+        if (want != nnb_false)
             as_false = false;
         /* averaging with padding counted: windows must end within both
          * frameworks' padded extents so the divisor stays k */
         if (incl && (want - 1) * s[i] - pb + k[i] > L + (pe < pb ? pe : pb))
             as_false = false;
     }
-    if (as_true && as_false && gir_attrs_find(&n->meta, NN_META_IGNORE_BORDER))
-        as_true = gir_attrs_get_int(&n->meta, NN_META_IGNORE_BORDER, 1) != 0;
+    if (as_true && as_false && gir_attrs_find(&n->meta, NNB_META_IGNORE_BORDER))
+        as_true = gir_attrs_get_int(&n->meta, NNB_META_IGNORE_BORDER, 1) != 0;
     if (!as_true && !as_false) {
         refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s whose padding and rounding nnabla cannot reproduce",
                gir_op_name(n->op));
@@ -1156,7 +1156,7 @@ static void emit_reduce(wctx *w, const gir_node *n)
         simple_fn(w, n, "Identity");
         return;
     }
-    const char *meta_type = gir_attrs_get_string(&n->meta, NN_META_TYPE, NULL);
+    const char *meta_type = gir_attrs_get_string(&n->meta, NNB_META_TYPE, NULL);
     if (meta_type && na <= 0 && !keep &&
         ((n->op == GIR_OP_ReduceSum && strcmp(meta_type, "ReduceSum") == 0) ||
          (n->op == GIR_OP_ReduceMean && strcmp(meta_type, "ReduceMean") == 0))) {
@@ -1271,7 +1271,7 @@ static void emit_slices(wctx *w, const gir_node *n, int64_t axis)
             int64_t st[GIR_MAX_RANK], sp[GIR_MAX_RANK], se[GIR_MAX_RANK];
             for (size_t j = 0; j < k; j++) {
                 st[j] = j == 0 ? at : 0;
-                sp[j] = j == 0 ? at + size : NN_NONE_SENTINEL;
+                sp[j] = j == 0 ? at + size : NNB_NONE_SENTINEL;
                 se[j] = 1;
             }
             p->start = dup_ints(w, st, k), p->n_start = p->start ? k : 0;
@@ -1326,7 +1326,7 @@ static void emit_slice(wctx *w, const gir_node *n)
     int first = r;
     for (int i = 0; i < r; i++) {
         st[i] = 0;
-        sp[i] = NN_NONE_SENTINEL;
+        sp[i] = NNB_NONE_SENTINEL;
         se[i] = 1;
     }
     for (ptrdiff_t i = 0; i < ns; i++) {
@@ -1341,9 +1341,9 @@ static void emit_slice(wctx *w, const gir_node *n)
         set[a] = true;
         int64_t dim = V(w, n->in[0])->shape.dims[a];
         int64_t e = ends[i];
-        if (step > 0 && (e >= NN_NONE_SENTINEL || (dim >= 0 && e >= dim)))
-            e = NN_NONE_SENTINEL;
-        else if (e >= NN_NONE_SENTINEL || e <= -(int64_t)NN_NONE_SENTINEL || (dim >= 0 && step < 0 && e < -dim)) {
+        if (step > 0 && (e >= NNB_NONE_SENTINEL || (dim >= 0 && e >= dim)))
+            e = NNB_NONE_SENTINEL;
+        else if (e >= NNB_NONE_SENTINEL || e <= -(int64_t)NNB_NONE_SENTINEL || (dim >= 0 && step < 0 && e < -dim)) {
             refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Slice walking backwards past the first element");
             return;
         }
@@ -1352,7 +1352,7 @@ static void emit_slice(wctx *w, const gir_node *n)
             s0 = step > 0 ? dim : dim - 1;
         if (dim >= 0 && s0 < -dim)
             s0 = 0;
-        if (s0 >= NN_NONE_SENTINEL || s0 <= -(int64_t)NN_NONE_SENTINEL) {
+        if (s0 >= NNB_NONE_SENTINEL || s0 <= -(int64_t)NNB_NONE_SENTINEL) {
             refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Slice start outside the range nnabla stores");
             return;
         }
@@ -1470,7 +1470,7 @@ static void emit_expand(wctx *w, const gir_node *n)
 static void emit_gather(wctx *w, const gir_node *n)
 {
     int64_t axis = gir_node_int(n, "axis", 0);
-    if (axis == 0 && strcmp(gir_attrs_get_string(&n->meta, NN_META_TYPE, ""), "Embed") == 0) {
+    if (axis == 0 && strcmp(gir_attrs_get_string(&n->meta, NNB_META_TYPE, ""), "Embed") == 0) {
         Nnabla__Function *f = fn_new(w, n, "Embed", true);
         fn_in(w, f, n->in[1]);
         fn_in(w, f, n->in[0]);
@@ -1567,7 +1567,7 @@ static void emit_opaque(wctx *w, const gir_node *n)
     const char *text = NULL;
     for (size_t i = 0; i < n->attrs.n; i++) {
         const gir_attr *a = &n->attrs.items[i];
-        fd = nn_param_field_by_name(a->name);
+        fd = nnb_param_field_by_name(a->name);
         if (fd && a->type == GIR_ATTR_STRING) {
             text = a->u.s;
             break;
@@ -1829,7 +1829,7 @@ static bool value_written(const wctx *w, size_t i)
     return v->producer < 0 && w->uses[i] == 0 && !w->is_output[i];
 }
 
-static gir_status make_variables(wctx *w, nn_wparam **params, size_t *n_params)
+static gir_status make_variables(wctx *w, nnb_wparam **params, size_t *n_params)
 {
     const gir_graph *g = w->g;
     size_t cap = 0;
@@ -1852,7 +1852,7 @@ static gir_status make_variables(wctx *w, nn_wparam **params, size_t *n_params)
                 s = w->wshape[i];
             } else {
                 const int64_t *decl;
-                ptrdiff_t kd = gir_attrs_get_ints(&v->meta, NN_META_SHAPE, &decl);
+                ptrdiff_t kd = gir_attrs_get_ints(&v->meta, NNB_META_SHAPE, &decl);
                 gir_shape ds = { 0, { 0 } };
                 if (kd >= 0 && kd <= GIR_MAX_RANK) {
                     ds.rank = (int)kd;
@@ -1867,13 +1867,13 @@ static gir_status make_variables(wctx *w, nn_wparam **params, size_t *n_params)
                 s.dims[1] = t;
             }
         }
-        bool with_shape = !gir_attrs_find(&v->meta, NN_META_NO_SHAPE) || v->shape.rank >= 0;
-        if (gir_attrs_find(&v->meta, NN_META_NO_SHAPE) && !param)
+        bool with_shape = !gir_attrs_find(&v->meta, NNB_META_NO_SHAPE) || v->shape.rank >= 0;
+        if (gir_attrs_find(&v->meta, NNB_META_NO_SHAPE) && !param)
             with_shape = false;
         Nnabla__Variable *var = variable_msg(w, v->name, type, &s, param ? NULL : v->dim_names, with_shape);
         if (!var)
             continue;
-        const char *init = gir_attrs_get_string(&v->meta, NN_META_INITIALIZER, NULL);
+        const char *init = gir_attrs_get_string(&v->meta, NNB_META_INITIALIZER, NULL);
         if (init) {
             gir_error e = GIR_ERROR_INIT;
             ProtobufCMessage *m = NULL;
@@ -1881,22 +1881,22 @@ static gir_status make_variables(wctx *w, nn_wparam **params, size_t *n_params)
                 var->initializer = (Nnabla__Initializer *)m;
             gir_error_clear(&e);
         }
-        const gir_attr *rid = gir_attrs_find(&v->meta, NN_META_REPEAT_ID);
+        const gir_attr *rid = gir_attrs_find(&v->meta, NNB_META_REPEAT_ID);
         if (rid && rid->type == GIR_ATTR_STRINGS)
             for (size_t k = 0; k < rid->u.strs.n; k++)
                 push_str(w, &var->repeat_id, &var->n_repeat_id, rid->u.strs.v[k]);
         if (param && v->data) {
             if (!GIR_GROW(*params, cap, *n_params + 1))
                 return gir_nomem(w->err);
-            bool ng = gir_attrs_find(&v->meta, NN_META_NEED_GRAD)
-                          ? gir_attrs_get_int(&v->meta, NN_META_NEED_GRAD, 0) != 0
+            bool ng = gir_attrs_find(&v->meta, NNB_META_NEED_GRAD)
+                          ? gir_attrs_get_int(&v->meta, NNB_META_NEED_GRAD, 0) != 0
                           : v->kind == GIR_VALUE_WEIGHT && !w->bn_stat[i];
-            (*params)[(*n_params)++] = (nn_wparam){ v->name, v->data, s, ng, w->transpose[i] != 0 };
+            (*params)[(*n_params)++] = (nnb_wparam){ v->name, v->data, s, ng, w->transpose[i] != 0 };
         } else if (param) {
             (*n_params)++; /* counted, without data: checked by the caller */
             if (!GIR_GROW(*params, cap, *n_params))
                 return gir_nomem(w->err);
-            (*params)[*n_params - 1] = (nn_wparam){ v->name, NULL, s, false, false };
+            (*params)[*n_params - 1] = (nnb_wparam){ v->name, NULL, s, false, false };
         }
         /* variables the writer made for this value's producer follow it */
         (void)extra_at;
@@ -1912,7 +1912,7 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
 {
     const gir_graph *g = w->g;
     Nnabla__Executor *orig = NULL;
-    const char *text = gir_attrs_get_string(&g->meta, NN_META_EXECUTOR, NULL);
+    const char *text = gir_attrs_get_string(&g->meta, NNB_META_EXECUTOR, NULL);
     if (text) {
         gir_error e = GIR_ERROR_INIT;
         ProtobufCMessage *m = NULL;
@@ -2070,16 +2070,16 @@ static bool insert_at(void ***arr, size_t *n, size_t at, void *p)
 }
 
 /* The parameter list in the order the file had, unused parameters included. */
-static gir_status order_params(wctx *w, nn_wparam *gp, size_t n_gp, nn_wparam **out, size_t *n_out)
+static gir_status order_params(wctx *w, nnb_wparam *gp, size_t n_gp, nnb_wparam **out, size_t *n_out)
 {
     const gir_graph *g = w->g;
-    const gir_attr *order = gir_attrs_find(&g->meta, NN_META_PARAM_ORDER);
-    const gir_attr *extra = gir_attrs_find(&g->meta, NN_META_EXTRA_PARAMS);
+    const gir_attr *order = gir_attrs_find(&g->meta, NNB_META_PARAM_ORDER);
+    const gir_attr *extra = gir_attrs_find(&g->meta, NNB_META_EXTRA_PARAMS);
     const int64_t *grads = NULL;
-    ptrdiff_t ng = gir_attrs_get_ints(&g->meta, NN_META_EXTRA_NEED_GRAD, &grads);
+    ptrdiff_t ng = gir_attrs_get_ints(&g->meta, NNB_META_EXTRA_NEED_GRAD, &grads);
     size_t n_extra = extra && extra->type == GIR_ATTR_STRINGS ? extra->u.strs.n : 0;
     size_t total = n_gp + n_extra;
-    nn_wparam *r = calloc(total ? total : 1, sizeof *r);
+    nnb_wparam *r = calloc(total ? total : 1, sizeof *r);
     uint8_t *taken = calloc(total ? total : 1, 1);
     if (!r || !taken) {
         free(r);
@@ -2087,7 +2087,7 @@ static gir_status order_params(wctx *w, nn_wparam *gp, size_t n_gp, nn_wparam **
         return gir_nomem(w->err);
     }
     /* candidates: graph parameters, then extras */
-    nn_wparam *cand = calloc(total ? total : 1, sizeof *cand);
+    nnb_wparam *cand = calloc(total ? total : 1, sizeof *cand);
     if (!cand) {
         free(r);
         free(taken);
@@ -2097,7 +2097,7 @@ static gir_status order_params(wctx *w, nn_wparam *gp, size_t n_gp, nn_wparam **
     size_t nc = n_gp;
     for (size_t i = 0; i < n_extra; i++) {
         const char *name = extra->u.strs.v[i];
-        char *key = gir_strdupf("%s%s", NN_META_EXTRA_PREFIX, name);
+        char *key = gir_strdupf("%s%s", NNB_META_EXTRA_PREFIX, name);
         const gir_attr *t = key ? gir_attrs_find(&g->meta, key) : NULL;
         free(key);
         bool clash = false;
@@ -2105,7 +2105,7 @@ static gir_status order_params(wctx *w, nn_wparam *gp, size_t n_gp, nn_wparam **
             clash |= strcmp(gp[k].name, name) == 0;
         if (!t || t->type != GIR_ATTR_TENSOR || !t->u.t || clash)
             continue;
-        cand[nc++] = (nn_wparam){ name, t->u.t, t->u.t->shape, ng > (ptrdiff_t)i && grads[i] != 0, false };
+        cand[nc++] = (nnb_wparam){ name, t->u.t, t->u.t->shape, ng > (ptrdiff_t)i && grads[i] != 0, false };
     }
     size_t k = 0;
     if (order && order->type == GIR_ATTR_STRINGS)
@@ -2143,13 +2143,13 @@ static void wctx_free(wctx *w)
 
 /* Builds the whole NNablaProtoBuf (without parameters) and the parameter
  * list; fails with everything nnabla cannot express. */
-static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wparam **params, size_t *n_params)
+static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nnb_wparam **params, size_t *n_params)
 {
     const gir_graph *g = w->g;
     *pb_out = NULL;
     *params = NULL;
     *n_params = 0;
-    Nnabla__Network *net = (Nnabla__Network *)parse_meta(g, NN_META_NETWORK, &nnabla__network__descriptor);
+    Nnabla__Network *net = (Nnabla__Network *)parse_meta(g, NNB_META_NETWORK, &nnabla__network__descriptor);
     if (!net) {
         net = pb_new(w, &nnabla__network__descriptor);
         if (!net)
@@ -2177,7 +2177,7 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wpara
         if (!w->node_done[order[i]])
             emit_node(w, order[i]);
     free(order);
-    nn_wparam *gp = NULL;
+    nnb_wparam *gp = NULL;
     size_t n_gp = 0;
     if (!st && gir_unsupported_count(w->uns) == 0)
         st = make_variables(w, &gp, &n_gp);
@@ -2201,7 +2201,7 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wpara
     free(gp);
     Nnabla__Executor *exec = NULL;
     /* a network read without an executor is written without one */
-    bool want_exec = !gir_attrs_find(&g->meta, NN_META_NETWORK) || gir_attrs_find(&g->meta, NN_META_EXECUTOR);
+    bool want_exec = !gir_attrs_find(&g->meta, NNB_META_NETWORK) || gir_attrs_find(&g->meta, NNB_META_EXECUTOR);
     if (!st && want_exec) {
         exec = make_executor(w, net->name);
         if (!exec || w->failed_alloc)
@@ -2209,15 +2209,15 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nn_wpara
     }
     Nnabla__NNablaProtoBuf *pb = NULL;
     if (!st) {
-        pb = (Nnabla__NNablaProtoBuf *)parse_meta(g, NN_META_REST, &nnabla__nnabla_proto_buf__descriptor);
+        pb = (Nnabla__NNablaProtoBuf *)parse_meta(g, NNB_META_REST, &nnabla__nnabla_proto_buf__descriptor);
         if (!pb)
             pb = pb_new(w, &nnabla__nnabla_proto_buf__descriptor);
         if (!pb)
             st = gir_nomem(w->err);
     }
     if (!st) {
-        size_t ni = (size_t)gir_attrs_get_int(&g->meta, NN_META_NETWORK_INDEX, 0);
-        size_t ei = (size_t)gir_attrs_get_int(&g->meta, NN_META_EXECUTOR_INDEX, 0);
+        size_t ni = (size_t)gir_attrs_get_int(&g->meta, NNB_META_NETWORK_INDEX, 0);
+        size_t ei = (size_t)gir_attrs_get_int(&g->meta, NNB_META_EXECUTOR_INDEX, 0);
         if (!insert_at((void ***)&pb->network, &pb->n_network, ni, net))
             st = gir_nomem(w->err);
         else
@@ -2261,7 +2261,7 @@ static char *temp_beside(const char *path, gir_error *err)
     return tmpl;
 }
 
-gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
 {
     const char *pf = gir_options_get(opts, "param-format");
     bool protobuf = false;
@@ -2280,7 +2280,7 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
     if (!w.uns)
         return gir_nomem(err);
     Nnabla__NNablaProtoBuf *pb = NULL;
-    nn_wparam *params = NULL;
+    nnb_wparam *params = NULL;
     size_t n_params = 0;
     gir_status st = build_proto(&w, &pb, &params, &n_params);
     gir_buf text = GIR_BUF_INIT;
@@ -2298,7 +2298,7 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
             if (!ptmp)
                 st = err && err->code ? err->code : GIR_E_IO;
             if (!st)
-                st = protobuf ? nn_write_protobuf(ptmp, params, n_params, err) : nn_write_h5(ptmp, params, n_params, err);
+                st = protobuf ? nnb_write_protobuf(ptmp, params, n_params, err) : nnb_write_h5(ptmp, params, n_params, err);
         }
         gir_zipw *z = NULL;
         if (!st)
@@ -2328,8 +2328,8 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
             if (!st)
                 st = gir_outfile_open(target, force, &po, err);
             if (!st)
-                st = protobuf ? nn_write_protobuf(gir_outfile_temp_path(po), params, n_params, err)
-                              : nn_write_h5(gir_outfile_temp_path(po), params, n_params, err);
+                st = protobuf ? nnb_write_protobuf(gir_outfile_temp_path(po), params, n_params, err)
+                              : nnb_write_h5(gir_outfile_temp_path(po), params, n_params, err);
             if (!st)
                 st = gir_outfile_commit(po, err);
             else
