@@ -54,9 +54,9 @@ static gir_options *opts(const char *k1, const char *v1, const char *k2, const c
 }
 
 /* Asserts a and b are the same graph: structure, names, meta, weights. */
-static void assert_same(const gir_graph *a, const gir_graph *b, const char *what)
+static void assert_same_opt(const gir_graph *a, const gir_graph *b, const char *what, bool names_meta)
 {
-    gir_diff_options o = { true, true, true, 0 };
+    gir_diff_options o = { names_meta, names_meta, true, 0 };
     gir_buf rep = GIR_BUF_INIT;
     size_t count = 0;
     gir_error err = GIR_ERROR_INIT;
@@ -67,6 +67,11 @@ static void assert_same(const gir_graph *a, const gir_graph *b, const char *what
         fail();
     }
     gir_buf_free(&rep);
+}
+
+static void assert_same(const gir_graph *a, const gir_graph *b, const char *what)
+{
+    assert_same_opt(a, b, what, true);
 }
 
 static char *member(const char *zip_path, const char *name, size_t *len)
@@ -237,11 +242,13 @@ static void test_lenet(void **state)
     const gir_node *fc = node_named(g, "Affine");
     assert_int_equal(fc->op, GIR_OP_Gemm);
     assert_int_equal(fc->in[0], fl->out[0]);
-    assert_int_equal(gir_node_int(fc, "transB", 1), 0);
+    /* the Affine weight (256 in x 50 out) is seen as Gemm's transposed B */
+    assert_int_equal(gir_node_int(fc, "transB", 0), 1);
     const gir_value *w = g->values[fc->in[1]];
     assert_string_equal(w->name, "fc3/affine/W");
-    assert_int_equal(w->shape.dims[0], 256);
-    assert_int_equal(w->shape.dims[1], 50);
+    assert_int_equal(w->shape.dims[0], 50);
+    assert_int_equal(w->shape.dims[1], 256);
+    assert_non_null(gir_attrs_find(&w->meta, NNB_META_TRANSPOSED));
     /* the first weight's bytes, as the file stores them */
     const float *wd;
     gir_error err = GIR_ERROR_INIT;
@@ -841,24 +848,36 @@ static void test_write_canonical(void **state)
     /* the weight of Gemm(transB=1) is written in x out, transposed */
     assert_non_null(strstr(text, "    name: \"fc_weight\"\n    type: \"Parameter\"\n    shape {\n      dim: 256\n"
                                  "      dim: 10\n    }\n"));
-    assert_non_null(strstr(text, "    name: \"fc\"\n    type: \"Affine\"\n    input: \"relu_out\"\n"));
+    /* a Flatten of its own is a Reshape; only the Flatten an Affine implies is absorbed */
+    assert_non_null(strstr(text, "    name: \"flatten\"\n    type: \"Reshape\"\n    input: \"relu_out\"\n"
+                                 "    output: \"flatten_out\"\n    reshape_param {\n      shape {\n        dim: 1\n"
+                                 "        dim: 256\n      }\n      inplace: true\n"));
+    assert_non_null(strstr(text, "    name: \"fc\"\n    type: \"Affine\"\n    input: \"flatten_out\"\n"));
     assert_non_null(strstr(text, "    convolution_param {\n      base_axis: 1\n      pad {\n        dim: 1\n"));
     assert_non_null(strstr(text, "executor {\n  name: \"runtime\"\n  network_name: \"canon\"\n  data_variable {\n"
                                  "    variable_name: \"data\"\n    data_name: \"data\"\n  }\n"));
-    assert_null(strstr(text, "flatten_out"));
+    /* the file's bytes are the transpose of the original */
+    char *pbuf = member(out, "parameter.h5", &len);
+    gir_h5 *h5;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_h5_open(pbuf, len, &h5, &err), &err);
+    float *raw = malloc(256 * 10 * 4);
+    TU_OK(gir_h5_read_open(h5, "fc_weight", raw, 256 * 10 * 4, GIR_DT_F32, &err), &err);
+    for (int i = 0; i < 256; i += 37)
+        for (int j = 0; j < 10; j += 3)
+            assert_true(raw[i * 10 + j] == (float)(j * 256 + i) * 0.5f - 1.0f);
+    free(raw);
+    gir_h5_close(h5);
+    free(pbuf);
+    /* read back: Gemm(transB=1) over the original (10, 256) values */
     gir_graph *b = load(out, NULL);
     const gir_node *fc = node_named(b, "fc");
     assert_int_equal(fc->op, GIR_OP_Gemm);
-    assert_int_equal(gir_node_int(fc, "transB", 1), 0);
+    assert_int_equal(gir_node_int(fc, "transB", 0), 1);
     const gir_value *w = b->values[fc->in[1]];
-    assert_int_equal(w->shape.dims[0], 256);
-    const float *d;
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_tensor_load(w->data, (const void **)&d, &err), &err);
-    /* element (i, j) of the file is element (j, i) of the original */
-    for (int i = 0; i < 256; i += 37)
-        for (int j = 0; j < 10; j += 3)
-            assert_true(d[i * 10 + j] == (float)(j * 256 + i) * 0.5f - 1.0f);
+    assert_int_equal(w->shape.dims[0], 10);
+    assert_int_equal(w->shape.dims[1], 256);
+    assert_same_opt(g, b, "canonical -> nnp", false);
     /* and written again: the same archive */
     char *out2 = tu_tmp("canon2.nnp");
     save(b, out2, NULL);
@@ -1065,6 +1084,111 @@ static void test_bad_input(void **state)
     assert_int_equal(tu_count_entries(tu_dir), entries);
 }
 
+/* ---- other formats -------------------------------------------------------------- */
+
+/* Reads a model of another format with its parameters and input shape,
+ * completing shapes (the NNVM/MXNet reader leaves inference to callers). */
+static gir_graph *load_other(const char *path, const char *format, const char *params, const char *shape)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_options *o = opts("params", params, "input-shape", shape);
+    gir_graph *g;
+    TU_OK(gir_load(path, format, o, &g, &err), &err);
+    TU_OK(gir_infer_shapes(g, &err), &err);
+    gir_options_free(o);
+    return g;
+}
+
+static void save_other(const gir_graph *g, const char *path, const char *format, const char *params)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_options *o = opts("params", params, "force", "1");
+    TU_OK(gir_save(g, path, format, o, &err), &err);
+    gir_options_free(o);
+}
+
+/* MXNet and NNVM models -> .nnp -> their own format: the same graph. */
+static void test_mxnet_nnvm_via_nnp(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *graph, *params, *format, *shape;
+    } cases[] = {
+        { "realworld/nnvm/lenet_nnvm_graph.json", "realworld/nnvm/lenet_nnvm_param.params", "nnvm", "data:1,1,28,28" },
+        { "realworld/mxnet/lenet-symbol.json", "realworld/mxnet/lenet-0001.params", "mxnet", "data:1,1,28,28" },
+    };
+    char *nnp = tu_tmp("other.nnp"), *back = tu_tmp("back.json"), *backp = tu_tmp("back.params");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *gp = tu_shared(cases[i].graph), *pp = tu_shared(cases[i].params);
+        gir_graph *a = load_other(gp, cases[i].format, pp, cases[i].shape);
+        gir_options *f = opts("force", "1", NULL, NULL);
+        save(a, nnp, f);
+        gir_options_free(f);
+        gir_graph *n = load(nnp, NULL);
+        save_other(n, back, cases[i].format, backp);
+        gir_graph *b = load_other(back, cases[i].format, backp, cases[i].shape);
+        assert_same_opt(a, b, cases[i].format, false);
+        gir_diff_options o = { true, false, true, 0 };
+        size_t count;
+        gir_buf rep = GIR_BUF_INIT;
+        gir_error err = GIR_ERROR_INIT;
+        TU_OK(gir_graph_diff(a, b, &o, &rep, &count, &err), &err);
+        assert_int_equal(count, 0); /* names too */
+        gir_buf_free(&rep);
+        gir_graph_free(a);
+        gir_graph_free(n);
+        gir_graph_free(b);
+        free(gp);
+        free(pp);
+    }
+    remove(nnp);
+    remove(back);
+    remove(backp);
+    free(nnp);
+    free(back);
+    free(backp);
+}
+
+/* .nnp -> NNVM / MXNet -> .nnp: the same graph (those formats name a
+ * node's output after the node, so value names differ). */
+static void test_nnp_via_mxnet_nnvm(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *nnp, *shape;
+    } cases[] = {
+        { "realworld/nnp/lenet_010000.nnp", "x:1,1,28,28" },
+        { "realworld/nnp/model_simple.nnp", "x0:1,10" },
+        { "realworld/nnp/nnc_result.nnp", "Input:1,1,28,28" },
+    };
+    static const char *const formats[] = { "nnvm", "mxnet" };
+    char *mid = tu_tmp("mid.json"), *midp = tu_tmp("mid.params"), *back = tu_tmp("back.nnp");
+    gir_options *b1 = opts("batch-size", "1", NULL, NULL);
+    gir_options *f = opts("force", "1", NULL, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (size_t k = 0; k < 2; k++) {
+            char *p = tu_shared(cases[i].nnp);
+            gir_graph *a = load(p, b1);
+            save_other(a, mid, formats[k], midp);
+            gir_graph *m = load_other(mid, formats[k], midp, cases[i].shape);
+            save(m, back, f);
+            gir_graph *b = load(back, NULL);
+            assert_same_opt(a, b, cases[i].nnp, false);
+            gir_graph_free(a);
+            gir_graph_free(m);
+            gir_graph_free(b);
+            free(p);
+        }
+    gir_options_free(b1);
+    gir_options_free(f);
+    remove(mid);
+    remove(midp);
+    remove(back);
+    free(mid);
+    free(midp);
+    free(back);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -1103,6 +1227,8 @@ int main(void)
         cmocka_unit_test(test_write_canonical),
         cmocka_unit_test(test_writer_refuses),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_mxnet_nnvm_via_nnp),
+        cmocka_unit_test(test_nnp_via_mxnet_nnvm),
         cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);

@@ -276,9 +276,25 @@ static gir_status map_affine(mctx *m, bool *mapped)
         TRY(add_node(m, gir_graph_unique_node_name(m->g, fname), GIR_OP_Flatten, 1, 1, &fl));
         fl->in[0] = m->in[0];
         TRY(set_int(m, fl, "axis", 1));
+        TRY(meta_int(m, fl, NNB_META_FUSED, 1));
         TRY(gir_node_make_output(m->g, fl, 0, gir_graph_unique_value_name(m->g, fname), m->err));
         TRY(infer(m, fl));
         a = fl->out[0];
+    }
+    /* A parameter used only as Affine weights is viewed as out x in, the
+     * layout of ONNX Gemm(transB=1), MXNet FullyConnected and NNVM dense. */
+    bool transposed = false;
+    gir_value *wv = m->g->values[m->in[1]];
+    if (wv->kind == GIR_VALUE_WEIGHT && m->r->affine_only && m->r->affine_only[m->in[1]]) {
+        transposed = true;
+        if (!gir_attrs_find(&wv->meta, NNB_META_TRANSPOSED)) {
+            if (wv->data)
+                TRY(nnb_transpose_view(wv->data, m->err));
+            int64_t t = wv->shape.dims[0];
+            wv->shape.dims[0] = wv->shape.dims[1];
+            wv->shape.dims[1] = t;
+            TRY(gir_attrs_set_int(m->g, &wv->meta, NNB_META_TRANSPOSED, 1));
+        }
     }
     gir_node *n;
     TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Gemm, m->n_in, 1, &n, m->err));
@@ -290,7 +306,7 @@ static gir_status map_affine(mctx *m, bool *mapped)
     TRY(set_float(m, n, "alpha", 1.0));
     TRY(set_float(m, n, "beta", 1.0));
     TRY(set_int(m, n, "transA", 0));
-    TRY(set_int(m, n, "transB", 0));
+    TRY(set_int(m, n, "transB", transposed));
     m->first = n;
     return infer(m, n);
 }
@@ -366,6 +382,17 @@ static gir_status map_deconvolution(mctx *m, bool *mapped)
                            p->channel_last, p->output_padding);
 }
 
+int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode)
+{
+    int64_t span = L + pb + pe - k;
+    if (span < 0)
+        return 0;
+    int64_t out = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+    if (ceil_mode && (out - 1) * s >= L + pb)
+        out--; /* the last window may not start in the end padding */
+    return out;
+}
+
 /* Pooling: kernel over the last len(kernel) axes of an (N, C, ...) input.
  * ignore_border=true is ONNX's floor mode with symmetric pads; false is
  * floor((L + p - 1) / s) + 1 cells, which floor mode reproduces with extra
@@ -391,20 +418,32 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
         if (k[i] < 1 || s[i] < 1 || pads[i] < 0)
             return GIR_OK;
         pads[ns + i] = pads[i];
-        if (!ignore_border) {
+    }
+    /* ignore_border=false: floor((L + p - 1) / s) + 1 cells; ONNX's ceil
+     * mode with symmetric pads when that agrees (the usual k = s case), else
+     * floor mode with more padding at the end (windows start alike). */
+    bool ceil = false;
+    if (!ignore_border) {
+        ceil = including_pad != 1;
+        int64_t end[GIR_MAX_RANK];
+        for (size_t i = 0; i < ns; i++) {
             int64_t L = x->shape.dims[2 + i];
             if (L < 0)
                 return GIR_OK; /* the padding depends on the size */
             int64_t cells = (L + pads[i] - 1) / s[i] + 1;
-            int64_t end = (cells - 1) * s[i] + k[i] - L - pads[i];
-            if (end < 0)
-                end = 0;
+            if (nnb_onnx_pool_len(L, k[i], s[i], pads[i], pads[i], true) != cells)
+                ceil = false;
+            end[i] = (cells - 1) * s[i] + k[i] - L - pads[i];
+            if (end[i] < 0)
+                end[i] = 0;
             /* averaging with the padding counted: the divisor nnabla uses
              * stops at L + p, so more end padding would change it */
-            if (including_pad == 1 && end > pads[i])
+            if (including_pad == 1 && end[i] > pads[i])
                 return GIR_OK;
-            pads[ns + i] = end;
         }
+        if (!ceil)
+            for (size_t i = 0; i < ns; i++)
+                pads[ns + i] = end[i];
     }
     *mapped = true;
     gir_node *n;
@@ -412,7 +451,7 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
     TRY(set_ints(m, n, "kernel_shape", k, ns));
     TRY(set_ints(m, n, "strides", s, ns));
     TRY(set_ints(m, n, "pads", pads, 2 * ns));
-    TRY(set_int(m, n, "ceil_mode", 0));
+    TRY(set_int(m, n, "ceil_mode", ceil));
     TRY(meta_int(m, n, NNB_META_IGNORE_BORDER, ignore_border));
     if (op == GIR_OP_AveragePool)
         TRY(set_int(m, n, "count_include_pad", including_pad == 1));
@@ -1137,6 +1176,35 @@ static gir_status map_transpose(mctx *m, bool *mapped)
     return infer(m, n);
 }
 
+/* The axis k >= 1 for which a Reshape to target is Flatten(axis=k): target
+ * is (prod(x[:k]), prod(x[k:])), where a symbolic leading dimension may
+ * appear as -1; 0 if none. */
+static int64_t flatten_axis(const mctx *m, const int64_t *target, size_t n)
+{
+    const gir_value *x = val(m, m->in[0]);
+    if (n != 2 || !x || x->shape.rank < 2)
+        return 0;
+    int r = x->shape.rank;
+    for (int k = 1; k < r; k++) {
+        int64_t lead = 1, tail = 1;
+        bool lead_unknown = false, tail_unknown = false;
+        for (int i = 0; i < r; i++) {
+            int64_t d = x->shape.dims[i];
+            if (d < 0)
+                *(i < k ? &lead_unknown : &tail_unknown) = true;
+            else if (i < k)
+                lead *= d;
+            else
+                tail *= d;
+        }
+        if (tail_unknown || target[1] != tail)
+            continue;
+        if (lead_unknown ? (target[0] == -1 && k == 1) : (target[0] == lead || target[0] == -1))
+            return k;
+    }
+    return 0;
+}
+
 /* Reshape: one -1 is inferred in both; nnabla has no "0 copies" rule, so
  * a 0 is a literal zero (allowzero). */
 static gir_status map_reshape(mctx *m, bool *mapped)
@@ -1160,6 +1228,13 @@ static gir_status map_reshape(mctx *m, bool *mapped)
         return GIR_OK;
     *mapped = true;
     gir_node *n;
+    int64_t axis = flatten_axis(m, p->shape->dim, n_dim);
+    if (axis > 0) {
+        TRY(simple(m, GIR_OP_Flatten, &n));
+        TRY(set_int(m, n, "axis", axis));
+        TRY(meta_int(m, n, NNB_META_INPLACE, p->inplace));
+        return infer(m, n);
+    }
     TRY(simple(m, GIR_OP_Reshape, &n));
     TRY(set_ints(m, n, "shape", p->shape->dim, n_dim));
     if (has_zero)

@@ -20,6 +20,7 @@
 #define NNB_META_SHAPE "nnabla.shape"                 /* value: declared shape when the canonical one differs */
 #define NNB_META_NO_SHAPE "nnabla.no_shape"           /* value: the variable had no shape */
 #define NNB_META_INITIALIZER "nnabla.initializer"     /* value: Initializer as text */
+#define NNB_META_TRANSPOSED "nnabla.transposed"     /* value: an Affine weight seen as out x in */
 #define NNB_META_NEED_GRAD "nnabla.need_grad"         /* value: parameter's need_grad */
 #define NNB_META_REPEAT_ID "nnabla.repeat_id"         /* value/node: repeat_id list */
 #define NNB_META_NAME "nnabla.name"                   /* node: function name when it differs from the node's */
@@ -29,6 +30,7 @@
 #define NNB_META_INPLACE "nnabla.inplace"             /* node: inplace argument */
 #define NNB_META_VAL "nnabla.val"                     /* node: the double argument of a *Scalar function */
 #define NNB_META_IGNORE_BORDER "nnabla.ignore_border" /* node: pooling's ignore_border when either would do */
+#define NNB_META_FUSED "nnabla.fused"               /* node: the Flatten an Affine implies */
 #define NNB_META_CONTEXT "nnabla.context"             /* node: Context as text */
 
 /* ---- parameters -------------------------------------------------------- */
@@ -60,6 +62,13 @@ gir_status nnb_params_add_h5(nnb_params *p, void *image, size_t len, gir_error *
 gir_status nnb_params_add_stored(nnb_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
                                 gir_error *err);
 
+/* Views a 2-D parameter tensor made by nnb_params_* as its transpose
+ * (shape swapped; loading transposes, a block of rows at a time). */
+gir_status nnb_transpose_view(gir_tensor *t, gir_error *err);
+/* For a tensor viewed transposed: the loader of its untransposed bytes. */
+typedef gir_status (*gir_tensor_loader_fn)(void *ctx, void *dst, uint64_t nbytes, gir_error *err);
+bool nnb_transposed_source(gir_tensor *t, gir_tensor_loader_fn *load, void **ctx);
+
 /* One parameter to write. */
 typedef struct nnb_wparam {
     const char *name;
@@ -82,12 +91,16 @@ typedef struct nnb_reader {
     const Nnabla__Network *net;
     gir_error *err;
     const uint8_t *bn_only; /* value index -> used only as a BatchNormalization parameter */
+    const uint8_t *affine_only; /* value index -> used only as an Affine weight */
 } nnb_reader;
 
 /* Maps function f (index fi of the network) onto canonical nodes, or an
  * opaque node; in[] / out[] are the value indices of its inputs/outputs. */
 gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
                            size_t n_in, const int32_t *out, size_t n_out, gir_node **first, gir_error *err);
+
+/* ONNX's pooled length of one axis (floor or ceil mode). */
+int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode);
 
 /* The function -> op table for `graphconv ops --format nnabla`. */
 extern const gir_op_map nnb_op_map[];

@@ -190,6 +190,8 @@ typedef struct pb_param {
     bool has_shape;
     uint64_t count; /* float values */
     bool need_grad;
+    const unsigned char *seg; /* the first packed data segment */
+    size_t n_seg;             /* data fields (packed or not) */
 } pb_param;
 
 /* Parses one Parameter message; when dst is given, copies its floats. */
@@ -271,6 +273,8 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
                 p += 4;
                 n = 1;
             }
+            if (!out->n_seg++)
+                out->seg = wt == 2 ? ds : NULL;
             if (dst) {
                 if (n > dst_count - copied)
                     return gir_fail(err, GIR_E_PARAMS, "parameter data changed while reading");
@@ -311,12 +315,84 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
     return GIR_OK;
 }
 
+/* ---- transposed views (Affine weights, in x out, seen as out x in) ------ */
+
+/* A view's geometry: the file holds rows x cols elements of esz bytes. */
+typedef struct tview {
+    bool on;
+    uint64_t rows, cols;
+    size_t esz;
+} tview;
+
+/* Writes the transpose of nb rows (starting at row r0) of src into dst. */
+static void transpose_rows(unsigned char *dst, const unsigned char *src, uint64_t r0, uint64_t nb, const tview *v)
+{
+    if (v->esz == 4) {
+        uint32_t *d = (uint32_t *)(void *)dst;
+        for (uint64_t c = 0; c < v->cols; c++)
+            for (uint64_t r = 0; r < nb; r++) {
+                uint32_t x;
+                memcpy(&x, src + (r * v->cols + c) * 4, 4);
+                d[c * v->rows + r0 + r] = x;
+            }
+        return;
+    }
+    for (uint64_t c = 0; c < v->cols; c++)
+        for (uint64_t r = 0; r < nb; r++)
+            memcpy(dst + (c * v->rows + r0 + r) * v->esz, src + (r * v->cols + c) * v->esz, v->esz);
+}
+
+/* Reads the matrix at image offset off, transposed, a block of rows at a
+ * time (from the archive with pread, or from the image in memory). */
+static gir_status read_transposed(const nnb_blob *b, uint64_t off, const tview *v, void *dst, gir_error *err)
+{
+    uint64_t row_bytes = v->cols * v->esz;
+    if (!v->rows || !row_bytes)
+        return GIR_OK;
+    if (b->fd < 0) {
+        transpose_rows(dst, b->data + off, 0, v->rows, v);
+        return GIR_OK;
+    }
+    uint64_t block = ((uint64_t)1 << 20) / row_bytes;
+    if (block < 1)
+        block = 1;
+    if (block > v->rows)
+        block = v->rows;
+    unsigned char *buf = malloc((size_t)(block * row_bytes));
+    if (!buf)
+        return gir_nomem(err);
+    gir_status st = GIR_OK;
+    for (uint64_t r0 = 0; r0 < v->rows && !st; r0 += block) {
+        uint64_t nb = v->rows - r0 < block ? v->rows - r0 : block;
+        st = blob_pread(b, off + r0 * row_bytes, buf, (size_t)(nb * row_bytes), err);
+        if (!st)
+            transpose_rows(dst, buf, r0, nb, v);
+    }
+    free(buf);
+    return st;
+}
+
+/* Loads through load_plain into a scratch buffer, then transposes. */
+static gir_status load_then_transpose(gir_status (*load_plain)(void *, void *, uint64_t, gir_error *), void *ctx,
+                                      const tview *v, void *dst, uint64_t nbytes, gir_error *err)
+{
+    unsigned char *tmp = malloc(nbytes ? (size_t)nbytes : 1);
+    if (!tmp)
+        return gir_nomem(err);
+    gir_status st = load_plain(ctx, tmp, nbytes, err);
+    if (!st)
+        transpose_rows(dst, tmp, 0, v->rows, v);
+    free(tmp);
+    return st;
+}
+
 typedef struct pb_ctx {
     nnb_blob *blob;
     size_t start, len; /* the Parameter message */
+    tview view;
 } pb_ctx;
 
-static gir_status pb_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
+static gir_status pb_load_plain(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
 {
     pb_ctx *c = ctx;
     pb_param pp;
@@ -324,6 +400,24 @@ static gir_status pb_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
                                    nbytes / 4, err);
     blob_drop_pages(c->blob);
     return st;
+}
+
+static gir_status pb_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
+{
+    pb_ctx *c = ctx;
+    if (!c->view.on)
+        return pb_load_plain(ctx, dst, nbytes, err);
+    pb_param pp;
+    gir_status st = scan_parameter(c->blob, c->blob->data + c->start, c->blob->data + c->start + c->len, &pp, NULL,
+                                   0, err);
+    if (st)
+        return st;
+    if (pp.n_seg == 1 && pp.seg && pp.count * 4 == nbytes && host_is_le()) {
+        st = read_transposed(c->blob, (uint64_t)(pp.seg - c->blob->data), &c->view, dst, err);
+        blob_drop_pages(c->blob);
+        return st;
+    }
+    return load_then_transpose(pb_load_plain, ctx, &c->view, dst, nbytes, err);
 }
 
 static void pb_release(void *ctx)
@@ -401,7 +495,7 @@ static gir_status add_protobuf_blob(nnb_params *p, nnb_blob *b, gir_error *err)
             free(name);
             break;
         }
-        pb_ctx *c = malloc(sizeof *c);
+        pb_ctx *c = calloc(1, sizeof *c);
         if (!c) {
             free(name);
             st = gir_nomem(err);
@@ -440,9 +534,30 @@ typedef struct h5_ctx {
     nnb_blob *blob;
     char *name;
     gir_dtype dtype;
+    tview view;
 } h5_ctx;
 
+static gir_status h5_load_plain(void *ctx, void *dst, uint64_t nbytes, gir_error *err);
+
 static gir_status h5_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
+{
+    h5_ctx *c = ctx;
+    if (!c->view.on)
+        return h5_load_plain(ctx, dst, nbytes, err);
+    uint64_t off, n;
+    bool found = false;
+    gir_status st = gir_h5_raw_extent_open(c->blob->h5, c->name, c->dtype, &off, &n, &found, err);
+    if (st)
+        return st;
+    if (found && n == nbytes && host_is_le()) {
+        st = read_transposed(c->blob, off, &c->view, dst, err);
+        blob_drop_pages(c->blob);
+        return st;
+    }
+    return load_then_transpose(h5_load_plain, ctx, &c->view, dst, nbytes, err);
+}
+
+static gir_status h5_load_plain(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
 {
     h5_ctx *c = ctx;
     if (c->blob->fd >= 0) {
@@ -559,6 +674,49 @@ gir_status nnb_params_add_stored(nnb_params *p, const char *archive, uint64_t of
     return h5 ? add_h5_blob(p, b, err) : add_protobuf_blob(p, b, err);
 }
 
+gir_status nnb_transpose_view(gir_tensor *t, gir_error *err)
+{
+    if (t->shape.rank != 2)
+        return gir_fail(err, GIR_E_INTERNAL, "transposed view of a tensor of rank %d", t->shape.rank);
+    tview v = { true, (uint64_t)t->shape.dims[0], (uint64_t)t->shape.dims[1], gir_dtype_size(t->dtype) };
+    if (t->loader == &pb_loader || t->loader == &h5_loader) {
+        if (t->data)
+            gir_tensor_unload(t);
+        tview *cv = t->loader == &pb_loader ? &((pb_ctx *)t->loader_ctx)->view : &((h5_ctx *)t->loader_ctx)->view;
+        if (cv->on)
+            return gir_fail(err, GIR_E_INTERNAL, "tensor transposed twice");
+        *cv = v;
+    } else if (!t->loader && t->data) {
+        unsigned char *d = malloc(t->nbytes ? (size_t)t->nbytes : 1);
+        if (!d)
+            return gir_nomem(err);
+        transpose_rows(d, t->data, 0, v.rows, &v);
+        free(t->data);
+        t->data = d;
+    } else {
+        return gir_fail(err, GIR_E_INTERNAL, "transposed view of a tensor this reader did not make");
+    }
+    int64_t r = t->shape.dims[0];
+    t->shape.dims[0] = t->shape.dims[1];
+    t->shape.dims[1] = r;
+    return GIR_OK;
+}
+
+bool nnb_transposed_source(gir_tensor *t, gir_tensor_loader_fn *load, void **ctx)
+{
+    if (t->loader == &pb_loader && ((pb_ctx *)t->loader_ctx)->view.on) {
+        *load = pb_load_plain;
+        *ctx = t->loader_ctx;
+        return true;
+    }
+    if (t->loader == &h5_loader && ((h5_ctx *)t->loader_ctx)->view.on) {
+        *load = h5_load_plain;
+        *ctx = t->loader_ctx;
+        return true;
+    }
+    return false;
+}
+
 /* ---- writing ---------------------------------------------------------------- */
 
 /* The bytes of w as they are written: loaded, transposed if asked.
@@ -567,6 +725,23 @@ static gir_status wparam_bytes(const nnb_wparam *w, const void **data, void **ow
                                gir_error *err)
 {
     *owned = NULL;
+    gir_tensor_loader_fn plain;
+    void *pctx;
+    if (w->transpose && !w->tensor->data && nnb_transposed_source(w->tensor, &plain, &pctx)) {
+        /* a weight this reader views transposed: its file bytes as they are */
+        unsigned char *buf = malloc(w->tensor->nbytes ? (size_t)w->tensor->nbytes : 1);
+        if (!buf)
+            return gir_nomem(err);
+        gir_status st = plain(pctx, buf, w->tensor->nbytes, err);
+        if (st) {
+            free(buf);
+            return st;
+        }
+        *loaded_here = false;
+        *owned = buf;
+        *data = buf;
+        return GIR_OK;
+    }
     *loaded_here = w->tensor->data == NULL;
     const void *src;
     gir_status st = gir_tensor_load(w->tensor, &src, err);

@@ -303,6 +303,7 @@ typedef struct builder {
     int32_t *producer;    /* value -> producing function index, or -1 */
     uint8_t *consumed;    /* value -> used as a function input */
     uint8_t *bn_only;
+    uint8_t *affine_only;
     uint8_t *used_param;  /* params index -> attached to a value */
     gir_error *err;
 } builder;
@@ -385,10 +386,12 @@ static gir_status scan_uses(builder *b)
     size_t nv = g->n_values;
     b->producer = malloc((nv ? nv : 1) * sizeof *b->producer);
     b->consumed = calloc(nv ? nv : 1, 1);
-    uint8_t *other = calloc(nv ? nv : 1, 1);
+    uint8_t *other = calloc(nv ? nv : 1, 1), *not_affine = calloc(nv ? nv : 1, 1);
     b->bn_only = calloc(nv ? nv : 1, 1);
-    if (!b->producer || !b->consumed || !other || !b->bn_only) {
+    b->affine_only = calloc(nv ? nv : 1, 1);
+    if (!b->producer || !b->consumed || !other || !not_affine || !b->bn_only || !b->affine_only) {
         free(other);
+        free(not_affine);
         return gir_nomem(b->err);
     }
     for (size_t i = 0; i < nv; i++)
@@ -398,6 +401,7 @@ static gir_status scan_uses(builder *b)
         const Nnabla__Function *f = net->function[fi];
         const char *fname = f->name[0] ? f->name : f->type;
         bool bn = strcmp(f->type, "BatchNormalization") == 0;
+        bool affine = strcmp(f->type, "Affine") == 0;
         for (size_t k = 0; k < f->n_input && !st; k++) {
             int32_t idx;
             st = lookup(b, f, fname, f->input[k], false, &idx);
@@ -408,6 +412,10 @@ static gir_status scan_uses(builder *b)
                 b->bn_only[idx] = 1;
             else
                 other[idx] = 1;
+            if (affine && k == 1)
+                b->affine_only[idx] = 1;
+            else
+                not_affine[idx] = 1;
         }
         for (size_t k = 0; k < f->n_output && !st; k++) {
             int32_t idx;
@@ -431,10 +439,14 @@ static gir_status scan_uses(builder *b)
             v->kind = GIR_VALUE_INTERMEDIATE;
         }
     }
-    for (size_t i = 0; i < nv; i++)
+    for (size_t i = 0; i < nv; i++) {
         if (other[i])
             b->bn_only[i] = 0;
+        if (not_affine[i])
+            b->affine_only[i] = 0;
+    }
     free(other);
+    free(not_affine);
     return st;
 }
 
@@ -545,7 +557,7 @@ static gir_status map_functions(builder *b)
 {
     gir_graph *g = b->g;
     const Nnabla__Network *net = b->net;
-    nnb_reader r = { g, net, b->err, b->bn_only };
+    nnb_reader r = { g, net, b->err, b->bn_only, b->affine_only };
     int32_t *in = NULL, *out = NULL;
     size_t cap_in = 0, cap_out = 0;
     gir_status st = GIR_OK;
@@ -762,6 +774,7 @@ gir_status nnb_read(const char *path, const gir_options *opts, gir_graph **out, 
     free(b.producer);
     free(b.consumed);
     free(b.bn_only);
+    free(b.affine_only);
     free(b.used_param);
     nnb_params_free(&params);
     gir_pb_free(&pb->base);

@@ -287,12 +287,6 @@ static bool single_use(const wctx *w, int32_t v)
     return v >= 0 && w->uses[v] == 1 && !w->is_output[v];
 }
 
-static bool is_data(const wctx *w, int32_t v)
-{
-    const gir_value *x = V(w, v);
-    return x && (x->kind == GIR_VALUE_WEIGHT || x->kind == GIR_VALUE_CONST) && x->data;
-}
-
 /* A constant holding one number. */
 static bool scalar_const(const wctx *w, int32_t v, double *out)
 {
@@ -748,6 +742,21 @@ static bool gemm_fusable_flatten(const wctx *w, const gir_node *gemm, int32_t *f
         return false;
     int64_t ax = gir_node_int(fl, "axis", 1);
     int r = rank(w, fl->in[0]);
+    /* The Flatten an nnabla Affine implied is absorbed again; another
+     * Flatten stays a function (a Reshape) unless its shape is unknown,
+     * when Affine's own flattening is the only way to write it. */
+    if (!gir_attrs_find(&fl->meta, NNB_META_FUSED)) {
+        const gir_value *in = V(w, fl->in[0]);
+        if (in && in->shape.rank >= 0) {
+            int64_t cut = ax < 0 ? ax + in->shape.rank : ax;
+            bool ua = false, ub = false;
+            for (int i = 0; i < in->shape.rank; i++)
+                if (in->shape.dims[i] < 0)
+                    *(i < cut ? &ua : &ub) = true;
+            if (!(ua && ub))
+                return false; /* a Reshape can say it */
+        }
+    }
     if (ax < 0 && r >= 0)
         ax += r;
     if (ax != 1) /* Affine's output keeps base_axis leading dimensions */
@@ -782,9 +791,9 @@ static void emit_gemm(wctx *w, const gir_node *n, int32_t self)
     int32_t b = n->in[1];
     const char *bname = NULL;
     if (gir_node_int(n, "transB", 0)) {
-        if (is_data(w, b)) {
-            /* every user of B reads it transposed (checked in the plan) */
-            w->transpose[b] = 1;
+        const gir_value *bv0 = V(w, b);
+        if (bv0->kind == GIR_VALUE_WEIGHT || bv0->kind == GIR_VALUE_CONST) {
+            /* written transposed: every user reads it so (see plan) */
         } else {
             const gir_value *bv = V(w, b);
             gir_shape ts = { 2, { bv->shape.dims[1], bv->shape.dims[0] } };
@@ -1002,25 +1011,13 @@ static void emit_batchnorm(wctx *w, const gir_node *n)
     fn_param(w, f, "batch_normalization_param", p);
 }
 
-/* ONNX output length of one pooled axis. */
-static int64_t onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode)
-{
-    int64_t span = L + pb + pe - k;
-    if (span < 0)
-        return 0;
-    int64_t out = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
-    if (ceil_mode && (out - 1) * s >= L + pb)
-        out--;
-    return out;
-}
-
 static void emit_pool(wctx *w, const gir_node *n)
 {
     bool avg = n->op == GIR_OP_AveragePool;
     const gir_value *x = V(w, n->in[0]);
     const int64_t *kv;
     ptrdiff_t ks = gir_attrs_get_ints(&n->attrs, "kernel_shape", &kv);
-    if (ks <= 0 || ks > GIR_MAX_RANK - 2 || !x || x->shape.rank != (int)ks + 2) {
+    if (ks <= 0 || ks > GIR_MAX_RANK - 2 || !x || (x->shape.rank >= 0 && x->shape.rank != (int)ks + 2)) {
         refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s over other than the axes after (N, C)", gir_op_name(n->op));
         return;
     }
@@ -1046,7 +1043,7 @@ static void emit_pool(wctx *w, const gir_node *n)
     /* ignore_border=true: floor mode with symmetric pads */
     bool as_true = true, as_false = true;
     for (size_t i = 0; i < ns; i++) {
-        int64_t L = x->shape.dims[2 + i], pb = p[i], pe = p[ns + i];
+        int64_t L = x->shape.rank >= 0 ? x->shape.dims[2 + i] : -1, pb = p[i], pe = p[ns + i];
         if (pb != pe)
             as_true = false;
         if (L < 0) {
@@ -1055,8 +1052,8 @@ static void emit_pool(wctx *w, const gir_node *n)
             as_false = false;
             continue;
         }
-        int64_t want = onnx_pool_len(L, k[i], s[i], pb, pe, ceil_mode);
-        if (want != onnx_pool_len(L, k[i], s[i], pb, pb, false))
+        int64_t want = nnb_onnx_pool_len(L, k[i], s[i], pb, pe, ceil_mode);
+        if (want != nnb_onnx_pool_len(L, k[i], s[i], pb, pb, false))
             as_true = false;
         int64_t nnb_false = (L + pb - 1) / s[i] + 1;
         if (want != nnb_false)
@@ -1066,8 +1063,10 @@ static void emit_pool(wctx *w, const gir_node *n)
         if (incl && (want - 1) * s[i] - pb + k[i] > L + (pe < pb ? pe : pb))
             as_false = false;
     }
-    if (as_true && as_false && gir_attrs_find(&n->meta, NNB_META_IGNORE_BORDER))
-        as_true = gir_attrs_get_int(&n->meta, NNB_META_IGNORE_BORDER, 1) != 0;
+    if (as_true && as_false)
+        as_true = gir_attrs_find(&n->meta, NNB_META_IGNORE_BORDER)
+                      ? gir_attrs_get_int(&n->meta, NNB_META_IGNORE_BORDER, 1) != 0
+                      : !ceil_mode;
     if (!as_true && !as_false) {
         refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s whose padding and rounding nnabla cannot reproduce",
                gir_op_name(n->op));
@@ -1773,24 +1772,40 @@ static gir_status plan(wctx *w)
             w->node_done[src] = 1;
         }
     }
-    /* a weight written transposed must be read transposed by every user */
-    for (size_t i = 0; i < nn; i++) {
-        const gir_node *n = g->nodes[i];
-        if (n->op != GIR_OP_Gemm || !gir_node_int(n, "transB", 0) || n->n_in < 2 || !is_data(w, n->in[1]))
+    /* a weight read transposed (Gemm transB=1, or an nnabla Affine weight)
+     * is written transposed: every canonical user must read it so */
+    for (size_t v = 0; v < nv; v++) {
+        const gir_value *x = g->values[v];
+        if (x->kind != GIR_VALUE_WEIGHT && x->kind != GIR_VALUE_CONST)
             continue;
-        int32_t b = n->in[1];
+        bool want = gir_attrs_find(&x->meta, NNB_META_TRANSPOSED) != NULL;
+        const gir_node *bad = NULL;
         for (size_t j = 0; j < nn; j++) {
             const gir_node *m = g->nodes[j];
-            for (size_t k = 0; k < m->n_in; k++)
-                if (m->in[k] == b && !(m->op == GIR_OP_Gemm && k == 1 && gir_node_int(m, "transB", 0))) {
-                    refuse(w, n, GIR_E_UNSUPPORTED_ATTR,
-                           "Gemm with transB=1 on a weight that other operators read untransposed");
-                    j = nn;
-                    break;
-                }
+            for (size_t k = 0; k < m->n_in; k++) {
+                if (m->in[k] != (int32_t)v)
+                    continue;
+                bool t_user = m->op == GIR_OP_Gemm && k == 1 && gir_node_int(m, "transB", 0);
+                want |= t_user;
+                if (!t_user && m->op != GIR_OP_OPAQUE && !bad)
+                    bad = m;
+            }
         }
-        if (w->is_output[b])
-            refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Gemm with transB=1 on a weight that is a graph output");
+        if (!want)
+            continue;
+        if (x->shape.rank != 2) {
+            refuse(w, bad ? bad : g->nodes[0], GIR_E_UNSUPPORTED_ATTR, "Gemm with transB=1 on a weight of rank %d",
+                   x->shape.rank);
+            continue;
+        }
+        if (bad)
+            refuse(w, bad, GIR_E_UNSUPPORTED_ATTR,
+                   "weight '%s' read transposed by Gemm and untransposed by %s (nnabla stores one layout)", x->name,
+                   gir_op_name(bad->op));
+        else if (w->is_output[v])
+            refuse(w, g->nodes[0], GIR_E_UNSUPPORTED_ATTR, "weight '%s' read transposed is also a graph output",
+                   x->name);
+        w->transpose[v] = 1;
     }
     return GIR_OK;
 }
