@@ -328,13 +328,22 @@ typedef struct tview {
 static void transpose_rows(unsigned char *dst, const unsigned char *src, uint64_t r0, uint64_t nb, const tview *v)
 {
     if (v->esz == 4) {
+        /* 64 x 64 tiles: the source tile stays in L1 while each output
+         * row of the tile is written in one run */
         uint32_t *d = (uint32_t *)(void *)dst;
-        for (uint64_t c = 0; c < v->cols; c++)
-            for (uint64_t r = 0; r < nb; r++) {
-                uint32_t x;
-                memcpy(&x, src + (r * v->cols + c) * 4, 4);
-                d[c * v->rows + r0 + r] = x;
+        const uint32_t *sv = (const uint32_t *)(const void *)src;
+        for (uint64_t rr = 0; rr < nb; rr += 64) {
+            uint64_t rh = nb - rr < 64 ? nb - rr : 64;
+            for (uint64_t c0 = 0; c0 < v->cols; c0 += 64) {
+                uint64_t cw = v->cols - c0 < 64 ? v->cols - c0 : 64;
+                for (uint64_t c = c0; c < c0 + cw; c++) {
+                    uint32_t *out = d + c * v->rows + r0 + rr;
+                    const uint32_t *in = sv + rr * v->cols + c;
+                    for (uint64_t r = 0; r < rh; r++)
+                        out[r] = in[r * v->cols];
+                }
             }
+        }
         return;
     }
     for (uint64_t c = 0; c < v->cols; c++)
@@ -343,16 +352,13 @@ static void transpose_rows(unsigned char *dst, const unsigned char *src, uint64_
 }
 
 /* Reads the matrix at image offset off, transposed, a block of rows at a
- * time (from the archive with pread, or from the image in memory). */
+ * time (from the archive with pread, or copied from the image in memory,
+ * which keeps the rows aligned). */
 static gir_status read_transposed(const nnb_blob *b, uint64_t off, const tview *v, void *dst, gir_error *err)
 {
     uint64_t row_bytes = v->cols * v->esz;
     if (!v->rows || !row_bytes)
         return GIR_OK;
-    if (b->fd < 0) {
-        transpose_rows(dst, b->data + off, 0, v->rows, v);
-        return GIR_OK;
-    }
     uint64_t block = ((uint64_t)1 << 20) / row_bytes;
     if (block < 1)
         block = 1;
@@ -364,7 +370,10 @@ static gir_status read_transposed(const nnb_blob *b, uint64_t off, const tview *
     gir_status st = GIR_OK;
     for (uint64_t r0 = 0; r0 < v->rows && !st; r0 += block) {
         uint64_t nb = v->rows - r0 < block ? v->rows - r0 : block;
-        st = blob_pread(b, off + r0 * row_bytes, buf, (size_t)(nb * row_bytes), err);
+        if (b->fd >= 0)
+            st = blob_pread(b, off + r0 * row_bytes, buf, (size_t)(nb * row_bytes), err);
+        else /* an aligned copy of the rows */
+            memcpy(buf, b->data + off + r0 * row_bytes, (size_t)(nb * row_bytes));
         if (!st)
             transpose_rows(dst, buf, r0, nb, v);
     }
