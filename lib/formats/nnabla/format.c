@@ -92,8 +92,9 @@ const gir_format gir_format_nnabla = {
 #define RW (GIR_MAP_READ | GIR_MAP_WRITE)
 
 static const gir_attr_map affine_attrs[] = {
-    { "base_axis", NULL, "read: 1 (after normalising a negative value); written as 1" },
-    { NULL, "transB", "written 0: a weight read transposed (transB=1) is written transposed" },
+    { "base_axis", NULL, "must be 1 (after normalising a negative value); written as 1" },
+    { NULL, "transB", "1 for a Parameter used only as Affine weights (stored in x out, seen out x in); 0 for a "
+                      "computed weight; a weight Gemm reads transposed is written transposed" },
     { NULL, "alpha", "must be 1" },
     { NULL, "beta", "must be 1" },
     { NULL, "transA", "must be 0" },
@@ -126,8 +127,8 @@ static const gir_attr_map pool_attrs[] = {
     { "stride", "strides", "empty means the kernel" },
     { "pad", "pads", "symmetric" },
     { "ignore_border", "ceil_mode",
-      "true: floor mode, pads = pad + pad; false: floor((L + p - 1) / s) + 1 cells, read as extra end padding "
-      "(needs the input size)" },
+      "true: floor mode, pads = pad + pad; false: floor((L + p - 1) / s) + 1 cells, read as ceil mode when that "
+      "agrees, else as extra end padding (needs the input size)" },
     { "including_pad", "count_include_pad", "AveragePooling; absent means false" },
     { "channel_last", NULL, "true is kept opaque" },
     { NULL, NULL, NULL },
@@ -183,8 +184,10 @@ static const gir_attr_map pad_attrs[] = {
 
 const gir_op_map nnb_op_map[] = {
     { "Affine", GIR_OP_Gemm, RW, affine_attrs,
-      "x is viewed as a matrix: Flatten(axis=1) + Gemm when x is not 2-D; the weight is (in, out)" },
-    { "Affine", GIR_OP_Flatten, W, NULL, "a Flatten(axis=1) feeding only a Gemm becomes that Affine's input" },
+      "x is viewed as a matrix: Flatten(axis=1) + Gemm when x is not 2-D" },
+    { "Affine", GIR_OP_Flatten, RW, NULL,
+      "the Flatten(axis=1) an Affine implies (or one of unknown shape) feeding only a Gemm is absorbed again" },
+    { "Reshape", GIR_OP_Flatten, RW, NULL, "a Reshape to (prod(x[:k]), prod(x[k:])) is Flatten(axis=k)" },
     { "Convolution", GIR_OP_Conv, RW, conv_attrs, NULL },
     { "Deconvolution", GIR_OP_ConvTranspose, RW, deconv_attrs, NULL },
     { "MaxPooling", GIR_OP_MaxPool, RW, pool_attrs, "an Indices output must be unused" },
