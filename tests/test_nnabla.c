@@ -1189,6 +1189,144 @@ static void test_nnp_via_mxnet_nnvm(void **state)
     free(back);
 }
 
+/* The Affine weight is seen transposed whichever way its bytes arrive:
+ * stored or deflated, protobuf or HDF5, or written into the text. */
+static void test_affine_weight_sources(void **state)
+{
+    (void)state;
+    float w[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }; /* (4 in, 2 out) */
+    static const float want[8] = { 1, 3, 5, 7, 2, 4, 6, 8 };
+    char *path = tu_tmp("aff.nnp"), *h5p = tu_tmp("aff.h5");
+    gir_error err = GIR_ERROR_INIT;
+    /* parameter.protobuf */
+    Nnabla__NNablaProtoBuf pb = NNABLA__NNABLA_PROTO_BUF__INIT;
+    Nnabla__Parameter p = NNABLA__PARAMETER__INIT;
+    Nnabla__Shape sh = NNABLA__SHAPE__INIT;
+    Nnabla__Parameter *pp = &p;
+    int64_t dims[2] = { 4, 2 };
+    sh.n_dim = 2;
+    sh.dim = dims;
+    p.variable_name = "w";
+    p.shape = &sh;
+    p.n_data = 8;
+    p.data = w;
+    p.need_grad = 1;
+    pb.n_parameter = 1;
+    pb.parameter = &pp;
+    size_t plen = nnabla__nnabla_proto_buf__get_packed_size(&pb);
+    uint8_t *pbytes = malloc(plen);
+    nnabla__nnabla_proto_buf__pack(&pb, pbytes);
+    /* parameter.h5 */
+    gir_h5_param hp = { "w", GIR_DT_F32, { 2, { 4, 2 } }, true, 0, true };
+    TU_OK(gir_h5_write(h5p, &hp, 1, h5_zero, NULL, w, &err), &err);
+    size_t hlen;
+    char *hbytes = file_bytes(h5p, &hlen);
+    for (int variant = 0; variant < 5; variant++) {
+        gir_zipw *z;
+        TU_OK(gir_zipw_open(path, &z, &err), &err);
+        if (variant == 4) {
+            /* the parameter inside the text */
+            gir_buf t = GIR_BUF_INIT;
+            gir_buf_puts(&t, small_net);
+            gir_buf_puts(&t, "parameter { variable_name: \"w\" shape { dim: 4 dim: 2 } data: [1, 2, 3, 4, 5, 6, 7, 8] "
+                             "need_grad: true }\n");
+            TU_OK(gir_zipw_add_buffer(z, "network.nntxt", t.data, t.len, false, &err), &err);
+            gir_buf_free(&t);
+        } else {
+            TU_OK(gir_zipw_add_buffer(z, "network.nntxt", small_net, strlen(small_net), false, &err), &err);
+            bool h5 = variant >= 2, deflate = variant % 2;
+            TU_OK(gir_zipw_add_buffer(z, h5 ? "parameter.h5" : "parameter.protobuf", h5 ? (void *)hbytes : pbytes,
+                                      h5 ? hlen : plen, deflate, &err),
+                  &err);
+        }
+        TU_OK(gir_zipw_close(z, &err), &err);
+        gir_graph *g = load(path, NULL);
+        const gir_node *fc = node_named(g, "fc");
+        assert_int_equal(fc->op, GIR_OP_Gemm);
+        assert_int_equal(gir_node_int(fc, "transB", 0), 1);
+        const gir_value *v = g->values[fc->in[1]];
+        assert_int_equal(v->shape.dims[0], 2);
+        assert_int_equal(v->shape.dims[1], 4);
+        const float *d;
+        TU_OK(gir_tensor_load(v->data, (const void **)&d, &err), &err);
+        assert_memory_equal(d, want, sizeof want);
+        /* and written back: the original bytes */
+        char *out = tu_tmp("aff_out.nnp");
+        gir_options *o = opts("param-format", "protobuf", "force", "1");
+        save(g, out, o);
+        gir_options_free(o);
+        size_t len;
+        char *ob = member(out, "parameter.protobuf", &len);
+        Nnabla__NNablaProtoBuf *m = nnabla__nnabla_proto_buf__unpack(NULL, len, (const uint8_t *)ob);
+        assert_non_null(m);
+        assert_int_equal(m->parameter[0]->shape->dim[0], 4);
+        assert_memory_equal(m->parameter[0]->data, w, sizeof w);
+        assert_true(m->parameter[0]->need_grad);
+        nnabla__nnabla_proto_buf__free_unpacked(m, NULL);
+        free(ob);
+        remove(out);
+        free(out);
+        gir_graph_free(g);
+    }
+    free(pbytes);
+    free(hbytes);
+    remove(h5p);
+    remove(path);
+    free(h5p);
+    free(path);
+}
+
+/* Failed writes leave nothing behind. */
+static void test_failed_writes_leave_nothing(void **state)
+{
+    (void)state;
+    char *dir = tu_tmp("wfail");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *out = tu_join(dir, "x.nnp");
+    /* an int64 weight cannot go into parameter.protobuf */
+    gir_graph *g;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x, w;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    g->values[x]->dtype = GIR_DT_F32;
+    g->values[x]->shape = (gir_shape){ 1, { 3 } };
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    gir_tensor *t;
+    gir_shape s3 = { 1, { 3 } };
+    TU_OK(gir_tensor_new(GIR_DT_I64, &s3, &t, &err), &err);
+    TU_OK(gir_graph_add_value(g, "w", GIR_VALUE_WEIGHT, &w, &err), &err);
+    gir_value_set_data(g->values[w], t);
+    gir_tensor_unref(t);
+    gir_node *n;
+    TU_OK(gir_graph_add_node(g, "gather", GIR_OP_Gather, 2, 1, &n, &err), &err);
+    n->in[0] = x;
+    n->in[1] = w;
+    TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
+    TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
+    gir_options *o = opts("param-format", "protobuf", NULL, NULL);
+    TU_FAILS(gir_save(g, out, "nnabla", o, &err), &err, GIR_E_UNSUPPORTED, "parameter 'w' is int64");
+    gir_error_clear(&err);
+    assert_int_equal(tu_count_entries(dir), 0);
+    /* in h5 it goes, with its type */
+    save(g, out, NULL);
+    gir_graph *b = load(out, NULL);
+    assert_int_equal(b->values[gir_graph_value_index(b, "w")]->dtype, GIR_DT_I64);
+    gir_graph_free(b);
+    remove(out);
+    /* a directory that does not exist */
+    char *nodir = tu_join(dir, "missing/x.nnp");
+    TU_FAILS(gir_save(g, nodir, "nnabla", NULL, &err), &err, GIR_E_IO, "missing");
+    gir_error_clear(&err);
+    assert_int_equal(tu_count_entries(dir), 0);
+    rmdir(dir);
+    free(nodir);
+    free(out);
+    free(dir);
+    gir_options_free(o);
+    gir_graph_free(g);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -1229,6 +1367,8 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_mxnet_nnvm_via_nnp),
         cmocka_unit_test(test_nnp_via_mxnet_nnvm),
+        cmocka_unit_test(test_affine_weight_sources),
+        cmocka_unit_test(test_failed_writes_leave_nothing),
         cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
