@@ -30,6 +30,11 @@ bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag);
 /* Loads a model, saying in verbose mode which rule chose the format. */
 gir_status gc_load(const char *path, const char *format, const gir_options *opts, gir_graph **g, gir_error *err);
 
+/* Prints a graph's reader notes ("graphconv: note: ...") unless quiet. */
+void gc_print_graph_notes(const gir_graph *g);
+/* Makes a writer's notes print the same way. */
+void gc_note_to_stderr(gir_options *wopts);
+
 /* Writes s as a JSON string literal (with quotes). */
 void gc_json_string(FILE *f, const char *s);
 
@@ -39,6 +44,7 @@ int cmd_info(int argc, char **argv);
 int cmd_formats(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_draw(int argc, char **argv);
 int cmd_errors(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 

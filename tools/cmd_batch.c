@@ -38,6 +38,7 @@ typedef struct job {
     size_t params;
     uint64_t param_elems, param_bytes;
     char *check_json;   /* metrics, or NULL */
+    gir_buf notes;      /* JSON array items: reader and writer notes */
 } job;
 
 typedef struct batch {
@@ -112,6 +113,7 @@ static void job_free(job *j)
     free(j->message);
     free(j->ops_json);
     free(j->check_json);
+    gir_buf_free(&j->notes);
     gir_options_free(j->ropts);
     gir_options_free(j->wopts);
 }
@@ -429,8 +431,25 @@ static void show_progress(batch *b)
     pthread_mutex_unlock(&b->progress_lock);
 }
 
+static void add_note(void *ctx, const char *note)
+{
+    job *j = ctx;
+    gir_buf *o = &j->notes;
+    gir_buf_puts(o, o->len ? ", \"" : "\"");
+    for (const unsigned char *p = (const unsigned char *)note; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            gir_buf_printf(o, "\\%c", *p);
+        else if (*p < 0x20)
+            gir_buf_printf(o, "\\u%04x", *p);
+        else
+            gir_buf_putc(o, (char)*p);
+    }
+    gir_buf_putc(o, '"');
+}
+
 static void run_job(batch *b, job *j)
 {
+    gir_options_set_note_handler(j->wopts, add_note, j);
     double t0 = now_ms();
     gir_error err = GIR_ERROR_INIT;
     gir_graph *g = NULL, *h = NULL;
@@ -445,6 +464,9 @@ static void run_job(batch *b, job *j)
     if (st == GIR_OK)
         st = gir_load(j->input, fmt, j->ropts, &g, &err);
     if (st == GIR_OK) {
+        const gir_attr *notes = gir_attrs_find(&g->meta, GIR_META_NOTES);
+        for (size_t i = 0; notes && notes->type == GIR_ATTR_STRINGS && i < notes->u.strs.n; i++)
+            add_note(j, notes->u.strs.v[i]);
         j->nodes = g->n_nodes;
         j->ops_json = histogram_json(g, &j->opaque);
         for (size_t i = 0; i < g->n_values; i++) {
@@ -554,6 +576,8 @@ static void report_line(FILE *f, const job *j)
                 (unsigned long long)j->param_elems, (unsigned long long)j->param_bytes);
     if (j->check_json)
         fprintf(f, ", \"check\": %s", j->check_json);
+    if (j->notes.len)
+        fprintf(f, ", \"notes\": [%s]", j->notes.data);
     fprintf(f, ", \"wall_ms\": %.1f, \"peak_rss_kb\": %ld}\n", j->wall_ms, j->peak_rss_kb);
 }
 

@@ -63,6 +63,25 @@ gir_status gc_load(const char *path, const char *format, const gir_options *opts
     return gir_load(path, fmt, opts, g, err);
 }
 
+static void print_note(void *ctx, const char *note)
+{
+    (void)ctx;
+    if (gc_verbosity >= 1)
+        fprintf(stderr, "graphconv: note: %s\n", note);
+}
+
+void gc_print_graph_notes(const gir_graph *g)
+{
+    const gir_attr *a = gir_attrs_find(&g->meta, GIR_META_NOTES);
+    for (size_t i = 0; a && a->type == GIR_ATTR_STRINGS && i < a->u.strs.n; i++)
+        print_note(NULL, a->u.strs.v[i]);
+}
+
+void gc_note_to_stderr(gir_options *wopts)
+{
+    gir_options_set_note_handler(wopts, print_note, NULL);
+}
+
 void gc_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -92,6 +111,7 @@ static void usage(FILE *f)
           "  convert IN OUT     convert (the default command)\n"
           "  info MODEL         formats, inputs/outputs, op histogram, parameters\n"
           "  diff A B           structural and weight differences (exit 0 same, 4 different)\n"
+          "  draw MODEL OUT     a picture of the graph: OUT.dot, OUT.svg or OUT.png\n"
           "  formats            the formats this build reads and writes, with their options\n"
           "  ops [--format F]   canonical operators, or a format's mapping attribute by attribute\n"
           "  errors             the error codes and exit statuses\n"
@@ -234,8 +254,11 @@ int cmd_convert(int argc, char **argv)
     gir_error err = GIR_ERROR_INIT;
     gir_graph *g = NULL;
     gir_status st = gc_load(in, from, ropts, &g, &err);
-    if (st == GIR_OK)
+    if (st == GIR_OK) {
+        gc_print_graph_notes(g);
+        gc_note_to_stderr(wopts);
         st = gir_save(g, outp, to, wopts, &err);
+    }
     char *metrics = NULL;
     if (st == GIR_OK && check) {
         st = gc_batch_check(g, outp, to, atol, rtol, &metrics, &err);
@@ -264,6 +287,7 @@ static const struct {
     int (*fn)(int, char **);
 } commands[] = {
     { "convert", cmd_convert }, { "info", cmd_info },     { "diff", cmd_diff },
+    { "draw", cmd_draw },
     { "formats", cmd_formats }, { "ops", cmd_ops },       { "errors", cmd_errors },
     { "batch", cmd_batch },
 };

@@ -1,6 +1,7 @@
 /* Graph construction and the public read-only accessors. */
 #include "ir.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,6 +292,36 @@ gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, in
     if (idx)
         *idx = i;
     return GIR_OK;
+}
+
+gir_status gir_graph_vnote(gir_graph *g, const char *fmt, va_list ap)
+{
+    char *s = gir_vstrdupf(fmt, ap);
+    if (!s)
+        return GIR_E_NOMEM;
+    const gir_attr *old = gir_attrs_find(&g->meta, GIR_META_NOTES);
+    size_t n = old && old->type == GIR_ATTR_STRINGS ? old->u.strs.n : 0;
+    const char **v = malloc((n + 1) * sizeof *v);
+    if (!v) {
+        free(s);
+        return GIR_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = old->u.strs.v[i];
+    v[n] = s;
+    gir_status st = gir_attrs_set_strings(g, &g->meta, GIR_META_NOTES, v, n + 1);
+    free(v);
+    free(s);
+    return st;
+}
+
+gir_status gir_graph_note(gir_graph *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gir_status st = gir_graph_vnote(g, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 /* ---- public accessors ------------------------------------------------------ */

@@ -149,6 +149,13 @@ gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, in
 /* Sets a value's data (takes a reference), dtype and shape from the tensor. */
 void gir_value_set_data(gir_value *v, gir_tensor *t);
 
+/* Notes: what a reader changed in form but not in meaning, or had to
+ * decide (a random fill seeded, a memory plan ignored).  Appended to the
+ * graph metadata "notes" (STRINGS); graphconv prints them. */
+#define GIR_META_NOTES "notes"
+gir_status gir_graph_note(gir_graph *g, const char *fmt, ...) GIR_PRINTF(2, 3);
+gir_status gir_graph_vnote(gir_graph *g, const char *fmt, va_list ap);
+
 /* ---- attribute lists ------------------------------------------------------ */
 
 /* Setters replace an attribute of the same name.  Strings and arrays are

@@ -59,6 +59,9 @@ bool gir_options_flag(const gir_options *opts, const char *key);
 /* Parses an integer option; GIR_E_ARGUMENT when malformed. */
 gir_status gir_options_int(const gir_options *opts, const char *key, int64_t dflt, int64_t *out, gir_error *err);
 
+/* A writer's note (see gir_options_set_note_handler). */
+void gir_write_note(const gir_options *opts, const char *fmt, ...) GIR_PRINTF(2, 3);
+
 /* ---- collecting everything a writer cannot express ---------------------- */
 
 /* A writer checks the whole graph first and reports every problem at once:

@@ -1,6 +1,7 @@
 /* Key/value options for readers and writers. */
 #include "format.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,8 @@ struct gir_options {
     char **keys;
     char **values;
     size_t n, cap;
+    gir_note_fn note_fn;
+    void *note_ctx;
 };
 
 const gir_option_doc gir_common_options[] = {
@@ -122,4 +125,25 @@ gir_status gir_options_int(const gir_options *opts, const char *key, int64_t dfl
     if (!gir_parse_i64(v, out))
         return gir_fail(err, GIR_E_ARGUMENT, "option %s=%s is not an integer", key, v);
     return GIR_OK;
+}
+
+GIR_API void gir_options_set_note_handler(gir_options *o, gir_note_fn fn, void *ctx)
+{
+    if (o) {
+        o->note_fn = fn;
+        o->note_ctx = ctx;
+    }
+}
+
+void gir_write_note(const gir_options *opts, const char *fmt, ...)
+{
+    if (!opts || !opts->note_fn)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    if (s)
+        opts->note_fn(opts->note_ctx, s);
+    free(s);
 }

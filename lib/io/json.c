@@ -382,6 +382,8 @@ gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *
         yajl_config(b.h, yajl_allow_comments, 1);
     if (opts->no_utf8_check)
         yajl_config(b.h, yajl_dont_validate_strings, 1);
+    if (opts->allow_trailing_garbage)
+        yajl_config(b.h, yajl_allow_trailing_garbage, 1);
 
     gir_status st = GIR_OK;
     yajl_status ys = yajl_parse(b.h, (const unsigned char *)text, len);

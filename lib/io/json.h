@@ -76,6 +76,7 @@ typedef struct gir_json_options {
     bool allow_duplicate_keys; /* false: a repeated key fails (GIR_E_DUPLICATE) */
     bool allow_comments;       /* accept C/C++ comments */
     bool no_utf8_check;        /* accept strings that are not valid UTF-8 */
+    bool allow_trailing_garbage; /* ignore whatever follows the top-level value */
 } gir_json_options;
 
 #define GIR_JSON_DEFAULT_MAX_DEPTH 256u

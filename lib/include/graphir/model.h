@@ -28,6 +28,12 @@ GIR_API gir_status gir_options_set(gir_options *o, const char *key, const char *
 GIR_API const char *gir_options_get(const gir_options *o, const char *key);
 GIR_API size_t gir_options_count(const gir_options *o);
 GIR_API const char *gir_options_key(const gir_options *o, size_t i);
+/* Notes from a writer: what it wrote in another form without changing the
+ * meaning (a three-way concat written as a chain...).  Without a handler
+ * they are dropped.  (A reader's notes are in the graph's "notes"
+ * metadata.) */
+typedef void (*gir_note_fn)(void *ctx, const char *note);
+GIR_API void gir_options_set_note_handler(gir_options *o, gir_note_fn fn, void *ctx);
 
 /* Formats known to this build, in registry order. */
 GIR_API size_t gir_format_count(void);
