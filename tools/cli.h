@@ -44,6 +44,7 @@ int cmd_info(int argc, char **argv);
 int cmd_formats(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_draw(int argc, char **argv);
 int cmd_errors(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -111,6 +111,7 @@ static void usage(FILE *f)
           "  convert IN OUT     convert (the default command)\n"
           "  info MODEL         formats, inputs/outputs, op histogram, parameters\n"
           "  diff A B           structural and weight differences (exit 0 same, 4 different)\n"
+          "  draw MODEL OUT     a picture of the graph: OUT.dot, OUT.svg or OUT.png\n"
           "  formats            the formats this build reads and writes, with their options\n"
           "  ops [--format F]   canonical operators, or a format's mapping attribute by attribute\n"
           "  errors             the error codes and exit statuses\n"
@@ -288,6 +289,7 @@ static const struct {
     int (*fn)(int, char **);
 } commands[] = {
     { "convert", cmd_convert }, { "info", cmd_info },     { "diff", cmd_diff },
+    { "draw", cmd_draw },
     { "formats", cmd_formats }, { "ops", cmd_ops },       { "errors", cmd_errors },
     { "batch", cmd_batch },     { "run", cmd_run },       { "check", cmd_check },
 };

@@ -49,6 +49,8 @@ typedef struct nn_rdef {
 
 /* The definition of a flavour's operator, or NULL. */
 const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op);
+/* Whether the definition tables are in the order the lookup needs. */
+bool nn_rdef_sorted(void);
 /* Creates the value for variable raw node idx (if not yet made). */
 gir_status nn_make_var(nn_reader *r, size_t idx, gir_error *err);
 /* Outputs raw node idx gets (hidden ones included). */

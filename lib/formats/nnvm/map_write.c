@@ -166,25 +166,38 @@ static const char *meta_s(const gir_attrs *m, const char *key)
     return a && a->type == GIR_ATTR_STRING ? a->u.s : NULL;
 }
 
-static size_t pfx_len(const nn_writer *w)
-{
-    return strlen(w->pfx);
-}
+static const char *attrs_key(const nn_writer *w);
 
 /* The raw text node n had for key in this flavour, or NULL. */
 static const char *raw_attr(const nn_writer *w, const gir_node *n, const char *key)
 {
-    char k[160];
-    snprintf(k, sizeof k, "%s.attr.%s", w->pfx, key);
-    return meta_s(&n->meta, k);
+    return nn_meta_attr(&n->meta, attrs_key(w), key);
+}
+
+/* "<pfx>.<what>" for the flavour's meta keys. */
+static const char *mkey(const nn_writer *w, const char *what)
+{
+    static const char *const keys[3][5] = {
+        { "nnvm.op", "nnvm.name", "nnvm.num_outputs", "nnvm.versions", "nnvm.attrs" },
+        { "mxnet.op", "mxnet.name", "mxnet.num_outputs", "mxnet.versions", "mxnet.attrs" },
+        { "tvm.op", "tvm.name", "tvm.num_outputs", "tvm.versions", "tvm.attrs" },
+    };
+    static const char *const what_[5] = { "op", "name", "num_outputs", "versions", "attrs" };
+    for (size_t i = 0; i < 5; i++)
+        if (strcmp(what_[i], what) == 0)
+            return keys[w->fl][i];
+    return "";
 }
 
 static bool same_op(const nn_writer *w, const gir_node *n, const char *op)
 {
-    char k[40];
-    snprintf(k, sizeof k, "%s.op", w->pfx);
-    const char *m = meta_s(&n->meta, k);
+    const char *m = meta_s(&n->meta, mkey(w, "op"));
     return m && strcmp(m, op) == 0;
+}
+
+static const char *attrs_key(const nn_writer *w)
+{
+    return mkey(w, "attrs");
 }
 
 /* Sets f's attributes from l (and, for a node of the same flavour and
@@ -192,7 +205,9 @@ static bool same_op(const nn_writer *w, const gir_node *n, const char *op)
 static gir_status finish_attrs(nn_writer *w, const gir_node *n, nn_fnode *f, const falist *l, gir_error *err)
 {
     bool same = n && same_op(w, n, f->op);
-    size_t cap = l->n + (same ? n->meta.n : 0);
+    size_t np = 0;
+    const char *const *pairs = same ? nn_meta_pairs(&n->meta, attrs_key(w), &np) : NULL;
+    size_t cap = l->n + np / 2;
     f->keys = gir_arena_alloc(&w->arena, (cap ? cap : 1) * sizeof *f->keys);
     f->vals = gir_arena_alloc(&w->arena, (cap ? cap : 1) * sizeof *f->vals);
     if (!f->keys || !f->vals)
@@ -213,22 +228,14 @@ static gir_status finish_attrs(nn_writer *w, const gir_node *n, nn_fnode *f, con
         f->keys[f->n_attrs] = x->key;
         f->vals[f->n_attrs++] = text;
     }
-    if (same) {
-        size_t pl = pfx_len(w);
-        for (size_t i = 0; i < n->meta.n; i++) {
-            const gir_attr *m = &n->meta.items[i];
-            if (m->type != GIR_ATTR_STRING || strncmp(m->name, w->pfx, pl) != 0 ||
-                strncmp(m->name + pl, ".attr.", 6) != 0)
-                continue;
-            const char *key = m->name + pl + 6;
-            bool listed = false;
-            for (size_t k = 0; k < l->n && !listed; k++)
-                listed = strcmp(l->a[k].key, key) == 0;
-            if (listed)
-                continue;
-            f->keys[f->n_attrs] = key;
-            f->vals[f->n_attrs++] = m->u.s;
-        }
+    for (size_t i = 0; i + 1 < np; i += 2) {
+        bool listed = false;
+        for (size_t k = 0; k < l->n && !listed; k++)
+            listed = strcmp(l->a[k].key, pairs[i]) == 0;
+        if (listed)
+            continue;
+        f->keys[f->n_attrs] = pairs[i];
+        f->vals[f->n_attrs++] = pairs[i + 1];
     }
     return GIR_OK;
 }
@@ -664,9 +671,7 @@ static const alias nnvm_alias[] = {
  * the first. NULL when the flavour has none. */
 static const char *pick(const nn_writer *w, const gir_node *n, const char *const *names)
 {
-    char k[40];
-    snprintf(k, sizeof k, "%s.op", w->pfx);
-    const char *m = meta_s(&n->meta, k);
+    const char *m = meta_s(&n->meta, mkey(w, "op"));
     for (size_t i = 0; m && names[i]; i++)
         if (strcmp(names[i], m) == 0)
             return names[i];
@@ -736,7 +741,7 @@ static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
         static const char *const so[] = { "SoftmaxOutput", "Softmax", NULL };
         const char *p = log ? NULL : pick(w, n, so);
         bool was_so = p && same_op(w, n, p);
-        const char *mode = meta_s(&n->meta, "mxnet.attr.multi_output");
+        const char *mode = nn_meta_attr(&n->meta, "mxnet.attrs", "multi_output");
         bool multi = false;
         if (mode)
             nn_parse_bool(mode, &multi);
@@ -762,19 +767,15 @@ static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
                     nn_xvar *x = &w->xv[w->n_xv];
                     memset(x, 0, sizeof *x);
                     x->name = label;
-                    size_t cnt = 0;
-                    for (size_t i = 0; i < n->meta.n; i++)
-                        cnt += strncmp(n->meta.items[i].name, "mxnet.label.attr.", 17) == 0;
+                    size_t cnt;
+                    const char *const *pairs = nn_meta_pairs(&n->meta, "mxnet.label.attrs", &cnt);
                     x->keys = gir_arena_alloc(&w->arena, (cnt ? cnt : 1) * sizeof *x->keys);
                     x->vals = gir_arena_alloc(&w->arena, (cnt ? cnt : 1) * sizeof *x->vals);
                     if (!x->keys || !x->vals)
                         return gir_nomem(err);
-                    for (size_t i = 0; i < n->meta.n; i++) {
-                        const gir_attr *m = &n->meta.items[i];
-                        if (strncmp(m->name, "mxnet.label.attr.", 17) == 0 && m->type == GIR_ATTR_STRING) {
-                            x->keys[x->n_attrs] = m->name + 17;
-                            x->vals[x->n_attrs++] = m->u.s;
-                        }
+                    for (size_t i = 0; i + 1 < cnt; i += 2) {
+                        x->keys[x->n_attrs] = pairs[i];
+                        x->vals[x->n_attrs++] = pairs[i + 1];
                     }
                     in[1].xvar = (int32_t)w->n_xv++;
                 }
@@ -1148,9 +1149,7 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
     memset(f, 0, sizeof *f);
     f->node = (int32_t)i;
     f->name = n->name;
-    char key[48];
-    snprintf(key, sizeof key, "%s.name", w->pfx);
-    const char *orig = meta_s(&n->meta, key);
+    const char *orig = meta_s(&n->meta, mkey(w, "name"));
     if (orig)
         f->name = orig;
     TRY(writer_for(n->op)(w, n, f, err));
@@ -1171,13 +1170,11 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
         if (own > f->n_out)
             f->n_out = own;
     }
-    snprintf(key, sizeof key, "%s.num_outputs", w->pfx);
-    int64_t meta_out = gir_attrs_get_int(&n->meta, key, 0);
+    int64_t meta_out = gir_attrs_get_int(&n->meta, mkey(w, "num_outputs"), 0);
     if (meta_out > (int64_t)f->n_out && meta_out <= 65535 && same_op(w, n, op))
         f->n_out = (size_t)meta_out;
-    snprintf(key, sizeof key, "%s.versions", w->pfx);
     const int64_t *ver;
-    ptrdiff_t nv = gir_attrs_get_ints(&n->meta, key, &ver);
+    ptrdiff_t nv = gir_attrs_get_ints(&n->meta, mkey(w, "versions"), &ver);
     if (nv == (ptrdiff_t)f->n_in)
         f->versions = ver;
     w->node_fn[i] = (int32_t)w->n_fn;

@@ -461,7 +461,7 @@ static gir_status read_mxnet(rd *r, nn_params *p, gir_error *err)
             it->shape.rank = (int)magic;
             empty = magic == 0;
             for (uint32_t k = 0; k < magic && !st; k++) {
-                uint32_t d;
+                uint32_t d = 0;
                 st = rd_u32(r, &d, "an array shape", err);
                 it->shape.dims[k] = d;
             }

@@ -627,6 +627,11 @@ gir_status nn_read(const char *path, const gir_options *opts, nn_flavour hint, g
     unsigned char head[8];
     size_t got;
     TRY(gir_read_head(path, head, sizeof head, &got, err));
+    if (got == 0) {
+        gir_fail(err, GIR_E_UNKNOWN_FORMAT, "file is empty");
+        gir_err_file(err, path);
+        return GIR_E_UNKNOWN_FORMAT;
+    }
     bool npz;
     int pk = nn_params_sniff(head, got, &npz);
     if (pk) {

@@ -187,24 +187,26 @@ static void entry_of(const emit *e, const nn_fref *r, uint32_t *node, uint32_t *
     }
 }
 
-/* A variable's attributes: its value's "<pfx>.attr.*" meta. */
+/* A variable's attributes: its value's "<pfx>.attrs" meta. */
 static gir_status var_attrs(const emit *e, const gir_value *v, const char ***keys, const char ***vals, size_t *n,
                             gir_error *err)
 {
     nn_writer *w = e->w;
-    size_t pl = strlen(w->pfx);
-    *keys = gir_arena_alloc(&w->arena, (v->meta.n ? v->meta.n : 1) * sizeof **keys);
-    *vals = gir_arena_alloc(&w->arena, (v->meta.n ? v->meta.n : 1) * sizeof **vals);
+    char lk[32];
+    snprintf(lk, sizeof lk, "%s.attrs", w->pfx);
+    size_t np;
+    const char *const *pairs = nn_meta_pairs(&v->meta, lk, &np);
+    *n = 0;
+    *keys = *vals = NULL;
+    if (!np)
+        return GIR_OK;
+    *keys = gir_arena_alloc(&w->arena, np / 2 * sizeof **keys);
+    *vals = gir_arena_alloc(&w->arena, np / 2 * sizeof **vals);
     if (!*keys || !*vals)
         return gir_nomem(err);
-    *n = 0;
-    for (size_t i = 0; i < v->meta.n; i++) {
-        const gir_attr *m = &v->meta.items[i];
-        if (m->type == GIR_ATTR_STRING && strncmp(m->name, w->pfx, pl) == 0 &&
-            strncmp(m->name + pl, ".attr.", 6) == 0) {
-            (*keys)[*n] = m->name + pl + 6;
-            (*vals)[(*n)++] = m->u.s;
-        }
+    for (size_t i = 0; i + 1 < np; i += 2) {
+        (*keys)[*n] = pairs[i];
+        (*vals)[(*n)++] = pairs[i + 1];
     }
     return GIR_OK;
 }
@@ -230,8 +232,8 @@ static gir_status write_node(emit *e, gir_json_writer *jw, item it, gir_error *e
         gir_jw_end_array(jw);
     } else {
         const char *name;
-        const char **keys, **vals;
-        size_t n;
+        const char **keys = NULL, **vals = NULL;
+        size_t n = 0;
         if (it.kind == IT_VAR) {
             const gir_value *v = w->g->values[it.id];
             name = v->name;
@@ -568,8 +570,8 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
     size_t nt = 0;
     if (w->fl == NN_TVM)
         TRY(tvm_collect(e, &t, &nt, err));
-    const char **gkeys;
-    size_t ng;
+    const char **gkeys = NULL;
+    size_t ng = 0;
     gir_status st = gattr_keys(e, t, nt, &gkeys, &ng, err);
     gir_buf b = GIR_BUF_INIT;
     gir_json_writer jw;
@@ -705,6 +707,17 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
 
 gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl, gir_error *err)
 {
+    /* A compiled executor graph is an NNVM graph: written as nnvm it keeps
+     * its tvm_op nodes and the executor's attributes. */
+    if (fl == NN_NNVM) {
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const gir_node *n = g->nodes[i];
+            if (n->op == GIR_OP_OPAQUE && n->opaque_format && strcmp(n->opaque_format, "tvm") == 0) {
+                fl = NN_TVM;
+                break;
+            }
+        }
+    }
     nn_writer w = { 0 };
     emit e = { 0 };
     w.g = g;

@@ -1,0 +1,1159 @@
+/* Relay operators -> canonical operators (reading RelayViz).
+ *
+ * Each Relay operator has a function that checks its arguments and
+ * attributes (Relay's names and defaults, TVM v0.16 attrs/nn.h and
+ * transform.h) and fills an rv_mapped.  Malformed attributes are errors
+ * naming the node; well-formed values the canonical operator cannot express
+ * (another layout, a mode it lacks) make the call an opaque node instead. */
+#include "relayviz.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- attribute access ------------------------------------------------------ */
+
+/* The value of key (JSON null counts as absent) and the node it is on. */
+static const gir_json *find_attr(const rv_attrs *a, const char *key, int32_t *owner)
+{
+    const gir_json *v = a->call ? gir_json_get(a->call, key) : NULL;
+    if (v) {
+        *owner = a->call_node;
+    } else {
+        v = a->op ? gir_json_get(a->op, key) : NULL;
+        *owner = a->op_node;
+    }
+    return v && v->type != GIR_JSON_NULL ? v : NULL;
+}
+
+const gir_json *rv_attr(const rv_attrs *a, const char *key)
+{
+    int32_t owner;
+    return find_attr(a, key, &owner);
+}
+
+static gir_status attr_fail(const rv_attrs *a, const char *key, const char *op, const char *want, gir_error *err)
+{
+    int32_t owner;
+    const gir_json *v = find_attr(a, key, &owner);
+    char got[64];
+    gir_json_describe(v, got, sizeof got);
+    gir_fail(err, GIR_E_ATTRIBUTE, "attribute %s of %s must be %s, not %s", key, op, want, got);
+    gir_json_err_at(err, a->doc, v, "/nodes/%d/attrs/%s", (int)owner, key);
+    char id[24];
+    snprintf(id, sizeof id, "%d", (int)a->call_node);
+    gir_err_node(err, id);
+    return GIR_E_ATTRIBUTE;
+}
+
+/* An integer or a list of 1..max integers.  *n = 0 when absent. */
+static gir_status get_ints(const rv_attrs *a, const char *op, const char *key, int64_t *out, size_t max, size_t *n,
+                           gir_error *err)
+{
+    int32_t owner;
+    const gir_json *v = find_attr(a, key, &owner);
+    *n = 0;
+    if (!v)
+        return GIR_OK;
+    if (v->type == GIR_JSON_NUMBER) {
+        if (!gir_json_get_i64(v, &out[0]))
+            return attr_fail(a, key, op, "an integer or a list of integers", err);
+        *n = 1;
+        return GIR_OK;
+    }
+    if (v->type != GIR_JSON_ARRAY || v->len > max)
+        return attr_fail(a, key, op, max == 1 ? "an integer" : "a list of integers", err);
+    for (size_t i = 0; i < v->len; i++)
+        if (!gir_json_get_i64(gir_json_at(v, i), &out[i]))
+            return attr_fail(a, key, op, "a list of integers", err);
+    *n = v->len;
+    return GIR_OK;
+}
+
+static gir_status get_int(const rv_attrs *a, const char *op, const char *key, int64_t dflt, int64_t *out,
+                          gir_error *err)
+{
+    const gir_json *v = rv_attr(a, key);
+    *out = dflt;
+    if (v && !gir_json_get_i64(v, out))
+        return attr_fail(a, key, op, "an integer", err);
+    return GIR_OK;
+}
+
+static gir_status get_double(const rv_attrs *a, const char *op, const char *key, double dflt, double *out,
+                             gir_error *err)
+{
+    const gir_json *v = rv_attr(a, key);
+    *out = dflt;
+    if (v && !gir_json_get_double(v, out))
+        return attr_fail(a, key, op, "a finite number", err);
+    return GIR_OK;
+}
+
+static gir_status get_bool(const rv_attrs *a, const char *op, const char *key, bool dflt, bool *out,
+                           gir_error *err)
+{
+    const gir_json *v = rv_attr(a, key);
+    int64_t i;
+    *out = dflt;
+    if (!v)
+        return GIR_OK;
+    if (v->type == GIR_JSON_BOOL)
+        *out = v->b;
+    else if (gir_json_get_i64(v, &i) && (i == 0 || i == 1))
+        *out = i == 1;
+    else
+        return attr_fail(a, key, op, "a boolean", err);
+    return GIR_OK;
+}
+
+static gir_status get_string(const rv_attrs *a, const char *op, const char *key, const char *dflt, const char **out,
+                             gir_error *err)
+{
+    const gir_json *v = rv_attr(a, key);
+    *out = dflt;
+    if (v && !(*out = gir_json_get_cstr(v)))
+        return attr_fail(a, key, op, "a string", err);
+    return GIR_OK;
+}
+
+bool rv_attr_axis(const rv_attrs *a, int64_t dflt, int64_t *axis)
+{
+    const gir_json *v = rv_attr(a, "axis");
+    *axis = dflt;
+    return !v || gir_json_get_i64(v, axis);
+}
+
+/* The first attribute key not in keys (NULL-terminated), or NULL. */
+static const char *unknown_key(const rv_attrs *a, const char *const *keys)
+{
+    const gir_json *objs[2] = { a->call, a->op };
+    for (int o = 0; o < 2; o++) {
+        const gir_json *obj = objs[o];
+        for (size_t i = 0; obj && i < obj->len; i++) {
+            const char *k = obj->u.members[i].key;
+            const char *const *p = keys;
+            while (*p && strcmp(*p, k) != 0)
+                p++;
+            if (!*p)
+                return k;
+        }
+    }
+    return NULL;
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+typedef struct rd {
+    gir_graph *g;
+    const rv_call_view *c;
+    rv_mapped *m;
+    gir_error *err;
+} rd;
+
+static gir_status nomem(rd *r)
+{
+    return gir_nomem(r->err);
+}
+
+static gir_status set_ints(rd *r, const char *name, const int64_t *v, size_t n)
+{
+    return gir_attrs_set_ints(r->g, &r->m->attrs, name, v, n) ? nomem(r) : GIR_OK;
+}
+
+static gir_status set_int(rd *r, const char *name, int64_t v)
+{
+    return gir_attrs_set_int(r->g, &r->m->attrs, name, v) ? nomem(r) : GIR_OK;
+}
+
+static gir_status set_float(rd *r, const char *name, double v)
+{
+    return gir_attrs_set_float(r->g, &r->m->attrs, name, v) ? nomem(r) : GIR_OK;
+}
+
+static gir_status set_string(rd *r, const char *name, const char *v)
+{
+    return gir_attrs_set_string(r->g, &r->m->attrs, name, v) ? nomem(r) : GIR_OK;
+}
+
+static gir_status arity(rd *r, size_t lo, size_t hi)
+{
+    const rv_call_view *c = r->c;
+    size_t n = c->n_args - (c->bias_arg >= 0 ? 1 : 0);
+    if (c->tuple_arg || n < lo || n > hi) {
+        if (c->tuple_arg)
+            gir_fail(r->err, GIR_E_SCHEMA, "%s does not take a Tuple argument", c->op);
+        else if (lo == hi)
+            gir_fail(r->err, GIR_E_SCHEMA, "%s takes %zu argument%s, not %zu", c->op, lo, lo == 1 ? "" : "s", n);
+        else
+            gir_fail(r->err, GIR_E_SCHEMA, "%s takes %zu to %zu arguments, not %zu", c->op, lo, hi, n);
+        gir_json_err_at(r->err, c->attrs.doc, NULL, "/nodes/%d/args", (int)c->attrs.call_node);
+        char id[24];
+        snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
+        gir_err_node(r->err, id);
+        return GIR_E_SCHEMA;
+    }
+    return GIR_OK;
+}
+
+/* Inputs 0..n-1 are arguments 0..n-1. */
+static void inputs_in_order(rv_mapped *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        m->in[i] = (int32_t)i;
+    m->n_in = n;
+}
+
+static gir_status opaque(rd *r, const char *why)
+{
+    r->m->why_opaque = why;
+    return GIR_OK;
+}
+
+/* Checks the keys against the op's list; an unknown one makes it opaque. */
+static bool keys_ok(rd *r, const char *const *keys)
+{
+    const char *k = unknown_key(&r->c->attrs, keys);
+    if (!k)
+        return true;
+    char *why = gir_arena_printf(&r->g->arena, "attribute %s is not one of Relay's %s attributes", k, r->c->op);
+    r->m->why_opaque = why ? why : "an attribute is unknown";
+    return false;
+}
+
+/* A 2-D spatial list given as 1 or 2 values ([a] means [a, a]). */
+static gir_status pair(rd *r, const char *key, int64_t dflt, int64_t min, int64_t out[2], bool *present)
+{
+    int64_t v[2];
+    size_t n;
+    gir_status st = get_ints(&r->c->attrs, r->c->op, key, v, 2, &n, r->err);
+    if (st)
+        return st;
+    if (present)
+        *present = n > 0;
+    if (n == 0) {
+        out[0] = out[1] = dflt;
+    } else {
+        out[0] = v[0];
+        out[1] = n == 2 ? v[1] : v[0];
+    }
+    if (out[0] < min || out[1] < min)
+        return attr_fail(&r->c->attrs, key, r->c->op, min ? "positive" : "non-negative", r->err);
+    return GIR_OK;
+}
+
+/* Relay padding: 1 value (all sides), 2 (top/bottom, left/right) or 4
+ * (top, left, bottom, right) -> canonical pads [top, left, bottom, right]. */
+static gir_status padding4(rd *r, int64_t pads[4])
+{
+    int64_t v[4];
+    size_t n;
+    gir_status st = get_ints(&r->c->attrs, r->c->op, "padding", v, 4, &n, r->err);
+    if (st)
+        return st;
+    if (n == 3)
+        return attr_fail(&r->c->attrs, "padding", r->c->op, "1, 2 or 4 integers", r->err);
+    switch (n) {
+    case 0: pads[0] = pads[1] = pads[2] = pads[3] = 0; break;
+    case 1: pads[0] = pads[1] = pads[2] = pads[3] = v[0]; break;
+    case 2:
+        pads[0] = pads[2] = v[0];
+        pads[1] = pads[3] = v[1];
+        break;
+    default: memcpy(pads, v, sizeof v); break;
+    }
+    for (int i = 0; i < 4; i++)
+        if (pads[i] < 0)
+            return attr_fail(&r->c->attrs, "padding", r->c->op, "non-negative", r->err);
+    return GIR_OK;
+}
+
+/* A layout attribute must be absent, empty (for out_layout) or want. */
+static gir_status layout_is(rd *r, const char *key, const char *want, bool empty_ok, bool *ok)
+{
+    const char *s;
+    gir_status st = get_string(&r->c->attrs, r->c->op, key, want, &s, r->err);
+    if (st)
+        return st;
+    *ok = strcmp(s, want) == 0 || (empty_ok && !*s);
+    if (!*ok)
+        r->m->why_opaque = gir_arena_printf(&r->g->arena, "%s %s (only %s maps to a canonical op)", key, s, want);
+    return GIR_OK;
+}
+
+/* out_dtype must be absent, empty or the input's dtype. */
+static gir_status out_dtype_ok(rd *r, bool *ok)
+{
+    const char *s;
+    gir_status st = get_string(&r->c->attrs, r->c->op, "out_dtype", "", &s, r->err);
+    if (st)
+        return st;
+    gir_dtype in = r->c->n_args ? r->c->args[0].dtype : GIR_DT_UNKNOWN;
+    *ok = !*s || (in != GIR_DT_UNKNOWN && gir_dtype_from_name(s) == in);
+    if (!*ok)
+        r->m->why_opaque = gir_arena_printf(&r->g->arena, "out_dtype %s differs from the input's", s);
+    return GIR_OK;
+}
+
+static int rank_of(const rv_call_view *c, size_t arg)
+{
+    return arg < c->n_args ? c->args[arg].shape.rank : -1;
+}
+
+/* ---- convolution, dense, normalisation ---------------------------------------- */
+
+static gir_status rd_conv(rd *r)
+{
+    static const char *const keys[] = { "strides", "padding", "dilation", "groups", "channels", "kernel_size",
+                                        "data_layout", "kernel_layout", "out_layout", "out_dtype",
+                                        "output_padding", "auto_scheduler_rewritten_layout",
+                                        "meta_schedule_original_shape", NULL };
+    const rv_call_view *c = r->c;
+    bool transpose = strcmp(c->op, "nn.conv2d_transpose") == 0;
+    gir_status st = arity(r, 2, 2);
+    if (st || !keys_ok(r, keys))
+        return st;
+    if (!transpose && rv_attr(&c->attrs, "output_padding"))
+        return opaque(r, "nn.conv2d has no output_padding");
+    bool ok;
+    if ((st = layout_is(r, "data_layout", "NCHW", false, &ok)) || !ok)
+        return st;
+    if ((st = layout_is(r, "kernel_layout", transpose ? "IOHW" : "OIHW", false, &ok)) || !ok)
+        return st;
+    if ((st = layout_is(r, "out_layout", "NCHW", true, &ok)) || !ok)
+        return st;
+    if ((st = out_dtype_ok(r, &ok)) || !ok)
+        return st;
+    const char *rewritten;
+    if ((st = get_string(&c->attrs, c->op, "auto_scheduler_rewritten_layout", "", &rewritten, r->err)))
+        return st;
+    if (*rewritten || rv_attr(&c->attrs, "meta_schedule_original_shape"))
+        return opaque(r, "the kernel layout was rewritten by a tuner");
+    int64_t strides[2], dil[2], pads[4], outpad[2], ks[2], groups;
+    bool has_ks;
+    if ((st = pair(r, "strides", 1, 1, strides, NULL)) || (st = pair(r, "dilation", 1, 1, dil, NULL)) ||
+        (st = padding4(r, pads)) || (st = pair(r, "kernel_size", 1, 1, ks, &has_ks)) ||
+        (st = get_int(&c->attrs, c->op, "groups", 1, &groups, r->err)))
+        return st;
+    if (transpose && (st = pair(r, "output_padding", 0, 0, outpad, NULL)))
+        return st;
+    if (groups < 1)
+        return attr_fail(&c->attrs, "groups", c->op, "positive", r->err);
+    const gir_shape *w = &c->args[1].shape;
+    if (w->rank >= 0 && w->rank != 4)
+        return opaque(r, "the weight is not 4-D");
+    if (w->rank == 4 && w->dims[2] >= 0 && w->dims[3] >= 0) {
+        if (has_ks && (ks[0] != w->dims[2] || ks[1] != w->dims[3])) {
+            char sh[96];
+            gir_fail(r->err, GIR_E_ATTRIBUTE, "kernel_size [%lld, %lld] of %s disagrees with its weight's shape %s",
+                     (long long)ks[0], (long long)ks[1], c->op, gir_shape_str(w, sh, sizeof sh));
+            int32_t owner;
+            gir_json_err_at(r->err, c->attrs.doc, find_attr(&c->attrs, "kernel_size", &owner), "/nodes/%d/attrs/kernel_size",
+                            (int)owner);
+            char id[24];
+            snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
+            gir_err_node(r->err, id);
+            return GIR_E_ATTRIBUTE;
+        }
+        ks[0] = w->dims[2];
+        ks[1] = w->dims[3];
+        has_ks = true;
+    }
+    r->m->op = transpose ? GIR_OP_ConvTranspose : GIR_OP_Conv;
+    inputs_in_order(r->m, 2);
+    if (c->bias_arg >= 0) {
+        r->m->in[2] = c->bias_arg;
+        r->m->n_in = 3;
+    }
+    if ((st = set_ints(r, "dilations", dil, 2)) || (st = set_int(r, "group", groups)))
+        return st;
+    if (has_ks && (st = set_ints(r, "kernel_shape", ks, 2)))
+        return st;
+    if (transpose && (st = set_ints(r, "output_padding", outpad, 2)))
+        return st;
+    if ((st = set_ints(r, "pads", pads, 4)) || (st = set_ints(r, "strides", strides, 2)))
+        return st;
+    return GIR_OK;
+}
+
+static gir_status rd_dense(rd *r)
+{
+    static const char *const keys[] = { "units", "out_dtype", NULL };
+    gir_status st = arity(r, 2, 2);
+    if (st || !keys_ok(r, keys))
+        return st;
+    bool ok;
+    if ((st = out_dtype_ok(r, &ok)) || !ok)
+        return st;
+    int rank = rank_of(r->c, 0);
+    if (rank >= 0 && rank != 2)
+        return opaque(r, "nn.dense of a tensor that is not 2-D");
+    r->m->op = GIR_OP_Gemm;
+    inputs_in_order(r->m, 2);
+    if (r->c->bias_arg >= 0) {
+        r->m->in[2] = r->c->bias_arg;
+        r->m->n_in = 3;
+    }
+    /* dense(transpose(A), W) is Gemm with transA; dense(A, transpose(B))
+     * Gemm without transB. */
+    if ((st = set_float(r, "alpha", 1.0)) || (st = set_float(r, "beta", 1.0)) ||
+        (st = set_int(r, "transA", r->c->trans[0])) || (st = set_int(r, "transB", !r->c->trans[1])))
+        return st;
+    return GIR_OK;
+}
+
+/* Normalises an axis against a rank; false if out of range or unknown. */
+static bool norm_axis(int64_t axis, int rank, int64_t *out)
+{
+    if (rank < 0)
+        return false;
+    if (axis < 0)
+        axis += rank;
+    if (axis < 0 || axis >= rank)
+        return false;
+    *out = axis;
+    return true;
+}
+
+static gir_status rd_batch_norm(rd *r)
+{
+    static const char *const keys[] = { "axis", "epsilon", "center", "scale", "momentum", NULL };
+    gir_status st = arity(r, 5, 5);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t axis;
+    double eps, momentum;
+    bool center, scale;
+    if ((st = get_double(&r->c->attrs, r->c->op, "momentum", 0.9, &momentum, r->err)) ||
+        (st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)) ||
+        (st = get_double(&r->c->attrs, r->c->op, "epsilon", 1e-5, &eps, r->err)) ||
+        (st = get_bool(&r->c->attrs, r->c->op, "center", true, &center, r->err)) ||
+        (st = get_bool(&r->c->attrs, r->c->op, "scale", true, &scale, r->err)))
+        return st;
+    int64_t na;
+    if (axis != 1 && !(norm_axis(axis, rank_of(r->c, 0), &na) && na == 1))
+        return opaque(r, "nn.batch_norm on an axis other than 1");
+    if (!center || !scale)
+        return opaque(r, "nn.batch_norm with center or scale off");
+    if (r->c->n_out > 1)
+        return opaque(r, "the running mean and variance results of nn.batch_norm are used");
+    r->m->op = GIR_OP_BatchNormalization;
+    inputs_in_order(r->m, 5);
+    if ((st = set_float(r, "epsilon", eps)) || (st = set_float(r, "momentum", momentum)))
+        return st;
+    return GIR_OK;
+}
+
+static gir_status rd_dropout(rd *r)
+{
+    static const char *const keys[] = { "rate", NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    double rate;
+    if ((st = get_double(&r->c->attrs, r->c->op, "rate", 0.5, &rate, r->err)))
+        return st;
+    if (rate < 0 || rate >= 1)
+        return attr_fail(&r->c->attrs, "rate", r->c->op, "in [0, 1)", r->err);
+    r->m->op = GIR_OP_Dropout;
+    inputs_in_order(r->m, 1);
+    r->m->n_out = r->c->n_out > 1 ? 2 : 1;
+    return set_float(r, "ratio", rate);
+}
+
+static gir_status rd_lrn(rd *r)
+{
+    static const char *const keys[] = { "size", "axis", "bias", "alpha", "beta", NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t size, axis, na;
+    double bias, alpha, beta;
+    if ((st = get_int(&r->c->attrs, r->c->op, "size", 5, &size, r->err)) ||
+        (st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)) ||
+        (st = get_double(&r->c->attrs, r->c->op, "bias", 2.0, &bias, r->err)) ||
+        (st = get_double(&r->c->attrs, r->c->op, "alpha", 1e-4, &alpha, r->err)) ||
+        (st = get_double(&r->c->attrs, r->c->op, "beta", 0.75, &beta, r->err)))
+        return st;
+    if (size < 1)
+        return attr_fail(&r->c->attrs, "size", r->c->op, "positive", r->err);
+    if (axis != 1 && !(norm_axis(axis, rank_of(r->c, 0), &na) && na == 1))
+        return opaque(r, "nn.lrn across an axis other than 1");
+    r->m->op = GIR_OP_LRN;
+    inputs_in_order(r->m, 1);
+    if ((st = set_float(r, "alpha", alpha)) || (st = set_float(r, "beta", beta)) || (st = set_float(r, "bias", bias)) ||
+        (st = set_int(r, "size", size)))
+        return st;
+    return GIR_OK;
+}
+
+/* ---- pooling ---------------------------------------------------------------------- */
+
+static gir_status rd_pool(rd *r)
+{
+    static const char *const keys[] = { "pool_size", "strides", "dilation", "padding", "layout", "out_layout",
+                                        "ceil_mode", "count_include_pad", NULL };
+    const rv_call_view *c = r->c;
+    bool avg = strcmp(c->op, "nn.avg_pool2d") == 0;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    if (!avg && rv_attr(&c->attrs, "count_include_pad"))
+        return opaque(r, "nn.max_pool2d has no count_include_pad");
+    bool ok, has_ks, ceil_mode, cip;
+    if ((st = layout_is(r, "layout", "NCHW", false, &ok)) || !ok)
+        return st;
+    if ((st = layout_is(r, "out_layout", "NCHW", true, &ok)) || !ok)
+        return st;
+    int64_t ks[2], strides[2], dil[2], pads[4];
+    if ((st = pair(r, "pool_size", 1, 1, ks, &has_ks)) || (st = pair(r, "strides", 1, 1, strides, NULL)) ||
+        (st = pair(r, "dilation", 1, 1, dil, NULL)) || (st = padding4(r, pads)) ||
+        (st = get_bool(&c->attrs, c->op, "ceil_mode", false, &ceil_mode, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "count_include_pad", false, &cip, r->err)))
+        return st;
+    if (!has_ks) {
+        gir_fail(r->err, GIR_E_ATTRIBUTE, "%s needs the attribute pool_size", c->op);
+        gir_json_err_at(r->err, c->attrs.doc, NULL, "/nodes/%d", (int)c->attrs.call_node);
+        char id[24];
+        snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
+        gir_err_node(r->err, id);
+        return GIR_E_ATTRIBUTE;
+    }
+    if (avg && (dil[0] != 1 || dil[1] != 1))
+        return opaque(r, "nn.avg_pool2d with dilation");
+    r->m->op = avg ? GIR_OP_AveragePool : GIR_OP_MaxPool;
+    inputs_in_order(r->m, 1);
+    if ((st = set_int(r, "ceil_mode", ceil_mode)))
+        return st;
+    if (avg && (st = set_int(r, "count_include_pad", cip)))
+        return st;
+    if (!avg && (st = set_ints(r, "dilations", dil, 2)))
+        return st;
+    if ((st = set_ints(r, "kernel_shape", ks, 2)) || (st = set_ints(r, "pads", pads, 4)) ||
+        (st = set_ints(r, "strides", strides, 2)))
+        return st;
+    return GIR_OK;
+}
+
+static gir_status rd_global_pool(rd *r)
+{
+    static const char *const keys[] = { "layout", "out_layout", NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    bool ok;
+    if ((st = layout_is(r, "layout", "NCHW", false, &ok)) || !ok)
+        return st;
+    if ((st = layout_is(r, "out_layout", "NCHW", true, &ok)) || !ok)
+        return st;
+    r->m->op = strcmp(r->c->op, "nn.global_avg_pool2d") == 0 ? GIR_OP_GlobalAveragePool : GIR_OP_GlobalMaxPool;
+    inputs_in_order(r->m, 1);
+    return GIR_OK;
+}
+
+/* ---- activations -------------------------------------------------------------------- */
+
+static gir_status rd_leaky_relu(rd *r)
+{
+    static const char *const keys[] = { "alpha", NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    double alpha;
+    if ((st = get_double(&r->c->attrs, r->c->op, "alpha", 0.25, &alpha, r->err)))
+        return st;
+    r->m->op = GIR_OP_LeakyRelu;
+    inputs_in_order(r->m, 1);
+    return set_float(r, "alpha", alpha);
+}
+
+static gir_status rd_prelu(rd *r)
+{
+    static const char *const keys[] = { "axis", NULL };
+    gir_status st = arity(r, 2, 2);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t axis, na;
+    if ((st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)))
+        return st;
+    int rank = rank_of(r->c, 0);
+    if (rank < 0)
+        return opaque(r, "nn.prelu of a tensor of unknown rank");
+    if (!norm_axis(axis, rank, &na))
+        return attr_fail(&r->c->attrs, "axis", r->c->op, "an axis of its input", r->err);
+    if (rank_of(r->c, 1) >= 0 && rank_of(r->c, 1) != 1)
+        return opaque(r, "nn.prelu with a slope that is not 1-D");
+    r->m->op = GIR_OP_PRelu;
+    inputs_in_order(r->m, 2);
+    /* Canonical PRelu broadcasts the slope from the last axis: a slope for
+     * axis a < rank-1 gets rank-1-a trailing unit axes. */
+    if (na < rank - 1) {
+        r->m->expand_in = 1;
+        r->m->expand_n = rank - 1 - na;
+    }
+    return GIR_OK;
+}
+
+static gir_status rd_softmax(rd *r)
+{
+    static const char *const keys[] = { "axis", NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t axis;
+    if ((st = get_int(&r->c->attrs, r->c->op, "axis", -1, &axis, r->err)))
+        return st;
+    r->m->op = strcmp(r->c->op, "nn.softmax") == 0 ? GIR_OP_Softmax : GIR_OP_LogSoftmax;
+    inputs_in_order(r->m, 1);
+    return set_int(r, "axis", axis);
+}
+
+static gir_status rd_clip(rd *r)
+{
+    static const char *const keys[] = { "a_min", "a_max", NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    double lo, hi;
+    if ((st = get_double(&r->c->attrs, r->c->op, "a_min", NAN, &lo, r->err)) ||
+        (st = get_double(&r->c->attrs, r->c->op, "a_max", NAN, &hi, r->err)))
+        return st;
+    if (isnan(lo))
+        return attr_fail(&r->c->attrs, "a_min", r->c->op, "present", r->err);
+    if (isnan(hi))
+        return attr_fail(&r->c->attrs, "a_max", r->c->op, "present", r->err);
+    r->m->op = GIR_OP_Clip;
+    inputs_in_order(r->m, 1);
+    if ((st = set_float(r, "max", hi)) || (st = set_float(r, "min", lo)))
+        return st;
+    return GIR_OK;
+}
+
+/* nn.bias_add that was not folded into a convolution or dense: an Add,
+ * with the bias given trailing unit axes for a non-last axis. */
+static gir_status rd_bias_add(rd *r)
+{
+    static const char *const keys[] = { "axis", NULL };
+    gir_status st = arity(r, 2, 2);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t axis, na;
+    if ((st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)))
+        return st;
+    int rank = rank_of(r->c, 0);
+    if (rank < 0)
+        return opaque(r, "nn.bias_add of a tensor of unknown rank");
+    if (!norm_axis(axis, rank, &na))
+        return attr_fail(&r->c->attrs, "axis", r->c->op, "an axis of its input", r->err);
+    if (rank_of(r->c, 1) >= 0 && rank_of(r->c, 1) != 1)
+        return opaque(r, "nn.bias_add with a bias that is not 1-D");
+    r->m->op = GIR_OP_Add;
+    r->m->meta_op = "nn.bias_add";
+    inputs_in_order(r->m, 2);
+    if (na < rank - 1) {
+        r->m->expand_in = 1;
+        r->m->expand_n = rank - 1 - na;
+    }
+    return GIR_OK;
+}
+
+/* ---- data movement -------------------------------------------------------------------- */
+
+static gir_status rd_batch_flatten(rd *r)
+{
+    static const char *const keys[] = { NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    r->m->op = GIR_OP_Flatten;
+    inputs_in_order(r->m, 1);
+    return set_int(r, "axis", 1);
+}
+
+static gir_status rd_pad(rd *r)
+{
+    static const char *const keys[] = { "pad_width", "pad_mode", "pad_value", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 2);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int32_t owner;
+    const gir_json *pw = find_attr(&c->attrs, "pad_width", &owner);
+    if (!pw || pw->type != GIR_JSON_ARRAY || pw->len > GIR_MAX_RANK)
+        return attr_fail(&c->attrs, "pad_width", c->op, "a list of [before, after] pairs", r->err);
+    size_t rank = pw->len;
+    int64_t pads[2 * GIR_MAX_RANK];
+    for (size_t i = 0; i < rank; i++) {
+        const gir_json *p = gir_json_at(pw, i);
+        if (!gir_json_is(p, GIR_JSON_ARRAY) || p->len != 2 || !gir_json_get_i64(gir_json_at(p, 0), &pads[i]) ||
+            !gir_json_get_i64(gir_json_at(p, 1), &pads[rank + i]))
+            return attr_fail(&c->attrs, "pad_width", c->op, "a list of [before, after] pairs", r->err);
+    }
+    if (c->args[0].shape.rank >= 0 && (size_t)c->args[0].shape.rank != rank)
+        return attr_fail(&c->attrs, "pad_width", c->op, "one pair per axis of its input", r->err);
+    const char *mode;
+    if ((st = get_string(&c->attrs, c->op, "pad_mode", "constant", &mode, r->err)))
+        return st;
+    if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
+        return attr_fail(&c->attrs, "pad_mode", c->op, "constant, edge or reflect", r->err);
+    double value = 0;
+    if (c->n_args == 2) {
+        if (!c->args[1].is_scalar_const)
+            return opaque(r, "the pad value of nn.pad is not a constant");
+        value = c->args[1].scalar;
+        if (rv_attr(&c->attrs, "pad_value"))
+            return attr_fail(&c->attrs, "pad_value", c->op, "absent when the pad value is an argument", r->err);
+    } else if ((st = get_double(&c->attrs, c->op, "pad_value", 0.0, &value, r->err))) {
+        return st;
+    }
+    r->m->op = GIR_OP_Pad;
+    inputs_in_order(r->m, 1);
+    if ((st = set_float(r, "constant_value", value)) || (st = set_string(r, "mode", mode)) ||
+        (st = set_ints(r, "pads", pads, 2 * rank)))
+        return st;
+    return GIR_OK;
+}
+
+static gir_status rd_upsampling(rd *r)
+{
+    static const char *const keys[] = { "scale_h", "scale_w", "layout", "method", "align_corners", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    bool ok, align;
+    double sh, sw;
+    const char *method;
+    if ((st = layout_is(r, "layout", "NCHW", false, &ok)) || !ok)
+        return st;
+    if ((st = get_double(&c->attrs, c->op, "scale_h", 1.0, &sh, r->err)) ||
+        (st = get_double(&c->attrs, c->op, "scale_w", 1.0, &sw, r->err)) ||
+        (st = get_string(&c->attrs, c->op, "method", "nearest_neighbor", &method, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "align_corners", false, &align, r->err)))
+        return st;
+    if (sh <= 0)
+        return attr_fail(&c->attrs, "scale_h", c->op, "positive", r->err);
+    if (sw <= 0)
+        return attr_fail(&c->attrs, "scale_w", c->op, "positive", r->err);
+    if (strcmp(method, "nearest_neighbor") != 0)
+        return opaque(r, "nn.upsampling methods other than nearest_neighbor");
+    r->m->op = GIR_OP_Resize;
+    inputs_in_order(r->m, 1);
+    double scales[4] = { 1.0, 1.0, sh, sw };
+    if ((st = set_string(r, "coordinate_transformation_mode", "asymmetric")) || (st = set_string(r, "mode", "nearest")) ||
+        (st = set_string(r, "nearest_mode", "floor")))
+        return st;
+    return gir_attrs_set_floats(r->g, &r->m->attrs, "scales", scales, 4) ? nomem(r) : GIR_OK;
+}
+
+static gir_status rd_concatenate(rd *r)
+{
+    static const char *const keys[] = { "axis", NULL };
+    const rv_call_view *c = r->c;
+    if (!c->tuple_arg) {
+        gir_fail(r->err, GIR_E_SCHEMA, "concatenate takes one Tuple argument");
+        gir_json_err_at(r->err, c->attrs.doc, NULL, "/nodes/%d/args", (int)c->attrs.call_node);
+        char id[24];
+        snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
+        gir_err_node(r->err, id);
+        return GIR_E_SCHEMA;
+    }
+    if (!keys_ok(r, keys))
+        return GIR_OK;
+    int64_t axis;
+    gir_status st = get_int(&c->attrs, c->op, "axis", 0, &axis, r->err);
+    if (st)
+        return st;
+    if (c->n_args == 0)
+        return attr_fail(&c->attrs, "axis", c->op, "applied to a non-empty Tuple", r->err);
+    r->m->op = GIR_OP_Concat;
+    r->m->n_in = SIZE_MAX;
+    return set_int(r, "axis", axis);
+}
+
+bool rv_op_returns_tuple(const char *op, const rv_attrs *a, int64_t *n)
+{
+    if (strcmp(op, "nn.batch_norm") == 0) {
+        *n = 3;
+        return true;
+    }
+    if (strcmp(op, "nn.dropout") == 0) {
+        *n = 2;
+        return true;
+    }
+    if (strcmp(op, "split") == 0) {
+        const gir_json *v = rv_attr(a, "indices_or_sections");
+        int64_t k;
+        *n = -1;
+        if (gir_json_get_i64(v, &k)) {
+            if (k >= 1 && k <= 65535)
+                *n = k;
+        } else if (gir_json_is(v, GIR_JSON_ARRAY) && v->len < 65535) {
+            *n = (int64_t)v->len + 1;
+        }
+        return true;
+    }
+    return false;
+}
+
+static gir_status rd_split(rd *r)
+{
+    static const char *const keys[] = { "indices_or_sections", "axis", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t n_out, axis, na;
+    rv_op_returns_tuple(c->op, &c->attrs, &n_out);
+    if (n_out < 1)
+        return attr_fail(&c->attrs, "indices_or_sections", c->op, "a positive integer or a list of indices", r->err);
+    if ((st = get_int(&c->attrs, c->op, "axis", 0, &axis, r->err)))
+        return st;
+    r->m->op = GIR_OP_Split;
+    inputs_in_order(r->m, 1);
+    r->m->n_out = (size_t)n_out;
+    if ((st = set_int(r, "axis", axis)))
+        return st;
+    const gir_json *v = rv_attr(&c->attrs, "indices_or_sections");
+    if (v->type != GIR_JSON_ARRAY)
+        return GIR_OK; /* equal parts: no split sizes */
+    const gir_shape *s = &c->args[0].shape;
+    if (!norm_axis(axis, s->rank, &na) || s->dims[na] < 0)
+        return opaque(r, "split at indices along an axis of unknown size");
+    int64_t *sizes = gir_arena_alloc(&r->g->arena, (size_t)n_out * sizeof *sizes);
+    if (!sizes)
+        return nomem(r);
+    int64_t prev = 0;
+    for (size_t i = 0; i <= v->len; i++) {
+        int64_t at = s->dims[na];
+        if (i < v->len && !gir_json_get_i64(gir_json_at(v, i), &at))
+            return attr_fail(&c->attrs, "indices_or_sections", c->op, "a list of integers", r->err);
+        if (at < prev || at > s->dims[na])
+            return attr_fail(&c->attrs, "indices_or_sections", c->op, "increasing indices within the axis", r->err);
+        sizes[i] = at - prev;
+        prev = at;
+    }
+    return set_ints(r, "split", sizes, (size_t)n_out);
+}
+
+static gir_status rd_reshape(rd *r)
+{
+    static const char *const keys[] = { "newshape", "allowzero", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t shape[GIR_MAX_RANK];
+    size_t n;
+    bool allowzero;
+    if (!gir_json_is(rv_attr(&c->attrs, "newshape"), GIR_JSON_ARRAY))
+        return attr_fail(&c->attrs, "newshape", c->op, "a list of integers", r->err);
+    if ((st = get_ints(&c->attrs, c->op, "newshape", shape, GIR_MAX_RANK, &n, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "allowzero", false, &allowzero, r->err)))
+        return st;
+    for (size_t i = 0; i < n; i++)
+        if (shape[i] < -1)
+            return opaque(r, "reshape with Relay's special values -2, -3 or -4");
+    r->m->op = GIR_OP_Reshape;
+    inputs_in_order(r->m, 1);
+    if ((st = set_int(r, "allowzero", allowzero)) || (st = set_ints(r, "shape", shape, n)))
+        return st;
+    return GIR_OK;
+}
+
+/* transpose(axes) and squeeze(axis): an optional list attribute. */
+static gir_status rd_list_op(rd *r, const char *key, gir_op op, const char *canon)
+{
+    const char *const keys[] = { key, NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t v[GIR_MAX_RANK];
+    size_t n;
+    const gir_json *j = rv_attr(&r->c->attrs, key);
+    if (j && j->type != GIR_JSON_ARRAY)
+        return attr_fail(&r->c->attrs, key, r->c->op, "a list of integers or null", r->err);
+    if ((st = get_ints(&r->c->attrs, r->c->op, key, v, GIR_MAX_RANK, &n, r->err)))
+        return st;
+    r->m->op = op;
+    inputs_in_order(r->m, 1);
+    return j ? set_ints(r, canon, v, n) : GIR_OK;
+}
+
+static gir_status rd_expand_dims(rd *r)
+{
+    static const char *const keys[] = { "axis", "num_newaxis", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t axis, num;
+    if (!rv_attr(&c->attrs, "axis"))
+        return attr_fail(&c->attrs, "axis", c->op, "present", r->err);
+    if ((st = get_int(&c->attrs, c->op, "axis", 0, &axis, r->err)) ||
+        (st = get_int(&c->attrs, c->op, "num_newaxis", 1, &num, r->err)))
+        return st;
+    if (num < 1 || num > GIR_MAX_RANK)
+        return num == 0 ? opaque(r, "expand_dims with num_newaxis 0")
+                        : attr_fail(&c->attrs, "num_newaxis", c->op, "between 0 and 8", r->err);
+    int64_t axes[GIR_MAX_RANK];
+    if (num > 1 && axis < 0) {
+        int rank = rank_of(c, 0);
+        if (rank < 0)
+            return opaque(r, "expand_dims of several axes at a negative axis of a tensor of unknown rank");
+        axis += rank + 1;
+        if (axis < 0)
+            return attr_fail(&c->attrs, "axis", c->op, "an axis of its input", r->err);
+    }
+    for (int64_t i = 0; i < num; i++)
+        axes[i] = axis + i;
+    r->m->op = GIR_OP_Unsqueeze;
+    inputs_in_order(r->m, 1);
+    return set_ints(r, "axes", axes, (size_t)num);
+}
+
+static gir_status rd_strided_slice(rd *r)
+{
+    static const char *const keys[] = { "begin", "end", "strides", "axes", "slice_mode", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t begin[GIR_MAX_RANK], end[GIR_MAX_RANK], strides[GIR_MAX_RANK], axes[GIR_MAX_RANK];
+    size_t nb, ne, ns, na;
+    const char *mode;
+    if ((st = get_ints(&c->attrs, c->op, "begin", begin, GIR_MAX_RANK, &nb, r->err)) ||
+        (st = get_ints(&c->attrs, c->op, "end", end, GIR_MAX_RANK, &ne, r->err)) ||
+        (st = get_ints(&c->attrs, c->op, "strides", strides, GIR_MAX_RANK, &ns, r->err)) ||
+        (st = get_ints(&c->attrs, c->op, "axes", axes, GIR_MAX_RANK, &na, r->err)) ||
+        (st = get_string(&c->attrs, c->op, "slice_mode", "end", &mode, r->err)))
+        return st;
+    if (nb == 0)
+        return attr_fail(&c->attrs, "begin", c->op, "a non-empty list of integers", r->err);
+    if (ne != nb)
+        return attr_fail(&c->attrs, "end", c->op, "as long as begin", r->err);
+    if (ns > nb)
+        return attr_fail(&c->attrs, "strides", c->op, "no longer than begin", r->err);
+    if (rv_attr(&c->attrs, "axes") && na != nb)
+        return attr_fail(&c->attrs, "axes", c->op, "as long as begin", r->err);
+    if (strcmp(mode, "end") != 0)
+        return strcmp(mode, "size") == 0 ? opaque(r, "strided_slice with slice_mode size")
+                                         : attr_fail(&c->attrs, "slice_mode", c->op, "end or size", r->err);
+    for (size_t i = 0; i < ns; i++)
+        if (strides[i] == 0)
+            return attr_fail(&c->attrs, "strides", c->op, "non-zero", r->err);
+    r->m->op = GIR_OP_Slice;
+    inputs_in_order(r->m, 1);
+    if (na && (st = set_ints(r, "axes", axes, na)))
+        return st;
+    if ((st = set_ints(r, "ends", end, ne)) || (st = set_ints(r, "starts", begin, nb)))
+        return st;
+    if (ns) {
+        for (size_t i = ns; i < nb; i++)
+            strides[i] = 1;
+        if ((st = set_ints(r, "steps", strides, nb)))
+            return st;
+    }
+    return GIR_OK;
+}
+
+static gir_status rd_cast(rd *r)
+{
+    static const char *const keys[] = { "dtype", NULL };
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    const char *s;
+    if ((st = get_string(&r->c->attrs, r->c->op, "dtype", "", &s, r->err)))
+        return st;
+    gir_dtype dt = gir_dtype_from_name(s);
+    if (dt == GIR_DT_UNKNOWN)
+        return attr_fail(&r->c->attrs, "dtype", r->c->op, "an element type", r->err);
+    r->m->op = GIR_OP_Cast;
+    inputs_in_order(r->m, 1);
+    return set_string(r, "to", gir_dtype_name(dt));
+}
+
+/* ---- reductions ---------------------------------------------------------------------- */
+
+static gir_status rd_reduce(rd *r, gir_op op)
+{
+    static const char *const keys[] = { "axis", "keepdims", "exclude", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t axes[GIR_MAX_RANK];
+    size_t n;
+    bool keep, exclude;
+    if ((st = get_ints(&c->attrs, c->op, "axis", axes, GIR_MAX_RANK, &n, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "keepdims", false, &keep, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "exclude", false, &exclude, r->err)))
+        return st;
+    if (exclude)
+        return opaque(r, "a reduction with exclude");
+    const gir_json *j = rv_attr(&c->attrs, "axis");
+    if (j && j->type == GIR_JSON_ARRAY && j->len == 0)
+        return opaque(r, "a reduction over an empty axis list");
+    r->m->op = op;
+    inputs_in_order(r->m, 1);
+    if (n && (st = set_ints(r, "axes", axes, n)))
+        return st;
+    return set_int(r, "keepdims", keep);
+}
+
+static gir_status rd_argreduce(rd *r, gir_op op)
+{
+    static const char *const keys[] = { "axis", "keepdims", "exclude", "select_last_index", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t axes[GIR_MAX_RANK];
+    size_t n;
+    bool keep, exclude, last;
+    if ((st = get_ints(&c->attrs, c->op, "axis", axes, GIR_MAX_RANK, &n, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "keepdims", false, &keep, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "exclude", false, &exclude, r->err)) ||
+        (st = get_bool(&c->attrs, c->op, "select_last_index", false, &last, r->err)))
+        return st;
+    if (exclude || n != 1)
+        return opaque(r, "an arg-reduction over other than one axis");
+    r->m->op = op;
+    inputs_in_order(r->m, 1);
+    if ((st = set_int(r, "axis", axes[0])) || (st = set_int(r, "keepdims", keep)) ||
+        (st = set_int(r, "select_last_index", last)))
+        return st;
+    return GIR_OK;
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+typedef struct simple_op {
+    const char *relay;
+    gir_op op;
+    unsigned n_args;
+} simple_op;
+
+/* Attribute-free operators that map one to one. */
+static const simple_op simple_ops[] = {
+    { "nn.relu", GIR_OP_Relu, 1 },       { "sigmoid", GIR_OP_Sigmoid, 1 },   { "tanh", GIR_OP_Tanh, 1 },
+    { "exp", GIR_OP_Exp, 1 },            { "log", GIR_OP_Log, 1 },           { "sqrt", GIR_OP_Sqrt, 1 },
+    { "negative", GIR_OP_Neg, 1 },       { "abs", GIR_OP_Abs, 1 },           { "floor", GIR_OP_Floor, 1 },
+    { "ceil", GIR_OP_Ceil, 1 },          { "sign", GIR_OP_Sign, 1 },         { "erf", GIR_OP_Erf, 1 },
+    { "sin", GIR_OP_Sin, 1 },            { "cos", GIR_OP_Cos, 1 },           { "logical_not", GIR_OP_Not, 1 },
+    { "copy", GIR_OP_Identity, 1 },      { "add", GIR_OP_Add, 2 },           { "subtract", GIR_OP_Sub, 2 },
+    { "multiply", GIR_OP_Mul, 2 },       { "divide", GIR_OP_Div, 2 },        { "power", GIR_OP_Pow, 2 },
+    { "maximum", GIR_OP_Max, 2 },        { "minimum", GIR_OP_Min, 2 },       { "equal", GIR_OP_Equal, 2 },
+    { "greater", GIR_OP_Greater, 2 },    { "less", GIR_OP_Less, 2 },         { "greater_equal", GIR_OP_GreaterOrEqual, 2 },
+    { "less_equal", GIR_OP_LessOrEqual, 2 }, { "logical_and", GIR_OP_And, 2 }, { "logical_or", GIR_OP_Or, 2 },
+    { "logical_xor", GIR_OP_Xor, 2 },    { "where", GIR_OP_Where, 3 },
+    { NULL, GIR_OP_OPAQUE, 0 },
+};
+
+static const simple_op *find_simple(const char *relay)
+{
+    for (const simple_op *s = simple_ops; s->relay; s++)
+        if (strcmp(s->relay, relay) == 0)
+            return s;
+    return NULL;
+}
+
+gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->op = GIR_OP_OPAQUE;
+    m->n_out = 1;
+    m->expand_in = -1;
+    for (size_t i = 0; i < sizeof m->in / sizeof m->in[0]; i++)
+        m->in[i] = -1;
+    rd r = { g, c, m, err };
+    const char *op = c->op;
+    const simple_op *s = find_simple(op);
+    gir_status st;
+    if (s) {
+        static const char *const none[] = { NULL };
+        if ((st = arity(&r, s->n_args, s->n_args)) || !keys_ok(&r, none))
+            return st;
+        m->op = s->op;
+        inputs_in_order(m, s->n_args);
+        return GIR_OK;
+    }
+    if (!strcmp(op, "nn.conv2d") || !strcmp(op, "nn.conv2d_transpose"))
+        st = rd_conv(&r);
+    else if (!strcmp(op, "nn.dense"))
+        st = rd_dense(&r);
+    else if (!strcmp(op, "nn.bias_add"))
+        st = rd_bias_add(&r);
+    else if (!strcmp(op, "nn.batch_norm"))
+        st = rd_batch_norm(&r);
+    else if (!strcmp(op, "nn.dropout"))
+        st = rd_dropout(&r);
+    else if (!strcmp(op, "nn.lrn"))
+        st = rd_lrn(&r);
+    else if (!strcmp(op, "nn.max_pool2d") || !strcmp(op, "nn.avg_pool2d"))
+        st = rd_pool(&r);
+    else if (!strcmp(op, "nn.global_avg_pool2d") || !strcmp(op, "nn.global_max_pool2d"))
+        st = rd_global_pool(&r);
+    else if (!strcmp(op, "nn.leaky_relu"))
+        st = rd_leaky_relu(&r);
+    else if (!strcmp(op, "nn.prelu"))
+        st = rd_prelu(&r);
+    else if (!strcmp(op, "nn.softmax") || !strcmp(op, "nn.log_softmax"))
+        st = rd_softmax(&r);
+    else if (!strcmp(op, "clip"))
+        st = rd_clip(&r);
+    else if (!strcmp(op, "nn.batch_flatten"))
+        st = rd_batch_flatten(&r);
+    else if (!strcmp(op, "nn.pad"))
+        st = rd_pad(&r);
+    else if (!strcmp(op, "nn.upsampling"))
+        st = rd_upsampling(&r);
+    else if (!strcmp(op, "concatenate"))
+        st = rd_concatenate(&r);
+    else if (!strcmp(op, "split"))
+        st = rd_split(&r);
+    else if (!strcmp(op, "reshape"))
+        st = rd_reshape(&r);
+    else if (!strcmp(op, "transpose"))
+        st = rd_list_op(&r, "axes", GIR_OP_Transpose, "perm");
+    else if (!strcmp(op, "squeeze"))
+        st = rd_list_op(&r, "axis", GIR_OP_Squeeze, "axes");
+    else if (!strcmp(op, "expand_dims"))
+        st = rd_expand_dims(&r);
+    else if (!strcmp(op, "strided_slice"))
+        st = rd_strided_slice(&r);
+    else if (!strcmp(op, "cast"))
+        st = rd_cast(&r);
+    else if (!strcmp(op, "sum"))
+        st = rd_reduce(&r, GIR_OP_ReduceSum);
+    else if (!strcmp(op, "mean"))
+        st = rd_reduce(&r, GIR_OP_ReduceMean);
+    else if (!strcmp(op, "max"))
+        st = rd_reduce(&r, GIR_OP_ReduceMax);
+    else if (!strcmp(op, "min"))
+        st = rd_reduce(&r, GIR_OP_ReduceMin);
+    else if (!strcmp(op, "prod"))
+        st = rd_reduce(&r, GIR_OP_ReduceProd);
+    else if (!strcmp(op, "argmax"))
+        st = rd_argreduce(&r, GIR_OP_ArgMax);
+    else if (!strcmp(op, "argmin"))
+        st = rd_argreduce(&r, GIR_OP_ArgMin);
+    else
+        return opaque(&r, "not an operator graphconv maps");
+    if (st == GIR_OK && m->why_opaque) {
+        gir_attrs_free(&m->attrs);
+        m->op = GIR_OP_OPAQUE;
+    }
+    return st;
+}
+
+bool rv_bias_fuses(const char *producer_op, int64_t axis)
+{
+    if (!strcmp(producer_op, "nn.conv2d") || !strcmp(producer_op, "nn.conv2d_transpose"))
+        return axis == 1 || axis == -3;
+    if (!strcmp(producer_op, "nn.dense"))
+        return axis == 1 || axis == -1;
+    return false;
+}
