@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define T_I64_SCALAR(v) rt_tensor_new(GIR_DT_I64, 0, NULL, I64S(v))
+
 /* ---- executor --------------------------------------------------------------- */
 
 static void test_chain_and_reuse(void **state)
@@ -216,6 +218,63 @@ static void test_memory_plan(void **state)
     gir_session_free(s);
     gir_tensor_unref(x);
     free(xd);
+    gir_graph_free(g);
+}
+
+/* Corner cases of the plan: an input that is an output, a constant output,
+ * a value read twice by one node, an output that later nodes also read
+ * (never overwritten in place), empty tensors. */
+static void test_plan_corners(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(3));
+    rt_const(g, "k", GIR_DT_F32, 1, DIMS(2), F32S(7, 8));
+    rt_node(g, GIR_OP_Abs, "abs", "x", "a");
+    rt_node(g, GIR_OP_Add, "twice", "a,a", "b");  /* reads a twice */
+    rt_node(g, GIR_OP_Neg, "neg", "b", "c");      /* b is an output too */
+    rt_node(g, GIR_OP_Relu, "relu", "c", "d");
+    rt_output(g, "x");
+    rt_output(g, "k");
+    rt_output(g, "b");
+    rt_output(g, "d");
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 1, DIMS(3), F32S(-1, 2, -3));
+    gir_tensor *o[4];
+    rt_run(g, 1, &x, 1, o, 4);
+    rt_expect_f32(o[0], 1, DIMS(3), F32S(-1, 2, -3), 0);
+    rt_expect_f32(o[1], 1, DIMS(2), F32S(7, 8), 0);
+    rt_expect_f32(o[2], 1, DIMS(3), F32S(2, 4, 6), 0);
+    rt_expect_f32(o[3], 1, DIMS(3), F32S(0, 0, 0), 0);
+    for (int i = 0; i < 4; i++)
+        gir_tensor_unref(o[i]);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+
+    /* empty tensors flow through elementwise, Concat and Conv */
+    g = rt_graph();
+    rt_input(g, "e", GIR_DT_F32, 4, DIMS(0, 2, 3, 3));
+    rt_const(g, "w", GIR_DT_F32, 4, DIMS(4, 2, 1, 1), F32S(1, 2, 3, 4, 5, 6, 7, 8));
+    rt_node(g, GIR_OP_Relu, "r", "e", "re");
+    gir_node *cat = rt_node(g, GIR_OP_Concat, "cat", "re,e", "ce");
+    rt_attr_int(g, cat, "axis", 0);
+    rt_node(g, GIR_OP_Conv, "conv", "ce,w", "y");
+    rt_output(g, "y");
+    x = rt_tensor_new(GIR_DT_F32, 4, DIMS(0, 2, 3, 3), NULL);
+    rt_run(g, 2, &x, 1, o, 1);
+    rt_expect_f32(o[0], 4, DIMS(0, 4, 3, 3), NULL, 0);
+    gir_tensor_unref(o[0]);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+
+    /* a graph without nodes */
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_I64, 0, NULL);
+    rt_output(g, "x");
+    x = T_I64_SCALAR(5);
+    rt_run(g, 1, &x, 1, o, 1);
+    rt_expect_i64(o[0], 0, NULL, I64S(5));
+    gir_tensor_unref(o[0]);
+    gir_tensor_unref(x);
     gir_graph_free(g);
 }
 
@@ -901,7 +960,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_and_reuse), cmocka_unit_test(test_errors),
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
-        cmocka_unit_test(test_packed_weights_dropped),
+        cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),

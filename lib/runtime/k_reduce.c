@@ -187,17 +187,22 @@ static gir_status arg_run(rt_call *c, gir_error *err)
     for (size_t o = 0; o < outer; o++)
         for (size_t i = 0; i < inner; i++) {
             size_t best = 0;
-            double bv = 0;
-            for (size_t k = 0; k < L; k++) {
-                size_t at = (o * L + k) * inner + i;
-                double v = x->dtype == GIR_DT_F32   ? ((const float *)x->data)[at]
-                           : x->dtype == GIR_DT_I32 ? ((const int32_t *)x->data)[at]
-                                                    : (double)((const int64_t *)x->data)[at];
-                bool better = k == 0 || (is_max ? v > bv : v < bv) || (last && v == bv);
-                if (better) {
-                    best = k;
-                    bv = v;
+            for (size_t k = 1; k < L; k++) {
+                size_t at = (o * L + k) * inner + i, bat = (o * L + best) * inner + i;
+                /* compared in the element type: int64 does not fit a double */
+                int cmp;
+                if (x->dtype == GIR_DT_F32) {
+                    float v = ((const float *)x->data)[at], b = ((const float *)x->data)[bat];
+                    cmp = (v > b) - (v < b);
+                } else if (x->dtype == GIR_DT_I32) {
+                    int32_t v = ((const int32_t *)x->data)[at], b = ((const int32_t *)x->data)[bat];
+                    cmp = (v > b) - (v < b);
+                } else {
+                    int64_t v = ((const int64_t *)x->data)[at], b = ((const int64_t *)x->data)[bat];
+                    cmp = (v > b) - (v < b);
                 }
+                if ((is_max ? cmp > 0 : cmp < 0) || (last && cmp == 0))
+                    best = k;
             }
             y[o * inner + i] = (int64_t)best;
         }
