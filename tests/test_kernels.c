@@ -200,6 +200,23 @@ static void test_binary(void **state)
     y = run2(GIR_OP_Pow, T_I64(1, DIMS(3), 3, -2, 2), T_I64(1, DIMS(3), 4, 3, -1));
     rt_expect_i64(y, 1, DIMS(3), I64S(81, -8, 0));
     gir_tensor_unref(y);
+    /* other integer widths wrap; unsigned division by zero gives 0; float64 */
+    y = run2(GIR_OP_Sub, rt_tensor_new(GIR_DT_U8, 1, DIMS(2), (const uint8_t[]){ 3, 200 }),
+             rt_tensor_new(GIR_DT_U8, 1, DIMS(2), (const uint8_t[]){ 5, 100 }));
+    rt_expect_bytes(y, GIR_DT_U8, 1, DIMS(2), (const uint8_t[]){ 254, 100 });
+    gir_tensor_unref(y);
+    y = run2(GIR_OP_Div, rt_tensor_new(GIR_DT_U32, 1, DIMS(2), (const uint32_t[]){ 7, 7 }),
+             rt_tensor_new(GIR_DT_U32, 1, DIMS(2), (const uint32_t[]){ 2, 0 }));
+    rt_expect_bytes(y, GIR_DT_U32, 1, DIMS(2), (const uint32_t[]){ 3, 0 });
+    gir_tensor_unref(y);
+    y = run2(GIR_OP_Mul, rt_tensor_new(GIR_DT_I16, 1, DIMS(2), (const int16_t[]){ 300, -2 }),
+             rt_tensor_new(GIR_DT_I16, 1, DIMS(1), (const int16_t[]){ 200 }));
+    rt_expect_bytes(y, GIR_DT_I16, 1, DIMS(2), (const int16_t[]){ (int16_t)(uint16_t)60000u, -400 });
+    gir_tensor_unref(y);
+    y = run2(GIR_OP_Add, rt_tensor_new(GIR_DT_F64, 1, DIMS(2), (const double[]){ 0.1, 1e300 }),
+             rt_tensor_new(GIR_DT_F64, 1, DIMS(2), (const double[]){ 0.2, 1e300 }));
+    rt_expect_bytes(y, GIR_DT_F64, 1, DIMS(2), (const double[]){ 0.1 + 0.2, 2e300 });
+    gir_tensor_unref(y);
     /* comparisons and logic give bool */
     y = run2(GIR_OP_Greater, A23(), T_F32(1, DIMS(3), 2, 2, 2));
     rt_expect_bytes(y, GIR_DT_BOOL, 2, d23, (const uint8_t[]){ 0, 0, 1, 1, 1, 1 });

@@ -619,6 +619,31 @@ typedef void (*bin_fn)(const void *a, size_t sa, const void *b, size_t sb, void 
     }
 INT_HELPERS(int32_t, uint32_t, INT32_MIN)
 INT_HELPERS(int64_t, uint64_t, INT64_MIN)
+INT_HELPERS(int8_t, uint8_t, INT8_MIN)
+INT_HELPERS(int16_t, uint16_t, INT16_MIN)
+
+/* Unsigned: wrap-around arithmetic, division by zero gives 0. */
+#define UINT_HELPERS(T)                                                              \
+    static inline T T##_add(T x, T y) { return (T)(x + y); }                         \
+    static inline T T##_sub(T x, T y) { return (T)(x - y); }                         \
+    static inline T T##_mul(T x, T y) { return (T)((uint64_t)x * (uint64_t)y); }     \
+    static inline T T##_div(T x, T y) { return y == 0 ? 0 : (T)(x / y); }            \
+    static inline T T##_mod(T x, T y) { return y == 0 ? 0 : (T)(x % y); }            \
+    static inline T T##_fmod(T x, T y) { return y == 0 ? 0 : (T)(x % y); }           \
+    static inline T T##_pow(T x, T y)                                                \
+    {                                                                                \
+        uint64_t r = 1, b = x;                                                       \
+        for (T e = y; e > 0; e >>= 1) {                                              \
+            if (e & 1)                                                               \
+                r *= b;                                                              \
+            b *= b;                                                                  \
+        }                                                                            \
+        return (T)r;                                                                 \
+    }
+UINT_HELPERS(uint8_t)
+UINT_HELPERS(uint16_t)
+UINT_HELPERS(uint32_t)
+UINT_HELPERS(uint64_t)
 
 static inline float f_mod(float x, float y) /* fmod=0 on floats: sign of the divisor */
 {
@@ -663,6 +688,34 @@ BIN_LOOP(f32_le, float, uint8_t, x <= y)
     BIN_LOOP(T##_vle, T, uint8_t, x <= y)
 INT_BIN(int32_t)
 INT_BIN(int64_t)
+INT_BIN(int8_t)
+INT_BIN(int16_t)
+INT_BIN(uint8_t)
+INT_BIN(uint16_t)
+INT_BIN(uint32_t)
+INT_BIN(uint64_t)
+
+static inline double d_max(double x, double y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }
+static inline double d_min(double x, double y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
+static inline double d_mod(double x, double y)
+{
+    double r = fmod(x, y);
+    return (r != 0.0 && ((r < 0.0) != (y < 0.0))) ? r + y : r;
+}
+BIN_LOOP(f64_add, double, double, x + y)
+BIN_LOOP(f64_sub, double, double, x - y)
+BIN_LOOP(f64_mul, double, double, x * y)
+BIN_LOOP(f64_div, double, double, x / y)
+BIN_LOOP(f64_pow, double, double, pow(x, y))
+BIN_LOOP(f64_fmod, double, double, fmod(x, y))
+BIN_LOOP(f64_mod, double, double, d_mod(x, y))
+BIN_LOOP(f64_max, double, double, d_max(x, y))
+BIN_LOOP(f64_min, double, double, d_min(x, y))
+BIN_LOOP(f64_eq, double, uint8_t, x == y)
+BIN_LOOP(f64_gt, double, uint8_t, x > y)
+BIN_LOOP(f64_lt, double, uint8_t, x < y)
+BIN_LOOP(f64_ge, double, uint8_t, x >= y)
+BIN_LOOP(f64_le, double, uint8_t, x <= y)
 
 BIN_LOOP(b_and, uint8_t, uint8_t, (uint8_t)(x && y))
 BIN_LOOP(b_or, uint8_t, uint8_t, (uint8_t)(x || y))
@@ -718,6 +771,42 @@ static bin_fn bin_for(gir_op op, gir_dtype t, bool fmod_attr, gir_dtype *out)
     }
     if (t == GIR_DT_I64) {
         INT_CASES(int64_t)
+    }
+    if (t == GIR_DT_I8) {
+        INT_CASES(int8_t)
+    }
+    if (t == GIR_DT_I16) {
+        INT_CASES(int16_t)
+    }
+    if (t == GIR_DT_U8) {
+        INT_CASES(uint8_t)
+    }
+    if (t == GIR_DT_U16) {
+        INT_CASES(uint16_t)
+    }
+    if (t == GIR_DT_U32) {
+        INT_CASES(uint32_t)
+    }
+    if (t == GIR_DT_U64) {
+        INT_CASES(uint64_t)
+    }
+    if (t == GIR_DT_F64) {
+        switch (op) {
+        case GIR_OP_Add: case GIR_OP_Sum: case GIR_OP_Mean: return f64_add;
+        case GIR_OP_Sub: return f64_sub;
+        case GIR_OP_Mul: return f64_mul;
+        case GIR_OP_Div: return f64_div;
+        case GIR_OP_Pow: return f64_pow;
+        case GIR_OP_Mod: return fmod_attr ? f64_fmod : f64_mod;
+        case GIR_OP_Max: return f64_max;
+        case GIR_OP_Min: return f64_min;
+        case GIR_OP_Equal: return f64_eq;
+        case GIR_OP_Greater: return f64_gt;
+        case GIR_OP_Less: return f64_lt;
+        case GIR_OP_GreaterOrEqual: return f64_ge;
+        case GIR_OP_LessOrEqual: return f64_le;
+        default: return NULL;
+        }
     }
     if (t == GIR_DT_BOOL) {
         switch (op) {
@@ -908,9 +997,10 @@ static gir_status variadic_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], t, &s, err);
 }
 
-BIN_LOOP(copy_f32, float, float, ((void)y, x))
-BIN_LOOP(copy_i32, int32_t, int32_t, ((void)y, x))
-BIN_LOOP(copy_i64, int64_t, int64_t, ((void)y, x))
+BIN_LOOP(copy_b1, uint8_t, uint8_t, ((void)y, x))
+BIN_LOOP(copy_b2, uint16_t, uint16_t, ((void)y, x))
+BIN_LOOP(copy_b4, uint32_t, uint32_t, ((void)y, x))
+BIN_LOOP(copy_b8, uint64_t, uint64_t, ((void)y, x))
 
 static gir_status variadic_run(rt_call *c, gir_error *err)
 {
@@ -920,7 +1010,8 @@ static gir_status variadic_run(rt_call *c, gir_error *err)
     bin_fn fn = bin_for(c->node->op, o->dtype, false, &ot);
     /* o = broadcast(in0); then o = fn(o, in_k).  o may share in0's
      * storage only when shapes are equal, which the copy then leaves intact. */
-    bin_fn copy = o->dtype == GIR_DT_F32 ? copy_f32 : o->dtype == GIR_DT_I32 ? copy_i32 : copy_i64;
+    size_t es = gir_dtype_size(o->dtype);
+    bin_fn copy = es == 1 ? copy_b1 : es == 2 ? copy_b2 : es == 4 ? copy_b4 : copy_b8;
     if (c->in[0]->data != o->data)
         bin_apply(c->th, copy, c->in[0], c->in[0], o);
     for (size_t i = 1; i < c->n_in; i++)
