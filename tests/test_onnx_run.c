@@ -326,7 +326,7 @@ static void test_node_tests(void **state)
     }
     /* every op the runtime has a kernel for passes all its runnable tests */
     assert_int_equal(claimed_failing, 0);
-    assert_true(totals[R_PASS] > 0);
+    assert_true(totals[R_PASS] >= 380); /* 388 when written: a drop is a regression */
 }
 
 int main(void)
