@@ -24,7 +24,8 @@ void gc_feed_free(gc_feed *f);
 
 /* The tensor fed to a graph input that was not given: float types uniform
  * in [0, 1), integers uniform in [0, 4), bool 0 or 1, from a generator
- * seeded by (seed, index); unknown dimensions are 1.  The same (value
+ * seeded by (seed, index); unknown dimensions are 1, an unknown type is
+ * float32.  The same (value
  * shape, dtype, seed, index) always gives the same bytes. */
 gir_status gc_seeded_tensor(const gir_value *v, uint64_t seed, size_t index, gir_tensor **out, gir_error *err);
 

@@ -69,7 +69,7 @@ gir_status gc_seeded_tensor(const gir_value *v, uint64_t seed, size_t index, gir
             s.dims[i] = 1;
     gir_dtype dt = v->dtype;
     if (dt == GIR_DT_UNKNOWN)
-        return gir_fail(err, GIR_E_DTYPE, "input '%s' has an unknown type; give it with --input", v->name);
+        dt = GIR_DT_F32; /* formats that store no input type (MXNet, NNVM) mean float32 */
     gir_tensor *t;
     gir_status st = gir_tensor_create(dt, &s, NULL, 0, &t, err);
     if (st)
@@ -494,7 +494,8 @@ static bool parse_int_opt(const char *s, const char *flag, int64_t lo, int64_t h
 
 int cmd_check(int argc, char **argv)
 {
-    enum { O_ATOL = 256, O_RTOL, O_SEED, O_INPUT, O_PER_NODE, O_THREADS, O_FROM_A, O_FROM_B, O_PARAMS_A, O_PARAMS_B };
+    enum { O_ATOL = 256, O_RTOL, O_SEED, O_INPUT, O_PER_NODE, O_THREADS, O_FROM_A, O_FROM_B, O_PARAMS_A, O_PARAMS_B,
+           O_INPUT_SHAPE, O_BATCH, O_INPUT_SHAPE_B, O_BATCH_B, O_READ_B };
     static const struct option longopts[] = {
         { "atol", required_argument, NULL, O_ATOL },
         { "rtol", required_argument, NULL, O_RTOL },
@@ -506,6 +507,12 @@ int cmd_check(int argc, char **argv)
         { "from-b", required_argument, NULL, O_FROM_B },
         { "params-a", required_argument, NULL, O_PARAMS_A },
         { "params-b", required_argument, NULL, O_PARAMS_B },
+        { "input-shape", required_argument, NULL, O_INPUT_SHAPE },
+        { "batch-size", required_argument, NULL, O_BATCH },
+        { "read-option", required_argument, NULL, 'I' },
+        { "input-shape-b", required_argument, NULL, O_INPUT_SHAPE_B },
+        { "batch-size-b", required_argument, NULL, O_BATCH_B },
+        { "read-option-b", required_argument, NULL, O_READ_B },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -524,7 +531,7 @@ int cmd_check(int argc, char **argv)
         goto out;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "I:qh", longopts, NULL)) != -1) {
         switch (c) {
         case O_ATOL:
             if (!parse_double_opt(optarg, "--atol", &o.atol))
@@ -557,6 +564,17 @@ int cmd_check(int argc, char **argv)
         case O_FROM_B: from[1] = optarg; break;
         case O_PARAMS_A: gir_options_set(opts[0], "params", optarg, NULL); break;
         case O_PARAMS_B: gir_options_set(opts[1], "params", optarg, NULL); break;
+        case O_INPUT_SHAPE: gir_options_set(opts[0], "input-shape", optarg, NULL); break;
+        case O_BATCH: gir_options_set(opts[0], "batch-size", optarg, NULL); break;
+        case O_INPUT_SHAPE_B: gir_options_set(opts[1], "input-shape", optarg, NULL); break;
+        case O_BATCH_B: gir_options_set(opts[1], "batch-size", optarg, NULL); break;
+        case 'I':
+        case O_READ_B:
+            if (!gc_parse_kv(opts[c == 'I' ? 0 : 1], optarg, c == 'I' ? "--read-option" : "--read-option-b")) {
+                rc = GC_EXIT_USAGE;
+                goto out;
+            }
+            break;
         case 'q': gc_verbosity = 0; break;
         case 'h':
             printf("Usage: graphconv check [OPTIONS] A B\n"
@@ -567,6 +585,9 @@ int cmd_check(int argc, char **argv)
                    "  --per-node               name the first node whose outputs diverge (shared value names)\n"
                    "  --threads N              worker threads (default 1)\n"
                    "  --from-a/--from-b FMT, --params-a/--params-b FILE   per-model format and weights\n"
+                   "  --input-shape NAME:D0,.., --batch-size N, -I/--read-option KEY=VALUE   reader\n"
+                   "                           options for A; --input-shape-b, --batch-size-b,\n"
+                   "                           --read-option-b the same for B\n"
                    "  -q, --quiet              print only errors\n"
                    "Exit status: 0 outputs agree, 4 they differ, 1 usage, 2/3/5 as for conversion.\n");
             goto out;

@@ -111,7 +111,7 @@ static void print_summary(const char *name, gir_tensor *t)
 
 int cmd_run(int argc, char **argv)
 {
-    enum { O_INPUT = 256, O_SEED, O_REPEAT, O_THREADS, O_FROM, O_PARAMS };
+    enum { O_INPUT = 256, O_SEED, O_REPEAT, O_THREADS, O_FROM, O_PARAMS, O_INPUT_SHAPE, O_BATCH };
     static const struct option longopts[] = {
         { "input", required_argument, NULL, O_INPUT },
         { "output-dir", required_argument, NULL, 'o' },
@@ -120,6 +120,9 @@ int cmd_run(int argc, char **argv)
         { "threads", required_argument, NULL, O_THREADS },
         { "from", required_argument, NULL, O_FROM },
         { "params", required_argument, NULL, O_PARAMS },
+        { "input-shape", required_argument, NULL, O_INPUT_SHAPE },
+        { "batch-size", required_argument, NULL, O_BATCH },
+        { "read-option", required_argument, NULL, 'I' },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -142,7 +145,7 @@ int cmd_run(int argc, char **argv)
         return GC_EXIT_IO;
     }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:fqh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:I:fqh", longopts, NULL)) != -1) {
         switch (c) {
         case O_INPUT:
             if (gc_feed_add(&feed, optarg, &err)) {
@@ -172,6 +175,14 @@ int cmd_run(int argc, char **argv)
             break;
         case O_FROM: from = optarg; break;
         case O_PARAMS: gir_options_set(opts, "params", optarg, NULL); break;
+        case O_INPUT_SHAPE: gir_options_set(opts, "input-shape", optarg, NULL); break;
+        case O_BATCH: gir_options_set(opts, "batch-size", optarg, NULL); break;
+        case 'I':
+            if (!gc_parse_kv(opts, optarg, "--read-option")) {
+                rc = GC_EXIT_USAGE;
+                goto out;
+            }
+            break;
         case 'f': force = true; break;
         case 'q': gc_verbosity = 0; break;
         case 'h':
@@ -186,6 +197,8 @@ int cmd_run(int argc, char **argv)
                    "                           minimum and maximum latency (loading excluded)\n"
                    "  --threads N              worker threads (default 1)\n"
                    "  --from FORMAT, --params FILE   the model's format and weights file\n"
+                   "  --input-shape NAME:D0,D1,..  an input's shape (formats without shapes)\n"
+                   "  --batch-size N, -I KEY=VALUE  reader options, as for conversion\n"
                    "  -q, --quiet              print only errors (and what the model prints)\n");
             goto out;
         default: rc = GC_EXIT_USAGE; goto out;

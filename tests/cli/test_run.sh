@@ -58,6 +58,19 @@ expect_err "--threads 0" 1 "--threads takes an integer"
 run run "$TMP/missing.json"
 expect_err "a missing model" 5 "missing.json"
 
+# ---- reader options: MXNet stores no input shape or type -------------------------
+LENET=$SHARED/realworld/mxnet/lenet-symbol.json
+run run "$LENET"
+expect_err "an input of unknown rank must be given" 2 "input 'data' has an unknown rank"
+run run "$LENET" --input-shape data:1,1,28,28
+expect_out "--input-shape runs it (float32 assumed)" "hybridsequential0_dense1_fwd: float32 [1,10] min"
+run "$LENET" "$TMP/lenet.onnx" --input-shape data:1,1,28,28
+expect_rc "lenet converts to ONNX" 0
+run check "$LENET" "$TMP/lenet.onnx" --input-shape data:1,1,28,28
+expect_out "the conversion agrees" "check passed: 1 output agree"
+run check "$TMP/lenet.onnx" "$LENET" --input-shape-b data:1,1,28,28
+expect_out "B's reader options" "check passed: 1 output agree"
+
 # ---- the seed's create/slice/print example -----------------------------------
 seed=$SHARED/seeds/001_94c518433e874cad.txt
 sed -n '/^Example$/,$p' "$seed" | sed -n '/^{$/,/^}$/p' >"$TMP/example.json"
