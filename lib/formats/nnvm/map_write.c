@@ -1204,8 +1204,7 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
     if (w->absorbed[i])
         return GIR_OK;
     if (w->fl == NN_TVM && n->op != GIR_OP_OPAQUE)
-        return gir_fail(err, GIR_E_UNSUPPORTED_OP,
-                        "%s (the TVM graph executor runs only compiled tvm_op functions; write nnvm or mxnet)",
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (not a compiled tvm_op function; write nnvm or mxnet)",
                         gir_op_name(n->op));
     if (!GIR_GROW(w->fn, w->cap_fn, w->n_fn + 1))
         return gir_nomem(err);
