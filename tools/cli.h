@@ -47,5 +47,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_draw(int argc, char **argv);
 int cmd_errors(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -116,6 +116,8 @@ static void usage(FILE *f)
           "  ops [--format F]   canonical operators, or a format's mapping attribute by attribute\n"
           "  errors             the error codes and exit statuses\n"
           "  batch INPUT...     convert many models (files, directories, --manifest) with a JSON report\n"
+          "  run MODEL          run a model on the CPU runtime (inputs/outputs as .npy, --repeat timing)\n"
+          "  check A B          run two models on the same inputs and compare their outputs\n"
           "\n"
           "Conversion options:\n"
           "  --from FORMAT        input format (default: detected from content, then extension)\n"
@@ -289,7 +291,7 @@ static const struct {
     { "convert", cmd_convert }, { "info", cmd_info },     { "diff", cmd_diff },
     { "draw", cmd_draw },
     { "formats", cmd_formats }, { "ops", cmd_ops },       { "errors", cmd_errors },
-    { "batch", cmd_batch },
+    { "batch", cmd_batch },     { "run", cmd_run },       { "check", cmd_check },
 };
 
 int main(int argc, char **argv)

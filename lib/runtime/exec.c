@@ -1,0 +1,999 @@
+/* The executor: topological order, static memory plan with buffer reuse,
+ * fusion of Relu/Clip and residual Add into the producing Conv/Gemm, and the
+ * public session API. */
+#include "graphir/runtime.h"
+#include "rt.h"
+
+#include "passes/passes.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { RV_CONST, RV_INPUT, RV_INTER };
+
+typedef struct rt_value {
+    rt_tensor t;
+    int kind;
+    int uses;       /* consumer occurrences, +1 for a graph output */
+    int remaining;  /* plan-time countdown of uses */
+    int buf;        /* intermediate: buffer index (-1 before planning) */
+    int alias;      /* value whose data this one is (views of constants/inputs), or -1 */
+    int32_t consumer; /* a node reading it (the only one when uses == 1), or -1 */
+    bool is_output;
+    bool produced;  /* plan-time: has a producer run (or is a const/input) */
+    gir_tensor *fed; /* RV_INPUT: the tensor of the next run (a reference) */
+    gir_tensor *src; /* RV_CONST: the graph's tensor (a reference) */
+    bool we_loaded; /* the session loaded src's data (unloaded on free) */
+} rt_value;
+
+typedef struct rt_node {
+    const gir_node *n;
+    const rt_kernel *k;
+    rt_call call;
+    bool skip; /* fused into an earlier node */
+} rt_node;
+
+typedef struct rt_buffer {
+    size_t cap;
+    void *p;
+    int refs; /* plan-time: live values in it */
+} rt_buffer;
+
+struct gir_session {
+    const gir_graph *g;
+    gir_threads *th;
+    rt_value *vals;
+    rt_node *nodes;   /* indexed like g->nodes */
+    int32_t *order;   /* topological order of node indices */
+    size_t n_order;
+    int32_t *inputs;  /* values to feed, in order */
+    size_t n_inputs;
+    rt_buffer *bufs;
+    size_t n_bufs, cap_bufs;
+    int *free_bufs;
+    size_t n_free;
+    void *scratch;
+    size_t scratch_bytes;
+    bool planned;
+    bool keep;
+    bool consts_fed; /* a constant was overridden since the last plan */
+    gir_shape *planned_shapes; /* per value: shapes the plan was made for (inputs) */
+    gir_tensor **results;
+    size_t n_results;
+    void *stream;
+    char **warnings; /* of the last run */
+    size_t n_warnings, cap_warnings;
+};
+
+static void clear_warnings(gir_session *s)
+{
+    for (size_t i = 0; i < s->n_warnings; i++)
+        free(s->warnings[i]);
+    s->n_warnings = 0;
+}
+
+void rt_warn(rt_call *c, const char *fmt, ...)
+{
+    gir_session *s = c->session;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    char *full = msg ? gir_strdupf("node '%s': %s", c->node->name, msg) : NULL;
+    free(msg);
+    if (!full)
+        return;
+    if (s->n_warnings >= 1000 || !GIR_GROW(s->warnings, s->cap_warnings, s->n_warnings + 1)) {
+        free(full);
+        return;
+    }
+    s->warnings[s->n_warnings++] = full;
+}
+
+GIR_API size_t gir_session_warning_count(const gir_session *s)
+{
+    return s->n_warnings;
+}
+
+GIR_API const char *gir_session_warning(const gir_session *s, size_t i)
+{
+    return i < s->n_warnings ? s->warnings[i] : NULL;
+}
+
+/* ---- helpers used by kernels ------------------------------------------- */
+
+gir_status rt_no_kernel_dtype(const rt_call *c, gir_dtype dt, gir_error *err)
+{
+    return gir_fail(err, GIR_E_NO_KERNEL, "no kernel for %s on %s", gir_op_name(c->node->op), gir_dtype_name(dt));
+}
+
+gir_status rt_set_out(rt_tensor *out, gir_dtype dt, const gir_shape *shape, gir_error *err)
+{
+    uint64_t bytes;
+    gir_status st = gir_tensor_size(dt, shape, &bytes, err);
+    if (st)
+        return st;
+    out->dtype = dt;
+    out->shape = *shape;
+    out->numel = (size_t)(bytes / gir_dtype_size(dt));
+    return GIR_OK;
+}
+
+gir_status rt_want_dtype(const rt_call *c, size_t i, gir_dtype dt, gir_error *err)
+{
+    if (i >= c->n_in || !c->in[i])
+        return gir_fail(err, GIR_E_ARGUMENT, "%s needs input %zu", gir_op_name(c->node->op), i);
+    if (c->in[i]->dtype != dt)
+        return gir_fail(err, GIR_E_DTYPE, "input %zu of %s is %s, expected %s", i, gir_op_name(c->node->op),
+                        gir_dtype_name(c->in[i]->dtype), gir_dtype_name(dt));
+    return GIR_OK;
+}
+
+gir_status rt_axis(const rt_call *c, const char *attr, int64_t axis, int rank, int *out, gir_error *err)
+{
+    (void)c;
+    if (axis < -(int64_t)rank || axis >= (int64_t)rank)
+        return gir_fail(err, GIR_E_ATTRIBUTE, "%s %lld is outside [-%d, %d)", attr, (long long)axis, rank, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return GIR_OK;
+}
+
+gir_status rt_broadcast_shape(const rt_call *c, const gir_shape *a, const gir_shape *b, gir_shape *out,
+                              gir_error *err)
+{
+    (void)c;
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    gir_shape res = { r, { 0 } }; /* out may be a or b */
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - a->rank), ib = i - (r - b->rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) {
+            char sa[96], sb[96];
+            return gir_fail(err, GIR_E_SHAPE, "shapes %s and %s do not broadcast", gir_shape_str(a, sa, sizeof sa),
+                            gir_shape_str(b, sb, sizeof sb));
+        }
+        res.dims[i] = da == 1 ? db : da;
+    }
+    *out = res;
+    return GIR_OK;
+}
+
+gir_status rt_attr_type(const rt_call *c, const char *name, gir_attr_type want, gir_error *err)
+{
+    const gir_attr *a = gir_attrs_find(&c->node->attrs, name);
+    static const char *const names[] = { "int", "float", "bool", "string", "ints", "floats", "strings", "tensor" };
+    if (a && a->type != want && !(want == GIR_ATTR_INT && a->type == GIR_ATTR_BOOL) &&
+        !(want == GIR_ATTR_FLOAT && a->type == GIR_ATTR_INT))
+        return gir_fail(err, GIR_E_ATTRIBUTE, "attribute %s is %s, expected %s", name,
+                        (unsigned)a->type < 8 ? names[a->type] : "?", (unsigned)want < 8 ? names[want] : "?");
+    return GIR_OK;
+}
+
+typedef struct pf_job {
+    void (*fn)(void *, size_t, size_t, int);
+    void *ctx;
+    size_t total, align;
+} pf_job;
+
+static void pf_worker(void *ctx, int w, int n)
+{
+    pf_job *j = ctx;
+    size_t b, e;
+    gir_split_range(j->total, j->align, w, n, &b, &e);
+    if (b < e)
+        j->fn(j->ctx, b, e, w);
+}
+
+void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
+                     void (*fn)(void *ctx, size_t begin, size_t end, int worker), void *ctx)
+{
+    if (total == 0)
+        return;
+    if (!th || gir_threads_count(th) == 1 || total < min_per_thread * 2) {
+        fn(ctx, 0, total, 0);
+        return;
+    }
+    pf_job j = { fn, ctx, total, align };
+    gir_threads_run(th, pf_worker, &j);
+}
+
+/* ---- session creation -------------------------------------------------- */
+
+static void node_free_state(rt_node *rn)
+{
+    if (rn->k && rn->k->release && rn->call.state)
+        rn->k->release(rn->call.state);
+    rn->call.state = NULL;
+}
+
+static void node_free_call(rt_node *rn)
+{
+    node_free_state(rn);
+    free(rn->call.in);
+    free(rn->call.in_const);
+    free(rn->call.out);
+}
+
+static void free_buffers(gir_session *s)
+{
+    for (size_t i = 0; i < s->n_bufs; i++)
+        free(s->bufs[i].p);
+    free(s->bufs);
+    s->bufs = NULL;
+    s->n_bufs = s->cap_bufs = 0;
+    free(s->free_bufs);
+    s->free_bufs = NULL;
+    s->n_free = 0;
+    free(s->scratch);
+    s->scratch = NULL;
+    s->scratch_bytes = 0;
+}
+
+static void free_results(gir_session *s)
+{
+    for (size_t i = 0; i < s->n_results; i++)
+        gir_tensor_unref(s->results[i]);
+    free(s->results);
+    s->results = NULL;
+    s->n_results = 0;
+}
+
+GIR_API void gir_session_free(gir_session *s)
+{
+    if (!s)
+        return;
+    if (s->nodes)
+        for (size_t i = 0; i < s->g->n_nodes; i++)
+            node_free_call(&s->nodes[i]);
+    if (s->vals)
+        for (size_t i = 0; i < s->g->n_values; i++) {
+            rt_value *v = &s->vals[i];
+            gir_tensor_unref(v->fed);
+            if (v->src) {
+                if (v->we_loaded)
+                    gir_tensor_unload(v->src);
+                gir_tensor_unref(v->src);
+            }
+        }
+    free_buffers(s);
+    free_results(s);
+    clear_warnings(s);
+    free(s->warnings);
+    gir_threads_free(s->th);
+    free(s->vals);
+    free(s->nodes);
+    free(s->order);
+    free(s->inputs);
+    free(s->planned_shapes);
+    free(s);
+}
+
+/* Every node must have a kernel: one error naming the first such node and
+ * every distinct op without one. */
+static gir_status check_kernels(gir_session *s, gir_error *err)
+{
+    const gir_graph *g = s->g;
+    gir_buf ops = GIR_BUF_INIT;
+    const gir_node *first = NULL;
+    size_t count = 0;
+    for (size_t oi = 0; oi < s->n_order; oi++) {
+        const gir_node *n = g->nodes[s->order[oi]];
+        if (gir_rt_kernel(n->op))
+            continue;
+        char name[256];
+        if (n->op == GIR_OP_OPAQUE)
+            snprintf(name, sizeof name, "%s:%s", n->opaque_format ? n->opaque_format : "?",
+                     n->opaque_op ? n->opaque_op : "?");
+        else
+            snprintf(name, sizeof name, "%s", gir_op_name(n->op));
+        count++;
+        if (!first)
+            first = n;
+        /* list each op once */
+        bool seen = false;
+        if (ops.data) {
+            const char *p = ops.data;
+            size_t L = strlen(name);
+            while ((p = strstr(p, name)) != NULL) {
+                if ((p == ops.data || p[-1] == ' ') && (p[L] == ',' || p[L] == '\0')) {
+                    seen = true;
+                    break;
+                }
+                p += L;
+            }
+        }
+        if (!seen) {
+            if (ops.len)
+                gir_buf_puts(&ops, ", ");
+            gir_buf_puts(&ops, name);
+        }
+    }
+    if (!first)
+        return GIR_OK;
+    gir_status st = gir_fail(err, GIR_E_NO_KERNEL, "no kernel for %s (%zu node%s)", ops.data ? ops.data : "?", count,
+                             count == 1 ? "" : "s");
+    gir_err_node(err, first->name);
+    gir_buf_free(&ops);
+    return st;
+}
+
+static gir_status setup_values(gir_session *s, gir_error *err)
+{
+    const gir_graph *g = s->g;
+    for (size_t i = 0; i < g->n_values; i++) {
+        rt_value *v = &s->vals[i];
+        const gir_value *gv = g->values[i];
+        v->buf = -1;
+        v->alias = -1;
+        v->consumer = -1;
+        if (gv->data) {
+            v->kind = RV_CONST;
+        } else if (gv->kind == GIR_VALUE_INPUT) {
+            v->kind = RV_INPUT;
+        } else {
+            v->kind = RV_INTER;
+        }
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        for (size_t j = 0; j < n->n_in; j++) {
+            int32_t vi = n->in[j];
+            if (vi < -1 || vi >= (int32_t)g->n_values) {
+                gir_fail(err, GIR_E_REFERENCE, "input %zu refers to value %d of %zu", j, vi, g->n_values);
+                gir_err_node(err, n->name);
+                return err ? err->code : GIR_E_REFERENCE;
+            }
+            if (vi < 0)
+                continue;
+            rt_value *v = &s->vals[vi];
+            const gir_value *gv = g->values[vi];
+            if (v->kind == RV_INTER && gv->producer < 0) {
+                gir_status st = gir_fail(err, gv->kind == GIR_VALUE_WEIGHT ? GIR_E_PARAMS : GIR_E_REFERENCE,
+                                         gv->kind == GIR_VALUE_WEIGHT ? "weight '%s' has no data"
+                                                                      : "value '%s' is read but nothing produces it",
+                                         gv->name);
+                gir_err_node(err, n->name);
+                return st;
+            }
+            v->uses++;
+            v->consumer = (int32_t)i;
+        }
+        for (size_t j = 0; j < n->n_out; j++) {
+            int32_t vi = n->out[j];
+            if (vi < -1 || vi >= (int32_t)g->n_values) {
+                gir_status st = gir_fail(err, GIR_E_REFERENCE, "output %zu refers to value %d of %zu", j, vi,
+                                         g->n_values);
+                gir_err_node(err, n->name);
+                return st;
+            }
+        }
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        int32_t vi = g->outputs[i];
+        if (vi < 0 || vi >= (int32_t)g->n_values)
+            return gir_fail(err, GIR_E_REFERENCE, "graph output %zu refers to value %d of %zu", i, vi, g->n_values);
+        rt_value *v = &s->vals[vi];
+        if (v->kind == RV_INTER && g->values[vi]->producer < 0)
+            return gir_fail(err, GIR_E_REFERENCE, "graph output '%s' is produced by no node", g->values[vi]->name);
+        v->is_output = true;
+        v->uses++;
+    }
+    /* Session inputs: graph inputs without data, in order. */
+    s->inputs = malloc((g->n_inputs ? g->n_inputs : 1) * sizeof *s->inputs);
+    if (!s->inputs)
+        return gir_nomem(err);
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        int32_t vi = g->inputs[i];
+        if (vi < 0 || vi >= (int32_t)g->n_values)
+            return gir_fail(err, GIR_E_REFERENCE, "graph input %zu refers to value %d of %zu", i, vi, g->n_values);
+        if (s->vals[vi].kind == RV_INPUT)
+            s->inputs[s->n_inputs++] = vi;
+    }
+    /* An input-kind value that is not a graph input can never be fed. */
+    for (size_t i = 0; i < g->n_values; i++) {
+        rt_value *v = &s->vals[i];
+        bool listed = false;
+        for (size_t k = 0; k < s->n_inputs && v->kind == RV_INPUT; k++)
+            if (s->inputs[k] == (int32_t)i)
+                listed = true;
+        if (v->kind == RV_INPUT && !listed) {
+            v->kind = RV_INTER;
+            if (v->uses > 0) {
+                gir_status st = gir_fail(err, GIR_E_REFERENCE, "value '%s' is read but is neither a graph input nor produced by a node",
+                                         g->values[i]->name);
+                if (v->consumer >= 0)
+                    gir_err_node(err, g->nodes[v->consumer]->name);
+                return st;
+            }
+        }
+    }
+    /* Load the constants every node reads. */
+    for (size_t i = 0; i < g->n_values; i++) {
+        rt_value *v = &s->vals[i];
+        if (v->kind != RV_CONST || (v->uses == 0 && !v->is_output))
+            continue;
+        gir_tensor *t = g->values[i]->data;
+        v->we_loaded = t->data == NULL;
+        const void *data;
+        gir_status st = gir_tensor_load(t, &data, err);
+        if (st) {
+            gir_err_node(err, g->values[i]->name);
+            return st;
+        }
+        v->src = gir_tensor_ref(t);
+        v->t.dtype = t->dtype;
+        v->t.shape = t->shape;
+        v->t.numel = (size_t)(gir_dtype_size(t->dtype) ? t->nbytes / gir_dtype_size(t->dtype) : 0);
+        v->t.data = (void *)data;
+    }
+    return GIR_OK;
+}
+
+static gir_status setup_nodes(gir_session *s, gir_error *err)
+{
+    const gir_graph *g = s->g;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        rt_node *rn = &s->nodes[i];
+        const gir_node *n = g->nodes[i];
+        rn->n = n;
+        if ((unsigned)n->op >= GIR_OP_COUNT_) {
+            gir_status st = gir_fail(err, GIR_E_INTERNAL, "operator id %d is not in the op table", (int)n->op);
+            gir_err_node(err, n->name);
+            return st;
+        }
+        rn->k = gir_rt_kernel(n->op);
+        rt_call *c = &rn->call;
+        c->g = g;
+        c->node = n;
+        c->session = s;
+        c->n_in = n->n_in;
+        c->n_out = n->n_out;
+        c->in = calloc(n->n_in ? n->n_in : 1, sizeof *c->in);
+        c->in_const = calloc(n->n_in ? n->n_in : 1, sizeof *c->in_const);
+        c->out = calloc(n->n_out ? n->n_out : 1, sizeof *c->out);
+        if (!c->in || !c->in_const || !c->out)
+            return gir_nomem(err);
+    }
+    return GIR_OK;
+}
+
+GIR_API gir_status gir_session_new(const gir_graph *g, int threads, gir_session **out, gir_error *err)
+{
+    *out = NULL;
+    if (!g)
+        return gir_fail(err, GIR_E_ARGUMENT, "no graph to run");
+    gir_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
+    s->g = g;
+    s->stream = stdout;
+    s->vals = calloc(g->n_values ? g->n_values : 1, sizeof *s->vals);
+    s->nodes = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *s->nodes);
+    s->planned_shapes = calloc(g->n_values ? g->n_values : 1, sizeof *s->planned_shapes);
+    gir_status st;
+    if (!s->vals || !s->nodes || !s->planned_shapes) {
+        st = gir_nomem(err);
+        goto fail;
+    }
+    if ((st = gir_threads_new(threads, &s->th, err)))
+        goto fail;
+    /* structure, operand counts and attributes against the op table */
+    if ((st = gir_validate(g, err)))
+        goto fail;
+    if ((st = gir_topo_order(g, &s->order, err)))
+        goto fail;
+    s->n_order = g->n_nodes;
+    if ((st = setup_nodes(s, err)))
+        goto fail;
+    if ((st = check_kernels(s, err)))
+        goto fail;
+    if ((st = setup_values(s, err)))
+        goto fail;
+    *out = s;
+    return GIR_OK;
+fail:
+    gir_session_free(s);
+    return st;
+}
+
+/* ---- inputs -------------------------------------------------------------- */
+
+GIR_API void gir_session_keep_values(gir_session *s, bool keep)
+{
+    if (s->keep != keep) {
+        s->keep = keep;
+        s->planned = false;
+    }
+}
+
+GIR_API void gir_session_set_print_stream(gir_session *s, void *stdio_file)
+{
+    s->stream = stdio_file ? stdio_file : stdout;
+}
+
+GIR_API size_t gir_session_input_count(const gir_session *s)
+{
+    return s->n_inputs;
+}
+
+GIR_API const gir_value *gir_session_input(const gir_session *s, size_t i)
+{
+    return i < s->n_inputs ? s->g->values[s->inputs[i]] : NULL;
+}
+
+static gir_status feed(gir_session *s, int32_t vi, gir_tensor *t, gir_error *err)
+{
+    const gir_value *gv = s->g->values[vi];
+    char a[128], b[128];
+    if (gv->dtype != GIR_DT_UNKNOWN && t->dtype != gv->dtype)
+        return gir_fail(err, GIR_E_DTYPE, "input '%s' is %s, got %s", gv->name, gir_dtype_name(gv->dtype),
+                        gir_dtype_name(t->dtype));
+    if (gv->shape.rank >= 0) {
+        bool ok = gv->shape.rank == t->shape.rank;
+        for (int d = 0; ok && d < gv->shape.rank; d++)
+            if (gv->shape.dims[d] >= 0 && gv->shape.dims[d] != t->shape.dims[d])
+                ok = false;
+        if (!ok)
+            return gir_fail(err, GIR_E_SHAPE, "input '%s' has shape %s, got %s", gv->name,
+                            gir_shape_str(&gv->shape, a, sizeof a), gir_shape_str(&t->shape, b, sizeof b));
+    }
+    gir_status st = gir_tensor_load(t, NULL, err);
+    if (st)
+        return st;
+    rt_value *v = &s->vals[vi];
+    if (v->kind == RV_CONST) {
+        /* an initializer given as a graph input: the fed tensor overrides it */
+        if (!gir_shape_equal(&t->shape, &v->t.shape) || t->dtype != v->t.dtype)
+            return gir_fail(err, GIR_E_SHAPE, "input '%s' overrides a constant of shape %s with shape %s", gv->name,
+                            gir_shape_str(&v->t.shape, a, sizeof a), gir_shape_str(&t->shape, b, sizeof b));
+    }
+    if (v->kind == RV_CONST)
+        s->consts_fed = true;
+    gir_tensor_unref(v->fed);
+    v->fed = gir_tensor_ref(t);
+    return GIR_OK;
+}
+
+GIR_API gir_status gir_session_set_input(gir_session *s, size_t i, gir_tensor *t, gir_error *err)
+{
+    if (i >= s->n_inputs)
+        return gir_fail(err, GIR_E_ARGUMENT, "input %zu does not exist (the graph takes %zu)", i, s->n_inputs);
+    return feed(s, s->inputs[i], t, err);
+}
+
+GIR_API gir_status gir_session_set_input_named(gir_session *s, const char *name, gir_tensor *t, gir_error *err)
+{
+    int32_t vi = gir_graph_value_index(s->g, name);
+    bool is_input = false;
+    for (size_t i = 0; vi >= 0 && i < s->g->n_inputs; i++)
+        if (s->g->inputs[i] == vi)
+            is_input = true;
+    if (!is_input)
+        return gir_fail(err, GIR_E_ARGUMENT, "the graph has no input named '%s'", name);
+    return feed(s, vi, t, err);
+}
+
+/* ---- planning ------------------------------------------------------------ */
+
+static gir_status buf_alloc(gir_session *s, size_t bytes, int *out, gir_error *err)
+{
+    /* best fit among free buffers; else grow the largest free one; else new */
+    int best = -1, largest = -1;
+    size_t bi = 0;
+    for (size_t i = 0; i < s->n_free; i++) {
+        rt_buffer *b = &s->bufs[s->free_bufs[i]];
+        if (b->cap >= bytes && (best < 0 || b->cap < s->bufs[s->free_bufs[best]].cap))
+            best = (int)i;
+        if (largest < 0 || b->cap > s->bufs[s->free_bufs[largest]].cap)
+            largest = (int)i;
+    }
+    if (best < 0)
+        best = largest;
+    if (best >= 0) {
+        bi = (size_t)s->free_bufs[best];
+        s->free_bufs[best] = s->free_bufs[--s->n_free];
+        if (s->bufs[bi].cap < bytes)
+            s->bufs[bi].cap = bytes;
+    } else {
+        if (!GIR_GROW(s->bufs, s->cap_bufs, s->n_bufs + 1))
+            return gir_nomem(err);
+        bi = s->n_bufs++;
+        s->bufs[bi].cap = bytes;
+        s->bufs[bi].p = NULL;
+        int *nf = realloc(s->free_bufs, s->cap_bufs * sizeof *nf);
+        if (!nf)
+            return gir_nomem(err);
+        s->free_bufs = nf;
+    }
+    s->bufs[bi].refs = 1;
+    *out = (int)bi;
+    return GIR_OK;
+}
+
+static void buf_release(gir_session *s, int bi)
+{
+    if (bi < 0)
+        return;
+    if (--s->bufs[bi].refs == 0)
+        s->free_bufs[s->n_free++] = bi;
+}
+
+/* The value whose storage v uses (following views of constants/inputs). */
+static int32_t storage_of(const gir_session *s, int32_t vi)
+{
+    while (s->vals[vi].alias >= 0)
+        vi = s->vals[vi].alias;
+    return vi;
+}
+
+/* The only consumer of value vi (read through one input slot), or -1. */
+static int32_t sole_consumer(const gir_session *s, int32_t vi)
+{
+    const rt_value *v = &s->vals[vi];
+    return v->uses == 1 && !v->is_output ? v->consumer : -1;
+}
+
+/* Relu, or Clip with float bounds: the activation it is. */
+static bool node_act(const gir_node *n, rt_act *act)
+{
+    if (n->op == GIR_OP_Relu) {
+        act->on = true;
+        act->lo = 0.0f;
+        act->hi = INFINITY;
+        return true;
+    }
+    if (n->op == GIR_OP_Clip) {
+        const gir_attr *lo = gir_attrs_find(&n->attrs, "min"), *hi = gir_attrs_find(&n->attrs, "max");
+        if ((lo && lo->type != GIR_ATTR_FLOAT && lo->type != GIR_ATTR_INT) ||
+            (hi && hi->type != GIR_ATTR_FLOAT && hi->type != GIR_ATTR_INT))
+            return false;
+        act->on = true;
+        act->lo = lo ? (float)gir_attrs_get_float(&n->attrs, "min", 0) : -INFINITY;
+        act->hi = hi ? (float)gir_attrs_get_float(&n->attrs, "max", 0) : INFINITY;
+        return true;
+    }
+    return false;
+}
+
+/* Decides fusions for node ni (Conv/Gemm) before it is planned: a following
+ * Add whose other operand's buffer can take the result, then Relu/Clip. */
+static void plan_fusion(gir_session *s, rt_node *rn)
+{
+    const gir_graph *g = s->g;
+    rn->call.act.on = false;
+    rn->call.accumulate = false;
+    if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD)) || rn->n->n_out < 1 || rn->n->out[0] < 0)
+        return;
+    int32_t cur = rn->n->out[0];
+    int32_t q = sole_consumer(s, cur);
+    if (q < 0)
+        return;
+    const gir_node *qn = g->nodes[q];
+    if ((rn->k->flags & RT_FUSE_ADD) && qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
+        int32_t other = qn->in[0] == cur ? qn->in[1] : qn->in[0];
+        rt_value *ov = other >= 0 ? &s->vals[other] : NULL;
+        /* the residual: an intermediate float tensor of the same shape, in
+         * its own buffer, whose last remaining use is this Add */
+        if (ov && other != cur && ov->kind == RV_INTER && ov->buf >= 0 && ov->alias < 0 && !ov->is_output &&
+            ov->remaining == 1 && s->bufs[ov->buf].refs == 1 && ov->t.dtype == GIR_DT_F32 && ov->produced) {
+            rn->call.accumulate = true; /* shape checked after prepare */
+            s->nodes[q].skip = true;
+            cur = qn->out[0];
+            q = sole_consumer(s, cur);
+            if (q < 0)
+                return;
+            qn = g->nodes[q];
+        } else {
+            return;
+        }
+    }
+    if ((rn->k->flags & RT_FUSE_ACT) && qn->n_in >= 1 && qn->in[0] == cur && qn->n_out == 1 && qn->out[0] >= 0 &&
+        node_act(qn, &rn->call.act))
+        s->nodes[q].skip = true;
+}
+
+/* The residual value of a fused Add following node rn. */
+static int32_t fused_residual(const gir_session *s, const rt_node *rn, int32_t *add_node)
+{
+    int32_t cur = rn->n->out[0];
+    int32_t q = sole_consumer(s, cur);
+    const gir_node *qn = s->g->nodes[q];
+    *add_node = q;
+    return qn->in[0] == cur ? qn->in[1] : qn->in[0];
+}
+
+static void undo_fusion(gir_session *s, rt_node *rn)
+{
+    int32_t cur = rn->n->out[0];
+    for (int step = 0; step < 2; step++) {
+        int32_t q = sole_consumer(s, cur);
+        if (q < 0 || !s->nodes[q].skip)
+            break;
+        s->nodes[q].skip = false;
+        cur = s->g->nodes[q]->out[0];
+    }
+    rn->call.accumulate = false;
+    rn->call.act.on = false;
+}
+
+static gir_status plan(gir_session *s, gir_error *err)
+{
+    const gir_graph *g = s->g;
+    free_buffers(s);
+    s->planned = false;
+    for (size_t i = 0; i < g->n_values; i++) {
+        rt_value *v = &s->vals[i];
+        v->remaining = v->uses;
+        v->buf = -1;
+        v->alias = -1;
+        v->produced = v->kind != RV_INTER;
+        if (v->kind == RV_INPUT) {
+            if (!v->fed)
+                return gir_fail(err, GIR_E_ARGUMENT, "input '%s' was not given", g->values[i]->name);
+            v->t.dtype = v->fed->dtype;
+            v->t.shape = v->fed->shape;
+            v->t.numel = (size_t)(gir_dtype_size(v->fed->dtype) ? v->fed->nbytes / gir_dtype_size(v->fed->dtype) : 0);
+            s->planned_shapes[i] = v->fed->shape;
+        } else if (v->kind == RV_INTER) {
+            memset(&v->t, 0, sizeof v->t);
+        }
+    }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        s->nodes[i].skip = false;
+    size_t scratch = 0;
+    for (size_t oi = 0; oi < s->n_order; oi++) {
+        rt_node *rn = &s->nodes[s->order[oi]];
+        const gir_node *n = rn->n;
+        rt_call *c = &rn->call;
+        gir_status st;
+        for (size_t j = 0; j < n->n_in; j++) {
+            int32_t vi = n->in[j];
+            c->in[j] = vi >= 0 ? &s->vals[vi].t : NULL;
+            c->in_const[j] = vi >= 0 && s->vals[vi].kind == RV_CONST && !s->vals[vi].fed;
+        }
+        for (size_t j = 0; j < n->n_out; j++)
+            c->out[j] = n->out[j] >= 0 ? &s->vals[n->out[j]].t : NULL;
+        c->th = s->th;
+        c->stream = s->stream;
+        if (rn->skip) {
+            /* fused into its producer: its output is the producer's result */
+            /* (a fused Add's two inputs share one buffer) */
+            int32_t o = n->out[0], src = n->in[0];
+            s->vals[o].t = s->vals[src].t;
+            s->vals[o].buf = s->vals[src].buf;
+            s->bufs[s->vals[o].buf].refs++;
+            s->vals[o].produced = true;
+        } else {
+            plan_fusion(s, rn);
+            st = rn->k->prepare(c, err);
+            if (st) {
+                gir_err_node(err, n->name);
+                return st;
+            }
+            if (c->accumulate) {
+                int32_t add;
+                int32_t res = fused_residual(s, rn, &add);
+                rt_value *rv = &s->vals[res];
+                if (!gir_shape_equal(&rv->t.shape, &c->out[0]->shape) || c->out[0]->dtype != GIR_DT_F32)
+                    undo_fusion(s, rn);
+            }
+            for (size_t j = 0; j < n->n_out; j++) {
+                int32_t vi = n->out[j];
+                if (vi < 0)
+                    continue;
+                rt_value *v = &s->vals[vi];
+                if (v->t.dtype == GIR_DT_UNKNOWN) {
+                    gir_status e = gir_fail(err, GIR_E_INTERNAL, "kernel left output %zu of %s without a type", j,
+                                            gir_op_name(n->op));
+                    gir_err_node(err, n->name);
+                    return e;
+                }
+                size_t bytes = v->t.numel * gir_dtype_size(v->t.dtype);
+                int32_t in0 = n->n_in > 0 ? n->in[0] : -1;
+                if (j == 0 && (rn->k->flags & RT_VIEW) && in0 >= 0) {
+                    rt_value *iv = &s->vals[in0];
+                    if (iv->buf >= 0) {
+                        v->buf = iv->buf;
+                        s->bufs[v->buf].refs++;
+                    } else {
+                        v->alias = storage_of(s, in0);
+                    }
+                } else if (j == 0 && c->accumulate) {
+                    int32_t add;
+                    rt_value *rv = &s->vals[fused_residual(s, rn, &add)];
+                    v->buf = rv->buf;
+                    s->bufs[v->buf].refs++;
+                } else if (j == 0 && (rn->k->flags & RT_INPLACE) && !s->keep && in0 >= 0 &&
+                           s->vals[in0].kind == RV_INTER && s->vals[in0].buf >= 0 && !s->vals[in0].is_output &&
+                           s->bufs[s->vals[in0].buf].refs == 1 &&
+                           s->vals[in0].t.numel * gir_dtype_size(s->vals[in0].t.dtype) == bytes) {
+                    /* in0 dies here unless another input slot of this node still reads it */
+                    size_t occ = 0;
+                    for (size_t k2 = 0; k2 < n->n_in; k2++)
+                        if (n->in[k2] == in0)
+                            occ++;
+                    if (s->vals[in0].remaining == (int)occ && occ == 1) {
+                        v->buf = s->vals[in0].buf;
+                        s->bufs[v->buf].refs++;
+                    } else if ((st = buf_alloc(s, bytes ? bytes : 1, &v->buf, err))) {
+                        return st;
+                    }
+                } else if ((st = buf_alloc(s, bytes ? bytes : 1, &v->buf, err))) {
+                    return st;
+                }
+                v->produced = true;
+            }
+            if (c->scratch_bytes > scratch)
+                scratch = c->scratch_bytes;
+        }
+        /* inputs die after their last use (never in keep mode) */
+        for (size_t j = 0; j < n->n_in; j++) {
+            int32_t vi = n->in[j];
+            if (vi < 0)
+                continue;
+            rt_value *v = &s->vals[vi];
+            if (--v->remaining == 0 && v->kind == RV_INTER && !s->keep)
+                buf_release(s, v->buf);
+        }
+        for (size_t j = 0; j < n->n_out; j++) {
+            int32_t vi = n->out[j];
+            if (vi >= 0 && s->vals[vi].uses == 0 && !s->keep)
+                buf_release(s, s->vals[vi].buf);
+        }
+    }
+    for (size_t i = 0; i < s->n_bufs; i++) {
+        size_t cap = (s->bufs[i].cap + 63) / 64 * 64;
+        if (posix_memalign(&s->bufs[i].p, 64, cap) != 0) {
+            s->bufs[i].p = NULL;
+            return gir_nomem(err);
+        }
+    }
+    if (scratch) {
+        size_t cap = (scratch + 63) / 64 * 64;
+        if (posix_memalign(&s->scratch, 64, cap) != 0) {
+            s->scratch = NULL;
+            return gir_nomem(err);
+        }
+        s->scratch_bytes = scratch;
+    }
+    s->planned = true;
+    return GIR_OK;
+}
+
+static bool shapes_changed(const gir_session *s)
+{
+    for (size_t i = 0; i < s->g->n_values; i++) {
+        const rt_value *v = &s->vals[i];
+        if (v->kind == RV_INPUT && v->fed &&
+            (!gir_shape_equal(&v->fed->shape, &s->planned_shapes[i]) || v->fed->dtype != v->t.dtype))
+            return true;
+    }
+    return false;
+}
+
+static void *value_data(const gir_session *s, int32_t vi)
+{
+    vi = storage_of(s, vi);
+    const rt_value *v = &s->vals[vi];
+    if (v->fed)
+        return v->fed->data;
+    if (v->kind == RV_CONST)
+        return v->src ? v->src->data : NULL;
+    return v->buf >= 0 ? s->bufs[v->buf].p : NULL;
+}
+
+GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
+{
+    const gir_graph *g = s->g;
+    gir_status st;
+    free_results(s);
+    clear_warnings(s);
+    for (size_t i = 0; i < s->n_inputs; i++)
+        if (!s->vals[s->inputs[i]].fed)
+            return gir_fail(err, GIR_E_ARGUMENT, "input '%s' was not given", g->values[s->inputs[i]]->name);
+    if (s->consts_fed) {
+        /* constants overridden: kernels rebuild what they packed */
+        for (size_t k = 0; k < g->n_nodes; k++)
+            node_free_state(&s->nodes[k]);
+        s->planned = false;
+        s->consts_fed = false;
+    }
+    if (!s->planned || shapes_changed(s)) {
+        if ((st = plan(s, err)))
+            return st;
+    }
+    for (size_t i = 0; i < g->n_values; i++)
+        s->vals[i].t.data = value_data(s, (int32_t)i);
+    for (size_t oi = 0; oi < s->n_order; oi++) {
+        rt_node *rn = &s->nodes[s->order[oi]];
+        if (rn->skip)
+            continue;
+        rn->call.scratch = s->scratch;
+        rn->call.stream = s->stream;
+        st = rn->k->run(&rn->call, err);
+        if (st) {
+            gir_err_node(err, rn->n->name);
+            return st;
+        }
+    }
+    s->results = calloc(g->n_outputs ? g->n_outputs : 1, sizeof *s->results);
+    if (!s->results)
+        return gir_nomem(err);
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const rt_value *v = &s->vals[g->outputs[i]];
+        if ((st = gir_tensor_create(v->t.dtype, &v->t.shape, v->t.data, v->t.numel * gir_dtype_size(v->t.dtype),
+                                    &s->results[i], err)))
+            return st;
+        s->n_results++;
+    }
+    return GIR_OK;
+}
+
+GIR_API size_t gir_session_output_count(const gir_session *s)
+{
+    return s->g->n_outputs;
+}
+
+GIR_API gir_tensor *gir_session_output(const gir_session *s, size_t i)
+{
+    return i < s->n_results ? s->results[i] : NULL;
+}
+
+GIR_API gir_tensor *gir_session_value(const gir_session *s, const char *name)
+{
+    int32_t vi = gir_graph_value_index(s->g, name);
+    if (vi < 0 || !s->planned || s->n_results != s->g->n_outputs)
+        return NULL;
+    const rt_value *v = &s->vals[vi];
+    if (v->kind == RV_INTER && !s->keep && !v->is_output)
+        return NULL;
+    if (!v->t.data || v->t.dtype == GIR_DT_UNKNOWN)
+        return NULL;
+    gir_tensor *t;
+    if (gir_tensor_create(v->t.dtype, &v->t.shape, v->t.data, v->t.numel * gir_dtype_size(v->t.dtype), &t, NULL))
+        return NULL;
+    return t;
+}
+
+GIR_API gir_status gir_tensor_create(gir_dtype dtype, const gir_shape *shape, const void *data, size_t nbytes,
+                                     gir_tensor **out, gir_error *err)
+{
+    *out = NULL;
+    uint64_t need;
+    gir_status st = gir_tensor_size(dtype, shape, &need, err);
+    if (st)
+        return st;
+    if (data && need != nbytes)
+        return gir_fail(err, GIR_E_ARGUMENT, "%zu bytes given for a tensor of %llu bytes", nbytes,
+                        (unsigned long long)need);
+    gir_tensor *t;
+    if ((st = gir_tensor_new(dtype, shape, &t, err)))
+        return st;
+    if (data && need)
+        memcpy(t->data, data, (size_t)need);
+    *out = t;
+    return GIR_OK;
+}
+
+GIR_API bool gir_runtime_supports_op(const char *op)
+{
+    gir_op o = gir_op_from_name(op);
+    return o != GIR_OP_OPAQUE && gir_rt_kernel(o) != NULL;
+}
+
+size_t gir_rt_planned_bytes(const gir_session *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_bufs; i++)
+        n += s->bufs[i].cap;
+    return n;
+}
+
+size_t gir_rt_fused_count(const gir_session *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->g->n_nodes; i++)
+        n += s->nodes[i].skip;
+    return n;
+}

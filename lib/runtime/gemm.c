@@ -1,0 +1,451 @@
+/* Blocked single-precision GEMM: driver, packing, portable kernel, dispatch. */
+#include "gemm_impl.h"
+
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- portable kernel: 4 x 8 with GCC vector extensions ---------------- */
+
+typedef float v4f __attribute__((vector_size(16)));
+
+#define GEN_MR 4
+#define GEN_NR 8
+
+static inline v4f v4f_load(const float *p)
+{
+    v4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void kernel_generic(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m, size_t n,
+                           const gemm_ep *ep)
+{
+    v4f acc[GEN_MR][2];
+    for (int r = 0; r < GEN_MR; r++)
+        acc[r][0] = acc[r][1] = (v4f){ 0, 0, 0, 0 };
+    for (size_t k = 0; k < kc; k++) {
+        v4f b0 = v4f_load(b), b1 = v4f_load(b + 4);
+        for (int r = 0; r < GEN_MR; r++) {
+            v4f ar = { a[r], a[r], a[r], a[r] };
+            acc[r][0] += ar * b0;
+            acc[r][1] += ar * b1;
+        }
+        a += GEN_MR;
+        b += GEN_NR;
+    }
+    float t[GEN_MR][GEN_NR];
+    memcpy(t, acc, sizeof t);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float *p = &c[i * ldc + j];
+            *p = gemm_ep_apply(ep, t[i][j], ep->beta != 0.0f ? *p : 0.0f, i, j);
+        }
+}
+
+static const gemm_impl impl_generic = {
+    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic,
+};
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+static bool cpu_has(gir_gemm_isa isa)
+{
+#ifdef GIR_GEMM_X86
+    __builtin_cpu_init();
+    switch (isa) {
+    case GIR_GEMM_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case GIR_GEMM_AVX512:
+        return __builtin_cpu_supports("avx512f");
+    default:
+        break;
+    }
+#endif
+    return isa == GIR_GEMM_GENERIC || isa == GIR_GEMM_AUTO;
+}
+
+const char *gir_gemm_isa_name(gir_gemm_isa isa)
+{
+    switch (isa) {
+    case GIR_GEMM_AUTO:
+        return "auto";
+    case GIR_GEMM_GENERIC:
+        return "generic";
+    case GIR_GEMM_AVX2:
+        return "avx2";
+    case GIR_GEMM_AVX512:
+        return "avx512";
+    default:
+        return "?";
+    }
+}
+
+bool gir_gemm_isa_supported(gir_gemm_isa isa)
+{
+    if ((unsigned)isa >= GIR_GEMM_ISA_COUNT_)
+        return false;
+    return cpu_has(isa);
+}
+
+gir_gemm_isa gir_gemm_isa_best(void)
+{
+    if (cpu_has(GIR_GEMM_AVX512))
+        return GIR_GEMM_AVX512;
+    if (cpu_has(GIR_GEMM_AVX2))
+        return GIR_GEMM_AVX2;
+    return GIR_GEMM_GENERIC;
+}
+
+static const gemm_impl *impl_for(gir_gemm_isa isa)
+{
+    if (isa == GIR_GEMM_AUTO || !cpu_has(isa))
+        isa = gir_gemm_isa_best();
+    switch (isa) {
+#ifdef GIR_GEMM_X86
+    case GIR_GEMM_AVX512:
+        return &gir_gemm_impl_avx512;
+    case GIR_GEMM_AVX2:
+        return &gir_gemm_impl_avx2;
+#endif
+    default:
+        return &impl_generic;
+    }
+}
+
+static const gemm_impl *const all_impls[] = {
+    &impl_generic,
+#ifdef GIR_GEMM_X86
+    &gir_gemm_impl_avx2,
+    &gir_gemm_impl_avx512,
+#endif
+};
+
+size_t gir_gemm_workspace_floats(void)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < sizeof all_impls / sizeof all_impls[0]; i++) {
+        const gemm_impl *im = all_impls[i];
+        size_t need = im->mc * im->kc + im->kc * im->nc;
+        if (need > most)
+            most = need;
+    }
+    return most;
+}
+
+/* ---- packing ------------------------------------------------------------ */
+
+/* Packs rows [i0, i0+mc) x columns [p0, p0+kc) of op(A) into panels of mr
+ * rows (k-major), zero-padding the last panel. */
+static void pack_a(bool trans, const float *a, size_t lda, size_t m, size_t i0, size_t mc, size_t p0, size_t kc,
+                   size_t mr, float *dst)
+{
+    for (size_t ir = 0; ir < mc; ir += mr) {
+        size_t rows = mc - ir < mr ? mc - ir : mr;
+        size_t i = i0 + ir;
+        if (i + rows > m)
+            rows = m > i ? m - i : 0;
+        if (trans) {
+            /* op(A)[i][k] = a[k*lda + i]: mr contiguous floats per k */
+            for (size_t k = 0; k < kc; k++) {
+                const float *src = a + (p0 + k) * lda + i;
+                size_t r = 0;
+                for (; r < rows; r++)
+                    dst[r] = src[r];
+                for (; r < mr; r++)
+                    dst[r] = 0.0f;
+                dst += mr;
+            }
+        } else {
+            const float *src = a + i * lda + p0;
+            if (rows == mr) {
+                for (size_t k = 0; k < kc; k++)
+                    for (size_t r = 0; r < mr; r++)
+                        dst[k * mr + r] = src[r * lda + k];
+            } else {
+                for (size_t k = 0; k < kc; k++) {
+                    size_t r = 0;
+                    for (; r < rows; r++)
+                        dst[k * mr + r] = src[r * lda + k];
+                    for (; r < mr; r++)
+                        dst[k * mr + r] = 0.0f;
+                }
+            }
+            dst += kc * mr;
+        }
+    }
+}
+
+/* Packs rows [p0, p0+kc) x columns [j0, j0+nc) of op(B) into panels of nr
+ * columns (b[k*nr + c]), zero-padding the last panel. */
+static void pack_b(bool trans, const float *b, size_t ldb, size_t p0, size_t kc, size_t j0, size_t nc, size_t nr,
+                   float *dst)
+{
+    size_t full = nc / nr * nr, rest = nc - full;
+    if (!trans) {
+        /* Row by row: the source streams contiguously, each row of nc
+         * floats lands in nc/nr panels at k*nr. */
+        for (size_t k = 0; k < kc; k++) {
+            const float *src = b + (p0 + k) * ldb + j0;
+            float *d = dst + k * nr;
+            for (size_t jr = 0; jr < full; jr += nr)
+                memcpy(d + jr * kc, src + jr, nr * sizeof(float));
+            if (rest) {
+                memcpy(d + full * kc, src + full, rest * sizeof(float));
+                memset(d + full * kc + rest, 0, (nr - rest) * sizeof(float));
+            }
+        }
+        return;
+    }
+    /* op(B)[k][j] = b[j*ldb + k] */
+    for (size_t jr = 0; jr < nc; jr += nr) {
+        size_t cols = nc - jr < nr ? nc - jr : nr;
+        const float *src = b + (j0 + jr) * ldb + p0;
+        for (size_t c = 0; c < cols; c++)
+            for (size_t k = 0; k < kc; k++)
+                dst[k * nr + c] = src[c * ldb + k];
+        for (size_t c = cols; c < nr; c++)
+            for (size_t k = 0; k < kc; k++)
+                dst[k * nr + c] = 0.0f;
+        dst += kc * nr;
+    }
+}
+
+gir_gemm_blayout gir_gemm_b_layout(gir_gemm_isa isa)
+{
+    const gemm_impl *im = impl_for(isa);
+    gir_gemm_blayout l = { im->isa, im->nr, im->kc };
+    return l;
+}
+
+size_t gir_gemm_packed_b_floats(const gir_gemm_blayout *l, size_t k, size_t n)
+{
+    uint64_t npad = (n + l->nr - 1) / l->nr * l->nr, total;
+    if (!gir_mul_u64(npad, k, &total) || total > SIZE_MAX / 8)
+        return 0;
+    return (size_t)total;
+}
+
+gir_status gir_gemm_pack_a(gir_gemm_isa isa, bool trans_a, size_t m, size_t k, const float *a, size_t lda,
+                           gir_gemm_packed *out, gir_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const gemm_impl *im = impl_for(isa);
+    size_t mpad = (m + im->mr - 1) / im->mr * im->mr;
+    uint64_t n;
+    if (!gir_mul_u64(mpad, k ? k : 1, &n) || !gir_mul_u64(n, sizeof(float), &n) || n > SIZE_MAX / 2)
+        return gir_fail(err, GIR_E_LIMIT, "matrix of %zu x %zu is too large to pack", m, k);
+    float *data;
+    if (posix_memalign((void **)&data, 64, (size_t)n) != 0)
+        return gir_nomem(err);
+    /* Block pc holds all mpad rows of columns [pc, pc+kc) as mr-row panels. */
+    for (size_t pc = 0; pc < k; pc += im->kc) {
+        size_t kc = k - pc < im->kc ? k - pc : im->kc;
+        pack_a(trans_a, a, lda, m, 0, mpad, pc, kc, im->mr, data + pc * mpad);
+    }
+    out->isa = im->isa;
+    out->m = m;
+    out->k = k;
+    out->data = data;
+    return GIR_OK;
+}
+
+void gir_gemm_packed_free(gir_gemm_packed *p)
+{
+    if (p) {
+        free(p->data);
+        p->data = NULL;
+    }
+}
+
+/* ---- driver --------------------------------------------------------------- */
+
+typedef struct gemm_job {
+    const gir_gemm_args *g;
+    const gemm_impl *im;
+    gir_threads *th;
+    bool split_n;
+} gemm_job;
+
+/* C's rows [i0, i1) x columns [j0, j1) on one worker. */
+static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, size_t i1, size_t j0, size_t j1,
+                       float *ws)
+{
+    const size_t MR = im->mr, NR = im->nr, MC = im->mc, KC = im->kc, NC = im->nc;
+    const size_t K = g->k;
+    float *pa = ws, *pb_ws = ws + MC * KC;
+    const float *pb;
+    size_t mpad = 0, npad = (g->n + NR - 1) / NR * NR;
+    if (g->packed_a)
+        mpad = (g->m + MR - 1) / MR * MR;
+    for (size_t jc = j0; jc < j1; jc += NC) {
+        size_t nc = j1 - jc < NC ? j1 - jc : NC;
+        for (size_t pc = 0; pc < K; pc += KC) {
+            size_t kc = K - pc < KC ? K - pc : KC;
+            bool first = pc == 0, last = pc + kc == K;
+            if (g->packed_b) {
+                pb = g->packed_b + pc * npad + jc * kc; /* jc is a multiple of NR */
+            } else {
+                pack_b(g->trans_b, g->b, g->ldb, pc, kc, jc, nc, NR, pb_ws);
+                pb = pb_ws;
+            }
+            gemm_ep ep = { g->alpha, first ? g->beta : 1.0f, NULL, NULL, last && g->clamp, g->lo, g->hi };
+            for (size_t ic = i0; ic < i1; ic += MC) {
+                size_t mc = i1 - ic < MC ? i1 - ic : MC;
+                const float *ablk;
+                if (g->packed_a) {
+                    ablk = g->packed_a->data + pc * mpad + ic * kc;
+                } else {
+                    pack_a(g->trans_a, g->a, g->lda, g->m, ic, mc, pc, kc, MR, pa);
+                    ablk = pa;
+                }
+                for (size_t jr = 0; jr < nc; jr += NR) {
+                    size_t n = nc - jr < NR ? nc - jr : NR;
+                    const float *bp = pb + jr * kc;
+                    ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
+                    for (size_t ir = 0; ir < mc; ir += MR) {
+                        size_t m = mc - ir < MR ? mc - ir : MR;
+                        ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
+                        im->kernel(kc, ablk + ir * kc, bp, g->c + (ic + ir) * g->ldc + jc + jr, g->ldc, m, n, &ep);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void gemm_worker(void *ctx, int w, int nw)
+{
+    const gemm_job *job = ctx;
+    const gir_gemm_args *g = job->g;
+    size_t b, e;
+    if (job->split_n) {
+        gir_split_range(g->n, job->im->nr, w, nw, &b, &e);
+        if (b < e)
+            gemm_block(g, job->im, 0, g->m, b, e, gir_threads_scratch(job->th, w));
+    } else {
+        gir_split_range(g->m, job->im->mr, w, nw, &b, &e);
+        if (b < e)
+            gemm_block(g, job->im, b, e, 0, g->n, gir_threads_scratch(job->th, w));
+    }
+}
+
+/* ---- one row of C (batch-1 dense layers): memory bound, no packing ------- */
+
+static float dot_v4(const float *x, const float *y, size_t n)
+{
+    v4f s0 = { 0, 0, 0, 0 }, s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 += v4f_load(x + i) * v4f_load(y + i);
+        s1 += v4f_load(x + i + 4) * v4f_load(y + i + 4);
+        s2 += v4f_load(x + i + 8) * v4f_load(y + i + 8);
+        s3 += v4f_load(x + i + 12) * v4f_load(y + i + 12);
+    }
+    v4f s = (s0 + s1) + (s2 + s3);
+    float r = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < n; i++)
+        r += x[i] * y[i];
+    return r;
+}
+
+static void gemv_cols(const gir_gemm_args *g, size_t j0, size_t j1)
+{
+    gemm_ep ep = { g->alpha, g->beta, g->bias_m, NULL, g->clamp, g->lo, g->hi };
+    const float *a = g->a; /* one row of op(A): contiguous unless transposed */
+    size_t sa = g->trans_a ? g->lda : 1;
+    if (g->trans_b) {
+        /* op(B)[k][j] = b[j*ldb + k]: one dot product per column */
+        for (size_t j = j0; j < j1; j++) {
+            float acc;
+            if (sa == 1) {
+                acc = dot_v4(a, g->b + j * g->ldb, g->k);
+            } else {
+                acc = 0.0f;
+                for (size_t k = 0; k < g->k; k++)
+                    acc += a[k * sa] * g->b[j * g->ldb + k];
+            }
+            gemm_ep e = ep;
+            e.bias_n = g->bias_n ? g->bias_n + j : NULL;
+            float *p = &g->c[j];
+            *p = gemm_ep_apply(&e, acc, g->beta != 0.0f ? *p : 0.0f, 0, 0);
+        }
+        return;
+    }
+    /* op(B) rows are contiguous: accumulate a[k] * B[k, j0..j1) in blocks */
+    enum { BLK = 512 };
+    float acc[BLK];
+    for (size_t jb = j0; jb < j1; jb += BLK) {
+        size_t nb = j1 - jb < BLK ? j1 - jb : BLK;
+        for (size_t j = 0; j < nb; j++)
+            acc[j] = 0.0f;
+        for (size_t k = 0; k < g->k; k++) {
+            const float av = a[k * sa];
+            const float *br = g->b + k * g->ldb + jb;
+            for (size_t j = 0; j < nb; j++)
+                acc[j] += av * br[j];
+        }
+        gemm_ep e2 = ep;
+        e2.bias_n = g->bias_n ? g->bias_n + jb : NULL;
+        for (size_t j = 0; j < nb; j++) {
+            float *p = &g->c[jb + j];
+            *p = gemm_ep_apply(&e2, acc[j], g->beta != 0.0f ? *p : 0.0f, 0, j);
+        }
+    }
+}
+
+typedef struct gemv_job {
+    const gir_gemm_args *g;
+} gemv_job;
+
+static void gemv_worker(void *ctx, int w, int nw)
+{
+    const gemv_job *j = ctx;
+    size_t b, e;
+    gir_split_range(j->g->n, 16, w, nw, &b, &e);
+    if (b < e)
+        gemv_cols(j->g, b, e);
+}
+
+/* k == 0: C = beta*C + biases, clamped. */
+static void gemm_no_k(const gir_gemm_args *g)
+{
+    gemm_ep ep = { g->alpha, g->beta, g->bias_m, g->bias_n, g->clamp, g->lo, g->hi };
+    for (size_t i = 0; i < g->m; i++)
+        for (size_t j = 0; j < g->n; j++) {
+            float *p = &g->c[i * g->ldc + j];
+            *p = gemm_ep_apply(&ep, 0.0f, g->beta != 0.0f ? *p : 0.0f, i, j);
+        }
+}
+
+void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
+{
+    if (g->m == 0 || g->n == 0)
+        return;
+    if (g->k == 0) {
+        gemm_no_k(g);
+        return;
+    }
+    if (g->m == 1 && !g->packed_a && !g->packed_b) {
+        gemv_job gj = { g };
+        if (gir_threads_count(th) > 1 && (double)g->n * (double)g->k >= 65536.0)
+            gir_threads_run(th, gemv_worker, &gj);
+        else
+            gemv_cols(g, 0, g->n);
+        return;
+    }
+    const gemm_impl *im = g->packed_a ? impl_for(g->packed_a->isa) : impl_for(g->isa);
+    gemm_job job = { g, im, th, false };
+    int nw = gir_threads_count(th);
+    double work = (double)g->m * (double)g->n * (double)g->k;
+    if (nw == 1 || work < 65536.0) {
+        gemm_block(g, im, 0, g->m, 0, g->n, gir_threads_scratch(th, 0));
+        return;
+    }
+    /* Split the dimension that gives each worker whole, full tiles. */
+    size_t units_n = (g->n + im->nr - 1) / im->nr, units_m = (g->m + im->mr - 1) / im->mr;
+    job.split_n = units_n >= (size_t)nw * 4 || units_n >= units_m;
+    gir_threads_run(th, gemm_worker, &job);
+}

@@ -1,0 +1,53 @@
+/* Private to gemm.c and its ISA-specific kernels. */
+#ifndef GIR_RUNTIME_GEMM_IMPL_H
+#define GIR_RUNTIME_GEMM_IMPL_H
+
+#include "gemm.h"
+
+/* What a micro-kernel does with its tile when it stores it. */
+typedef struct gemm_ep {
+    float alpha;
+    float beta;           /* 0: C not read; 1: C added; else beta*C added */
+    const float *bias_m;  /* at the tile's first row, or NULL */
+    const float *bias_n;  /* at the tile's first column, or NULL */
+    bool clamp;
+    float lo, hi;
+} gemm_ep;
+
+/* Multiplies a packed MR x kc panel of A (k-major: a[k*MR + r]) by a packed
+ * kc x NR panel of B (b[k*NR + c]) and stores the top-left m x n corner of
+ * the MR x NR result into c (row stride ldc) as ep says. */
+typedef void (*gemm_kernel_fn)(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
+                               size_t n, const gemm_ep *ep);
+
+typedef struct gemm_impl {
+    gir_gemm_isa isa;
+    size_t mr, nr;      /* register tile */
+    size_t mc, kc, nc;  /* cache blocks: mc % mr == 0, nc % nr == 0 */
+    gemm_kernel_fn kernel;
+} gemm_impl;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GIR_GEMM_X86 1
+extern const gemm_impl gir_gemm_impl_avx2;
+extern const gemm_impl gir_gemm_impl_avx512;
+#endif
+
+/* Applies ep to one scalar result (shared by the kernels' edge paths). */
+static inline float gemm_ep_apply(const gemm_ep *ep, float acc, float c, size_t i, size_t j)
+{
+    float v = ep->alpha * acc;
+    if (ep->beta == 1.0f)
+        v += c;
+    else if (ep->beta != 0.0f)
+        v += ep->beta * c;
+    if (ep->bias_m)
+        v += ep->bias_m[i];
+    if (ep->bias_n)
+        v += ep->bias_n[j];
+    if (ep->clamp)
+        v = v < ep->lo ? ep->lo : (v > ep->hi ? ep->hi : v);
+    return v;
+}
+
+#endif

@@ -1,0 +1,146 @@
+/* x86-64 GEMM micro-kernels: AVX2+FMA (6 x 16) and AVX-512F (8 x 32).
+ * Compiled for the baseline ISA; each kernel is a target-attributed
+ * function that gemm.c calls only after checking the CPU at run time. */
+#include "gemm_impl.h"
+
+#ifdef GIR_GEMM_X86
+
+#include <immintrin.h>
+
+/* ---- AVX-512F ------------------------------------------------------------ */
+
+#define A512_MR 8
+#define A512_NR 32
+#define TGT512 __attribute__((target("avx512f")))
+
+TGT512 static inline __mmask16 mask16(size_t n)
+{
+    return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u);
+}
+
+TGT512 static inline __m512 ep512(__m512 v, float *c, __mmask16 mk, const gemm_ep *ep, __m512 vbeta, __m512 bn,
+                                  size_t r)
+{
+    if (ep->alpha != 1.0f)
+        v = _mm512_mul_ps(v, _mm512_set1_ps(ep->alpha));
+    if (ep->beta == 1.0f)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, c));
+    else if (ep->beta != 0.0f)
+        v = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(mk, c), v);
+    if (ep->bias_m)
+        v = _mm512_add_ps(v, _mm512_set1_ps(ep->bias_m[r]));
+    if (ep->bias_n)
+        v = _mm512_add_ps(v, bn);
+    if (ep->clamp) /* max/min return the second operand on NaN: NaN stays */
+        v = _mm512_min_ps(_mm512_set1_ps(ep->hi), _mm512_max_ps(_mm512_set1_ps(ep->lo), v));
+    return v;
+}
+
+TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
+                                 size_t n, const gemm_ep *ep)
+{
+    __m512 acc[A512_MR][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < A512_MR; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (size_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < A512_MR; r++) {
+            __m512 ar = _mm512_set1_ps(a[r]);
+            acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
+        }
+        a += A512_MR;
+        b += A512_NR;
+    }
+    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
+    __m512 vbeta = _mm512_set1_ps(ep->beta);
+    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
+    if (ep->bias_n) {
+        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
+        if (m1)
+            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
+    }
+    for (size_t r = 0; r < m; r++) {
+        float *cr = c + r * ldc;
+        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
+        if (m1)
+            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
+    }
+}
+
+const gemm_impl gir_gemm_impl_avx512 = {
+    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512,
+};
+
+/* ---- AVX2 + FMA ------------------------------------------------------------ */
+
+#define A2_MR 6
+#define A2_NR 16
+#define TGT2 __attribute__((target("avx2,fma")))
+
+TGT2 static inline __m256i mask8(size_t n)
+{
+    __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n > 8 ? 8 : n)), iota);
+}
+
+TGT2 static inline __m256 ep256(__m256 v, float *c, __m256i mk, const gemm_ep *ep, __m256 vbeta, __m256 bn,
+                                size_t r)
+{
+    if (ep->alpha != 1.0f)
+        v = _mm256_mul_ps(v, _mm256_set1_ps(ep->alpha));
+    if (ep->beta == 1.0f)
+        v = _mm256_add_ps(v, _mm256_maskload_ps(c, mk));
+    else if (ep->beta != 0.0f)
+        v = _mm256_fmadd_ps(vbeta, _mm256_maskload_ps(c, mk), v);
+    if (ep->bias_m)
+        v = _mm256_add_ps(v, _mm256_set1_ps(ep->bias_m[r]));
+    if (ep->bias_n)
+        v = _mm256_add_ps(v, bn);
+    if (ep->clamp)
+        v = _mm256_min_ps(_mm256_set1_ps(ep->hi), _mm256_max_ps(_mm256_set1_ps(ep->lo), v));
+    return v;
+}
+
+TGT2 static void kernel_avx2(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m, size_t n,
+                             const gemm_ep *ep)
+{
+    __m256 acc[A2_MR][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < A2_MR; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (size_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < A2_MR; r++) {
+            __m256 ar = _mm256_broadcast_ss(a + r);
+            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
+        }
+        a += A2_MR;
+        b += A2_NR;
+    }
+    __m256i m0 = mask8(n), m1 = mask8(n > 8 ? n - 8 : 0);
+    bool has1 = n > 8;
+    __m256 vbeta = _mm256_set1_ps(ep->beta);
+    __m256 bn0 = _mm256_setzero_ps(), bn1 = _mm256_setzero_ps();
+    if (ep->bias_n) {
+        bn0 = _mm256_maskload_ps(ep->bias_n, m0);
+        if (has1)
+            bn1 = _mm256_maskload_ps(ep->bias_n + 8, m1);
+    }
+    for (size_t r = 0; r < m; r++) {
+        float *cr = c + r * ldc;
+        _mm256_maskstore_ps(cr, m0, ep256(acc[r][0], cr, m0, ep, vbeta, bn0, r));
+        if (has1)
+            _mm256_maskstore_ps(cr + 8, m1, ep256(acc[r][1], cr + 8, m1, ep, vbeta, bn1, r));
+    }
+}
+
+const gemm_impl gir_gemm_impl_avx2 = {
+    GIR_GEMM_AVX2, A2_MR, A2_NR, 120, 256, 2048, kernel_avx2,
+};
+
+#endif

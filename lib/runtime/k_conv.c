@@ -1,0 +1,848 @@
+/* Conv (1-D to 3-D, groups, dilations, padding modes) through im2col and
+ * the GEMM, a direct depthwise kernel, and ConvTranspose through the GEMM
+ * and col2im. */
+#include "gemm.h"
+#include "rt.h"
+
+#include <stdlib.h>
+
+/* ---- geometry ------------------------------------------------------------ */
+
+/* Keeps every window computation far from overflow. */
+#define GEOM_MAX ((int64_t)1 << 24)
+
+gir_status rt_ints_n(const rt_call *c, const char *name, size_t n, int64_t min, int64_t dflt, int64_t *out,
+                     gir_error *err)
+{
+    const int64_t *v;
+    gir_status st = rt_attr_type(c, name, GIR_ATTR_INTS, err);
+    if (st)
+        return st;
+    ptrdiff_t len = rt_ints(c, name, &v);
+    if (len < 0) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = dflt;
+        return GIR_OK;
+    }
+    if ((size_t)len != n)
+        return gir_fail(err, GIR_E_ATTRIBUTE, "%s has %td values, expected %zu", name, len, n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < min || v[i] > GEOM_MAX)
+            return gir_fail(err, GIR_E_ATTRIBUTE, "%s[%zu] = %lld is outside %lld..%lld", name, i, (long long)v[i],
+                            (long long)min, (long long)GEOM_MAX);
+        out[i] = v[i];
+    }
+    return GIR_OK;
+}
+
+gir_status rt_geom_make(const rt_call *c, const gir_shape *x, const int64_t *k, int nsp, bool dilations,
+                        bool ceil_mode, rt_geom *g, gir_error *err)
+{
+    gir_status st;
+    int64_t s[3], d[3], p[6];
+    memset(g, 0, sizeof *g);
+    g->nsp = nsp;
+    if ((st = rt_ints_n(c, "strides", (size_t)nsp, 1, 1, s, err)))
+        return st;
+    if (dilations) {
+        if ((st = rt_ints_n(c, "dilations", (size_t)nsp, 1, 1, d, err)))
+            return st;
+    } else {
+        for (int i = 0; i < nsp; i++)
+            d[i] = 1;
+    }
+    if ((st = rt_ints_n(c, "pads", (size_t)nsp * 2, 0, 0, p, err)))
+        return st;
+    if ((st = rt_attr_type(c, "auto_pad", GIR_ATTR_STRING, err)))
+        return st;
+    const char *ap = rt_string(c, "auto_pad", "NOTSET");
+    int mode; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    if (strcmp(ap, "NOTSET") == 0)
+        mode = 0;
+    else if (strcmp(ap, "SAME_UPPER") == 0)
+        mode = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0)
+        mode = 2;
+    else if (strcmp(ap, "VALID") == 0)
+        mode = 3;
+    else
+        return gir_fail(err, GIR_E_ATTRIBUTE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    int off = 3 - nsp;
+    for (int i = 0; i < 3; i++) {
+        g->in[i] = g->out[i] = g->k[i] = g->s[i] = g->d[i] = 1;
+        g->pb[i] = g->pe[i] = 0;
+    }
+    for (int i = 0; i < nsp; i++) {
+        int64_t in = x->dims[x->rank - nsp + i];
+        if (k[i] < 1 || k[i] > GEOM_MAX)
+            return gir_fail(err, GIR_E_ATTRIBUTE, "kernel size %lld is outside 1..%lld", (long long)k[i],
+                            (long long)GEOM_MAX);
+        int64_t keff = (k[i] - 1) * d[i] + 1, pb = p[i], pe = p[i + nsp], out;
+        if (mode == 1 || mode == 2) {
+            out = (in + s[i] - 1) / s[i];
+            int64_t total = (out - 1) * s[i] + keff - in;
+            if (total < 0)
+                total = 0;
+            pb = mode == 1 ? total / 2 : total - total / 2;
+            pe = total - pb;
+        } else {
+            if (mode == 3)
+                pb = pe = 0;
+            int64_t span = in + pb + pe - keff;
+            if (span < 0)
+                return gir_fail(err, GIR_E_SHAPE,
+                                "window of %lld (dilated) is larger than the padded input of %lld along spatial axis %d",
+                                (long long)keff, (long long)(in + pb + pe), i);
+            if (ceil_mode) {
+                out = (span + s[i] - 1) / s[i] + 1;
+                /* the last window must start inside the input or the begin padding */
+                if ((out - 1) * s[i] >= in + pb)
+                    out--;
+            } else {
+                out = span / s[i] + 1;
+            }
+        }
+        g->in[off + i] = (size_t)in;
+        g->out[off + i] = (size_t)out;
+        g->k[off + i] = (size_t)k[i];
+        g->s[off + i] = (size_t)s[i];
+        g->d[off + i] = (size_t)d[i];
+        g->pb[off + i] = (size_t)pb;
+        g->pe[off + i] = (size_t)pe;
+    }
+    return GIR_OK;
+}
+
+/* ---- im2col, straight into the GEMM's packed B panels ----------------------- */
+
+/* Columns for output rows [r0, r1) (a row = one (od, oh) pair) of one
+ * group's channels: B[(c,kd,kh,kw)][(row - r0)*OW + ow], written in the
+ * layout of gir_gemm_blayout l. */
+typedef struct im2col_job {
+    const rt_geom *g;
+    const float *x;  /* the group's first input channel */
+    float *col;
+    size_t r0, r1, K;
+    gir_gemm_blayout l;
+} im2col_job;
+
+/* Short copies and fills inline (library calls cost more than the work on
+ * runs of at most a panel). */
+static inline void copy_run(float *d, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(d + i, src + i, 8 * sizeof(float));
+    for (; i < n; i++)
+        d[i] = src[i];
+}
+
+static inline void zero_run(float *d, size_t n)
+{
+    static const float zeros[8];
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(d + i, zeros, 8 * sizeof(float));
+    for (; i < n; i++)
+        d[i] = 0.0f;
+}
+
+/* One panel at a time (its kc x nr block is written sequentially), all k
+ * rows of it: the panel's columns fall into at most a few output rows
+ * ("segments"), each read as a strip of the input row. */
+static void im2col_rows(void *ctx, size_t p0, size_t p1, int worker)
+{
+    (void)worker;
+    const im2col_job *j = ctx;
+    const rt_geom *g = j->g;
+    const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2], NR = j->l.nr, KC = j->l.kc, K = j->K;
+    const size_t D = g->in[0], H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+    const size_t ncols = (j->r1 - j->r0) * OW, npad = (ncols + NR - 1) / NR * NR;
+    const size_t sw = g->s[2], dw = g->d[2], pw = g->pb[2];
+    enum { MAXSEG = 64 };
+    struct seg {
+        size_t r, ow, len, off;
+    } segs[MAXSEG];
+    for (size_t p = p0; p < p1; p++) {
+        /* the panel's columns [p*NR, p*NR + NR) as runs within output rows */
+        size_t nseg = 0, jcol = p * NR, end = jcol + NR < ncols ? jcol + NR : ncols;
+        while (jcol < end && nseg < MAXSEG) {
+            size_t r = jcol / OW, ow = jcol % OW, len = OW - ow < end - jcol ? OW - ow : end - jcol;
+            segs[nseg++] = (struct seg){ j->r0 + r, ow, len, jcol - p * NR };
+            jcol += len;
+        }
+        size_t filled = end - p * NR; /* columns past the end stay zero */
+        size_t ch = 0, kd = 0, kh = 0, kw = 0;
+        for (size_t k = 0; k < K; k++) {
+            size_t pc = k / KC * KC, kcb = K - pc < KC ? K - pc : KC;
+            float *dst = j->col + pc * npad + p * NR * kcb + (k - pc) * NR;
+            const float *xc = j->x + ch * D * H * W;
+            size_t woff = kw * dw;
+            size_t lo = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
+            size_t hi = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
+            if (hi > OW)
+                hi = OW;
+            if (lo > hi)
+                lo = hi;
+            for (size_t q = 0; q < nseg; q++) {
+                const struct seg *sg = &segs[q];
+                float *d = dst + sg->off;
+                size_t od = sg->r / OH, oh = sg->r % OH;
+                size_t id = od * g->s[0] + kd * g->d[0], ih = oh * g->s[1] + kh * g->d[1];
+                size_t a = lo > sg->ow ? lo : sg->ow, e = hi < sg->ow + sg->len ? hi : sg->ow + sg->len;
+                if (id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H || a >= e) {
+                    zero_run(d, sg->len);
+                    continue;
+                }
+                const float *xs = xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W + a * sw + woff - pw;
+                zero_run(d, a - sg->ow);
+                float *dd = d + (a - sg->ow);
+                size_t m = e - a;
+                if (sw == 1)
+                    copy_run(dd, xs, m);
+                else if (sw == 2)
+                    for (size_t i = 0; i < m; i++)
+                        dd[i] = xs[2 * i];
+                else
+                    for (size_t i = 0; i < m; i++)
+                        dd[i] = xs[i * sw];
+                zero_run(d + (e - sg->ow), sg->ow + sg->len - e);
+            }
+            if (filled < NR)
+                zero_run(dst + filled, NR - filled);
+            /* next (ch, kd, kh, kw) */
+            if (++kw == KW) {
+                kw = 0;
+                if (++kh == KH) {
+                    kh = 0;
+                    if (++kd == KD) {
+                        kd = 0;
+                        ch++;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- depthwise plane kernels -------------------------------------------------- */
+
+#define DW_NAME dw_plane_generic
+#define DW_ATTR
+#define DW_FMA(a, b, c) ((a) * (b) + (c))
+#include "k_dw_body.h"
+#undef DW_NAME
+#undef DW_ATTR
+#undef DW_FMA
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DW_X86 1
+#define DW_NAME dw_plane_avx2
+#define DW_ATTR __attribute__((target("avx2,fma")))
+#define DW_FMA(a, b, c) fmaf((a), (b), (c))
+#include "k_dw_body.h"
+#undef DW_NAME
+#undef DW_ATTR
+#undef DW_FMA
+#define DW_NAME dw_plane_avx512
+#define DW_ATTR __attribute__((target("avx512f,prefer-vector-width=512")))
+#define DW_FMA(a, b, c) fmaf((a), (b), (c))
+#include "k_dw_body.h"
+#undef DW_NAME
+#undef DW_ATTR
+#undef DW_FMA
+#endif
+
+rt_dwplane_fn rt_dwplane_select(int isa)
+{
+    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
+        isa = gir_gemm_isa_best();
+#ifdef DW_X86
+    if (isa == GIR_GEMM_AVX512)
+        return dw_plane_avx512;
+    if (isa == GIR_GEMM_AVX2)
+        return dw_plane_avx2;
+#endif
+    return dw_plane_generic;
+}
+
+/* ---- Conv ---------------------------------------------------------------------- */
+
+typedef struct conv_geo conv_geo;
+typedef struct convt_geo convt_geo;
+
+typedef struct conv_state {
+    gir_gemm_packed *packed; /* per group, when W is constant */
+    size_t n_packed;
+    const void *packed_from; /* W data the packing was made from */
+    size_t *ow_lo;           /* depthwise: per kw */
+    size_t cap_kw;
+    void *geo; /* conv_geo or convt_geo of the current plan */
+} conv_state;
+
+static void conv_release(void *p)
+{
+    conv_state *s = p;
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_packed; i++)
+        gir_gemm_packed_free(&s->packed[i]);
+    free(s->packed);
+    free(s->ow_lo);
+    free(s->geo);
+    free(s);
+}
+
+static gir_status state_geo(conv_state *s, const void *geo, size_t size, gir_error *err)
+{
+    if (!s->geo && !(s->geo = malloc(size)))
+        return gir_nomem(err);
+    memcpy(s->geo, geo, size);
+    return GIR_OK;
+}
+
+struct conv_geo {
+    rt_geom g;
+    size_t N, C, M, G, Cg, Mg, Kg, P, insp;
+    bool depthwise, pointwise;
+    size_t chunk_rows; /* output rows per im2col chunk */
+};
+
+#define IM2COL_MAX_FLOATS ((size_t)1 << 21) /* 8 MiB of columns at a time */
+
+static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
+{
+    const rt_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+    gir_status st;
+    char sx[96], sw[96];
+    if (x->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, x->dtype, err);
+    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
+        return st;
+    if (x->shape.rank < 3 || x->shape.rank > 5)
+        return gir_fail(err, GIR_E_SHAPE, "Conv input has rank %d, expected 3 to 5 (N, C, 1 to 3 spatial dims)",
+                        x->shape.rank);
+    int nsp = x->shape.rank - 2;
+    if (w->shape.rank != x->shape.rank)
+        return gir_fail(err, GIR_E_SHAPE, "Conv weight %s and input %s have different ranks",
+                        gir_shape_str(&w->shape, sw, sizeof sw), gir_shape_str(&x->shape, sx, sizeof sx));
+    if ((st = rt_attr_type(c, "group", GIR_ATTR_INT, err)))
+        return st;
+    int64_t group = rt_int(c, "group", 1);
+    size_t C = (size_t)x->shape.dims[1], M = (size_t)w->shape.dims[0];
+    if (group < 1 || (uint64_t)group > C || C % (size_t)group != 0 || M % (size_t)group != 0)
+        return gir_fail(err, GIR_E_ATTRIBUTE, "group %lld does not divide %zu input and %zu output channels",
+                        (long long)group, C, M);
+    size_t G = (size_t)group;
+    if ((size_t)w->shape.dims[1] * G != C)
+        return gir_fail(err, GIR_E_SHAPE, "Conv weight %s expects %lld x %zu input channels, input %s has %zu",
+                        gir_shape_str(&w->shape, sw, sizeof sw), (long long)w->shape.dims[1], G,
+                        gir_shape_str(&x->shape, sx, sizeof sx), C);
+    int64_t k[3], ks[3];
+    for (int i = 0; i < nsp; i++)
+        k[i] = w->shape.dims[2 + i];
+    if ((st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, -1, ks, err)))
+        return st;
+    for (int i = 0; i < nsp; i++)
+        if (ks[i] != -1 && ks[i] != k[i])
+            return gir_fail(err, GIR_E_ATTRIBUTE, "kernel_shape[%d] = %lld disagrees with the weight %s", i,
+                            (long long)ks[i], gir_shape_str(&w->shape, sw, sizeof sw));
+    if (b) {
+        if ((st = rt_want_dtype(c, 2, GIR_DT_F32, err)))
+            return st;
+        if (b->shape.rank != 1 || (size_t)b->shape.dims[0] != M)
+            return gir_fail(err, GIR_E_SHAPE, "Conv bias %s is not [%zu]", gir_shape_str(&b->shape, sx, sizeof sx), M);
+    }
+    if ((st = rt_geom_make(c, &x->shape, k, nsp, true, false, &cg->g, err)))
+        return st;
+    const rt_geom *g = &cg->g;
+    cg->N = (size_t)x->shape.dims[0];
+    cg->C = C;
+    cg->M = M;
+    cg->G = G;
+    cg->Cg = C / G;
+    cg->Mg = M / G;
+    cg->Kg = cg->Cg * g->k[0] * g->k[1] * g->k[2];
+    cg->P = g->out[0] * g->out[1] * g->out[2];
+    cg->insp = g->in[0] * g->in[1] * g->in[2];
+    cg->depthwise = cg->Cg == 1 && G > 1 && nsp <= 2;
+    cg->pointwise = true;
+    for (int i = 0; i < 3; i++)
+        if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] || g->pe[i])
+            cg->pointwise = false;
+    size_t rows = g->out[0] * g->out[1];
+    size_t per_row = cg->Kg * g->out[2];
+    cg->chunk_rows = per_row ? IM2COL_MAX_FLOATS / per_row : rows;
+    if (cg->chunk_rows < 1)
+        cg->chunk_rows = 1;
+    if (cg->chunk_rows > rows)
+        cg->chunk_rows = rows;
+    return GIR_OK;
+}
+
+/* Whether the padded-plane kernels apply, and their geometry. */
+static bool dw_pad_geometry(const conv_geo *cg, rt_dwpad *a)
+{
+    const rt_geom *g = &cg->g;
+    if (g->d[1] != 1 || g->d[2] != 1 || (g->s[2] != 1 && g->s[2] != 2) || g->out[1] == 0 || g->out[2] == 0)
+        return false;
+    memset(a, 0, sizeof *a);
+    a->h = g->in[1];
+    a->w = g->in[2];
+    a->oh = g->out[1];
+    a->ow = g->out[2];
+    a->kh = g->k[1];
+    a->kw = g->k[2];
+    a->sh = g->s[1];
+    a->sw = g->s[2];
+    a->ph = g->pb[1];
+    a->pw = g->pb[2];
+    a->prows = (a->oh - 1) * a->sh + a->kh;
+    a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
+    return true;
+}
+
+static gir_status conv_prepare(rt_call *c, gir_error *err)
+{
+    conv_geo cg;
+    gir_status st = conv_geometry(c, &cg, err);
+    if (st)
+        return st;
+    gir_shape os;
+    os.rank = c->in[0]->shape.rank;
+    os.dims[0] = (int64_t)cg.N;
+    os.dims[1] = (int64_t)cg.M;
+    for (int i = 0; i < cg.g.nsp; i++)
+        os.dims[2 + i] = (int64_t)cg.g.out[3 - cg.g.nsp + i];
+    if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
+        return st;
+    conv_state *s = c->state;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return gir_nomem(err);
+        c->state = s;
+    }
+    if ((st = state_geo(s, &cg, sizeof cg, err)))
+        return st;
+    if (cg.depthwise) {
+        rt_dwpad pad;
+        if (dw_pad_geometry(&cg, &pad) && rt_dwpad_select(GIR_GEMM_AUTO)) {
+            uint64_t bytes;
+            if (!gir_mul_u64(rt_dwpad_floats(&pad), sizeof(float) * (uint64_t)gir_threads_count(c->th), &bytes) ||
+                bytes > SIZE_MAX / 2)
+                return gir_fail(err, GIR_E_LIMIT, "depthwise planes are too large");
+            c->scratch_bytes = (size_t)bytes;
+        }
+        if (s->cap_kw < cg.g.k[2]) {
+            free(s->ow_lo);
+            s->ow_lo = malloc(2 * cg.g.k[2] * sizeof *s->ow_lo);
+            if (!s->ow_lo)
+                return gir_nomem(err);
+            s->cap_kw = cg.g.k[2];
+        }
+        return GIR_OK;
+    }
+    /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
+    const rt_tensor *w = c->in[1];
+    if (c->in_const[1] && (!s->packed || s->packed_from != w->data)) {
+        for (size_t i = 0; i < s->n_packed; i++)
+            gir_gemm_packed_free(&s->packed[i]);
+        free(s->packed);
+        s->n_packed = 0;
+        s->packed = calloc(cg.G, sizeof *s->packed);
+        if (!s->packed)
+            return gir_nomem(err);
+        for (size_t gi = 0; gi < cg.G; gi++) {
+            if ((st = gir_gemm_pack_a(GIR_GEMM_AUTO, false, cg.Mg, cg.Kg, (const float *)w->data + gi * cg.Mg * cg.Kg,
+                                      cg.Kg, &s->packed[gi], err)))
+                return st;
+            s->n_packed++;
+        }
+        s->packed_from = w->data;
+    }
+    if (!cg.pointwise) {
+        gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[0].isa : GIR_GEMM_AUTO);
+        size_t floats = gir_gemm_packed_b_floats(&l, cg.Kg, cg.chunk_rows * cg.g.out[2]);
+        if (floats == 0 && cg.Kg > 0)
+            return gir_fail(err, GIR_E_LIMIT, "convolution columns are too large");
+        c->scratch_bytes = floats * sizeof(float);
+    }
+    return GIR_OK;
+}
+
+typedef struct dw_job {
+    const conv_geo *cg;
+    const rt_call *c;
+    rt_dwplane plane;
+    rt_dwplane_fn fn;
+    rt_dwpad pad;
+    rt_dwpad_fn padfn; /* the padded-plane kernel, or NULL */
+} dw_job;
+
+
+static void dw_planes(void *ctx, size_t p0, size_t p1, int worker)
+{
+    (void)worker;
+    const dw_job *j = ctx;
+    const conv_geo *cg = j->cg;
+    const float *x = j->c->in[0]->data, *w = j->c->in[1]->data;
+    const float *b = j->c->n_in > 2 && j->c->in[2] ? j->c->in[2]->data : NULL;
+    float *y = j->c->out[0]->data;
+    size_t mult = cg->Mg; /* output channels per input channel */
+    float *padded = j->padfn ? (float *)j->c->scratch + (size_t)worker * rt_dwpad_floats(&j->pad) : NULL;
+    size_t filled = SIZE_MAX;
+    for (size_t p = p0; p < p1; p++) {
+        size_t n = p / cg->M, m = p % cg->M, ci = m / mult;
+        const float *xp = x + (n * cg->C + ci) * cg->insp, *wp = w + m * cg->g.k[1] * cg->g.k[2];
+        if (padded) {
+            size_t plane = n * cg->C + ci;
+            if (plane != filled) /* channel multipliers reuse the plane */
+                rt_dwpad_fill(&j->pad, xp, padded, 0.0f);
+            filled = plane;
+            j->padfn(&j->pad, padded, wp, b ? b[m] : 0.0f, y + p * cg->P);
+        } else {
+            j->fn(&j->plane, xp, wp, b ? b[m] : 0.0f, y + p * cg->P);
+        }
+    }
+}
+
+static void conv_depthwise(const rt_call *c, const conv_geo *cg)
+{
+    conv_state *s = c->state;
+    const rt_geom *g = &cg->g;
+    dw_job j;
+    j.cg = cg;
+    j.c = c;
+    j.fn = rt_dwplane_select(GIR_GEMM_AUTO);
+    rt_dwplane *a = &j.plane;
+    a->h = g->in[1];
+    a->w = g->in[2];
+    a->oh = g->out[1];
+    a->ow = g->out[2];
+    a->kh = g->k[1];
+    a->kw = g->k[2];
+    a->sh = g->s[1];
+    a->sw = g->s[2];
+    a->dh = g->d[1];
+    a->dw = g->d[2];
+    a->ph = g->pb[1];
+    a->pw = g->pb[2];
+    size_t *lo = s->ow_lo, *hi = s->ow_lo + g->k[2];
+    for (size_t kw = 0; kw < g->k[2]; kw++) {
+        size_t woff = kw * g->d[2];
+        lo[kw] = woff >= g->pb[2] ? 0 : (g->pb[2] - woff + g->s[2] - 1) / g->s[2];
+        hi[kw] = g->in[2] - 1 + g->pb[2] < woff ? 0 : (g->in[2] - 1 + g->pb[2] - woff) / g->s[2] + 1;
+        if (hi[kw] > g->out[2])
+            hi[kw] = g->out[2];
+        if (lo[kw] > hi[kw])
+            lo[kw] = hi[kw];
+    }
+    a->ow_lo = lo;
+    a->ow_hi = hi;
+    a->accumulate = c->accumulate;
+    a->act = c->act.on;
+    a->lo = c->act.lo;
+    a->hi = c->act.hi;
+    j.padfn = NULL;
+    if (c->scratch && dw_pad_geometry(cg, &j.pad) && (j.padfn = rt_dwpad_select(GIR_GEMM_AUTO))) {
+        j.pad.accumulate = a->accumulate;
+        j.pad.act = a->act;
+        j.pad.lo = a->lo;
+        j.pad.hi = a->hi;
+    }
+    rt_parallel_for(c->th, cg->N * cg->M, 1, 4, dw_planes, &j);
+}
+
+static gir_status conv_run(rt_call *c, gir_error *err)
+{
+    conv_state *s = c->state;
+    const conv_geo cg = *(const conv_geo *)s->geo;
+    if (cg.P == 0 || cg.N == 0 || cg.M == 0)
+        return GIR_OK;
+    if (cg.depthwise) {
+        conv_depthwise(c, &cg);
+        return GIR_OK;
+    }
+    const float *x = c->in[0]->data, *w = c->in[1]->data;
+    const float *bias = c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL;
+    float *y = c->out[0]->data;
+    const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];
+    for (size_t n = 0; n < cg.N; n++) {
+        for (size_t gi = 0; gi < cg.G; gi++) {
+            const float *xg = x + (n * cg.C + gi * cg.Cg) * cg.insp;
+            float *yg = y + (n * cg.M + gi * cg.Mg) * cg.P;
+            gir_gemm_args a = { 0 };
+            a.m = cg.Mg;
+            a.k = cg.Kg;
+            a.alpha = 1.0f;
+            a.beta = c->accumulate ? 1.0f : 0.0f;
+            a.a = w + gi * cg.Mg * cg.Kg;
+            a.lda = cg.Kg;
+            a.packed_a = s->packed ? &s->packed[gi] : NULL;
+            a.ldc = cg.P;
+            a.bias_m = bias ? bias + gi * cg.Mg : NULL;
+            a.clamp = c->act.on;
+            a.lo = c->act.lo;
+            a.hi = c->act.hi;
+            if (cg.pointwise) {
+                a.n = cg.P;
+                a.b = xg;
+                a.ldb = cg.P;
+                a.c = yg;
+                gir_sgemm(&a, c->th);
+                continue;
+            }
+            gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[gi].isa : GIR_GEMM_AUTO);
+            for (size_t r0 = 0; r0 < rows; r0 += cg.chunk_rows) {
+                size_t r1 = r0 + cg.chunk_rows < rows ? r0 + cg.chunk_rows : rows;
+                im2col_job j = { &cg.g, xg, c->scratch, r0, r1, cg.Kg, l };
+                size_t panels = ((r1 - r0) * OW + l.nr - 1) / l.nr;
+                rt_parallel_for(c->th, panels, 1, 4, im2col_rows, &j);
+                a.n = (r1 - r0) * OW;
+                a.packed_b = c->scratch;
+                a.c = yg + r0 * OW;
+                gir_sgemm(&a, c->th);
+            }
+        }
+    }
+    (void)err;
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_conv = { conv_prepare, conv_run, conv_release, RT_FUSE_ACT | RT_FUSE_ADD };
+
+/* ---- ConvTranspose --------------------------------------------------------------- */
+
+struct convt_geo {
+    int nsp;
+    size_t N, C, M, G, Cg, Mg, KK, insp, outsp;
+    size_t in[3], out[3], k[3], s[3], d[3];
+    int64_t pb[3]; /* may be negative: output_shape larger than the full result */
+};
+
+static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
+{
+    const rt_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+    gir_status st;
+    char sx[96], sw[96];
+    if (x->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, x->dtype, err);
+    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
+        return st;
+    if (x->shape.rank < 3 || x->shape.rank > 5 || w->shape.rank != x->shape.rank)
+        return gir_fail(err, GIR_E_SHAPE, "ConvTranspose input %s and weight %s need equal ranks 3 to 5",
+                        gir_shape_str(&x->shape, sx, sizeof sx), gir_shape_str(&w->shape, sw, sizeof sw));
+    int nsp = x->shape.rank - 2;
+    if ((st = rt_attr_type(c, "group", GIR_ATTR_INT, err)))
+        return st;
+    int64_t group = rt_int(c, "group", 1);
+    size_t C = (size_t)x->shape.dims[1];
+    if (group < 1 || (uint64_t)group > C || C % (size_t)group != 0)
+        return gir_fail(err, GIR_E_ATTRIBUTE, "group %lld does not divide %zu input channels", (long long)group, C);
+    if ((size_t)w->shape.dims[0] != C)
+        return gir_fail(err, GIR_E_SHAPE, "ConvTranspose weight %s does not start with the %zu input channels",
+                        gir_shape_str(&w->shape, sw, sizeof sw), C);
+    t->nsp = nsp;
+    t->N = (size_t)x->shape.dims[0];
+    t->C = C;
+    t->G = (size_t)group;
+    t->Cg = C / t->G;
+    t->Mg = (size_t)w->shape.dims[1];
+    t->M = t->Mg * t->G;
+    if (b) {
+        if ((st = rt_want_dtype(c, 2, GIR_DT_F32, err)))
+            return st;
+        if (b->shape.rank != 1 || (size_t)b->shape.dims[0] != t->M)
+            return gir_fail(err, GIR_E_SHAPE, "ConvTranspose bias %s is not [%zu]",
+                            gir_shape_str(&b->shape, sx, sizeof sx), t->M);
+    }
+    int64_t s[3], d[3], p[6], op[3], ks[3], oshape[3];
+    if ((st = rt_ints_n(c, "strides", (size_t)nsp, 1, 1, s, err)) ||
+        (st = rt_ints_n(c, "dilations", (size_t)nsp, 1, 1, d, err)) ||
+        (st = rt_ints_n(c, "pads", (size_t)nsp * 2, 0, 0, p, err)) ||
+        (st = rt_ints_n(c, "output_padding", (size_t)nsp, 0, 0, op, err)) ||
+        (st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, -1, ks, err)) ||
+        (st = rt_attr_type(c, "auto_pad", GIR_ATTR_STRING, err)))
+        return st;
+    const int64_t *osv;
+    ptrdiff_t osn = rt_ints(c, "output_shape", &osv);
+    if (osn >= 0) {
+        /* spatial dims, or the full shape */
+        if (osn == nsp + 2)
+            osv += 2;
+        else if (osn != nsp)
+            return gir_fail(err, GIR_E_ATTRIBUTE, "output_shape has %td values, expected %d", osn, nsp);
+        for (int i = 0; i < nsp; i++) {
+            if (osv[i] < 1 || osv[i] > GEOM_MAX)
+                return gir_fail(err, GIR_E_ATTRIBUTE, "output_shape[%d] = %lld is out of range", i, (long long)osv[i]);
+            oshape[i] = osv[i];
+        }
+    }
+    const char *ap = rt_string(c, "auto_pad", "NOTSET");
+    bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
+    bool upper = strcmp(ap, "SAME_UPPER") == 0;
+    if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
+        return gir_fail(err, GIR_E_ATTRIBUTE, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    for (int i = 0; i < 3; i++) {
+        t->in[i] = t->out[i] = t->k[i] = t->s[i] = t->d[i] = 1;
+        t->pb[i] = 0;
+    }
+    int off = 3 - nsp;
+    t->KK = 1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t in = x->shape.dims[2 + i], k = w->shape.dims[2 + i];
+        if (ks[i] != -1 && ks[i] != k)
+            return gir_fail(err, GIR_E_ATTRIBUTE, "kernel_shape[%d] = %lld disagrees with the weight %s", i,
+                            (long long)ks[i], gir_shape_str(&w->shape, sw, sizeof sw));
+        if (k < 1 || k > GEOM_MAX)
+            return gir_fail(err, GIR_E_SHAPE, "kernel size %lld is outside 1..%lld", (long long)k,
+                            (long long)GEOM_MAX);
+        if (op[i] >= s[i] && op[i] >= d[i])
+            return gir_fail(err, GIR_E_ATTRIBUTE, "output_padding[%d] = %lld must be less than the stride or dilation",
+                            i, (long long)op[i]);
+        int64_t keff = (k - 1) * d[i] + 1;
+        int64_t full = s[i] * (in - 1) + op[i] + keff; /* before padding is removed */
+        int64_t pb, out;
+        if (osn >= 0 || same) {
+            /* the padding follows from the output size; a negative total
+             * (a larger output) leaves cells that hold only the bias */
+            out = osn >= 0 ? oshape[i] : in * s[i];
+            int64_t total = full - out;
+            int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor(total / 2) */
+            pb = upper ? half : total - half;
+        } else {
+            pb = strcmp(ap, "VALID") == 0 ? 0 : p[i];
+            int64_t pe = strcmp(ap, "VALID") == 0 ? 0 : p[i + nsp];
+            out = full - pb - pe;
+            if (out < 1)
+                return gir_fail(err, GIR_E_SHAPE, "ConvTranspose output size %lld along spatial axis %d is not positive",
+                                (long long)out, i);
+        }
+        t->in[off + i] = (size_t)in;
+        t->out[off + i] = (size_t)out;
+        t->k[off + i] = (size_t)k;
+        t->s[off + i] = (size_t)s[i];
+        t->d[off + i] = (size_t)d[i];
+        t->pb[off + i] = pb;
+        t->KK *= (size_t)k;
+    }
+    t->insp = t->in[0] * t->in[1] * t->in[2];
+    t->outsp = t->out[0] * t->out[1] * t->out[2];
+    return GIR_OK;
+}
+
+static gir_status convt_prepare(rt_call *c, gir_error *err)
+{
+    convt_geo t;
+    gir_status st = convt_geometry(c, &t, err);
+    if (st)
+        return st;
+    gir_shape os;
+    os.rank = c->in[0]->shape.rank;
+    os.dims[0] = (int64_t)t.N;
+    os.dims[1] = (int64_t)t.M;
+    for (int i = 0; i < t.nsp; i++)
+        os.dims[2 + i] = (int64_t)t.out[3 - t.nsp + i];
+    if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
+        return st;
+    conv_state *s = c->state;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return gir_nomem(err);
+        c->state = s;
+    }
+    if ((st = state_geo(s, &t, sizeof t, err)))
+        return st;
+    const rt_tensor *w = c->in[1];
+    size_t rows = t.Mg * t.KK;
+    if (c->in_const[1] && (!s->packed || s->packed_from != w->data)) {
+        for (size_t i = 0; i < s->n_packed; i++)
+            gir_gemm_packed_free(&s->packed[i]);
+        free(s->packed);
+        s->n_packed = 0;
+        s->packed = calloc(t.G, sizeof *s->packed);
+        if (!s->packed)
+            return gir_nomem(err);
+        /* A = W_g^T: W_g is Cg x (Mg*KK) */
+        for (size_t gi = 0; gi < t.G; gi++) {
+            if ((st = gir_gemm_pack_a(GIR_GEMM_AUTO, true, rows, t.Cg, (const float *)w->data + gi * t.Cg * rows, rows,
+                                      &s->packed[gi], err)))
+                return st;
+            s->n_packed++;
+        }
+        s->packed_from = w->data;
+    }
+    uint64_t bytes;
+    if (!gir_mul_u64(rows, t.insp, &bytes) || !gir_mul_u64(bytes, sizeof(float), &bytes) || bytes > SIZE_MAX / 2)
+        return gir_fail(err, GIR_E_LIMIT, "ConvTranspose columns are too large");
+    c->scratch_bytes = (size_t)bytes;
+    return GIR_OK;
+}
+
+static gir_status convt_run(rt_call *c, gir_error *err)
+{
+    conv_state *s = c->state;
+    const convt_geo t = *(const convt_geo *)s->geo;
+    const float *x = c->in[0]->data, *w = c->in[1]->data;
+    const float *bias = c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL;
+    float *y = c->out[0]->data, *col = c->scratch;
+    size_t rows = t.Mg * t.KK;
+    for (size_t n = 0; n < t.N; n++) {
+        for (size_t m = 0; m < t.M; m++) {
+            float *ym = y + (n * t.M + m) * t.outsp;
+            float bv = bias ? bias[m] : 0.0f;
+            for (size_t i = 0; i < t.outsp; i++)
+                ym[i] = bv;
+        }
+        for (size_t gi = 0; gi < t.G; gi++) {
+            if (rows == 0 || t.insp == 0)
+                continue;
+            gir_gemm_args a = { 0 };
+            a.m = rows;
+            a.n = t.insp;
+            a.k = t.Cg;
+            a.alpha = 1.0f;
+            a.a = w + gi * t.Cg * rows;
+            a.lda = rows;
+            a.trans_a = true;
+            a.packed_a = s->packed ? &s->packed[gi] : NULL;
+            a.b = x + (n * t.C + gi * t.Cg) * t.insp;
+            a.ldb = t.insp;
+            a.c = col;
+            a.ldc = t.insp;
+            gir_sgemm(&a, c->th);
+            /* col2im: scatter-add each column into the output */
+            for (size_t r = 0; r < rows; r++) {
+                size_t kw = r % t.k[2], q = r / t.k[2], kh = q % t.k[1];
+                q /= t.k[1];
+                size_t kd = q % t.k[0], m = q / t.k[0];
+                float *ym = y + (n * t.M + gi * t.Mg + m) * t.outsp;
+                const float *cr = col + r * t.insp;
+                for (size_t id = 0; id < t.in[0]; id++) {
+                    int64_t od = (int64_t)(id * t.s[0] + kd * t.d[0]) - t.pb[0];
+                    if (od < 0 || od >= (int64_t)t.out[0])
+                        continue;
+                    for (size_t ih = 0; ih < t.in[1]; ih++) {
+                        int64_t oh = (int64_t)(ih * t.s[1] + kh * t.d[1]) - t.pb[1];
+                        if (oh < 0 || oh >= (int64_t)t.out[1])
+                            continue;
+                        float *yr = ym + ((size_t)od * t.out[1] + (size_t)oh) * t.out[2];
+                        const float *cc = cr + (id * t.in[1] + ih) * t.in[2];
+                        for (size_t iw = 0; iw < t.in[2]; iw++) {
+                            int64_t ow = (int64_t)(iw * t.s[2] + kw * t.d[2]) - t.pb[2];
+                            if (ow < 0 || ow >= (int64_t)t.out[2])
+                                continue;
+                            yr[ow] += cc[iw];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (void)err;
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_conv_transpose = { convt_prepare, convt_run, conv_release, 0 };

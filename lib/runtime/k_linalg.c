@@ -1,0 +1,248 @@
+/* Gemm and MatMul through gir_sgemm. */
+#include "gemm.h"
+#include "rt.h"
+
+#include <stdlib.h>
+
+/* ---- Gemm ------------------------------------------------------------------ */
+
+typedef enum gemm_cmode { CM_NONE, CM_BIAS_N, CM_BIAS_M, CM_FILL } gemm_cmode;
+
+typedef struct gemmk_state {
+    size_t M, N, K;
+    bool ta, tb;
+    float alpha, beta;
+    gemm_cmode cmode;
+} gemmk_state;
+
+static gir_status gemm_prepare(rt_call *c, gir_error *err)
+{
+    const rt_tensor *a = c->in[0], *b = c->in[1], *cc = c->n_in > 2 ? c->in[2] : NULL;
+    gir_status st;
+    char sa[96], sb[96];
+    if (a->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, a->dtype, err);
+    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
+        return st;
+    if ((st = rt_attr_type(c, "transA", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "transB", GIR_ATTR_INT, err)) ||
+        (st = rt_attr_type(c, "alpha", GIR_ATTR_FLOAT, err)) || (st = rt_attr_type(c, "beta", GIR_ATTR_FLOAT, err)))
+        return st;
+    if (a->shape.rank != 2 || b->shape.rank != 2)
+        return gir_fail(err, GIR_E_SHAPE, "Gemm operands %s and %s are not matrices",
+                        gir_shape_str(&a->shape, sa, sizeof sa), gir_shape_str(&b->shape, sb, sizeof sb));
+    bool ta = rt_int(c, "transA", 0) != 0, tb = rt_int(c, "transB", 0) != 0;
+    size_t M = (size_t)a->shape.dims[ta ? 1 : 0], K = (size_t)a->shape.dims[ta ? 0 : 1];
+    size_t Kb = (size_t)b->shape.dims[tb ? 1 : 0], N = (size_t)b->shape.dims[tb ? 0 : 1];
+    if (K != Kb)
+        return gir_fail(err, GIR_E_SHAPE, "Gemm inner dimensions differ: %s%s x %s%s",
+                        gir_shape_str(&a->shape, sa, sizeof sa), ta ? "^T" : "", gir_shape_str(&b->shape, sb, sizeof sb),
+                        tb ? "^T" : "");
+    gir_shape os = { 2, { (int64_t)M, (int64_t)N } };
+    gemm_cmode cm = CM_NONE;
+    float beta = (float)rt_float(c, "beta", 1.0);
+    if (cc) {
+        if ((st = rt_want_dtype(c, 2, GIR_DT_F32, err)))
+            return st;
+        gir_shape bs;
+        if ((st = rt_broadcast_shape(c, &os, &cc->shape, &bs, err)))
+            return st;
+        if (!gir_shape_equal(&bs, &os))
+            return gir_fail(err, GIR_E_SHAPE, "Gemm C %s does not broadcast to [%zu,%zu]",
+                            gir_shape_str(&cc->shape, sa, sizeof sa), M, N);
+        bool is_n = (cc->shape.rank == 1 && (size_t)cc->shape.dims[0] == N && N != 1) ||
+                    (cc->shape.rank == 2 && cc->shape.dims[0] == 1 && (size_t)cc->shape.dims[1] == N && N != 1);
+        bool is_m = cc->shape.rank == 2 && cc->shape.dims[1] == 1 && (size_t)cc->shape.dims[0] == M && M != 1;
+        cm = beta == 1.0f && is_n ? CM_BIAS_N : beta == 1.0f && is_m ? CM_BIAS_M : CM_FILL;
+    }
+    gemmk_state *s = c->state;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return gir_nomem(err);
+        c->state = s;
+    }
+    s->M = M;
+    s->N = N;
+    s->K = K;
+    s->ta = ta;
+    s->tb = tb;
+    s->alpha = (float)rt_float(c, "alpha", 1.0);
+    s->beta = beta;
+    s->cmode = cm;
+    return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
+}
+
+static void fill_broadcast(float *y, size_t M, size_t N, const rt_tensor *cc)
+{
+    const float *p = cc->data;
+    size_t rows = 1, cols = 1;
+    if (cc->shape.rank == 2) {
+        rows = (size_t)cc->shape.dims[0];
+        cols = (size_t)cc->shape.dims[1];
+    } else if (cc->shape.rank == 1) {
+        cols = (size_t)cc->shape.dims[0];
+    }
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++)
+            y[i * N + j] = p[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
+}
+
+static gir_status gemm_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    const gemmk_state *s = c->state;
+    const rt_tensor *cc = c->n_in > 2 ? c->in[2] : NULL;
+    float *y = c->out[0]->data;
+    gir_gemm_args a = { 0 };
+    a.m = s->M;
+    a.n = s->N;
+    a.k = s->K;
+    a.alpha = s->alpha;
+    a.a = c->in[0]->data;
+    a.lda = (size_t)c->in[0]->shape.dims[1];
+    a.trans_a = s->ta;
+    a.b = c->in[1]->data;
+    a.ldb = (size_t)c->in[1]->shape.dims[1];
+    a.trans_b = s->tb;
+    a.c = y;
+    a.ldc = s->N;
+    a.clamp = c->act.on;
+    a.lo = c->act.lo;
+    a.hi = c->act.hi;
+    if (s->cmode == CM_BIAS_N)
+        a.bias_n = cc->data;
+    else if (s->cmode == CM_BIAS_M)
+        a.bias_m = cc->data;
+    else if (s->cmode == CM_FILL && s->beta != 0.0f) {
+        fill_broadcast(y, s->M, s->N, cc);
+        a.beta = s->beta;
+    }
+    gir_sgemm(&a, c->th);
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_gemm = { gemm_prepare, gemm_run, free, RT_FUSE_ACT };
+
+/* ---- MatMul (numpy semantics) ---------------------------------------------------- */
+
+typedef struct matmul_state {
+    size_t M, N, K, batch;
+    bool a_vec, b_vec;
+    gir_shape bshape;      /* broadcast batch dims */
+    int brank;
+    size_t ast[GIR_MAX_RANK], bst[GIR_MAX_RANK]; /* batch strides (matrices) */
+    bool flatten;          /* B is one matrix: A's batch folds into M */
+} matmul_state;
+
+static gir_status matmul_prepare(rt_call *c, gir_error *err)
+{
+    const rt_tensor *a = c->in[0], *b = c->in[1];
+    gir_status st;
+    char sa[96], sb[96];
+    if (a->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, a->dtype, err);
+    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
+        return st;
+    if (a->shape.rank < 1 || b->shape.rank < 1)
+        return gir_fail(err, GIR_E_SHAPE, "MatMul operands must have rank 1 or more");
+    gir_shape as = a->shape, bs = b->shape;
+    bool a_vec = as.rank == 1, b_vec = bs.rank == 1;
+    if (a_vec) { /* [K] -> [1, K] */
+        as.rank = 2;
+        as.dims[1] = as.dims[0];
+        as.dims[0] = 1;
+    }
+    if (b_vec) { /* [K] -> [K, 1] */
+        bs.rank = 2;
+        bs.dims[1] = 1;
+    }
+    size_t M = (size_t)as.dims[as.rank - 2], K = (size_t)as.dims[as.rank - 1];
+    size_t Kb = (size_t)bs.dims[bs.rank - 2], N = (size_t)bs.dims[bs.rank - 1];
+    if (K != Kb)
+        return gir_fail(err, GIR_E_SHAPE, "MatMul inner dimensions differ: %s x %s",
+                        gir_shape_str(&a->shape, sa, sizeof sa), gir_shape_str(&b->shape, sb, sizeof sb));
+    gir_shape ab = { as.rank - 2, { 0 } }, bb = { bs.rank - 2, { 0 } }, batch;
+    for (int i = 0; i < ab.rank; i++)
+        ab.dims[i] = as.dims[i];
+    for (int i = 0; i < bb.rank; i++)
+        bb.dims[i] = bs.dims[i];
+    if ((st = rt_broadcast_shape(c, &ab, &bb, &batch, err)))
+        return st;
+    matmul_state *s = c->state;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return gir_nomem(err);
+        c->state = s;
+    }
+    s->M = M;
+    s->N = N;
+    s->K = K;
+    s->a_vec = a_vec;
+    s->b_vec = b_vec;
+    s->bshape = batch;
+    s->brank = batch.rank;
+    s->batch = rt_numel(&batch);
+    /* matrix strides of each operand along the broadcast batch dims */
+    for (int k = 0; k < 2; k++) {
+        const gir_shape *src = k == 0 ? &ab : &bb;
+        size_t *st_out = k == 0 ? s->ast : s->bst;
+        size_t acc = 1;
+        for (int i = batch.rank - 1; i >= 0; i--) {
+            int si = i - (batch.rank - src->rank);
+            size_t d = si >= 0 ? (size_t)src->dims[si] : 1;
+            st_out[i] = d == 1 ? 0 : acc;
+            acc *= d;
+        }
+    }
+    s->flatten = rt_numel(&bb) == 1 && rt_numel(&ab) == s->batch;
+    gir_shape os;
+    os.rank = 0;
+    for (int i = 0; i < batch.rank; i++)
+        os.dims[os.rank++] = batch.dims[i];
+    if (!a_vec)
+        os.dims[os.rank++] = (int64_t)M;
+    if (!b_vec)
+        os.dims[os.rank++] = (int64_t)N;
+    return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
+}
+
+static gir_status matmul_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    const matmul_state *s = c->state;
+    const float *A = c->in[0]->data, *B = c->in[1]->data;
+    float *Y = c->out[0]->data;
+    gir_gemm_args a = { 0 };
+    a.n = s->N;
+    a.k = s->K;
+    a.alpha = 1.0f;
+    a.lda = s->K;
+    a.ldb = s->N;
+    a.ldc = s->N;
+    if (s->flatten) {
+        a.m = s->M * s->batch;
+        a.a = A;
+        a.b = B;
+        a.c = Y;
+        gir_sgemm(&a, c->th);
+        return GIR_OK;
+    }
+    a.m = s->M;
+    for (size_t bi = 0; bi < s->batch; bi++) {
+        size_t r = bi, ao = 0, bo = 0;
+        for (int i = s->brank - 1; i >= 0; i--) {
+            size_t idx = r % (size_t)s->bshape.dims[i];
+            r /= (size_t)s->bshape.dims[i];
+            ao += idx * s->ast[i];
+            bo += idx * s->bst[i];
+        }
+        a.a = A + ao * s->M * s->K;
+        a.b = B + bo * s->K * s->N;
+        a.c = Y + bi * s->M * s->N;
+        gir_sgemm(&a, c->th);
+    }
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_matmul = { matmul_prepare, matmul_run, free, 0 };

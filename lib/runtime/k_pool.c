@@ -1,0 +1,310 @@
+/* MaxPool (with Indices), AveragePool, GlobalMaxPool, GlobalAveragePool:
+ * 1 to 3 spatial dims, padding modes, ceil_mode, dilations. */
+#include "gemm.h"
+#include "rt.h"
+
+#include <stdlib.h>
+
+typedef struct pool_state {
+    rt_geom g;
+    bool count_pad;
+    bool row_major_idx; /* storage_order 0 */
+    bool padded;        /* max pooling through the padded-plane kernel */
+    rt_dwpad pad;
+} pool_state;
+
+/* Max pooling without indices, 2-D, no dilation, horizontal stride 1 or 2:
+ * the vector kernel on -inf padded planes. */
+static bool pool_pad_geometry(const rt_call *c, pool_state *s)
+{
+    const rt_geom *g = &s->g;
+    if (c->node->op != GIR_OP_MaxPool || (c->n_out > 1 && c->out[1]) || g->in[0] != 1 || g->k[0] != 1 ||
+        g->d[1] != 1 || g->d[2] != 1 || (g->s[2] != 1 && g->s[2] != 2) || g->out[1] == 0 || g->out[2] == 0 ||
+        !rt_maxpool_select(GIR_GEMM_AUTO))
+        return false;
+    rt_dwpad *a = &s->pad;
+    memset(a, 0, sizeof *a);
+    a->h = g->in[1];
+    a->w = g->in[2];
+    a->oh = g->out[1];
+    a->ow = g->out[2];
+    a->kh = g->k[1];
+    a->kw = g->k[2];
+    a->sh = g->s[1];
+    a->sw = g->s[2];
+    a->ph = g->pb[1];
+    a->pw = g->pb[2];
+    a->prows = (a->oh - 1) * a->sh + a->kh;
+    a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
+    return true;
+}
+
+static gir_status pool_prepare(rt_call *c, gir_error *err)
+{
+    const rt_tensor *x = c->in[0];
+    gir_status st;
+    bool is_max = c->node->op == GIR_OP_MaxPool;
+    if (x->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, x->dtype, err);
+    if (x->shape.rank < 3 || x->shape.rank > 5)
+        return gir_fail(err, GIR_E_SHAPE, "%s input has rank %d, expected 3 to 5", gir_op_name(c->node->op),
+                        x->shape.rank);
+    int nsp = x->shape.rank - 2;
+    int64_t k[3];
+    const int64_t *kv;
+    if ((st = rt_attr_type(c, "kernel_shape", GIR_ATTR_INTS, err)))
+        return st;
+    if (rt_ints(c, "kernel_shape", &kv) < 0)
+        return gir_fail(err, GIR_E_ATTRIBUTE, "%s needs kernel_shape", gir_op_name(c->node->op));
+    if ((st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, 1, k, err)))
+        return st;
+    if ((st = rt_attr_type(c, "ceil_mode", GIR_ATTR_INT, err)) ||
+        (st = rt_attr_type(c, "count_include_pad", GIR_ATTR_INT, err)) ||
+        (st = rt_attr_type(c, "storage_order", GIR_ATTR_INT, err)))
+        return st;
+    pool_state *s = c->state;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return gir_nomem(err);
+        c->state = s;
+    }
+    if ((st = rt_geom_make(c, &x->shape, k, nsp, true, rt_int(c, "ceil_mode", 0) != 0, &s->g, err)))
+        return st;
+    s->count_pad = rt_int(c, "count_include_pad", 0) != 0;
+    int64_t so = rt_int(c, "storage_order", 0);
+    if (so != 0 && so != 1)
+        return gir_fail(err, GIR_E_ATTRIBUTE, "storage_order %lld is not 0 or 1", (long long)so);
+    s->row_major_idx = so == 0;
+    gir_shape os = x->shape;
+    for (int i = 0; i < nsp; i++)
+        os.dims[2 + i] = (int64_t)s->g.out[3 - nsp + i];
+    if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
+        return st;
+    s->padded = pool_pad_geometry(c, s);
+    if (s->padded) {
+        uint64_t bytes;
+        if (!gir_mul_u64(rt_dwpad_floats(&s->pad), sizeof(float) * (uint64_t)gir_threads_count(c->th), &bytes) ||
+            bytes > SIZE_MAX / 2)
+            return gir_fail(err, GIR_E_LIMIT, "pooling planes are too large");
+        c->scratch_bytes = (size_t)bytes;
+    }
+    if (c->n_out > 1 && c->out[1]) {
+        if (!is_max)
+            return gir_fail(err, GIR_E_SCHEMA, "%s has one output", gir_op_name(c->node->op));
+        if ((st = rt_set_out(c->out[1], GIR_DT_I64, &os, err)))
+            return st;
+    }
+    return GIR_OK;
+}
+
+typedef struct pool_job {
+    const rt_call *c;
+    const pool_state *s;
+    bool is_max;
+} pool_job;
+
+/* 2-D planes without indices: row-wise, vectorisable inner loops.  Same
+ * order of operations as the general loop below (rows, then columns). */
+static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
+{
+    const rt_geom *g = &j->s->g;
+    const size_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+    const size_t KH = g->k[1], KW = g->k[2], sh = g->s[1], sw = g->s[2], dh = g->d[1], dw = g->d[2];
+    const size_t ph = g->pb[1], pw = g->pb[2];
+    for (size_t oh = 0; oh < OH; oh++) {
+        float *yr = yp + oh * OW;
+        float init = j->is_max ? -INFINITY : 0.0f;
+        for (size_t ow = 0; ow < OW; ow++)
+            yr[ow] = init;
+        size_t rows = 0, prows = 0;
+        for (size_t kh = 0; kh < KH; kh++) {
+            size_t r = oh * sh + kh * dh;
+            if (r < ph + H + g->pe[1])
+                prows++;
+            if (r < ph || r - ph >= H)
+                continue;
+            rows++;
+            const float *xr = xp + (r - ph) * W;
+            for (size_t kw = 0; kw < KW; kw++) {
+                size_t woff = kw * dw;
+                size_t lo = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
+                size_t hi = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
+                if (hi > OW)
+                    hi = OW;
+                if (lo >= hi)
+                    continue;
+                const float *xs = xr + lo * sw + woff - pw;
+                float *yd = yr + lo;
+                size_t n = hi - lo;
+                if (j->is_max) {
+                    for (size_t i = 0; i < n; i++) {
+                        float v = xs[i * sw];
+                        yd[i] = (v > yd[i] || v != v) ? v : yd[i];
+                    }
+                } else {
+                    for (size_t i = 0; i < n; i++)
+                        yd[i] += xs[i * sw];
+                }
+            }
+        }
+        if (j->is_max)
+            continue;
+        size_t hcount = j->s->count_pad ? prows : rows;
+        for (size_t ow = 0; ow < OW; ow++) {
+            size_t cols = 0;
+            for (size_t kw = 0; kw < KW; kw++) {
+                size_t c = ow * sw + kw * dw;
+                if (j->s->count_pad ? c < pw + W + g->pe[2] : (c >= pw && c - pw < W))
+                    cols++;
+            }
+            size_t cnt = hcount * cols;
+            yr[ow] = cnt ? yr[ow] / (float)cnt : 0.0f;
+        }
+    }
+}
+
+static void pool_planes(void *ctx, size_t p0, size_t p1, int worker)
+{
+    (void)worker;
+    const pool_job *j = ctx;
+    const rt_geom *g = &j->s->g;
+    const float *x = j->c->in[0]->data;
+    float *y = j->c->out[0]->data;
+    int64_t *idx = j->c->n_out > 1 && j->c->out[1] ? j->c->out[1]->data : NULL;
+    const size_t D = g->in[0], H = g->in[1], W = g->in[2];
+    const size_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
+    const size_t insp = D * H * W, outsp = OD * OH * OW;
+    rt_dwpad_fn fn = j->s->padded && j->c->scratch ? rt_maxpool_select(GIR_GEMM_AUTO) : NULL;
+    float *padded = fn ? (float *)j->c->scratch + (size_t)worker * rt_dwpad_floats(&j->s->pad) : NULL;
+    for (size_t p = p0; p < p1; p++) {
+        const float *xp = x + p * insp;
+        float *yp = y + p * outsp;
+        if (fn) {
+            rt_dwpad_fill(&j->s->pad, xp, padded, -INFINITY);
+            fn(&j->s->pad, padded, NULL, 0.0f, yp);
+            continue;
+        }
+        if (D == 1 && OD == 1 && g->k[0] == 1 && !idx) {
+            pool2d_fast(j, xp, yp);
+            continue;
+        }
+        for (size_t od = 0; od < OD; od++)
+            for (size_t oh = 0; oh < OH; oh++)
+                for (size_t ow = 0; ow < OW; ow++) {
+                    float best = -INFINITY;
+                    size_t best_at = 0;
+                    bool any = false;
+                    float sum = 0;
+                    size_t count = 0;
+                    for (size_t kd = 0; kd < g->k[0]; kd++) {
+                        /* positions in padded coordinates: in + pb */
+                        size_t pd = od * g->s[0] + kd * g->d[0];
+                        bool din = pd >= g->pb[0] && pd - g->pb[0] < D;
+                        bool dpad = pd < g->pb[0] + D + g->pe[0];
+                        for (size_t kh = 0; kh < g->k[1]; kh++) {
+                            size_t ph = oh * g->s[1] + kh * g->d[1];
+                            bool hin = ph >= g->pb[1] && ph - g->pb[1] < H;
+                            bool hpad = ph < g->pb[1] + H + g->pe[1];
+                            for (size_t kw = 0; kw < g->k[2]; kw++) {
+                                size_t pw = ow * g->s[2] + kw * g->d[2];
+                                bool win = pw >= g->pb[2] && pw - g->pb[2] < W;
+                                bool wpad = pw < g->pb[2] + W + g->pe[2];
+                                if (din && hin && win) {
+                                    size_t at = ((pd - g->pb[0]) * H + (ph - g->pb[1])) * W + (pw - g->pb[2]);
+                                    float v = xp[at];
+                                    if (j->is_max) {
+                                        /* NaN wins, like numpy's max */
+                                        if (!any || v > best || (v != v && best == best)) {
+                                            best = v;
+                                            best_at = at;
+                                        }
+                                        any = true;
+                                    } else {
+                                        sum += v;
+                                        count++;
+                                    }
+                                } else if (!j->is_max && j->s->count_pad && dpad && hpad && wpad) {
+                                    count++;
+                                }
+                            }
+                        }
+                    }
+                    size_t o = (od * OH + oh) * OW + ow;
+                    if (j->is_max) {
+                        yp[o] = best;
+                        if (idx) {
+                            size_t d0 = best_at / (H * W), h0 = best_at / W % H, w0 = best_at % W;
+                            size_t flat = j->s->row_major_idx ? p * insp + best_at
+                                                              : p * insp + (w0 * H + h0) * D + d0;
+                            idx[p * outsp + o] = (int64_t)flat;
+                        }
+                    } else {
+                        yp[o] = count ? sum / (float)count : 0.0f;
+                    }
+                }
+    }
+}
+
+static gir_status pool_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    const rt_tensor *x = c->in[0];
+    pool_job j = { c, c->state, c->node->op == GIR_OP_MaxPool };
+    size_t planes = rt_dims_prod(&x->shape, 0, 2);
+    rt_parallel_for(c->th, planes, 1, 4, pool_planes, &j);
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_maxpool = { pool_prepare, pool_run, free, 0 };
+const rt_kernel gir_k_avgpool = { pool_prepare, pool_run, free, 0 };
+
+/* ---- global pooling ----------------------------------------------------------- */
+
+static gir_status gpool_prepare(rt_call *c, gir_error *err)
+{
+    const rt_tensor *x = c->in[0];
+    if (x->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, x->dtype, err);
+    if (x->shape.rank < 2)
+        return gir_fail(err, GIR_E_SHAPE, "%s input needs rank 2 or more, has %d", gir_op_name(c->node->op),
+                        x->shape.rank);
+    gir_shape os = x->shape;
+    for (int i = 2; i < os.rank; i++)
+        os.dims[i] = 1;
+    return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
+}
+
+static gir_status gpool_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    const rt_tensor *x = c->in[0];
+    const float *px = x->data;
+    float *py = c->out[0]->data;
+    size_t planes = rt_dims_prod(&x->shape, 0, 2), inner = rt_dims_prod(&x->shape, 2, x->shape.rank);
+    bool is_max = c->node->op == GIR_OP_GlobalMaxPool;
+    for (size_t p = 0; p < planes; p++) {
+        const float *xp = px + p * inner;
+        if (is_max) {
+            float m = inner ? xp[0] : -INFINITY;
+            for (size_t i = 1; i < inner; i++)
+                if (xp[i] > m || (xp[i] != xp[i] && m == m))
+                    m = xp[i];
+            py[p] = m;
+        } else {
+            /* four partial sums in float: vectorisable and deterministic */
+            float s[4] = { 0, 0, 0, 0 };
+            size_t i = 0;
+            for (; i + 4 <= inner; i += 4)
+                for (int k = 0; k < 4; k++)
+                    s[k] += xp[i + k];
+            float t = (s[0] + s[1]) + (s[2] + s[3]);
+            for (; i < inner; i++)
+                t += xp[i];
+            py[p] = inner ? t / (float)inner : 0.0f;
+        }
+    }
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_globalpool = { gpool_prepare, gpool_run, NULL, 0 };

@@ -1,0 +1,207 @@
+/* Reductions over a set of axes (ReduceSum, ReduceMean, ReduceMax,
+ * ReduceMin, ReduceProd) and ArgMax/ArgMin along one axis. */
+#include "rt.h"
+
+#include <stdlib.h>
+
+typedef struct red_state {
+    bool reduced[GIR_MAX_RANK];
+    bool identity; /* noop_with_empty_axes with no axes */
+} red_state;
+
+static gir_status reduce_prepare(rt_call *c, gir_error *err)
+{
+    const rt_tensor *x = c->in[0];
+    gir_status st;
+    gir_op op = c->node->op;
+    bool is_float = x->dtype == GIR_DT_F32;
+    bool is_int = x->dtype == GIR_DT_I32 || x->dtype == GIR_DT_I64;
+    if (!is_float && !(is_int && op != GIR_OP_ReduceMean))
+        return rt_no_kernel_dtype(c, x->dtype, err);
+    if ((st = rt_attr_type(c, "axes", GIR_ATTR_INTS, err)) || (st = rt_attr_type(c, "keepdims", GIR_ATTR_INT, err)) ||
+        (st = rt_attr_type(c, "noop_with_empty_axes", GIR_ATTR_INT, err)))
+        return st;
+    red_state *s = c->state;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return gir_nomem(err);
+        c->state = s;
+    }
+    memset(s, 0, sizeof *s);
+    const int64_t *axes;
+    ptrdiff_t na = rt_ints(c, "axes", &axes);
+    int r = x->shape.rank;
+    if (na <= 0) {
+        if (rt_int(c, "noop_with_empty_axes", 0) != 0)
+            s->identity = true;
+        for (int i = 0; i < r; i++)
+            s->reduced[i] = !s->identity;
+    } else {
+        for (ptrdiff_t i = 0; i < na; i++) {
+            int a;
+            if ((st = rt_axis(c, "axes", axes[i], r, &a, err)))
+                return st;
+            if (s->reduced[a])
+                return gir_fail(err, GIR_E_ATTRIBUTE, "axes lists axis %d twice", a);
+            s->reduced[a] = true;
+        }
+    }
+    bool keep = rt_int(c, "keepdims", 1) != 0;
+    gir_shape os = { 0, { 0 } };
+    for (int i = 0; i < r; i++) {
+        if (!s->reduced[i])
+            os.dims[os.rank++] = x->shape.dims[i];
+        else if (keep)
+            os.dims[os.rank++] = 1;
+        if (s->reduced[i] && x->shape.dims[i] == 0 && (op == GIR_OP_ReduceMax || op == GIR_OP_ReduceMin))
+            return gir_fail(err, GIR_E_SHAPE, "%s over an empty axis has no value", gir_op_name(op));
+    }
+    return rt_set_out(c->out[0], x->dtype, &os, err);
+}
+
+static gir_status reduce_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    const rt_tensor *x = c->in[0];
+    rt_tensor *y = c->out[0];
+    const red_state *s = c->state;
+    gir_op op = c->node->op;
+    if (s->identity) {
+        memmove(y->data, x->data, x->numel * gir_dtype_size(x->dtype));
+        return GIR_OK;
+    }
+    int r = x->shape.rank;
+    size_t st[GIR_MAX_RANK];
+    rt_strides(&x->shape, st);
+    /* kept dims (odometer over outputs) and reduced dims (inner odometer) */
+    size_t kd[GIR_MAX_RANK], ks[GIR_MAX_RANK], rd[GIR_MAX_RANK], rs[GIR_MAX_RANK];
+    int nk = 0, nr = 0;
+    size_t count = 1;
+    for (int i = 0; i < r; i++) {
+        if (s->reduced[i]) {
+            rd[nr] = (size_t)x->shape.dims[i];
+            rs[nr++] = st[i];
+            count *= (size_t)x->shape.dims[i];
+        } else {
+            kd[nk] = (size_t)x->shape.dims[i];
+            ks[nk++] = st[i];
+        }
+    }
+    /* innermost reduced dim contiguous: a straight loop */
+    for (size_t o = 0; o < y->numel; o++) {
+        size_t base = 0, t = o;
+        for (int i = nk - 1; i >= 0; i--) {
+            base += (t % kd[i]) * ks[i];
+            t /= kd[i];
+        }
+        double acc_d = op == GIR_OP_ReduceProd ? 1.0 : 0.0;
+        int64_t acc_i = op == GIR_OP_ReduceProd ? 1 : 0;
+        float acc_f = 0;
+        bool first = true;
+        for (size_t k = 0; k < count; k++) {
+            size_t off = base, t2 = k;
+            for (int i = nr - 1; i >= 0; i--) {
+                off += (t2 % rd[i]) * rs[i];
+                t2 /= rd[i];
+            }
+            if (x->dtype == GIR_DT_F32) {
+                float v = ((const float *)x->data)[off];
+                switch (op) {
+                case GIR_OP_ReduceSum: case GIR_OP_ReduceMean: acc_d += v; break;
+                case GIR_OP_ReduceProd: acc_d *= v; break;
+                case GIR_OP_ReduceMax:
+                    if (first || v > acc_f || (v != v && acc_f == acc_f))
+                        acc_f = v;
+                    break;
+                default:
+                    if (first || v < acc_f || (v != v && acc_f == acc_f))
+                        acc_f = v;
+                    break;
+                }
+            } else {
+                int64_t v = x->dtype == GIR_DT_I32 ? ((const int32_t *)x->data)[off] : ((const int64_t *)x->data)[off];
+                switch (op) {
+                case GIR_OP_ReduceSum: acc_i = (int64_t)((uint64_t)acc_i + (uint64_t)v); break;
+                case GIR_OP_ReduceProd: acc_i = (int64_t)((uint64_t)acc_i * (uint64_t)v); break;
+                case GIR_OP_ReduceMax: if (first || v > acc_i) acc_i = v; break;
+                default: if (first || v < acc_i) acc_i = v; break;
+                }
+            }
+            first = false;
+        }
+        if (x->dtype == GIR_DT_F32) {
+            float res = op == GIR_OP_ReduceMax || op == GIR_OP_ReduceMin ? acc_f
+                        : op == GIR_OP_ReduceMean ? (float)(count ? acc_d / (double)count : NAN)
+                                                  : (float)acc_d;
+            ((float *)y->data)[o] = res;
+        } else if (x->dtype == GIR_DT_I32) {
+            ((int32_t *)y->data)[o] = (int32_t)acc_i;
+        } else {
+            ((int64_t *)y->data)[o] = acc_i;
+        }
+    }
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_reduce = { reduce_prepare, reduce_run, free, 0 };
+
+/* ---- ArgMax / ArgMin ------------------------------------------------------------- */
+
+static gir_status arg_prepare(rt_call *c, gir_error *err)
+{
+    const rt_tensor *x = c->in[0];
+    gir_status st;
+    int axis;
+    if (x->dtype != GIR_DT_F32 && x->dtype != GIR_DT_I32 && x->dtype != GIR_DT_I64)
+        return rt_no_kernel_dtype(c, x->dtype, err);
+    if ((st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "keepdims", GIR_ATTR_INT, err)) ||
+        (st = rt_attr_type(c, "select_last_index", GIR_ATTR_INT, err)))
+        return st;
+    if (x->shape.rank == 0)
+        return gir_fail(err, GIR_E_SHAPE, "%s needs rank 1 or more", gir_op_name(c->node->op));
+    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err)))
+        return st;
+    if (x->shape.dims[axis] == 0)
+        return gir_fail(err, GIR_E_SHAPE, "%s over an empty axis has no value", gir_op_name(c->node->op));
+    gir_shape os = { 0, { 0 } };
+    bool keep = rt_int(c, "keepdims", 1) != 0;
+    for (int i = 0; i < x->shape.rank; i++)
+        if (i != axis)
+            os.dims[os.rank++] = x->shape.dims[i];
+        else if (keep)
+            os.dims[os.rank++] = 1;
+    return rt_set_out(c->out[0], GIR_DT_I64, &os, err);
+}
+
+static gir_status arg_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    const rt_tensor *x = c->in[0];
+    int axis;
+    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
+    bool is_max = c->node->op == GIR_OP_ArgMax, last = rt_int(c, "select_last_index", 0) != 0;
+    size_t L = (size_t)x->shape.dims[axis], inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank);
+    size_t outer = rt_dims_prod(&x->shape, 0, axis);
+    int64_t *y = c->out[0]->data;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+            size_t best = 0;
+            double bv = 0;
+            for (size_t k = 0; k < L; k++) {
+                size_t at = (o * L + k) * inner + i;
+                double v = x->dtype == GIR_DT_F32   ? ((const float *)x->data)[at]
+                           : x->dtype == GIR_DT_I32 ? ((const int32_t *)x->data)[at]
+                                                    : (double)((const int64_t *)x->data)[at];
+                bool better = k == 0 || (is_max ? v > bv : v < bv) || (last && v == bv);
+                if (better) {
+                    best = k;
+                    bv = v;
+                }
+            }
+            y[o * inner + i] = (int64_t)best;
+        }
+    return GIR_OK;
+}
+
+const rt_kernel gir_k_argminmax = { arg_prepare, arg_run, NULL, 0 };

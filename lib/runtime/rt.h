@@ -1,0 +1,210 @@
+/* The reference runtime's internal interface between the executor
+ * (exec.c) and the kernels (one rt_kernel per canonical op, kernels.c). */
+#ifndef GIR_RUNTIME_RT_H
+#define GIR_RUNTIME_RT_H
+
+#include "core/ir.h"
+#include "threads.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A tensor as the executor hands it to a kernel: dtype, shape, element
+ * count, and data (NULL during prepare unless the value is constant). */
+typedef struct rt_tensor {
+    gir_dtype dtype;
+    gir_shape shape;
+    size_t numel;
+    void *data;
+} rt_tensor;
+
+/* An activation a kernel applies to its result when the executor fuses the
+ * following Relu or Clip into it (only kernels flagged RT_FUSE_ACT). */
+typedef struct rt_act {
+    bool on;
+    float lo, hi;
+} rt_act;
+
+typedef struct rt_call {
+    const gir_graph *g;
+    const gir_node *node;
+    size_t n_in, n_out;
+    rt_tensor **in;   /* NULL for an omitted optional input */
+    bool *in_const;   /* input i's data is constant and already loaded */
+    rt_tensor **out;  /* NULL for an omitted optional output */
+    void *state;      /* the kernel's per-node state (kept across plans) */
+    size_t scratch_bytes; /* prepare: temporary space run needs */
+    void *scratch;    /* run: 64-byte aligned, scratch_bytes long */
+    gir_threads *th;
+    rt_act act;       /* fused activation (set before prepare) */
+    /* Fused residual (RT_FUSE_ADD): the result is added to the tensor that
+     * is already in out[0]'s buffer (set before prepare). */
+    bool accumulate;
+    void *stream;     /* stdio FILE * for side-effect ops (print) */
+    struct gir_session *session; /* for rt_warn */
+} rt_call;
+
+/* Records a warning of this run (the library never prints; the CLI shows
+ * them): "node 'NAME': MESSAGE". */
+void rt_warn(rt_call *c, const char *fmt, ...) GIR_PRINTF(2, 3);
+
+enum {
+    RT_VIEW = 1u << 0,     /* out[0] is in[0]'s data reinterpreted (same bytes) */
+    RT_INPLACE = 1u << 1,  /* out[0] may share in[0]'s buffer (same size) */
+    RT_FUSE_ACT = 1u << 2, /* accepts a fused Relu/Clip */
+    RT_FUSE_ADD = 1u << 3, /* accepts accumulate (a fused residual Add) */
+    RT_SIDE_EFFECT = 1u << 4, /* runs even when nothing consumes its outputs */
+};
+
+typedef struct rt_kernel {
+    /* Checks attributes and input types/shapes, sets every present
+     * output's dtype and shape, may build state (packed weights) and
+     * request scratch.  Called once per plan, in topological order. */
+    gir_status (*prepare)(rt_call *c, gir_error *err);
+    gir_status (*run)(rt_call *c, gir_error *err);
+    void (*release)(void *state);
+    unsigned flags;
+} rt_kernel;
+
+/* The kernel for op, or NULL when the runtime has none. */
+const rt_kernel *gir_rt_kernel(gir_op op);
+
+/* Introspection for tests: bytes of intermediate buffers the current plan
+ * holds, and nodes fused into their producer. */
+struct gir_session;
+size_t gir_rt_planned_bytes(const struct gir_session *s);
+size_t gir_rt_fused_count(const struct gir_session *s);
+
+/* ---- helpers for kernels ------------------------------------------------- */
+
+/* Fails E_NO_KERNEL: "no kernel for OP on DTYPE". */
+gir_status rt_no_kernel_dtype(const rt_call *c, gir_dtype dt, gir_error *err);
+/* Sets out's dtype and shape and its element count (E_LIMIT on overflow). */
+gir_status rt_set_out(rt_tensor *out, gir_dtype dt, const gir_shape *shape, gir_error *err);
+/* Requires input i present with dtype dt (E_DTYPE otherwise). */
+gir_status rt_want_dtype(const rt_call *c, size_t i, gir_dtype dt, gir_error *err);
+/* Normalises axis in [-rank, rank) (E_ATTRIBUTE naming the attribute). */
+gir_status rt_axis(const rt_call *c, const char *attr, int64_t axis, int rank, int *out, gir_error *err);
+/* numpy broadcasting of a and b into out (E_SHAPE when incompatible). */
+gir_status rt_broadcast_shape(const rt_call *c, const gir_shape *a, const gir_shape *b, gir_shape *out,
+                              gir_error *err);
+
+/* Reads an integer list attribute: *n elements at *v, or absent (-1). */
+static inline ptrdiff_t rt_ints(const rt_call *c, const char *name, const int64_t **v)
+{
+    return gir_attrs_get_ints(&c->node->attrs, name, v);
+}
+static inline int64_t rt_int(const rt_call *c, const char *name, int64_t dflt)
+{
+    return gir_attrs_get_int(&c->node->attrs, name, dflt);
+}
+static inline double rt_float(const rt_call *c, const char *name, double dflt)
+{
+    return gir_attrs_get_float(&c->node->attrs, name, dflt);
+}
+static inline const char *rt_string(const rt_call *c, const char *name, const char *dflt)
+{
+    return gir_attrs_get_string(&c->node->attrs, name, dflt);
+}
+/* Attribute present with a type other than the one wanted: E_ATTRIBUTE. */
+gir_status rt_attr_type(const rt_call *c, const char *name, gir_attr_type want, gir_error *err);
+
+static inline size_t rt_numel(const gir_shape *s)
+{
+    size_t n = 1;
+    for (int i = 0; i < s->rank; i++)
+        n *= (size_t)s->dims[i];
+    return n;
+}
+
+/* Row-major strides of a shape (elements). */
+static inline void rt_strides(const gir_shape *s, size_t *st)
+{
+    size_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= (size_t)s->dims[i];
+    }
+}
+
+/* Product of dims [from, to). */
+static inline size_t rt_dims_prod(const gir_shape *s, int from, int to)
+{
+    size_t n = 1;
+    for (int i = from; i < to; i++)
+        n *= (size_t)s->dims[i];
+    return n;
+}
+
+/* Runs fn(ctx, begin, end, worker) over [0, total) split among the pool's
+ * workers in aligned static parts (serially, as worker 0, when total <
+ * min_per_thread * 2).  worker indexes per-worker scratch. */
+void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
+                     void (*fn)(void *ctx, size_t begin, size_t end, int worker), void *ctx);
+
+/* ---- window geometry (Conv, ConvTranspose, pooling) ---------------------- */
+
+/* Spatial dims are kept as 3 (depth, height, width): a 1-D or 2-D window
+ * has leading entries of size 1 with stride 1 and no padding. */
+typedef struct rt_geom {
+    int nsp;                  /* spatial dims of the tensor: 1..3 */
+    size_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+} rt_geom;
+
+/* Reads strides, dilations (when allowed), pads and auto_pad for a window of
+ * kernel k[0..nsp) over x's trailing nsp dims and computes the output size
+ * (ceil_mode: pooling's rounding up). */
+gir_status rt_geom_make(const rt_call *c, const gir_shape *x, const int64_t *k, int nsp, bool dilations,
+                        bool ceil_mode, rt_geom *g, gir_error *err);
+/* Reads an INTS attribute of exactly n values each >= min (absent: dflt). */
+gir_status rt_ints_n(const rt_call *c, const char *name, size_t n, int64_t min, int64_t dflt, int64_t *out,
+                     gir_error *err);
+
+/* ---- the kernels (defined in k_*.c, listed in kernels.c) ------------------ */
+
+extern const rt_kernel gir_k_unary, gir_k_not, gir_k_identity, gir_k_cast, gir_k_binary, gir_k_prelu,
+    gir_k_variadic, gir_k_where;
+extern const rt_kernel gir_k_conv, gir_k_conv_transpose;
+extern const rt_kernel gir_k_gemm, gir_k_matmul;
+extern const rt_kernel gir_k_batchnorm, gir_k_instancenorm, gir_k_lrn, gir_k_softmax, gir_k_dropout;
+extern const rt_kernel gir_k_maxpool, gir_k_avgpool, gir_k_globalpool;
+extern const rt_kernel gir_k_reduce, gir_k_argminmax;
+extern const rt_kernel gir_k_reshape, gir_k_flatten, gir_k_transpose, gir_k_squeeze, gir_k_unsqueeze,
+    gir_k_concat, gir_k_split, gir_k_slice, gir_k_pad, gir_k_tile, gir_k_expand, gir_k_gather, gir_k_resize,
+    gir_k_depth_to_space, gir_k_space_to_depth, gir_k_shape;
+extern const rt_kernel gir_k_print, gir_k_sort, gir_k_gather_blocks, gir_k_range_fill, gir_k_squeezedet_box_decode,
+    gir_k_yolov3_decode, gir_k_submean, gir_k_dot_product, gir_k_stack, gir_k_unstack;
+
+/* ---- depthwise convolution plane (k_conv.c; exposed for tests) ------------ */
+
+typedef struct rt_dwplane {
+    size_t h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+    const size_t *ow_lo, *ow_hi; /* per kw: output columns whose input is inside */
+    bool accumulate;             /* add to what y holds */
+    bool act;
+    float lo, hi;
+} rt_dwplane;
+
+typedef void (*rt_dwplane_fn)(const rt_dwplane *a, const float *x, const float *w, float bias, float *y);
+/* The plane kernel compiled for isa (a gir_gemm_isa; AUTO = the best). */
+rt_dwplane_fn rt_dwplane_select(int isa);
+
+/* The vector kernels of k_dw.c: dilation 1, horizontal stride 1 or 2, on a
+ * zero-padded copy of the plane (prows x pstride, with slack). */
+typedef struct rt_dwpad {
+    size_t h, w, oh, ow, kh, kw, sh, sw, ph, pw;
+    size_t prows, pstride; /* (oh-1)*sh + kh rows; >= (ow-1)*sw + kw + 32 */
+    bool accumulate, act;
+    float lo, hi;
+} rt_dwpad;
+typedef void (*rt_dwpad_fn)(const rt_dwpad *a, const float *p, const float *w, float bias, float *y);
+size_t rt_dwpad_floats(const rt_dwpad *a);
+/* Copies plane x into p, pad around it (0 for convolution, -inf for max
+ * pooling). */
+void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad);
+/* NULL when isa (AUTO = the best) has no such kernel. */
+rt_dwpad_fn rt_dwpad_select(int isa);
+/* Max pooling over the same padded plane (w and bias unused). */
+rt_dwpad_fn rt_maxpool_select(int isa);
+
+#endif

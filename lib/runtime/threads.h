@@ -1,0 +1,39 @@
+/* A small pool of worker threads for the runtime's kernels.
+ *
+ * The pool owns n-1 pthreads; the calling thread is worker 0 and takes part
+ * in every job.  Work is split statically (worker w of n always gets the
+ * same part of a job), so results never depend on scheduling.  Each worker
+ * owns a scratch area (GEMM packing buffers) allocated once at creation:
+ * kernels never allocate. */
+#ifndef GIR_RUNTIME_THREADS_H
+#define GIR_RUNTIME_THREADS_H
+
+#include <stddef.h>
+
+#include "graphir/status.h"
+
+/* The most workers a pool may have. */
+#define GIR_MAX_THREADS 256
+
+typedef struct gir_threads gir_threads;
+
+/* Starts a pool of n workers (1 = no extra thread).  E_ARGUMENT when n is
+ * outside 1..GIR_MAX_THREADS; E_NOMEM or E_INTERNAL when the system refuses. */
+gir_status gir_threads_new(int n, gir_threads **out, gir_error *err);
+/* Stops and joins the workers; NULL is allowed. */
+void gir_threads_free(gir_threads *t);
+int gir_threads_count(const gir_threads *t);
+
+/* Runs fn(ctx, w, n) for every worker w in 0..n-1 (n = the pool's size) and
+ * returns when all have finished.  fn must not call gir_threads_run. */
+void gir_threads_run(gir_threads *t, void (*fn)(void *ctx, int worker, int nworkers), void *ctx);
+
+/* Worker w's scratch area: 64-byte aligned, at least
+ * gir_gemm_workspace_floats() floats. */
+float *gir_threads_scratch(gir_threads *t, int worker);
+
+/* Splits [0, total) into n nearly equal parts aligned to `align` (except at
+ * the end) and gives part w as [*begin, *end). */
+void gir_split_range(size_t total, size_t align, int w, int n, size_t *begin, size_t *end);
+
+#endif

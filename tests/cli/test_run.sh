@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# graphconv run and graphconv check on LightNet models (testdata/lightnet and
+# the documentation example of ../shared/seeds/001).
+. "$(dirname "$0")/lib.sh"
+TD=${GIR_TESTDATA_DIR:?GIR_TESTDATA_DIR must point at testdata/}
+NET=$TD/lightnet/convnet.json
+
+# npy FILE SHAPE COUNT: a float32 .npy of COUNT zeros (shape text like "1, 3, 8, 8").
+npy() {
+  local hdr="{'descr': '<f4', 'fortran_order': False, 'shape': ($2), }"
+  # pad so that magic(6) + version(2) + length(2) + header + '\n' is a multiple of 64
+  local total=$(( (10 + ${#hdr} + 1 + 63) / 64 * 64 ))
+  local pad=$(( total - 10 - ${#hdr} - 1 ))
+  {
+    printf '\x93NUMPY\x01\x00'
+    printf "\\x$(printf %02x $(( (total - 10) % 256 )))\\x$(printf %02x $(( (total - 10) / 256 )))"
+    printf '%s%*s\n' "$hdr" "$pad" ''
+    head -c $(( $3 * 4 )) /dev/zero
+  } >"$1"
+}
+
+# ---- run -------------------------------------------------------------------
+run run "$NET"
+expect_out "run prints each output" "out: float32 [1,4,1,1] min"
+run run "$NET" -o "$TMP/o1"
+expect_rc "run -o writes the outputs" 0
+check "out.npy written" test -s "$TMP/o1/out.npy"
+run run "$NET" -o "$TMP/o1"
+expect_err "an existing output is kept" 5 "out.npy" "[output-exists]"
+run run "$NET" -o "$TMP/o1" --force --threads 2
+expect_rc "--force overwrites; 2 threads" 0
+run run "$NET" -o "$TMP/o2"
+check "1 and 2 threads give the same bytes" cmp -s "$TMP/o1/out.npy" "$TMP/o2/out.npy"
+
+npy "$TMP/zeros.npy" "1, 3, 8, 8" 192
+run run "$NET" --input "input=$TMP/zeros.npy" -o "$TMP/z1"
+expect_rc "an input by name" 0
+run run "$NET" --input "$TMP/zeros.npy" -o "$TMP/z2"
+expect_rc "an input by position" 0
+check "by name and by position agree" cmp -s "$TMP/z1/out.npy" "$TMP/z2/out.npy"
+check "given input differs from the seeded one" bash -c "! cmp -s '$TMP/z1/out.npy' '$TMP/o1/out.npy'"
+run run "$NET" --seed 7 -o "$TMP/s7"
+run run "$NET" --seed 7 -o "$TMP/s7b"
+check "the same seed gives the same output" cmp -s "$TMP/s7/out.npy" "$TMP/s7b/out.npy"
+check "another seed another output" bash -c "! cmp -s '$TMP/s7/out.npy' '$TMP/o1/out.npy'"
+
+run run "$NET" --repeat 3
+expect_out "--repeat prints the latency" "latency over 3 runs (1 thread): median" "ms, min" "ms, max"
+run run "$NET" --input "nosuch=$TMP/zeros.npy"
+expect_err "an unknown input name" 1 "the model has no input named 'nosuch'"
+npy "$TMP/bad.npy" "2, 3" 6
+run run "$NET" --input "$TMP/bad.npy"
+expect_err "an input of the wrong shape" 2 "input 'input' has shape [1,3,8,8], got [2,3]"
+run run "$NET" --repeat 0
+expect_err "--repeat 0" 1 "--repeat takes an integer"
+run run "$NET" --threads 0
+expect_err "--threads 0" 1 "--threads takes an integer"
+run run "$TMP/missing.json"
+expect_err "a missing model" 5 "missing.json"
+
+# ---- the seed's create/slice/print example -----------------------------------
+seed=$SHARED/seeds/001_94c518433e874cad.txt
+sed -n '/^Example$/,$p' "$seed" | sed -n '/^{$/,/^}$/p' >"$TMP/example.json"
+sed -n '/^\$ lightnet example.json$/,/^info: run time/p' "$seed" | sed '1d;$d' >"$TMP/want.txt"
+run run "$TMP/example.json"
+check "the example prints what LightNet prints" test "$out" = "$(cat "$TMP/want.txt")"
+check "which is the 2x3 slice" test "$out" = "$(printf 'tensor2:\n[[2.000 3.000 4.000]\n [6.000 7.000 8.000]]')"
+
+# ---- check --------------------------------------------------------------------
+run check "$NET" "$NET"
+expect_out "a model agrees with itself" "output 'out' float32 [1,4,1,1]: max abs 0, max rel 0, cosine 1.000000, mismatches 0/4 (0%), nan/inf agree" "check passed: 1 output agree"
+mkdir "$TMP/perturbed"
+cp "$NET" "$TMP/perturbed/convnet.json"
+sed 's/^b1 0 4 bdc170a3/b1 0 4 3f800000/' "$TD/lightnet/convnet.wts" >"$TMP/perturbed/convnet.wts"
+run check "$NET" "$TMP/perturbed/convnet.json"
+expect_err "a changed bias is a mismatch" 4 "1 of 1 outputs differ beyond atol 0.0001 + rtol 0.001 (first: 'out')" "[check-failed]"
+case "$out" in *"output 'out'"*"mismatches "*) ok "the report shows the metrics" ;; *) bad "the report shows the metrics" ;; esac
+run check "$NET" "$TMP/perturbed/convnet.json" --per-node
+case "$out" in *"first divergence: node '"*) ok "--per-node names the first diverging node" ;; *) bad "--per-node names the first diverging node" ;; esac
+run check "$NET" "$TMP/perturbed/convnet.json" --atol 100
+expect_out "a large atol accepts it" "check passed"
+run check "$NET" "$NET" --input "input=$TMP/zeros.npy" --seed 3 -q
+check "quiet check prints nothing" test -z "$out$err"
+run check "$NET"
+expect_err "check needs two models" 1 "check needs exactly two model files"
+run check "$NET" "$NET" --atol -1
+expect_err "a negative tolerance" 1 "--atol takes a non-negative number"
+finish

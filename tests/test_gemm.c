@@ -1,0 +1,327 @@
+/* The runtime's GEMM against a naive double-precision reference: every
+ * kernel this CPU supports, transposes, alpha/beta, biases, clamping, packed
+ * A, edge tiles, 1 and 2 threads (bit-identical), and the thread pool. */
+#include "testutil.h"
+
+#include "runtime/gemm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state;
+
+static float frand(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((rng_state >> 40) & 0xFFFF) / 65536.0f - 0.5f;
+}
+
+typedef struct gcase {
+    size_t m, n, k;
+    bool ta, tb;
+    float alpha, beta;
+    bool bias_m, bias_n, clamp, packed;
+} gcase;
+
+/* Runs one case on one kernel and thread count; returns C (malloc'd). */
+static float *run_case(const gcase *tc, gir_gemm_isa isa, int nthreads, const float *a, const float *b,
+                       const float *c0, const float *bm, const float *bn)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_threads *th;
+    TU_OK(gir_threads_new(nthreads, &th, &err), &err);
+    /* Leading dimensions larger than the logical width catch stride bugs. */
+    size_t lda = (tc->ta ? tc->m : tc->k) + 3, ldb = (tc->tb ? tc->k : tc->n) + 5, ldc = tc->n + 2;
+    float *c = malloc(tc->m * ldc * sizeof(float));
+    assert_non_null(c);
+    memcpy(c, c0, tc->m * ldc * sizeof(float));
+    gir_gemm_packed pk;
+    if (tc->packed)
+        TU_OK(gir_gemm_pack_a(isa, tc->ta, tc->m, tc->k, a, lda, &pk, &err), &err);
+    gir_gemm_args g = { 0 };
+    g.m = tc->m;
+    g.n = tc->n;
+    g.k = tc->k;
+    g.alpha = tc->alpha;
+    g.beta = tc->beta;
+    g.a = tc->packed ? NULL : a;
+    g.lda = lda;
+    g.trans_a = tc->ta;
+    g.packed_a = tc->packed ? &pk : NULL;
+    g.b = b;
+    g.ldb = ldb;
+    g.trans_b = tc->tb;
+    g.c = c;
+    g.ldc = ldc;
+    g.bias_m = tc->bias_m ? bm : NULL;
+    g.bias_n = tc->bias_n ? bn : NULL;
+    g.clamp = tc->clamp;
+    g.lo = -0.25f;
+    g.hi = 0.5f;
+    g.isa = isa;
+    gir_sgemm(&g, th);
+    if (tc->packed)
+        gir_gemm_packed_free(&pk);
+    gir_threads_free(th);
+    return c;
+}
+
+static void check_case(const gcase *tc)
+{
+    size_t lda = (tc->ta ? tc->m : tc->k) + 3, ldb = (tc->tb ? tc->k : tc->n) + 5, ldc = tc->n + 2;
+    size_t arows = tc->ta ? tc->k : tc->m, brows = tc->tb ? tc->n : tc->k;
+    float *a = malloc((arows * lda + 1) * sizeof(float));
+    float *b = malloc((brows * ldb + 1) * sizeof(float));
+    float *c0 = malloc((tc->m * ldc + 1) * sizeof(float));
+    float *bm = malloc((tc->m + 1) * sizeof(float));
+    float *bn = malloc((tc->n + 1) * sizeof(float));
+    assert_true(a && b && c0 && bm && bn);
+    for (size_t i = 0; i < arows * lda; i++)
+        a[i] = frand();
+    for (size_t i = 0; i < brows * ldb; i++)
+        b[i] = frand();
+    for (size_t i = 0; i < tc->m * ldc; i++)
+        c0[i] = tc->beta == 0.0f ? NAN : frand(); /* beta 0 must not read C */
+    for (size_t i = 0; i < tc->m; i++)
+        bm[i] = frand();
+    for (size_t i = 0; i < tc->n; i++)
+        bn[i] = frand();
+
+    for (int isa = GIR_GEMM_AUTO; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+        if (!gir_gemm_isa_supported((gir_gemm_isa)isa))
+            continue;
+        float *c1 = run_case(tc, (gir_gemm_isa)isa, 1, a, b, c0, bm, bn);
+        float *c2 = run_case(tc, (gir_gemm_isa)isa, 2, a, b, c0, bm, bn);
+        for (size_t i = 0; i < tc->m; i++) {
+            for (size_t j = 0; j < tc->n; j++) {
+                double s = 0, mag = 0;
+                for (size_t p = 0; p < tc->k; p++) {
+                    double x = tc->ta ? a[p * lda + i] : a[i * lda + p];
+                    double y = tc->tb ? b[j * ldb + p] : b[p * ldb + j];
+                    s += x * y;
+                    mag += fabs(x * y);
+                }
+                double want = tc->alpha * s;
+                if (tc->beta != 0.0f)
+                    want += tc->beta * c0[i * ldc + j];
+                if (tc->bias_m)
+                    want += bm[i];
+                if (tc->bias_n)
+                    want += bn[j];
+                if (tc->clamp)
+                    want = want < -0.25 ? -0.25 : want > 0.5 ? 0.5 : want;
+                double got = c1[i * ldc + j];
+                double tol = 1e-7 * (double)(tc->k + 4) * (fabs(tc->alpha) * mag + 4.0);
+                if (!(fabs(got - want) <= tol))
+                    fail_msg("%s m=%zu n=%zu k=%zu ta=%d tb=%d packed=%d: C[%zu,%zu] = %.9g, expected %.9g",
+                             gir_gemm_isa_name((gir_gemm_isa)isa), tc->m, tc->n, tc->k, tc->ta, tc->tb,
+                             tc->packed, i, j, got, want);
+            }
+            /* Padding between rows is never written. */
+            for (size_t j = tc->n; j < ldc; j++) {
+                float want = c0[i * ldc + j];
+                assert_memory_equal(&c1[i * ldc + j], &want, sizeof want);
+            }
+        }
+        /* Threads split rows or columns but never the sums. */
+        assert_memory_equal(c1, c2, tc->m * ldc * sizeof(float));
+        free(c1);
+        free(c2);
+    }
+    free(a);
+    free(b);
+    free(c0);
+    free(bm);
+    free(bn);
+}
+
+static void test_gemm_edges(void **state)
+{
+    (void)state;
+    rng_state = 1;
+    /* Every remainder of the register tiles (4x8, 6x16, 8x32) and cache
+     * blocks (k crosses 256), all four transpose combinations. */
+    static const size_t ms[] = { 1, 7, 8, 13, 33 };
+    static const size_t ns[] = { 1, 16, 31, 33, 70 };
+    static const size_t ks[] = { 1, 9, 300 };
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+                for (int t = 0; t < 4; t++) {
+                    gcase tc = { ms[mi], ns[ni], ks[ki], t & 1, (t >> 1) & 1, 1.0f, 0.0f,
+                                 false, false, false, false };
+                    check_case(&tc);
+                }
+}
+
+static void test_gemm_epilogue(void **state)
+{
+    (void)state;
+    rng_state = 2;
+    for (int v = 0; v < 32; v++) {
+        gcase tc = { 19, 45, 270, v & 1, false, (v & 2) ? 0.5f : 1.0f, (v & 4) ? 1.0f : (v & 8) ? -2.0f : 0.0f,
+                     (v & 16) != 0, (v & 8) != 0, (v & 2) != 0, (v & 1) != 0 };
+        check_case(&tc);
+    }
+    /* Packed A with every transpose. */
+    for (int t = 0; t < 4; t++) {
+        gcase tc = { 45, 67, 600, t & 1, (t >> 1) & 1, 1.0f, 0.0f, true, false, true, true };
+        check_case(&tc);
+    }
+}
+
+static void test_gemm_large(void **state)
+{
+    (void)state;
+    rng_state = 3;
+    /* Several cache blocks in each dimension, and conv-like shapes. */
+    gcase big = { 140, 2100, 300, false, false, 1.0f, 0.0f, true, false, false, true };
+    check_case(&big);
+    gcase convlike = { 64, 3136 / 4, 147, false, false, 1.0f, 0.0f, true, false, true, true };
+    check_case(&convlike);
+    gcase tall = { 1000, 3, 64, false, true, 1.0f, 1.0f, false, true, false, false };
+    check_case(&tall);
+}
+
+static void test_gemm_no_k(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    gir_threads *th;
+    TU_OK(gir_threads_new(1, &th, &err), &err);
+    float c[6] = { 1, 2, 3, 4, 5, 6 };
+    float bm[2] = { 10, 20 };
+    gir_gemm_args g = { 0 };
+    g.m = 2;
+    g.n = 3;
+    g.alpha = 1.0f;
+    g.beta = 2.0f;
+    g.c = c;
+    g.ldc = 3;
+    g.bias_m = bm;
+    gir_sgemm(&g, th);
+    float want[6] = { 12, 14, 16, 28, 30, 32 };
+    assert_memory_equal(c, want, sizeof want);
+    gir_threads_free(th);
+}
+
+/* B packed by the caller following gir_gemm_blayout gives the same bytes
+ * as B packed by the GEMM. */
+static void test_gemm_packed_b(void **state)
+{
+    (void)state;
+    rng_state = 4;
+    static const size_t shapes[][3] = { { 13, 70, 300 }, { 64, 33, 9 }, { 8, 1, 600 } };
+    for (int isa = GIR_GEMM_GENERIC; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+        if (!gir_gemm_isa_supported((gir_gemm_isa)isa))
+            continue;
+        for (size_t si = 0; si < 3; si++) {
+            size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+            float *a = malloc(m * k * sizeof(float)), *b = malloc(k * n * sizeof(float));
+            float *c1 = malloc(m * n * sizeof(float)), *c2 = malloc(m * n * sizeof(float));
+            for (size_t i = 0; i < m * k; i++)
+                a[i] = frand();
+            for (size_t i = 0; i < k * n; i++)
+                b[i] = frand();
+            gir_gemm_blayout l = gir_gemm_b_layout((gir_gemm_isa)isa);
+            assert_int_equal(l.isa, isa);
+            size_t npad = (n + l.nr - 1) / l.nr * l.nr;
+            assert_int_equal(gir_gemm_packed_b_floats(&l, k, n), npad * k);
+            float *pb = calloc(npad * k, sizeof(float));
+            for (size_t kk = 0; kk < k; kk++)
+                for (size_t j = 0; j < n; j++) {
+                    size_t pc = kk / l.kc * l.kc, kcb = k - pc < l.kc ? k - pc : l.kc;
+                    pb[pc * npad + (j / l.nr) * l.nr * kcb + (kk - pc) * l.nr + j % l.nr] = b[kk * n + j];
+                }
+            gir_error err = GIR_ERROR_INIT;
+            gir_threads *th;
+            TU_OK(gir_threads_new(2, &th, &err), &err);
+            gir_gemm_args g = { 0 };
+            g.m = m;
+            g.n = n;
+            g.k = k;
+            g.alpha = 1.0f;
+            g.a = a;
+            g.lda = k;
+            g.b = b;
+            g.ldb = n;
+            g.c = c1;
+            g.ldc = n;
+            g.isa = (gir_gemm_isa)isa;
+            gir_sgemm(&g, th);
+            g.b = NULL;
+            g.packed_b = pb;
+            g.c = c2;
+            gir_sgemm(&g, th);
+            assert_memory_equal(c1, c2, m * n * sizeof(float));
+            gir_threads_free(th);
+            free(a);
+            free(b);
+            free(c1);
+            free(c2);
+            free(pb);
+        }
+    }
+}
+
+static void count_worker(void *ctx, int w, int n)
+{
+    int *hits = ctx;
+    hits[w] += n;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    gir_threads *th;
+    TU_FAILS(gir_threads_new(0, &th, &err), &err, GIR_E_ARGUMENT, "thread count 0 is outside 1..256");
+    gir_error_clear(&err);
+    TU_OK(gir_threads_new(3, &th, &err), &err);
+    assert_int_equal(gir_threads_count(th), 3);
+    int hits[3] = { 0, 0, 0 };
+    for (int r = 0; r < 100; r++)
+        gir_threads_run(th, count_worker, hits);
+    assert_int_equal(hits[0], 300);
+    assert_int_equal(hits[1], 300);
+    assert_int_equal(hits[2], 300);
+    assert_true(((uintptr_t)gir_threads_scratch(th, 2) & 63) == 0);
+    gir_threads_free(th);
+
+    /* Ranges: aligned parts covering [0, total) exactly once. */
+    size_t b, e;
+    gir_split_range(100, 8, 0, 3, &b, &e);
+    assert_int_equal(b, 0);
+    assert_int_equal(e, 40);
+    gir_split_range(100, 8, 1, 3, &b, &e);
+    assert_int_equal(b, 40);
+    assert_int_equal(e, 72);
+    gir_split_range(100, 8, 2, 3, &b, &e);
+    assert_int_equal(b, 72);
+    assert_int_equal(e, 100);
+    gir_split_range(5, 8, 1, 2, &b, &e);
+    assert_int_equal(b, 5);
+    assert_int_equal(e, 5);
+}
+
+static void test_isa_names(void **state)
+{
+    (void)state;
+    assert_string_equal(gir_gemm_isa_name(GIR_GEMM_GENERIC), "generic");
+    assert_string_equal(gir_gemm_isa_name(GIR_GEMM_AVX512), "avx512");
+    assert_true(gir_gemm_isa_supported(GIR_GEMM_GENERIC));
+    assert_true(gir_gemm_isa_supported(gir_gemm_isa_best()));
+    assert_false(gir_gemm_isa_supported(GIR_GEMM_ISA_COUNT_));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemm_edges),  cmocka_unit_test(test_gemm_epilogue), cmocka_unit_test(test_gemm_large),
+        cmocka_unit_test(test_gemm_no_k),   cmocka_unit_test(test_threads),       cmocka_unit_test(test_isa_names),
+        cmocka_unit_test(test_gemm_packed_b),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

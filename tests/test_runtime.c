@@ -1,0 +1,841 @@
+/* The executor (order, memory plan, fusion, errors, sessions) and the
+ * convolution, pooling and matrix kernels against naive references. */
+#include "rtutil.h"
+
+#include "runtime/rt.h"
+#include "runtime/gemm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- executor --------------------------------------------------------------- */
+
+static void test_chain_and_reuse(void **state)
+{
+    (void)state;
+    /* y = relu(x + c) * 2, z = y - x: exact values, run twice, by name */
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(2, 3));
+    rt_const(g, "c", GIR_DT_F32, 1, DIMS(3), F32S(1, -2, 0.5f));
+    rt_const(g, "two", GIR_DT_F32, 0, NULL, F32S(2));
+    rt_node(g, GIR_OP_Add, "add", "x,c", "s");
+    rt_node(g, GIR_OP_Relu, "relu", "s", "r");
+    rt_node(g, GIR_OP_Mul, "mul", "r,two", "y");
+    rt_node(g, GIR_OP_Sub, "sub", "y,x", "z");
+    rt_output(g, "y");
+    rt_output(g, "z");
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 2, DIMS(2, 3), F32S(0, 1, 2, -3, 4, -5));
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    assert_int_equal(gir_session_input_count(s), 1);
+    assert_string_equal(gir_value_name(gir_session_input(s, 0)), "x");
+    for (int rep = 0; rep < 2; rep++) {
+        TU_OK(gir_session_set_input_named(s, "x", x, &err), &err);
+        TU_OK(gir_session_run(s, &err), &err);
+        rt_expect_f32(gir_session_output(s, 0), 2, DIMS(2, 3), F32S(2, 0, 5, 0, 4, 0), 0);
+        rt_expect_f32(gir_session_output(s, 1), 2, DIMS(2, 3), F32S(2, -1, 3, 3, 0, 5), 0);
+    }
+    /* graph inputs and outputs are readable by name; dead intermediates not */
+    gir_tensor *v = gir_session_value(s, "x");
+    rt_expect_f32(v, 2, DIMS(2, 3), F32S(0, 1, 2, -3, 4, -5), 0);
+    gir_tensor_unref(v);
+    assert_null(gir_session_value(s, "s"));
+    assert_null(gir_session_value(s, "nope"));
+    /* keep mode: every intermediate is kept */
+    gir_session_keep_values(s, true);
+    TU_OK(gir_session_run(s, &err), &err);
+    v = gir_session_value(s, "s");
+    rt_expect_f32(v, 2, DIMS(2, 3), F32S(1, -1, 2.5f, -2, 2, -4.5f), 0);
+    gir_tensor_unref(v);
+    /* input errors */
+    gir_tensor *bad = rt_tensor_new(GIR_DT_F32, 2, DIMS(3, 2), NULL);
+    TU_FAILS(gir_session_set_input(s, 0, bad, &err), &err, GIR_E_SHAPE, "input 'x' has shape [2,3], got [3,2]");
+    gir_error_clear(&err);
+    gir_tensor_unref(bad);
+    bad = rt_tensor_new(GIR_DT_I64, 2, DIMS(2, 3), NULL);
+    TU_FAILS(gir_session_set_input(s, 0, bad, &err), &err, GIR_E_DTYPE, "input 'x' is float32, got int64");
+    gir_error_clear(&err);
+    gir_tensor_unref(bad);
+    TU_FAILS(gir_session_set_input(s, 1, x, &err), &err, GIR_E_ARGUMENT, "input 1 does not exist");
+    gir_error_clear(&err);
+    TU_FAILS(gir_session_set_input_named(s, "c", x, &err), &err, GIR_E_ARGUMENT, "no input named 'c'");
+    gir_error_clear(&err);
+    gir_session_free(s);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    /* an opaque op and a second unsupported one: one error names both and
+     * the first node */
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(4));
+    gir_node *n = rt_node(g, GIR_OP_OPAQUE, "mystery", "x", "y");
+    n->opaque_format = "tvm";
+    n->opaque_op = "tvm_op";
+    rt_node(g, GIR_OP_OPAQUE, "mystery2", "y", "z")->opaque_format = "tvm";
+    g->nodes[1]->opaque_op = "tvm_op";
+    rt_output(g, "z");
+    gir_session *s;
+    TU_FAILS(gir_session_new(g, 1, &s, &err), &err, GIR_E_NO_KERNEL, "node 'mystery'",
+             "no kernel for tvm:tvm_op (2 nodes)");
+    gir_error_clear(&err);
+    gir_graph_free(g);
+
+    /* a missing input at run time; a type the kernel lacks; a cycle */
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_I64, 1, DIMS(4));
+    rt_node(g, GIR_OP_Sigmoid, "sig", "x", "y");
+    rt_output(g, "y");
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    TU_FAILS(gir_session_run(s, &err), &err, GIR_E_ARGUMENT, "input 'x' was not given");
+    gir_error_clear(&err);
+    gir_tensor *xi = rt_tensor_new(GIR_DT_I64, 1, DIMS(4), NULL);
+    TU_OK(gir_session_set_input(s, 0, xi, &err), &err);
+    TU_FAILS(gir_session_run(s, &err), &err, GIR_E_NO_KERNEL, "node 'sig'", "no kernel for Sigmoid on int64");
+    gir_error_clear(&err);
+    gir_session_free(s);
+    gir_tensor_unref(xi);
+    gir_graph_free(g);
+
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(4));
+    int32_t a, b;
+    TU_OK(gir_graph_add_value(g, "a", GIR_VALUE_INTERMEDIATE, &a, &err), &err);
+    TU_OK(gir_graph_add_value(g, "b", GIR_VALUE_INTERMEDIATE, &b, &err), &err);
+    gir_node *n1 = rt_node(g, GIR_OP_Add, "n1", "x,b", "-");
+    gir_node *n2 = rt_node(g, GIR_OP_Relu, "n2", "a", "-");
+    TU_OK(gir_node_set_output(g, n1, 0, a, &err), &err);
+    TU_OK(gir_node_set_output(g, n2, 0, b, &err), &err);
+    rt_output(g, "b");
+    TU_FAILS(gir_session_new(g, 1, &s, &err), &err, GIR_E_CYCLE, "the graph has a cycle: 'n1' -> 'n2' -> 'n1'");
+    gir_error_clear(&err);
+    gir_graph_free(g);
+
+    /* a weight whose data was never read; a value nobody produces (the
+     * graph validation); bad thread count */
+    g = rt_graph();
+    TU_OK(gir_graph_add_value(g, "w", GIR_VALUE_WEIGHT, &a, &err), &err);
+    rt_node(g, GIR_OP_Relu, "r", "w", "y");
+    rt_output(g, "y");
+    TU_FAILS(gir_session_new(g, 1, &s, &err), &err, GIR_E_PARAMS, "node 'r'", "weight 'w' has no data");
+    gir_error_clear(&err);
+    TU_OK(gir_graph_add_value(g, "ghost", GIR_VALUE_INTERMEDIATE, &a, &err), &err);
+    TU_FAILS(gir_session_new(g, 1, &s, &err), &err, GIR_E_REFERENCE, "value 'ghost' is intermediate but no node produces it");
+    gir_error_clear(&err);
+    TU_FAILS(gir_session_new(g, 0, &s, &err), &err, GIR_E_ARGUMENT, "thread count 0");
+    gir_error_clear(&err);
+    gir_graph_free(g);
+
+    /* shape errors name the node */
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(4));
+    rt_input(g, "y", GIR_DT_F32, 1, DIMS(3));
+    rt_node(g, GIR_OP_Add, "plus", "x,y", "z");
+    rt_output(g, "z");
+    gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 1, DIMS(4), NULL), rt_tensor_new(GIR_DT_F32, 1, DIMS(3), NULL) };
+    rt_run_fails(g, in, 2, GIR_E_SHAPE, "node 'plus'", "shapes [4] and [3] do not broadcast");
+    gir_tensor_unref(in[0]);
+    gir_tensor_unref(in[1]);
+    gir_graph_free(g);
+
+    assert_true(gir_runtime_supports_op("Conv"));
+    assert_false(gir_runtime_supports_op("NoSuchOp"));
+}
+
+/* Out of order nodes run in dependency order; unknown input dims follow
+ * the fed tensor and a new shape re-plans. */
+static void test_order_and_replan(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(-1, 2));
+    gir_node *late = rt_node(g, GIR_OP_Neg, "late", "-", "y");
+    rt_node(g, GIR_OP_Abs, "early", "x", "a");
+    late->in[0] = gir_graph_value_index(g, "a");
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 2, &s, &err), &err);
+    gir_tensor *x1 = rt_tensor_new(GIR_DT_F32, 2, DIMS(1, 2), F32S(-1, 2));
+    gir_tensor *x2 = rt_tensor_new(GIR_DT_F32, 2, DIMS(3, 2), F32S(1, -2, 3, -4, 5, -6));
+    TU_OK(gir_session_set_input(s, 0, x1, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    rt_expect_f32(gir_session_output(s, 0), 2, DIMS(1, 2), F32S(-1, -2), 0);
+    TU_OK(gir_session_set_input(s, 0, x2, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    rt_expect_f32(gir_session_output(s, 0), 2, DIMS(3, 2), F32S(-1, -2, -3, -4, -5, -6), 0);
+    gir_session_free(s);
+    gir_tensor_unref(x1);
+    gir_tensor_unref(x2);
+    gir_graph_free(g);
+}
+
+/* A chain of 12 elementwise ops on 1 MiB runs in one buffer (in place), and
+ * a ladder keeps at most the live tensors. */
+static void test_memory_plan(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(1 << 18));
+    char prev[16] = "x", cur[16], name[16];
+    rt_node(g, GIR_OP_Abs, "first", "x", "v0");
+    strcpy(prev, "v0");
+    for (int i = 1; i < 12; i++) {
+        snprintf(cur, sizeof cur, "v%d", i);
+        snprintf(name, sizeof name, "n%d", i);
+        rt_node(g, i % 2 ? GIR_OP_Neg : GIR_OP_Abs, name, prev, cur);
+        strcpy(prev, cur);
+    }
+    rt_output(g, prev);
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    float *xd = malloc((1 << 18) * sizeof(float));
+    rt_fill(xd, 1 << 18, 7);
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 1, DIMS(1 << 18), xd);
+    TU_OK(gir_session_set_input(s, 0, x, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_planned_bytes(s), (size_t)1 << 20);
+    /* abs, then (neg, abs) x 5, then neg: -|x| */
+    const float *y;
+    TU_OK(gir_tensor_load(gir_session_output(s, 0), (const void **)&y, &err), &err);
+    for (size_t i = 0; i < (1 << 18); i++)
+        if (y[i] != -fabsf(xd[i]))
+            fail_msg("element %zu: %g for |%g|", i, (double)y[i], (double)xd[i]);
+    /* keep mode: one buffer per value */
+    gir_session_keep_values(s, true);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_planned_bytes(s), (size_t)12 << 20);
+    gir_session_free(s);
+    gir_tensor_unref(x);
+    free(xd);
+    gir_graph_free(g);
+}
+
+/* ---- convolution ------------------------------------------------------------- */
+
+typedef struct convspec {
+    int nsp;
+    int64_t n, c, m, group;
+    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
+    bool bias;
+    const char *auto_pad;
+} convspec;
+
+static int64_t conv_out(const convspec *cs, int i)
+{
+    int64_t keff = (cs->k[i] - 1) * cs->d[i] + 1;
+    if (cs->auto_pad && strncmp(cs->auto_pad, "SAME", 4) == 0)
+        return (cs->in[i] + cs->s[i] - 1) / cs->s[i];
+    return (cs->in[i] + cs->pb[i] + cs->pe[i] - keff) / cs->s[i] + 1;
+}
+
+/* Naive convolution in double over 1 to 3 spatial dims. */
+static void conv_ref(const convspec *cs, const float *x, const float *w, const float *b, float *y)
+{
+    int64_t in[3] = { 1, 1, 1 }, k[3] = { 1, 1, 1 }, s[3] = { 1, 1, 1 }, d[3] = { 1, 1, 1 }, p[3] = { 0, 0, 0 },
+            o[3] = { 1, 1, 1 };
+    int off = 3 - cs->nsp;
+    for (int i = 0; i < cs->nsp; i++) {
+        in[off + i] = cs->in[i];
+        k[off + i] = cs->k[i];
+        s[off + i] = cs->s[i];
+        d[off + i] = cs->d[i];
+        o[off + i] = conv_out(cs, i);
+        int64_t pb = cs->pb[i];
+        if (cs->auto_pad && strncmp(cs->auto_pad, "SAME", 4) == 0) {
+            int64_t total = (o[off + i] - 1) * s[off + i] + (k[off + i] - 1) * d[off + i] + 1 - in[off + i];
+            if (total < 0)
+                total = 0;
+            pb = strcmp(cs->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        }
+        p[off + i] = pb;
+    }
+    int64_t cg = cs->c / cs->group, mg = cs->m / cs->group;
+    for (int64_t n = 0; n < cs->n; n++)
+        for (int64_t m = 0; m < cs->m; m++)
+            for (int64_t od = 0; od < o[0]; od++)
+                for (int64_t oh = 0; oh < o[1]; oh++)
+                    for (int64_t ow = 0; ow < o[2]; ow++) {
+                        double acc = b ? b[m] : 0;
+                        int64_t gi = m / mg;
+                        for (int64_t ci = 0; ci < cg; ci++)
+                            for (int64_t kd = 0; kd < k[0]; kd++)
+                                for (int64_t kh = 0; kh < k[1]; kh++)
+                                    for (int64_t kw = 0; kw < k[2]; kw++) {
+                                        int64_t id = od * s[0] - p[0] + kd * d[0], ih = oh * s[1] - p[1] + kh * d[1],
+                                                iw = ow * s[2] - p[2] + kw * d[2];
+                                        if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2])
+                                            continue;
+                                        double xv = x[(((n * cs->c + gi * cg + ci) * in[0] + id) * in[1] + ih) * in[2] + iw];
+                                        double wv = w[(((m * cg + ci) * k[0] + kd) * k[1] + kh) * k[2] + kw];
+                                        acc += xv * wv;
+                                    }
+                        y[(((n * cs->m + m) * o[0] + od) * o[1] + oh) * o[2] + ow] = (float)acc;
+                    }
+}
+
+static void set_window_attrs(gir_graph *g, gir_node *nd, const convspec *cs, bool dil)
+{
+    int64_t v[6];
+    for (int i = 0; i < cs->nsp; i++)
+        v[i] = cs->s[i];
+    rt_attr_ints(g, nd, "strides", v, (size_t)cs->nsp);
+    if (dil) {
+        for (int i = 0; i < cs->nsp; i++)
+            v[i] = cs->d[i];
+        rt_attr_ints(g, nd, "dilations", v, (size_t)cs->nsp);
+    }
+    for (int i = 0; i < cs->nsp; i++) {
+        v[i] = cs->pb[i];
+        v[i + cs->nsp] = cs->pe[i];
+    }
+    rt_attr_ints(g, nd, "pads", v, 2 * (size_t)cs->nsp);
+    if (cs->auto_pad)
+        rt_attr_string(g, nd, "auto_pad", cs->auto_pad);
+}
+
+/* Runs one convolution spec (optionally followed by a fused Relu or a
+ * residual Add + Relu) with 1 and 2 threads and compares. */
+static void check_conv(const convspec *cs, int tail)
+{
+    gir_graph *g = rt_graph();
+    int64_t xd[5] = { cs->n, cs->c }, wd[5] = { cs->m, cs->c / cs->group }, yd[5] = { cs->n, cs->m };
+    size_t xn = (size_t)(cs->n * cs->c), wn = (size_t)(cs->m * (cs->c / cs->group)), yn = (size_t)(cs->n * cs->m);
+    for (int i = 0; i < cs->nsp; i++) {
+        xd[2 + i] = cs->in[i];
+        wd[2 + i] = cs->k[i];
+        yd[2 + i] = conv_out(cs, i);
+        xn *= (size_t)cs->in[i];
+        wn *= (size_t)cs->k[i];
+        yn *= (size_t)yd[2 + i];
+    }
+    float *x = malloc(xn * sizeof(float)), *w = malloc(wn * sizeof(float)), *b = malloc((size_t)cs->m * sizeof(float));
+    float *want = malloc(yn * sizeof(float)), *skip = malloc(yn * sizeof(float));
+    rt_fill(x, xn, 1);
+    rt_fill(w, wn, 2);
+    rt_fill(b, (size_t)cs->m, 3);
+    rt_fill(skip, yn, 4);
+    conv_ref(cs, x, w, cs->bias ? b : NULL, want);
+    rt_input(g, "x", GIR_DT_F32, 2 + cs->nsp, xd);
+    rt_const(g, "w", GIR_DT_F32, 2 + cs->nsp, wd, w);
+    rt_const(g, "b", GIR_DT_F32, 1, &cs->m, b);
+    size_t n_in = 1;
+    if (tail == 2) {
+        /* skip = Neg(s), computed before the conv: an intermediate whose
+         * buffer the conv can accumulate into */
+        rt_input(g, "s", GIR_DT_F32, 2 + cs->nsp, yd);
+        rt_node(g, GIR_OP_Neg, "neg", "s", "ns");
+        n_in = 2;
+    }
+    gir_node *nd = rt_node(g, GIR_OP_Conv, "conv", cs->bias ? "x,w,b" : "x,w", "y");
+    set_window_attrs(g, nd, cs, true);
+    if (cs->group != 1)
+        rt_attr_int(g, nd, "group", cs->group);
+    rt_attr_ints(g, nd, "kernel_shape", cs->k, (size_t)cs->nsp);
+    if (tail == 0) {
+        rt_output(g, "y");
+    } else if (tail == 1) {
+        rt_node(g, GIR_OP_Relu, "relu", "y", "r");
+        rt_output(g, "r");
+        for (size_t i = 0; i < yn; i++)
+            want[i] = want[i] < 0 ? 0 : want[i];
+    } else {
+        rt_node(g, GIR_OP_Add, "add", "y,ns", "sum");
+        gir_node *clip = rt_node(g, GIR_OP_Clip, "clip", "sum", "r");
+        rt_attr_float(g, clip, "min", 0.0);
+        rt_attr_float(g, clip, "max", 6.0);
+        rt_output(g, "r");
+        for (size_t i = 0; i < yn; i++) {
+            float v = want[i] + -skip[i];
+            want[i] = v < 0 ? 0 : v > 6 ? 6 : v;
+        }
+    }
+    gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 2 + cs->nsp, xd, x), rt_tensor_new(GIR_DT_F32, 2 + cs->nsp, yd, skip) };
+    gir_tensor *o1, *o2;
+    /* the Relu, or the Add and the Clip, run inside the convolution */
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    for (size_t i = 0; i < n_in; i++)
+        TU_OK(gir_session_set_input(s, i, in[i], &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_fused_count(s), (size_t)tail);
+    gir_session_free(s);
+    rt_run(g, 1, in, n_in, &o1, 1);
+    rt_run(g, 2, in, n_in, &o2, 1);
+    rt_expect_f32(o1, 2 + cs->nsp, yd, want, 2e-5 * (double)(wn / (size_t)cs->m + 1));
+    const void *p1, *p2;
+    TU_OK(gir_tensor_load(o1, &p1, NULL), NULL);
+    TU_OK(gir_tensor_load(o2, &p2, NULL), NULL);
+    assert_memory_equal(p1, p2, yn * sizeof(float));
+    gir_tensor_unref(o1);
+    gir_tensor_unref(o2);
+    gir_tensor_unref(in[0]);
+    gir_tensor_unref(in[1]);
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+    free(skip);
+    gir_graph_free(g);
+}
+
+static void test_conv(void **state)
+{
+    (void)state;
+    static const convspec specs[] = {
+        /* 2-D: plain, padded, strided, dilated, asymmetric pads, 1x1 */
+        { 2, 1, 3, 8, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 2, 5, 7, 1, { 10, 9 }, { 3, 2 }, { 2, 1 }, { 1, 2 }, { 0, 1 }, { 2, 0 }, false, NULL },
+        { 2, 1, 16, 40, 1, { 6, 6 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
+        { 2, 1, 16, 24, 1, { 7, 7 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
+        { 2, 1, 3, 16, 1, { 23, 23 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 3 }, { 3, 3 }, true, NULL },
+        /* groups, depthwise (multiplier 1 and 2), depthwise strided/dilated */
+        { 2, 1, 8, 12, 4, { 7, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 2, 6, 6, 6, { 9, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 5, 10, 5, { 11, 12 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 4, 4, 4, { 13, 14 }, { 5, 3 }, { 3, 2 }, { 2, 3 }, { 2, 0 }, { 1, 4 }, false, NULL },
+        /* auto_pad */
+        { 2, 1, 3, 5, 1, { 8, 7 }, { 3, 4 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, "SAME_UPPER" },
+        { 2, 1, 3, 5, 1, { 8, 7 }, { 3, 4 }, { 2, 3 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, "SAME_LOWER" },
+        { 2, 1, 3, 6, 3, { 8, 7 }, { 3, 4 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, "SAME_UPPER" },
+        /* 1-D and 3-D, and depthwise 1-D */
+        { 1, 2, 3, 4, 1, { 17 }, { 5 }, { 2 }, { 2 }, { 3 }, { 1 }, true, NULL },
+        { 1, 1, 4, 4, 4, { 17 }, { 3 }, { 1 }, { 1 }, { 1 }, { 1 }, true, NULL },
+        { 3, 1, 2, 3, 1, { 5, 6, 7 }, { 3, 2, 3 }, { 1, 2, 1 }, { 1, 1, 2 }, { 1, 0, 1 }, { 1, 1, 0 }, true, NULL },
+        { 3, 1, 4, 4, 2, { 4, 5, 6 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, false, NULL },
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        for (int tail = 0; tail < 3; tail++)
+            check_conv(&specs[i], tail);
+}
+
+static void test_conv_errors(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, 3, 4, 4));
+    float w[2 * 2 * 5 * 5] = { 0 };
+    rt_const(g, "w", GIR_DT_F32, 4, DIMS(2, 2, 5, 5), w);
+    rt_node(g, GIR_OP_Conv, "c1", "x,w", "y");
+    rt_output(g, "y");
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 3, 4, 4), NULL);
+    rt_run_fails(g, &x, 1, GIR_E_SHAPE, "node 'c1'", "expects 2 x 1 input channels, input [1,3,4,4] has 3");
+    rt_attr_int(g, g->nodes[0], "group", 2);
+    rt_run_fails(g, &x, 1, GIR_E_ATTRIBUTE, "group 2 does not divide 3 input and 2 output channels", NULL);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, 2, 4, 4));
+    rt_const(g, "w", GIR_DT_F32, 4, DIMS(2, 2, 5, 5), w);
+    gir_node *n = rt_node(g, GIR_OP_Conv, "c2", "x,w", "y");
+    rt_output(g, "y");
+    x = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 2, 4, 4), NULL);
+    rt_run_fails(g, &x, 1, GIR_E_SHAPE, "window of 5 (dilated) is larger than the padded input of 4", NULL);
+    RT_INTS(g, n, "strides", 1, 0);
+    rt_run_fails(g, &x, 1, GIR_E_ATTRIBUTE, "Conv attribute 'strides' has value 0 at position 1, expected 1 or more", NULL);
+    RT_INTS(g, n, "strides", 1);
+    rt_run_fails(g, &x, 1, GIR_E_ATTRIBUTE, "strides has 1 values, expected 2", NULL);
+    gir_attrs_remove(&n->attrs, "strides");
+    rt_attr_string(g, n, "auto_pad", "SAME");
+    rt_run_fails(g, &x, 1, GIR_E_ATTRIBUTE, "Conv attribute 'auto_pad' is 'SAME', expected one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", NULL);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+}
+
+/* The depthwise plane kernel of every ISA against the generic one. */
+static void test_depthwise_isas(void **state)
+{
+    (void)state;
+    float x[20 * 23], w[9], y0[20 * 23], y1[20 * 23];
+    rt_fill(x, 20 * 23, 5);
+    rt_fill(w, 9, 6);
+    for (size_t stride = 1; stride <= 3; stride++) {
+        size_t oh = (20 + 2 - 3) / stride + 1, ow = (23 + 2 - 3) / stride + 1;
+        size_t lo[3], hi[3];
+        for (size_t kw = 0; kw < 3; kw++) {
+            lo[kw] = kw >= 1 ? 0 : (1 - kw + stride - 1) / stride;
+            hi[kw] = (23 - 1 + 1 - kw) / stride + 1;
+            if (hi[kw] > ow)
+                hi[kw] = ow;
+        }
+        rt_dwplane a = { 20, 23, oh, ow, 3, 3, stride, stride, 1, 1, 1, 1, lo, hi, false, true, -0.5f, 0.5f };
+        rt_dwplane_select(GIR_GEMM_GENERIC)(&a, x, w, 0.25f, y0);
+        for (int isa = GIR_GEMM_GENERIC; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+            if (!gir_gemm_isa_supported((gir_gemm_isa)isa))
+                continue;
+            rt_dwplane_select(isa)(&a, x, w, 0.25f, y1);
+            for (size_t i = 0; i < oh * ow; i++)
+                assert_true(fabsf(y0[i] - y1[i]) <= 1e-6f);
+        }
+    }
+}
+
+/* The padded-plane kernels (AVX2, AVX-512) against the generic plane
+ * kernel: strides 1 and 2, kernels 3x3 and 5x3, widths around the vector
+ * sizes, with residual accumulation and clamping. */
+static void test_depthwise_padded(void **state)
+{
+    (void)state;
+    static const size_t widths[] = { 1, 7, 8, 13, 16, 17, 33 };
+    float x[9 * 40], w[15], y0[9 * 40], y1[9 * 40], *pad = malloc(4096 * sizeof(float));
+    rt_fill(x, 9 * 40, 31);
+    rt_fill(w, 15, 32);
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (size_t s = 1; s <= 2; s++)
+            for (size_t k = 0; k < 2; k++)
+                for (int mode = 0; mode < 2; mode++) {
+                    size_t H = 9, W = widths[wi], KH = k ? 5 : 3, KW = 3, ph = k ? 2 : 1, pw = 1;
+                    size_t OH = (H + 2 * ph - KH) / s + 1, OW = (W + 2 * pw - KW) / s + 1;
+                    size_t lo[3], hi[3];
+                    for (size_t kw = 0; kw < KW; kw++) {
+                        lo[kw] = kw >= pw ? 0 : (pw - kw + s - 1) / s;
+                        hi[kw] = W - 1 + pw < kw ? 0 : (W - 1 + pw - kw) / s + 1;
+                        if (hi[kw] > OW)
+                            hi[kw] = OW;
+                        if (lo[kw] > hi[kw])
+                            lo[kw] = hi[kw];
+                    }
+                    rt_dwplane a = { H, W, OH, OW, KH, KW, s, s, 1, 1, ph, pw, lo, hi, mode == 1, mode == 1, -0.3f, 0.4f };
+                    rt_fill(y0, OH * OW, 33);
+                    memcpy(y1, y0, sizeof y1);
+                    rt_dwplane_select(GIR_GEMM_GENERIC)(&a, x, w, 0.125f, y0);
+                    rt_dwpad p = { H, W, OH, OW, KH, KW, s, s, ph, pw, (OH - 1) * s + KH, ((OW - 1) * s + KW + 32 + 15) / 16 * 16,
+                                   mode == 1, mode == 1, -0.3f, 0.4f };
+                    assert_true(rt_dwpad_floats(&p) <= 4096);
+                    for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+                        rt_dwpad_fn fn = rt_dwpad_select(isa);
+                        if (!gir_gemm_isa_supported((gir_gemm_isa)isa) || !fn)
+                            continue;
+                        float yk[9 * 40];
+                        memcpy(yk, y1, sizeof yk);
+                        rt_dwpad_fill(&p, x, pad, 0.0f);
+                        fn(&p, pad, w, 0.125f, yk);
+                        for (size_t i = 0; i < OH * OW; i++)
+                            if (fabsf(yk[i] - y0[i]) > 1e-5f)
+                                fail_msg("isa %d W %zu s %zu k %zu mode %d: [%zu] %g vs %g", isa, W, s, k, mode, i,
+                                         (double)yk[i], (double)y0[i]);
+                    }
+                }
+    free(pad);
+}
+
+/* Max pooling on -inf padded planes (AVX2, AVX-512) against a naive
+ * window maximum; a NaN in a window gives NaN. */
+static void test_maxpool_padded(void **state)
+{
+    (void)state;
+    static const size_t widths[] = { 1, 7, 8, 13, 16, 17, 33 };
+    float x[9 * 40], y[9 * 40], *pad = malloc(4096 * sizeof(float));
+    rt_fill(x, 9 * 40, 41);
+    x[17] = NAN;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (size_t s = 1; s <= 2; s++)
+            for (size_t ceil_extra = 0; ceil_extra < 2; ceil_extra++) {
+                size_t H = 9, W = widths[wi], K = 3, ph = 1, pw = 1;
+                /* ceil_extra: one more output column whose window runs past the end */
+                size_t OH = (H + 2 * ph - K) / s + 1, OW = (W + 2 * pw - K) / s + 1 + (s == 2 ? ceil_extra : 0);
+                rt_dwpad p = { H, W, OH, OW, K, K, s, s, ph, pw, (OH - 1) * s + K, ((OW - 1) * s + K + 32 + 15) / 16 * 16,
+                               false, false, 0, 0 };
+                assert_true(rt_dwpad_floats(&p) <= 4096);
+                for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+                    rt_dwpad_fn fn = rt_maxpool_select(isa);
+                    if (!gir_gemm_isa_supported((gir_gemm_isa)isa) || !fn)
+                        continue;
+                    rt_dwpad_fill(&p, x, pad, -INFINITY);
+                    fn(&p, pad, NULL, 0, y);
+                    for (size_t oh = 0; oh < OH; oh++)
+                        for (size_t ow = 0; ow < OW; ow++) {
+                            float m = -INFINITY;
+                            bool nan = false;
+                            for (size_t kh = 0; kh < K; kh++)
+                                for (size_t kw = 0; kw < K; kw++) {
+                                    long ih = (long)(oh * s + kh) - (long)ph, iw = (long)(ow * s + kw) - (long)pw;
+                                    if (ih < 0 || ih >= (long)H || iw < 0 || iw >= (long)W)
+                                        continue;
+                                    float v = x[ih * (long)W + iw];
+                                    if (v != v)
+                                        nan = true;
+                                    else if (v > m)
+                                        m = v;
+                                }
+                            float got = y[oh * OW + ow];
+                            if (nan ? got == got : got != m)
+                                fail_msg("isa %d W %zu s %zu: [%zu,%zu] %g vs %g", isa, W, s, oh, ow, (double)got,
+                                         nan ? (double)NAN : (double)m);
+                        }
+                }
+            }
+    free(pad);
+}
+
+/* ---- ConvTranspose ---------------------------------------------------------- */
+
+static void test_conv_transpose(void **state)
+{
+    (void)state;
+    /* x [1,2,3,3], w [2,3,3,3] (C=2, M=3), stride 2, pads 1, output_padding 1 */
+    int64_t C = 2, M = 3, H = 3, W = 3, K = 3, S = 2, P = 1, OP = 1;
+    int64_t OH = S * (H - 1) + OP + K - 2 * P, OW = OH;
+    float x[2 * 3 * 3], w[2 * 3 * 3 * 3], b[3];
+    rt_fill(x, 18, 11);
+    rt_fill(w, 54, 12);
+    rt_fill(b, 3, 13);
+    float *want = calloc((size_t)(M * OH * OW), sizeof(float));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t i = 0; i < OH * OW; i++)
+            want[m * OH * OW + i] = b[m];
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t ih = 0; ih < H; ih++)
+            for (int64_t iw = 0; iw < W; iw++)
+                for (int64_t m = 0; m < M; m++)
+                    for (int64_t kh = 0; kh < K; kh++)
+                        for (int64_t kw = 0; kw < K; kw++) {
+                            int64_t oh = ih * S - P + kh, ow = iw * S - P + kw;
+                            if (oh < 0 || oh >= OH || ow < 0 || ow >= OW)
+                                continue;
+                            want[(m * OH + oh) * OW + ow] +=
+                                x[(c * H + ih) * W + iw] * w[((c * M + m) * K + kh) * K + kw];
+                        }
+    for (int variant = 0; variant < 2; variant++) {
+        gir_graph *g = rt_graph();
+        rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, C, H, W));
+        if (variant == 0)
+            rt_const(g, "w", GIR_DT_F32, 4, DIMS(C, M, K, K), w);
+        else
+            rt_input(g, "w", GIR_DT_F32, 4, DIMS(C, M, K, K)); /* unpacked weights */
+        rt_const(g, "b", GIR_DT_F32, 1, DIMS(M), b);
+        gir_node *n = rt_node(g, GIR_OP_ConvTranspose, "ct", "x,w,b", "y");
+        RT_INTS(g, n, "strides", S, S);
+        RT_INTS(g, n, "pads", P, P, P, P);
+        RT_INTS(g, n, "output_padding", OP, OP);
+        rt_output(g, "y");
+        gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 4, DIMS(1, C, H, W), x),
+                              rt_tensor_new(GIR_DT_F32, 4, DIMS(C, M, K, K), w) };
+        gir_tensor *y;
+        rt_run(g, 1, in, variant == 0 ? 1 : 2, &y, 1);
+        rt_expect_f32(y, 4, DIMS(1, M, OH, OW), want, 1e-5);
+        gir_tensor_unref(y);
+        /* output_shape gives the same result with pads derived */
+        gir_attrs_remove(&n->attrs, "pads");
+        gir_attrs_remove(&n->attrs, "output_padding");
+        RT_INTS(g, n, "output_shape", OH, OW);
+        rt_run(g, 2, in, variant == 0 ? 1 : 2, &y, 1);
+        gir_tensor_unref(y);
+        gir_tensor_unref(in[0]);
+        gir_tensor_unref(in[1]);
+        gir_graph_free(g);
+    }
+    free(want);
+}
+
+/* ---- pooling ------------------------------------------------------------------ */
+
+static void test_pooling(void **state)
+{
+    (void)state;
+    /* 1x1x4x5 input, exact expectations */
+    const float xv[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 1, 4, 5), xv);
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, 1, 4, 5));
+    gir_node *mp = rt_node(g, GIR_OP_MaxPool, "mp", "x", "m,idx");
+    RT_INTS(g, mp, "kernel_shape", 2, 2);
+    RT_INTS(g, mp, "strides", 2, 2);
+    rt_attr_int(g, mp, "ceil_mode", 1);
+    gir_node *ap = rt_node(g, GIR_OP_AveragePool, "ap", "x", "a");
+    RT_INTS(g, ap, "kernel_shape", 3, 3);
+    RT_INTS(g, ap, "pads", 1, 1, 1, 1);
+    RT_INTS(g, ap, "strides", 2, 2);
+    gir_node *ap2 = rt_node(g, GIR_OP_AveragePool, "ap2", "x", "a2");
+    RT_INTS(g, ap2, "kernel_shape", 3, 3);
+    RT_INTS(g, ap2, "pads", 1, 1, 1, 1);
+    RT_INTS(g, ap2, "strides", 2, 2);
+    rt_attr_int(g, ap2, "count_include_pad", 1);
+    rt_node(g, GIR_OP_GlobalAveragePool, "gap", "x", "ga");
+    rt_node(g, GIR_OP_GlobalMaxPool, "gmp", "x", "gm");
+    gir_node *mp3 = rt_node(g, GIR_OP_MaxPool, "mp3", "x", "m3");
+    RT_INTS(g, mp3, "kernel_shape", 2, 3);
+    RT_INTS(g, mp3, "dilations", 2, 1);
+    RT_INTS(g, mp3, "pads", 0, 1, 0, 1);
+    rt_output(g, "m");
+    rt_output(g, "idx");
+    rt_output(g, "a");
+    rt_output(g, "a2");
+    rt_output(g, "ga");
+    rt_output(g, "gm");
+    rt_output(g, "m3");
+    gir_tensor *o[7];
+    rt_run(g, 1, &x, 1, o, 7);
+    /* ceil_mode: 2x3 windows, the last column window holds one column */
+    rt_expect_f32(o[0], 4, DIMS(1, 1, 2, 3), F32S(7, 9, 10, 17, 19, 20), 0);
+    rt_expect_i64(o[1], 4, DIMS(1, 1, 2, 3), I64S(6, 8, 9, 16, 18, 19));
+    /* pads excluded: windows of 4, 6, 4 / 6, 9, 6 valid cells */
+    rt_expect_f32(o[2], 4, DIMS(1, 1, 2, 3),
+                  F32S((1 + 2 + 6 + 7) / 4.0f, (2 + 3 + 4 + 7 + 8 + 9) / 6.0f, (4 + 5 + 9 + 10) / 4.0f,
+                       (6 + 7 + 11 + 12 + 16 + 17) / 6.0f, (7 + 8 + 9 + 12 + 13 + 14 + 17 + 18 + 19) / 9.0f,
+                       (9 + 10 + 14 + 15 + 19 + 20) / 6.0f),
+                  1e-6);
+    rt_expect_f32(o[3], 4, DIMS(1, 1, 2, 3),
+                  F32S((1 + 2 + 6 + 7) / 9.0f, (2 + 3 + 4 + 7 + 8 + 9) / 9.0f, (4 + 5 + 9 + 10) / 9.0f,
+                       (6 + 7 + 11 + 12 + 16 + 17) / 9.0f, (7 + 8 + 9 + 12 + 13 + 14 + 17 + 18 + 19) / 9.0f,
+                       (9 + 10 + 14 + 15 + 19 + 20) / 9.0f),
+                  1e-6);
+    rt_expect_f32(o[4], 4, DIMS(1, 1, 1, 1), F32S(10.5f), 1e-6);
+    rt_expect_f32(o[5], 4, DIMS(1, 1, 1, 1), F32S(20), 0);
+    /* dilated rows 0,2 and 1,3; width padded by one each side */
+    rt_expect_f32(o[6], 4, DIMS(1, 1, 2, 5), F32S(12, 13, 14, 15, 15, 17, 18, 19, 20, 20), 0);
+    for (int i = 0; i < 7; i++)
+        gir_tensor_unref(o[i]);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+
+    /* NaN wins max pooling on both paths (with and without indices) */
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(1, 1, 4));
+    gir_node *p1 = rt_node(g, GIR_OP_MaxPool, "p1", "x", "y1");
+    RT_INTS(g, p1, "kernel_shape", 2);
+    gir_node *p2 = rt_node(g, GIR_OP_MaxPool, "p2", "x", "y2,i2");
+    RT_INTS(g, p2, "kernel_shape", 2);
+    rt_output(g, "y1");
+    rt_output(g, "y2");
+    x = rt_tensor_new(GIR_DT_F32, 3, DIMS(1, 1, 4), F32S(1, NAN, 3, 2));
+    rt_run(g, 1, &x, 1, o, 2);
+    rt_expect_f32(o[0], 3, DIMS(1, 1, 3), F32S(NAN, NAN, 3), 1e-9);
+    rt_expect_f32(o[1], 3, DIMS(1, 1, 3), F32S(NAN, NAN, 3), 1e-9);
+    gir_tensor_unref(o[0]);
+    gir_tensor_unref(o[1]);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+}
+
+/* ---- Gemm / MatMul ------------------------------------------------------------- */
+
+static void test_gemm_matmul(void **state)
+{
+    (void)state;
+    /* Gemm: A^T (3x2 -> 2x3) B (3x4) alpha 0.5 + beta 2 * C[4] */
+    const float a[6] = { 1, 2, 3, 4, 5, 6 };       /* [3,2] */
+    const float b[12] = { 1, 0, 2, -1, 0, 1, 1, 1, 2, 2, 0, 1 };
+    const float cv[4] = { 1, 2, 3, 4 };
+    gir_graph *g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 2, DIMS(3, 2));
+    rt_const(g, "b", GIR_DT_F32, 2, DIMS(3, 4), b);
+    rt_const(g, "c", GIR_DT_F32, 1, DIMS(4), cv);
+    gir_node *n = rt_node(g, GIR_OP_Gemm, "gemm", "a,b,c", "y");
+    rt_attr_int(g, n, "transA", 1);
+    rt_attr_float(g, n, "alpha", 0.5);
+    rt_attr_float(g, n, "beta", 2.0);
+    rt_output(g, "y");
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 2, DIMS(3, 2), a);
+    gir_tensor *y;
+    rt_run(g, 1, &x, 1, &y, 1);
+    /* A^T = [[1,3,5],[2,4,6]]; A^T B = [[11,13,5,7],[14,16,8,8]] */
+    rt_expect_f32(y, 2, DIMS(2, 4), F32S(7.5f, 10.5f, 8.5f, 11.5f, 9, 12, 10, 12), 0);
+    gir_tensor_unref(y);
+    /* beta 1 and C of [1,4]: the bias path; with Relu fused */
+    n->attrs.items[2].u.f = 1.0;
+    rt_node(g, GIR_OP_Relu, "relu", "y", "r");
+    g->outputs[0] = gir_graph_value_index(g, "r");
+    rt_run(g, 1, &x, 1, &y, 1);
+    rt_expect_f32(y, 2, DIMS(2, 4), F32S(6.5f, 8.5f, 5.5f, 7.5f, 8, 10, 7, 8), 0);
+    gir_tensor_unref(y);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+
+    /* batch-1 dense layer (the one-row path) against a reference, transB */
+    enum { K = 300, N = 70 };
+    float *xa = malloc(K * sizeof(float)), *wb = malloc(N * K * sizeof(float)), *bias = malloc(N * sizeof(float));
+    float want[N];
+    rt_fill(xa, K, 21);
+    rt_fill(wb, N * K, 22);
+    rt_fill(bias, N, 23);
+    for (int j = 0; j < N; j++) {
+        double s = bias[j];
+        for (int k = 0; k < K; k++)
+            s += (double)xa[k] * wb[j * K + k];
+        want[j] = (float)s;
+    }
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(1, K));
+    rt_const(g, "w", GIR_DT_F32, 2, DIMS(N, K), wb);
+    rt_const(g, "b", GIR_DT_F32, 1, DIMS(N), bias);
+    n = rt_node(g, GIR_OP_Gemm, "fc", "x,w,b", "y");
+    rt_attr_int(g, n, "transB", 1);
+    rt_output(g, "y");
+    x = rt_tensor_new(GIR_DT_F32, 2, DIMS(1, K), xa);
+    rt_run(g, 2, &x, 1, &y, 1);
+    rt_expect_f32(y, 2, DIMS(1, N), want, 1e-4);
+    gir_tensor_unref(y);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+    free(xa);
+    free(wb);
+    free(bias);
+
+    /* MatMul with batch broadcasting [2,1,2,3] x [3,3,2] -> [2,3,2,2], and
+     * vector promotions */
+    float ma[12], mb[18];
+    for (int i = 0; i < 12; i++)
+        ma[i] = (float)(i - 5);
+    for (int i = 0; i < 18; i++)
+        mb[i] = (float)((i * 7) % 5 - 2);
+    g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 4, DIMS(2, 1, 2, 3));
+    rt_const(g, "b", GIR_DT_F32, 3, DIMS(3, 3, 2), mb);
+    rt_const(g, "v", GIR_DT_F32, 1, DIMS(3), F32S(1, 2, 3));
+    rt_node(g, GIR_OP_MatMul, "mm", "a,b", "y");
+    rt_node(g, GIR_OP_MatMul, "mv", "a,v", "z");
+    rt_node(g, GIR_OP_MatMul, "vm", "v,b", "u");
+    rt_output(g, "y");
+    rt_output(g, "z");
+    rt_output(g, "u");
+    x = rt_tensor_new(GIR_DT_F32, 4, DIMS(2, 1, 2, 3), ma);
+    gir_tensor *o[3];
+    rt_run(g, 1, &x, 1, o, 3);
+    float wy[24], wz[4], wu[6];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            for (int r = 0; r < 2; r++)
+                for (int cc = 0; cc < 2; cc++) {
+                    float s = 0;
+                    for (int k = 0; k < 3; k++)
+                        s += ma[(i * 2 + r) * 3 + k] * mb[(j * 3 + k) * 2 + cc];
+                    wy[((i * 3 + j) * 2 + r) * 2 + cc] = s;
+                }
+    for (int i = 0; i < 4; i++)
+        wz[i] = ma[i * 3] * 1 + ma[i * 3 + 1] * 2 + ma[i * 3 + 2] * 3;
+    for (int j = 0; j < 3; j++)
+        for (int cc = 0; cc < 2; cc++)
+            wu[j * 2 + cc] = mb[(j * 3) * 2 + cc] + 2 * mb[(j * 3 + 1) * 2 + cc] + 3 * mb[(j * 3 + 2) * 2 + cc];
+    rt_expect_f32(o[0], 4, DIMS(2, 3, 2, 2), wy, 0);
+    rt_expect_f32(o[1], 3, DIMS(2, 1, 2), wz, 0);
+    rt_expect_f32(o[2], 2, DIMS(3, 2), wu, 0);
+    for (int i = 0; i < 3; i++)
+        gir_tensor_unref(o[i]);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_and_reuse), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
+        cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
+        cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
+        cmocka_unit_test(test_maxpool_padded),
+        cmocka_unit_test(test_conv_transpose),
+        cmocka_unit_test(test_pooling),         cmocka_unit_test(test_gemm_matmul),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
