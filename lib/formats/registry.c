@@ -6,6 +6,7 @@
 extern const gir_format gir_format_nnvm;
 extern const gir_format gir_format_mxnet;
 extern const gir_format gir_format_tvm;
+extern const gir_format gir_format_nnabla;
 extern const gir_format gir_format_lightnet;
 extern const gir_format gir_format_relayviz;
 extern const gir_format gir_format_onnx;
@@ -14,6 +15,7 @@ static const gir_format *const registry[] = {
     &gir_format_nnvm,
     &gir_format_mxnet,
     &gir_format_tvm,
+    &gir_format_nnabla,
     &gir_format_lightnet,
     &gir_format_relayviz,
     &gir_format_onnx,

@@ -720,6 +720,58 @@ gir_status gir_h5_read_open(gir_h5 *h, const char *name, void *dst, uint64_t nby
     return st;
 }
 
+static gir_status extent_locked(gir_h5 *h, const char *name, gir_dtype dtype, uint64_t *offset, uint64_t *nbytes,
+                                bool *found, gir_error *err)
+{
+    while (name[0] == '/')
+        name++;
+    gir_status st = check_hard_path(h->file, name, GIR_E_REFERENCE, err);
+    if (st)
+        return st;
+    hid_t d = H5Dopen2(h->file, name, H5P_DEFAULT);
+    if (d < 0)
+        return h5_fail(err, GIR_E_REFERENCE, "cannot open dataset '%s'", name);
+    hid_t fcpl = H5Fget_create_plist(h->file);
+    hid_t dcpl = H5Dget_create_plist(d);
+    hid_t ft = H5Dget_type(d);
+    bool owned = false;
+    hid_t mt = dtype == GIR_DT_BOOL ? H5I_INVALID_HID : le_type(dtype, &owned);
+    hsize_t ub = 1;
+    if (fcpl >= 0 && dcpl >= 0 && ft >= 0 && mt >= 0 && H5Pget_userblock(fcpl, &ub) >= 0 && ub == 0 &&
+        H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0 && H5Tequal(ft, mt) > 0) {
+        haddr_t off = H5Dget_offset(d);
+        hsize_t size = H5Dget_storage_size(d);
+        if (off != HADDR_UNDEF && off <= h->img.len && size <= h->img.len - off) {
+            *offset = (uint64_t)off;
+            *nbytes = (uint64_t)size;
+            *found = true;
+        }
+    }
+    if (owned)
+        H5Tclose(mt);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    H5Dclose(d);
+    H5Eclear2(H5E_DEFAULT);
+    return GIR_OK;
+}
+
+gir_status gir_h5_raw_extent_open(gir_h5 *h, const char *name, gir_dtype dtype, uint64_t *offset, uint64_t *nbytes,
+                                  bool *found, gir_error *err)
+{
+    *found = false;
+    *offset = 0;
+    *nbytes = 0;
+    h5_enter();
+    gir_status st = extent_locked(h, name, dtype, offset, nbytes, found, err);
+    h5_leave();
+    return st;
+}
+
 gir_status gir_h5_list(const void *image, size_t len, gir_h5_param **params, size_t *n, gir_error *err)
 {
     *params = NULL;

@@ -58,6 +58,14 @@ gir_status gir_h5_open(const void *image, size_t len, gir_h5 **out, gir_error *e
 gir_status gir_h5_list_open(gir_h5 *h, gir_h5_param **params, size_t *n, gir_error *err);
 gir_status gir_h5_read_open(gir_h5 *h, const char *name, void *dst, uint64_t nbytes, gir_dtype dtype,
                             gir_error *err);
+/* Where the values of dataset name lie in the image when they can be read
+ * as raw bytes, without HDF5: a contiguous, unfiltered dataset stored in
+ * exactly the little-endian layout of dtype (not bool) in a file without a
+ * user block.  *found is false otherwise (read it with gir_h5_read_open).
+ * Lets a caller holding the image's bytes elsewhere (a stored zip member)
+ * read a large dataset straight from there. */
+gir_status gir_h5_raw_extent_open(gir_h5 *h, const char *name, gir_dtype dtype, uint64_t *offset, uint64_t *nbytes,
+                                  bool *found, gir_error *err);
 gir_h5 *gir_h5_ref(gir_h5 *h);
 void gir_h5_close(gir_h5 *h);
 

@@ -178,11 +178,22 @@ static int cb_number(void *ctx, const char *s, size_t len)
     return add_value(b, &v);
 }
 
+/* The opening quote of a string token: yajl hands unescaped strings out of
+ * the text itself (one byte after the quote); others need a scan. */
+static size_t token_start(const builder *b, const unsigned char *s)
+{
+    const char *text = b->doc->text;
+    const char *p = (const char *)s;
+    if (p > text && p <= text + b->doc->len && p[-1] == '"')
+        return (size_t)(p - text) - 1;
+    return string_start(text, consumed(b));
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t len)
 {
     builder *b = ctx;
     gir_json v = { .type = GIR_JSON_STRING, .len = len };
-    v.offset = string_start(b->doc->text, consumed(b));
+    v.offset = token_start(b, s);
     char *c = pool_strndup(b->doc, (const char *)s, len);
     if (!c)
         return oom(b);
@@ -226,7 +237,7 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
         return oom(b);
     f->key = k;
     f->key_len = len;
-    f->key_offset = string_start(b->doc->text, consumed(b));
+    f->key_offset = token_start(b, key);
     return 1;
 }
 
@@ -595,9 +606,36 @@ static bool is_integer_text(const char *s, size_t n, bool allow_minus)
     return true;
 }
 
+/* Digits only, no overflow: the common case without strtoll. */
+static bool small_digits(const char *s, size_t n, uint64_t *out)
+{
+    if (n == 0 || n > 18)
+        return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
+            return false;
+        x = x * 10 + d;
+    }
+    *out = x;
+    return true;
+}
+
 bool gir_json_get_i64(const gir_json *v, int64_t *out)
 {
-    if (!v || v->type != GIR_JSON_NUMBER || v->len > 24 || !is_integer_text(v->u.num, v->len, true))
+    if (!v || v->type != GIR_JSON_NUMBER)
+        return false;
+    uint64_t u;
+    if (small_digits(v->u.num, v->len, &u)) {
+        *out = (int64_t)u;
+        return true;
+    }
+    if (v->len > 1 && v->u.num[0] == '-' && small_digits(v->u.num + 1, v->len - 1, &u)) {
+        *out = -(int64_t)u;
+        return true;
+    }
+    if (v->len > 24 || !is_integer_text(v->u.num, v->len, true))
         return false;
     char buf[32];
     memcpy(buf, v->u.num, v->len);
@@ -613,7 +651,11 @@ bool gir_json_get_i64(const gir_json *v, int64_t *out)
 
 bool gir_json_get_u64(const gir_json *v, uint64_t *out)
 {
-    if (!v || v->type != GIR_JSON_NUMBER || v->len > 24 || !is_integer_text(v->u.num, v->len, false))
+    if (!v || v->type != GIR_JSON_NUMBER)
+        return false;
+    if (small_digits(v->u.num, v->len, out))
+        return true;
+    if (v->len > 24 || !is_integer_text(v->u.num, v->len, false))
         return false;
     char buf[32];
     memcpy(buf, v->u.num, v->len);
@@ -875,20 +917,34 @@ void gir_jw_string(gir_json_writer *w, const char *s)
     gir_jw_string_n(w, s, strlen(s));
 }
 
+/* Decimal digits of v, right-aligned in buf[0..24); returns the start. */
+static char *utoa(char buf[24], uint64_t v)
+{
+    char *p = buf + 24;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
 void gir_jw_int(gir_json_writer *w, int64_t v)
 {
     before_value(w);
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-    gir_buf_append(w->out, buf, (size_t)n);
+    char buf[24];
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *p = utoa(buf, u);
+    if (v < 0)
+        *--p = '-';
+    gir_buf_append(w->out, p, (size_t)(buf + 24 - p));
 }
 
 void gir_jw_uint(gir_json_writer *w, uint64_t v)
 {
     before_value(w);
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    gir_buf_append(w->out, buf, (size_t)n);
+    char buf[24];
+    char *p = utoa(buf, v);
+    gir_buf_append(w->out, p, (size_t)(buf + 24 - p));
 }
 
 void gir_jw_double(gir_json_writer *w, double v)

@@ -71,6 +71,7 @@ struct gir_zip {
     size_t n;
     size_t *sorted;       /* member indices sorted by name */
     uint64_t max_member;
+    bool is_file;         /* opened from the file at path */
 };
 
 static char *libzip_reason(int code)
@@ -474,6 +475,7 @@ gir_status gir_zip_open(const char *path, const gir_zip_limits *lim, gir_zip **o
         zip_free(z);
         return st;
     }
+    z->is_file = true;
     *out = z;
     return GIR_OK;
 }
@@ -644,6 +646,91 @@ gir_status gir_zip_read(gir_zip *z, size_t i, void **data, size_t *len, gir_erro
     pthread_mutex_lock(&z->lock);
     gir_status st = read_locked(z, i, data, len, err);
     pthread_mutex_unlock(&z->lock);
+    if (st)
+        gir_err_file(err, z->path);
+    return st;
+}
+
+/* The zip64 extended information of a central directory entry: replaces
+ * the 32-bit fields that are 0xffffffff, in the order the format gives. */
+static bool zip64_fields(const unsigned char *extra, size_t len, uint64_t *usize, uint64_t *csize, uint64_t *lh_off)
+{
+    size_t p = 0;
+    while (len - p >= 4) {
+        uint16_t id = le16(extra + p), sz = le16(extra + p + 2);
+        if (sz > len - p - 4)
+            return false;
+        if (id == 0x0001) {
+            const unsigned char *f = extra + p + 4;
+            size_t q = 0;
+            uint64_t *fields[3] = { usize, csize, lh_off };
+            for (int k = 0; k < 3; k++) {
+                if (*fields[k] != 0xffffffffu)
+                    continue;
+                if (sz - q < 8)
+                    return false;
+                *fields[k] = gir_le64(f + q);
+                q += 8;
+            }
+            return true;
+        }
+        p += 4 + (size_t)sz;
+    }
+    return true;
+}
+
+gir_status gir_zip_stored_offset(gir_zip *z, size_t i, uint64_t *offset, gir_error *err)
+{
+    *offset = 0;
+    if (i >= z->n)
+        return gir_fail(err, GIR_E_ARGUMENT, "member index %zu out of range (archive has %zu)", i, z->n);
+    if (!z->is_file)
+        return gir_fail(err, GIR_E_UNSUPPORTED, "the archive was opened from memory");
+    const char *name = z->members[i].name;
+    int fd = open(z->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        gir_fail(err, GIR_E_IO, "cannot open: %s", strerror(errno));
+        gir_err_file(err, z->path);
+        return GIR_E_IO;
+    }
+    struct stat sst;
+    gir_status st = GIR_OK;
+    raw_cd cd = { 0 };
+    if (fstat(fd, &sst) != 0) {
+        st = gir_fail(err, GIR_E_IO, "cannot stat: %s", strerror(errno));
+    } else {
+        raw_src raw = { fd, NULL, (uint64_t)sst.st_size };
+        st = raw_cd_read(&raw, z->n, &cd, err);
+        if (!st && cd.n != z->n)
+            st = gir_fail(err, GIR_E_ARCHIVE, "central directory has %zu entries, libzip found %zu", cd.n, z->n);
+        if (!st) {
+            const unsigned char *c = cd.bytes + cd.name_off[i] - 46;
+            uint16_t flags = le16(c + 8), method = le16(c + 10);
+            uint64_t csize = gir_le32(c + 20), usize = gir_le32(c + 24), lh = gir_le32(c + 42);
+            if (!zip64_fields(c + 46 + le16(c + 28), le16(c + 30), &usize, &csize, &lh))
+                st = gir_fail(err, GIR_E_ARCHIVE, "member '%s' has a malformed zip64 field", name);
+            else if (method != 0 || (flags & 1))
+                st = gir_fail(err, GIR_E_UNSUPPORTED, "member '%s' is %s", name,
+                              (flags & 1) ? "encrypted" : "compressed");
+            else if (csize != usize || usize != z->members[i].size)
+                st = gir_fail(err, GIR_E_ARCHIVE, "member '%s' is stored with sizes that disagree", name);
+            unsigned char lfh[30];
+            if (!st && !raw_read(&raw, lh, lfh, sizeof lfh))
+                st = gir_fail(err, GIR_E_ARCHIVE, "member '%s': local header outside the file", name);
+            if (!st && (gir_le32(lfh) != 0x04034b50u || le16(lfh + 8) != 0))
+                st = gir_fail(err, GIR_E_ARCHIVE, "member '%s': local header disagrees with the central directory",
+                              name);
+            if (!st) {
+                uint64_t data = lh + 30 + le16(lfh + 26) + le16(lfh + 28);
+                if (data > raw.size || usize > raw.size - data)
+                    st = gir_fail(err, GIR_E_ARCHIVE, "member '%s': data outside the file", name);
+                else
+                    *offset = data;
+            }
+        }
+    }
+    raw_cd_free(&cd);
+    close(fd);
     if (st)
         gir_err_file(err, z->path);
     return st;

@@ -65,6 +65,14 @@ ptrdiff_t gir_zip_find(const gir_zip *z, const char *name);
  * declared N bytes, got M"), on CRC mismatch, or corrupt data. */
 gir_status gir_zip_read(gir_zip *z, size_t i, void **data, size_t *len, gir_error *err);
 
+/* For a member stored without compression or encryption in an archive
+ * opened from a file: the absolute offset of its bytes in that file (the
+ * central directory and local header are checked: signature, method,
+ * sizes), so that large members can be read or mapped in place.
+ * GIR_E_UNSUPPORTED for compressed or encrypted members and for archives
+ * opened from memory; GIR_E_ARCHIVE when the headers disagree. */
+gir_status gir_zip_stored_offset(gir_zip *z, size_t i, uint64_t *offset, gir_error *err);
+
 /* Another reference; every reference is dropped with gir_zip_close. */
 gir_zip *gir_zip_ref(gir_zip *z);
 void gir_zip_close(gir_zip *z);

@@ -24,14 +24,28 @@ static bool int_at(const char **ps, int64_t *v)
     const char *s = skip_ws(*ps);
     if (!(*s == '-' || *s == '+' || isdigit((unsigned char)*s)))
         return false;
+    /* Short plain numbers (nearly all) without strtoll. */
+    const char *q = s + (*s == '-' || *s == '+');
+    uint64_t x = 0;
+    size_t nd = 0;
+    while (nd < 18 && q[nd] >= '0' && q[nd] <= '9')
+        x = x * 10 + (uint64_t)(q[nd++] - '0');
+    if (nd > 0 && nd < 18) {
+        const char *end = q + nd;
+        if (*end == 'L' || *end == 'l')
+            end++;
+        *v = *s == '-' ? -(int64_t)x : (int64_t)x;
+        *ps = end;
+        return true;
+    }
     errno = 0;
     char *end;
-    long long x = strtoll(s, &end, 10);
+    long long y = strtoll(s, &end, 10);
     if (errno || end == s || !isdigit((unsigned char)end[-1]))
         return false;
     if (*end == 'L' || *end == 'l')
         end++;
-    *v = (int64_t)x;
+    *v = (int64_t)y;
     *ps = end;
     return true;
 }

@@ -2,7 +2,8 @@
  * attribute by attribute.  A node whose operator or attribute values have
  * no exact canonical counterpart is kept verbatim (opaque) by the caller.
  * Every attribute as written in the file is kept in node meta
- * "<flavour>.attr.<key>" so a same-format round trip writes it back. */
+ * "<flavour>.attrs" (key, value pairs) so a same-format round trip writes
+ * it back. */
 #include "map.h"
 
 #include <stdio.h>
@@ -121,14 +122,85 @@ static const char *g_str(const nn_reader *r, size_t idx, const char *key, const 
 
 /* ---- nodes and values ------------------------------------------------------ */
 
+/* "<pfx>.<mid><key>" (no printf: this runs for every attribute). */
+static char *meta_key(char *buf, size_t cap, const char *pfx, const char *mid, const char *key)
+{
+    size_t a = strlen(pfx), b = strlen(mid), c = strlen(key);
+    char *k = a + b + c + 2 <= cap ? buf : malloc(a + b + c + 2);
+    if (!k)
+        return NULL;
+    memcpy(k, pfx, a);
+    k[a] = '.';
+    memcpy(k + a + 1, mid, b);
+    memcpy(k + a + 1 + b, key, c + 1);
+    return k;
+}
+
+static int cmp_kv_key(const void *a, const void *b)
+{
+    return strcmp(((const nn_kv *)a)->key, ((const nn_kv *)b)->key);
+}
+
+/* "<pfx>.<list>": the raw attributes as key, value pairs, sorted by key
+ * (they are a map: the writers emit them sorted, as dmlc does). */
+static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *pfx, const char *list, const nn_kv *kv, size_t n,
+                             gir_error *err)
+{
+    if (!n)
+        return GIR_OK;
+    const char *tmp[32];
+    const char **v = 2 * n <= 32 ? tmp : malloc(2 * n * sizeof *v);
+    char buf[64];
+    char *k = meta_key(buf, sizeof buf, pfx, "", list);
+    if (!v || !k) {
+        if (v != tmp)
+            free(v);
+        return gir_nomem(err);
+    }
+    nn_kv stmp[16];
+    nn_kv *sorted = n <= 16 ? stmp : malloc(n * sizeof *sorted);
+    if (!sorted) {
+        if (v != tmp)
+            free(v);
+        if (k != buf)
+            free(k);
+        return gir_nomem(err);
+    }
+    memcpy(sorted, kv, n * sizeof *kv);
+    if (n > 16) {
+        qsort(sorted, n, sizeof *sorted, cmp_kv_key);
+    } else {
+        for (size_t i = 1; i < n; i++) /* few keys, usually in order already */
+            for (size_t j = i; j > 0 && strcmp(sorted[j - 1].key, sorted[j].key) > 0; j--) {
+                nn_kv t = sorted[j];
+                sorted[j] = sorted[j - 1];
+                sorted[j - 1] = t;
+            }
+    }
+    for (size_t i = 0; i < n; i++) {
+        v[2 * i] = sorted[i].key;
+        v[2 * i + 1] = sorted[i].value;
+    }
+    if (sorted != stmp)
+        free(sorted);
+    gir_status st = gir_attrs_set_strings(g, a, k, v, 2 * n) ? gir_nomem(err) : GIR_OK;
+    if (v != tmp)
+        free(v);
+    if (k != buf)
+        free(k);
+    return st;
+}
+
 static gir_status meta_str(gir_graph *g, gir_attrs *a, const char *pfx, const char *mid, const char *key,
                            const char *val, gir_error *err)
 {
-    char *k = gir_strdupf("%s.%s%s", pfx, mid, key);
+    char buf[128];
+    char *k = meta_key(buf, sizeof buf, pfx, mid, key);
     if (!k)
         return gir_nomem(err);
     gir_status st = gir_attrs_set_string(g, a, k, val);
-    free(k);
+    if (k != buf)
+        free(k);
     return st ? gir_nomem(err) : GIR_OK;
 }
 
@@ -140,14 +212,18 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
     gir_graph *g = r->g;
     const char *name = rn->name;
     bool renamed = false;
-    if (gir_graph_node_index(g, name) >= 0) {
+    gir_node *n;
+    gir_status st0 = gir_graph_add_node(g, name, op, n_in, n_out, &n, NULL);
+    if (st0 == GIR_E_DUPLICATE) {
+        /* Names need not be unique in these files; ours must be. */
         name = gir_graph_unique_node_name(g, name);
         if (!name)
             return gir_nomem(err);
         renamed = true;
+        st0 = gir_graph_add_node(g, name, op, n_in, n_out, &n, NULL);
     }
-    gir_node *n;
-    TRY(gir_graph_add_node(g, name, op, n_in, n_out, &n, err));
+    if (st0)
+        return gir_graph_add_node(g, name, op, n_in, n_out, &n, err);
     if (op == GIR_OP_OPAQUE) {
         n->opaque_format = gir_arena_strdup(&g->arena, r->pfx);
         n->opaque_op = gir_arena_strdup(&g->arena, rn->op);
@@ -158,8 +234,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
                 return gir_nomem(err);
     } else {
         TRY(meta_str(g, &n->meta, r->pfx, "", "op", rn->op, err));
-        for (size_t i = 0; i < rn->n_attrs; i++)
-            TRY(meta_str(g, &n->meta, r->pfx, "attr.", rn->attrs[i].key, rn->attrs[i].value, err));
+        TRY(meta_pairs(g, &n->meta, r->pfx, "attrs", rn->attrs, rn->n_attrs, err));
     }
     if (renamed)
         TRY(meta_str(g, &n->meta, r->pfx, "", "name", rn->name, err));
@@ -173,7 +248,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
         for (size_t i = 0; i < rn->n_in; i++)
             v[i] = rn->in[i].version;
         char key[32];
-        snprintf(key, sizeof key, "%s.versions", r->pfx);
+        meta_key(key, sizeof key, r->pfx, "", "versions");
         gir_status st = gir_attrs_set_ints(g, &n->meta, key, v, rn->n_in);
         free(v);
         if (st)
@@ -184,7 +259,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
         size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
         if (d && own && (uint64_t)rn->row_outputs > own && rn->row_outputs <= 65535) {
             char key[40];
-            snprintf(key, sizeof key, "%s.num_outputs", r->pfx);
+            meta_key(key, sizeof key, r->pfx, "", "num_outputs");
             if (gir_attrs_set_int(g, &n->meta, key, rn->row_outputs))
                 return gir_nomem(err);
         }
@@ -210,14 +285,21 @@ static gir_status mk_part(nn_reader *r, size_t idx, const char *suffix, gir_op o
 /* Output k of n gets a value named after the node ("name", "name:1"). */
 static gir_status mkout(nn_reader *r, gir_node *n, size_t k, int32_t *vidx, gir_error *err)
 {
-    char *base = k ? gir_strdupf("%s:%zu", n->name, k) : gir_strdupf("%s", n->name);
-    if (!base)
+    char *base = k ? gir_strdupf("%s:%zu", n->name, k) : NULL;
+    if (k && !base)
         return gir_nomem(err);
-    const char *name = gir_graph_unique_value_name(r->g, base);
+    const char *name = k ? base : n->name;
+    /* Usually free: try it first, look for another name only if taken. */
+    gir_status st = gir_node_make_output(r->g, n, k, name, NULL);
+    if (st == GIR_E_DUPLICATE) {
+        name = gir_graph_unique_value_name(r->g, name);
+        st = name ? gir_node_make_output(r->g, n, k, name, err) : gir_nomem(err);
+    } else if (st) {
+        st = gir_node_make_output(r->g, n, k, name, err);
+    }
     free(base);
-    if (!name)
-        return gir_nomem(err);
-    TRY(gir_node_make_output(r->g, n, k, name, err));
+    if (st)
+        return st;
     if (vidx)
         *vidx = n->out[k];
     return GIR_OK;
@@ -341,6 +423,9 @@ static gir_status hint_shape(nn_reader *r, size_t idx, int32_t v, const int64_t 
 /* MXNet's hidden attributes (training hints, placement): harmless anywhere. */
 static bool is_hidden(const char *k)
 {
+    if (k[0] != '_' && k[0] != 'c' && k[0] != 'l' && k[0] != 'w' && k[0] != 'f' && k[0] != 'm' && k[0] != 'p' &&
+        !strstr(k, "_mult"))
+        return false;
     size_t n = strlen(k);
     if (n > 4 && k[0] == '_' && k[1] == '_' && k[n - 1] == '_' && k[n - 2] == '_')
         return true;
@@ -752,12 +837,22 @@ static gir_status bn_common(nn_reader *r, size_t idx, const int32_t *in, int32_t
 {
     int32_t ins[5] = { in[0], in[1], in[2], in[3], in[4] };
     int32_t ignored[2] = { -1, -1 };
+    int64_t c = !use_gamma || !use_beta ? bn_channels(r, in) : 0;
+    if (c < 0) {
+        /* The constant needs the channel count: shape inference may give
+         * it (nn_resolve_pending); gamma/beta stand in until then. */
+        gir_node *n;
+        TRY(mk(r, idx, GIR_OP_BatchNormalization, 5, 1, &n, err));
+        for (size_t i = 0; i < 5; i++)
+            set_in(n, i, in[i]);
+        if (gir_attrs_set_float(r->g, &n->attrs, "epsilon", eps) ||
+            gir_attrs_set_float(r->g, &n->attrs, "momentum", momentum) ||
+            gir_attrs_set_string(r->g, &n->meta, NN_META_PENDING,
+                                 !use_gamma && !use_beta ? "gamma,beta" : !use_gamma ? "gamma" : "beta"))
+            return gir_nomem(err);
+        return mkout(r, n, 0, &out[0], err);
+    }
     if (!use_gamma || !use_beta) {
-        int64_t c = bn_channels(r, in);
-        if (c < 0) { /* cannot make the constant: keep verbatim */
-            *res = NN_OPAQUE;
-            return GIR_OK;
-        }
         const char *nm = RN(r, idx)->name;
         if (!use_gamma) {
             ignored[0] = in[1];
@@ -975,7 +1070,7 @@ static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in,
         *res = NN_OPAQUE;
         return GIR_OK;
     }
-    gir_node *n;
+    gir_node *n = NULL;
     TRY(softmax_node(r, idx, in[0], out, GIR_OP_Softmax, axis, &n, err));
     if (rn->n_in == 2) {
         const nn_node *lab = RN(r, rn->in[1].node);
@@ -985,8 +1080,8 @@ static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in,
         }
         if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
             return gir_nomem(err);
-        for (size_t i = 0; i < lab->n_attrs; i++)
-            TRY(meta_str(r->g, &n->meta, "mxnet", "label.attr.", lab->attrs[i].key, lab->attrs[i].value, err));
+        TRY(meta_pairs(r->g, &n->meta, "mxnet", "label.attrs", lab->attrs, lab->n_attrs, err));
+        r->n_labels++;
     }
     return GIR_OK;
 }
@@ -1238,6 +1333,72 @@ static gir_status rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     return GIR_OK;
 }
 
+/* "To the end of the axis" in strided_slice / slice_axis. */
+#define NN_SLICE_END INT32_MAX
+
+static gir_status slice_node(nn_reader *r, size_t idx, int32_t x, const int64_t *st, const int64_t *en,
+                             const int64_t *ax, const int64_t *sp, size_t n, int32_t *out, gir_error *err)
+{
+    gir_node *nd;
+    TRY(mk(r, idx, GIR_OP_Slice, 1, 1, &nd, err));
+    set_in(nd, 0, x);
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "starts", st, n) || gir_attrs_set_ints(r->g, &nd->attrs, "ends", en, n) ||
+        gir_attrs_set_ints(r->g, &nd->attrs, "axes", ax, n) || gir_attrs_set_ints(r->g, &nd->attrs, "steps", sp, n))
+        return gir_nomem(err);
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+/* NNVM strided_slice(begin, end, stride): axes 0..n-1; an axis taken
+ * whole (0, INT32_MAX or more, step 1) is not listed. */
+static gir_status rd_strided_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                   gir_error *err)
+{
+    int64_t b[NN_MAX_TUPLE], e[NN_MAX_TUPLE], s[NN_MAX_TUPLE];
+    size_t nb, ne, ns;
+    TRY(g_tuple(r, idx, "begin", true, b, &nb, err));
+    TRY(g_tuple(r, idx, "end", true, e, &ne, err));
+    TRY(g_tuple(r, idx, "stride", false, s, &ns, err));
+    if (ne != nb)
+        return bad_attr(r, idx, "end", "a tuple as long as begin", err);
+    if (ns && ns != nb)
+        return bad_attr(r, idx, "stride", "a tuple as long as begin", err);
+    int64_t st[NN_MAX_TUPLE], en[NN_MAX_TUPLE], ax[NN_MAX_TUPLE], sp[NN_MAX_TUPLE];
+    size_t n = 0;
+    for (size_t i = 0; i < nb; i++) {
+        int64_t step = ns ? s[i] : 1;
+        if (step == 0)
+            return bad_attr(r, idx, "stride", "a tuple of non-zero steps", err);
+        if (b[i] == 0 && e[i] >= NN_SLICE_END && step == 1)
+            continue;
+        st[n] = b[i];
+        en[n] = e[i] >= NN_SLICE_END ? INT64_MAX : e[i];
+        ax[n] = (int64_t)i;
+        sp[n++] = step;
+    }
+    if (n == 0) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return slice_node(r, idx, in[0], st, en, ax, sp, n, out, err);
+}
+
+/* MXNet slice_axis(axis, begin, end): end None means to the end. */
+static gir_status rd_slice_axis(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err)
+{
+    int64_t axis, begin, end = INT64_MAX;
+    TRY(g_int(r, idx, "axis", true, 0, &axis, err));
+    TRY(g_int(r, idx, "begin", true, 0, &begin, err));
+    const char *es = A(r, idx, "end");
+    if (!es)
+        return bad_attr(r, idx, "end", NULL, err);
+    if (!nn_is_none(es))
+        TRY(g_int(r, idx, "end", true, 0, &end, err));
+    int64_t one = 1;
+    (void)res;
+    return slice_node(r, idx, in[0], &begin, &end, &axis, &one, 1, out, err);
+}
+
 static gir_status rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
     double alpha, beta, bias;
@@ -1338,6 +1499,8 @@ static const char *const k_reduce[] = { "axis", "keepdims", "exclude", NULL };
 static const char *const k_cast[] = { "dtype", NULL };
 static const char *const k_scalar_mx[] = { "scalar", "is_int", NULL };
 static const char *const k_scalar[] = { "scalar", NULL };
+static const char *const k_strided_slice[] = { "begin", "end", "stride", NULL };
+static const char *const k_slice_axis[] = { "axis", "begin", "end", NULL };
 
 static const char *const k_conv_nnvm[] = { "channels", "kernel_size", "strides",   "padding",   "dilation",
                                            "groups",   "layout",      "kernel_layout", "out_layout", "out_dtype",
@@ -1363,114 +1526,198 @@ static const char *const k_lrn_nnvm[] = { "size", "axis", "alpha", "beta", "bias
 #define SCALAR(nm, o, k) { nm, GIR_OP_##o, rd_scalar, 1, 1, 1, k }
 
 static const nn_rdef mx_defs[] = {
+    { "Activation", GIR_OP_Relu, rd_activation, 1, 1, 1, k_act },
+    { "BatchNorm", GIR_OP_BatchNormalization, rd_mx_bn, 3, 3, 5, k_bn_mx },
+    SIMPLE("BlockGrad", Identity),
+    { "Cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
+    { "Concat", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
     { "Convolution", GIR_OP_Conv, rd_mx_conv, 1, 2, 3, k_conv_mx },
     { "Deconvolution", GIR_OP_ConvTranspose, rd_mx_conv, 1, 2, 3, k_deconv_mx },
+    { "Dropout", GIR_OP_Dropout, rd_dropout, 2, 1, 1, k_dropout_mx },
+    { "ElementWiseSum", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
+    { "Flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
     { "FullyConnected", GIR_OP_Gemm, rd_fc, 1, 2, 3, k_fc },
-    { "BatchNorm", GIR_OP_BatchNormalization, rd_mx_bn, 3, 3, 5, k_bn_mx },
-    { "Activation", GIR_OP_Relu, rd_activation, 1, 1, 1, k_act },
+    { "LRN", GIR_OP_LRN, rd_lrn, 1, 1, 1, k_lrn_mx },
     { "LeakyReLU", GIR_OP_LeakyRelu, rd_leaky, 0, 1, 2, k_leaky },
     { "Pooling", GIR_OP_MaxPool, rd_mx_pool, 1, 1, 1, k_pool_mx },
-    { "SoftmaxOutput", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
-    { "Softmax", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
-    { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 2, k_softmax_mx },
-    { "log_softmax", GIR_OP_LogSoftmax, rd_softmax, 1, 1, 2, k_softmax_mx },
-    { "SoftmaxActivation", GIR_OP_Softmax, rd_softmax_act, 1, 1, 1, k_softmax_act },
-    { "Flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
-    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
-    { "Concat", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
-    { "concat", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
-    { "add_n", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
-    { "ElementWiseSum", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
-    { "Dropout", GIR_OP_Dropout, rd_dropout, 2, 1, 1, k_dropout_mx },
     { "Reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
-    { "reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
-    { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
-    { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
-    { "expand_dims", GIR_OP_Unsqueeze, rd_expand_dims, 1, 1, 1, k_axis },
-    { "squeeze", GIR_OP_Squeeze, rd_squeeze, 1, 1, 1, k_axis },
     { "SliceChannel", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
-    { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
-    { "LRN", GIR_OP_LRN, rd_lrn, 1, 1, 1, k_lrn_mx },
-    { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
-    { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
-    { "max", GIR_OP_ReduceMax, rd_reduce, 1, 1, 1, k_reduce },
-    { "min", GIR_OP_ReduceMin, rd_reduce, 1, 1, 1, k_reduce },
-    { "prod", GIR_OP_ReduceProd, rd_reduce, 1, 1, 1, k_reduce },
-    { "Cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
+    { "Softmax", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
+    { "SoftmaxActivation", GIR_OP_Softmax, rd_softmax_act, 1, 1, 1, k_softmax_act },
+    { "SoftmaxOutput", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
+    BINARY("_Div", Div),
+    BINARY("_Minus", Sub),
+    BINARY("_Mul", Mul),
+    BINARY("_Plus", Add),
+    BINARY("_add", Add),
+    SIMPLE("_copy", Identity),
+    BINARY("_div", Div),
+    SCALAR("_div_scalar", Div, k_scalar_mx),
+    BINARY("_maximum", Max),
+    SCALAR("_maximum_scalar", Max, k_scalar_mx),
+    BINARY("_minimum", Min),
+    SCALAR("_minimum_scalar", Min, k_scalar_mx),
+    BINARY("_minus", Sub),
+    SCALAR("_minus_scalar", Sub, k_scalar_mx),
+    BINARY("_mul", Mul),
+    SCALAR("_mul_scalar", Mul, k_scalar_mx),
+    BINARY("_plus", Add),
+    SCALAR("_plus_scalar", Add, k_scalar_mx),
+    BINARY("_power", Pow),
+    SCALAR("_power_scalar", Pow, k_scalar_mx),
+    SCALAR("_rdiv_scalar", Div, k_scalar_mx),
+    SCALAR("_rminus_scalar", Sub, k_scalar_mx),
+    SCALAR("_rpower_scalar", Pow, k_scalar_mx),
+    BINARY("_sub", Sub),
+    SIMPLE("abs", Abs),
+    { "add_n", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
+    BINARY("broadcast_add", Add),
+    BINARY("broadcast_div", Div),
+    BINARY("broadcast_maximum", Max),
+    BINARY("broadcast_minimum", Min),
+    BINARY("broadcast_minus", Sub),
+    BINARY("broadcast_mul", Mul),
+    BINARY("broadcast_plus", Add),
+    BINARY("broadcast_power", Pow),
+    BINARY("broadcast_sub", Sub),
     { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
-    SIMPLE("relu", Relu), SIMPLE("sigmoid", Sigmoid), SIMPLE("tanh", Tanh), SIMPLE("exp", Exp),
-    SIMPLE("log", Log), SIMPLE("sqrt", Sqrt), SIMPLE("abs", Abs), SIMPLE("negative", Neg),
-    SIMPLE("floor", Floor), SIMPLE("ceil", Ceil), SIMPLE("round", Round), SIMPLE("reciprocal", Reciprocal),
-    SIMPLE("sign", Sign), SIMPLE("erf", Erf), SIMPLE("sin", Sin), SIMPLE("cos", Cos), SIMPLE("softsign", Softsign),
-    SIMPLE("_copy", Identity), SIMPLE("identity", Identity), SIMPLE("BlockGrad", Identity),
+    SIMPLE("ceil", Ceil),
+    { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
+    { "concat", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
+    SIMPLE("cos", Cos),
+    BINARY("elemwise_add", Add),
+    BINARY("elemwise_div", Div),
+    BINARY("elemwise_mul", Mul),
+    BINARY("elemwise_sub", Sub),
+    SIMPLE("erf", Erf),
+    SIMPLE("exp", Exp),
+    { "expand_dims", GIR_OP_Unsqueeze, rd_expand_dims, 1, 1, 1, k_axis },
+    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
+    SIMPLE("floor", Floor),
+    SIMPLE("identity", Identity),
+    SIMPLE("log", Log),
+    { "log_softmax", GIR_OP_LogSoftmax, rd_softmax, 1, 1, 2, k_softmax_mx },
+    { "max", GIR_OP_ReduceMax, rd_reduce, 1, 1, 1, k_reduce },
+    { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
+    { "min", GIR_OP_ReduceMin, rd_reduce, 1, 1, 1, k_reduce },
+    SIMPLE("negative", Neg),
+    { "prod", GIR_OP_ReduceProd, rd_reduce, 1, 1, 1, k_reduce },
+    SIMPLE("reciprocal", Reciprocal),
+    SIMPLE("relu", Relu),
+    { "reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
+    SIMPLE("round", Round),
+    SIMPLE("sigmoid", Sigmoid),
+    SIMPLE("sign", Sign),
+    SIMPLE("sin", Sin),
+    { "slice_axis", GIR_OP_Slice, rd_slice_axis, 1, 1, 1, k_slice_axis },
+    { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 2, k_softmax_mx },
+    SIMPLE("softsign", Softsign),
+    { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
+    SIMPLE("sqrt", Sqrt),
+    { "squeeze", GIR_OP_Squeeze, rd_squeeze, 1, 1, 1, k_axis },
     SIMPLE("stop_gradient", Identity),
-    BINARY("elemwise_add", Add), BINARY("_plus", Add), BINARY("_Plus", Add), BINARY("_add", Add),
-    BINARY("elemwise_sub", Sub), BINARY("_minus", Sub), BINARY("_Minus", Sub), BINARY("_sub", Sub),
-    BINARY("elemwise_mul", Mul), BINARY("_mul", Mul), BINARY("_Mul", Mul),
-    BINARY("elemwise_div", Div), BINARY("_div", Div), BINARY("_Div", Div),
-    BINARY("broadcast_add", Add), BINARY("broadcast_plus", Add), BINARY("broadcast_sub", Sub),
-    BINARY("broadcast_minus", Sub), BINARY("broadcast_mul", Mul), BINARY("broadcast_div", Div),
-    BINARY("broadcast_power", Pow), BINARY("broadcast_maximum", Max), BINARY("broadcast_minimum", Min),
-    BINARY("_power", Pow), BINARY("_maximum", Max), BINARY("_minimum", Min),
-    SCALAR("_plus_scalar", Add, k_scalar_mx), SCALAR("_minus_scalar", Sub, k_scalar_mx),
-    SCALAR("_rminus_scalar", Sub, k_scalar_mx), SCALAR("_mul_scalar", Mul, k_scalar_mx),
-    SCALAR("_div_scalar", Div, k_scalar_mx), SCALAR("_rdiv_scalar", Div, k_scalar_mx),
-    SCALAR("_power_scalar", Pow, k_scalar_mx), SCALAR("_rpower_scalar", Pow, k_scalar_mx),
-    SCALAR("_maximum_scalar", Max, k_scalar_mx), SCALAR("_minimum_scalar", Min, k_scalar_mx),
+    { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
+    SIMPLE("tanh", Tanh),
+    { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
     { NULL, 0, NULL, 0, 0, 0, NULL },
 };
 
 static const nn_rdef nnvm_defs[] = {
+    SCALAR("__add_scalar__", Add, k_scalar),
+    SCALAR("__div_scalar__", Div, k_scalar),
+    SCALAR("__mul_scalar__", Mul, k_scalar),
+    SCALAR("__pow_scalar__", Pow, k_scalar),
+    SCALAR("__rdiv_scalar__", Div, k_scalar),
+    SCALAR("__rpow_scalar__", Pow, k_scalar),
+    SCALAR("__rsub_scalar__", Sub, k_scalar),
+    SCALAR("__sub_scalar__", Sub, k_scalar),
+    SIMPLE("abs", Abs),
+    { "avg_pool2d", GIR_OP_AveragePool, rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
+    { "batch_norm", GIR_OP_BatchNormalization, rd_nnvm_bn, 3, 5, 5, k_bn_nnvm },
+    SIMPLE("block_grad", Identity),
+    BINARY("broadcast_add", Add),
+    BINARY("broadcast_div", Div),
+    BINARY("broadcast_max", Max),
+    BINARY("broadcast_min", Min),
+    BINARY("broadcast_mul", Mul),
+    BINARY("broadcast_pow", Pow),
+    BINARY("broadcast_sub", Sub),
+    { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
+    SIMPLE("ceil", Ceil),
+    { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
+    { "concatenate", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_nnvm },
     { "conv2d", GIR_OP_Conv, rd_nnvm_conv, 1, 2, 3, k_conv_nnvm },
     { "conv2d_transpose", GIR_OP_ConvTranspose, rd_nnvm_conv, 1, 2, 3, k_deconv_nnvm },
+    SIMPLE("copy", Identity),
     { "dense", GIR_OP_Gemm, rd_dense, 1, 2, 3, k_dense },
-    { "batch_norm", GIR_OP_BatchNormalization, rd_nnvm_bn, 3, 5, 5, k_bn_nnvm },
-    { "leaky_relu", GIR_OP_LeakyRelu, rd_leaky_nnvm, 1, 1, 1, k_alpha },
-    { "max_pool2d", GIR_OP_MaxPool, rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
-    { "avg_pool2d", GIR_OP_AveragePool, rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
-    { "global_max_pool2d", GIR_OP_GlobalMaxPool, rd_nnvm_pool, 1, 1, 1, k_layout },
-    { "global_avg_pool2d", GIR_OP_GlobalAveragePool, rd_nnvm_pool, 1, 1, 1, k_layout },
-    { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 1, k_axis },
-    { "log_softmax", GIR_OP_LogSoftmax, rd_softmax, 1, 1, 1, k_axis },
-    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
-    { "concatenate", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_nnvm },
-    { "elemwise_sum", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
     { "dropout", GIR_OP_Dropout, rd_dropout, 2, 1, 1, k_rate },
-    { "reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_shape },
-    { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
-    { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
+    BINARY("elemwise_add", Add),
+    BINARY("elemwise_div", Div),
+    BINARY("elemwise_mul", Mul),
+    BINARY("elemwise_pow", Pow),
+    BINARY("elemwise_sub", Sub),
+    { "elemwise_sum", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
+    SIMPLE("exp", Exp),
     { "expand_dims", GIR_OP_Unsqueeze, rd_expand_dims, 1, 1, 1, k_expand_nnvm },
-    { "squeeze", GIR_OP_Squeeze, rd_squeeze, 1, 1, 1, k_axis },
-    { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_nnvm },
+    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
+    SIMPLE("floor", Floor),
+    { "global_avg_pool2d", GIR_OP_GlobalAveragePool, rd_nnvm_pool, 1, 1, 1, k_layout },
+    { "global_max_pool2d", GIR_OP_GlobalMaxPool, rd_nnvm_pool, 1, 1, 1, k_layout },
+    { "leaky_relu", GIR_OP_LeakyRelu, rd_leaky_nnvm, 1, 1, 1, k_alpha },
+    SIMPLE("log", Log),
+    { "log_softmax", GIR_OP_LogSoftmax, rd_softmax, 1, 1, 1, k_axis },
     { "lrn", GIR_OP_LRN, rd_lrn, 1, 1, 1, k_lrn_nnvm },
-    { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
-    { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
     { "max", GIR_OP_ReduceMax, rd_reduce, 1, 1, 1, k_reduce },
+    { "max_pool2d", GIR_OP_MaxPool, rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
+    { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
     { "min", GIR_OP_ReduceMin, rd_reduce, 1, 1, 1, k_reduce },
+    SIMPLE("negative", Neg),
     { "prod", GIR_OP_ReduceProd, rd_reduce, 1, 1, 1, k_reduce },
-    { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
-    SIMPLE("relu", Relu), SIMPLE("sigmoid", Sigmoid), SIMPLE("tanh", Tanh), SIMPLE("exp", Exp),
-    SIMPLE("log", Log), SIMPLE("sqrt", Sqrt), SIMPLE("abs", Abs), SIMPLE("negative", Neg),
-    SIMPLE("floor", Floor), SIMPLE("ceil", Ceil), SIMPLE("round", Round), SIMPLE("copy", Identity),
-    SIMPLE("block_grad", Identity),
-    BINARY("elemwise_add", Add), BINARY("elemwise_sub", Sub), BINARY("elemwise_mul", Mul),
-    BINARY("elemwise_div", Div), BINARY("elemwise_pow", Pow), BINARY("broadcast_add", Add),
-    BINARY("broadcast_sub", Sub), BINARY("broadcast_mul", Mul), BINARY("broadcast_div", Div),
-    BINARY("broadcast_pow", Pow), BINARY("broadcast_max", Max), BINARY("broadcast_min", Min),
-    SCALAR("__add_scalar__", Add, k_scalar), SCALAR("__sub_scalar__", Sub, k_scalar),
-    SCALAR("__rsub_scalar__", Sub, k_scalar), SCALAR("__mul_scalar__", Mul, k_scalar),
-    SCALAR("__div_scalar__", Div, k_scalar), SCALAR("__rdiv_scalar__", Div, k_scalar),
-    SCALAR("__pow_scalar__", Pow, k_scalar), SCALAR("__rpow_scalar__", Pow, k_scalar),
+    SIMPLE("relu", Relu),
+    { "reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_shape },
+    SIMPLE("round", Round),
+    SIMPLE("sigmoid", Sigmoid),
+    { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 1, k_axis },
+    { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_nnvm },
+    SIMPLE("sqrt", Sqrt),
+    { "squeeze", GIR_OP_Squeeze, rd_squeeze, 1, 1, 1, k_axis },
+    { "strided_slice", GIR_OP_Slice, rd_strided_slice, 1, 1, 1, k_strided_slice },
+    { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
+    SIMPLE("tanh", Tanh),
+    { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
     { NULL, 0, NULL, 0, 0, 0, NULL },
 };
 
+#define N_MX_DEFS (sizeof mx_defs / sizeof *mx_defs - 1)
+#define N_NNVM_DEFS (sizeof nnvm_defs / sizeof *nnvm_defs - 1)
+
+/* The tables are sorted by name (bytewise), checked by nn_rdef_sorted. */
 const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op)
 {
     const nn_rdef *t = fl == NN_MXNET ? mx_defs : fl == NN_NNVM ? nnvm_defs : NULL;
-    for (; t && t->name; t++)
-        if (strcmp(t->name, op) == 0)
-            return t;
+    size_t lo = 0, hi = fl == NN_MXNET ? N_MX_DEFS : fl == NN_NNVM ? N_NNVM_DEFS : 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(t[mid].name, op);
+        if (c == 0)
+            return &t[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
+}
+
+bool nn_rdef_sorted(void)
+{
+    for (size_t i = 1; i < N_MX_DEFS; i++)
+        if (strcmp(mx_defs[i - 1].name, mx_defs[i].name) >= 0)
+            return false;
+    for (size_t i = 1; i < N_NNVM_DEFS; i++)
+        if (strcmp(nnvm_defs[i - 1].name, nnvm_defs[i].name) >= 0)
+            return false;
+    return true;
 }
 
 bool nn_op_known(nn_flavour fl, const char *op)
@@ -1515,19 +1762,22 @@ static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, 
                              gir_error *err)
 {
     gir_graph *g = r->g;
-    if (gir_graph_value_index(g, name) >= 0) {
+    int32_t v;
+    gir_status st0 = gir_graph_add_value(g, name, GIR_VALUE_INPUT, &v, NULL);
+    if (st0 == GIR_E_DUPLICATE) {
         gir_fail(err, GIR_E_DUPLICATE, "two variables are named '%s'", name);
         if (rn)
             gir_json_err_at(err, r->raw->doc, rn->json, "/nodes/%zu/name", idx);
         gir_err_node(err, name);
         return GIR_E_DUPLICATE;
     }
-    int32_t v;
-    TRY(gir_graph_add_value(g, name, GIR_VALUE_INPUT, &v, err));
+    if (st0)
+        TRY(gir_graph_add_value(g, name, GIR_VALUE_INPUT, &v, err));
     gir_value *val = g->values[v];
+    if (rn)
+        TRY(meta_pairs(g, &val->meta, r->pfx, "attrs", rn->attrs, rn->n_attrs, err));
     for (size_t i = 0; rn && i < rn->n_attrs; i++) {
         const nn_kv *kv = &rn->attrs[i];
-        TRY(meta_str(g, &val->meta, r->pfx, "attr.", kv->key, kv->value, err));
         if (strcmp(kv->key, "__shape__") == 0) {
             gir_shape s;
             if (!nn_parse_shape_hint(kv->value, &s)) {
@@ -1667,17 +1917,19 @@ uint32_t nn_node_outputs(const nn_reader *r, size_t idx)
     if (strcmp(rn->op, "null") == 0)
         return 1;
     uint64_t n = rn->max_index ? rn->max_index : 1;
+    if (r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0) {
+        /* The count is explicit; check_tvm_op refuses a bad one. */
+        int64_t no;
+        const char *s = A(r, idx, "num_outputs");
+        if (s && nn_parse_int(s, &no) && no > (int64_t)n && no <= 65535)
+            n = (uint64_t)no;
+        return (uint32_t)n;
+    }
     size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
     if (own > n)
         n = own;
     if (!own && r->raw->row_ptr_ok && rn->row_outputs > (int64_t)n && rn->row_outputs <= 65535)
         n = (uint64_t)rn->row_outputs;
-    if (r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0) {
-        int64_t no;
-        const char *s = A(r, idx, "num_outputs");
-        if (s && nn_parse_int(s, &no) && no > (int64_t)n && no <= 65535)
-            n = (uint64_t)no;
-    }
     return (uint32_t)n;
 }
 
@@ -1718,8 +1970,10 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     const nn_rdef *d = r->fl == NN_TVM ? NULL : nn_rdef_find(r->fl, rn->op);
     if (!st && d && r->fl == NN_MXNET && strcmp(rn->op, "BatchNorm") == 0 && rn->n_in == 3 && r->mx_version < 900) {
         st = synth_bn_aux(r, idx, in, err);
-        if (!st)
+        if (!st) {
             r->bn_synth[idx] = true;
+            r->n_synth++;
+        }
     }
     size_t n_in = r->bn_synth[idx] ? 5 : rn->n_in;
     if (!st && d && n_in >= d->min_in && (d->max_in == GIR_VARIADIC || n_in <= d->max_in) && keys_known(r, idx, d)) {
@@ -1748,4 +2002,65 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     }
     free(in);
     return st;
+}
+
+/* After shape inference: BatchNorm nodes whose ignored gamma/beta waited
+ * for the channel count get their constants, or are kept verbatim. */
+gir_status nn_resolve_pending(nn_reader *r, gir_error *err)
+{
+    gir_graph *g = r->g;
+    size_t opaque = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        gir_node *n = g->nodes[i];
+        const gir_attr *p = gir_attrs_find(&n->meta, NN_META_PENDING);
+        if (!p || p->type != GIR_ATTR_STRING)
+            continue;
+        bool gamma = strstr(p->u.s, "gamma") != NULL, beta = strstr(p->u.s, "beta") != NULL;
+        gir_attrs_remove(&n->meta, NN_META_PENDING);
+        int64_t c = bn_channels(r, n->in);
+        if (c > 0) {
+            int32_t v;
+            if (gamma) {
+                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_GAMMA, V(r, n->in[1])->name) ? gir_nomem(err)
+                                                                                                    : GIR_OK);
+                TRY(const_fill(r, n->name, "ones", c, 1.0f, &v, err));
+                n->in[1] = v;
+            }
+            if (beta) {
+                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_BETA, V(r, n->in[2])->name) ? gir_nomem(err)
+                                                                                                  : GIR_OK);
+                TRY(const_fill(r, n->name, "zeros", c, 0.0f, &v, err));
+                n->in[2] = v;
+            }
+            continue;
+        }
+        /* Keep it verbatim: its source attributes become its attributes. */
+        char key[32];
+        snprintf(key, sizeof key, "%s.op", r->pfx);
+        const char *op = gir_attrs_get_string(&n->meta, key, "BatchNorm");
+        n->opaque_op = gir_arena_strdup(&g->arena, op);
+        n->opaque_format = gir_arena_strdup(&g->arena, r->pfx);
+        if (!n->opaque_op || !n->opaque_format)
+            return gir_nomem(err);
+        gir_attrs_free(&n->attrs);
+        memset(&n->attrs, 0, sizeof n->attrs);
+        snprintf(key, sizeof key, "%s.attrs", r->pfx);
+        size_t np;
+        const char *const *pairs = nn_meta_pairs(&n->meta, key, &np);
+        for (size_t k = 0; k + 1 < np; k += 2)
+            if (gir_attrs_set_string(g, &n->attrs, pairs[k], pairs[k + 1]))
+                return gir_nomem(err);
+        gir_attrs_remove(&n->meta, key);
+        snprintf(key, sizeof key, "%s.op", r->pfx);
+        gir_attrs_remove(&n->meta, key);
+        n->op = GIR_OP_OPAQUE;
+        if (!opaque++)
+            first = n->name;
+    }
+    if (opaque && gir_graph_note(g, "kept %zu BatchNorm node%s verbatim (first '%s'): a fixed gamma or beta needs "
+                                 "the channel count; give the params or --input-shape",
+                                 opaque, opaque == 1 ? "" : "s", first))
+        return gir_nomem(err);
+    return GIR_OK;
 }

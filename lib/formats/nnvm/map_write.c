@@ -166,25 +166,38 @@ static const char *meta_s(const gir_attrs *m, const char *key)
     return a && a->type == GIR_ATTR_STRING ? a->u.s : NULL;
 }
 
-static size_t pfx_len(const nn_writer *w)
-{
-    return strlen(w->pfx);
-}
+static const char *attrs_key(const nn_writer *w);
 
 /* The raw text node n had for key in this flavour, or NULL. */
 static const char *raw_attr(const nn_writer *w, const gir_node *n, const char *key)
 {
-    char k[160];
-    snprintf(k, sizeof k, "%s.attr.%s", w->pfx, key);
-    return meta_s(&n->meta, k);
+    return nn_meta_attr(&n->meta, attrs_key(w), key);
+}
+
+/* "<pfx>.<what>" for the flavour's meta keys. */
+static const char *mkey(const nn_writer *w, const char *what)
+{
+    static const char *const keys[3][5] = {
+        { "nnvm.op", "nnvm.name", "nnvm.num_outputs", "nnvm.versions", "nnvm.attrs" },
+        { "mxnet.op", "mxnet.name", "mxnet.num_outputs", "mxnet.versions", "mxnet.attrs" },
+        { "tvm.op", "tvm.name", "tvm.num_outputs", "tvm.versions", "tvm.attrs" },
+    };
+    static const char *const what_[5] = { "op", "name", "num_outputs", "versions", "attrs" };
+    for (size_t i = 0; i < 5; i++)
+        if (strcmp(what_[i], what) == 0)
+            return keys[w->fl][i];
+    return "";
 }
 
 static bool same_op(const nn_writer *w, const gir_node *n, const char *op)
 {
-    char k[40];
-    snprintf(k, sizeof k, "%s.op", w->pfx);
-    const char *m = meta_s(&n->meta, k);
+    const char *m = meta_s(&n->meta, mkey(w, "op"));
     return m && strcmp(m, op) == 0;
+}
+
+static const char *attrs_key(const nn_writer *w)
+{
+    return mkey(w, "attrs");
 }
 
 /* Sets f's attributes from l (and, for a node of the same flavour and
@@ -192,7 +205,9 @@ static bool same_op(const nn_writer *w, const gir_node *n, const char *op)
 static gir_status finish_attrs(nn_writer *w, const gir_node *n, nn_fnode *f, const falist *l, gir_error *err)
 {
     bool same = n && same_op(w, n, f->op);
-    size_t cap = l->n + (same ? n->meta.n : 0);
+    size_t np = 0;
+    const char *const *pairs = same ? nn_meta_pairs(&n->meta, attrs_key(w), &np) : NULL;
+    size_t cap = l->n + np / 2;
     f->keys = gir_arena_alloc(&w->arena, (cap ? cap : 1) * sizeof *f->keys);
     f->vals = gir_arena_alloc(&w->arena, (cap ? cap : 1) * sizeof *f->vals);
     if (!f->keys || !f->vals)
@@ -213,22 +228,14 @@ static gir_status finish_attrs(nn_writer *w, const gir_node *n, nn_fnode *f, con
         f->keys[f->n_attrs] = x->key;
         f->vals[f->n_attrs++] = text;
     }
-    if (same) {
-        size_t pl = pfx_len(w);
-        for (size_t i = 0; i < n->meta.n; i++) {
-            const gir_attr *m = &n->meta.items[i];
-            if (m->type != GIR_ATTR_STRING || strncmp(m->name, w->pfx, pl) != 0 ||
-                strncmp(m->name + pl, ".attr.", 6) != 0)
-                continue;
-            const char *key = m->name + pl + 6;
-            bool listed = false;
-            for (size_t k = 0; k < l->n && !listed; k++)
-                listed = strcmp(l->a[k].key, key) == 0;
-            if (listed)
-                continue;
-            f->keys[f->n_attrs] = key;
-            f->vals[f->n_attrs++] = m->u.s;
-        }
+    for (size_t i = 0; i + 1 < np; i += 2) {
+        bool listed = false;
+        for (size_t k = 0; k < l->n && !listed; k++)
+            listed = strcmp(l->a[k].key, pairs[i]) == 0;
+        if (listed)
+            continue;
+        f->keys[f->n_attrs] = pairs[i];
+        f->vals[f->n_attrs++] = pairs[i + 1];
     }
     return GIR_OK;
 }
@@ -664,9 +671,7 @@ static const alias nnvm_alias[] = {
  * the first. NULL when the flavour has none. */
 static const char *pick(const nn_writer *w, const gir_node *n, const char *const *names)
 {
-    char k[40];
-    snprintf(k, sizeof k, "%s.op", w->pfx);
-    const char *m = meta_s(&n->meta, k);
+    const char *m = meta_s(&n->meta, mkey(w, "op"));
     for (size_t i = 0; m && names[i]; i++)
         if (strcmp(names[i], m) == 0)
             return names[i];
@@ -736,7 +741,7 @@ static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
         static const char *const so[] = { "SoftmaxOutput", "Softmax", NULL };
         const char *p = log ? NULL : pick(w, n, so);
         bool was_so = p && same_op(w, n, p);
-        const char *mode = meta_s(&n->meta, "mxnet.attr.multi_output");
+        const char *mode = nn_meta_attr(&n->meta, "mxnet.attrs", "multi_output");
         bool multi = false;
         if (mode)
             nn_parse_bool(mode, &multi);
@@ -762,19 +767,15 @@ static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
                     nn_xvar *x = &w->xv[w->n_xv];
                     memset(x, 0, sizeof *x);
                     x->name = label;
-                    size_t cnt = 0;
-                    for (size_t i = 0; i < n->meta.n; i++)
-                        cnt += strncmp(n->meta.items[i].name, "mxnet.label.attr.", 17) == 0;
+                    size_t cnt;
+                    const char *const *pairs = nn_meta_pairs(&n->meta, "mxnet.label.attrs", &cnt);
                     x->keys = gir_arena_alloc(&w->arena, (cnt ? cnt : 1) * sizeof *x->keys);
                     x->vals = gir_arena_alloc(&w->arena, (cnt ? cnt : 1) * sizeof *x->vals);
                     if (!x->keys || !x->vals)
                         return gir_nomem(err);
-                    for (size_t i = 0; i < n->meta.n; i++) {
-                        const gir_attr *m = &n->meta.items[i];
-                        if (strncmp(m->name, "mxnet.label.attr.", 17) == 0 && m->type == GIR_ATTR_STRING) {
-                            x->keys[x->n_attrs] = m->name + 17;
-                            x->vals[x->n_attrs++] = m->u.s;
-                        }
+                    for (size_t i = 0; i + 1 < cnt; i += 2) {
+                        x->keys[x->n_attrs] = pairs[i];
+                        x->vals[x->n_attrs++] = pairs[i + 1];
                     }
                     in[1].xvar = (int32_t)w->n_xv++;
                 }
@@ -1006,6 +1007,69 @@ static gir_status wr_split(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     return finish_attrs(w, n, f, &l, err);
 }
 
+#define NN_SLICE_END INT32_MAX
+
+/* Slice -> strided_slice (NNVM: begin/end/stride over axes 0..k, untouched
+ * axes 0:INT32_MAX:1) or slice_axis (MXNet: one axis, step 1). */
+static gir_status wr_slice(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    const int64_t *st, *en, *ax = NULL, *sp = NULL;
+    ptrdiff_t k = aints(n, "starts", &st), ke = aints(n, "ends", &en);
+    ptrdiff_t ka = aints(n, "axes", &ax), ks = aints(n, "steps", &sp);
+    if (k < 1 || ke != k || (ka >= 0 && ka != k) || (ks >= 0 && ks != k) || k > NN_MAX_TUPLE)
+        return unsup_attr(err, n, "Slice with starts, ends, axes and steps of different lengths");
+    const gir_value *x = VAL(w, n->in[0]);
+    int rank = x ? x->shape.rank : -1;
+    int64_t axes[NN_MAX_TUPLE], steps[NN_MAX_TUPLE];
+    int64_t max_axis = -1;
+    for (ptrdiff_t i = 0; i < k; i++) {
+        axes[i] = ka >= 0 ? ax[i] : i;
+        steps[i] = ks >= 0 ? sp[i] : 1;
+        if (axes[i] < 0 && rank > 0)
+            axes[i] += rank;
+        if (axes[i] < 0 || axes[i] >= NN_MAX_TUPLE)
+            return unsup_attr(err, n, "Slice with a negative axis on an input of unknown rank");
+        for (ptrdiff_t j = 0; j < i; j++)
+            if (axes[j] == axes[i])
+                return unsup_attr(err, n, "Slice with a repeated axis");
+        if (axes[i] > max_axis)
+            max_axis = axes[i];
+    }
+    falist l = { .n = 0 };
+    if (is_mx(w)) {
+        if (k != 1 || steps[0] != 1)
+            return unsup_attr(err, n, "Slice of more than one axis or with steps (MXNet writes slice_axis)");
+        f->op = "slice_axis";
+        fa_int(&l, "axis", axes[0], true);
+        fa_int(&l, "begin", st[0], true);
+        if (en[0] >= NN_SLICE_END)
+            fa_str(&l, "end", "None", true);
+        else
+            fa_int(&l, "end", en[0], true);
+    } else {
+        int64_t b[NN_MAX_TUPLE], e[NN_MAX_TUPLE], s[NN_MAX_TUPLE];
+        bool any_step = false;
+        for (int64_t i = 0; i <= max_axis; i++) {
+            b[i] = 0;
+            e[i] = NN_SLICE_END;
+            s[i] = 1;
+        }
+        for (ptrdiff_t i = 0; i < k; i++) {
+            b[axes[i]] = st[i];
+            e[axes[i]] = en[i] > NN_SLICE_END ? NN_SLICE_END : en[i];
+            s[axes[i]] = steps[i];
+            any_step = any_step || steps[i] != 1;
+        }
+        f->op = "strided_slice";
+        fa_tuple(&l, "begin", b, (size_t)max_axis + 1, NOFILL, true);
+        fa_tuple(&l, "end", e, (size_t)max_axis + 1, NOFILL, true);
+        if (any_step)
+            fa_tuple(&l, "stride", s, (size_t)max_axis + 1, NOFILL, true);
+    }
+    TRY(node_inputs(w, n, f, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 static gir_status wr_lrn(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     double alpha = af(n, "alpha", 1e-4), beta = af(n, "beta", 0.75), bias = af(n, "bias", 1.0);
@@ -1124,6 +1188,7 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_Squeeze: return wr_squeeze;
     case GIR_OP_Split: return wr_split;
     case GIR_OP_LRN: return wr_lrn;
+    case GIR_OP_Slice: return wr_slice;
     case GIR_OP_ReduceSum: case GIR_OP_ReduceMean: case GIR_OP_ReduceMax: case GIR_OP_ReduceMin:
     case GIR_OP_ReduceProd:
         return wr_reduce;
@@ -1139,8 +1204,7 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
     if (w->absorbed[i])
         return GIR_OK;
     if (w->fl == NN_TVM && n->op != GIR_OP_OPAQUE)
-        return gir_fail(err, GIR_E_UNSUPPORTED_OP,
-                        "%s (the TVM graph executor runs only compiled tvm_op functions; write nnvm or mxnet)",
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (not a compiled tvm_op function; write nnvm or mxnet)",
                         gir_op_name(n->op));
     if (!GIR_GROW(w->fn, w->cap_fn, w->n_fn + 1))
         return gir_nomem(err);
@@ -1148,9 +1212,7 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
     memset(f, 0, sizeof *f);
     f->node = (int32_t)i;
     f->name = n->name;
-    char key[48];
-    snprintf(key, sizeof key, "%s.name", w->pfx);
-    const char *orig = meta_s(&n->meta, key);
+    const char *orig = meta_s(&n->meta, mkey(w, "name"));
     if (orig)
         f->name = orig;
     TRY(writer_for(n->op)(w, n, f, err));
@@ -1171,13 +1233,11 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
         if (own > f->n_out)
             f->n_out = own;
     }
-    snprintf(key, sizeof key, "%s.num_outputs", w->pfx);
-    int64_t meta_out = gir_attrs_get_int(&n->meta, key, 0);
+    int64_t meta_out = gir_attrs_get_int(&n->meta, mkey(w, "num_outputs"), 0);
     if (meta_out > (int64_t)f->n_out && meta_out <= 65535 && same_op(w, n, op))
         f->n_out = (size_t)meta_out;
-    snprintf(key, sizeof key, "%s.versions", w->pfx);
     const int64_t *ver;
-    ptrdiff_t nv = gir_attrs_get_ints(&n->meta, key, &ver);
+    ptrdiff_t nv = gir_attrs_get_ints(&n->meta, mkey(w, "versions"), &ver);
     if (nv == (ptrdiff_t)f->n_in)
         f->versions = ver;
     w->node_fn[i] = (int32_t)w->n_fn;

@@ -70,6 +70,13 @@ void nn_raw_free(nn_raw *raw);
 const nn_gattr *nn_raw_gattr(const nn_raw *raw, const char *key);
 const char *nn_node_attr(const nn_node *n, const char *key);
 
+/* A node's or variable's attributes as its file wrote them ride in one
+ * meta entry "<flavour>.attrs": STRINGS key, value, key, value, ... in
+ * file order.  The value of key there, or NULL. */
+const char *nn_meta_attr(const gir_attrs *meta, const char *list_key, const char *key);
+/* The pairs list (n = number of strings, even), or NULL. */
+const char *const *nn_meta_pairs(const gir_attrs *meta, const char *list_key, size_t *n);
+
 /* ---- attribute text (attrtext.c) ------------------------------------------ */
 
 #define NN_MAX_TUPLE 16

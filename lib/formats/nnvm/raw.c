@@ -34,12 +34,24 @@ static bool get_u32(const gir_json *v, uint32_t *out)
     return true;
 }
 
-static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, const char *ptr, gir_error *err)
+/* The pointer of input b of node a, or of head b when a is SIZE_MAX. */
+static void entry_ptr(char *ptr, size_t n, size_t a, size_t b)
 {
-    char what[80], msg[200];
+    if (a == SIZE_MAX)
+        snprintf(ptr, n, "/heads/%zu", b);
+    else
+        snprintf(ptr, n, "/nodes/%zu/inputs/%zu", a, b);
+}
+
+/* Entry b of node a (or head b); its JSON pointer is built only for a
+ * message. */
+static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, size_t a, size_t b, gir_error *err)
+{
+    char what[80], msg[200], ptr[128];
     if (!gir_json_is(v, GIR_JSON_ARRAY) || (v->len != 2 && v->len != 3)) {
         describe(v, what, sizeof what);
         snprintf(msg, sizeof msg, "an entry must be [node, index] or [node, index, version], found %s", what);
+        entry_ptr(ptr, sizeof ptr, a, b);
         return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, ptr);
     }
     uint32_t f[3] = { 0, 0, 0 };
@@ -48,9 +60,10 @@ static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, const
             describe(gir_json_at(v, k), what, sizeof what);
             snprintf(msg, sizeof msg, "entry %s must be a non-negative integer, found %s",
                      k == 0 ? "node id" : k == 1 ? "output index" : "version", what);
-            char p2[512];
-            snprintf(p2, sizeof p2, "%s/%zu", ptr, k);
-            return fail_ptr(raw, err, gir_json_at(v, k), GIR_E_SCHEMA, msg, p2);
+            entry_ptr(ptr, sizeof ptr, a, b);
+            size_t l = strlen(ptr);
+            snprintf(ptr + l, sizeof ptr - l, "/%zu", k);
+            return fail_ptr(raw, err, gir_json_at(v, k), GIR_E_SCHEMA, msg, ptr);
         }
     }
     if (v->len == 2)
@@ -58,11 +71,13 @@ static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, const
     if (f[0] >= raw->n_nodes) {
         snprintf(msg, sizeof msg, "entry points at node %u, but the graph has %zu nodes (0..%zu)", f[0],
                  raw->n_nodes, raw->n_nodes ? raw->n_nodes - 1 : 0);
+        entry_ptr(ptr, sizeof ptr, a, b);
         return fail_ptr(raw, err, v, GIR_E_REFERENCE, msg, ptr);
     }
     if (f[1] >= 65535) {
         snprintf(msg, sizeof msg, "entry takes output %u of node %u; at most 65535 outputs are supported", f[1],
                  f[0]);
+        entry_ptr(ptr, sizeof ptr, a, b);
         return fail_ptr(raw, err, v, GIR_E_LIMIT, msg, ptr);
     }
     e->node = f[0];
@@ -109,8 +124,10 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
     for (size_t i = 0; i < obj->len; i++) {
         const gir_json_member *m = &obj->u.members[i];
         const char *val = gir_json_get_cstr(&m->value);
-        ptr_key(kbuf, sizeof kbuf, m->key);
-        snprintf(ptr, sizeof ptr, "/nodes/%zu/%s/%s", idx, which, kbuf);
+        if (!val || strlen(m->key) != m->key_len) {
+            ptr_key(kbuf, sizeof kbuf, m->key);
+            snprintf(ptr, sizeof ptr, "/nodes/%zu/%s/%s", idx, which, kbuf);
+        }
         if (!val) {
             describe(&m->value, what, sizeof what);
             snprintf(msg, sizeof msg, "attribute \"%.100s\" must be a string, found %s", m->key, what);
@@ -232,8 +249,7 @@ static gir_status parse_node(nn_raw *raw, size_t idx, gir_error *err)
             return gir_nomem(err);
     }
     for (size_t i = 0; i < n->n_in; i++) {
-        snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs/%zu", idx, i);
-        gir_status st = parse_entry(raw, gir_json_at(inputs, i), &n->in[i], ptr, err);
+        gir_status st = parse_entry(raw, gir_json_at(inputs, i), &n->in[i], idx, i, err);
         if (st)
             return st;
     }
@@ -463,7 +479,8 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
     for (size_t i = 0; i < args->len; i++) {
         uint32_t id;
         char ptr[64];
-        snprintf(ptr, sizeof ptr, "/arg_nodes/%zu", i);
+        if (!get_u32(gir_json_at(args, i), &id) || id >= raw->n_nodes || strcmp(raw->nodes[id].op, "null") != 0)
+            snprintf(ptr, sizeof ptr, "/arg_nodes/%zu", i);
         if (!get_u32(gir_json_at(args, i), &id)) {
             describe(gir_json_at(args, i), what, sizeof what);
             snprintf(msg, sizeof msg, "arg_nodes must hold node ids, found %s", what);
@@ -492,9 +509,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
             return gir_nomem(err);
     }
     for (size_t i = 0; i < raw->n_heads; i++) {
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/heads/%zu", i);
-        gir_status st = parse_entry(raw, gir_json_at(heads, i), &raw->heads[i], ptr, err);
+        gir_status st = parse_entry(raw, gir_json_at(heads, i), &raw->heads[i], SIZE_MAX, i, err);
         if (st)
             return st;
     }
@@ -555,5 +570,26 @@ const char *nn_node_attr(const nn_node *n, const char *key)
     for (size_t i = 0; i < n->n_attrs; i++)
         if (strcmp(n->attrs[i].key, key) == 0)
             return n->attrs[i].value;
+    return NULL;
+}
+
+const char *const *nn_meta_pairs(const gir_attrs *meta, const char *list_key, size_t *n)
+{
+    const gir_attr *a = gir_attrs_find(meta, list_key);
+    if (!a || a->type != GIR_ATTR_STRINGS || a->u.strs.n % 2) {
+        *n = 0;
+        return NULL;
+    }
+    *n = a->u.strs.n;
+    return a->u.strs.v;
+}
+
+const char *nn_meta_attr(const gir_attrs *meta, const char *list_key, const char *key)
+{
+    size_t n;
+    const char *const *p = nn_meta_pairs(meta, list_key, &n);
+    for (size_t i = 0; i + 1 < n; i += 2)
+        if (strcmp(p[i], key) == 0)
+            return p[i + 1];
     return NULL;
 }

@@ -187,24 +187,26 @@ static void entry_of(const emit *e, const nn_fref *r, uint32_t *node, uint32_t *
     }
 }
 
-/* A variable's attributes: its value's "<pfx>.attr.*" meta. */
+/* A variable's attributes: its value's "<pfx>.attrs" meta. */
 static gir_status var_attrs(const emit *e, const gir_value *v, const char ***keys, const char ***vals, size_t *n,
                             gir_error *err)
 {
     nn_writer *w = e->w;
-    size_t pl = strlen(w->pfx);
-    *keys = gir_arena_alloc(&w->arena, (v->meta.n ? v->meta.n : 1) * sizeof **keys);
-    *vals = gir_arena_alloc(&w->arena, (v->meta.n ? v->meta.n : 1) * sizeof **vals);
+    char lk[32];
+    snprintf(lk, sizeof lk, "%s.attrs", w->pfx);
+    size_t np;
+    const char *const *pairs = nn_meta_pairs(&v->meta, lk, &np);
+    *n = 0;
+    *keys = *vals = NULL;
+    if (!np)
+        return GIR_OK;
+    *keys = gir_arena_alloc(&w->arena, np / 2 * sizeof **keys);
+    *vals = gir_arena_alloc(&w->arena, np / 2 * sizeof **vals);
     if (!*keys || !*vals)
         return gir_nomem(err);
-    *n = 0;
-    for (size_t i = 0; i < v->meta.n; i++) {
-        const gir_attr *m = &v->meta.items[i];
-        if (m->type == GIR_ATTR_STRING && strncmp(m->name, w->pfx, pl) == 0 &&
-            strncmp(m->name + pl, ".attr.", 6) == 0) {
-            (*keys)[*n] = m->name + pl + 6;
-            (*vals)[(*n)++] = m->u.s;
-        }
+    for (size_t i = 0; i + 1 < np; i += 2) {
+        (*keys)[*n] = pairs[i];
+        (*vals)[(*n)++] = pairs[i + 1];
     }
     return GIR_OK;
 }
@@ -230,8 +232,8 @@ static gir_status write_node(emit *e, gir_json_writer *jw, item it, gir_error *e
         gir_jw_end_array(jw);
     } else {
         const char *name;
-        const char **keys, **vals;
-        size_t n;
+        const char **keys = NULL, **vals = NULL;
+        size_t n = 0;
         if (it.kind == IT_VAR) {
             const gir_value *v = w->g->values[it.id];
             name = v->name;
@@ -452,9 +454,97 @@ static gir_status write_tvm_gattr(emit *e, gir_json_writer *jw, const char *key,
     return GIR_OK;
 }
 
+/* ---- NNVM per-entry shapes and types ---------------------------------------------- */
+
+/* The shape of every entry, when all are known: outputs the IR has, and
+ * the hidden ones NNVM counts (batch_norm's mean and variance, dropout's
+ * mask) derived from them. */
+static bool nnvm_entry_shapes(emit *e, gir_shape **out, gir_dtype **types)
+{
+    nn_writer *w = e->w;
+    size_t n = e->row[e->n_order];
+    gir_shape *s = calloc(n ? n : 1, sizeof *s);
+    gir_dtype *t = calloc(n ? n : 1, sizeof *t);
+    if (!s || !t) {
+        free(s);
+        free(t);
+        return false;
+    }
+    bool ok = true;
+    for (size_t j = 0; j < e->n_order && ok; j++) {
+        item it = e->order[j];
+        size_t base = e->row[j], cnt = e->row[j + 1] - base;
+        if (it.kind == IT_XV) {
+            ok = false;
+            break;
+        }
+        if (it.kind == IT_VAR) {
+            s[base] = w->g->values[it.id]->shape;
+            t[base] = w->g->values[it.id]->dtype;
+            continue;
+        }
+        const nn_fnode *f = &w->fn[it.id];
+        const gir_node *nd = w->g->nodes[f->node];
+        for (size_t k = 0; k < cnt; k++) {
+            const gir_value *v = k < nd->n_out && nd->out[k] >= 0 ? w->g->values[nd->out[k]] : NULL;
+            if (v) {
+                s[base + k] = v->shape;
+                t[base + k] = v->dtype;
+            } else if (nd->op == GIR_OP_BatchNormalization && nd->n_in > 1 && nd->in[1] >= 0) {
+                s[base + k] = w->g->values[nd->in[1]]->shape;
+                t[base + k] = t[base];
+            } else if (nd->op == GIR_OP_Dropout) {
+                s[base + k] = s[base];
+                t[base + k] = t[base];
+            } else {
+                s[base + k].rank = -1;
+            }
+        }
+    }
+    for (size_t i = 0; i < n && ok; i++) {
+        ok = s[i].rank > 0 && gir_shape_is_known(&s[i]) && nn_nnvm_dtype_code(t[i]) >= 0;
+        for (int d = 0; ok && d < s[i].rank; d++)
+            ok = s[i].dims[d] > 0;
+    }
+    if (!ok) {
+        free(s);
+        free(t);
+        return false;
+    }
+    *out = s;
+    *types = t;
+    return true;
+}
+
+static void write_nnvm_shapes(emit *e, gir_json_writer *jw, const gir_shape *s, const gir_dtype *t)
+{
+    size_t n = e->row[e->n_order];
+    gir_jw_key(jw, "shape");
+    gir_jw_begin_array(jw, false);
+    gir_jw_string(jw, "list_shape");
+    gir_jw_begin_array(jw, true);
+    for (size_t i = 0; i < n; i++) {
+        gir_jw_begin_array(jw, s[i].rank > 10);
+        for (int d = 0; d < s[i].rank; d++)
+            gir_jw_int(jw, s[i].dims[d]);
+        gir_jw_end_array(jw);
+    }
+    gir_jw_end_array(jw);
+    gir_jw_end_array(jw);
+    gir_jw_key(jw, "dtype");
+    gir_jw_begin_array(jw, false);
+    gir_jw_string(jw, "list_int");
+    gir_jw_begin_array(jw, n > 10);
+    for (size_t i = 0; i < n; i++)
+        gir_jw_int(jw, nn_nnvm_dtype_code(t[i]));
+    gir_jw_end_array(jw);
+    gir_jw_end_array(jw);
+}
+
 /* The graph attributes to write, in order (keys live in the graph or are
  * literals). */
-static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, const char ***out, size_t *n, gir_error *err)
+static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, bool shapes, const char ***out, size_t *n,
+                             gir_error *err)
 {
     nn_writer *w = e->w;
     const gir_graph *g = w->g;
@@ -468,8 +558,22 @@ static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, const char 
         return gir_nomem(err);
     *n = 0;
     if (order && order->type == GIR_ATTR_STRINGS) {
-        for (size_t i = 0; i < order->u.strs.n; i++)
-            k[(*n)++] = order->u.strs.v[i];
+        for (size_t i = 0; i < order->u.strs.n; i++) {
+            const char *ok = order->u.strs.v[i];
+            /* An NNVM graph's shapes are written only when all are known. */
+            if (w->fl == NN_NNVM && !shapes && (strcmp(ok, "shape") == 0 || strcmp(ok, "dtype") == 0))
+                continue;
+            k[(*n)++] = ok;
+        }
+    }
+    if (w->fl == NN_NNVM && shapes) {
+        bool have = false;
+        for (size_t j = 0; j < *n; j++)
+            have = have || strcmp(k[j], "shape") == 0;
+        if (!have) {
+            k[(*n)++] = "shape";
+            k[(*n)++] = "dtype";
+        }
     }
     if (w->fl == NN_TVM) {
         /* The executor requires these three; device_index when the plan has it. */
@@ -568,9 +672,12 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
     size_t nt = 0;
     if (w->fl == NN_TVM)
         TRY(tvm_collect(e, &t, &nt, err));
-    const char **gkeys;
-    size_t ng;
-    gir_status st = gattr_keys(e, t, nt, &gkeys, &ng, err);
+    gir_shape *shp = NULL;
+    gir_dtype *typ = NULL;
+    bool shapes = w->fl == NN_NNVM && nnvm_entry_shapes(e, &shp, &typ);
+    const char **gkeys = NULL;
+    size_t ng = 0;
+    gir_status st = gattr_keys(e, t, nt, shapes, &gkeys, &ng, err);
     gir_buf b = GIR_BUF_INIT;
     gir_json_writer jw;
     gir_jw_init(&jw, &b, GIR_JSON_DMLC);
@@ -618,6 +725,10 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
             const char *k = gkeys[i];
             if (w->fl == NN_TVM) {
                 st = write_tvm_gattr(e, &jw, k, t, nt, err);
+            } else if (shapes && strcmp(k, "shape") == 0) {
+                write_nnvm_shapes(e, &jw, shp, typ);
+            } else if (shapes && strcmp(k, "dtype") == 0) {
+                /* written with the shapes */
             } else if (w->fl == NN_MXNET && strcmp(k, "mxnet_version") == 0) {
                 gir_jw_key(&jw, k);
                 gir_jw_begin_array(&jw, false);
@@ -643,6 +754,8 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
     gir_buf_free(&b);
     free(args);
     free(t);
+    free(shp);
+    free(typ);
     return st;
 }
 
@@ -705,6 +818,17 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
 
 gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl, gir_error *err)
 {
+    /* A compiled executor graph is an NNVM graph: written as nnvm it keeps
+     * its tvm_op nodes and the executor's attributes. */
+    if (fl == NN_NNVM) {
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const gir_node *n = g->nodes[i];
+            if (n->op == GIR_OP_OPAQUE && n->opaque_format && strcmp(n->opaque_format, "tvm") == 0) {
+                fl = NN_TVM;
+                break;
+            }
+        }
+    }
     nn_writer w = { 0 };
     emit e = { 0 };
     w.g = g;

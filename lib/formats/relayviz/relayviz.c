@@ -14,13 +14,15 @@ static int probe(const unsigned char *head, size_t n, const char *path)
     size_t i = 0;
     while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
         i++;
-    if (i == n || head[i] != '{')
+    if (i == n || (head[i] != '{' && head[i] != '['))
         return 0;
     const char *h = (const char *)head;
-    if (memmem(h, n, "\"relayviz\"", 10) && memmem(h, n, "\"format\"", 8))
+    if (head[i] == '{' && memmem(h, n, "\"relayviz\"", 10) && memmem(h, n, "\"format\"", 8))
         return 95;
+    /* A bare node list is no RelayViz document, but it is one's contents:
+     * the reader explains what is missing. */
     if (memmem(h, n, "\"node_kind\"", 11))
-        return 70;
+        return head[i] == '{' ? 70 : 60;
     return 0;
 }
 

@@ -141,6 +141,8 @@ static gir_status field(rv_reader *r, int32_t id, const char *key, gir_json_type
 {
     const gir_json *v = gir_json_get(r->nodes[id].j, key);
     *out = NULL;
+    if (!required && v && v->type == GIR_JSON_NULL)
+        v = NULL; /* an optional field given as null is absent */
     if (!v) {
         if (required)
             return node_fail(r, GIR_E_SCHEMA, id, NULL, NULL, "the field \"%s\" is missing", key);

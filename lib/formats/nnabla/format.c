@@ -1,0 +1,279 @@
+/* The NNabla format plugin: registration, probing, options and the
+ * function <-> operator table shown by `graphconv ops --format nnabla`. */
+#include "nnabla.h"
+
+#include <string.h>
+
+static const char *const extensions[] = { ".nnp", ".nntxt", ".prototxt", NULL };
+
+/* Does the text start like an NNablaProtoBuf (after comments/space)? */
+static bool text_start(const unsigned char *p, size_t n)
+{
+    static const char *const fields[] = { "network", "executor", "global_config", "training_config", "dataset",
+                                          "optimizer", "monitor", "parameter", "version", NULL };
+    size_t i = 0;
+    for (;;) {
+        while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+            i++;
+        if (i < n && p[i] == '#') {
+            while (i < n && p[i] != '\n')
+                i++;
+            continue;
+        }
+        break;
+    }
+    for (size_t k = 0; fields[k]; k++) {
+        size_t len = strlen(fields[k]);
+        if (n - i > len && memcmp(p + i, fields[k], len) == 0) {
+            size_t j = i + len;
+            while (j < n && (p[j] == ' ' || p[j] == '\t'))
+                j++;
+            if (j < n && (p[j] == '{' || p[j] == ':' || p[j] == '<'))
+                return true;
+        }
+    }
+    return false;
+}
+
+static int probe(const unsigned char *head, size_t n, const char *path)
+{
+    bool ext_nnp = path && gir_str_ends_with(path, ".nnp");
+    if (n >= 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4) {
+        /* the first member's name sits at offset 30 of its local header */
+        if (n >= 30) {
+            size_t name_len = (size_t)head[26] | (size_t)head[27] << 8;
+            const char *nm = (const char *)head + 30;
+            size_t avail = n - 30 < name_len ? n - 30 : name_len;
+            static const char *const known[] = { "nnp_version.txt", "network.nntxt", "network.prototxt",
+                                                 "net.nntxt", NULL };
+            for (size_t k = 0; known[k]; k++)
+                if (avail == strlen(known[k]) && memcmp(nm, known[k], avail) == 0)
+                    return 95;
+            if (avail > 6 && (memcmp(nm + avail - 6, ".nntxt", 6) == 0 ||
+                              (avail > 9 && memcmp(nm + avail - 9, ".prototxt", 9) == 0)))
+                return 90;
+        }
+        return ext_nnp ? 60 : 10;
+    }
+    if (text_start(head, n))
+        return (path && (gir_str_ends_with(path, ".nntxt") || gir_str_ends_with(path, ".prototxt"))) ? 90 : 70;
+    return 0;
+}
+
+static const gir_option_doc read_options[] = {
+    { "executor", "executor whose network is read (default: the first executor)" },
+    { "network", "network to read (default: the executor's network, else the first network)" },
+    { NULL, NULL },
+};
+
+static const gir_option_doc write_options[] = {
+    { "param-format", "parameter file in the .nnp: h5 (parameter.h5, the default) or protobuf "
+                      "(parameter.protobuf)" },
+    { NULL, NULL },
+};
+
+const gir_format gir_format_nnabla = {
+    .name = "nnabla",
+    .description = "NNabla / Neural Network Console: .nnp archive (nntxt network, parameter.h5 or "
+                   "parameter.protobuf) and standalone .nntxt",
+    .extensions = extensions,
+    .probe = probe,
+    .read = nnb_read,
+    .write = nnb_write,
+    .ops = nnb_op_map,
+    .read_options = read_options,
+    .write_options = write_options,
+};
+
+/* ---- the mapping table (documentation for `graphconv ops`) ------------- */
+
+#define R GIR_MAP_READ
+#define W GIR_MAP_WRITE
+#define RW (GIR_MAP_READ | GIR_MAP_WRITE)
+
+static const gir_attr_map affine_attrs[] = {
+    { "base_axis", NULL, "must be 1 (after normalising a negative value); written as 1" },
+    { NULL, "transB", "1 for a Parameter used only as Affine weights (stored in x out, seen out x in); 0 for a "
+                      "computed weight; a weight Gemm reads transposed is written transposed" },
+    { NULL, "alpha", "must be 1" },
+    { NULL, "beta", "must be 1" },
+    { NULL, "transA", "must be 0" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map conv_attrs[] = {
+    { "base_axis", NULL, "must be 1 (read); written 1" },
+    { "pad", "pads", "symmetric: pads = pad + pad; absent means 0" },
+    { "stride", "strides", "absent means 1" },
+    { "dilation", "dilations", "absent means 1" },
+    { "group", "group", "0 (absent) is refused on read" },
+    { "channel_last", NULL, "true is kept opaque" },
+    { NULL, "kernel_shape", "from the weight's shape" },
+    { NULL, "auto_pad", "only NOTSET is written" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map deconv_attrs[] = {
+    { "base_axis", NULL, "must be 1" },
+    { "pad", "pads", "symmetric" },
+    { "stride", "strides", NULL },
+    { "dilation", "dilations", NULL },
+    { "group", "group", NULL },
+    { "output_padding", "output_padding", "absent means 0" },
+    { "channel_last", NULL, "true is kept opaque" },
+    { NULL, "output_shape", "refused on write" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map pool_attrs[] = {
+    { "kernel", "kernel_shape", "pools the last len(kernel) axes; the input must be (N, C, spatial...)" },
+    { "stride", "strides", "empty means the kernel" },
+    { "pad", "pads", "symmetric" },
+    { "ignore_border", "ceil_mode",
+      "true: floor mode, pads = pad + pad; false: floor((L + p - 1) / s) + 1 cells, read as ceil mode when that "
+      "agrees, else as extra end padding (needs the input size)" },
+    { "including_pad", "count_include_pad", "AveragePooling; absent means false" },
+    { "channel_last", NULL, "true is kept opaque" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map bn_attrs[] = {
+    { "axes", NULL, "must be [1]" },
+    { "eps", "epsilon", "absent means 0 (proto3), not 1e-05" },
+    { "decay_rate", "momentum", NULL },
+    { "batch_stat", NULL, "true (training statistics) is kept opaque" },
+    { "no_scale", NULL, "true is kept opaque" },
+    { "no_bias", NULL, "true is kept opaque" },
+    { NULL, NULL, "inputs reordered: nnabla (x, beta, gamma, mean, var), canonical (X, scale, B, mean, var); "
+                  "parameters (1, C, 1, 1) are viewed as (C)" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map axis_attrs[] = {
+    { "axis", "axis", "absent means 0" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map reduce_attrs[] = {
+    { "axes", "axes", "empty means every axis" },
+    { "keep_dims", "keepdims", "absent means false" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map scalar_attrs[] = {
+    { "val", NULL, "a float32 scalar constant operand; the exact double is kept for .nnp" },
+    { "inplace", NULL, "a memory hint, kept for .nnp" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map inplace_attrs[] = {
+    { "inplace", NULL, "a memory hint, kept for .nnp" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map reshape_attrs[] = {
+    { "shape", "shape", "-1 is inferred in both; 0 is a literal zero (allowzero=1); on write a 0 that copies a "
+                        "known dimension is replaced by it" },
+    { "inplace", NULL, "kept for .nnp" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map slice_attrs[] = {
+    { "start", "starts", "lists shorter than the rank apply to the trailing axes" },
+    { "stop", "ends", "0x7fffffff (None) is the end" },
+    { "step", "steps", "absent means 1" },
+    { NULL, "axes", "the trailing axes" },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map pad_attrs[] = {
+    { "pad_width", "pads", "(before, after) pairs of the innermost axes" },
+    { "mode", "mode", "constant, reflect; repeat is edge" },
+    { "constant_value", "constant_value", NULL },
+    { NULL, NULL, NULL },
+};
+
+const gir_op_map nnb_op_map[] = {
+    { "Affine", GIR_OP_Gemm, RW, affine_attrs,
+      "x is viewed as a matrix: Flatten(axis=1) + Gemm when x is not 2-D" },
+    { "Affine", GIR_OP_Flatten, RW, NULL,
+      "the Flatten(axis=1) an Affine implies (or one of unknown shape) feeding only a Gemm is absorbed again" },
+    { "Reshape", GIR_OP_Flatten, RW, NULL, "a Reshape to (prod(x[:k]), prod(x[k:])) is Flatten(axis=k)" },
+    { "Convolution", GIR_OP_Conv, RW, conv_attrs, NULL },
+    { "Deconvolution", GIR_OP_ConvTranspose, RW, deconv_attrs, NULL },
+    { "MaxPooling", GIR_OP_MaxPool, RW, pool_attrs, "an Indices output must be unused" },
+    { "AveragePooling", GIR_OP_AveragePool, RW, pool_attrs, NULL },
+    { "GlobalAveragePooling", GIR_OP_GlobalAveragePool, RW, NULL, "4-D input; other ranks are written as Mean" },
+    { "Max", GIR_OP_GlobalMaxPool, W, NULL, "Max over the spatial axes, keep_dims" },
+    { "Unpooling", GIR_OP_Resize, RW, NULL, "nearest, asymmetric, floor, whole scale factors" },
+    { "Embed", GIR_OP_Gather, R, NULL, "Gather(w, x0, axis=0)" },
+    { "Gather", GIR_OP_Gather, RW, axis_attrs, "batch_dims must be 0" },
+    { "ReLU", GIR_OP_Relu, RW, inplace_attrs, NULL },
+    { "LeakyReLU", GIR_OP_LeakyRelu, RW, NULL, "alpha; absent means 0" },
+    { "Softmax", GIR_OP_Softmax, RW, axis_attrs, NULL },
+    { "LogSoftmax", GIR_OP_LogSoftmax, RW, axis_attrs, NULL },
+    { "ELU", GIR_OP_Elu, RW, NULL, NULL },
+    { "SELU", GIR_OP_Selu, RW, NULL, "scale is gamma" },
+    { "PReLU", GIR_OP_PRelu, RW, NULL, "one shared slope only (a (C,) slope is kept opaque)" },
+    { "SoftPlus", GIR_OP_Softplus, RW, NULL, "beta must be 1" },
+    { "HardSigmoid", GIR_OP_HardSigmoid, RW, NULL, "alpha 0.2, beta 0.5" },
+    { "HardTanh", GIR_OP_Clip, RW, NULL, "Clip(-1, 1)" },
+    { "ReLU6", GIR_OP_Clip, RW, NULL, "Clip(0, 6)" },
+    { "MinimumScalar", GIR_OP_Clip, RW, scalar_attrs, "Clip(max=val); Clip with both bounds is written as "
+                                                      "MaximumScalar then MinimumScalar" },
+    { "MaximumScalar", GIR_OP_Clip, RW, scalar_attrs, "Clip(min=val)" },
+    { "Sigmoid", GIR_OP_Sigmoid, RW, NULL, NULL },
+    { "Tanh", GIR_OP_Tanh, RW, NULL, NULL },
+    { "SoftSign", GIR_OP_Softsign, RW, NULL, NULL },
+    { "BatchNormalization", GIR_OP_BatchNormalization, RW, bn_attrs, NULL },
+    { "Sum", GIR_OP_ReduceSum, RW, reduce_attrs, NULL },
+    { "Mean", GIR_OP_ReduceMean, RW, reduce_attrs, NULL },
+    { "Max", GIR_OP_ReduceMax, RW, reduce_attrs, "with_index/only_index are kept opaque" },
+    { "Min", GIR_OP_ReduceMin, RW, reduce_attrs, "with_index/only_index are kept opaque" },
+    { "Prod", GIR_OP_ReduceProd, RW, reduce_attrs, NULL },
+    { "ReduceSum", GIR_OP_ReduceSum, RW, NULL, "every axis, keepdims 0" },
+    { "ReduceMean", GIR_OP_ReduceMean, RW, NULL, "every axis, keepdims 0" },
+    { "Add2", GIR_OP_Add, RW, inplace_attrs, "nnabla broadcasts equal ranks only: a Reshape adds leading 1s" },
+    { "BcAdd2", GIR_OP_Add, RW, inplace_attrs, NULL },
+    { "Sub2", GIR_OP_Sub, RW, inplace_attrs, NULL },
+    { "Mul2", GIR_OP_Mul, RW, inplace_attrs, NULL },
+    { "Div2", GIR_OP_Div, RW, inplace_attrs, NULL },
+    { "Pow2", GIR_OP_Pow, RW, inplace_attrs, NULL },
+    { "AddN", GIR_OP_Sum, RW, NULL, NULL },
+    { "Maximum2", GIR_OP_Max, RW, NULL, "more than two inputs are chained" },
+    { "Minimum2", GIR_OP_Min, RW, NULL, "more than two inputs are chained" },
+    { "AddScalar", GIR_OP_Add, RW, scalar_attrs, "Add with a scalar constant; Sub(x, c) is AddScalar(-c)" },
+    { "MulScalar", GIR_OP_Mul, RW, scalar_attrs, "Mul with a scalar constant" },
+    { "MulScalar", GIR_OP_Neg, RW, scalar_attrs, "val -1" },
+    { "PowScalar", GIR_OP_Pow, RW, scalar_attrs, "Pow(x, c)" },
+    { "PowScalar", GIR_OP_Sqrt, RW, scalar_attrs, "val 0.5" },
+    { "RSubScalar", GIR_OP_Sub, RW, scalar_attrs, "Sub(c, x)" },
+    { "RDivScalar", GIR_OP_Div, RW, scalar_attrs, "Div(c, x)" },
+    { "RDivScalar", GIR_OP_Reciprocal, RW, scalar_attrs, "val 1" },
+    { "RPowScalar", GIR_OP_Pow, RW, scalar_attrs, "Pow(c, x)" },
+    { "Sign", GIR_OP_Sign, RW, NULL, "alpha must be 0 (ONNX's sign of 0)" },
+    { "Abs", GIR_OP_Abs, RW, NULL, NULL },
+    { "Exp", GIR_OP_Exp, RW, NULL, NULL },
+    { "Log", GIR_OP_Log, RW, NULL, NULL },
+    { "Identity", GIR_OP_Identity, RW, NULL, NULL },
+    { "Sin", GIR_OP_Sin, RW, NULL, NULL },
+    { "Cos", GIR_OP_Cos, RW, NULL, NULL },
+    { "Erf", GIR_OP_Erf, RW, NULL, NULL },
+    { "Ceil", GIR_OP_Ceil, RW, NULL, NULL },
+    { "Floor", GIR_OP_Floor, RW, NULL, NULL },
+    { "BatchMatmul", GIR_OP_MatMul, RW, NULL, "no transposes; equal ranks of at least 2" },
+    { "Concatenate", GIR_OP_Concat, RW, axis_attrs, NULL },
+    { "Split", GIR_OP_Split, RW, axis_attrs,
+      "an unstack: Split into parts of 1, each followed by Squeeze(axis); other splits are written as Slice" },
+    { "Slice", GIR_OP_Slice, RW, slice_attrs, NULL },
+    { "Pad", GIR_OP_Pad, RW, pad_attrs, NULL },
+    { "Transpose", GIR_OP_Transpose, RW, NULL, "axes is perm" },
+    { "Reshape", GIR_OP_Reshape, RW, reshape_attrs, NULL },
+    { "Reshape", GIR_OP_Squeeze, W, NULL, "to the known output shape" },
+    { "Reshape", GIR_OP_Unsqueeze, W, NULL, "to the known output shape" },
+    { "Broadcast", GIR_OP_Expand, RW, NULL, "equal ranks; a -1 (batch) in shape keeps the input's size" },
+    { "Tile", GIR_OP_Tile, RW, NULL, "reps is repeats (leading 1s added)" },
+    { "Dropout", GIR_OP_Dropout, RW, NULL, "inverted dropout: the identity at inference; p is ratio" },
+    { "Equal", GIR_OP_Equal, W, NULL, "read back opaque: nnabla's logical functions work on floats" },
+    { "Greater", GIR_OP_Greater, W, NULL, NULL },
+    { "Less", GIR_OP_Less, W, NULL, NULL },
+    { "GreaterEqual", GIR_OP_GreaterOrEqual, W, NULL, NULL },
+    { "LessEqual", GIR_OP_LessOrEqual, W, NULL, NULL },
+    { "LogicalAnd", GIR_OP_And, W, NULL, NULL },
+    { "LogicalOr", GIR_OP_Or, W, NULL, NULL },
+    { "LogicalXor", GIR_OP_Xor, W, NULL, NULL },
+    { "LogicalNot", GIR_OP_Not, W, NULL, NULL },
+    { "Where", GIR_OP_Where, W, NULL, NULL },
+    { "(any other)", GIR_OP_OPAQUE, RW, NULL,
+      "kept as an opaque node: type and parameter message as text; written back to .nnp only" },
+    { NULL, GIR_OP_OPAQUE, 0, NULL, NULL },
+};

@@ -1,0 +1,1447 @@
+/* NNabla functions -> canonical operators.
+ *
+ * A function maps onto one canonical node when the semantics agree for the
+ * arguments and shapes at hand, onto a fixed small group of nodes for
+ * Affine (Flatten + Gemm) and Split (Split + Squeeze per output), and onto
+ * an opaque node (type and parameter message kept as text) otherwise.  The
+ * decision is taken before anything is added to the graph. */
+#include "nnabla.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NNB_NONE_SENTINEL 0x7fffffff
+
+typedef struct mctx {
+    nnb_reader *r;
+    gir_graph *g;
+    const Nnabla__Function *f;
+    const char *name;
+    const int32_t *in;
+    size_t n_in;
+    const int32_t *out;
+    size_t n_out;
+    gir_error *err;
+    gir_node *first; /* the node carrying the function's meta */
+} mctx;
+
+typedef gir_status (*map_fn)(mctx *m, bool *mapped);
+
+/* ---- parameter access --------------------------------------------------- */
+
+const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f)
+{
+    if (f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET)
+        return NULL;
+    return protobuf_c_message_descriptor_get_field(&nnabla__function__descriptor, (unsigned)f->parameter_case);
+}
+
+const ProtobufCFieldDescriptor *nnb_param_field_by_name(const char *name)
+{
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(&nnabla__function__descriptor, name);
+    return fd && (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ? fd : NULL;
+}
+
+void nnb_set_param(Nnabla__Function *f, const ProtobufCFieldDescriptor *fd, ProtobufCMessage *msg)
+{
+    const ProtobufCFieldDescriptor *old = nnb_param_field(f);
+    if (old)
+        gir_pb_free(*(ProtobufCMessage **)((char *)f + old->offset));
+    f->parameter_case = (Nnabla__Function__ParameterCase)fd->id;
+    *(ProtobufCMessage **)((char *)f + fd->offset) = msg;
+}
+
+bool nnb_is_loop_function(const char *type)
+{
+    static const char *const loops[] = { "RepeatStart", "RepeatEnd", "RecurrentInput", "RecurrentOutput", "Delay",
+                                         NULL };
+    for (size_t i = 0; loops[i]; i++)
+        if (strcmp(type, loops[i]) == 0)
+            return true;
+    return false;
+}
+
+void nnb_fmt_ints(char *out, size_t n, const int64_t *v, size_t k)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(out + o, n - o, "[");
+    for (size_t i = 0; i < k && o < n; i++)
+        o += (size_t)snprintf(out + o, n - o, "%s%lld", i ? ", " : "", (long long)v[i]);
+    if (o < n)
+        snprintf(out + o, n - o, "]");
+}
+
+/* The function's parameter message when it is of the expected case; a
+ * proto3 all-default message otherwise (absent means every field zero). */
+#define PARAM(m, CASE, member, INIT)                                                            \
+    ((m)->f->parameter_case == NNABLA__FUNCTION__PARAMETER_##CASE ? (m)->f->member : &(INIT))
+
+/* The function carries the parameter message of another function. */
+static bool foreign_param(const mctx *m, Nnabla__Function__ParameterCase expected)
+{
+    return m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET && m->f->parameter_case != expected;
+}
+
+/* ---- graph helpers ------------------------------------------------------ */
+
+static gir_value *val(const mctx *m, int32_t idx)
+{
+    return idx >= 0 ? m->g->values[idx] : NULL;
+}
+
+static int rank_of(const mctx *m, int32_t idx)
+{
+    const gir_value *v = val(m, idx);
+    return v ? v->shape.rank : -1;
+}
+
+static int64_t numel_of(const mctx *m, int32_t idx)
+{
+    const gir_value *v = val(m, idx);
+    return v ? gir_shape_numel(&v->shape) : -1;
+}
+
+/* Adds a node; its meta is filled by the caller for the function's node. */
+static gir_status add_node(mctx *m, const char *name, gir_op op, size_t n_in, size_t n_out, gir_node **out)
+{
+    gir_status st = gir_graph_add_node(m->g, name, op, n_in, n_out, out, m->err);
+    if (st)
+        return st;
+    if (!m->first)
+        m->first = *out;
+    return GIR_OK;
+}
+
+/* Runs the op's shape inference; shapes the file declares win. */
+static gir_status infer(mctx *m, gir_node *n)
+{
+    const gir_op_info *info = gir_op_get(n->op);
+    if (!info || !info->infer)
+        return GIR_OK;
+    gir_shape saved[16];
+    const char *names[16][GIR_MAX_RANK];
+    size_t k = n->n_out < 16 ? n->n_out : 16;
+    for (size_t i = 0; i < k; i++) {
+        gir_value *v = gir_out(m->g, n, i);
+        saved[i] = v ? v->shape : (gir_shape){ -1, { 0 } };
+        if (v)
+            memcpy(names[i], v->dim_names, sizeof names[i]);
+    }
+    gir_error ierr = GIR_ERROR_INIT;
+    gir_status st = info->infer(m->g, n, &ierr);
+    /* Inference failures are reported by validation at the end of the
+     * read; here they only leave shapes as declared. */
+    gir_error_clear(&ierr);
+    (void)st;
+    for (size_t i = 0; i < k; i++) {
+        gir_value *v = gir_out(m->g, n, i);
+        if (v && saved[i].rank >= 0) {
+            v->shape = saved[i];
+            memcpy(v->dim_names, names[i], sizeof names[i]);
+        }
+    }
+    return GIR_OK;
+}
+
+static gir_status link_all(mctx *m, gir_node *n)
+{
+    for (size_t i = 0; i < m->n_in && i < n->n_in; i++)
+        n->in[i] = m->in[i];
+    for (size_t i = 0; i < m->n_out && i < n->n_out; i++) {
+        gir_status st = gir_node_set_output(m->g, n, i, m->out[i], m->err);
+        if (st)
+            return st;
+    }
+    return GIR_OK;
+}
+
+/* One node with the function's own inputs and outputs. */
+static gir_status simple(mctx *m, gir_op op, gir_node **out)
+{
+    gir_node *n;
+    gir_status st = add_node(m, m->name, op, m->n_in, m->n_out, &n);
+    if (!st)
+        st = link_all(m, n);
+    if (st)
+        return st;
+    *out = n;
+    return GIR_OK;
+}
+
+#define TRY(e)                   \
+    do {                         \
+        gir_status st_ = (e);    \
+        if (st_ != GIR_OK)       \
+            return st_;          \
+    } while (0)
+
+static gir_status set_int(mctx *m, gir_node *n, const char *k, int64_t v)
+{
+    return gir_attrs_set_int(m->g, &n->attrs, k, v);
+}
+
+static gir_status set_float(mctx *m, gir_node *n, const char *k, double v)
+{
+    return gir_attrs_set_float(m->g, &n->attrs, k, v);
+}
+
+static gir_status set_ints(mctx *m, gir_node *n, const char *k, const int64_t *v, size_t c)
+{
+    return gir_attrs_set_ints(m->g, &n->attrs, k, v, c);
+}
+
+static gir_status set_string(mctx *m, gir_node *n, const char *k, const char *v)
+{
+    return gir_attrs_set_string(m->g, &n->attrs, k, v);
+}
+
+static gir_status meta_int(mctx *m, gir_node *n, const char *k, int64_t v)
+{
+    return gir_attrs_set_int(m->g, &n->meta, k, v);
+}
+
+static gir_status check_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out,
+                              bool *ok)
+{
+    *ok = m->n_in >= min_in && m->n_in <= max_in && m->n_out >= min_out && m->n_out <= max_out;
+    return GIR_OK;
+}
+
+/* ---- opaque --------------------------------------------------------------- */
+
+static gir_status map_opaque(mctx *m)
+{
+    gir_node *n;
+    TRY(simple(m, GIR_OP_OPAQUE, &n));
+    n->opaque_format = gir_arena_strdup(&m->g->arena, "nnabla");
+    n->opaque_op = gir_arena_strdup(&m->g->arena, m->f->type);
+    if (!n->opaque_format || !n->opaque_op)
+        return gir_nomem(m->err);
+    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
+    if (fd) {
+        const ProtobufCMessage *pm = *(ProtobufCMessage *const *)((const char *)m->f + fd->offset);
+        gir_buf b = GIR_BUF_INIT;
+        gir_status st = gir_pbtext_print(pm, &b, m->err);
+        if (!st)
+            st = set_string(m, n, fd->name, b.data ? b.data : "");
+        gir_buf_free(&b);
+        if (st)
+            return st;
+    }
+    return GIR_OK;
+}
+
+/* ---- one-to-one maps without arguments ------------------------------------ */
+
+typedef struct plain_map {
+    const char *type;
+    gir_op op;
+    unsigned n_in;
+} plain_map;
+
+static const plain_map plain[] = {
+    { "Sigmoid", GIR_OP_Sigmoid, 1 },   { "Tanh", GIR_OP_Tanh, 1 },         { "SoftSign", GIR_OP_Softsign, 1 },
+    { "Abs", GIR_OP_Abs, 1 },           { "Exp", GIR_OP_Exp, 1 },           { "Log", GIR_OP_Log, 1 },
+    { "Identity", GIR_OP_Identity, 1 }, { "Sin", GIR_OP_Sin, 1 },           { "Cos", GIR_OP_Cos, 1 },
+    { "Erf", GIR_OP_Erf, 1 },           { "Ceil", GIR_OP_Ceil, 1 },         { "Floor", GIR_OP_Floor, 1 },
+    { "Minimum2", GIR_OP_Min, 2 },      { "Maximum2", GIR_OP_Max, 2 },      { NULL, GIR_OP_OPAQUE, 0 },
+};
+
+/* ---- layers ---------------------------------------------------------------- */
+
+static gir_status map_affine(mctx *m, bool *mapped)
+{
+    static const Nnabla__AffineParameter zero = NNABLA__AFFINE_PARAMETER__INIT;
+    const Nnabla__AffineParameter *p = PARAM(m, AFFINE_PARAM, affine_param, zero);
+    bool ok;
+    check_arity(m, 2, 3, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    int64_t b = p->base_axis;
+    if (b < 0 && r >= 0)
+        b += r;
+    if (!ok || b != 1 || rank_of(m, m->in[1]) != 2 || (r >= 0 && r < 1) ||
+        (m->n_in == 3 && rank_of(m, m->in[2]) != 1))
+        return GIR_OK;
+    *mapped = true;
+    int32_t a = m->in[0];
+    if (r != 2) {
+        /* x is viewed as a matrix: Flatten(axis=1) then Gemm */
+        gir_node *fl;
+        const char *fname = gir_arena_printf(&m->g->arena, "%s/flatten", m->name);
+        if (!fname)
+            return gir_nomem(m->err);
+        TRY(add_node(m, gir_graph_unique_node_name(m->g, fname), GIR_OP_Flatten, 1, 1, &fl));
+        fl->in[0] = m->in[0];
+        TRY(set_int(m, fl, "axis", 1));
+        TRY(meta_int(m, fl, NNB_META_FUSED, 1));
+        TRY(gir_node_make_output(m->g, fl, 0, gir_graph_unique_value_name(m->g, fname), m->err));
+        TRY(infer(m, fl));
+        a = fl->out[0];
+    }
+    /* A parameter used only as Affine weights is viewed as out x in, the
+     * layout of ONNX Gemm(transB=1), MXNet FullyConnected and NNVM dense. */
+    bool transposed = false;
+    gir_value *wv = m->g->values[m->in[1]];
+    if (wv->kind == GIR_VALUE_WEIGHT && m->r->affine_only && m->r->affine_only[m->in[1]]) {
+        transposed = true;
+        if (!gir_attrs_find(&wv->meta, NNB_META_TRANSPOSED)) {
+            if (wv->data)
+                TRY(nnb_transpose_view(wv->data, m->err));
+            int64_t t = wv->shape.dims[0];
+            wv->shape.dims[0] = wv->shape.dims[1];
+            wv->shape.dims[1] = t;
+            TRY(gir_attrs_set_int(m->g, &wv->meta, NNB_META_TRANSPOSED, 1));
+        }
+    }
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Gemm, m->n_in, 1, &n, m->err));
+    n->in[0] = a;
+    n->in[1] = m->in[1];
+    if (m->n_in == 3)
+        n->in[2] = m->in[2];
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    TRY(set_float(m, n, "alpha", 1.0));
+    TRY(set_float(m, n, "beta", 1.0));
+    TRY(set_int(m, n, "transA", 0));
+    TRY(set_int(m, n, "transB", transposed));
+    m->first = n;
+    return infer(m, n);
+}
+
+/* Fills a spatial list of n values from a Shape (absent/empty: dflt each). */
+static bool spatial(const Nnabla__Shape *s, size_t n, int64_t dflt, int64_t *out)
+{
+    if (!s || s->n_dim == 0) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = dflt;
+        return true;
+    }
+    if (s->n_dim != n)
+        return false;
+    memcpy(out, s->dim, n * sizeof *out);
+    return true;
+}
+
+static gir_status map_conv_common(mctx *m, bool *mapped, bool transposed, int64_t base_axis,
+                                  const Nnabla__Shape *pad, const Nnabla__Shape *stride,
+                                  const Nnabla__Shape *dilation, int64_t group, bool channel_last,
+                                  const Nnabla__Shape *output_padding)
+{
+    bool ok;
+    check_arity(m, 2, 3, 1, 1, &ok);
+    const gir_value *w = val(m, m->in[1]);
+    if (!ok || channel_last || group < 1 || !w || w->shape.rank < 3)
+        return GIR_OK;
+    size_t ns = (size_t)w->shape.rank - 2;
+    int r = rank_of(m, m->in[0]);
+    if (base_axis < 0 && r >= 0)
+        base_axis += r;
+    if (base_axis != 1 || (r >= 0 && (size_t)r != ns + 2))
+        return GIR_OK;
+    int64_t pads[2 * GIR_MAX_RANK], strides[GIR_MAX_RANK], dil[GIR_MAX_RANK], opad[GIR_MAX_RANK], k[GIR_MAX_RANK];
+    if (!spatial(pad, ns, 0, pads) || !spatial(stride, ns, 1, strides) || !spatial(dilation, ns, 1, dil) ||
+        !spatial(output_padding, ns, 0, opad))
+        return GIR_OK;
+    for (size_t i = 0; i < ns; i++) {
+        if (pads[i] < 0 || strides[i] < 1 || dil[i] < 1 || opad[i] < 0 || w->shape.dims[2 + i] < 1)
+            return GIR_OK;
+        pads[ns + i] = pads[i];
+        k[i] = w->shape.dims[2 + i];
+    }
+    if (m->n_in == 3 && rank_of(m, m->in[2]) != 1)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, transposed ? GIR_OP_ConvTranspose : GIR_OP_Conv, &n));
+    TRY(set_ints(m, n, "kernel_shape", k, ns));
+    TRY(set_ints(m, n, "strides", strides, ns));
+    TRY(set_ints(m, n, "dilations", dil, ns));
+    TRY(set_ints(m, n, "pads", pads, 2 * ns));
+    TRY(set_int(m, n, "group", group));
+    if (transposed)
+        TRY(set_ints(m, n, "output_padding", opad, ns));
+    return infer(m, n);
+}
+
+static gir_status map_convolution(mctx *m, bool *mapped)
+{
+    static const Nnabla__ConvolutionParameter zero = NNABLA__CONVOLUTION_PARAMETER__INIT;
+    const Nnabla__ConvolutionParameter *p = PARAM(m, CONVOLUTION_PARAM, convolution_param, zero);
+    return map_conv_common(m, mapped, false, p->base_axis, p->pad, p->stride, p->dilation, p->group,
+                           p->channel_last, NULL);
+}
+
+static gir_status map_deconvolution(mctx *m, bool *mapped)
+{
+    static const Nnabla__DeconvolutionParameter zero = NNABLA__DECONVOLUTION_PARAMETER__INIT;
+    const Nnabla__DeconvolutionParameter *p = PARAM(m, DECONVOLUTION_PARAM, deconvolution_param, zero);
+    return map_conv_common(m, mapped, true, p->base_axis, p->pad, p->stride, p->dilation, p->group,
+                           p->channel_last, p->output_padding);
+}
+
+int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode)
+{
+    int64_t span = L + pb + pe - k;
+    if (span < 0)
+        return 0;
+    int64_t out = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+    if (ceil_mode && (out - 1) * s >= L + pb)
+        out--; /* the last window may not start in the end padding */
+    return out;
+}
+
+/* Pooling: kernel over the last len(kernel) axes of an (N, C, ...) input.
+ * ignore_border=true is ONNX's floor mode with symmetric pads; false is
+ * floor((L + p - 1) / s) + 1 cells, which floor mode reproduces with extra
+ * padding at the end of each axis (the windows start at the same places). */
+static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape *kernel,
+                           const Nnabla__Shape *stride, bool ignore_border, const Nnabla__Shape *pad,
+                           bool channel_last, int including_pad)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    const gir_value *x = val(m, m->in[0]);
+    if (!ok || channel_last || !kernel || kernel->n_dim == 0 || kernel->n_dim > GIR_MAX_RANK - 2 || !x ||
+        x->shape.rank != (int)kernel->n_dim + 2)
+        return GIR_OK;
+    size_t ns = kernel->n_dim;
+    int64_t k[GIR_MAX_RANK], s[GIR_MAX_RANK], pads[2 * GIR_MAX_RANK];
+    memcpy(k, kernel->dim, ns * sizeof *k);
+    if (!spatial(stride, ns, 0, s) || !spatial(pad, ns, 0, pads))
+        return GIR_OK;
+    for (size_t i = 0; i < ns; i++) {
+        if (!stride || stride->n_dim == 0)
+            s[i] = k[i];
+        if (k[i] < 1 || s[i] < 1 || pads[i] < 0)
+            return GIR_OK;
+        pads[ns + i] = pads[i];
+    }
+    /* ignore_border=false: floor((L + p - 1) / s) + 1 cells; ONNX's ceil
+     * mode with symmetric pads when that agrees (the usual k = s case), else
+     * floor mode with more padding at the end (windows start alike). */
+    bool ceil = false;
+    if (!ignore_border) {
+        ceil = including_pad != 1;
+        int64_t end[GIR_MAX_RANK];
+        for (size_t i = 0; i < ns; i++) {
+            int64_t L = x->shape.dims[2 + i];
+            if (L < 0)
+                return GIR_OK; /* the padding depends on the size */
+            int64_t cells = (L + pads[i] - 1) / s[i] + 1;
+            if (nnb_onnx_pool_len(L, k[i], s[i], pads[i], pads[i], true) != cells)
+                ceil = false;
+            end[i] = (cells - 1) * s[i] + k[i] - L - pads[i];
+            if (end[i] < 0)
+                end[i] = 0;
+            /* averaging with the padding counted: the divisor nnabla uses
+             * stops at L + p, so more end padding would change it */
+            if (including_pad == 1 && end[i] > pads[i])
+                return GIR_OK;
+        }
+        if (!ceil)
+            for (size_t i = 0; i < ns; i++)
+                pads[ns + i] = end[i];
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, op, &n));
+    TRY(set_ints(m, n, "kernel_shape", k, ns));
+    TRY(set_ints(m, n, "strides", s, ns));
+    TRY(set_ints(m, n, "pads", pads, 2 * ns));
+    TRY(set_int(m, n, "ceil_mode", ceil));
+    TRY(meta_int(m, n, NNB_META_IGNORE_BORDER, ignore_border));
+    if (op == GIR_OP_AveragePool)
+        TRY(set_int(m, n, "count_include_pad", including_pad == 1));
+    return infer(m, n);
+}
+
+static gir_status map_max_pooling(mctx *m, bool *mapped)
+{
+    static const Nnabla__MaxPoolingParameter zero = NNABLA__MAX_POOLING_PARAMETER__INIT;
+    const Nnabla__MaxPoolingParameter *p = PARAM(m, MAX_POOLING_PARAM, max_pooling_param, zero);
+    return map_pool(m, mapped, GIR_OP_MaxPool, p->kernel, p->stride, p->ignore_border, p->pad, p->channel_last,
+                    -1);
+}
+
+static gir_status map_average_pooling(mctx *m, bool *mapped)
+{
+    static const Nnabla__AveragePoolingParameter zero = NNABLA__AVERAGE_POOLING_PARAMETER__INIT;
+    const Nnabla__AveragePoolingParameter *p = PARAM(m, AVERAGE_POOLING_PARAM, average_pooling_param, zero);
+    return map_pool(m, mapped, GIR_OP_AveragePool, p->kernel, p->stride, p->ignore_border, p->pad,
+                    p->channel_last, p->including_pad ? 1 : 0);
+}
+
+static gir_status map_global_average_pooling(mctx *m, bool *mapped)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok || rank_of(m, m->in[0]) != 4) /* nnabla's output is (N, C, 1, 1) for any rank */
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_GlobalAveragePool, &n));
+    return infer(m, n);
+}
+
+static gir_status map_unpooling(mctx *m, bool *mapped)
+{
+    static const Nnabla__UnpoolingParameter zero = NNABLA__UNPOOLING_PARAMETER__INIT;
+    const Nnabla__UnpoolingParameter *p = PARAM(m, UNPOOLING_PARAM, unpooling_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || p->channel_last || !p->kernel || p->kernel->n_dim == 0 || r < (int)p->kernel->n_dim)
+        return GIR_OK;
+    double scales[GIR_MAX_RANK];
+    size_t lead = (size_t)r - p->kernel->n_dim;
+    for (int i = 0; i < r; i++) {
+        int64_t kk = (size_t)i < lead ? 1 : p->kernel->dim[(size_t)i - lead];
+        if (kk < 1)
+            return GIR_OK;
+        scales[i] = (double)kk;
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Resize, &n));
+    TRY(gir_attrs_set_floats(m->g, &n->attrs, "scales", scales, (size_t)r));
+    TRY(set_string(m, n, "mode", "nearest"));
+    TRY(set_string(m, n, "coordinate_transformation_mode", "asymmetric"));
+    TRY(set_string(m, n, "nearest_mode", "floor"));
+    return infer(m, n);
+}
+
+static gir_status map_embed(mctx *m, bool *mapped)
+{
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    if (!ok || foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(add_node(m, m->name, GIR_OP_Gather, 2, 1, &n));
+    n->in[0] = m->in[1]; /* Embed(x0 indices, w) is Gather(w, x0) */
+    n->in[1] = m->in[0];
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    TRY(set_int(m, n, "axis", 0));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "Embed"));
+    return infer(m, n);
+}
+
+/* ---- activations ----------------------------------------------------------- */
+
+static gir_status map_relu(mctx *m, bool *mapped)
+{
+    static const Nnabla__ReLUParameter zero = NNABLA__RE_LUPARAMETER__INIT;
+    const Nnabla__ReLUParameter *p = PARAM(m, RELU_PARAM, relu_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Relu, &n));
+    if (p->inplace)
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+    return infer(m, n);
+}
+
+static gir_status map_leaky_relu(mctx *m, bool *mapped)
+{
+    static const Nnabla__LeakyReLUParameter zero = NNABLA__LEAKY_RE_LUPARAMETER__INIT;
+    const Nnabla__LeakyReLUParameter *p = PARAM(m, LEAKY_RELU_PARAM, leaky_relu_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_LeakyRelu, &n));
+    TRY(set_float(m, n, "alpha", p->alpha));
+    if (p->inplace)
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+    return infer(m, n);
+}
+
+static gir_status map_softmax_like(mctx *m, bool *mapped, gir_op op, int64_t axis)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, op, &n));
+    TRY(set_int(m, n, "axis", axis));
+    return infer(m, n);
+}
+
+static gir_status map_softmax(mctx *m, bool *mapped)
+{
+    static const Nnabla__SoftmaxParameter zero = NNABLA__SOFTMAX_PARAMETER__INIT;
+    return map_softmax_like(m, mapped, GIR_OP_Softmax, PARAM(m, SOFTMAX_PARAM, softmax_param, zero)->axis);
+}
+
+static gir_status map_log_softmax(mctx *m, bool *mapped)
+{
+    static const Nnabla__LogSoftmaxParameter zero = NNABLA__LOG_SOFTMAX_PARAMETER__INIT;
+    return map_softmax_like(m, mapped, GIR_OP_LogSoftmax,
+                            PARAM(m, LOG_SOFTMAX_PARAM, log_softmax_param, zero)->axis);
+}
+
+static gir_status map_elu(mctx *m, bool *mapped)
+{
+    static const Nnabla__ELUParameter zero = NNABLA__ELUPARAMETER__INIT;
+    const Nnabla__ELUParameter *p = PARAM(m, ELU_PARAM, elu_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Elu, &n));
+    TRY(set_float(m, n, "alpha", p->alpha));
+    return infer(m, n);
+}
+
+static gir_status map_selu(mctx *m, bool *mapped)
+{
+    static const Nnabla__SELUParameter zero = NNABLA__SELUPARAMETER__INIT;
+    const Nnabla__SELUParameter *p = PARAM(m, SELU_PARAM, selu_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Selu, &n));
+    TRY(set_float(m, n, "alpha", p->alpha));
+    TRY(set_float(m, n, "gamma", p->scale));
+    return infer(m, n);
+}
+
+static gir_status map_softplus(mctx *m, bool *mapped)
+{
+    static const Nnabla__SoftPlusParameter zero = NNABLA__SOFT_PLUS_PARAMETER__INIT;
+    const Nnabla__SoftPlusParameter *p = PARAM(m, SOFTPLUS_PARAM, softplus_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok || p->beta != 1.0)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Softplus, &n));
+    return infer(m, n);
+}
+
+static gir_status map_hard_sigmoid(mctx *m, bool *mapped)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_HardSigmoid, &n));
+    TRY(set_float(m, n, "alpha", 0.2));
+    TRY(set_float(m, n, "beta", 0.5));
+    return infer(m, n);
+}
+
+/* HardTanh = Clip(-1, 1); ReLU6 = Clip(0, 6). */
+static gir_status map_fixed_clip(mctx *m, bool *mapped, double lo, double hi)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Clip, &n));
+    TRY(set_float(m, n, "min", lo));
+    TRY(set_float(m, n, "max", hi));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, m->f->type));
+    return infer(m, n);
+}
+
+static gir_status map_hard_tanh(mctx *m, bool *mapped)
+{
+    return map_fixed_clip(m, mapped, -1.0, 1.0);
+}
+
+static gir_status map_relu6(mctx *m, bool *mapped)
+{
+    return map_fixed_clip(m, mapped, 0.0, 6.0);
+}
+
+static gir_status map_prelu(mctx *m, bool *mapped)
+{
+    static const Nnabla__PReLUParameter zero = NNABLA__PRE_LUPARAMETER__INIT;
+    const Nnabla__PReLUParameter *p = PARAM(m, PRELU_PARAM, prelu_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    /* one shared slope broadcasts the same in both; a (C,) slope would need
+     * the ONNX shape (C, 1, ...) */
+    if (!ok || numel_of(m, m->in[1]) != 1 || rank_of(m, m->in[1]) != 1 || p->base_axis != 1)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_PRelu, &n));
+    return infer(m, n);
+}
+
+static gir_status map_sign(mctx *m, bool *mapped)
+{
+    static const Nnabla__SignParameter zero = NNABLA__SIGN_PARAMETER__INIT;
+    const Nnabla__SignParameter *p = PARAM(m, SIGN_PARAM, sign_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok || p->alpha != 0.0f) /* ONNX's Sign(0) is 0 */
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Sign, &n));
+    return infer(m, n);
+}
+
+/* ---- normalization ---------------------------------------------------------- */
+
+/* A BN parameter input: a Parameter holding exactly C values laid out along
+ * the channel axis, used by nothing but BatchNormalization. */
+static bool bn_param_ok(const mctx *m, int32_t idx, int64_t c)
+{
+    const gir_value *v = val(m, idx);
+    if (!v || v->kind != GIR_VALUE_WEIGHT || v->shape.rank < 1)
+        return false;
+    int64_t nonone = -1;
+    for (int i = 0; i < v->shape.rank; i++) {
+        if (v->shape.dims[i] < 0)
+            return false;
+        if (v->shape.dims[i] != 1) {
+            if (nonone >= 0)
+                return false;
+            nonone = v->shape.dims[i];
+        }
+    }
+    int64_t ch = nonone < 0 ? 1 : nonone;
+    if (c >= 0 && ch != c)
+        return false;
+    return m->r->bn_only && m->r->bn_only[idx];
+}
+
+/* Gives a BN parameter its canonical shape (C), remembering the declared one. */
+static gir_status bn_param_reshape(mctx *m, int32_t idx)
+{
+    gir_value *v = m->g->values[idx];
+    int64_t n = gir_shape_numel(&v->shape);
+    if (v->shape.rank == 1)
+        return GIR_OK;
+    TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank));
+    v->shape.rank = 1;
+    v->shape.dims[0] = n;
+    memset(v->dim_names, 0, sizeof v->dim_names);
+    if (v->data)
+        v->data->shape = v->shape; /* the same bytes, viewed as (C) */
+    return GIR_OK;
+}
+
+static gir_status map_batch_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__BatchNormalizationParameter zero = NNABLA__BATCH_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__BatchNormalizationParameter *p =
+        PARAM(m, BATCH_NORMALIZATION_PARAM, batch_normalization_param, zero);
+    bool ok;
+    check_arity(m, 5, 5, 1, 1, &ok);
+    if (!ok || p->batch_stat || p->no_scale || p->no_bias || p->n_axes != 1)
+        return GIR_OK;
+    int r = rank_of(m, m->in[0]);
+    int64_t axis = p->axes[0];
+    if (axis < 0 && r >= 0)
+        axis += r;
+    if (axis != 1 || r == 0 || r == 1)
+        return GIR_OK;
+    int64_t c = -1;
+    if (r >= 2)
+        c = val(m, m->in[0])->shape.dims[1];
+    if (c < 0)
+        c = numel_of(m, m->in[3]);
+    for (size_t i = 1; i < 5; i++)
+        if (!bn_param_ok(m, m->in[i], c))
+            return GIR_OK;
+    *mapped = true;
+    for (size_t i = 1; i < 5; i++)
+        TRY(bn_param_reshape(m, m->in[i]));
+    gir_node *n;
+    TRY(add_node(m, m->name, GIR_OP_BatchNormalization, 5, 1, &n));
+    n->in[0] = m->in[0];
+    n->in[1] = m->in[2]; /* scale = gamma */
+    n->in[2] = m->in[1]; /* B = beta */
+    n->in[3] = m->in[3];
+    n->in[4] = m->in[4];
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    TRY(set_float(m, n, "epsilon", p->eps));
+    TRY(set_float(m, n, "momentum", p->decay_rate));
+    return infer(m, n);
+}
+
+/* ---- reductions ---------------------------------------------------------------- */
+
+static gir_status map_reduce(mctx *m, bool *mapped, gir_op op, const int64_t *axes, size_t n_axes, bool keep)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, op, &n));
+    if (n_axes)
+        TRY(set_ints(m, n, "axes", axes, n_axes));
+    TRY(set_int(m, n, "keepdims", keep));
+    return infer(m, n);
+}
+
+static gir_status map_sum(mctx *m, bool *mapped)
+{
+    static const Nnabla__SumParameter zero = NNABLA__SUM_PARAMETER__INIT;
+    const Nnabla__SumParameter *p = PARAM(m, SUM_PARAM, sum_param, zero);
+    return map_reduce(m, mapped, GIR_OP_ReduceSum, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_mean(mctx *m, bool *mapped)
+{
+    static const Nnabla__MeanParameter zero = NNABLA__MEAN_PARAMETER__INIT;
+    const Nnabla__MeanParameter *p = PARAM(m, MEAN_PARAM, mean_param, zero);
+    return map_reduce(m, mapped, GIR_OP_ReduceMean, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_prod(mctx *m, bool *mapped)
+{
+    static const Nnabla__ProdParameter zero = NNABLA__PROD_PARAMETER__INIT;
+    const Nnabla__ProdParameter *p = PARAM(m, PROD_PARAM, prod_param, zero);
+    return map_reduce(m, mapped, GIR_OP_ReduceProd, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_max(mctx *m, bool *mapped)
+{
+    static const Nnabla__MaxParameter zero = NNABLA__MAX_PARAMETER__INIT;
+    const Nnabla__MaxParameter *p = PARAM(m, MAX_PARAM, max_param, zero);
+    if (p->with_index || p->only_index)
+        return GIR_OK;
+    return map_reduce(m, mapped, GIR_OP_ReduceMax, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_min(mctx *m, bool *mapped)
+{
+    static const Nnabla__MinParameter zero = NNABLA__MIN_PARAMETER__INIT;
+    const Nnabla__MinParameter *p = PARAM(m, MIN_PARAM, min_param, zero);
+    if (p->with_index || p->only_index)
+        return GIR_OK;
+    return map_reduce(m, mapped, GIR_OP_ReduceMin, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_reduce_all(mctx *m, bool *mapped, gir_op op)
+{
+    if (m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET)
+        return GIR_OK;
+    TRY(map_reduce(m, mapped, op, NULL, 0, false));
+    if (*mapped)
+        TRY(gir_attrs_set_string(m->g, &m->first->meta, NNB_META_TYPE, m->f->type));
+    return GIR_OK;
+}
+
+static gir_status map_reduce_sum_all(mctx *m, bool *mapped)
+{
+    return map_reduce_all(m, mapped, GIR_OP_ReduceSum);
+}
+
+static gir_status map_reduce_mean_all(mctx *m, bool *mapped)
+{
+    return map_reduce_all(m, mapped, GIR_OP_ReduceMean);
+}
+
+/* ---- arithmetic ------------------------------------------------------------------ */
+
+/* Add2, Sub2, ...: nnabla broadcasts only between equal ranks, a subset of
+ * numpy's rules; the inplace argument is a memory hint kept as meta. */
+static gir_status map_binary(mctx *m, bool *mapped, gir_op op, bool inplace)
+{
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, op, &n));
+    if (inplace)
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+    if (strcmp(m->f->type, "BcAdd2") == 0)
+        TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BcAdd2"));
+    return infer(m, n);
+}
+
+#define BINARY(fn, CASE, member, INIT_MACRO, TYPE, OP)                                  \
+    static gir_status fn(mctx *m, bool *mapped)                                          \
+    {                                                                                    \
+        static const TYPE zero = INIT_MACRO;                                             \
+        return map_binary(m, mapped, OP, PARAM(m, CASE, member, zero)->inplace);         \
+    }
+BINARY(map_add2, ADD2_PARAM, add2_param, NNABLA__ADD2_PARAMETER__INIT, Nnabla__Add2Parameter, GIR_OP_Add)
+BINARY(map_bc_add2, BC_ADD2_PARAM, bc_add2_param, NNABLA__BC_ADD2_PARAMETER__INIT, Nnabla__BcAdd2Parameter,
+       GIR_OP_Add)
+BINARY(map_sub2, SUB2_PARAM, sub2_param, NNABLA__SUB2_PARAMETER__INIT, Nnabla__Sub2Parameter, GIR_OP_Sub)
+BINARY(map_mul2, MUL2_PARAM, mul2_param, NNABLA__MUL2_PARAMETER__INIT, Nnabla__Mul2Parameter, GIR_OP_Mul)
+BINARY(map_div2, DIV2_PARAM, div2_param, NNABLA__DIV2_PARAMETER__INIT, Nnabla__Div2Parameter, GIR_OP_Div)
+BINARY(map_pow2, POW2_PARAM, pow2_param, NNABLA__POW2_PARAMETER__INIT, Nnabla__Pow2Parameter, GIR_OP_Pow)
+
+static gir_status map_add_n(mctx *m, bool *mapped)
+{
+    if (m->n_in < 1 || m->n_out != 1 || foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Sum, &n));
+    return infer(m, n);
+}
+
+typedef enum scalar_form {
+    SC_X_OP_C, /* op(x, c) */
+    SC_C_OP_X, /* op(c, x) */
+    SC_CLIP_MAX,
+    SC_CLIP_MIN,
+} scalar_form;
+
+/* AddScalar etc.: a canonical binary op with a scalar constant operand
+ * (named "<function>/val"); the exact double value rides in meta.  A few
+ * values have a dedicated op: MulScalar(-1) is Neg, PowScalar(0.5) Sqrt,
+ * RDivScalar(1) Reciprocal. */
+static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form, double v, bool inplace,
+                             gir_op special, double special_val)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    if (special != GIR_OP_OPAQUE && v == special_val) {
+        TRY(simple(m, special, &n));
+    } else if (form == SC_CLIP_MAX || form == SC_CLIP_MIN) {
+        TRY(simple(m, GIR_OP_Clip, &n));
+        TRY(set_float(m, n, form == SC_CLIP_MAX ? "max" : "min", (double)(float)v));
+    } else {
+        gir_shape s0 = { 0, { 0 } };
+        float fv = (float)v;
+        if (isfinite(v) && fabs(v) > 3.4028234663852886e38)
+            fv = v > 0 ? INFINITY : -INFINITY;
+        void *data = malloc(sizeof fv);
+        if (!data)
+            return gir_nomem(m->err);
+        memcpy(data, &fv, sizeof fv);
+        gir_tensor *t;
+        TRY(gir_tensor_adopt(GIR_DT_F32, &s0, data, &t, m->err));
+        const char *cname = gir_arena_printf(&m->g->arena, "%s/val", m->name);
+        int32_t ci;
+        gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, &ci, m->err)
+                              : gir_nomem(m->err);
+        gir_tensor_unref(t);
+        if (st)
+            return st;
+        TRY(add_node(m, m->name, op, 2, 1, &n));
+        n->in[form == SC_X_OP_C ? 0 : 1] = m->in[0];
+        n->in[form == SC_X_OP_C ? 1 : 0] = ci;
+        TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    }
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    if (inplace)
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+    return infer(m, n);
+}
+
+static gir_status map_add_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__AddScalarParameter zero = NNABLA__ADD_SCALAR_PARAMETER__INIT;
+    const Nnabla__AddScalarParameter *p = PARAM(m, ADD_SCALAR_PARAM, add_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Add, SC_X_OP_C, p->val, p->inplace, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_mul_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__MulScalarParameter zero = NNABLA__MUL_SCALAR_PARAMETER__INIT;
+    const Nnabla__MulScalarParameter *p = PARAM(m, MUL_SCALAR_PARAM, mul_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Mul, SC_X_OP_C, p->val, p->inplace, GIR_OP_Neg, -1.0);
+}
+
+static gir_status map_pow_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__PowScalarParameter zero = NNABLA__POW_SCALAR_PARAMETER__INIT;
+    const Nnabla__PowScalarParameter *p = PARAM(m, POW_SCALAR_PARAM, pow_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Pow, SC_X_OP_C, p->val, p->inplace, GIR_OP_Sqrt, 0.5);
+}
+
+static gir_status map_r_sub_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__RSubScalarParameter zero = NNABLA__RSUB_SCALAR_PARAMETER__INIT;
+    const Nnabla__RSubScalarParameter *p = PARAM(m, R_SUB_SCALAR_PARAM, r_sub_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Sub, SC_C_OP_X, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_r_div_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__RDivScalarParameter zero = NNABLA__RDIV_SCALAR_PARAMETER__INIT;
+    const Nnabla__RDivScalarParameter *p = PARAM(m, R_DIV_SCALAR_PARAM, r_div_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Div, SC_C_OP_X, p->val, false, GIR_OP_Reciprocal, 1.0);
+}
+
+static gir_status map_r_pow_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__RPowScalarParameter zero = NNABLA__RPOW_SCALAR_PARAMETER__INIT;
+    const Nnabla__RPowScalarParameter *p = PARAM(m, R_POW_SCALAR_PARAM, r_pow_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Pow, SC_C_OP_X, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_minimum_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__MinimumScalarParameter zero = NNABLA__MINIMUM_SCALAR_PARAMETER__INIT;
+    const Nnabla__MinimumScalarParameter *p = PARAM(m, MINIMUM_SCALAR_PARAM, minimum_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Clip, SC_CLIP_MAX, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_maximum_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__MaximumScalarParameter zero = NNABLA__MAXIMUM_SCALAR_PARAMETER__INIT;
+    const Nnabla__MaximumScalarParameter *p = PARAM(m, MAXIMUM_SCALAR_PARAM, maximum_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Clip, SC_CLIP_MIN, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_batch_matmul(mctx *m, bool *mapped)
+{
+    static const Nnabla__BatchMatmulParameter zero = NNABLA__BATCH_MATMUL_PARAMETER__INIT;
+    const Nnabla__BatchMatmulParameter *p = PARAM(m, BATCH_MATMUL_PARAM, batch_matmul_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    int ra = rank_of(m, m->in[0]), rb = rank_of(m, m->in[1]);
+    if (!ok || p->transpose_a || p->transpose_b || ra < 2 || ra != rb)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_MatMul, &n));
+    return infer(m, n);
+}
+
+/* ---- array manipulation -------------------------------------------------------- */
+
+static gir_status map_concatenate(mctx *m, bool *mapped)
+{
+    static const Nnabla__ConcatenateParameter zero = NNABLA__CONCATENATE_PARAMETER__INIT;
+    const Nnabla__ConcatenateParameter *p = PARAM(m, CONCATENATE_PARAM, concatenate_param, zero);
+    if (m->n_in < 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Concat, &n));
+    TRY(set_int(m, n, "axis", p->axis));
+    return infer(m, n);
+}
+
+/* Split is an unstack: x.shape[axis] outputs, each without that axis.
+ * Canonically: Split into parts of 1, then Squeeze(axis) per part. */
+static gir_status map_split(mctx *m, bool *mapped)
+{
+    static const Nnabla__SplitParameter zero = NNABLA__SPLIT_PARAMETER__INIT;
+    const Nnabla__SplitParameter *p = PARAM(m, SPLIT_PARAM, split_param, zero);
+    int r = rank_of(m, m->in[0]);
+    int64_t axis = p->axis;
+    if (axis < 0 && r >= 0)
+        axis += r;
+    if (m->n_in != 1 || m->n_out < 1 || axis < 0 || (r >= 0 && axis >= r))
+        return GIR_OK;
+    if (r >= 0) {
+        int64_t d = val(m, m->in[0])->shape.dims[axis];
+        if (d >= 0 && (size_t)d != m->n_out)
+            return GIR_OK;
+    }
+    *mapped = true;
+    gir_node *sp;
+    TRY(add_node(m, m->name, GIR_OP_Split, 1, m->n_out, &sp));
+    sp->in[0] = m->in[0];
+    TRY(set_int(m, sp, "axis", axis));
+    int64_t *ones = gir_arena_alloc(&m->g->arena, m->n_out * sizeof *ones);
+    if (!ones)
+        return gir_nomem(m->err);
+    for (size_t i = 0; i < m->n_out; i++)
+        ones[i] = 1;
+    TRY(set_ints(m, sp, "split", ones, m->n_out));
+    for (size_t i = 0; i < m->n_out; i++) {
+        const char *base = gir_arena_printf(&m->g->arena, "%s/part_%zu", m->name, i);
+        if (!base)
+            return gir_nomem(m->err);
+        TRY(gir_node_make_output(m->g, sp, i, gir_graph_unique_value_name(m->g, base), m->err));
+    }
+    TRY(infer(m, sp));
+    for (size_t i = 0; i < m->n_out; i++) {
+        const char *base = gir_arena_printf(&m->g->arena, "%s/squeeze_%zu", m->name, i);
+        if (!base)
+            return gir_nomem(m->err);
+        gir_node *sq;
+        TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, base), GIR_OP_Squeeze, 1, 1, &sq, m->err));
+        sq->in[0] = sp->out[i];
+        TRY(set_ints(m, sq, "axes", &axis, 1));
+        TRY(gir_node_set_output(m->g, sq, 0, m->out[i], m->err));
+        TRY(infer(m, sq));
+    }
+    return GIR_OK;
+}
+
+static gir_status map_slice(mctx *m, bool *mapped)
+{
+    static const Nnabla__SliceParameter zero = NNABLA__SLICE_PARAMETER__INIT;
+    const Nnabla__SliceParameter *p = PARAM(m, SLICE_PARAM, slice_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    size_t k = p->n_start;
+    if (!ok || r < 0 || k == 0 || k > (size_t)r || p->n_stop != k || (p->n_step != k && p->n_step != 0))
+        return GIR_OK;
+    int64_t starts[GIR_MAX_RANK], ends[GIR_MAX_RANK], axes[GIR_MAX_RANK], steps[GIR_MAX_RANK];
+    for (size_t i = 0; i < k; i++) {
+        int64_t st = p->n_step ? p->step[i] : 1;
+        if (st == 0 || p->start[i] == NNB_NONE_SENTINEL)
+            return GIR_OK;
+        if (p->stop[i] == NNB_NONE_SENTINEL && st < 0)
+            return GIR_OK;
+        starts[i] = p->start[i];
+        ends[i] = p->stop[i] == NNB_NONE_SENTINEL ? INT64_MAX : p->stop[i];
+        steps[i] = st;
+        axes[i] = (int64_t)((size_t)r - k + i);
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Slice, &n));
+    TRY(set_ints(m, n, "starts", starts, k));
+    TRY(set_ints(m, n, "ends", ends, k));
+    TRY(set_ints(m, n, "axes", axes, k));
+    TRY(set_ints(m, n, "steps", steps, k));
+    return infer(m, n);
+}
+
+static gir_status map_pad(mctx *m, bool *mapped)
+{
+    static const Nnabla__PadParameter zero = NNABLA__PAD_PARAMETER__INIT;
+    const Nnabla__PadParameter *p = PARAM(m, PAD_PARAM, pad_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    size_t k = p->n_pad_width / 2;
+    if (!ok || r < 0 || p->n_pad_width % 2 || k > (size_t)r)
+        return GIR_OK;
+    const char *mode;
+    if (!p->mode[0] || strcmp(p->mode, "constant") == 0)
+        mode = "constant";
+    else if (strcmp(p->mode, "reflect") == 0)
+        mode = "reflect";
+    else if (strcmp(p->mode, "repeat") == 0)
+        mode = "edge";
+    else
+        return GIR_OK;
+    int64_t pads[2 * GIR_MAX_RANK] = { 0 };
+    for (size_t i = 0; i < k; i++) {
+        size_t axis = (size_t)r - k + i;
+        pads[axis] = p->pad_width[2 * i];
+        pads[(size_t)r + axis] = p->pad_width[2 * i + 1];
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Pad, &n));
+    TRY(set_ints(m, n, "pads", pads, 2 * (size_t)r));
+    TRY(set_string(m, n, "mode", mode));
+    TRY(set_float(m, n, "constant_value", p->constant_value));
+    return infer(m, n);
+}
+
+static gir_status map_transpose(mctx *m, bool *mapped)
+{
+    static const Nnabla__TransposeParameter zero = NNABLA__TRANSPOSE_PARAMETER__INIT;
+    const Nnabla__TransposeParameter *p = PARAM(m, TRANSPOSE_PARAM, transpose_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok || p->n_axes == 0)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Transpose, &n));
+    TRY(set_ints(m, n, "perm", p->axes, p->n_axes));
+    return infer(m, n);
+}
+
+/* The axis k >= 1 for which a Reshape to target is Flatten(axis=k): target
+ * is (prod(x[:k]), prod(x[k:])), where a symbolic leading dimension may
+ * appear as -1; 0 if none. */
+static int64_t flatten_axis(const mctx *m, const int64_t *target, size_t n)
+{
+    const gir_value *x = val(m, m->in[0]);
+    if (n != 2 || !x || x->shape.rank < 2)
+        return 0;
+    int r = x->shape.rank;
+    for (int k = 1; k < r; k++) {
+        int64_t lead = 1, tail = 1;
+        bool lead_unknown = false, tail_unknown = false;
+        for (int i = 0; i < r; i++) {
+            int64_t d = x->shape.dims[i];
+            if (d < 0)
+                *(i < k ? &lead_unknown : &tail_unknown) = true;
+            else if (i < k)
+                lead *= d;
+            else
+                tail *= d;
+        }
+        if (tail_unknown || target[1] != tail)
+            continue;
+        if (lead_unknown ? (target[0] == -1 && k == 1) : (target[0] == lead || target[0] == -1))
+            return k;
+    }
+    return 0;
+}
+
+/* Reshape: one -1 is inferred in both; nnabla has no "0 copies" rule, so
+ * a 0 is a literal zero (allowzero). */
+static gir_status map_reshape(mctx *m, bool *mapped)
+{
+    static const Nnabla__ReshapeParameter zero = NNABLA__RESHAPE_PARAMETER__INIT;
+    const Nnabla__ReshapeParameter *p = PARAM(m, RESHAPE_PARAM, reshape_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok || !p->shape || p->shape->n_dim > GIR_MAX_RANK)
+        return GIR_OK;
+    size_t n_dim = p->shape->n_dim;
+    int minus = 0;
+    bool has_zero = false;
+    for (size_t i = 0; i < n_dim; i++) {
+        if (p->shape->dim[i] < -1)
+            return GIR_OK;
+        minus += p->shape->dim[i] == -1;
+        has_zero |= p->shape->dim[i] == 0;
+    }
+    if (minus > 1)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    int64_t axis = flatten_axis(m, p->shape->dim, n_dim);
+    if (axis > 0) {
+        TRY(simple(m, GIR_OP_Flatten, &n));
+        TRY(set_int(m, n, "axis", axis));
+        TRY(meta_int(m, n, NNB_META_INPLACE, p->inplace));
+        return infer(m, n);
+    }
+    TRY(simple(m, GIR_OP_Reshape, &n));
+    TRY(set_ints(m, n, "shape", p->shape->dim, n_dim));
+    if (has_zero)
+        TRY(set_int(m, n, "allowzero", 1));
+    /* nnabla's default is true, so false is recorded too */
+    TRY(meta_int(m, n, NNB_META_INPLACE, p->inplace));
+    return infer(m, n);
+}
+
+static gir_status map_broadcast(mctx *m, bool *mapped)
+{
+    static const Nnabla__BroadcastParameter zero = NNABLA__BROADCAST_PARAMETER__INIT;
+    const Nnabla__BroadcastParameter *p = PARAM(m, BROADCAST_PARAM, broadcast_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || !p->shape || r < 0 || p->shape->n_dim != (size_t)r)
+        return GIR_OK;
+    int64_t shape[GIR_MAX_RANK];
+    for (int i = 0; i < r; i++)
+        shape[i] = p->shape->dim[i] < 1 ? 1 : p->shape->dim[i]; /* the batch placeholder keeps x's size */
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Expand, &n));
+    TRY(set_ints(m, n, "shape", shape, (size_t)r));
+    return infer(m, n);
+}
+
+static gir_status map_tile(mctx *m, bool *mapped)
+{
+    static const Nnabla__TileParameter zero = NNABLA__TILE_PARAMETER__INIT;
+    const Nnabla__TileParameter *p = PARAM(m, TILE_PARAM, tile_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || r < 0 || p->n_reps > (size_t)r || p->n_reps == 0)
+        return GIR_OK;
+    int64_t reps[GIR_MAX_RANK];
+    size_t lead = (size_t)r - p->n_reps;
+    for (int i = 0; i < r; i++)
+        reps[i] = (size_t)i < lead ? 1 : p->reps[(size_t)i - lead];
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Tile, &n));
+    TRY(set_ints(m, n, "repeats", reps, (size_t)r));
+    return infer(m, n);
+}
+
+static gir_status map_gather(mctx *m, bool *mapped)
+{
+    static const Nnabla__GatherParameter zero = NNABLA__GATHER_PARAMETER__INIT;
+    const Nnabla__GatherParameter *p = PARAM(m, GATHER_PARAM, gather_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    if (!ok || p->batch_dims != 0)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Gather, &n));
+    TRY(set_int(m, n, "axis", p->axis));
+    return infer(m, n);
+}
+
+/* nnabla's dropout is inverted (training scales by 1/(1-p)), so inference
+ * is the identity, as for ONNX's. */
+static gir_status map_dropout(mctx *m, bool *mapped)
+{
+    static const Nnabla__DropoutParameter zero = NNABLA__DROPOUT_PARAMETER__INIT;
+    const Nnabla__DropoutParameter *p = PARAM(m, DROPOUT_PARAM, dropout_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok || !(p->p >= 0.0 && p->p < 1.0))
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Dropout, &n));
+    TRY(set_float(m, n, "ratio", p->p));
+    TRY(set_int(m, n, "seed", p->seed));
+    return infer(m, n);
+}
+
+static gir_status map_plain(mctx *m, bool *mapped, const plain_map *pm)
+{
+    if (m->n_in != pm->n_in || m->n_out != 1)
+        return GIR_OK;
+    /* Ceil and Floor have (empty) parameter messages; others have none */
+    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
+    if (fd) {
+        char want[64];
+        snprintf(want, sizeof want, "%s_param", m->f->type);
+        for (char *c = want; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        if (strcmp(fd->name, want) != 0)
+            return GIR_OK;
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, pm->op, &n));
+    return infer(m, n);
+}
+
+/* ---- the table ----------------------------------------------------------------- */
+
+typedef struct fn_map {
+    const char *type;
+    map_fn fn;
+    Nnabla__Function__ParameterCase param; /* the function's own message (NOT_SET: none) */
+} fn_map;
+
+#define P(x) NNABLA__FUNCTION__PARAMETER_##x
+#define NONE NNABLA__FUNCTION__PARAMETER__NOT_SET
+static const fn_map fns[] = {
+    { "Affine", map_affine, P(AFFINE_PARAM) },
+    { "Convolution", map_convolution, P(CONVOLUTION_PARAM) },
+    { "Deconvolution", map_deconvolution, P(DECONVOLUTION_PARAM) },
+    { "MaxPooling", map_max_pooling, P(MAX_POOLING_PARAM) },
+    { "AveragePooling", map_average_pooling, P(AVERAGE_POOLING_PARAM) },
+    { "GlobalAveragePooling", map_global_average_pooling, NONE },
+    { "Unpooling", map_unpooling, P(UNPOOLING_PARAM) },
+    { "Embed", map_embed, NONE },
+    { "ReLU", map_relu, P(RELU_PARAM) },
+    { "LeakyReLU", map_leaky_relu, P(LEAKY_RELU_PARAM) },
+    { "Softmax", map_softmax, P(SOFTMAX_PARAM) },
+    { "LogSoftmax", map_log_softmax, P(LOG_SOFTMAX_PARAM) },
+    { "ELU", map_elu, P(ELU_PARAM) },
+    { "SELU", map_selu, P(SELU_PARAM) },
+    { "PReLU", map_prelu, P(PRELU_PARAM) },
+    { "SoftPlus", map_softplus, P(SOFTPLUS_PARAM) },
+    { "HardSigmoid", map_hard_sigmoid, NONE },
+    { "HardTanh", map_hard_tanh, NONE },
+    { "ReLU6", map_relu6, NONE },
+    { "BatchNormalization", map_batch_normalization, P(BATCH_NORMALIZATION_PARAM) },
+    { "Sum", map_sum, P(SUM_PARAM) },
+    { "Mean", map_mean, P(MEAN_PARAM) },
+    { "Prod", map_prod, P(PROD_PARAM) },
+    { "Max", map_max, P(MAX_PARAM) },
+    { "Min", map_min, P(MIN_PARAM) },
+    { "ReduceSum", map_reduce_sum_all, NONE },
+    { "ReduceMean", map_reduce_mean_all, NONE },
+    { "Add2", map_add2, P(ADD2_PARAM) },
+    { "BcAdd2", map_bc_add2, P(BC_ADD2_PARAM) },
+    { "Sub2", map_sub2, P(SUB2_PARAM) },
+    { "Mul2", map_mul2, P(MUL2_PARAM) },
+    { "Div2", map_div2, P(DIV2_PARAM) },
+    { "Pow2", map_pow2, P(POW2_PARAM) },
+    { "AddN", map_add_n, NONE },
+    { "AddScalar", map_add_scalar, P(ADD_SCALAR_PARAM) },
+    { "MulScalar", map_mul_scalar, P(MUL_SCALAR_PARAM) },
+    { "PowScalar", map_pow_scalar, P(POW_SCALAR_PARAM) },
+    { "RSubScalar", map_r_sub_scalar, P(R_SUB_SCALAR_PARAM) },
+    { "RDivScalar", map_r_div_scalar, P(R_DIV_SCALAR_PARAM) },
+    { "RPowScalar", map_r_pow_scalar, P(R_POW_SCALAR_PARAM) },
+    { "MinimumScalar", map_minimum_scalar, P(MINIMUM_SCALAR_PARAM) },
+    { "MaximumScalar", map_maximum_scalar, P(MAXIMUM_SCALAR_PARAM) },
+    { "Sign", map_sign, P(SIGN_PARAM) },
+    { "BatchMatmul", map_batch_matmul, P(BATCH_MATMUL_PARAM) },
+    { "Concatenate", map_concatenate, P(CONCATENATE_PARAM) },
+    { "Split", map_split, P(SPLIT_PARAM) },
+    { "Slice", map_slice, P(SLICE_PARAM) },
+    { "Pad", map_pad, P(PAD_PARAM) },
+    { "Transpose", map_transpose, P(TRANSPOSE_PARAM) },
+    { "Reshape", map_reshape, P(RESHAPE_PARAM) },
+    { "Broadcast", map_broadcast, P(BROADCAST_PARAM) },
+    { "Tile", map_tile, P(TILE_PARAM) },
+    { "Gather", map_gather, P(GATHER_PARAM) },
+    { "Dropout", map_dropout, P(DROPOUT_PARAM) },
+    { NULL, NULL, NONE },
+};
+#undef P
+#undef NONE
+
+gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
+                           size_t n_in, const int32_t *out, size_t n_out, gir_node **first, gir_error *err)
+{
+    mctx m = { r, r->g, f, node_name, in, n_in, out, n_out, err, NULL };
+    bool mapped = false;
+    gir_status st = GIR_OK;
+    for (const fn_map *e = fns; e->type; e++) {
+        if (strcmp(e->type, f->type) != 0)
+            continue;
+        if (!foreign_param(&m, e->param))
+            st = e->fn(&m, &mapped);
+        break;
+    }
+    for (const plain_map *pm = plain; !mapped && !st && pm->type; pm++)
+        if (strcmp(pm->type, f->type) == 0)
+            st = map_plain(&m, &mapped, pm);
+    if (!st && !mapped) {
+        m.first = NULL;
+        st = map_opaque(&m);
+    }
+    if (st)
+        return st;
+    if (!mapped && m.first == NULL)
+        return gir_fail(err, GIR_E_INTERNAL, "function '%s' made no node", node_name);
+    /* the function's parameter message was absent: remember it for the writer */
+    if (mapped && f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET) {
+        bool has_message = false;
+        for (const fn_map *e = fns; e->type; e++)
+            if (strcmp(e->type, f->type) == 0)
+                has_message = e->param != NNABLA__FUNCTION__PARAMETER__NOT_SET;
+        if (!has_message && (strcmp(f->type, "Ceil") == 0 || strcmp(f->type, "Floor") == 0))
+            has_message = true;
+        if (has_message)
+            TRY(gir_attrs_set_int(r->g, &m.first->meta, NNB_META_NO_PARAM, 1));
+    }
+    *first = m.first;
+    return GIR_OK;
+}

@@ -1,0 +1,1420 @@
+/* Protobuf text format: parser and printer over protobuf-c descriptors.
+ * See pbtext.h for the dialect.  Both directions walk nested messages with
+ * an explicit stack, so the input never controls the C stack depth. */
+#include "io/pbtext.h"
+
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEMBER(msg, off, type) ((type *)((char *)(msg) + (off)))
+#define CMEMBER(msg, off, type) ((const type *)((const char *)(msg) + (off)))
+
+ProtobufCMessage *gir_pb_new(const ProtobufCMessageDescriptor *d)
+{
+    ProtobufCMessage *m = malloc(d->sizeof_message);
+    if (m)
+        d->message_init(m);
+    return m;
+}
+
+void gir_pb_free(ProtobufCMessage *m)
+{
+    if (m)
+        protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static size_t elt_size(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+        return 4;
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        return 8;
+    case PROTOBUF_C_TYPE_FLOAT:
+        return sizeof(float);
+    case PROTOBUF_C_TYPE_DOUBLE:
+        return sizeof(double);
+    case PROTOBUF_C_TYPE_BOOL:
+        return sizeof(protobuf_c_boolean);
+    case PROTOBUF_C_TYPE_ENUM:
+        return sizeof(int);
+    case PROTOBUF_C_TYPE_STRING:
+        return sizeof(char *);
+    case PROTOBUF_C_TYPE_BYTES:
+        return sizeof(ProtobufCBinaryData);
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return sizeof(ProtobufCMessage *);
+    }
+    return 0;
+}
+
+static const char *type_name(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_INT32: return "int32";
+    case PROTOBUF_C_TYPE_SINT32: return "sint32";
+    case PROTOBUF_C_TYPE_SFIXED32: return "sfixed32";
+    case PROTOBUF_C_TYPE_UINT32: return "uint32";
+    case PROTOBUF_C_TYPE_FIXED32: return "fixed32";
+    case PROTOBUF_C_TYPE_INT64: return "int64";
+    case PROTOBUF_C_TYPE_SINT64: return "sint64";
+    case PROTOBUF_C_TYPE_SFIXED64: return "sfixed64";
+    case PROTOBUF_C_TYPE_UINT64: return "uint64";
+    case PROTOBUF_C_TYPE_FIXED64: return "fixed64";
+    case PROTOBUF_C_TYPE_FLOAT: return "float";
+    case PROTOBUF_C_TYPE_DOUBLE: return "double";
+    case PROTOBUF_C_TYPE_BOOL: return "bool";
+    case PROTOBUF_C_TYPE_ENUM: return "enum";
+    case PROTOBUF_C_TYPE_STRING: return "string";
+    case PROTOBUF_C_TYPE_BYTES: return "bytes";
+    case PROTOBUF_C_TYPE_MESSAGE: return "message";
+    }
+    return "?";
+}
+
+/* ======================================================================
+ * Numbers as Python prints them
+ * ====================================================================== */
+
+void gir_pbtext_fmt_double(char out[48], double v)
+{
+    gir_fmt_double(out, v, true);
+}
+
+/* Python's type_checkers.ToShortestFloat, then str() of the result. */
+void gir_pbtext_fmt_float(char out[48], float v)
+{
+    if (isnan(v) || isinf(v)) {
+        gir_fmt_double(out, (double)v, true);
+        return;
+    }
+    char tmp[48];
+    double d = (double)v;
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, (double)v);
+        d = strtod(tmp, NULL);
+        if ((float)d == v)
+            break;
+    }
+    gir_fmt_double(out, d, true);
+}
+
+/* ======================================================================
+ * Lexer
+ * ====================================================================== */
+
+typedef enum tkind { T_EOF, T_IDENT, T_NUMBER, T_STRING, T_PUNCT } tkind;
+
+typedef struct lexer {
+    const char *src;
+    size_t len, pos;
+    int line, col;        /* of pos */
+    /* the current (lookahead) token */
+    tkind kind;
+    size_t start, end;
+    int tline, tcol;
+} lexer;
+
+static bool is_ident_start(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool is_ident_char(int c)
+{
+    return is_ident_start(c) || is_digit(c) || c == '+' || c == '-';
+}
+
+static bool is_number_char(int c)
+{
+    return is_ident_char(c) || c == '.';
+}
+
+static void lx_bump(lexer *L)
+{
+    if (L->src[L->pos] == '\n') {
+        L->line++;
+        L->col = 1;
+    } else {
+        L->col++;
+    }
+    L->pos++;
+}
+
+/* Scans the next token into the lookahead.  Unterminated strings become a
+ * T_STRING whose end is at the line end; the string reader reports them. */
+static void lx_next(lexer *L)
+{
+    for (;;) {
+        while (L->pos < L->len &&
+               (L->src[L->pos] == ' ' || L->src[L->pos] == '\t' || L->src[L->pos] == '\n' ||
+                L->src[L->pos] == '\r' || L->src[L->pos] == '\f' || L->src[L->pos] == '\v'))
+            lx_bump(L);
+        if (L->pos < L->len && L->src[L->pos] == '#') {
+            while (L->pos < L->len && L->src[L->pos] != '\n')
+                lx_bump(L);
+            continue;
+        }
+        break;
+    }
+    L->start = L->pos;
+    L->tline = L->line;
+    L->tcol = L->col;
+    if (L->pos >= L->len) {
+        L->kind = T_EOF;
+        L->end = L->pos;
+        return;
+    }
+    unsigned char c = (unsigned char)L->src[L->pos];
+    if (is_ident_start(c)) {
+        L->kind = T_IDENT;
+        while (L->pos < L->len && is_ident_char((unsigned char)L->src[L->pos]))
+            lx_bump(L);
+    } else if (is_digit(c) || c == '+' || c == '-' ||
+               (c == '.' && L->pos + 1 < L->len && is_digit((unsigned char)L->src[L->pos + 1]))) {
+        L->kind = T_NUMBER;
+        while (L->pos < L->len && is_number_char((unsigned char)L->src[L->pos]))
+            lx_bump(L);
+    } else if (c == '"' || c == '\'') {
+        L->kind = T_STRING;
+        lx_bump(L);
+        while (L->pos < L->len && L->src[L->pos] != (char)c && L->src[L->pos] != '\n') {
+            if (L->src[L->pos] == '\\' && L->pos + 1 < L->len && L->src[L->pos + 1] != '\n')
+                lx_bump(L);
+            lx_bump(L);
+        }
+        if (L->pos < L->len && L->src[L->pos] == (char)c)
+            lx_bump(L);
+    } else {
+        L->kind = T_PUNCT;
+        lx_bump(L);
+    }
+    L->end = L->pos;
+}
+
+static bool lx_is(const lexer *L, char c)
+{
+    return L->kind == T_PUNCT && L->src[L->start] == c;
+}
+
+static bool lx_text_is(const lexer *L, const char *s)
+{
+    size_t n = strlen(s);
+    return L->end - L->start == n && memcmp(L->src + L->start, s, n) == 0;
+}
+
+/* The current token for messages: "x", or "the end of the input". */
+static void lx_describe(const lexer *L, char out[64])
+{
+    if (L->kind == T_EOF) {
+        strcpy(out, "the end of the input");
+        return;
+    }
+    size_t n = L->end - L->start;
+    bool cut = n > 40;
+    if (cut)
+        n = 40;
+    size_t o = 0;
+    bool quote = L->kind != T_STRING; /* a string token shows its own quotes */
+    if (quote)
+        out[o++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)L->src[L->start + i];
+        out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+    }
+    if (cut) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    if (quote)
+        out[o++] = '"';
+    out[o] = '\0';
+}
+
+/* ======================================================================
+ * Parser
+ * ====================================================================== */
+
+/* Capacity of repeated-field arrays grown by the parser, keyed by the
+ * address of the array pointer inside its message (messages never move). */
+typedef struct capent {
+    const void *key;
+    size_t cap;
+} capent;
+
+typedef struct frame {
+    ProtobufCMessage *msg;
+    const ProtobufCFieldDescriptor *list_field; /* non-NULL: a "[...]" list of messages */
+    char close;                                 /* '}' or '>' (0: the root) */
+    bool after_elem;                            /* list: an element was just closed */
+} frame;
+
+typedef struct parser {
+    lexer L;
+    gir_error *err;
+    capent *caps;
+    size_t ncaps, capcap;
+    frame *st;
+    size_t depth, stcap;
+    gir_buf sbuf; /* string scratch */
+} parser;
+
+static size_t hash_ptr(const void *p, size_t mask)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x & mask;
+}
+
+static capent *cap_find(parser *P, const void *key)
+{
+    if (!P->capcap)
+        return NULL;
+    size_t mask = P->capcap - 1;
+    for (size_t i = hash_ptr(key, mask);; i = (i + 1) & mask) {
+        if (P->caps[i].key == key)
+            return &P->caps[i];
+        if (!P->caps[i].key)
+            return NULL;
+    }
+}
+
+static bool cap_set(parser *P, const void *key, size_t cap)
+{
+    capent *e = cap_find(P, key);
+    if (e) {
+        e->cap = cap;
+        return true;
+    }
+    if ((P->ncaps + 1) * 2 > P->capcap) {
+        size_t ncap = P->capcap ? P->capcap * 2 : 64;
+        capent *nt = calloc(ncap, sizeof *nt);
+        if (!nt)
+            return false;
+        for (size_t i = 0; i < P->capcap; i++) {
+            if (!P->caps[i].key)
+                continue;
+            size_t j = hash_ptr(P->caps[i].key, ncap - 1);
+            while (nt[j].key)
+                j = (j + 1) & (ncap - 1);
+            nt[j] = P->caps[i];
+        }
+        free(P->caps);
+        P->caps = nt;
+        P->capcap = ncap;
+    }
+    size_t mask = P->capcap - 1;
+    size_t i = hash_ptr(key, mask);
+    while (P->caps[i].key)
+        i = (i + 1) & mask;
+    P->caps[i].key = key;
+    P->caps[i].cap = cap;
+    P->ncaps++;
+    return true;
+}
+
+static gir_status perr(parser *P, gir_status code, int line, int col, const char *fmt, ...) GIR_PRINTF(5, 6);
+static gir_status perr(parser *P, gir_status code, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return gir_nomem(P->err);
+    gir_fail(P->err, code, "%s", msg);
+    free(msg);
+    gir_err_loc(P->err, "line %d:%d", line, col);
+    return code;
+}
+
+static gir_status perr_tok(parser *P, gir_status code, const char *fmt, ...) GIR_PRINTF(3, 4);
+static gir_status perr_tok(parser *P, gir_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return gir_nomem(P->err);
+    gir_fail(P->err, code, "%s", msg);
+    free(msg);
+    gir_err_loc(P->err, "line %d:%d", P->L.tline, P->L.tcol);
+    return code;
+}
+
+/* Reserves room for one more element of a repeated field and returns the
+ * slot (not yet counted: the caller fills it, then increments the count). */
+static gir_status reserve_elem(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, void **slot)
+{
+    size_t *n = MEMBER(msg, f->quantifier_offset, size_t);
+    void **arr = MEMBER(msg, f->offset, void *);
+    size_t esz = elt_size(f->type);
+    capent *ce = cap_find(P, arr);
+    size_t cap = ce ? ce->cap : *n;
+    if (*n >= cap) {
+        size_t ncap = cap < 4 ? 4 : cap * 2;
+        uint64_t bytes;
+        if (ncap < cap || !gir_mul_u64(ncap, esz, &bytes) || bytes > SIZE_MAX)
+            return perr_tok(P, GIR_E_LIMIT, "repeated field \"%s\" has too many elements", f->name);
+        void *na = realloc(*arr, (size_t)bytes);
+        if (!na)
+            return gir_nomem(P->err);
+        *arr = na;
+        if (!cap_set(P, arr, ncap))
+            return gir_nomem(P->err);
+    }
+    *slot = (char *)*arr + *n * esz;
+    return GIR_OK;
+}
+
+static void count_elem(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f)
+{
+    (*MEMBER(msg, f->quantifier_offset, size_t))++;
+}
+
+/* For a oneof member: fails when another member is set; sets the case. */
+static gir_status claim_oneof(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, int line,
+                              int col)
+{
+    if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        return GIR_OK;
+    uint32_t *c = MEMBER(msg, f->quantifier_offset, uint32_t);
+    if (*c != 0 && *c != f->id) {
+        const ProtobufCFieldDescriptor *other =
+            protobuf_c_message_descriptor_get_field(msg->descriptor, (unsigned)*c);
+        return perr(P, GIR_E_SCHEMA, line, col,
+                    "field \"%s\" cannot be set: field \"%s\" of the same oneof is already set", f->name,
+                    other ? other->name : "?");
+    }
+    *c = f->id;
+    return GIR_OK;
+}
+
+/* The sub-message of a singular message field, created if absent. */
+static gir_status singular_submsg(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, int line,
+                                  int col, ProtobufCMessage **out)
+{
+    gir_status st = claim_oneof(P, msg, f, line, col);
+    if (st)
+        return st;
+    ProtobufCMessage **slot = MEMBER(msg, f->offset, ProtobufCMessage *);
+    if (!*slot) {
+        *slot = gir_pb_new(f->descriptor);
+        if (!*slot)
+            return gir_nomem(P->err);
+    }
+    *out = *slot;
+    return GIR_OK;
+}
+
+static gir_status push_frame(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *list_field,
+                             char close)
+{
+    if (P->depth >= GIR_PBTEXT_MAX_DEPTH)
+        return perr_tok(P, GIR_E_LIMIT, "messages are nested deeper than %d levels", GIR_PBTEXT_MAX_DEPTH);
+    if (!GIR_GROW(P->st, P->stcap, P->depth + 1))
+        return gir_nomem(P->err);
+    P->st[P->depth++] = (frame){msg, list_field, close, false};
+    return GIR_OK;
+}
+
+/* ---- scalar values -------------------------------------------------- */
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void put_utf8(gir_buf *b, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xc0 | (cp >> 6));
+        u[1] = (char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xe0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[2] = (char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        u[0] = (char)(0xf0 | (cp >> 18));
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[3] = (char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    gir_buf_append(b, u, n);
+}
+
+/* Unescapes the current string token (quotes included) onto P->sbuf. */
+static gir_status read_string_token(parser *P)
+{
+    lexer *L = &P->L;
+    const char *s = L->src + L->start;
+    size_t n = L->end - L->start;
+    char q = s[0];
+    if (n < 2 || s[n - 1] != q)
+        return perr_tok(P, GIR_E_SYNTAX, "unterminated string");
+    int line = L->tline, col = L->tcol;
+    for (size_t i = 1; i + 1 < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c != '\\') {
+            gir_buf_putc(&P->sbuf, (char)c);
+            continue;
+        }
+        size_t esc = i;
+        unsigned char e = (unsigned char)s[++i];
+        switch (e) {
+        case 'n': gir_buf_putc(&P->sbuf, '\n'); break;
+        case 't': gir_buf_putc(&P->sbuf, '\t'); break;
+        case 'r': gir_buf_putc(&P->sbuf, '\r'); break;
+        case 'a': gir_buf_putc(&P->sbuf, '\a'); break;
+        case 'b': gir_buf_putc(&P->sbuf, '\b'); break;
+        case 'f': gir_buf_putc(&P->sbuf, '\f'); break;
+        case 'v': gir_buf_putc(&P->sbuf, '\v'); break;
+        case '\\': gir_buf_putc(&P->sbuf, '\\'); break;
+        case '\'': gir_buf_putc(&P->sbuf, '\''); break;
+        case '"': gir_buf_putc(&P->sbuf, '"'); break;
+        case '?': gir_buf_putc(&P->sbuf, '?'); break;
+        case 'x':
+        case 'X': {
+            int v = 0, k = 0;
+            while (k < 2 && i + 1 < n - 1 && hexval((unsigned char)s[i + 1]) >= 0) {
+                v = v * 16 + hexval((unsigned char)s[++i]);
+                k++;
+            }
+            if (!k)
+                return perr(P, GIR_E_SYNTAX, line, col + (int)esc, "invalid escape \"\\x\" without hex digits");
+            gir_buf_putc(&P->sbuf, (char)v);
+            break;
+        }
+        case 'u':
+        case 'U': {
+            int want = e == 'u' ? 4 : 8;
+            uint32_t v = 0;
+            for (int k = 0; k < want; k++) {
+                if (i + 1 >= n - 1 || hexval((unsigned char)s[i + 1]) < 0)
+                    return perr(P, GIR_E_SYNTAX, line, col + (int)esc,
+                                "invalid escape \"\\%c\": expected %d hex digits", e, want);
+                v = v * 16 + (uint32_t)hexval((unsigned char)s[++i]);
+            }
+            if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+                return perr(P, GIR_E_SYNTAX, line, col + (int)esc, "invalid escape: U+%04" PRIX32 " is not a character",
+                            v);
+            put_utf8(&P->sbuf, v);
+            break;
+        }
+        default:
+            if (e >= '0' && e <= '7') {
+                int v = e - '0', k = 1;
+                while (k < 3 && i + 1 < n - 1 && s[i + 1] >= '0' && s[i + 1] <= '7') {
+                    v = v * 8 + (s[++i] - '0');
+                    k++;
+                }
+                if (v > 255)
+                    return perr(P, GIR_E_SYNTAX, line, col + (int)esc, "octal escape \\%o is above \\377", v);
+                gir_buf_putc(&P->sbuf, (char)v);
+                break;
+            }
+            return perr(P, GIR_E_SYNTAX, line, col + (int)esc, "invalid escape sequence \"\\%c\"",
+                        (e >= 0x20 && e < 0x7f) ? e : '?');
+        }
+    }
+    return P->sbuf.failed ? gir_nomem(P->err) : GIR_OK;
+}
+
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        uint32_t cp;
+        if ((c & 0xe0) == 0xc0) {
+            k = 1;
+            cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            k = 2;
+            cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            k = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (n - i <= k)
+            return false;
+        for (size_t j = 1; j <= k; j++) {
+            if ((s[i + j] & 0xc0) != 0x80)
+                return false;
+            cp = cp << 6 | (s[i + j] & 0x3f);
+        }
+        if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) || cp > 0x10ffff ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += k + 1;
+    }
+    return true;
+}
+
+/* Parses an integer token: [+-] then 0x hex, 0 octal or decimal. */
+static bool parse_integer(const char *s, size_t n, bool *neg, uint64_t *mag)
+{
+    size_t i = 0;
+    *neg = false;
+    if (i < n && (s[i] == '-' || s[i] == '+')) {
+        *neg = s[i] == '-';
+        i++;
+    }
+    if (i >= n)
+        return false;
+    unsigned base = 10;
+    if (n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+        base = 16;
+        i += 2;
+    } else if (n - i > 1 && s[i] == '0') {
+        base = 8;
+        i += 1;
+    }
+    uint64_t v = 0;
+    for (; i < n; i++) {
+        int d = hexval((unsigned char)s[i]);
+        if (d < 0 || (unsigned)d >= base)
+            return false;
+        if (v > (UINT64_MAX - (uint64_t)d) / base)
+            return false;
+        v = v * base + (uint64_t)d;
+    }
+    *mag = v;
+    return true;
+}
+
+static bool ieq_n(const char *s, size_t n, const char *lit)
+{
+    size_t m = strlen(lit);
+    if (n != m)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char a = s[i];
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (a != lit[i])
+            return false;
+    }
+    return true;
+}
+
+/* A float token as Python's text_format reads it: a decimal number (an
+ * integer too), optionally with a trailing 'f', or inf/infinity/nan. */
+static bool parse_floating(const char *s, size_t n, double *out)
+{
+    if (n && (s[n - 1] == 'f' || s[n - 1] == 'F') && !(n >= 3 && ieq_n(s + n - 3, 3, "inf")))
+        n--;
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (s[i] == '-' || s[i] == '+')) {
+        neg = s[i] == '-';
+        i++;
+    }
+    if (ieq_n(s + i, n - i, "inf") || ieq_n(s + i, n - i, "infinity")) {
+        *out = neg ? -INFINITY : INFINITY;
+        return true;
+    }
+    if (ieq_n(s + i, n - i, "nan")) {
+        *out = NAN;
+        return true;
+    }
+    size_t j = i, digits = 0;
+    while (j < n && is_digit((unsigned char)s[j]))
+        j++, digits++;
+    if (j < n && s[j] == '.') {
+        j++;
+        while (j < n && is_digit((unsigned char)s[j]))
+            j++, digits++;
+    }
+    if (!digits)
+        return false;
+    if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+        j++;
+        if (j < n && (s[j] == '+' || s[j] == '-'))
+            j++;
+        size_t ed = 0;
+        while (j < n && is_digit((unsigned char)s[j]))
+            j++, ed++;
+        if (!ed)
+            return false;
+    }
+    if (j != n)
+        return false;
+    char small[128];
+    char *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        return false;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    *out = strtod(tmp, NULL);
+    if (tmp != small)
+        free(tmp);
+    return true;
+}
+
+/* Stores one scalar value token(s) of field f into msg. */
+static gir_status parse_scalar(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, int nline,
+                               int ncol)
+{
+    lexer *L = &P->L;
+    int line = L->tline, col = L->tcol;
+    const char *t = L->src + L->start;
+    size_t tn = L->end - L->start;
+    char desc[64];
+    lx_describe(L, desc);
+    union {
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+        float f;
+        double d;
+        protobuf_c_boolean b;
+        int e;
+        char *s;
+        ProtobufCBinaryData bd;
+    } v;
+    memset(&v, 0, sizeof v);
+
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64: {
+        bool neg;
+        uint64_t mag;
+        if (L->kind != T_NUMBER || !parse_integer(t, tn, &neg, &mag))
+            return perr_tok(P, GIR_E_SCHEMA, "expected an integer for %s field \"%s\", found %s",
+                            type_name(f->type), f->name, desc);
+        bool is64 = elt_size(f->type) == 8;
+        bool is_unsigned = f->type == PROTOBUF_C_TYPE_UINT32 || f->type == PROTOBUF_C_TYPE_FIXED32 ||
+                           f->type == PROTOBUF_C_TYPE_UINT64 || f->type == PROTOBUF_C_TYPE_FIXED64;
+        uint64_t maxpos = is_unsigned ? (is64 ? UINT64_MAX : UINT32_MAX) : (is64 ? INT64_MAX : INT32_MAX);
+        uint64_t maxneg = is_unsigned ? 0 : (is64 ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT32_MAX + 1);
+        if ((neg && mag > maxneg) || (!neg && mag > maxpos))
+            return perr_tok(P, GIR_E_SCHEMA, "integer %s is out of range for %s field \"%s\"", desc,
+                            type_name(f->type), f->name);
+        if (is_unsigned) {
+            if (is64)
+                v.u64 = mag;
+            else
+                v.u32 = (uint32_t)mag;
+        } else {
+            int64_t sv = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+            if (is64)
+                v.i64 = sv;
+            else
+                v.i32 = (int32_t)sv;
+        }
+        lx_next(L);
+        break;
+    }
+    case PROTOBUF_C_TYPE_FLOAT:
+    case PROTOBUF_C_TYPE_DOUBLE: {
+        double d;
+        if ((L->kind != T_NUMBER && L->kind != T_IDENT) || !parse_floating(t, tn, &d))
+            return perr_tok(P, GIR_E_SCHEMA, "expected a number for %s field \"%s\", found %s",
+                            type_name(f->type), f->name, desc);
+        if (f->type == PROTOBUF_C_TYPE_FLOAT) {
+            if (d > FLT_MAX)
+                v.f = INFINITY;
+            else if (d < -FLT_MAX)
+                v.f = -INFINITY;
+            else
+                v.f = (float)d;
+        } else {
+            v.d = d;
+        }
+        lx_next(L);
+        break;
+    }
+    case PROTOBUF_C_TYPE_BOOL:
+        if (L->kind != T_IDENT && L->kind != T_NUMBER)
+            return perr_tok(P, GIR_E_SCHEMA, "expected true or false for bool field \"%s\", found %s", f->name,
+                            desc);
+        if (lx_text_is(L, "true") || lx_text_is(L, "True") || lx_text_is(L, "t") || lx_text_is(L, "1"))
+            v.b = 1;
+        else if (lx_text_is(L, "false") || lx_text_is(L, "False") || lx_text_is(L, "f") || lx_text_is(L, "0"))
+            v.b = 0;
+        else
+            return perr_tok(P, GIR_E_SCHEMA, "expected true or false for bool field \"%s\", found %s", f->name,
+                            desc);
+        lx_next(L);
+        break;
+    case PROTOBUF_C_TYPE_ENUM: {
+        const ProtobufCEnumDescriptor *ed = f->descriptor;
+        if (L->kind == T_IDENT) {
+            char name[256];
+            if (tn >= sizeof name)
+                return perr_tok(P, GIR_E_SCHEMA, "enum %s has no value named %s", ed->name, desc);
+            memcpy(name, t, tn);
+            name[tn] = '\0';
+            const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value_by_name(ed, name);
+            if (!ev)
+                return perr_tok(P, GIR_E_SCHEMA, "enum %s has no value named %s", ed->name, desc);
+            v.e = ev->value;
+        } else {
+            bool neg;
+            uint64_t mag;
+            if (L->kind != T_NUMBER || !parse_integer(t, tn, &neg, &mag) ||
+                mag > (neg ? (uint64_t)INT32_MAX + 1 : (uint64_t)INT32_MAX))
+                return perr_tok(P, GIR_E_SCHEMA, "expected a value of enum %s for field \"%s\", found %s",
+                                ed->name, f->name, desc);
+            v.e = neg ? (int)(-(int64_t)mag) : (int)mag;
+        }
+        lx_next(L);
+        break;
+    }
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_BYTES: {
+        if (L->kind != T_STRING)
+            return perr_tok(P, GIR_E_SCHEMA, "expected a quoted string for %s field \"%s\", found %s",
+                            type_name(f->type), f->name, desc);
+        P->sbuf.len = 0;
+        while (L->kind == T_STRING) {
+            gir_status st = read_string_token(P);
+            if (st)
+                return st;
+            lx_next(L);
+        }
+        if (f->type == PROTOBUF_C_TYPE_STRING) {
+            if (memchr(P->sbuf.data ? P->sbuf.data : "", '\0', P->sbuf.len))
+                return perr(P, GIR_E_SCHEMA, line, col, "string for field \"%s\" contains a NUL byte", f->name);
+            if (!valid_utf8((const unsigned char *)(P->sbuf.data ? P->sbuf.data : ""), P->sbuf.len))
+                return perr(P, GIR_E_SCHEMA, line, col, "string for field \"%s\" is not valid UTF-8", f->name);
+            v.s = malloc(P->sbuf.len + 1);
+            if (!v.s)
+                return gir_nomem(P->err);
+            if (P->sbuf.len)
+                memcpy(v.s, P->sbuf.data, P->sbuf.len);
+            v.s[P->sbuf.len] = '\0';
+        } else {
+            v.bd.len = P->sbuf.len;
+            if (P->sbuf.len) {
+                v.bd.data = malloc(P->sbuf.len);
+                if (!v.bd.data)
+                    return gir_nomem(P->err);
+                memcpy(v.bd.data, P->sbuf.data, P->sbuf.len);
+            }
+        }
+        break;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE:
+        return perr_tok(P, GIR_E_INTERNAL, "message field \"%s\" parsed as a scalar", f->name);
+    }
+
+    size_t esz = elt_size(f->type);
+    gir_status st = GIR_OK;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+        void *slot;
+        st = reserve_elem(P, msg, f, &slot);
+        if (!st) {
+            memcpy(slot, &v, esz);
+            count_elem(msg, f);
+            return GIR_OK;
+        }
+    } else {
+        st = claim_oneof(P, msg, f, nline, ncol);
+        if (!st) {
+            void *slot = MEMBER(msg, f->offset, void);
+            if (f->type == PROTOBUF_C_TYPE_STRING) {
+                char *old = *(char **)slot;
+                if (old && old != (const char *)f->default_value)
+                    free(old);
+            } else if (f->type == PROTOBUF_C_TYPE_BYTES) {
+                ProtobufCBinaryData *old = slot;
+                const ProtobufCBinaryData *dflt = f->default_value;
+                if (old->data && (!dflt || dflt->data != old->data))
+                    free(old->data);
+            }
+            memcpy(slot, &v, esz);
+            if (f->label == PROTOBUF_C_LABEL_OPTIONAL && !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
+                *MEMBER(msg, f->quantifier_offset, protobuf_c_boolean) = 1;
+            return GIR_OK;
+        }
+    }
+    /* not stored: free what the value owns */
+    if (f->type == PROTOBUF_C_TYPE_STRING)
+        free(v.s);
+    else if (f->type == PROTOBUF_C_TYPE_BYTES)
+        free(v.bd.data);
+    return st;
+}
+
+static void try_separator(lexer *L)
+{
+    if (lx_is(L, ',') || lx_is(L, ';'))
+        lx_next(L);
+}
+
+static gir_status parse_loop(parser *P)
+{
+    lexer *L = &P->L;
+    char desc[64];
+    lx_next(L);
+    for (;;) {
+        frame *fr = &P->st[P->depth - 1];
+        if (fr->list_field) {
+            if (fr->after_elem) {
+                if (lx_is(L, ']')) {
+                    lx_next(L);
+                    P->depth--;
+                    try_separator(L);
+                    continue;
+                }
+                if (lx_is(L, ',')) {
+                    lx_next(L);
+                    fr->after_elem = false;
+                    continue;
+                }
+                lx_describe(L, desc);
+                return perr_tok(P, GIR_E_SYNTAX, "expected \",\" or \"]\" in the list of field \"%s\", found %s",
+                                fr->list_field->name, desc);
+            }
+            if (!lx_is(L, '{') && !lx_is(L, '<')) {
+                lx_describe(L, desc);
+                return perr_tok(P, GIR_E_SYNTAX, "expected \"{\" to start an element of field \"%s\", found %s",
+                                fr->list_field->name, desc);
+            }
+            char close = lx_is(L, '{') ? '}' : '>';
+            const ProtobufCFieldDescriptor *f = fr->list_field;
+            ProtobufCMessage *parent = fr->msg;
+            void *slot;
+            gir_status st = reserve_elem(P, parent, f, &slot);
+            if (st)
+                return st;
+            ProtobufCMessage *sub = gir_pb_new(f->descriptor);
+            if (!sub)
+                return gir_nomem(P->err);
+            *(ProtobufCMessage **)slot = sub;
+            count_elem(parent, f);
+            fr->after_elem = true;
+            st = push_frame(P, sub, NULL, close);
+            if (st)
+                return st;
+            lx_next(L);
+            continue;
+        }
+
+        if (L->kind == T_EOF) {
+            if (P->depth == 1)
+                return GIR_OK;
+            return perr_tok(P, GIR_E_SYNTAX, "expected \"%c\" before the end of the input", fr->close);
+        }
+        if (fr->close && lx_is(L, fr->close)) {
+            lx_next(L);
+            P->depth--;
+            if (!P->st[P->depth - 1].list_field)
+                try_separator(L);
+            continue;
+        }
+        if (L->kind != T_IDENT) {
+            lx_describe(L, desc);
+            if (lx_is(L, '['))
+                return perr_tok(P, GIR_E_SCHEMA, "extension and Any fields (\"[...]\") are not supported");
+            if (fr->close)
+                return perr_tok(P, GIR_E_SYNTAX, "expected a field name or \"%c\", found %s", fr->close, desc);
+            return perr_tok(P, GIR_E_SYNTAX, "expected a field name, found %s", desc);
+        }
+        /* a field */
+        ProtobufCMessage *msg = fr->msg;
+        char name[256];
+        size_t nn = L->end - L->start;
+        int nline = L->tline, ncol = L->tcol;
+        const ProtobufCFieldDescriptor *f = NULL;
+        if (nn < sizeof name) {
+            memcpy(name, L->src + L->start, nn);
+            name[nn] = '\0';
+            f = protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
+        }
+        if (!f) {
+            lx_describe(L, desc);
+            return perr_tok(P, GIR_E_SCHEMA, "message %s has no field named %s", msg->descriptor->name, desc);
+        }
+        lx_next(L);
+        bool repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            if (lx_is(L, ':'))
+                lx_next(L);
+            if (lx_is(L, '[')) {
+                if (!repeated)
+                    return perr_tok(P, GIR_E_SCHEMA, "field \"%s\" is not repeated and cannot take a list", f->name);
+                lx_next(L);
+                if (lx_is(L, ']')) {
+                    lx_next(L);
+                    try_separator(L);
+                    continue;
+                }
+                gir_status st = push_frame(P, msg, f, 0);
+                if (st)
+                    return st;
+                continue;
+            }
+            if (!lx_is(L, '{') && !lx_is(L, '<')) {
+                lx_describe(L, desc);
+                return perr_tok(P, GIR_E_SYNTAX, "expected \"{\" after message field \"%s\", found %s", f->name,
+                                desc);
+            }
+            char close = lx_is(L, '{') ? '}' : '>';
+            ProtobufCMessage *sub = NULL;
+            gir_status st;
+            if (repeated) {
+                void *slot;
+                st = reserve_elem(P, msg, f, &slot);
+                if (st)
+                    return st;
+                sub = gir_pb_new(f->descriptor);
+                if (!sub)
+                    return gir_nomem(P->err);
+                *(ProtobufCMessage **)slot = sub;
+                count_elem(msg, f);
+            } else {
+                st = singular_submsg(P, msg, f, nline, ncol, &sub);
+                if (st)
+                    return st;
+            }
+            st = push_frame(P, sub, NULL, close);
+            if (st)
+                return st;
+            lx_next(L);
+            continue;
+        }
+        if (!lx_is(L, ':')) {
+            lx_describe(L, desc);
+            return perr_tok(P, GIR_E_SYNTAX, "expected \":\" after field \"%s\", found %s", f->name, desc);
+        }
+        lx_next(L);
+        if (lx_is(L, '[')) {
+            if (!repeated)
+                return perr_tok(P, GIR_E_SCHEMA, "field \"%s\" is not repeated and cannot take a list", f->name);
+            lx_next(L);
+            if (lx_is(L, ']')) {
+                lx_next(L);
+            } else {
+                for (;;) {
+                    gir_status st = parse_scalar(P, msg, f, nline, ncol);
+                    if (st)
+                        return st;
+                    if (lx_is(L, ']')) {
+                        lx_next(L);
+                        break;
+                    }
+                    if (!lx_is(L, ',')) {
+                        lx_describe(L, desc);
+                        return perr_tok(P, GIR_E_SYNTAX,
+                                        "expected \",\" or \"]\" in the list of field \"%s\", found %s", f->name,
+                                        desc);
+                    }
+                    lx_next(L);
+                }
+            }
+        } else {
+            gir_status st = parse_scalar(P, msg, f, nline, ncol);
+            if (st)
+                return st;
+        }
+        try_separator(L);
+    }
+}
+
+gir_status gir_pbtext_merge(const char *text, size_t len, ProtobufCMessage *msg, gir_error *err)
+{
+    parser P;
+    memset(&P, 0, sizeof P);
+    P.err = err;
+    P.L.src = text;
+    P.L.len = len;
+    P.L.line = 1;
+    P.L.col = 1;
+    gir_status st = push_frame(&P, msg, NULL, 0);
+    if (!st)
+        st = parse_loop(&P);
+    free(P.caps);
+    free(P.st);
+    gir_buf_free(&P.sbuf);
+    return st;
+}
+
+gir_status gir_pbtext_parse(const ProtobufCMessageDescriptor *d, const char *text, size_t len,
+                            ProtobufCMessage **out, gir_error *err)
+{
+    *out = NULL;
+    ProtobufCMessage *m = gir_pb_new(d);
+    if (!m)
+        return gir_nomem(err);
+    gir_status st = gir_pbtext_merge(text, len, m, err);
+    if (st) {
+        gir_pb_free(m);
+        return st;
+    }
+    *out = m;
+    return GIR_OK;
+}
+
+/* ======================================================================
+ * Printer
+ * ====================================================================== */
+
+static void put_escaped(gir_buf *b, const unsigned char *s, size_t n)
+{
+    gir_buf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        switch (c) {
+        case '\t': gir_buf_puts(b, "\\t"); break;
+        case '\n': gir_buf_puts(b, "\\n"); break;
+        case '\r': gir_buf_puts(b, "\\r"); break;
+        case '"': gir_buf_puts(b, "\\\""); break;
+        case '\'': gir_buf_puts(b, "\\'"); break;
+        case '\\': gir_buf_puts(b, "\\\\"); break;
+        default:
+            if (c < 0x20 || c >= 0x7f)
+                gir_buf_printf(b, "\\%03o", c);
+            else
+                gir_buf_putc(b, (char)c);
+        }
+    }
+    gir_buf_putc(b, '"');
+}
+
+static void put_value(gir_buf *b, const ProtobufCFieldDescriptor *f, const void *p)
+{
+    char num[48];
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+        gir_buf_printf(b, "%" PRId32, *(const int32_t *)p);
+        break;
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+        gir_buf_printf(b, "%" PRIu32, *(const uint32_t *)p);
+        break;
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+        gir_buf_printf(b, "%" PRId64, *(const int64_t *)p);
+        break;
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        gir_buf_printf(b, "%" PRIu64, *(const uint64_t *)p);
+        break;
+    case PROTOBUF_C_TYPE_FLOAT:
+        gir_pbtext_fmt_float(num, *(const float *)p);
+        gir_buf_puts(b, num);
+        break;
+    case PROTOBUF_C_TYPE_DOUBLE:
+        gir_pbtext_fmt_double(num, *(const double *)p);
+        gir_buf_puts(b, num);
+        break;
+    case PROTOBUF_C_TYPE_BOOL:
+        gir_buf_puts(b, *(const protobuf_c_boolean *)p ? "true" : "false");
+        break;
+    case PROTOBUF_C_TYPE_ENUM: {
+        int v = *(const int *)p;
+        const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(f->descriptor, v);
+        if (ev)
+            gir_buf_puts(b, ev->name);
+        else
+            gir_buf_printf(b, "%d", v);
+        break;
+    }
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *s = *(char *const *)p;
+        put_escaped(b, (const unsigned char *)(s ? s : ""), s ? strlen(s) : 0);
+        break;
+    }
+    case PROTOBUF_C_TYPE_BYTES: {
+        const ProtobufCBinaryData *bd = p;
+        put_escaped(b, bd->data ? bd->data : (const unsigned char *)"", bd->data ? bd->len : 0);
+        break;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE:
+        break;
+    }
+}
+
+static bool nonzero_bytes(const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        if (c[i])
+            return true;
+    return false;
+}
+
+/* Number of values of field f to print (0 or 1 for singular fields). */
+static size_t field_count(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+{
+    if (f->label == PROTOBUF_C_LABEL_REPEATED)
+        return *CMEMBER(m, f->quantifier_offset, size_t);
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+        return *CMEMBER(m, f->quantifier_offset, uint32_t) == f->id;
+    const void *p = CMEMBER(m, f->offset, void);
+    if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+        return *(ProtobufCMessage *const *)p != NULL;
+    if (f->label == PROTOBUF_C_LABEL_REQUIRED)
+        return 1;
+    if (f->label == PROTOBUF_C_LABEL_OPTIONAL) {
+        if (f->type == PROTOBUF_C_TYPE_STRING) {
+            const char *s = *(char *const *)p;
+            return s && s != (const char *)f->default_value;
+        }
+        return *CMEMBER(m, f->quantifier_offset, protobuf_c_boolean) != 0;
+    }
+    /* proto3 implicit presence: printed when not zero */
+    if (f->type == PROTOBUF_C_TYPE_STRING) {
+        const char *s = *(char *const *)p;
+        return s && *s;
+    }
+    if (f->type == PROTOBUF_C_TYPE_BYTES)
+        return ((const ProtobufCBinaryData *)p)->len > 0;
+    return nonzero_bytes(p, elt_size(f->type));
+}
+
+static const void *field_value(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, size_t i)
+{
+    const void *p = CMEMBER(m, f->offset, void);
+    if (f->label == PROTOBUF_C_LABEL_REPEATED)
+        return (const char *)*(void *const *)p + i * elt_size(f->type);
+    return p;
+}
+
+/* A protoc map field: repeated <CamelName>Entry { key = 1; value = 2; }. */
+static bool is_map_field(const ProtobufCFieldDescriptor *f)
+{
+    if (f->type != PROTOBUF_C_TYPE_MESSAGE || f->label != PROTOBUF_C_LABEL_REPEATED)
+        return false;
+    const ProtobufCMessageDescriptor *d = f->descriptor;
+    if (d->n_fields != 2 || d->fields[0].id != 1 || d->fields[1].id != 2 || strcmp(d->fields[0].name, "key") ||
+        strcmp(d->fields[1].name, "value"))
+        return false;
+    char camel[256];
+    size_t o = 0;
+    bool up = true;
+    for (const char *s = f->name; *s && o + 6 < sizeof camel; s++) {
+        if (*s == '_') {
+            up = true;
+            continue;
+        }
+        camel[o++] = (up && *s >= 'a' && *s <= 'z') ? (char)(*s - 'a' + 'A') : *s;
+        up = is_digit((unsigned char)*s);
+    }
+    memcpy(camel + o, "Entry", 6);
+    return strcmp(d->short_name, camel) == 0;
+}
+
+static int cmp_keys(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+    const ProtobufCFieldDescriptor *k = &a->descriptor->fields[0];
+    const void *pa = CMEMBER(a, k->offset, void), *pb = CMEMBER(b, k->offset, void);
+    switch (k->type) {
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
+        return strcmp(sa ? sa : "", sb ? sb : "");
+    }
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32: {
+        int32_t x = *(const int32_t *)pa, y = *(const int32_t *)pb;
+        return (x > y) - (x < y);
+    }
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32: {
+        uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+        return (x > y) - (x < y);
+    }
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64: {
+        int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
+        return (x > y) - (x < y);
+    }
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64: {
+        uint64_t x = *(const uint64_t *)pa, y = *(const uint64_t *)pb;
+        return (x > y) - (x < y);
+    }
+    case PROTOBUF_C_TYPE_BOOL: {
+        int x = *(const protobuf_c_boolean *)pa != 0, y = *(const protobuf_c_boolean *)pb != 0;
+        return x - y;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Stable bottom-up merge sort of entry indices by key. */
+static size_t *sorted_entries(ProtobufCMessage *const *e, size_t n)
+{
+    size_t *a = malloc((n ? n : 1) * sizeof *a), *t = malloc((n ? n : 1) * sizeof *t);
+    if (!a || !t) {
+        free(a);
+        free(t);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = i;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                t[k++] = cmp_keys(e[a[j]], e[a[i]]) < 0 ? a[j++] : a[i++];
+            while (i < mid)
+                t[k++] = a[i++];
+            while (j < hi)
+                t[k++] = a[j++];
+        }
+        size_t *x = a;
+        a = t;
+        t = x;
+        if (w > n / 2)
+            break;
+    }
+    free(t);
+    return a;
+}
+
+typedef struct pframe {
+    const ProtobufCMessage *msg;
+    unsigned fi;  /* field index */
+    size_t ei;    /* element index within the field */
+    size_t *perm; /* map fields: entries in key order */
+    bool map;     /* entries print key and value always */
+} pframe;
+
+static void put_indent(gir_buf *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        gir_buf_puts(b, "  ");
+}
+
+gir_status gir_pbtext_print(const ProtobufCMessage *msg, gir_buf *out, gir_error *err)
+{
+    pframe *st = NULL;
+    size_t depth = 0, cap = 0;
+    gir_status rc = GIR_OK;
+    if (!GIR_GROW(st, cap, 1))
+        return gir_nomem(err);
+    st[depth++] = (pframe){msg, 0, 0, NULL, false};
+    while (depth) {
+        pframe *fr = &st[depth - 1];
+        const ProtobufCMessageDescriptor *d = fr->msg->descriptor;
+        if (fr->fi >= d->n_fields) {
+            depth--;
+            if (depth) {
+                put_indent(out, depth - 1);
+                gir_buf_puts(out, "}\n");
+            }
+            continue;
+        }
+        const ProtobufCFieldDescriptor *f = &d->fields[fr->fi];
+        size_t n = field_count(fr->msg, f);
+        if (fr->map && fr->ei == 0 && n == 0)
+            n = 1; /* map entries print both key and value */
+        if (fr->ei >= n) {
+            free(fr->perm);
+            fr->perm = NULL;
+            fr->fi++;
+            fr->ei = 0;
+            continue;
+        }
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            ProtobufCMessage *const *arr = NULL;
+            size_t idx = fr->ei;
+            if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+                arr = *(ProtobufCMessage *const *const *)CMEMBER(fr->msg, f->offset, void);
+                if (fr->ei == 0 && n > 1 && is_map_field(f)) {
+                    fr->perm = sorted_entries(arr, n);
+                    if (!fr->perm) {
+                        rc = gir_nomem(err);
+                        break;
+                    }
+                }
+                if (fr->perm)
+                    idx = fr->perm[fr->ei];
+            }
+            const ProtobufCMessage *sub =
+                arr ? arr[idx] : *(ProtobufCMessage *const *)CMEMBER(fr->msg, f->offset, void);
+            bool map = f->label == PROTOBUF_C_LABEL_REPEATED && is_map_field(f);
+            fr->ei++;
+            put_indent(out, depth - 1);
+            gir_buf_puts(out, f->name);
+            gir_buf_puts(out, " {\n");
+            if (!sub) { /* the absent value of a map entry */
+                put_indent(out, depth - 1);
+                gir_buf_puts(out, "}\n");
+                continue;
+            }
+            if (!GIR_GROW(st, cap, depth + 1)) {
+                rc = gir_nomem(err);
+                break;
+            }
+            st[depth++] = (pframe){sub, 0, 0, NULL, map};
+            continue;
+        }
+        put_indent(out, depth - 1);
+        gir_buf_puts(out, f->name);
+        gir_buf_puts(out, ": ");
+        put_value(out, f, field_value(fr->msg, f, fr->ei));
+        gir_buf_putc(out, '\n');
+        fr->ei++;
+    }
+    for (size_t i = 0; i < depth; i++)
+        free(st[i].perm);
+    free(st);
+    if (!rc && out->failed)
+        rc = gir_nomem(err);
+    return rc;
+}

@@ -1,0 +1,1164 @@
+/* The NNVM family formats (nnvm, mxnet, tvm): the real files, round trips
+ * (same flavour and across), operator mapping cases, bad input. */
+#include "testutil.h"
+
+#include "formats/format.h"
+#include "formats/nnvm/nnvm.h"
+#include "passes/diff.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static gir_graph *load_opts(const char *path, const char *format, gir_options *o)
+{
+    gir_graph *g = NULL;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_load(path, format, o, &g, &err), &err);
+    gir_error_clear(&err);
+    return g;
+}
+
+static gir_graph *load(const char *path)
+{
+    return load_opts(path, NULL, NULL);
+}
+
+static gir_graph *load_shared(const char *rel)
+{
+    char *p = tu_shared(rel);
+    gir_graph *g = load(p);
+    free(p);
+    return g;
+}
+
+static void save(const gir_graph *g, const char *path, const char *format)
+{
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_save(g, path, format, NULL, &err), &err);
+    gir_error_clear(&err);
+}
+
+static size_t count_op(const gir_graph *g, const char *op)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        n += strcmp(gir_node_op(gir_graph_node(g, i)), op) == 0;
+    return n;
+}
+
+static size_t count_opaque(const gir_graph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        n += gir_node_is_opaque(gir_graph_node(g, i));
+    return n;
+}
+
+static size_t count_kind(const gir_graph *g, gir_value_kind k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gir_graph_value_count(g); i++)
+        n += gir_value_get_kind(gir_graph_value(g, i)) == k;
+    return n;
+}
+
+static const char *gmeta(const gir_graph *g, const char *key)
+{
+    const gir_attr *a = gir_attrs_find(&g->meta, key);
+    return a && a->type == GIR_ATTR_STRING ? a->u.s : NULL;
+}
+
+static const gir_value *val(const gir_graph *g, const char *name)
+{
+    const gir_value *v = gir_graph_find_value(g, name);
+    if (!v)
+        fail_msg("no value '%s'", name);
+    return v;
+}
+
+static void assert_shape(const gir_value *v, const char *want)
+{
+    char buf[128];
+    gir_shape_str(gir_value_shape(v), buf, sizeof buf);
+    if (strcmp(buf, want) != 0)
+        fail_msg("value '%s' has shape %s, expected %s", gir_value_name(v), buf, want);
+}
+
+static const gir_node *node(const gir_graph *g, const char *name)
+{
+    int32_t i = gir_graph_node_index(g, name);
+    if (i < 0)
+        fail_msg("no node '%s'", name);
+    return g->nodes[i];
+}
+
+/* Asserts a and b are the same graph: structure, attributes and weights,
+ * names (and meta when asked). */
+static void assert_same(const gir_graph *a, const gir_graph *b, bool names, bool meta)
+{
+    gir_diff_options o = { .names = names, .meta = meta, .weights = true };
+    gir_buf rep = GIR_BUF_INIT;
+    size_t count = 0;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_diff(a, b, &o, &rep, &count, &err), &err);
+    if (count)
+        fail_msg("graphs differ (%zu):\n%s", count, rep.data ? rep.data : "");
+    gir_buf_free(&rep);
+}
+
+/* Loads path, writes it as fmt into dir/out, reloads, compares. */
+static gir_graph *round_trip(const gir_graph *g, const char *fmt, const char *out)
+{
+    char *p = tu_tmp(out);
+    save(g, p, fmt);
+    gir_graph *h = load_opts(p, fmt, NULL);
+    free(p);
+    return h;
+}
+
+static void expect_load_fails(const char *path, const char *format, gir_options *o, gir_status code, const char *m1,
+                              const char *m2, const char *m3)
+{
+    gir_graph *g = NULL;
+    gir_error err = GIR_ERROR_INIT;
+    gir_status st = gir_load(path, format, o, &g, &err);
+    TU_FAILS(st, &err, code, m1, m2 ? m2 : m1, m3 ? m3 : m1);
+    assert_null(g);
+    gir_error_clear(&err);
+}
+
+static char *write_tmp(const char *name, const char *text)
+{
+    char *p = tu_tmp(name);
+    assert_true(tu_write(p, text, strlen(text)));
+    return p;
+}
+
+/* ---- the real files ---------------------------------------------------------- */
+
+static void test_mxnet_lenet(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/mxnet/lenet-symbol.json");
+    assert_string_equal(gmeta(g, "source.format"), "mxnet");
+    assert_string_equal(gmeta(g, "source.producer"), "MXNet 1.4.1");
+    assert_int_equal(gir_attrs_get_int(&g->meta, "mxnet.version", 0), 10401);
+    assert_int_equal(gir_graph_node_count(g), 12);
+    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(count_op(g, "Conv"), 2);
+    assert_int_equal(count_op(g, "Relu"), 3);
+    assert_int_equal(count_op(g, "MaxPool"), 2);
+    assert_int_equal(count_op(g, "Flatten"), 3); /* one explicit, one per FullyConnected(flatten=True) */
+    assert_int_equal(count_op(g, "Gemm"), 2);
+    assert_int_equal(gir_graph_input_count(g), 1);
+    assert_string_equal(gir_value_name(gir_graph_input(g, 0)), "data");
+    assert_int_equal(gir_graph_output_count(g), 1);
+    assert_string_equal(gir_value_name(gir_graph_output(g, 0)), "hybridsequential0_dense1_fwd");
+    /* Weights come from lenet-0001.params, lazily. */
+    assert_int_equal(count_kind(g, GIR_VALUE_WEIGHT), 8);
+    const gir_value *w = val(g, "hybridsequential0_conv0_weight");
+    assert_int_equal(gir_value_get_kind(w), GIR_VALUE_WEIGHT);
+    assert_shape(w, "[5,1,5,5]");
+    assert_int_equal(gir_value_dtype(w), GIR_DT_F32);
+    gir_tensor *t = gir_value_tensor(w);
+    assert_null(t->data);
+    const void *data;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_tensor_load(t, &data, &err), &err);
+    assert_true(*(const float *)data == 0.1603482961654663f);
+    gir_tensor_unload(t);
+    assert_shape(val(g, "hybridsequential0_dense0_weight"), "[32,80]");
+    assert_shape(val(g, "hybridsequential0_dense1_bias"), "[10]");
+    /* Variable attributes ride in meta; __shape__ agreed with the data. */
+    assert_string_equal(nn_meta_attr(&w->meta, "mxnet.attrs", "__shape__"), "(5, 0, 5, 5)");
+    size_t np;
+    const char *const *pairs = nn_meta_pairs(&w->meta, "mxnet.attrs", &np);
+    assert_int_equal(np, 10);
+    assert_string_equal(pairs[0], "__dtype__");
+    assert_string_equal(pairs[9], "1.0");
+    assert_string_equal(gir_attrs_get_string(&w->meta, "mxnet.param_prefix", ""), "arg");
+    /* Convolution attributes, explicit. */
+    const gir_node *c = node(g, "hybridsequential0_conv0_fwd");
+    const int64_t *v;
+    assert_int_equal(gir_attrs_get_ints(&c->attrs, "kernel_shape", &v), 2);
+    assert_true(v[0] == 5 && v[1] == 5);
+    assert_int_equal(gir_attrs_get_ints(&c->attrs, "pads", &v), 4);
+    assert_int_equal(gir_node_int(c, "group", 0), 1);
+    /* MKLDNN's two-output Pooling: remembered for the round trip. */
+    const gir_node *p = node(g, "hybridsequential0_pool0_fwd");
+    assert_int_equal(gir_attrs_get_int(&p->meta, "mxnet.num_outputs", 0), 2);
+    assert_int_equal(p->n_out, 1);
+    /* FullyConnected(flatten=True) = Flatten(axis=1) + Gemm(transB=1). */
+    const gir_node *fc = node(g, "hybridsequential0_dense0_fwd");
+    assert_int_equal(fc->op, GIR_OP_Gemm);
+    assert_int_equal(gir_node_int(fc, "transB", 0), 1);
+    const gir_node *fl = g->nodes[g->values[fc->in[0]]->producer];
+    assert_string_equal(fl->name, "hybridsequential0_dense0_fwd_flatten");
+    assert_int_equal(gir_node_int(fl, "axis", 0), 1);
+    gir_graph_free(g);
+}
+
+static const char *note(const gir_graph *g, size_t i)
+{
+    const gir_attr *a = gir_attrs_find(&g->meta, GIR_META_NOTES);
+    return a && a->type == GIR_ATTR_STRINGS && i < a->u.strs.n ? a->u.strs.v[i] : "";
+}
+
+/* With the input's shape, every shape the file implies. */
+static void test_inferred_shapes(void **state)
+{
+    (void)state;
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "input-shape", "data:1,1,28,28", &err), &err);
+    char *p = tu_shared("realworld/mxnet/lenet-symbol.json");
+    gir_graph *g = load_opts(p, NULL, o);
+    assert_shape(val(g, "hybridsequential0_conv0_fwd"), "[1,5,24,24]");
+    assert_shape(val(g, "hybridsequential0_pool0_fwd"), "[1,5,12,12]");
+    assert_shape(val(g, "hybridsequential0_conv1_fwd"), "[1,5,8,8]");
+    assert_shape(val(g, "hybridsequential0_pool1_fwd"), "[1,5,4,4]");
+    assert_shape(val(g, "hybridsequential0_flatten0_flatten0"), "[1,80]");
+    assert_shape(val(g, "hybridsequential0_dense0_fwd"), "[1,32]");
+    assert_shape(gir_graph_output(g, 0), "[1,10]");
+    assert_int_equal(gir_value_dtype(gir_graph_output(g, 0)), GIR_DT_F32);
+    gir_graph_free(g);
+    free(p);
+    p = tu_shared("realworld/nnvm/lenet_nnvm_graph.json");
+    g = load_opts(p, NULL, o);
+    assert_shape(val(g, "conv2d0"), "[1,20,24,24]");
+    assert_shape(val(g, "max_pool2d0"), "[1,20,12,12]");
+    assert_shape(val(g, "conv2d1"), "[1,50,8,8]");
+    assert_shape(val(g, "max_pool2d1"), "[1,50,4,4]");
+    assert_shape(val(g, "flatten0"), "[1,800]");
+    assert_shape(val(g, "dense0"), "[1,500]");
+    assert_shape(gir_graph_output(g, 0), "[1,10]");
+    /* With every shape known, the NNVM file records them (graph attributes
+     * shape and dtype per entry, as after NNVM's InferShape). */
+    char *out = tu_tmp("shaped_graph.json");
+    save(g, out, "nnvm");
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "\"shape\": [\"list_shape\", [\n        [1, 1, 28, 28], \n        [20, 1, 5, 5]"));
+    assert_non_null(strstr(text, "\"dtype\": [\"list_int\", [\n        0, \n"));
+    free(text);
+    gir_graph *h = load(out);
+    assert_shape(val(h, "data"), "[1,1,28,28]");
+    assert_int_equal(gir_value_dtype(val(h, "data")), GIR_DT_F32);
+    assert_shape(val(h, "max_pool2d1"), "[1,50,4,4]");
+    assert_same(g, h, true, false);
+    gir_graph_free(h);
+    free(out);
+    gir_graph_free(g);
+    free(p);
+    /* A name that is no input. */
+    TU_OK(gir_options_set(o, "input-shape", "_param_1:1,2", &err), &err);
+    p = tu_shared("realworld/nnvm/lenet_nnvm_graph.json");
+    expect_load_fails(p, NULL, o, GIR_E_ARGUMENT, "input-shape names '_param_1', which is a parameter, not an input",
+                      NULL, NULL);
+    TU_OK(gir_options_set(o, "input-shape", "data=1,2", &err), &err);
+    expect_load_fails(p, NULL, o, GIR_E_ARGUMENT, "input-shape=data=1,2: expected NAME:D1,D2,...", NULL, NULL);
+    free(p);
+    gir_options_free(o);
+}
+
+/* A fixed gamma whose channel count only shape inference finds. */
+static void test_bn_pending(void **state)
+{
+    (void)state;
+    const char *text = "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, "
+                       "{\"op\": \"Pooling\", \"name\": \"p\", \"attrs\": {\"kernel\": \"(2, 2)\"}, "
+                       "\"inputs\": [[0,0,0]]}, "
+                       "{\"op\": \"null\", \"name\": \"g\", \"inputs\": []}, "
+                       "{\"op\": \"null\", \"name\": \"b\", \"inputs\": []}, "
+                       "{\"op\": \"null\", \"name\": \"m\", \"inputs\": []}, "
+                       "{\"op\": \"null\", \"name\": \"v\", \"inputs\": []}, "
+                       "{\"op\": \"BatchNorm\", \"name\": \"bn\", \"inputs\": [[1,0,0],[2,0,0],[3,0,0],[4,0,0],[5,0,0]]}]"
+                       ", \"arg_nodes\": [0,2,3,4,5], \"heads\": [[6,0,0]], "
+                       "\"attrs\": {\"mxnet_version\": [\"int\", 10500]}}";
+    char *p = write_tmp("pend-symbol.json", text);
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "input-shape", "data:2,3,4,4", &err), &err);
+    gir_graph *g = load_opts(p, NULL, o);
+    const gir_node *bn = node(g, "bn");
+    assert_int_equal(bn->op, GIR_OP_BatchNormalization);
+    assert_shape(g->values[bn->in[1]], "[3]");
+    assert_int_equal(g->values[bn->in[1]]->kind, GIR_VALUE_CONST);
+    assert_string_equal(gir_attrs_get_string(&bn->meta, "nnvm.ignored_gamma", ""), "g");
+    assert_null(gir_attrs_find(&bn->meta, "nnvm.pending"));
+    assert_shape(gir_graph_output(g, 0), "[2,3,3,3]"); /* MXNet's default stride is 1 */
+    /* Written back: fix_gamma is the default again, g the input. */
+    char *out = tu_tmp("pend2-symbol.json");
+    save(g, out, "mxnet");
+    gir_graph *h = load_opts(out, NULL, o);
+    free(out);
+    out = tu_tmp("pend3-symbol.json");
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    /* Without the shape: kept verbatim, with a note. */
+    g = load(p);
+    bn = node(g, "bn");
+    assert_true(gir_node_is_opaque(bn));
+    assert_string_equal(gir_node_op(bn), "BatchNorm");
+    assert_string_equal(note(g, 0), "5 inputs without a recorded type (first 'data') taken as float32, the MXNet "
+                                    "default");
+    assert_string_equal(note(g, 1), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
+                                    "channel count; give the params or --input-shape");
+    save(g, out, "mxnet");
+    char *written = tu_slurp(out, NULL);
+    assert_non_null(strstr(written, "\"op\": \"BatchNorm\""));
+    free(written);
+    gir_graph_free(g);
+    gir_options_free(o);
+    free(out);
+    free(p);
+}
+
+static void test_mxnet_legacy(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/mxnet/save_000800.json");
+    assert_string_equal(gmeta(g, "source.format"), "mxnet");
+    assert_string_equal(gmeta(g, "source.producer"), "MXNet 0.8 or older");
+    assert_null(gir_attrs_find(&g->meta, "mxnet.version"));
+    assert_int_equal(gir_graph_node_count(g), 10);
+    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(count_op(g, "Gemm"), 3);
+    assert_int_equal(count_op(g, "Flatten"), 3);
+    assert_int_equal(count_op(g, "Relu"), 2);
+    assert_int_equal(count_op(g, "BatchNormalization"), 1);
+    assert_int_equal(count_op(g, "Softmax"), 1);
+    /* The upgrader's auxiliary states; the label is dropped. */
+    const gir_value *mm = val(g, "batchnorm0_moving_mean");
+    assert_string_equal(gir_attrs_get_string(&mm->meta, "mxnet.synthesized", ""), "1");
+    assert_non_null(gir_graph_find_value(g, "batchnorm0_moving_var"));
+    assert_null(gir_graph_find_value(g, "softmax_label"));
+    assert_int_equal(gir_graph_input_count(g), 11);
+    const gir_node *bn = node(g, "batchnorm0");
+    assert_int_equal(bn->n_in, 5);
+    assert_true(gir_node_float(bn, "epsilon", 0) == 0.001);
+    /* fix_gamma=True: the scale is ones, gamma kept aside by name. */
+    const gir_value *scale = g->values[bn->in[1]];
+    assert_int_equal(scale->kind, GIR_VALUE_CONST);
+    assert_shape(scale, "[10]");
+    assert_string_equal(gir_attrs_get_string(&bn->meta, "nnvm.ignored_gamma", ""), "batchnorm0_gamma");
+    const gir_node *sm = node(g, "softmax");
+    assert_int_equal(gir_node_int(sm, "axis", 0), 1);
+    assert_int_equal(sm->n_in, 1);
+    assert_string_equal(gir_attrs_get_string(&sm->meta, "mxnet.label", ""), "softmax_label");
+    assert_string_equal(nn_meta_attr(&sm->meta, "mxnet.label.attrs", "ctx_group"), "stage2");
+    /* The legacy "attr" keys ride along. */
+    assert_string_equal(nn_meta_attr(&node(g, "fc1")->meta, "mxnet.attrs", "wd_mult"), "0.3");
+    assert_string_equal(nn_meta_attr(&node(g, "fc1")->meta, "mxnet.attrs", "num_hidden"), "128");
+    assert_shape(val(g, "fc1_weight"), "[128,?]");
+    assert_string_equal(note(g, 0), "MXNet 0.8 file: gave 1 BatchNorm node the auxiliary inputs <name>_moving_mean "
+                                    "and <name>_moving_var, as MXNet's loader does");
+    assert_string_equal(note(g, 1), "dropped the label input of 1 SoftmaxOutput node (inference does not read it; "
+                                    "an MXNet writer puts it back)");
+    gir_graph_free(g);
+}
+
+static void test_mxnet_vgg(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/mxnet/vgg_dnnl_model1.json");
+    assert_string_equal(gmeta(g, "source.producer"), "MXNet 1.2.0");
+    assert_int_equal(gir_graph_node_count(g), 39);
+    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(count_op(g, "Conv"), 16);
+    assert_int_equal(count_op(g, "Relu"), 15);
+    assert_int_equal(count_op(g, "MaxPool"), 5);
+    assert_int_equal(count_op(g, "GlobalAveragePool"), 1);
+    assert_int_equal(count_op(g, "Flatten"), 1);
+    assert_int_equal(count_op(g, "Softmax"), 1);
+    /* No params: every variable is an input; num_filter shapes the weights. */
+    assert_int_equal(gir_graph_input_count(g), 33);
+    assert_shape(val(g, "conv5_3_weight"), "[512,?,3,3]");
+    assert_shape(val(g, "conv5_3_bias"), "[512]");
+    assert_int_equal(gir_node_int(node(g, "pool3"), "ceil_mode", 0), 1);
+    assert_int_equal(gir_node_int(node(g, "pool1"), "ceil_mode", 1), 0);
+    const int64_t *v;
+    assert_int_equal(gir_attrs_get_ints(&node(g, "pool5")->attrs, "pads", &v), 4);
+    assert_true(v[0] == 1 && v[3] == 1);
+    gir_graph_free(g);
+}
+
+static void test_nnvm_lenet(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/nnvm/lenet_nnvm_graph.json");
+    assert_string_equal(gmeta(g, "source.format"), "nnvm");
+    assert_int_equal(gir_graph_node_count(g), 11);
+    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(count_op(g, "Conv"), 2);
+    assert_int_equal(count_op(g, "MaxPool"), 2);
+    assert_int_equal(count_op(g, "Flatten"), 3);
+    assert_int_equal(count_op(g, "Gemm"), 2);
+    assert_int_equal(count_op(g, "Relu"), 1);
+    assert_int_equal(count_op(g, "Softmax"), 1);
+    assert_int_equal(count_kind(g, GIR_VALUE_WEIGHT), 8);
+    assert_shape(val(g, "_param_1"), "[20,1,5,5]");
+    assert_shape(val(g, "_param_5"), "[500,800]");
+    assert_shape(val(g, "_param_8"), "[10]");
+    /* "[1L, 1L]" and "True" parsed. */
+    const gir_node *p = node(g, "max_pool2d0");
+    assert_int_equal(gir_node_int(p, "ceil_mode", 0), 1);
+    const int64_t *v;
+    assert_int_equal(gir_attrs_get_ints(&p->attrs, "strides", &v), 2);
+    assert_true(v[0] == 2 && v[1] == 2);
+    assert_int_equal(gir_node_int(node(g, "softmax0"), "axis", 0), -1);
+    gir_graph_free(g);
+}
+
+static void test_tvm_wrn(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/tvm/wrn_fc.json");
+    assert_string_equal(gmeta(g, "source.format"), "tvm");
+    assert_string_equal(gmeta(g, "source.producer"), "TVM (NNVM compiler)");
+    assert_int_equal(gir_graph_node_count(g), 4);
+    assert_int_equal(count_opaque(g), 4);
+    assert_int_equal(count_op(g, "tvm_op"), 4);
+    const gir_node *n = node(g, "_contrib_conv2d_nchwc0");
+    assert_string_equal(gir_node_opaque_format(n), "tvm");
+    assert_string_equal(gir_node_string(n, "func_name", ""), "fuse__contrib_conv2d_NCHWc");
+    /* Every entry's shape and type from the graph attributes. */
+    assert_int_equal(gir_graph_input_count(g), 1);
+    assert_shape(val(g, "0"), "[1,80,8,8]");
+    assert_shape(val(g, "8_OIHW8i8o"), "[10,10,8,8,8,8]");
+    assert_shape(val(g, "relu0_NCHW8c"), "[1,10,8,8,8]");
+    assert_shape(val(g, "__mul_scalar__0"), "[1,80]");
+    assert_shape(val(g, "dense0"), "[1,10]");
+    assert_int_equal(gir_value_dtype(val(g, "dense0")), GIR_DT_F32);
+    assert_int_equal(gir_attrs_get_int(&val(g, "0")->meta, "tvm.storage_id", -1), 3);
+    assert_int_equal(gir_attrs_get_int(&val(g, "dense0")->meta, "tvm.storage_id", -1), 1);
+    assert_int_equal(count_kind(g, GIR_VALUE_WEIGHT), 5);
+    assert_shape(val(g, "1"), "[10,80]");
+    gir_graph_free(g);
+}
+
+static void test_tvm_relay(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/tvm/relay_deploy_graph.json");
+    assert_string_equal(gmeta(g, "source.producer"), "TVM (Relay graph executor)");
+    assert_string_equal(gmeta(g, "tvm.layout"), "relay");
+    assert_int_equal(gir_graph_node_count(g), 32);
+    assert_int_equal(count_opaque(g), 32);
+    assert_int_equal(gir_graph_input_count(g), 57); /* no params file: all inputs */
+    assert_shape(val(g, "data"), "[1,3,112,112]");
+    assert_shape(gir_graph_output(g, 0), "[1,1000]");
+    assert_int_equal(gir_attrs_get_int(&gir_graph_output(g, 0)->meta, "tvm.storage_id", -1), 58);
+    gir_graph_free(g);
+}
+
+static void test_tvm_seed003(void **state)
+{
+    (void)state;
+    char *p = tu_testdata("tvm/seed003_graph.json");
+    gir_graph *g = load(p);
+    free(p);
+    assert_string_equal(gmeta(g, "source.format"), "tvm");
+    assert_int_equal(gir_graph_node_count(g), 5);
+    assert_int_equal(count_op(g, "tvm_op"), 5);
+    assert_int_equal(gir_graph_input_count(g), 9);
+    assert_shape(val(g, "1"), "[1,1,224,224]");
+    assert_shape(val(g, "8"), "[9,32,3,3]");
+    assert_shape(val(g, "tvmgen_default_fused_nn_conv2d_expand_dims_add_nn_relu"), "[1,64,224,224]");
+    assert_shape(val(g, "tvmgen_default_fused_nn_conv2d_expand_dims_add"), "[1,9,224,224]");
+    const gir_value *out = gir_graph_output(g, 0);
+    assert_string_equal(gir_value_name(out), "tvmgen_default_fused_reshape_transpose_reshape");
+    assert_shape(out, "[1,1,672,672]");
+    assert_int_equal(gir_attrs_get_int(&out->meta, "tvm.storage_id", -1), 9);
+    assert_int_equal(gir_attrs_get_int(&out->meta, "tvm.device_index", -1), 1);
+    /* Attributes verbatim, in file order. */
+    const gir_node *n = node(g, "tvmgen_default_fused_nn_conv2d_expand_dims_add_nn_relu_1");
+    assert_int_equal(n->attrs.n, 8);
+    assert_string_equal(n->attrs.items[0].name, "num_outputs");
+    assert_string_equal(n->attrs.items[7].name, "hash");
+    assert_string_equal(n->attrs.items[7].u.s, "34d471bc283884cc");
+    gir_graph_free(g);
+}
+
+/* ---- round trips ----------------------------------------------------------------- */
+
+typedef struct rt_case {
+    const char *rel;    /* under shared/ or testdata/ */
+    bool testdata;
+    const char *fmt;
+    const char *out;    /* file name written */
+    bool identical;     /* the written graph JSON equals the source byte for byte */
+} rt_case;
+
+static const rt_case rt_cases[] = {
+    { "realworld/mxnet/lenet-symbol.json", false, "mxnet", "lenet-symbol.json", true },
+    { "realworld/mxnet/save_000800.json", false, "mxnet", "save-symbol.json", false },
+    { "realworld/mxnet/vgg_dnnl_model1.json", false, "mxnet", "vgg-symbol.json", false },
+    { "realworld/nnvm/lenet_nnvm_graph.json", false, "nnvm", "lenet_nnvm_graph.json", true },
+    { "realworld/tvm/wrn_fc.json", false, "tvm", "wrn_fc.json", true },
+    { "realworld/tvm/relay_deploy_graph.json", false, "tvm", "relay_deploy_graph.json", true },
+    { "tvm/seed003_graph.json", true, "tvm", "seed003_graph.json", false },
+};
+
+static void test_same_flavour_round_trips(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof rt_cases / sizeof *rt_cases; i++) {
+        const rt_case *c = &rt_cases[i];
+        char *src = c->testdata ? tu_testdata(c->rel) : tu_shared(c->rel);
+        gir_graph *a = load(src);
+        char *dir = tu_tempdir();
+        char *out = tu_join(dir, c->out);
+        save(a, out, c->fmt);
+        gir_graph *b = load_opts(out, c->fmt, NULL);
+        /* Same ops, attributes, edges, names, format meta and weights. */
+        assert_same(a, b, true, true);
+        if (c->identical && !tu_files_equal(src, out))
+            fail_msg("%s: written graph differs from the source", c->rel);
+        /* Writing twice gives the same bytes, params included. */
+        char *dir2 = tu_tempdir();
+        char *out2 = tu_join(dir2, c->out);
+        save(a, out2, c->fmt);
+        assert_true(tu_files_equal(out, out2));
+        assert_int_equal(tu_count_entries(dir), tu_count_entries(dir2));
+        char *pp = nn_params_path_for(out, strcmp(c->fmt, "mxnet") == 0 ? NN_MXNET : NN_NNVM);
+        char *pp2 = nn_params_path_for(out2, strcmp(c->fmt, "mxnet") == 0 ? NN_MXNET : NN_NNVM);
+        if (gir_path_exists(pp))
+            assert_true(tu_files_equal(pp, pp2));
+        free(pp);
+        free(pp2);
+        gir_graph_free(a);
+        gir_graph_free(b);
+        tu_rmtree(dir);
+        tu_rmtree(dir2);
+        free(out);
+        free(out2);
+        free(dir);
+        free(dir2);
+        free(src);
+    }
+}
+
+/* The MXNet writer reproduces MXNet's own params file exactly (V2 arrays,
+ * arg: names, the file's order). */
+static void test_mxnet_params_identical(void **state)
+{
+    (void)state;
+    gir_graph *a = load_shared("realworld/mxnet/lenet-symbol.json");
+    char *out = tu_tmp("ident-symbol.json");
+    save(a, out, "mxnet");
+    char *pp = tu_tmp("ident-0000.params");
+    char *src = tu_shared("realworld/mxnet/lenet-0001.params");
+    assert_true(tu_files_equal(src, pp));
+    free(src);
+    free(pp);
+    free(out);
+    gir_graph_free(a);
+}
+
+static void test_cross_lenet(void **state)
+{
+    (void)state;
+    /* MXNet -> NNVM -> MXNet */
+    gir_graph *a = load_shared("realworld/mxnet/lenet-symbol.json");
+    gir_graph *b = round_trip(a, "nnvm", "x_graph.json");
+    assert_string_equal(gmeta(b, "source.format"), "nnvm");
+    assert_same(a, b, true, false);
+    gir_graph *c = round_trip(b, "mxnet", "x-symbol.json");
+    assert_same(a, c, true, false);
+    assert_int_equal(count_op(c, "Flatten"), 3);
+    /* NNVM -> MXNet -> NNVM */
+    gir_graph *d = load_shared("realworld/nnvm/lenet_nnvm_graph.json");
+    gir_graph *e = round_trip(d, "mxnet", "y-symbol.json");
+    assert_same(d, e, true, false);
+    gir_graph *f = round_trip(e, "nnvm", "y_graph.json");
+    assert_same(d, f, true, false);
+    /* The NNVM file came back byte for byte except attribute spelling. */
+    gir_graph_free(a);
+    gir_graph_free(b);
+    gir_graph_free(c);
+    gir_graph_free(d);
+    gir_graph_free(e);
+    gir_graph_free(f);
+}
+
+/* ---- mapping cases ------------------------------------------------------------------ */
+
+static const char *mx_misc =
+    "{\"nodes\": ["
+    "{\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": \"(0, 3, 8, 8)\"}, \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"w\", \"inputs\": []},"
+    "{\"op\": \"Convolution\", \"name\": \"c\", \"attrs\": {\"kernel\": \"(3,3)\", \"num_filter\": \"4\", "
+    "\"no_bias\": \"True\", \"stride\": \"()\", \"pad\": \"[1,1]\", \"workspace\": \"512\"}, \"inputs\": [[0,0,0],[1,0,0]]},"
+    "{\"op\": \"LeakyReLU\", \"name\": \"l\", \"inputs\": [[2,0,0]]},"
+    "{\"op\": \"_plus_scalar\", \"name\": \"s\", \"attrs\": {\"scalar\": \"1\"}, \"inputs\": [[3,0,0]]},"
+    "{\"op\": \"_rminus_scalar\", \"name\": \"r\", \"attrs\": {\"scalar\": \"0.5\"}, \"inputs\": [[4,0,0]]},"
+    "{\"op\": \"Concat\", \"name\": \"cat\", \"attrs\": {\"num_args\": \"2\"}, \"inputs\": [[5,0,0],[4,0,0]]},"
+    "{\"op\": \"Pooling\", \"name\": \"gp\", \"attrs\": {\"global_pool\": \"True\", \"kernel\": \"(7, 7)\", "
+    "\"pool_type\": \"avg\"}, \"inputs\": [[6,0,0]]},"
+    "{\"op\": \"Pooling\", \"name\": \"ap\", \"attrs\": {\"kernel\": \"(2, 2)\", \"pool_type\": \"avg\", "
+    "\"pooling_convention\": \"full\"}, \"inputs\": [[6,0,0]]},"
+    "{\"op\": \"Pooling\", \"name\": \"lp\", \"attrs\": {\"kernel\": \"(2, 2)\", \"pool_type\": \"lp\"}, "
+    "\"inputs\": [[6,0,0]]},"
+    "{\"op\": \"Reshape\", \"name\": \"rs\", \"attrs\": {\"shape\": \"(0, -3, -2)\"}, \"inputs\": [[8,0,0]]},"
+    "{\"op\": \"Dropout\", \"name\": \"d\", \"attrs\": {\"p\": \"0.3\"}, \"inputs\": [[7,0,0]]}"
+    "], \"arg_nodes\": [0, 1], \"heads\": [[11,0,0], [9,0,0], [10,0,0]], "
+    "\"attrs\": {\"mxnet_version\": [\"int\", 10600], \"is_np_shape\": [\"int\", 0]}}";
+
+static void test_mxnet_mapping(void **state)
+{
+    (void)state;
+    char *p = write_tmp("misc-symbol.json", mx_misc);
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "input-shape", "data:2,3,8,8", &err), &err);
+    gir_graph *g = load_opts(p, NULL, o);
+    /* input-shape wins over the __shape__ hint (0 = unknown). */
+    assert_shape(val(g, "data"), "[2,3,8,8]");
+    assert_shape(val(g, "w"), "[4,?,3,3]");
+    const gir_node *c = node(g, "c");
+    assert_int_equal(c->n_in, 2);
+    const int64_t *v;
+    assert_int_equal(gir_attrs_get_ints(&c->attrs, "strides", &v), 2); /* "()" = 1 each */
+    assert_true(v[0] == 1 && v[1] == 1);
+    assert_int_equal(gir_attrs_get_ints(&c->attrs, "pads", &v), 4);
+    assert_true(v[0] == 1 && v[1] == 1 && v[2] == 1 && v[3] == 1);
+    /* LeakyReLU's MXNet default slope, written explicitly. */
+    assert_int_equal(node(g, "l")->op, GIR_OP_LeakyRelu);
+    assert_true(gir_node_float(node(g, "l"), "alpha", 0) == 0.25);
+    /* Scalar operators: a rank-0 constant operand, reversed for _r*. */
+    const gir_node *s = node(g, "s");
+    assert_int_equal(s->op, GIR_OP_Add);
+    const gir_value *k = g->values[s->in[1]];
+    assert_int_equal(k->kind, GIR_VALUE_CONST);
+    assert_shape(k, "[]");
+    assert_true(*(const float *)k->data->data == 1.0f);
+    const gir_node *r = node(g, "r");
+    assert_int_equal(r->op, GIR_OP_Sub);
+    assert_int_equal(g->values[r->in[0]]->kind, GIR_VALUE_CONST);
+    /* Concat's default dim is 1. */
+    assert_int_equal(gir_node_int(node(g, "cat"), "axis", -7), 1);
+    assert_int_equal(node(g, "gp")->op, GIR_OP_GlobalAveragePool);
+    const gir_node *ap = node(g, "ap");
+    assert_int_equal(ap->op, GIR_OP_AveragePool);
+    assert_int_equal(gir_node_int(ap, "ceil_mode", 0), 1);
+    assert_int_equal(gir_node_int(ap, "count_include_pad", 0), 1); /* MXNet: None means True */
+    /* No exact canonical form: kept verbatim. */
+    assert_true(gir_node_is_opaque(node(g, "lp")));
+    assert_string_equal(gir_node_op(node(g, "lp")), "Pooling");
+    assert_true(gir_node_is_opaque(node(g, "rs")));
+    assert_true(gir_node_float(node(g, "d"), "ratio", 0) == 0.3);
+    /* The round trip writes the source's text back. */
+    char *out = tu_tmp("misc2-symbol.json");
+    save(g, out, "mxnet");
+    size_t len;
+    char *text = tu_slurp(out, &len);
+    assert_non_null(strstr(text, "\"scalar\": \"1\""));
+    assert_non_null(strstr(text, "\"stride\": \"()\""));
+    assert_non_null(strstr(text, "\"pad\": \"[1,1]\""));
+    assert_non_null(strstr(text, "\"workspace\": \"512\""));
+    assert_non_null(strstr(text, "\"is_np_shape\": [\"int\", 0]"));
+    assert_non_null(strstr(text, "\"mxnet_version\": [\"int\", 10600]"));
+    assert_null(strstr(text, "\"slope\""));
+    free(text);
+    gir_graph *h = load_opts(out, NULL, o);
+    assert_same(g, h, true, true);
+    /* As NNVM: the scalar becomes __add_scalar__; lp pooling cannot go. */
+    char *nv = tu_tmp("misc_graph.json");
+    TU_FAILS(gir_save(g, nv, "nnvm", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as nnvm: ",
+             "Pooling (a mxnet operator kept verbatim) (1 node, first 'lp')",
+             "Reshape (a mxnet operator kept verbatim) (1 node, first 'rs')");
+    gir_error_clear(&err);
+    assert_false(gir_path_exists(nv));
+    free(nv);
+    free(out);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    gir_options_free(o);
+    free(p);
+}
+
+/* BatchNorm's fix_gamma and eps, the SoftmaxOutput label, FullyConnected
+ * with and without flatten, through params. */
+static const char *mx_bn =
+    "{\"nodes\": ["
+    "{\"op\": \"null\", \"name\": \"data\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"fc_weight\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"fc_bias\", \"inputs\": []},"
+    "{\"op\": \"FullyConnected\", \"name\": \"fc\", \"attrs\": {\"num_hidden\": \"3\"}, "
+    "\"inputs\": [[0,0,0],[1,0,0],[2,0,0]]},"
+    "{\"op\": \"null\", \"name\": \"bn_gamma\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"bn_beta\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"bn_moving_mean\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"bn_moving_var\", \"inputs\": []},"
+    "{\"op\": \"BatchNorm\", \"name\": \"bn\", \"inputs\": [[3,0,0],[4,0,0],[5,0,0],[6,0,1],[7,0,1]]},"
+    "{\"op\": \"null\", \"name\": \"fc2_weight\", \"inputs\": []},"
+    "{\"op\": \"FullyConnected\", \"name\": \"fc2\", \"attrs\": {\"num_hidden\": \"2\", \"no_bias\": \"True\", "
+    "\"flatten\": \"False\"}, \"inputs\": [[8,0,0],[9,0,0]]},"
+    "{\"op\": \"null\", \"name\": \"label\", \"attrs\": {\"__init__\": \"zeros\"}, \"inputs\": []},"
+    "{\"op\": \"SoftmaxOutput\", \"name\": \"out\", \"attrs\": {\"grad_scale\": \"2\"}, "
+    "\"inputs\": [[10,0,0],[11,0,0]]}"
+    "], \"arg_nodes\": [0,1,2,4,5,6,7,9,11], \"heads\": [[12,0,0]], "
+    "\"attrs\": {\"mxnet_version\": [\"int\", 10901]}}";
+
+static gir_tensor *f32_tensor(const int64_t *dims, int rank, float base)
+{
+    gir_shape s = { .rank = rank };
+    for (int i = 0; i < rank; i++)
+        s.dims[i] = dims[i];
+    gir_tensor *t;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_tensor_new(GIR_DT_F32, &s, &t, &err), &err);
+    float *p = t->data;
+    for (uint64_t i = 0; i < t->nbytes / 4; i++)
+        p[i] = base + (float)i * 0.25f;
+    return t;
+}
+
+static void write_mx_params(const char *path, const char *const *names, gir_tensor **ts, size_t n)
+{
+    gir_outfile *f;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_outfile_open(path, true, &f, &err), &err);
+    nn_param_out *items = calloc(n, sizeof *items);
+    for (size_t i = 0; i < n; i++)
+        items[i] = (nn_param_out){ names[i], ts[i] };
+    TU_OK(nn_params_write(f, NN_PARAMS_MXNET, items, n, &err), &err);
+    TU_OK(gir_outfile_commit(f, &err), &err);
+    free(items);
+}
+
+static void test_mxnet_bn_softmax(void **state)
+{
+    (void)state;
+    char *p = write_tmp("bn-symbol.json", mx_bn);
+    char *pp = tu_tmp("bn-0007.params");
+    static const char *const names[] = { "arg:fc_weight", "arg:fc_bias", "arg:bn_gamma", "arg:bn_beta",
+                                         "aux:bn_moving_mean", "aux:bn_moving_var", "arg:fc2_weight" };
+    int64_t d_fc[2] = { 3, 4 }, d3[1] = { 3 }, d_fc2[2] = { 2, 3 };
+    gir_tensor *ts[7] = { f32_tensor(d_fc, 2, 0), f32_tensor(d3, 1, 1), f32_tensor(d3, 1, 2), f32_tensor(d3, 1, 3),
+                          f32_tensor(d3, 1, 4), f32_tensor(d3, 1, 5), f32_tensor(d_fc2, 2, 6) };
+    write_mx_params(pp, names, ts, 7);
+    for (size_t i = 0; i < 7; i++)
+        gir_tensor_unref(ts[i]);
+    gir_graph *g = load(p);
+    assert_int_equal(count_opaque(g), 0);
+    const gir_node *bn = node(g, "bn");
+    assert_true(gir_node_float(bn, "epsilon", 0) == 0.001); /* MXNet default, explicit */
+    const gir_value *scale = g->values[bn->in[1]];
+    assert_int_equal(scale->kind, GIR_VALUE_CONST);
+    assert_string_equal(scale->name, "bn_ones");
+    const float *ones = scale->data->data;
+    assert_true(ones[0] == 1.0f && ones[2] == 1.0f);
+    /* The gamma parameter is kept (its data goes back to the file). */
+    assert_int_equal(val(g, "bn_gamma")->kind, GIR_VALUE_WEIGHT);
+    assert_string_equal(gir_attrs_get_string(&val(g, "bn_moving_var")->meta, "mxnet.param_prefix", ""), "aux");
+    /* flatten=False on a matrix: Gemm without Flatten. */
+    const gir_node *fc2 = node(g, "fc2");
+    assert_int_equal(fc2->op, GIR_OP_Gemm);
+    assert_int_equal(fc2->n_in, 2);
+    assert_string_equal(g->values[fc2->in[0]]->name, "bn");
+    assert_int_equal(count_op(g, "Flatten"), 1);
+    assert_null(gir_graph_find_value(g, "label"));
+    assert_int_equal(gir_graph_input_count(g), 1);
+    /* Same flavour: fix_gamma, the label, flatten=False and versions back. */
+    char *out = tu_tmp("bn2-symbol.json");
+    save(g, out, "mxnet");
+    size_t len;
+    char *text = tu_slurp(out, &len);
+    assert_non_null(strstr(text, "\"name\": \"label\", \n      \"attrs\": {\"__init__\": \"zeros\"}"));
+    assert_non_null(strstr(text, "\"inputs\": [[3, 0, 0], [4, 0, 0], [5, 0, 0], [6, 0, 1], [7, 0, 1]]"));
+    assert_non_null(strstr(text, "\"flatten\": \"False\""));
+    assert_null(strstr(text, "fix_gamma"));
+    assert_null(strstr(text, "bn_ones"));
+    free(text);
+    gir_graph *h = load(out);
+    assert_same(g, h, true, true);
+    char *pp2 = tu_tmp("bn2-0000.params");
+    assert_true(tu_files_equal(pp, pp2));
+    /* Through NNVM and back: scale=False carries fix_gamma. */
+    gir_graph *nv = round_trip(g, "nnvm", "bn_graph.json");
+    char *nvtext = tu_tmp("bn_graph.json");
+    text = tu_slurp(nvtext, &len);
+    assert_non_null(strstr(text, "\"scale\": \"False\""));
+    assert_non_null(strstr(text, "\"epsilon\": \"0.001\""));
+    assert_non_null(strstr(text, "\"op\": \"softmax\", \n      \"name\": \"out\", \n      \"attrs\": {\"axis\": \"1\"}"));
+    free(text);
+    free(nvtext);
+    assert_same(g, nv, true, false);
+    gir_graph_free(nv);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    free(pp2);
+    free(out);
+    free(pp);
+    free(p);
+}
+
+static void test_detect(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rel, *fmt;
+    } cases[] = {
+        { "realworld/mxnet/lenet-symbol.json", "mxnet" },
+        { "realworld/mxnet/save_000800.json", "mxnet" },
+        { "realworld/mxnet/vgg_dnnl_model1.json", "mxnet" },
+        { "realworld/nnvm/lenet_nnvm_graph.json", "nnvm" },
+        { "realworld/tvm/wrn_fc.json", "tvm" },
+        { "realworld/tvm/relay_deploy_graph.json", "tvm" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = tu_shared(cases[i].rel);
+        const char *name, *reason;
+        gir_error err = GIR_ERROR_INIT;
+        TU_OK(gir_detect(p, &name, &reason, &err), &err);
+        assert_string_equal(name, cases[i].fmt);
+        assert_string_equal(reason, "content");
+        free(p);
+    }
+    /* A params file is not claimed as a model. */
+    unsigned char head[64];
+    size_t n;
+    char *p = tu_shared("realworld/tvm/wrn_fc.params");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_read_head(p, head, sizeof head, &n, &err), &err);
+    for (size_t i = 0; gir_format_at(i); i++)
+        if (gir_format_at(i)->probe)
+            assert_true(gir_format_at(i)->probe(head, n, p) < 50);
+    free(p);
+    nn_flavour fl;
+    assert_int_equal(nn_probe((const unsigned char *)"[1, 2]", 6, &fl), 0);
+    assert_int_equal(nn_probe((const unsigned char *)"{\"nodes\": [{\"op\": \"conv2d\"", 26, &fl), 90);
+    assert_int_equal(fl, NN_NNVM);
+    assert_int_equal(nn_probe((const unsigned char *)"{\"nodes\": [{\"op\": \"null\"", 24, &fl), 60);
+}
+
+/* ---- bad input ------------------------------------------------------------------------ */
+
+static void expect_json_fails(const char *text, gir_status code, const char *m1, const char *m2, const char *m3)
+{
+    char *p = write_tmp("bad.json", text);
+    expect_load_fails(p, "nnvm", NULL, code, "bad.json", m1, m2 ? m2 : m1);
+    (void)m3;
+    free(p);
+}
+
+static void test_bad_json(void **state)
+{
+    (void)state;
+    expect_json_fails("", GIR_E_UNKNOWN_FORMAT, "file is empty", NULL, NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": [", GIR_E_SYNTAX,
+                      "JSON text ends early (truncated file?): 4 containers still open", "line 1:51", NULL);
+    expect_json_fails("{\"nodes\": {}, \"arg_nodes\": [], \"heads\": []}", GIR_E_SCHEMA,
+                      "\"nodes\" must be an array of nodes, found an object", "/nodes (line 1:11)", NULL);
+    expect_json_fails("[1]", GIR_E_SCHEMA, "expected a graph object with nodes, arg_nodes and heads, found an array",
+                      NULL, NULL);
+    expect_json_fails("{\"nodes\": [], \"heads\": []}", GIR_E_SCHEMA, "the graph has no \"arg_nodes\"", NULL, NULL);
+    expect_json_fails("{\"nodes\": [], \"arg_nodes\": [], \"heads\": [], \"extra\": 1}", GIR_E_SCHEMA,
+                      "unknown key \"extra\" (a graph has nodes, arg_nodes, node_row_ptr, heads and attrs)",
+                      "/extra", NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"Activation\", \"name\": \"a\", \"attrs\": {\"act_type\": 3}, \"inputs\": [[0,0,0]]}],"
+                      " \"arg_nodes\": [0], \"heads\": [[1,0,0]]}",
+                      GIR_E_SCHEMA, "attribute \"act_type\" must be a string, found the number 3",
+                      "/nodes/1/attrs/act_type (line 1:", NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[9,0,0]]}],"
+                      " \"arg_nodes\": [0], \"heads\": [[1,0,0]]}",
+                      GIR_E_REFERENCE, "entry points at node 9, but the graph has 2 nodes (0..1)", "/nodes/1/inputs/0",
+                      NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0,1,0]]}],"
+                      " \"arg_nodes\": [0], \"heads\": [[1,0,0]]}",
+                      GIR_E_REFERENCE, "entry takes output 1 of variable 'x', which has only output 0",
+                      "/nodes/1/inputs/0", NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0,0,0,0]]}],"
+                      " \"arg_nodes\": [0], \"heads\": [[1,0,0]]}",
+                      GIR_E_SCHEMA, "an entry must be [node, index] or [node, index, version], found an array of 4",
+                      NULL, NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0,-1,0]]}],"
+                      " \"arg_nodes\": [0], \"heads\": [[1,0,0]]}",
+                      GIR_E_SCHEMA, "entry output index must be a non-negative integer, found the number -1",
+                      "/nodes/1/inputs/0/1", NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"elemwise_add\", \"name\": \"a\", \"inputs\": [[0,0,0], [2,0,0]]}, "
+                      "{\"op\": \"relu\", \"name\": \"b\", \"inputs\": [[1,0,0]]}],"
+                      " \"arg_nodes\": [0], \"heads\": [[2,0,0]]}",
+                      GIR_E_CYCLE, "the graph has a cycle", "node 'b'", NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"name\": \"y\", \"inputs\": []}],"
+                      " \"arg_nodes\": [0], \"heads\": [[0,0,0]]}",
+                      GIR_E_DUPLICATE, "duplicate key \"name\" in a JSON object", "line 1:", NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"relu\", \"name\": \"x\", \"inputs\": []}],"
+                      " \"arg_nodes\": [0], \"heads\": [[0,0,0]]}",
+                      GIR_E_REFERENCE, "arg_nodes lists node 0 ('x'), which is not a variable (op \"relu\")", NULL,
+                      NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"conv2d\", \"name\": \"c\", \"attrs\": {\"channels\": \"4\", \"kernel_size\": \"(a, b)\"}, "
+                      "\"inputs\": [[0,0,0], [0,0,0]]}], \"arg_nodes\": [0], \"heads\": [[1,0,0]]}",
+                      GIR_E_ATTRIBUTE, "conv2d attribute kernel_size=\"(a, b)\" is not an integer tuple",
+                      "node 'c'", NULL);
+    expect_json_fails("{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                      "{\"op\": \"elemwise_add\", \"name\": \"a\", \"inputs\": [[0,0,0], [1,0,0]]}], "
+                      "\"arg_nodes\": [0, 1], \"heads\": [[2,0,0]]}",
+                      GIR_E_DUPLICATE, "two variables are named 'x'", "/nodes/1/name", NULL);
+}
+
+static void test_bad_tvm(void **state)
+{
+    (void)state;
+#define TVM_BASE(rest)                                                                                          \
+    "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "                                               \
+    "{\"op\": \"tvm_op\", \"name\": \"f\", \"attrs\": {\"func_name\": \"f\", \"num_inputs\": \"1\", "                     \
+    "\"num_outputs\": \"1\", \"flatten_data\": \"0\"}, \"inputs\": [[0,0,0]]}], "                                       \
+    "\"arg_nodes\": [0], \"heads\": [[1,0,0]], " rest "}"
+    const char *buf;
+    buf = TVM_BASE(
+             "\"node_row_ptr\": [0, 1, 3], \"attrs\": {\"dltype\": [\"list_str\", [\"float32\", \"float32\"]], "
+             "\"storage_id\": [\"list_int\", [0, 1]], \"shape\": [\"list_shape\", [[1], [1]]]}");
+    expect_json_fails(buf, GIR_E_SCHEMA, "node 1 ('f') has 1 output, but node_row_ptr gives it 2",
+                      "/node_row_ptr/2", NULL);
+    buf = TVM_BASE(
+             "\"node_row_ptr\": [0, 1, 2], \"attrs\": {\"dltype\": [\"list_str\", [\"float32\", \"float32\"]], "
+             "\"storage_id\": [\"list_int\", [0, 1]]}");
+    expect_json_fails(buf, GIR_E_SCHEMA, "a TVM executor graph needs the graph attribute \"shape\" (list_shape)",
+                      "/attrs", NULL);
+    buf = TVM_BASE(
+             "\"node_row_ptr\": [0, 1, 2], \"attrs\": {\"dltype\": [\"list_str\", [\"float32\", \"float32\"]], "
+             "\"storage_id\": [\"list_int\", [0, 1]], \"shape\": [\"list_shape\", [[1], [1], [2]]]}");
+    expect_json_fails(buf, GIR_E_SCHEMA,
+                      "graph attribute \"shape\" must list 2 entries (one per node output), found an array of 3",
+                      "/attrs/shape/1", NULL);
+    buf = TVM_BASE(
+             "\"node_row_ptr\": [0, 1, 2], \"attrs\": {\"dltype\": [\"list_str\", [\"float32\", \"float32\"]], "
+             "\"storage_id\": [\"list_int\", [0, 1]], \"shape\": [\"list_shape\", [[1], [-1]]]}");
+    expect_json_fails(buf, GIR_E_SHAPE, "shape entries must be shapes of non-negative integers", "/attrs/shape/1/1",
+                      NULL);
+    const char *bad_op = "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+                         "{\"op\": \"tvm_op\", \"name\": \"f\", \"attrs\": {\"func_name\": \"f\", \"num_inputs\": \"2\", "
+                         "\"num_outputs\": \"1\", \"flatten_data\": \"0\"}, \"inputs\": [[0,0,0]]}], "
+                         "\"arg_nodes\": [0], \"heads\": [[1,0,0]], \"node_row_ptr\": [0, 1, 2]}";
+    expect_json_fails(bad_op, GIR_E_ATTRIBUTE, "tvm_op attribute num_inputs=\"2\" is not the number of inputs (1)",
+                      "node 'f'", NULL);
+}
+
+static void test_bad_params(void **state)
+{
+    (void)state;
+    char *graph = tu_shared("realworld/mxnet/lenet-symbol.json");
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    /* Bad magic. */
+    char *bad = write_tmp("bad.params", "this is not a parameters file at all");
+    TU_OK(gir_options_set(o, "params", bad, &err), &err);
+    expect_load_fails(graph, NULL, o, GIR_E_PARAMS, "bad.params: byte 0: not a parameters file", NULL, NULL);
+    /* Short data: the real file cut inside its last array. */
+    char *src = tu_shared("realworld/mxnet/lenet-0001.params");
+    size_t len;
+    char *data = tu_slurp(src, &len);
+    char *cut = tu_tmp("cut.params");
+    assert_true(tu_write(cut, data, 15050));
+    TU_OK(gir_options_set(o, "params", cut, &err), &err);
+    expect_load_fails(graph, NULL, o, GIR_E_PARAMS,
+                      "cut.params: byte 15032: file ends inside the data of array 7: 40 bytes needed, 18 left",
+                      NULL, NULL);
+    free(data);
+    free(cut);
+    free(src);
+    /* A parameter that matches no variable. */
+    char *extra = tu_tmp("extra.params");
+    static const char *const names[] = { "arg:hybridsequential0_conv0_bias", "arg:nothing_like_it" };
+    int64_t d5[1] = { 5 };
+    gir_tensor *ts[2] = { f32_tensor(d5, 1, 0), f32_tensor(d5, 1, 0) };
+    write_mx_params(extra, names, ts, 2);
+    gir_tensor_unref(ts[0]);
+    gir_tensor_unref(ts[1]);
+    TU_OK(gir_options_set(o, "params", extra, &err), &err);
+    expect_load_fails(graph, NULL, o, GIR_E_PARAMS, "extra.params: byte ",
+                      "parameter 'arg:nothing_like_it' matches no variable of the graph", NULL);
+    free(extra);
+    /* Shapes that disagree with the graph's __shape__. */
+    char *wrong = tu_tmp("wrong.params");
+    static const char *const names2[] = { "arg:hybridsequential0_conv0_bias" };
+    int64_t d6[1] = { 6 };
+    gir_tensor *t6 = f32_tensor(d6, 1, 0);
+    write_mx_params(wrong, names2, &t6, 1);
+    gir_tensor_unref(t6);
+    TU_OK(gir_options_set(o, "params", wrong, &err), &err);
+    expect_load_fails(graph, NULL, o, GIR_E_SHAPE,
+                      "parameter 'arg:hybridsequential0_conv0_bias' has shape [6], but the graph declares [5]", NULL,
+                      NULL);
+    free(wrong);
+    /* An unnamed list cannot be matched. */
+    char *legacy = tu_shared("realworld/mxnet/legacy_ndarray.v0");
+    TU_OK(gir_options_set(o, "params", legacy, &err), &err);
+    expect_load_fails(graph, NULL, o, GIR_E_PARAMS, "the parameters file has no names", NULL, NULL);
+    /* A params file given as the model. */
+    expect_load_fails(legacy, NULL, NULL, GIR_E_SYNTAX,
+                      "this is an MXNet parameters file, not a graph JSON; give the graph JSON and pass the params "
+                      "with --params",
+                      NULL, NULL);
+    char *tvmp = tu_shared("realworld/tvm/wrn_fc.params");
+    expect_load_fails(tvmp, "tvm", NULL, GIR_E_SYNTAX, "this is a TVM parameters file, not a graph JSON", NULL, NULL);
+    free(tvmp);
+    free(legacy);
+    free(bad);
+    free(graph);
+    gir_options_free(o);
+}
+
+static void test_companions(void **state)
+{
+    (void)state;
+    char *dir = tu_tempdir();
+    char *src = tu_shared("realworld/mxnet/lenet-symbol.json");
+    size_t len;
+    char *text = tu_slurp(src, &len);
+    char *g = tu_join(dir, "m-symbol.json");
+    assert_true(tu_write(g, text, len));
+    char *p1 = tu_join(dir, "m-0001.params"), *p2 = tu_join(dir, "m-0012.params");
+    char *psrc = tu_shared("realworld/mxnet/lenet-0001.params");
+    size_t plen;
+    char *pdata = tu_slurp(psrc, &plen);
+    assert_true(tu_write(p1, pdata, plen));
+    gir_graph *gr = load(g);
+    assert_int_equal(count_kind(gr, GIR_VALUE_WEIGHT), 8);
+    gir_graph_free(gr);
+    assert_true(tu_write(p2, pdata, plen));
+    expect_load_fails(g, NULL, NULL, GIR_E_ARGUMENT,
+                      "2 parameter files match the graph (m-0001.params, m-0012.params); choose one with --params", NULL,
+                      NULL);
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "params", p2, &err), &err);
+    gr = load_opts(g, NULL, o);
+    assert_int_equal(count_kind(gr, GIR_VALUE_WEIGHT), 8);
+    gir_graph_free(gr);
+    gir_options_free(o);
+    /* Naming rules. */
+    char *s;
+    TU_OK(nn_find_params("/nonexistent/x_graph.json", &s, &err), &err);
+    assert_null(s);
+    char *w1 = nn_params_path_for("/a/deploy_graph.json", NN_TVM);
+    assert_string_equal(w1, "/a/deploy_param.params");
+    char *w2 = nn_params_path_for("/a/m-symbol.json", NN_MXNET);
+    assert_string_equal(w2, "/a/m-0000.params");
+    char *w3 = nn_params_path_for("/a/m.json", NN_NNVM);
+    assert_string_equal(w3, "/a/m.params");
+    char *w4 = nn_params_path_for("/a/m.graph", NN_TVM);
+    assert_string_equal(w4, "/a/m.params");
+    free(w1);
+    free(w2);
+    free(w3);
+    free(w4);
+    free(pdata);
+    free(psrc);
+    free(p1);
+    free(p2);
+    free(g);
+    free(text);
+    free(src);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* An executor graph is an NNVM graph: written as nnvm it stays one. */
+static void test_executor_as_nnvm(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/tvm/wrn_fc.json");
+    char *out = tu_tmp("exec_graph.json");
+    save(g, out, "nnvm");
+    char *src = tu_shared("realworld/tvm/wrn_fc.json");
+    assert_true(tu_files_equal(src, out));
+    gir_graph *h = load(out);
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    free(src);
+    free(out);
+}
+
+static void test_writer_refusals(void **state)
+{
+    (void)state;
+    /* The executor flavour runs only compiled functions. */
+    gir_graph *g = load_shared("realworld/mxnet/lenet-symbol.json");
+    char *dir = tu_tempdir();
+    char *out = tu_join(dir, "x_graph.json");
+    gir_error err = GIR_ERROR_INIT;
+    TU_FAILS(gir_save(g, out, "tvm", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as tvm: Conv (not a "
+             "compiled tvm_op function; write nnvm or mxnet) (2 nodes, first 'hybridsequential0_conv0_fwd')",
+             "Gemm (");
+    gir_error_clear(&err);
+    assert_int_equal(tu_count_entries(dir), 0);
+    /* An existing output stays unless force=1. */
+    assert_true(tu_write(out, "keep", 4));
+    TU_FAILS(gir_save(g, out, "nnvm", NULL, &err), &err, GIR_E_EXISTS, "output exists");
+    gir_error_clear(&err);
+    size_t len;
+    char *text = tu_slurp(out, &len);
+    assert_int_equal(len, 4);
+    free(text);
+    assert_int_equal(tu_count_entries(dir), 1);
+    gir_options *o = gir_options_new();
+    TU_OK(gir_options_set(o, "force", "1", &err), &err);
+    TU_OK(gir_save(g, out, "nnvm", o, &err), &err);
+    assert_int_equal(tu_count_entries(dir), 2); /* x_graph.json, x_param.params */
+    gir_options_free(o);
+    /* Every construct NNVM cannot express, at once. */
+    gir_node *c = (gir_node *)node(g, "hybridsequential0_conv1_fwd");
+    int64_t pads[4] = { 0, 0, 1, 1 };
+    gir_attrs_set_ints(g, &c->attrs, "pads", pads, 4);
+    gir_node *fl = (gir_node *)node(g, "hybridsequential0_flatten0_flatten0");
+    gir_attrs_set_int(g, &fl->attrs, "axis", 2);
+    gir_node *r = (gir_node *)node(g, "hybridsequential0_dense0_relu_fwd");
+    r->op = GIR_OP_Erf;
+    char *out2 = tu_join(dir, "y_graph.json");
+    TU_FAILS(gir_save(g, out2, "nnvm", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR,
+             "cannot write as nnvm: Conv with asymmetric pads=[0,0,1,1] (1 node, first 'hybridsequential0_conv1_fwd'); "
+             "Flatten with axis=2 (1 node, first 'hybridsequential0_flatten0_flatten0'); Erf (1 node, first "
+             "'hybridsequential0_dense0_relu_fwd')");
+    gir_error_clear(&err);
+    assert_int_equal(tu_count_entries(dir), 2);
+    free(out2);
+    free(out);
+    tu_rmtree(dir);
+    free(dir);
+    gir_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mxnet_lenet),
+        cmocka_unit_test(test_mxnet_legacy),
+        cmocka_unit_test(test_inferred_shapes),
+        cmocka_unit_test(test_bn_pending),
+        cmocka_unit_test(test_mxnet_vgg),
+        cmocka_unit_test(test_nnvm_lenet),
+        cmocka_unit_test(test_tvm_wrn),
+        cmocka_unit_test(test_tvm_relay),
+        cmocka_unit_test(test_tvm_seed003),
+        cmocka_unit_test(test_same_flavour_round_trips),
+        cmocka_unit_test(test_mxnet_params_identical),
+        cmocka_unit_test(test_cross_lenet),
+        cmocka_unit_test(test_mxnet_mapping),
+        cmocka_unit_test(test_mxnet_bn_softmax),
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_bad_json),
+        cmocka_unit_test(test_bad_tvm),
+        cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_companions),
+        cmocka_unit_test(test_executor_as_nnvm),
+        cmocka_unit_test(test_writer_refusals),
+    };
+    return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
+}
