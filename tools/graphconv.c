@@ -129,6 +129,8 @@ static void usage(FILE *f)
           "  -I, --read-option KEY=VALUE   a reader option (see 'graphconv formats')\n"
           "  -O, --write-option KEY=VALUE  a writer option (see 'graphconv formats')\n"
           "  --allow-opaque       keep operators the target cannot map, verbatim\n"
+          "  --opset N            ONNX opset to write (-O opset=N)\n"
+          "  --external-data      ONNX: large tensors in MODEL.data beside the model\n"
           "  --check              after writing, read the output back and check it against the input\n"
           "  --atol X, --rtol Y   tolerances of --check (default 1e-4, 1e-3)\n"
           "  -f, --force          overwrite existing output files\n"
@@ -158,6 +160,8 @@ enum {
     OPT_BATCH,
     OPT_INPUT_SHAPE,
     OPT_ALLOW_OPAQUE,
+    OPT_OPSET,
+    OPT_EXTERNAL_DATA,
     OPT_CHECK,
     OPT_ATOL,
     OPT_RTOL,
@@ -175,6 +179,8 @@ int cmd_convert(int argc, char **argv)
         { "read-option", required_argument, NULL, 'I' },
         { "write-option", required_argument, NULL, 'O' },
         { "allow-opaque", no_argument, NULL, OPT_ALLOW_OPAQUE },
+        { "opset", required_argument, NULL, OPT_OPSET },
+        { "external-data", no_argument, NULL, OPT_EXTERNAL_DATA },
         { "check", no_argument, NULL, OPT_CHECK },
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
@@ -204,6 +210,8 @@ int cmd_convert(int argc, char **argv)
         case OPT_BATCH: gir_options_set(ropts, "batch-size", optarg, NULL); break;
         case OPT_INPUT_SHAPE: gir_options_set(ropts, "input-shape", optarg, NULL); break;
         case OPT_ALLOW_OPAQUE: gir_options_set(wopts, "allow-opaque", "1", NULL); break;
+        case OPT_OPSET: gir_options_set(wopts, "opset", optarg, NULL); break;
+        case OPT_EXTERNAL_DATA: gir_options_set(wopts, "external-data", "1", NULL); break;
         case OPT_CHECK: check = true; break;
         case OPT_ATOL: atol = strtod(optarg, NULL); break;
         case OPT_RTOL: rtol = strtod(optarg, NULL); break;
