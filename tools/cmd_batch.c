@@ -347,7 +347,20 @@ static bool read_manifest(batch *b, const char *path)
 }
 
 /* Output paths: -o DIR + the input's relative path with the target's
- * extension; manifest outputs as given. */
+ * extension; manifest outputs as given.  When two inputs would get the
+ * same output (abs.nnp and abs.onnx to ONNX), each of them keeps its own
+ * extension in the name (abs.nnp.onnx, abs.onnx.onnx).  Planned over the
+ * whole job list, before sharding, so every shard names outputs alike. */
+static char *output_for(const batch *b, const job *j, bool keep_ext)
+{
+    const gir_format *f = gir_format_find(j->to);
+    const char *ext = f->extensions && f->extensions[0] ? f->extensions[0] : "";
+    char *rel = keep_ext ? gir_strdupf("%s%s", j->rel, ext) : gir_path_with_ext(j->rel, ext);
+    char *out = rel ? gir_path_join(b->outdir, rel) : NULL;
+    free(rel);
+    return out;
+}
+
 static bool plan_outputs(batch *b)
 {
     for (size_t i = 0; i < b->n; i++) {
@@ -362,15 +375,25 @@ static bool plan_outputs(batch *b)
             fprintf(stderr, "graphconv: no output directory (give -o DIR, or \"output\" in the manifest)\n");
             return false;
         }
-        const gir_format *f = gir_format_find(j->to);
-        const char *ext = f->extensions && f->extensions[0] ? f->extensions[0] : "";
-        char *rel = gir_path_with_ext(j->rel, ext);
-        j->output = rel ? gir_path_join(b->outdir, rel) : NULL;
-        free(rel);
-        if (!j->output)
+        if (!(j->output = output_for(b, j, false)))
             return false;
     }
-    return true;
+    bool *clash = calloc(b->n + 1, sizeof *clash);
+    if (!clash)
+        return false;
+    for (size_t i = 0; i < b->n; i++)
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(b->jobs[i].output, b->jobs[k].output) == 0)
+                clash[i] = clash[k] = true;
+    bool ok = true;
+    for (size_t i = 0; ok && i < b->n; i++) {
+        if (!clash[i])
+            continue;
+        free(b->jobs[i].output);
+        ok = (b->jobs[i].output = output_for(b, &b->jobs[i], true)) != NULL;
+    }
+    free(clash);
+    return ok;
 }
 
 static char *histogram_json(const gir_graph *g, size_t *opaque)
@@ -722,6 +745,10 @@ int cmd_batch(int argc, char **argv)
         rc = GC_EXIT_INPUT;
         goto out;
     }
+    if (!plan_outputs(&b)) {
+        rc = GC_EXIT_USAGE;
+        goto out;
+    }
     if (shard_n > 0) {
         size_t kept = 0;
         for (size_t i = 0; i < b.n; i++) {
@@ -731,10 +758,6 @@ int cmd_batch(int argc, char **argv)
                 job_free(&b.jobs[i]);
         }
         b.n = kept;
-    }
-    if (!plan_outputs(&b)) {
-        rc = GC_EXIT_USAGE;
-        goto out;
     }
     /* Two jobs writing one output would race: refuse before starting. */
     for (size_t i = 0; i < b.n; i++)
