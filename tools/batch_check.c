@@ -28,14 +28,8 @@ static gir_status structural_check(const gir_graph *src, const gir_graph *back, 
     if (st == GIR_OK) {
         gir_buf m = GIR_BUF_INIT;
         gir_buf_printf(&m, "{\"method\": \"structural\", \"why\": ");
-        gir_buf_putc(&m, '"');
-        for (const char *p = why; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                gir_buf_putc(&m, '\\');
-            if ((unsigned char)*p >= 0x20)
-                gir_buf_putc(&m, *p);
-        }
-        gir_buf_printf(&m, "\", \"differences\": 0, \"nodes\": %zu}", back->n_nodes);
+        gc_json_escape(&m, why);
+        gir_buf_printf(&m, ", \"differences\": 0, \"nodes\": %zu}", back->n_nodes);
         *metrics_json = gir_buf_take(&m);
     }
     gir_buf_free(&report);

@@ -396,51 +396,23 @@ static bool plan_outputs(batch *b)
     return ok;
 }
 
+/* {"Conv": 2, ...} by operator name, so reports are deterministic. */
 static char *histogram_json(const gir_graph *g, size_t *opaque)
 {
-    gir_buf out = GIR_BUF_INIT;
-    const char **names = calloc(g->n_nodes + 1, sizeof *names);
-    size_t *counts = calloc(g->n_nodes + 1, sizeof *counts), n = 0;
-    *opaque = 0;
-    if (!names || !counts) {
-        free(names);
-        free(counts);
+    size_t n;
+    gc_op_count *h = gc_histogram(g, false, &n, opaque);
+    if (!h)
         return NULL;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const char *op = gir_node_op(g->nodes[i]);
-        *opaque += g->nodes[i]->op == GIR_OP_OPAQUE;
-        size_t k = 0;
-        while (k < n && strcmp(names[k], op) != 0)
-            k++;
-        if (k == n)
-            names[n++] = op;
-        counts[k]++;
-    }
-    /* Sorted by name: the report is deterministic. */
-    for (size_t a = 1; a < n; a++)
-        for (size_t c = a; c > 0 && strcmp(names[c - 1], names[c]) > 0; c--) {
-            const char *t = names[c];
-            names[c] = names[c - 1];
-            names[c - 1] = t;
-            size_t u = counts[c];
-            counts[c] = counts[c - 1];
-            counts[c - 1] = u;
-        }
+    gir_buf out = GIR_BUF_INIT;
     gir_buf_putc(&out, '{');
     for (size_t k = 0; k < n; k++) {
-        gir_buf_printf(&out, "%s\"", k ? ", " : "");
-        for (const char *p = names[k]; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                gir_buf_putc(&out, '\\');
-            if ((unsigned char)*p >= 0x20)
-                gir_buf_putc(&out, *p);
-        }
-        gir_buf_printf(&out, "\": %zu", counts[k]);
+        if (k)
+            gir_buf_puts(&out, ", ");
+        gc_json_escape(&out, h[k].name);
+        gir_buf_printf(&out, ": %zu", h[k].count);
     }
     gir_buf_putc(&out, '}');
-    free(names);
-    free(counts);
+    free(h);
     return gir_buf_take(&out);
 }
 
@@ -457,17 +429,9 @@ static void show_progress(batch *b)
 static void add_note(void *ctx, const char *note)
 {
     job *j = ctx;
-    gir_buf *o = &j->notes;
-    gir_buf_puts(o, o->len ? ", \"" : "\"");
-    for (const unsigned char *p = (const unsigned char *)note; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            gir_buf_printf(o, "\\%c", *p);
-        else if (*p < 0x20)
-            gir_buf_printf(o, "\\u%04x", *p);
-        else
-            gir_buf_putc(o, (char)*p);
-    }
-    gir_buf_putc(o, '"');
+    if (j->notes.len)
+        gir_buf_puts(&j->notes, ", ");
+    gc_json_escape(&j->notes, note);
 }
 
 static void run_job(batch *b, job *j)
@@ -492,17 +456,10 @@ static void run_job(batch *b, job *j)
             add_note(j, notes->u.strs.v[i]);
         j->nodes = g->n_nodes;
         j->ops_json = histogram_json(g, &j->opaque);
-        for (size_t i = 0; i < g->n_values; i++) {
-            const gir_value *v = g->values[i];
-            if (v->kind != GIR_VALUE_WEIGHT && v->kind != GIR_VALUE_CONST)
-                continue;
-            j->params++;
-            int64_t ne = gir_shape_numel(&v->shape);
-            if (ne > 0) {
-                j->param_elems += (uint64_t)ne;
-                j->param_bytes += (uint64_t)ne * gir_dtype_size(v->dtype);
-            }
-        }
+        gc_param_stats ps = gc_parameters(g);
+        j->params = ps.tensors;
+        j->param_elems = ps.elements;
+        j->param_bytes = ps.bytes;
     }
     if (st == GIR_OK && b->dry_run) {
         /* A dry run converts into a private temporary directory and throws

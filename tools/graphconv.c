@@ -82,26 +82,6 @@ void gc_note_to_stderr(gir_options *wopts)
     gir_options_set_note_handler(wopts, print_note, NULL);
 }
 
-void gc_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 static void usage(FILE *f)
 {
     fputs("Usage: graphconv [OPTIONS] IN OUT          convert a model\n"
