@@ -211,6 +211,47 @@ static gir_status var_attrs(const emit *e, const gir_value *v, const char ***key
     return GIR_OK;
 }
 
+/* MXNet files record no shapes but for the __shape__ hint of a variable
+ * (0 = unknown, as MXNet's legacy shapes say): a graph input whose rank is
+ * known gets one, unless it already carries its own, so its shape survives
+ * a trip through MXNet.  The reader takes it back.  A graph read from MXNet
+ * keeps exactly the variable attributes it had (same-format round trips
+ * stay exact). */
+static gir_status input_shape_hint(const emit *e, const gir_value *v, const char ***keys, const char ***vals,
+                                   size_t *n, gir_error *err)
+{
+    nn_writer *w = e->w;
+    if (w->fl != NN_MXNET || v->kind != GIR_VALUE_INPUT || v->shape.rank < 1)
+        return GIR_OK;
+    const char *src = meta_s(&w->g->meta, "source.format");
+    if (src && strcmp(src, "mxnet") == 0)
+        return GIR_OK;
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*keys)[i], "__shape__") == 0)
+            return GIR_OK;
+    char text[32 * GIR_MAX_RANK + 8];
+    size_t used = (size_t)snprintf(text, sizeof text, "(");
+    for (int d = 0; d < v->shape.rank; d++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%lld", d ? ", " : "",
+                                 (long long)(v->shape.dims[d] < 0 ? 0 : v->shape.dims[d]));
+    snprintf(text + used, sizeof text - used, v->shape.rank == 1 ? ",)" : ")");
+    const char **nk = gir_arena_alloc(&w->arena, (*n + 1) * sizeof *nk);
+    const char **nv = gir_arena_alloc(&w->arena, (*n + 1) * sizeof *nv);
+    const char *val = gir_arena_strdup(&w->arena, text);
+    if (!nk || !nv || !val)
+        return gir_nomem(err);
+    for (size_t i = 0; i < *n; i++) {
+        nk[i] = (*keys)[i];
+        nv[i] = (*vals)[i];
+    }
+    nk[*n] = "__shape__";
+    nv[*n] = val;
+    (*n)++;
+    *keys = nk;
+    *vals = nv;
+    return GIR_OK;
+}
+
 static gir_status write_node(emit *e, gir_json_writer *jw, item it, gir_error *err)
 {
     nn_writer *w = e->w;
@@ -238,6 +279,7 @@ static gir_status write_node(emit *e, gir_json_writer *jw, item it, gir_error *e
             const gir_value *v = w->g->values[it.id];
             name = v->name;
             TRY(var_attrs(e, v, &keys, &vals, &n, err));
+            TRY(input_shape_hint(e, v, &keys, &vals, &n, err));
         } else {
             const nn_xvar *x = &w->xv[it.id];
             name = x->name;
