@@ -131,8 +131,15 @@ int main(int argc, char **argv)
            "vs ORT");
     int rc = 0;
     if (first < argc) {
-        for (int i = first; i < argc; i++)
-            rc |= bench_one(argv[i], gir_path_basename(argv[i]), x, runs);
+        for (int i = first; i < argc; i++) {
+            /* the label is the file name without its extension */
+            char label[64];
+            snprintf(label, sizeof label, "%s", gir_path_basename(argv[i]));
+            char *dot = strrchr(label, '.');
+            if (dot && dot != label)
+                *dot = '\0';
+            rc |= bench_one(argv[i], label, x, runs);
+        }
     } else {
         static const char *const models[] = { "resnet18", "mobilenet_v2", "squeezenet1_0" };
         for (size_t i = 0; i < 3; i++) {

@@ -219,6 +219,76 @@ static void test_memory_plan(void **state)
     gir_graph_free(g);
 }
 
+/* A lazily loaded weight that a Conv packs is unloaded after planning (the
+ * model's weights are not held twice) and loaded again only by a new plan. */
+typedef struct lazy_src {
+    const float *data;
+    size_t bytes;
+    int loads;
+} lazy_src;
+
+static gir_status lazy_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
+{
+    lazy_src *l = ctx;
+    (void)err;
+    assert_int_equal(nbytes, l->bytes);
+    memcpy(dst, l->data, l->bytes);
+    l->loads++;
+    return GIR_OK;
+}
+
+static void lazy_release(void *ctx)
+{
+    (void)ctx;
+}
+
+static void test_packed_weights_dropped(void **state)
+{
+    (void)state;
+    static const gir_loader loader = { lazy_load, lazy_release };
+    float w[8 * 3 * 3 * 3], x[3 * 6 * 6];
+    rt_fill(w, sizeof w / sizeof w[0], 51);
+    rt_fill(x, sizeof x / sizeof x[0], 52);
+    lazy_src src = { w, sizeof w, 0 };
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, 3, 6, 6));
+    gir_tensor *wt;
+    gir_shape ws = { 4, { 8, 3, 3, 3 } };
+    TU_OK(gir_tensor_lazy(GIR_DT_F32, &ws, &loader, &src, &wt, &err), &err);
+    int32_t wv;
+    TU_OK(gir_graph_add_value(g, "w", GIR_VALUE_WEIGHT, &wv, &err), &err);
+    gir_value_set_data(g->values[wv], wt);
+    gir_tensor_unref(wt);
+    rt_node(g, GIR_OP_Conv, "conv", "x,w", "y");
+    rt_output(g, "y");
+    gir_tensor *xt = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 3, 6, 6), x);
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, xt, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(src.loads, 1);
+    assert_null(g->values[wv]->data->data);
+    gir_tensor *y1 = gir_tensor_ref(gir_session_output(s, 0));
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(src.loads, 1);
+    /* keep mode plans again: the weight comes back (and stays: no drop in keep mode) */
+    gir_session_keep_values(s, true);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(src.loads, 2);
+    assert_non_null(g->values[wv]->data->data);
+    const void *p1, *p2;
+    TU_OK(gir_tensor_load(y1, &p1, &err), &err);
+    TU_OK(gir_tensor_load(gir_session_output(s, 0), &p2, &err), &err);
+    assert_memory_equal(p1, p2, 8 * 4 * 4 * sizeof(float));
+    gir_session_free(s);
+    /* the session unloads what it loaded */
+    assert_null(g->values[wv]->data->data);
+    gir_tensor_unref(y1);
+    gir_tensor_unref(xt);
+    gir_graph_free(g);
+}
+
 /* ---- convolution ------------------------------------------------------------- */
 
 typedef struct convspec {
@@ -831,6 +901,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_and_reuse), cmocka_unit_test(test_errors),
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
+        cmocka_unit_test(test_packed_weights_dropped),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),

@@ -25,6 +25,7 @@ typedef struct rt_value {
     gir_tensor *fed; /* RV_INPUT: the tensor of the next run (a reference) */
     gir_tensor *src; /* RV_CONST: the graph's tensor (a reference) */
     bool we_loaded; /* the session loaded src's data (unloaded on free) */
+    bool dropped;   /* unloaded after planning: every reader packed it */
 } rt_value;
 
 typedef struct rt_node {
@@ -212,6 +213,7 @@ static void node_free_call(rt_node *rn)
     node_free_state(rn);
     free(rn->call.in);
     free(rn->call.in_const);
+    free(rn->call.in_done);
     free(rn->call.out);
 }
 
@@ -451,8 +453,9 @@ static gir_status setup_nodes(gir_session *s, gir_error *err)
         c->n_out = n->n_out;
         c->in = calloc(n->n_in ? n->n_in : 1, sizeof *c->in);
         c->in_const = calloc(n->n_in ? n->n_in : 1, sizeof *c->in_const);
+        c->in_done = calloc(n->n_in ? n->n_in : 1, sizeof *c->in_done);
         c->out = calloc(n->n_out ? n->n_out : 1, sizeof *c->out);
-        if (!c->in || !c->in_const || !c->out)
+        if (!c->in || !c->in_const || !c->in_done || !c->out)
             return gir_nomem(err);
     }
     return GIR_OK;
@@ -717,11 +720,57 @@ static void undo_fusion(gir_session *s, rt_node *rn)
     rn->call.act.on = false;
 }
 
+/* Constants every reader packed at prepare are unloaded after planning
+ * (bounded memory: a model's weights are not held twice); a new plan loads
+ * them again first. */
+static gir_status reload_dropped(gir_session *s, gir_error *err)
+{
+    for (size_t i = 0; i < s->g->n_values; i++) {
+        rt_value *v = &s->vals[i];
+        if (!v->dropped)
+            continue;
+        const void *data;
+        gir_status st = gir_tensor_load(v->src, &data, err);
+        if (st) {
+            gir_err_node(err, s->g->values[i]->name);
+            return st;
+        }
+        v->t.data = (void *)data;
+        v->dropped = false;
+    }
+    return GIR_OK;
+}
+
+static void drop_packed_constants(gir_session *s)
+{
+    const gir_graph *g = s->g;
+    for (size_t i = 0; i < g->n_values; i++) {
+        rt_value *v = &s->vals[i];
+        if (v->kind != RV_CONST || !v->src || !v->we_loaded || v->fed || v->is_output || v->uses == 0 || s->keep)
+            continue;
+        bool all_done = true;
+        for (size_t k = 0; all_done && k < g->n_nodes; k++) {
+            const gir_node *n = g->nodes[k];
+            for (size_t j = 0; j < n->n_in; j++)
+                if (n->in[j] == (int32_t)i && !s->nodes[k].call.in_done[j])
+                    all_done = false;
+        }
+        if (all_done) {
+            gir_tensor_unload(v->src);
+            v->t.data = NULL;
+            v->dropped = true;
+        }
+    }
+}
+
 static gir_status plan(gir_session *s, gir_error *err)
 {
     const gir_graph *g = s->g;
     free_buffers(s);
     s->planned = false;
+    gir_status rst = reload_dropped(s, err);
+    if (rst)
+        return rst;
     for (size_t i = 0; i < g->n_values; i++) {
         rt_value *v = &s->vals[i];
         v->remaining = v->uses;
@@ -751,6 +800,7 @@ static gir_status plan(gir_session *s, gir_error *err)
             int32_t vi = n->in[j];
             c->in[j] = vi >= 0 ? &s->vals[vi].t : NULL;
             c->in_const[j] = vi >= 0 && s->vals[vi].kind == RV_CONST && !s->vals[vi].fed;
+            c->in_done[j] = false;
         }
         for (size_t j = 0; j < n->n_out; j++)
             c->out[j] = n->out[j] >= 0 ? &s->vals[n->out[j]].t : NULL;
@@ -858,6 +908,7 @@ static gir_status plan(gir_session *s, gir_error *err)
         s->scratch_bytes = scratch;
     }
     s->planned = true;
+    drop_packed_constants(s);
     return GIR_OK;
 }
 

@@ -274,7 +274,6 @@ typedef struct convt_geo convt_geo;
 typedef struct conv_state {
     gir_gemm_packed *packed; /* per group, when W is constant */
     size_t n_packed;
-    const void *packed_from; /* W data the packing was made from */
     size_t *ow_lo;           /* depthwise: per kw */
     size_t cap_kw;
     void *geo; /* conv_geo or convt_geo of the current plan */
@@ -308,7 +307,7 @@ struct conv_geo {
     size_t chunk_rows; /* output rows per im2col chunk */
 };
 
-#define IM2COL_MAX_FLOATS ((size_t)1 << 21) /* 8 MiB of columns at a time */
+#define IM2COL_MAX_FLOATS ((size_t)1 << 18) /* 1 MiB of packed columns at a time: they stay in L2 */
 
 static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
 {
@@ -445,11 +444,8 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     }
     /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     const rt_tensor *w = c->in[1];
-    if (c->in_const[1] && (!s->packed || s->packed_from != w->data)) {
-        for (size_t i = 0; i < s->n_packed; i++)
-            gir_gemm_packed_free(&s->packed[i]);
-        free(s->packed);
-        s->n_packed = 0;
+    /* (the state lives as long as the weights: overridden constants free it) */
+    if (c->in_const[1] && !s->packed) {
         s->packed = calloc(cg.G, sizeof *s->packed);
         if (!s->packed)
             return gir_nomem(err);
@@ -459,8 +455,8 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
                 return st;
             s->n_packed++;
         }
-        s->packed_from = w->data;
     }
+    c->in_done[1] = s->packed != NULL;
     if (!cg.pointwise) {
         gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[0].isa : GIR_GEMM_AUTO);
         size_t floats = gir_gemm_packed_b_floats(&l, cg.Kg, cg.chunk_rows * cg.g.out[2]);
@@ -757,11 +753,7 @@ static gir_status convt_prepare(rt_call *c, gir_error *err)
         return st;
     const rt_tensor *w = c->in[1];
     size_t rows = t.Mg * t.KK;
-    if (c->in_const[1] && (!s->packed || s->packed_from != w->data)) {
-        for (size_t i = 0; i < s->n_packed; i++)
-            gir_gemm_packed_free(&s->packed[i]);
-        free(s->packed);
-        s->n_packed = 0;
+    if (c->in_const[1] && !s->packed) {
         s->packed = calloc(t.G, sizeof *s->packed);
         if (!s->packed)
             return gir_nomem(err);
@@ -772,8 +764,8 @@ static gir_status convt_prepare(rt_call *c, gir_error *err)
                 return st;
             s->n_packed++;
         }
-        s->packed_from = w->data;
     }
+    c->in_done[1] = s->packed != NULL;
     uint64_t bytes;
     if (!gir_mul_u64(rows, t.insp, &bytes) || !gir_mul_u64(bytes, sizeof(float), &bytes) || bytes > SIZE_MAX / 2)
         return gir_fail(err, GIR_E_LIMIT, "ConvTranspose columns are too large");

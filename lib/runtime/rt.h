@@ -31,6 +31,8 @@ typedef struct rt_call {
     size_t n_in, n_out;
     rt_tensor **in;   /* NULL for an omitted optional input */
     bool *in_const;   /* input i's data is constant and already loaded */
+    bool *in_done;    /* prepare sets: input i's data is not read at run (packed
+                       * or folded into the state), so the executor may drop it */
     rt_tensor **out;  /* NULL for an omitted optional output */
     void *state;      /* the kernel's per-node state (kept across plans) */
     size_t scratch_bytes; /* prepare: temporary space run needs */

@@ -9,6 +9,7 @@
 #include "types.h"
 #include "graph.h"
 #include "model.h"
+#include "runtime.h"
 
 #define GIR_VERSION_MAJOR 0
 #define GIR_VERSION_MINOR 1
