@@ -111,7 +111,7 @@ static void usage(FILE *f)
           "  --allow-opaque       keep operators the target cannot map, verbatim\n"
           "  --opset N            ONNX opset to write (-O opset=N)\n"
           "  --external-data      ONNX: large tensors in MODEL.data beside the model\n"
-          "  --check              after writing, read the output back and check it against the input\n"
+          "  --check              after writing, run input and output on the same seeded inputs and compare\n"
           "  --atol X, --rtol Y   tolerances of --check (default 1e-4, 1e-3)\n"
           "  -f, --force          overwrite existing output files\n"
           "  -q, --quiet          print nothing but errors\n"
