@@ -488,9 +488,7 @@ static void run_job(batch *b, job *j)
         if (dir)
             mkdir(dir, 0777);
         free(dir);
-        st = gir_save(g, j->output, j->to, j->wopts, &err);
-        if (st == GIR_OK && j->check)
-            st = gc_batch_check(g, j->output, j->to, b->atol, b->rtol, &j->check_json, &err);
+        st = gc_save_checked(g, j->output, j->to, j->wopts, j->check, b->atol, b->rtol, &j->check_json, &err);
     }
     if (st != GIR_OK) {
         j->status = "failed";
@@ -570,7 +568,12 @@ static void clean_stale(const char *dir)
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *t = strstr(e->d_name, ".tmp");
-        if (e->d_name[0] == '.' && t && strlen(t) == 10) {
+        if (strncmp(e->d_name, ".graphconv-check-", 17) == 0) {
+            char *p = gir_path_join(dir, e->d_name);
+            if (p)
+                gc_rmtree(p);
+            free(p);
+        } else if (e->d_name[0] == '.' && t && strlen(t) == 10) {
             char *p = gir_path_join(dir, e->d_name);
             if (p)
                 unlink(p);

@@ -247,14 +247,12 @@ int cmd_convert(int argc, char **argv)
     if (st == GIR_OK) {
         gc_print_graph_notes(g);
         gc_note_to_stderr(wopts);
-        st = gir_save(g, outp, to, wopts, &err);
     }
     char *metrics = NULL;
-    if (st == GIR_OK && check) {
-        st = gc_batch_check(g, outp, to, atol, rtol, &metrics, &err);
-        if (st == GIR_OK && gc_verbosity >= 1)
-            fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
-    }
+    if (st == GIR_OK)
+        st = gc_save_checked(g, outp, to, wopts, check, atol, rtol, &metrics, &err);
+    if (st == GIR_OK && check && gc_verbosity >= 1)
+        fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
     free(metrics);
     if (st) {
         rc = gc_report(&err);

@@ -116,8 +116,13 @@ static gir_status find_epoch_params(const char *json_path, char **out, gir_error
 gir_status nn_find_params(const char *json_path, char **out, gir_error *err)
 {
     *out = NULL;
-    if (ends_with(json_path, "-symbol.json") && strlen(gir_path_basename(json_path)) > strlen("-symbol.json"))
-        return find_epoch_params(json_path, out, err);
+    if (ends_with(json_path, "-symbol.json") && strlen(gir_path_basename(json_path)) > strlen("-symbol.json")) {
+        gir_status st = find_epoch_params(json_path, out, err);
+        if (st || *out)
+            return st;
+        /* No X-NNNN.params: the same stem (X-symbol.params), as the nnvm
+         * and tvm writers name a companion of such a file. */
+    }
     char *cand = NULL;
     size_t len = strlen(json_path);
     if (ends_with(json_path, "_graph.json"))
