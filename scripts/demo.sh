@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the main job on real bundled models: converts
-# MXNet's LeNet to NNVM JSON + TVM params and back, and checks that the
-# round trip gives the same graph with bit-identical weights.
+# Sets everything up and runs the main job on real bundled models: MXNet's
+# LeNet to NNabla .nnp and back, and torchvision's ResNet-18 from ONNX to
+# .nnp; every conversion is checked by running both models on the same
+# inputs with graphconv's reference runtime (--check), and the round trip is
+# compared with the original (diff: same graph, bit-identical weights).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -12,6 +14,8 @@ trap 'rm -rf "$out"' EXIT
 gc=build-demo/tools/graphconv
 set -x
 $gc info "$shared/realworld/mxnet/lenet-symbol.json"
-$gc "$shared/realworld/mxnet/lenet-symbol.json" "$out/lenet.json" --to nnvm
-$gc "$out/lenet.json" "$out/lenet-symbol.json" --to mxnet
+$gc "$shared/realworld/mxnet/lenet-symbol.json" "$out/lenet.nnp" --input-shape data:1,1,28,28 --check
+$gc "$out/lenet.nnp" "$out/lenet-symbol.json" --check
 $gc diff "$shared/realworld/mxnet/lenet-symbol.json" "$out/lenet-symbol.json"
+$gc "$shared/models/resnet18.onnx" "$out/resnet18.nnp" --check
+$gc check "$shared/models/resnet18.onnx" "$out/resnet18.nnp" --input "$shared/models/input_1x3x224x224.npy"

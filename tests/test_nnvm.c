@@ -202,6 +202,122 @@ static void test_mxnet_lenet(void **state)
     gir_graph_free(g);
 }
 
+static const char *note(const gir_graph *g, size_t i)
+{
+    const gir_attr *a = gir_attrs_find(&g->meta, GIR_META_NOTES);
+    return a && a->type == GIR_ATTR_STRINGS && i < a->u.strs.n ? a->u.strs.v[i] : "";
+}
+
+/* With the input's shape, every shape the file implies. */
+static void test_inferred_shapes(void **state)
+{
+    (void)state;
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "input-shape", "data:1,1,28,28", &err), &err);
+    char *p = tu_shared("realworld/mxnet/lenet-symbol.json");
+    gir_graph *g = load_opts(p, NULL, o);
+    assert_shape(val(g, "hybridsequential0_conv0_fwd"), "[1,5,24,24]");
+    assert_shape(val(g, "hybridsequential0_pool0_fwd"), "[1,5,12,12]");
+    assert_shape(val(g, "hybridsequential0_conv1_fwd"), "[1,5,8,8]");
+    assert_shape(val(g, "hybridsequential0_pool1_fwd"), "[1,5,4,4]");
+    assert_shape(val(g, "hybridsequential0_flatten0_flatten0"), "[1,80]");
+    assert_shape(val(g, "hybridsequential0_dense0_fwd"), "[1,32]");
+    assert_shape(gir_graph_output(g, 0), "[1,10]");
+    assert_int_equal(gir_value_dtype(gir_graph_output(g, 0)), GIR_DT_F32);
+    gir_graph_free(g);
+    free(p);
+    p = tu_shared("realworld/nnvm/lenet_nnvm_graph.json");
+    g = load_opts(p, NULL, o);
+    assert_shape(val(g, "conv2d0"), "[1,20,24,24]");
+    assert_shape(val(g, "max_pool2d0"), "[1,20,12,12]");
+    assert_shape(val(g, "conv2d1"), "[1,50,8,8]");
+    assert_shape(val(g, "max_pool2d1"), "[1,50,4,4]");
+    assert_shape(val(g, "flatten0"), "[1,800]");
+    assert_shape(val(g, "dense0"), "[1,500]");
+    assert_shape(gir_graph_output(g, 0), "[1,10]");
+    /* With every shape known, the NNVM file records them (graph attributes
+     * shape and dtype per entry, as after NNVM's InferShape). */
+    char *out = tu_tmp("shaped_graph.json");
+    save(g, out, "nnvm");
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "\"shape\": [\"list_shape\", [\n        [1, 1, 28, 28], \n        [20, 1, 5, 5]"));
+    assert_non_null(strstr(text, "\"dtype\": [\"list_int\", [\n        0, \n"));
+    free(text);
+    gir_graph *h = load(out);
+    assert_shape(val(h, "data"), "[1,1,28,28]");
+    assert_int_equal(gir_value_dtype(val(h, "data")), GIR_DT_F32);
+    assert_shape(val(h, "max_pool2d1"), "[1,50,4,4]");
+    assert_same(g, h, true, false);
+    gir_graph_free(h);
+    free(out);
+    gir_graph_free(g);
+    free(p);
+    /* A name that is no input. */
+    TU_OK(gir_options_set(o, "input-shape", "_param_1:1,2", &err), &err);
+    p = tu_shared("realworld/nnvm/lenet_nnvm_graph.json");
+    expect_load_fails(p, NULL, o, GIR_E_ARGUMENT, "input-shape names '_param_1', which is a parameter, not an input",
+                      NULL, NULL);
+    TU_OK(gir_options_set(o, "input-shape", "data=1,2", &err), &err);
+    expect_load_fails(p, NULL, o, GIR_E_ARGUMENT, "input-shape=data=1,2: expected NAME:D1,D2,...", NULL, NULL);
+    free(p);
+    gir_options_free(o);
+}
+
+/* A fixed gamma whose channel count only shape inference finds. */
+static void test_bn_pending(void **state)
+{
+    (void)state;
+    const char *text = "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, "
+                       "{\"op\": \"Pooling\", \"name\": \"p\", \"attrs\": {\"kernel\": \"(2, 2)\"}, "
+                       "\"inputs\": [[0,0,0]]}, "
+                       "{\"op\": \"null\", \"name\": \"g\", \"inputs\": []}, "
+                       "{\"op\": \"null\", \"name\": \"b\", \"inputs\": []}, "
+                       "{\"op\": \"null\", \"name\": \"m\", \"inputs\": []}, "
+                       "{\"op\": \"null\", \"name\": \"v\", \"inputs\": []}, "
+                       "{\"op\": \"BatchNorm\", \"name\": \"bn\", \"inputs\": [[1,0,0],[2,0,0],[3,0,0],[4,0,0],[5,0,0]]}]"
+                       ", \"arg_nodes\": [0,2,3,4,5], \"heads\": [[6,0,0]], "
+                       "\"attrs\": {\"mxnet_version\": [\"int\", 10500]}}";
+    char *p = write_tmp("pend-symbol.json", text);
+    gir_options *o = gir_options_new();
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, "input-shape", "data:2,3,4,4", &err), &err);
+    gir_graph *g = load_opts(p, NULL, o);
+    const gir_node *bn = node(g, "bn");
+    assert_int_equal(bn->op, GIR_OP_BatchNormalization);
+    assert_shape(g->values[bn->in[1]], "[3]");
+    assert_int_equal(g->values[bn->in[1]]->kind, GIR_VALUE_CONST);
+    assert_string_equal(gir_attrs_get_string(&bn->meta, "nnvm.ignored_gamma", ""), "g");
+    assert_null(gir_attrs_find(&bn->meta, "nnvm.pending"));
+    assert_shape(gir_graph_output(g, 0), "[2,3,3,3]"); /* MXNet's default stride is 1 */
+    /* Written back: fix_gamma is the default again, g the input. */
+    char *out = tu_tmp("pend2-symbol.json");
+    save(g, out, "mxnet");
+    gir_graph *h = load_opts(out, NULL, o);
+    free(out);
+    out = tu_tmp("pend3-symbol.json");
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    /* Without the shape: kept verbatim, with a note. */
+    g = load(p);
+    bn = node(g, "bn");
+    assert_true(gir_node_is_opaque(bn));
+    assert_string_equal(gir_node_op(bn), "BatchNorm");
+    assert_string_equal(note(g, 0), "5 inputs without a recorded type (first 'data') taken as float32, the MXNet "
+                                    "default");
+    assert_string_equal(note(g, 1), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
+                                    "channel count; give the params or --input-shape");
+    save(g, out, "mxnet");
+    char *written = tu_slurp(out, NULL);
+    assert_non_null(strstr(written, "\"op\": \"BatchNorm\""));
+    free(written);
+    gir_graph_free(g);
+    gir_options_free(o);
+    free(out);
+    free(p);
+}
+
 static void test_mxnet_legacy(void **state)
 {
     (void)state;
@@ -239,6 +355,10 @@ static void test_mxnet_legacy(void **state)
     assert_string_equal(nn_meta_attr(&node(g, "fc1")->meta, "mxnet.attrs", "wd_mult"), "0.3");
     assert_string_equal(nn_meta_attr(&node(g, "fc1")->meta, "mxnet.attrs", "num_hidden"), "128");
     assert_shape(val(g, "fc1_weight"), "[128,?]");
+    assert_string_equal(note(g, 0), "MXNet 0.8 file: gave 1 BatchNorm node the auxiliary inputs <name>_moving_mean "
+                                    "and <name>_moving_var, as MXNet's loader does");
+    assert_string_equal(note(g, 1), "dropped the label input of 1 SoftmaxOutput node (inference does not read it; "
+                                    "an MXNet writer puts it back)");
     gir_graph_free(g);
 }
 
@@ -974,9 +1094,9 @@ static void test_writer_refusals(void **state)
     char *dir = tu_tempdir();
     char *out = tu_join(dir, "x_graph.json");
     gir_error err = GIR_ERROR_INIT;
-    TU_FAILS(gir_save(g, out, "tvm", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as tvm: Conv (the TVM graph "
-             "executor runs only compiled tvm_op functions; write nnvm or mxnet) (2 nodes, first "
-             "'hybridsequential0_conv0_fwd')", "Gemm (");
+    TU_FAILS(gir_save(g, out, "tvm", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as tvm: Conv (not a "
+             "compiled tvm_op function; write nnvm or mxnet) (2 nodes, first 'hybridsequential0_conv0_fwd')",
+             "Gemm (");
     gir_error_clear(&err);
     assert_int_equal(tu_count_entries(dir), 0);
     /* An existing output stays unless force=1. */
@@ -1020,6 +1140,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mxnet_lenet),
         cmocka_unit_test(test_mxnet_legacy),
+        cmocka_unit_test(test_inferred_shapes),
+        cmocka_unit_test(test_bn_pending),
         cmocka_unit_test(test_mxnet_vgg),
         cmocka_unit_test(test_nnvm_lenet),
         cmocka_unit_test(test_tvm_wrn),

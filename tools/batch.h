@@ -10,6 +10,12 @@
 gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char *out_format, double atol,
                           double rtol, char **metrics_json, gir_error *err);
 
+/* gir_save, and with check: written into a staging directory beside the
+ * output, checked with gc_batch_check, and moved into place only when the
+ * check passes (a failed check leaves no output). */
+gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char *format, const gir_options *wopts,
+                           bool check, double atol, double rtol, char **metrics_json, gir_error *err);
+
 /* Removes a directory tree (for dry runs). */
 void gc_rmtree(const char *dir);
 

@@ -7,31 +7,164 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
+#include "formats/format.h"
 #include "passes/diff.h"
+
+/* The structural comparison, for models the runtime cannot run. */
+static gir_status structural_check(const gir_graph *src, const gir_graph *back, const char *why,
+                                   char **metrics_json, gir_error *err)
+{
+    gir_diff_options dopt = { .names = false, .meta = false, .weights = true, .max_report = 5 };
+    gir_buf report = GIR_BUF_INIT;
+    size_t count = 0;
+    gir_status st = gir_graph_diff(src, back, &dopt, &report, &count, err);
+    if (st == GIR_OK && count > 0) {
+        char *first = report.data ? strtok(report.data, "\n") : NULL;
+        st = gir_fail(err, GIR_E_CHECK_FAILED,
+                      "the written model differs from the source in %zu place%s (%s, so compared structurally); "
+                      "first: %s",
+                      count, count == 1 ? "" : "s", why, first ? first : "?");
+    }
+    if (st == GIR_OK) {
+        gir_buf m = GIR_BUF_INIT;
+        gir_buf_printf(&m, "{\"method\": \"structural\", \"why\": ");
+        gc_json_escape(&m, why);
+        gir_buf_printf(&m, ", \"differences\": 0, \"nodes\": %zu}", back->n_nodes);
+        *metrics_json = gir_buf_take(&m);
+    }
+    gir_buf_free(&report);
+    return st;
+}
 
 gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char *out_format, double atol,
                           double rtol, char **metrics_json, gir_error *err)
 {
-    (void)atol;
-    (void)rtol;
     *metrics_json = NULL;
     gir_graph *back = NULL;
     gir_status st = gir_load(out_path, out_format, NULL, &back, err);
     if (st)
         return st;
-    gir_diff_options dopt = { .names = false, .meta = false, .weights = true, .max_report = 5 };
-    gir_buf report = GIR_BUF_INIT;
-    size_t count = 0;
-    st = gir_graph_diff(src, back, &dopt, &report, &count, err);
-    if (st == GIR_OK && count > 0) {
-        char *first = report.data ? strtok(report.data, "\n") : NULL;
-        st = gir_fail(err, GIR_E_CHECK_FAILED, "the written model differs from the source in %zu place%s; first: %s",
-                      count, count == 1 ? "" : "s", first ? first : "?");
+    /* Numbers first: both models run on the same seeded inputs. */
+    gc_check_opts o = { .atol = atol, .rtol = rtol, .seed = 0, .threads = 1, .feed = NULL, .per_node = false,
+                        .out = NULL };
+    gir_error cerr = GIR_ERROR_INIT;
+    st = gc_check_compare(src, back, &o, metrics_json, &cerr);
+    if (st == GIR_E_NO_KERNEL || st == GIR_E_UNSUPPORTED || st == GIR_E_SHAPE || st == GIR_E_PARAMS) {
+        /* The runtime cannot run it (an opaque operator, an input of
+         * unknown shape, weights without data): compare the graphs and
+         * weights instead, and say so in the metrics. */
+        char *why = gir_error_format(&cerr);
+        free(*metrics_json);
+        *metrics_json = NULL;
+        st = structural_check(src, back, why ? why : "the runtime cannot run it", metrics_json, err);
+        free(why);
+    } else if (st != GIR_OK) {
+        /* Carry the check's error over as is. */
+        if (err && err->code == GIR_OK) {
+            *err = cerr;
+            gir_error_init(&cerr);
+        }
+    }
+    gir_error_clear(&cerr);
+    gir_graph_free(back);
+    return st;
+}
+
+/* Moves every file of stage into place: the file named like the requested
+ * companion (params_dest) goes there, the others beside out_path.  Checks
+ * first that nothing would be overwritten (unless force), so either every
+ * file moves or none does. */
+static gir_status move_staged(const char *stage, const char *out_path, const char *params_dest, bool force,
+                              gir_error *err)
+{
+    char *dir = gir_path_dirname(out_path);
+    if (!dir)
+        return gir_nomem(err);
+    gir_status st = GIR_OK;
+    for (int pass = 0; pass < 2 && st == GIR_OK; pass++) {
+        DIR *d = opendir(stage);
+        if (!d) {
+            st = gir_fail(err, GIR_E_IO, "cannot read the staging directory %s", stage);
+            break;
+        }
+        struct dirent *e;
+        while (st == GIR_OK && (e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char *from = gir_path_join(stage, e->d_name);
+            char *to = params_dest && strcmp(e->d_name, gir_path_basename(params_dest)) == 0
+                           ? gir_strdupf("%s", params_dest)
+                           : gir_path_join(dir, e->d_name);
+            if (!from || !to) {
+                st = gir_nomem(err);
+            } else if (pass == 0 && !force && gir_path_exists(to)) {
+                st = gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
+                gir_err_file(err, to);
+            } else if (pass == 1 && rename(from, to) != 0) {
+                st = gir_fail(err, GIR_E_IO, "cannot move the checked output into place");
+                gir_err_file(err, to);
+            }
+            free(from);
+            free(to);
+        }
+        closedir(d);
+    }
+    free(dir);
+    return st;
+}
+
+gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char *format, const gir_options *wopts,
+                           bool check, double atol, double rtol, char **metrics_json, gir_error *err)
+{
+    *metrics_json = NULL;
+    if (!check)
+        return gir_save(g, out_path, format, wopts, err);
+    /* Written into a private directory beside the output, checked there,
+     * and moved into place only when the check passes: a model that fails
+     * its check is never left where the output goes. */
+    char *dir = gir_path_dirname(out_path);
+    char *stage = dir ? gir_strdupf("%s/.graphconv-check-XXXXXX", dir) : NULL;
+    free(dir);
+    if (!stage)
+        return gir_nomem(err);
+    if (!mkdtemp(stage)) {
+        gir_status st = gir_fail(err, GIR_E_IO, "cannot create a staging directory beside the output");
+        gir_err_file(err, out_path);
+        free(stage);
+        return st;
+    }
+    gir_status st = GIR_OK;
+    gir_options *o = gir_options_new();
+    char *staged = gir_path_join(stage, gir_path_basename(out_path));
+    const char *params_dest = gir_options_get(wopts, "params");
+    char *staged_params = params_dest ? gir_path_join(stage, gir_path_basename(params_dest)) : NULL;
+    if (!o || !staged || (params_dest && !staged_params))
+        st = gir_nomem(err);
+    for (size_t i = 0; st == GIR_OK && i < gir_options_count(wopts); i++) {
+        const char *k = gir_options_key(wopts, i);
+        st = gir_options_set(o, k, strcmp(k, "params") == 0 ? staged_params : gir_options_get(wopts, k), err);
     }
     if (st == GIR_OK)
-        *metrics_json = gir_strdupf("{\"method\": \"reread\", \"differences\": 0, \"nodes\": %zu}", back->n_nodes);
-    gir_buf_free(&report);
-    gir_graph_free(back);
+        st = gir_save(g, staged, format, o, err);
+    if (st == GIR_OK)
+        st = gc_batch_check(g, staged, format, atol, rtol, metrics_json, err);
+    if (st == GIR_OK)
+        st = move_staged(stage, out_path, params_dest, gir_options_flag(wopts, "force"), err);
+    if (st != GIR_OK) {
+        /* Name the output, not the staging path, in the error. */
+        if (err && err->file && strstr(err->file, "/.graphconv-check-")) {
+            free(err->file);
+            err->file = gir_strdupf("%s", out_path);
+        }
+        free(*metrics_json);
+        *metrics_json = NULL;
+    }
+    gc_rmtree(stage);
+    free(stage);
+    free(staged);
+    free(staged_params);
+    gir_options_free(o);
     return st;
 }
 

@@ -35,8 +35,23 @@ void gc_print_graph_notes(const gir_graph *g);
 /* Makes a writer's notes print the same way. */
 void gc_note_to_stderr(gir_options *wopts);
 
-/* Writes s as a JSON string literal (with quotes). */
+/* Writes s as a JSON string literal (with quotes), to a stream or a buffer. */
 void gc_json_string(FILE *f, const char *s);
+void gc_json_escape(gir_buf *b, const char *s);
+
+/* The operator histogram: most used first (ties by name), or by name. */
+typedef struct gc_op_count {
+    const char *name;
+    size_t count;
+} gc_op_count;
+gc_op_count *gc_histogram(const gir_graph *g, bool most_used_first, size_t *n, size_t *opaque);
+
+/* Weights and constants, counted from their shapes (nothing is loaded). */
+typedef struct gc_param_stats {
+    size_t tensors, unknown; /* unknown: shape or dtype not known */
+    uint64_t elements, bytes;
+} gc_param_stats;
+gc_param_stats gc_parameters(const gir_graph *g);
 
 /* Subcommands: argv[0] is the subcommand name. */
 int cmd_convert(int argc, char **argv);

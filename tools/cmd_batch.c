@@ -347,7 +347,20 @@ static bool read_manifest(batch *b, const char *path)
 }
 
 /* Output paths: -o DIR + the input's relative path with the target's
- * extension; manifest outputs as given. */
+ * extension; manifest outputs as given.  When two inputs would get the
+ * same output (abs.nnp and abs.onnx to ONNX), each of them keeps its own
+ * extension in the name (abs.nnp.onnx, abs.onnx.onnx).  Planned over the
+ * whole job list, before sharding, so every shard names outputs alike. */
+static char *output_for(const batch *b, const job *j, bool keep_ext)
+{
+    const gir_format *f = gir_format_find(j->to);
+    const char *ext = f->extensions && f->extensions[0] ? f->extensions[0] : "";
+    char *rel = keep_ext ? gir_strdupf("%s%s", j->rel, ext) : gir_path_with_ext(j->rel, ext);
+    char *out = rel ? gir_path_join(b->outdir, rel) : NULL;
+    free(rel);
+    return out;
+}
+
 static bool plan_outputs(batch *b)
 {
     for (size_t i = 0; i < b->n; i++) {
@@ -362,62 +375,44 @@ static bool plan_outputs(batch *b)
             fprintf(stderr, "graphconv: no output directory (give -o DIR, or \"output\" in the manifest)\n");
             return false;
         }
-        const gir_format *f = gir_format_find(j->to);
-        const char *ext = f->extensions && f->extensions[0] ? f->extensions[0] : "";
-        char *rel = gir_path_with_ext(j->rel, ext);
-        j->output = rel ? gir_path_join(b->outdir, rel) : NULL;
-        free(rel);
-        if (!j->output)
+        if (!(j->output = output_for(b, j, false)))
             return false;
     }
-    return true;
+    bool *clash = calloc(b->n + 1, sizeof *clash);
+    if (!clash)
+        return false;
+    for (size_t i = 0; i < b->n; i++)
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(b->jobs[i].output, b->jobs[k].output) == 0)
+                clash[i] = clash[k] = true;
+    bool ok = true;
+    for (size_t i = 0; ok && i < b->n; i++) {
+        if (!clash[i])
+            continue;
+        free(b->jobs[i].output);
+        ok = (b->jobs[i].output = output_for(b, &b->jobs[i], true)) != NULL;
+    }
+    free(clash);
+    return ok;
 }
 
+/* {"Conv": 2, ...} by operator name, so reports are deterministic. */
 static char *histogram_json(const gir_graph *g, size_t *opaque)
 {
-    gir_buf out = GIR_BUF_INIT;
-    const char **names = calloc(g->n_nodes + 1, sizeof *names);
-    size_t *counts = calloc(g->n_nodes + 1, sizeof *counts), n = 0;
-    *opaque = 0;
-    if (!names || !counts) {
-        free(names);
-        free(counts);
+    size_t n;
+    gc_op_count *h = gc_histogram(g, false, &n, opaque);
+    if (!h)
         return NULL;
-    }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const char *op = gir_node_op(g->nodes[i]);
-        *opaque += g->nodes[i]->op == GIR_OP_OPAQUE;
-        size_t k = 0;
-        while (k < n && strcmp(names[k], op) != 0)
-            k++;
-        if (k == n)
-            names[n++] = op;
-        counts[k]++;
-    }
-    /* Sorted by name: the report is deterministic. */
-    for (size_t a = 1; a < n; a++)
-        for (size_t c = a; c > 0 && strcmp(names[c - 1], names[c]) > 0; c--) {
-            const char *t = names[c];
-            names[c] = names[c - 1];
-            names[c - 1] = t;
-            size_t u = counts[c];
-            counts[c] = counts[c - 1];
-            counts[c - 1] = u;
-        }
+    gir_buf out = GIR_BUF_INIT;
     gir_buf_putc(&out, '{');
     for (size_t k = 0; k < n; k++) {
-        gir_buf_printf(&out, "%s\"", k ? ", " : "");
-        for (const char *p = names[k]; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                gir_buf_putc(&out, '\\');
-            if ((unsigned char)*p >= 0x20)
-                gir_buf_putc(&out, *p);
-        }
-        gir_buf_printf(&out, "\": %zu", counts[k]);
+        if (k)
+            gir_buf_puts(&out, ", ");
+        gc_json_escape(&out, h[k].name);
+        gir_buf_printf(&out, ": %zu", h[k].count);
     }
     gir_buf_putc(&out, '}');
-    free(names);
-    free(counts);
+    free(h);
     return gir_buf_take(&out);
 }
 
@@ -434,17 +429,9 @@ static void show_progress(batch *b)
 static void add_note(void *ctx, const char *note)
 {
     job *j = ctx;
-    gir_buf *o = &j->notes;
-    gir_buf_puts(o, o->len ? ", \"" : "\"");
-    for (const unsigned char *p = (const unsigned char *)note; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            gir_buf_printf(o, "\\%c", *p);
-        else if (*p < 0x20)
-            gir_buf_printf(o, "\\u%04x", *p);
-        else
-            gir_buf_putc(o, (char)*p);
-    }
-    gir_buf_putc(o, '"');
+    if (j->notes.len)
+        gir_buf_puts(&j->notes, ", ");
+    gc_json_escape(&j->notes, note);
 }
 
 static void run_job(batch *b, job *j)
@@ -469,17 +456,10 @@ static void run_job(batch *b, job *j)
             add_note(j, notes->u.strs.v[i]);
         j->nodes = g->n_nodes;
         j->ops_json = histogram_json(g, &j->opaque);
-        for (size_t i = 0; i < g->n_values; i++) {
-            const gir_value *v = g->values[i];
-            if (v->kind != GIR_VALUE_WEIGHT && v->kind != GIR_VALUE_CONST)
-                continue;
-            j->params++;
-            int64_t ne = gir_shape_numel(&v->shape);
-            if (ne > 0) {
-                j->param_elems += (uint64_t)ne;
-                j->param_bytes += (uint64_t)ne * gir_dtype_size(v->dtype);
-            }
-        }
+        gc_param_stats ps = gc_parameters(g);
+        j->params = ps.tensors;
+        j->param_elems = ps.elements;
+        j->param_bytes = ps.bytes;
     }
     if (st == GIR_OK && b->dry_run) {
         /* A dry run converts into a private temporary directory and throws
@@ -508,9 +488,7 @@ static void run_job(batch *b, job *j)
         if (dir)
             mkdir(dir, 0777);
         free(dir);
-        st = gir_save(g, j->output, j->to, j->wopts, &err);
-        if (st == GIR_OK && j->check)
-            st = gc_batch_check(g, j->output, j->to, b->atol, b->rtol, &j->check_json, &err);
+        st = gc_save_checked(g, j->output, j->to, j->wopts, j->check, b->atol, b->rtol, &j->check_json, &err);
     }
     if (st != GIR_OK) {
         j->status = "failed";
@@ -590,7 +568,12 @@ static void clean_stale(const char *dir)
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *t = strstr(e->d_name, ".tmp");
-        if (e->d_name[0] == '.' && t && strlen(t) == 10) {
+        if (strncmp(e->d_name, ".graphconv-check-", 17) == 0) {
+            char *p = gir_path_join(dir, e->d_name);
+            if (p)
+                gc_rmtree(p);
+            free(p);
+        } else if (e->d_name[0] == '.' && t && strlen(t) == 10) {
             char *p = gir_path_join(dir, e->d_name);
             if (p)
                 unlink(p);
@@ -722,6 +705,10 @@ int cmd_batch(int argc, char **argv)
         rc = GC_EXIT_INPUT;
         goto out;
     }
+    if (!plan_outputs(&b)) {
+        rc = GC_EXIT_USAGE;
+        goto out;
+    }
     if (shard_n > 0) {
         size_t kept = 0;
         for (size_t i = 0; i < b.n; i++) {
@@ -731,10 +718,6 @@ int cmd_batch(int argc, char **argv)
                 job_free(&b.jobs[i]);
         }
         b.n = kept;
-    }
-    if (!plan_outputs(&b)) {
-        rc = GC_EXIT_USAGE;
-        goto out;
     }
     /* Two jobs writing one output would race: refuse before starting. */
     for (size_t i = 0; i < b.n; i++)

@@ -5,63 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct op_count {
-    const char *name;
-    size_t count;
-} op_count;
-
-static int by_count(const void *x, const void *y)
-{
-    const op_count *a = x, *b = y;
-    if (a->count != b->count)
-        return a->count < b->count ? 1 : -1;
-    return strcmp(a->name, b->name);
-}
-
-/* Op histogram, most used first; *n distinct ops.  NULL on no memory. */
-static op_count *histogram(const gir_graph *g, size_t *n)
-{
-    op_count *h = calloc(g->n_nodes + 1, sizeof *h);
-    *n = 0;
-    if (!h)
-        return NULL;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const char *name = gir_node_op(g->nodes[i]);
-        size_t j = 0;
-        while (j < *n && strcmp(h[j].name, name) != 0)
-            j++;
-        if (j == *n)
-            h[(*n)++] = (op_count){ name, 0 };
-        h[j].count++;
-    }
-    qsort(h, *n, sizeof *h, by_count);
-    return h;
-}
-
-typedef struct param_stats {
-    size_t tensors, unknown;
-    uint64_t elements, bytes;
-} param_stats;
-
-static param_stats parameters(const gir_graph *g)
-{
-    param_stats s = { 0, 0, 0, 0 };
-    for (size_t i = 0; i < g->n_values; i++) {
-        const gir_value *v = g->values[i];
-        if (v->kind != GIR_VALUE_WEIGHT && v->kind != GIR_VALUE_CONST)
-            continue;
-        s.tensors++;
-        int64_t n = gir_shape_numel(&v->shape);
-        if (n < 0 || v->dtype == GIR_DT_UNKNOWN) {
-            s.unknown++;
-            continue;
-        }
-        s.elements += (uint64_t)n;
-        s.bytes += (uint64_t)n * gir_dtype_size(v->dtype);
-    }
-    return s;
-}
-
 static void shape_text(const gir_value *v, char *buf, size_t n)
 {
     if (v->shape.rank < 0) {
@@ -160,12 +103,9 @@ static void print_values_json(const gir_graph *g, const int32_t *idx, size_t n)
 
 static void info_json(const char *path, const char *fmt, const char *reason, const gir_graph *g)
 {
-    size_t nops;
-    op_count *h = histogram(g, &nops);
-    param_stats ps = parameters(g);
-    size_t opaque = 0;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        opaque += g->nodes[i]->op == GIR_OP_OPAQUE;
+    size_t nops, opaque;
+    gc_op_count *h = gc_histogram(g, true, &nops, &opaque);
+    gc_param_stats ps = gc_parameters(g);
     printf("{\"file\": ");
     gc_json_string(stdout, path);
     printf(", \"format\": \"%s\", \"detected_by\": \"%s\", \"name\": ", fmt, reason);
@@ -200,12 +140,9 @@ static void info_json(const char *path, const char *fmt, const char *reason, con
 static void info_text(const char *path, const char *fmt, const char *reason, const gir_graph *g, bool all_values)
 {
     char shp[256];
-    size_t nops;
-    op_count *h = histogram(g, &nops);
-    param_stats ps = parameters(g);
-    size_t opaque = 0;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        opaque += g->nodes[i]->op == GIR_OP_OPAQUE;
+    size_t nops, opaque;
+    gc_op_count *h = gc_histogram(g, true, &nops, &opaque);
+    gc_param_stats ps = gc_parameters(g);
     printf("file:       %s\n", path);
     printf("format:     %s (by %s)\n", fmt, reason);
     if (g->name && *g->name)

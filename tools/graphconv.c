@@ -82,26 +82,6 @@ void gc_note_to_stderr(gir_options *wopts)
     gir_options_set_note_handler(wopts, print_note, NULL);
 }
 
-void gc_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 static void usage(FILE *f)
 {
     fputs("Usage: graphconv [OPTIONS] IN OUT          convert a model\n"
@@ -129,7 +109,9 @@ static void usage(FILE *f)
           "  -I, --read-option KEY=VALUE   a reader option (see 'graphconv formats')\n"
           "  -O, --write-option KEY=VALUE  a writer option (see 'graphconv formats')\n"
           "  --allow-opaque       keep operators the target cannot map, verbatim\n"
-          "  --check              after writing, read the output back and check it against the input\n"
+          "  --opset N            ONNX opset to write (-O opset=N)\n"
+          "  --external-data      ONNX: large tensors in MODEL.data beside the model\n"
+          "  --check              after writing, run input and output on the same seeded inputs and compare\n"
           "  --atol X, --rtol Y   tolerances of --check (default 1e-4, 1e-3)\n"
           "  -f, --force          overwrite existing output files\n"
           "  -q, --quiet          print nothing but errors\n"
@@ -158,6 +140,8 @@ enum {
     OPT_BATCH,
     OPT_INPUT_SHAPE,
     OPT_ALLOW_OPAQUE,
+    OPT_OPSET,
+    OPT_EXTERNAL_DATA,
     OPT_CHECK,
     OPT_ATOL,
     OPT_RTOL,
@@ -175,6 +159,8 @@ int cmd_convert(int argc, char **argv)
         { "read-option", required_argument, NULL, 'I' },
         { "write-option", required_argument, NULL, 'O' },
         { "allow-opaque", no_argument, NULL, OPT_ALLOW_OPAQUE },
+        { "opset", required_argument, NULL, OPT_OPSET },
+        { "external-data", no_argument, NULL, OPT_EXTERNAL_DATA },
         { "check", no_argument, NULL, OPT_CHECK },
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
@@ -204,6 +190,8 @@ int cmd_convert(int argc, char **argv)
         case OPT_BATCH: gir_options_set(ropts, "batch-size", optarg, NULL); break;
         case OPT_INPUT_SHAPE: gir_options_set(ropts, "input-shape", optarg, NULL); break;
         case OPT_ALLOW_OPAQUE: gir_options_set(wopts, "allow-opaque", "1", NULL); break;
+        case OPT_OPSET: gir_options_set(wopts, "opset", optarg, NULL); break;
+        case OPT_EXTERNAL_DATA: gir_options_set(wopts, "external-data", "1", NULL); break;
         case OPT_CHECK: check = true; break;
         case OPT_ATOL: atol = strtod(optarg, NULL); break;
         case OPT_RTOL: rtol = strtod(optarg, NULL); break;
@@ -259,14 +247,12 @@ int cmd_convert(int argc, char **argv)
     if (st == GIR_OK) {
         gc_print_graph_notes(g);
         gc_note_to_stderr(wopts);
-        st = gir_save(g, outp, to, wopts, &err);
     }
     char *metrics = NULL;
-    if (st == GIR_OK && check) {
-        st = gc_batch_check(g, outp, to, atol, rtol, &metrics, &err);
-        if (st == GIR_OK && gc_verbosity >= 1)
-            fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
-    }
+    if (st == GIR_OK)
+        st = gc_save_checked(g, outp, to, wopts, check, atol, rtol, &metrics, &err);
+    if (st == GIR_OK && check && gc_verbosity >= 1)
+        fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
     free(metrics);
     if (st) {
         rc = gc_report(&err);

@@ -11,7 +11,7 @@
 
 static gir_status io_fail(gir_error *err, const char *what, const char *path)
 {
-    gir_status st = gir_fail(err, errno == ENOENT ? GIR_E_IO : GIR_E_IO, "%s: %s", what, strerror(errno));
+    gir_status st = gir_fail(err, GIR_E_IO, "%s: %s", what, strerror(errno));
     gir_err_file(err, path);
     return st;
 }

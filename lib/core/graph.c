@@ -14,6 +14,14 @@ static uint64_t hash_str(const char *s)
         h ^= (unsigned char)*s;
         h *= 1099511628211ull;
     }
+    /* FNV's low bits depend only on the low bits of the text; the table
+     * index takes the low bits, so fold the high ones in (a murmur3
+     * finaliser) to keep names like "node_123" from clustering. */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
     return h;
 }
 

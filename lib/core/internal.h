@@ -113,6 +113,10 @@ static inline void gir_put_le64(unsigned char *p, uint64_t v)
 void gir_fmt_double(char out[48], double v, bool force_point);
 /* Same for a float32 value (shortest text that round-trips as float). */
 void gir_fmt_float(char out[48], float v, bool force_point);
+/* A float32 attribute as the double its shortest text names (0.001f ->
+ * 0.001), so a value stored as float32 by one format equals the same value
+ * stored as text or double by another. */
+double gir_float_widen(float v);
 /* Strict whole-string parsers; false when s is not exactly a number. */
 bool gir_parse_i64(const char *s, int64_t *out);
 bool gir_parse_double(const char *s, double *out);

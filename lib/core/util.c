@@ -301,6 +301,15 @@ void gir_fmt_float(char out[48], float v, bool force_point)
     fmt_repr(out, (double)v, 9, true, force_point);
 }
 
+double gir_float_widen(float v)
+{
+    if (isnan(v) || isinf(v))
+        return (double)v;
+    char text[48];
+    gir_fmt_float(text, v, false);
+    return strtod(text, NULL);
+}
+
 bool gir_parse_i64(const char *s, int64_t *out)
 {
     if (!s || !*s)

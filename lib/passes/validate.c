@@ -4,33 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct named {
-    const char *name;
-    int32_t idx;
-} named;
-
-static int cmp_named(const void *a, const void *b)
-{
-    const named *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/* Sorts the names and reports the first one that repeats. */
-static gir_status unique_names(named *v, size_t n, const char *what, gir_error *err)
-{
-    qsort(v, n, sizeof *v, cmp_named);
-    for (size_t i = 1; i < n; i++) {
-        if (strcmp(v[i - 1].name, v[i].name) == 0) {
-            gir_fail(err, GIR_E_DUPLICATE, "two %ss are named '%s' (%ss %d and %d)", what, v[i].name, what,
-                     (int)v[i - 1].idx, (int)v[i].idx);
-            gir_err_node(err, v[i].name);
-            return GIR_E_DUPLICATE;
-        }
-    }
-    return GIR_OK;
-}
-
 static const char *kind_name(gir_value_kind k)
 {
     switch (k) {
@@ -73,27 +46,39 @@ static gir_status check_values(const gir_graph *g, gir_error *err)
     return GIR_OK;
 }
 
+/* Names are unique: the graph's name index must lead every name back to
+ * its own value or node (a second holder of a name, or a name changed
+ * behind the index's back, shows up here).  O(n), no sorting. */
 static gir_status check_names(const gir_graph *g, gir_error *err)
 {
-    size_t n = g->n_values > g->n_nodes ? g->n_values : g->n_nodes;
-    named *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return gir_nomem(err);
-    for (size_t i = 0; i < g->n_values; i++)
-        v[i] = (named){ g->values[i]->name, (int32_t)i };
-    gir_status st = unique_names(v, g->n_values, "value", err);
-    for (size_t i = 0; st == GIR_OK && i < g->n_nodes; i++) {
-        const gir_node *nd = g->nodes[i];
-        if (!nd || !nd->name || !*nd->name) {
-            st = gir_fail(err, GIR_E_SCHEMA, "node %zu has no name", i);
-            break;
+    for (size_t i = 0; i < g->n_values; i++) {
+        int32_t j = gir_graph_value_index(g, g->values[i]->name);
+        if (j == (int32_t)i)
+            continue;
+        if (j >= 0) {
+            gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s' (values %d and %zu)", g->values[i]->name,
+                     (int)j, i);
+            gir_err_node(err, g->values[i]->name);
+            return GIR_E_DUPLICATE;
         }
-        v[i] = (named){ nd->name, (int32_t)i };
+        return FAIL_AT(g->values[i]->name, GIR_E_INTERNAL, "value '%s' is missing from the graph's name index",
+                       g->values[i]->name);
     }
-    if (st == GIR_OK)
-        st = unique_names(v, g->n_nodes, "node", err);
-    free(v);
-    return st;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *nd = g->nodes[i];
+        if (!nd || !nd->name || !*nd->name)
+            return gir_fail(err, GIR_E_SCHEMA, "node %zu has no name", i);
+        int32_t j = gir_graph_node_index(g, nd->name);
+        if (j == (int32_t)i)
+            continue;
+        if (j >= 0) {
+            gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s' (nodes %d and %zu)", nd->name, (int)j, i);
+            gir_err_node(err, nd->name);
+            return GIR_E_DUPLICATE;
+        }
+        return FAIL_AT(nd->name, GIR_E_INTERNAL, "node '%s' is missing from the graph's name index", nd->name);
+    }
+    return GIR_OK;
 }
 
 static gir_status check_nodes(const gir_graph *g, gir_error *err)

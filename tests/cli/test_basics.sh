@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 run --help
-expect_out "help lists the commands" "info MODEL" "diff A B" "formats" "Exit status"
+expect_out "help lists the commands" "info MODEL" "diff A B" "formats" "draw MODEL OUT" "batch INPUT" "run MODEL" "check A B" "Exit status"
 run --version
 expect_out "version names the libraries" "graphconv 0.1.0" "yajl" "libzip" "hdf5"
 run
@@ -48,7 +48,7 @@ if [ -n "${GIR_MAN_DIR:-}" ] && command -v man >/dev/null; then
   done
   rc=0
   check "graphconv(1) documents every error code" test -z "$missing"
-  for cmd in info diff formats ops errors; do
+  for cmd in info diff formats ops errors draw batch run check; do
     case "$page" in *"$cmd"*) ;; *) missing="$missing $cmd" ;; esac
   done
   check "graphconv(1) documents every command" test -z "$missing"

@@ -75,6 +75,30 @@ printf '{"input": 3}\n' >"$TMP/badmanifest.jsonl"
 run batch --manifest "$TMP/badmanifest.jsonl"
 expect_err "a malformed manifest line is a bad input" 2 "badmanifest.jsonl:1" "input"
 
+# Every real model to every target format, checked: one valid report line per
+# model; what a target cannot express is reported as unsupported, naming it.
+nreal=0
+for t in nnvm mxnet tvm nnabla lightnet relayviz onnx; do
+  run batch "$RW" "$SHARED/models" --to "$t" -o "$TMP/all-$t" --check -j 2 --report "$TMP/all-$t.jsonl" -q
+  n=$(wc -l <"$TMP/all-$t.jsonl")
+  [ "$nreal" = 0 ] && nreal=$n
+  check "to $t: one report line per real model ($n)" test "$n" = "$nreal" -a "$n" -ge 90
+  if command -v json_verify >/dev/null; then
+    okj=1
+    while IFS= read -r l; do printf '%s' "$l" | json_verify -q >/dev/null 2>&1 || okj=0; done <"$TMP/all-$t.jsonl"
+    check "to $t: every line is valid JSON" test "$okj" = 1
+  fi
+  check "to $t: LightNet's rejected files fail as bad input" \
+    test "$(grep -c -E '(squeezedet_invalid|op_outdated|/test)\.json", .*"code": "(syntax|schema)"' "$TMP/all-$t.jsonl")" = 3
+  check "to $t: unsupported models name what does not map" \
+    sh -c "! grep '\"code\": \"unsupported-op\"' '$TMP/all-$t.jsonl' | grep -v -q 'cannot write as'"
+done
+check "ResNet-18 to nnabla runs and agrees" grep -q 'resnet18.onnx".*"status": "ok".*"method": "run"' "$TMP/all-nnabla.jsonl"
+check "MXNet LeNet to tvm is refused naming Conv" grep -q 'lenet-symbol.json".*"code": "unsupported-op".*Conv' "$TMP/all-tvm.jsonl"
+check "SqueezeDet to onnx is refused naming its decoder" grep -q 'squeezedet.json".*"code": "unsupported-op".*SqueezeDetBoxDecode' "$TMP/all-onnx.jsonl"
+check "a check failure leaves no output" \
+  sh -c "for f in \$(grep '\"check-failed\"' '$TMP'/all-*.jsonl | grep -o '\"output\": \"[^\"]*\"' | cut -d'\"' -f4); do test ! -e \"\$f\" || exit 1; done"
+
 # SIGKILL in the middle of a batch leaves only complete outputs.
 big=$TMP/big
 mkdir -p "$big"

@@ -1723,6 +1723,10 @@ static const char *inplace_input(wr *w, size_t k, char *buf, size_t n)
     char want[480], nb[512];
     snprintf(want, sizeof want, "%.400s_copy", V(w, x)->name);
     const char *t = tensor_name(w, want, buf, n);
+    if (t != buf) { /* never hand back the local `want` */
+        snprintf(buf, n, "%s", t);
+        t = buf;
+    }
     snprintf(want, sizeof want, "%.400s_copy", node->name);
     begin_op(w, op_name(w, want, nb, sizeof nb), "slice");
     IN("src", V(w, x)->name);

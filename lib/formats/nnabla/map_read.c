@@ -183,9 +183,11 @@ static gir_status set_int(mctx *m, gir_node *n, const char *k, int64_t v)
     return gir_attrs_set_int(m->g, &n->attrs, k, v);
 }
 
+/* NNabla's arguments are float32: widened through their shortest text, so
+ * eps 1e-05 equals the 1e-05 a text or double format gives. */
 static gir_status set_float(mctx *m, gir_node *n, const char *k, double v)
 {
-    return gir_attrs_set_float(m->g, &n->attrs, k, v);
+    return gir_attrs_set_float(m->g, &n->attrs, k, gir_float_widen((float)v));
 }
 
 static gir_status set_ints(mctx *m, gir_node *n, const char *k, const int64_t *v, size_t c)

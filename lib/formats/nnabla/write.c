@@ -444,7 +444,15 @@ static const char *align_rank(wctx *w, const gir_node *n, int32_t v, int other_r
     if (!reshape_dims(&s, dims))
         return NULL;
     const char *name = extra_variable(w, n, suffix, &s, NULL);
+    /* Named NODE/Reshape_K (fn_new names a helper after its type), but of
+     * type Reshape. */
     Nnabla__Function *f = fn_new(w, n, suffix, false);
+    if (f) {
+        str_free(f->type);
+        f->type = sdup(w, "Reshape");
+        if (!f->type)
+            w->failed_alloc = true;
+    }
     fn_in(w, f, v);
     fn_out_name(w, f, name);
     Nnabla__ReshapeParameter *p = pb_new(w, &nnabla__reshape_parameter__descriptor);

@@ -30,6 +30,7 @@ typedef struct nn_reader {
     int64_t batch;           /* batch-size option, 0 if none */
     int64_t mx_version;      /* mxnet_version, 0 when absent (0.8 layout) */
     bool *bn_synth;          /* per raw node: BatchNorm given synthesised aux inputs */
+    size_t n_synth, n_labels; /* for the notes */
 } nn_reader;
 
 /* Result of a read function: mapped, or keep the node verbatim. */
@@ -114,5 +115,10 @@ int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm);
 #define NN_META_IGNORED_GAMMA "nnvm.ignored_gamma" /* BN: variable the ones stand for */
 #define NN_META_IGNORED_BETA "nnvm.ignored_beta"   /* BN: variable the zeros stand for */
 #define NN_META_FC_FLATTEN "nnvm.fc_flatten"       /* Flatten that is part of a FullyConnected */
+#define NN_META_PENDING "nnvm.pending"             /* BN: constants wait for shape inference */
+
+/* After inference: pending BatchNorm constants made, or the node kept
+ * verbatim. */
+gir_status nn_resolve_pending(nn_reader *r, gir_error *err);
 
 #endif

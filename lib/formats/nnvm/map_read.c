@@ -837,12 +837,22 @@ static gir_status bn_common(nn_reader *r, size_t idx, const int32_t *in, int32_t
 {
     int32_t ins[5] = { in[0], in[1], in[2], in[3], in[4] };
     int32_t ignored[2] = { -1, -1 };
+    int64_t c = !use_gamma || !use_beta ? bn_channels(r, in) : 0;
+    if (c < 0) {
+        /* The constant needs the channel count: shape inference may give
+         * it (nn_resolve_pending); gamma/beta stand in until then. */
+        gir_node *n;
+        TRY(mk(r, idx, GIR_OP_BatchNormalization, 5, 1, &n, err));
+        for (size_t i = 0; i < 5; i++)
+            set_in(n, i, in[i]);
+        if (gir_attrs_set_float(r->g, &n->attrs, "epsilon", eps) ||
+            gir_attrs_set_float(r->g, &n->attrs, "momentum", momentum) ||
+            gir_attrs_set_string(r->g, &n->meta, NN_META_PENDING,
+                                 !use_gamma && !use_beta ? "gamma,beta" : !use_gamma ? "gamma" : "beta"))
+            return gir_nomem(err);
+        return mkout(r, n, 0, &out[0], err);
+    }
     if (!use_gamma || !use_beta) {
-        int64_t c = bn_channels(r, in);
-        if (c < 0) { /* cannot make the constant: keep verbatim */
-            *res = NN_OPAQUE;
-            return GIR_OK;
-        }
         const char *nm = RN(r, idx)->name;
         if (!use_gamma) {
             ignored[0] = in[1];
@@ -1071,6 +1081,7 @@ static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in,
         if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
             return gir_nomem(err);
         TRY(meta_pairs(r->g, &n->meta, "mxnet", "label.attrs", lab->attrs, lab->n_attrs, err));
+        r->n_labels++;
     }
     return GIR_OK;
 }
@@ -1322,6 +1333,72 @@ static gir_status rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     return GIR_OK;
 }
 
+/* "To the end of the axis" in strided_slice / slice_axis. */
+#define NN_SLICE_END INT32_MAX
+
+static gir_status slice_node(nn_reader *r, size_t idx, int32_t x, const int64_t *st, const int64_t *en,
+                             const int64_t *ax, const int64_t *sp, size_t n, int32_t *out, gir_error *err)
+{
+    gir_node *nd;
+    TRY(mk(r, idx, GIR_OP_Slice, 1, 1, &nd, err));
+    set_in(nd, 0, x);
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "starts", st, n) || gir_attrs_set_ints(r->g, &nd->attrs, "ends", en, n) ||
+        gir_attrs_set_ints(r->g, &nd->attrs, "axes", ax, n) || gir_attrs_set_ints(r->g, &nd->attrs, "steps", sp, n))
+        return gir_nomem(err);
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+/* NNVM strided_slice(begin, end, stride): axes 0..n-1; an axis taken
+ * whole (0, INT32_MAX or more, step 1) is not listed. */
+static gir_status rd_strided_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                   gir_error *err)
+{
+    int64_t b[NN_MAX_TUPLE], e[NN_MAX_TUPLE], s[NN_MAX_TUPLE];
+    size_t nb, ne, ns;
+    TRY(g_tuple(r, idx, "begin", true, b, &nb, err));
+    TRY(g_tuple(r, idx, "end", true, e, &ne, err));
+    TRY(g_tuple(r, idx, "stride", false, s, &ns, err));
+    if (ne != nb)
+        return bad_attr(r, idx, "end", "a tuple as long as begin", err);
+    if (ns && ns != nb)
+        return bad_attr(r, idx, "stride", "a tuple as long as begin", err);
+    int64_t st[NN_MAX_TUPLE], en[NN_MAX_TUPLE], ax[NN_MAX_TUPLE], sp[NN_MAX_TUPLE];
+    size_t n = 0;
+    for (size_t i = 0; i < nb; i++) {
+        int64_t step = ns ? s[i] : 1;
+        if (step == 0)
+            return bad_attr(r, idx, "stride", "a tuple of non-zero steps", err);
+        if (b[i] == 0 && e[i] >= NN_SLICE_END && step == 1)
+            continue;
+        st[n] = b[i];
+        en[n] = e[i] >= NN_SLICE_END ? INT64_MAX : e[i];
+        ax[n] = (int64_t)i;
+        sp[n++] = step;
+    }
+    if (n == 0) {
+        *res = NN_OPAQUE;
+        return GIR_OK;
+    }
+    return slice_node(r, idx, in[0], st, en, ax, sp, n, out, err);
+}
+
+/* MXNet slice_axis(axis, begin, end): end None means to the end. */
+static gir_status rd_slice_axis(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err)
+{
+    int64_t axis, begin, end = INT64_MAX;
+    TRY(g_int(r, idx, "axis", true, 0, &axis, err));
+    TRY(g_int(r, idx, "begin", true, 0, &begin, err));
+    const char *es = A(r, idx, "end");
+    if (!es)
+        return bad_attr(r, idx, "end", NULL, err);
+    if (!nn_is_none(es))
+        TRY(g_int(r, idx, "end", true, 0, &end, err));
+    int64_t one = 1;
+    (void)res;
+    return slice_node(r, idx, in[0], &begin, &end, &axis, &one, 1, out, err);
+}
+
 static gir_status rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
     double alpha, beta, bias;
@@ -1422,6 +1499,8 @@ static const char *const k_reduce[] = { "axis", "keepdims", "exclude", NULL };
 static const char *const k_cast[] = { "dtype", NULL };
 static const char *const k_scalar_mx[] = { "scalar", "is_int", NULL };
 static const char *const k_scalar[] = { "scalar", NULL };
+static const char *const k_strided_slice[] = { "begin", "end", "stride", NULL };
+static const char *const k_slice_axis[] = { "axis", "begin", "end", NULL };
 
 static const char *const k_conv_nnvm[] = { "channels", "kernel_size", "strides",   "padding",   "dilation",
                                            "groups",   "layout",      "kernel_layout", "out_layout", "out_dtype",
@@ -1530,6 +1609,7 @@ static const nn_rdef mx_defs[] = {
     SIMPLE("sigmoid", Sigmoid),
     SIMPLE("sign", Sign),
     SIMPLE("sin", Sin),
+    { "slice_axis", GIR_OP_Slice, rd_slice_axis, 1, 1, 1, k_slice_axis },
     { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 2, k_softmax_mx },
     SIMPLE("softsign", Softsign),
     { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
@@ -1601,6 +1681,7 @@ static const nn_rdef nnvm_defs[] = {
     { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_nnvm },
     SIMPLE("sqrt", Sqrt),
     { "squeeze", GIR_OP_Squeeze, rd_squeeze, 1, 1, 1, k_axis },
+    { "strided_slice", GIR_OP_Slice, rd_strided_slice, 1, 1, 1, k_strided_slice },
     { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("tanh", Tanh),
     { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
@@ -1889,8 +1970,10 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     const nn_rdef *d = r->fl == NN_TVM ? NULL : nn_rdef_find(r->fl, rn->op);
     if (!st && d && r->fl == NN_MXNET && strcmp(rn->op, "BatchNorm") == 0 && rn->n_in == 3 && r->mx_version < 900) {
         st = synth_bn_aux(r, idx, in, err);
-        if (!st)
+        if (!st) {
             r->bn_synth[idx] = true;
+            r->n_synth++;
+        }
     }
     size_t n_in = r->bn_synth[idx] ? 5 : rn->n_in;
     if (!st && d && n_in >= d->min_in && (d->max_in == GIR_VARIADIC || n_in <= d->max_in) && keys_known(r, idx, d)) {
@@ -1919,4 +2002,65 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     }
     free(in);
     return st;
+}
+
+/* After shape inference: BatchNorm nodes whose ignored gamma/beta waited
+ * for the channel count get their constants, or are kept verbatim. */
+gir_status nn_resolve_pending(nn_reader *r, gir_error *err)
+{
+    gir_graph *g = r->g;
+    size_t opaque = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        gir_node *n = g->nodes[i];
+        const gir_attr *p = gir_attrs_find(&n->meta, NN_META_PENDING);
+        if (!p || p->type != GIR_ATTR_STRING)
+            continue;
+        bool gamma = strstr(p->u.s, "gamma") != NULL, beta = strstr(p->u.s, "beta") != NULL;
+        gir_attrs_remove(&n->meta, NN_META_PENDING);
+        int64_t c = bn_channels(r, n->in);
+        if (c > 0) {
+            int32_t v;
+            if (gamma) {
+                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_GAMMA, V(r, n->in[1])->name) ? gir_nomem(err)
+                                                                                                    : GIR_OK);
+                TRY(const_fill(r, n->name, "ones", c, 1.0f, &v, err));
+                n->in[1] = v;
+            }
+            if (beta) {
+                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_BETA, V(r, n->in[2])->name) ? gir_nomem(err)
+                                                                                                  : GIR_OK);
+                TRY(const_fill(r, n->name, "zeros", c, 0.0f, &v, err));
+                n->in[2] = v;
+            }
+            continue;
+        }
+        /* Keep it verbatim: its source attributes become its attributes. */
+        char key[32];
+        snprintf(key, sizeof key, "%s.op", r->pfx);
+        const char *op = gir_attrs_get_string(&n->meta, key, "BatchNorm");
+        n->opaque_op = gir_arena_strdup(&g->arena, op);
+        n->opaque_format = gir_arena_strdup(&g->arena, r->pfx);
+        if (!n->opaque_op || !n->opaque_format)
+            return gir_nomem(err);
+        gir_attrs_free(&n->attrs);
+        memset(&n->attrs, 0, sizeof n->attrs);
+        snprintf(key, sizeof key, "%s.attrs", r->pfx);
+        size_t np;
+        const char *const *pairs = nn_meta_pairs(&n->meta, key, &np);
+        for (size_t k = 0; k + 1 < np; k += 2)
+            if (gir_attrs_set_string(g, &n->attrs, pairs[k], pairs[k + 1]))
+                return gir_nomem(err);
+        gir_attrs_remove(&n->meta, key);
+        snprintf(key, sizeof key, "%s.op", r->pfx);
+        gir_attrs_remove(&n->meta, key);
+        n->op = GIR_OP_OPAQUE;
+        if (!opaque++)
+            first = n->name;
+    }
+    if (opaque && gir_graph_note(g, "kept %zu BatchNorm node%s verbatim (first '%s'): a fixed gamma or beta needs "
+                                 "the channel count; give the params or --input-shape",
+                                 opaque, opaque == 1 ? "" : "s", first))
+        return gir_nomem(err);
+    return GIR_OK;
 }

@@ -1007,6 +1007,69 @@ static gir_status wr_split(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     return finish_attrs(w, n, f, &l, err);
 }
 
+#define NN_SLICE_END INT32_MAX
+
+/* Slice -> strided_slice (NNVM: begin/end/stride over axes 0..k, untouched
+ * axes 0:INT32_MAX:1) or slice_axis (MXNet: one axis, step 1). */
+static gir_status wr_slice(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    const int64_t *st, *en, *ax = NULL, *sp = NULL;
+    ptrdiff_t k = aints(n, "starts", &st), ke = aints(n, "ends", &en);
+    ptrdiff_t ka = aints(n, "axes", &ax), ks = aints(n, "steps", &sp);
+    if (k < 1 || ke != k || (ka >= 0 && ka != k) || (ks >= 0 && ks != k) || k > NN_MAX_TUPLE)
+        return unsup_attr(err, n, "Slice with starts, ends, axes and steps of different lengths");
+    const gir_value *x = VAL(w, n->in[0]);
+    int rank = x ? x->shape.rank : -1;
+    int64_t axes[NN_MAX_TUPLE], steps[NN_MAX_TUPLE];
+    int64_t max_axis = -1;
+    for (ptrdiff_t i = 0; i < k; i++) {
+        axes[i] = ka >= 0 ? ax[i] : i;
+        steps[i] = ks >= 0 ? sp[i] : 1;
+        if (axes[i] < 0 && rank > 0)
+            axes[i] += rank;
+        if (axes[i] < 0 || axes[i] >= NN_MAX_TUPLE)
+            return unsup_attr(err, n, "Slice with a negative axis on an input of unknown rank");
+        for (ptrdiff_t j = 0; j < i; j++)
+            if (axes[j] == axes[i])
+                return unsup_attr(err, n, "Slice with a repeated axis");
+        if (axes[i] > max_axis)
+            max_axis = axes[i];
+    }
+    falist l = { .n = 0 };
+    if (is_mx(w)) {
+        if (k != 1 || steps[0] != 1)
+            return unsup_attr(err, n, "Slice of more than one axis or with steps (MXNet writes slice_axis)");
+        f->op = "slice_axis";
+        fa_int(&l, "axis", axes[0], true);
+        fa_int(&l, "begin", st[0], true);
+        if (en[0] >= NN_SLICE_END)
+            fa_str(&l, "end", "None", true);
+        else
+            fa_int(&l, "end", en[0], true);
+    } else {
+        int64_t b[NN_MAX_TUPLE], e[NN_MAX_TUPLE], s[NN_MAX_TUPLE];
+        bool any_step = false;
+        for (int64_t i = 0; i <= max_axis; i++) {
+            b[i] = 0;
+            e[i] = NN_SLICE_END;
+            s[i] = 1;
+        }
+        for (ptrdiff_t i = 0; i < k; i++) {
+            b[axes[i]] = st[i];
+            e[axes[i]] = en[i] > NN_SLICE_END ? NN_SLICE_END : en[i];
+            s[axes[i]] = steps[i];
+            any_step = any_step || steps[i] != 1;
+        }
+        f->op = "strided_slice";
+        fa_tuple(&l, "begin", b, (size_t)max_axis + 1, NOFILL, true);
+        fa_tuple(&l, "end", e, (size_t)max_axis + 1, NOFILL, true);
+        if (any_step)
+            fa_tuple(&l, "stride", s, (size_t)max_axis + 1, NOFILL, true);
+    }
+    TRY(node_inputs(w, n, f, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 static gir_status wr_lrn(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     double alpha = af(n, "alpha", 1e-4), beta = af(n, "beta", 0.75), bias = af(n, "bias", 1.0);
@@ -1125,6 +1188,7 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_Squeeze: return wr_squeeze;
     case GIR_OP_Split: return wr_split;
     case GIR_OP_LRN: return wr_lrn;
+    case GIR_OP_Slice: return wr_slice;
     case GIR_OP_ReduceSum: case GIR_OP_ReduceMean: case GIR_OP_ReduceMax: case GIR_OP_ReduceMin:
     case GIR_OP_ReduceProd:
         return wr_reduce;
@@ -1140,8 +1204,7 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
     if (w->absorbed[i])
         return GIR_OK;
     if (w->fl == NN_TVM && n->op != GIR_OP_OPAQUE)
-        return gir_fail(err, GIR_E_UNSUPPORTED_OP,
-                        "%s (the TVM graph executor runs only compiled tvm_op functions; write nnvm or mxnet)",
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (not a compiled tvm_op function; write nnvm or mxnet)",
                         gir_op_name(n->op));
     if (!GIR_GROW(w->fn, w->cap_fn, w->n_fn + 1))
         return gir_nomem(err);

@@ -124,6 +124,17 @@ static const gir_attr_map reduce_map[] = {
     END,
 };
 static const gir_attr_map cast_map[] = { { "dtype", "to", "type name" }, END };
+static const gir_attr_map mx_slice[] = {
+    { "axis", "axes", "one axis" }, { "begin", "starts", NULL },
+    { "end", "ends", "None means to the end" }, { NULL, "steps", "1 only" }, END,
+};
+static const gir_attr_map nv_slice[] = {
+    { "begin", "starts", "one value per axis from 0; an axis taken whole (0, 2147483647, 1) is not listed" },
+    { "end", "ends", "2147483647 or more means to the end" },
+    { "stride", "steps", "default 1" },
+    { NULL, "axes", "written over axes 0..max; negative axes need the input's rank" },
+    END,
+};
 static const gir_attr_map expand_mx[] = { { "axis", "axes", "one non-negative axis" }, END };
 static const gir_attr_map squeeze_map[] = { { "axis", "axes", NULL }, END };
 
@@ -152,6 +163,7 @@ const gir_op_map nn_mxnet_ops[] = {
     { "squeeze", GIR_OP_Squeeze, RW, squeeze_map, NULL },
     { "SliceChannel", GIR_OP_Split, RW, mx_split, "alias split" },
     { "LRN", GIR_OP_LRN, RW, mx_lrn, NULL },
+    { "slice_axis", GIR_OP_Slice, RW, mx_slice, NULL },
     { "sum", GIR_OP_ReduceSum, RW, reduce_map, "also mean, max, min, prod" },
     { "Cast", GIR_OP_Cast, RW, cast_map, "alias cast" },
     { "elemwise_add", GIR_OP_Add, RW, NULL, "also _plus/_Plus/_add, broadcast_add (written when shapes differ "
@@ -245,6 +257,7 @@ const gir_op_map nn_nnvm_ops[] = {
     { "squeeze", GIR_OP_Squeeze, RW, squeeze_map, NULL },
     { "split", GIR_OP_Split, RW, nv_split, NULL },
     { "lrn", GIR_OP_LRN, RW, nv_lrn, NULL },
+    { "strided_slice", GIR_OP_Slice, RW, nv_slice, NULL },
     { "sum", GIR_OP_ReduceSum, RW, reduce_map, "also mean, max, min, prod" },
     { "cast", GIR_OP_Cast, RW, cast_map, NULL },
     { "elemwise_add", GIR_OP_Add, RW, NULL, "broadcast_add when shapes differ or are unknown; sub, mul, div, pow "

@@ -5,6 +5,7 @@
 #include "nnvm.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +115,7 @@ int nn_params_sniff(const unsigned char *head, size_t n, bool *npz)
 
 /* The file every lazy tensor of one params file reads from (shared). */
 struct nn_params_src {
-    int refs;
+    _Atomic int refs; /* tensors may die on other threads */
     char path[];
 };
 typedef struct nn_params_src src;
@@ -563,7 +564,7 @@ void nn_params_free(nn_params *p)
 {
     gir_arena_free(&p->arena);
     free(p->path);
-    if (p->src && --p->src->refs == 0)
+    if (p->src && atomic_fetch_sub(&p->src->refs, 1) == 1)
         free(p->src);
     memset(p, 0, sizeof *p);
 }
@@ -609,7 +610,7 @@ static gir_status lazy_load(void *ctx, void *dst, uint64_t nbytes, gir_error *er
 static void lazy_release(void *ctx)
 {
     lazy *l = ctx;
-    if (l->s && --l->s->refs == 0)
+    if (l->s && atomic_fetch_sub(&l->s->refs, 1) == 1)
         free(l->s);
     free(l);
 }
@@ -623,7 +624,7 @@ gir_status nn_params_tensor(const nn_params *p, size_t i, gir_tensor **out, gir_
     if (!l)
         return gir_nomem(err);
     l->s = p->src;
-    l->s->refs++;
+    atomic_fetch_add(&l->s->refs, 1);
     l->offset = it->offset;
     return gir_tensor_lazy(it->dtype, &it->shape, &lazy_loader, l, out, err);
 }

@@ -1,6 +1,7 @@
 /* Reading NNVM, MXNet and TVM graph JSON (and the companion .params) into
  * the IR. */
 #include "map.h"
+#include "passes/passes.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -115,8 +116,13 @@ static gir_status find_epoch_params(const char *json_path, char **out, gir_error
 gir_status nn_find_params(const char *json_path, char **out, gir_error *err)
 {
     *out = NULL;
-    if (ends_with(json_path, "-symbol.json") && strlen(gir_path_basename(json_path)) > strlen("-symbol.json"))
-        return find_epoch_params(json_path, out, err);
+    if (ends_with(json_path, "-symbol.json") && strlen(gir_path_basename(json_path)) > strlen("-symbol.json")) {
+        gir_status st = find_epoch_params(json_path, out, err);
+        if (st || *out)
+            return st;
+        /* No X-NNNN.params: the same stem (X-symbol.params), as the nnvm
+         * and tvm writers name a companion of such a file. */
+    }
     char *cand = NULL;
     size_t len = strlen(json_path);
     if (ends_with(json_path, "_graph.json"))
@@ -289,6 +295,8 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
             known = true;
         for (size_t k = 0; r->fl == NN_TVM && tvm_keys[k]; k++)
             known = known || strcmp(a->key, tvm_keys[k]) == 0;
+        if (r->fl == NN_NNVM && (strcmp(a->key, "shape") == 0 || strcmp(a->key, "dtype") == 0))
+            known = true;
         if (!known)
             TRY(keep_gattr(r, a, err));
     }
@@ -359,6 +367,68 @@ static gir_status entry_err(const nn_reader *r, const char *key, size_t e, const
 static gir_status set_meta_int(gir_graph *g, gir_value *v, const char *key, int64_t x, gir_error *err)
 {
     return gir_attrs_set_int(g, &v->meta, key, x) ? gir_nomem(err) : GIR_OK;
+}
+
+/* An NNVM graph saved after shape/type inference carries "shape"
+ * (list_shape) and "dtype" (list_int, NNVM type codes) per entry: an empty
+ * shape or a 0 dimension means unknown, as in NNVM. */
+static gir_status nnvm_entries(nn_reader *r, gir_error *err)
+{
+    const nn_raw *raw = r->raw;
+    const nn_gattr *sa = nn_raw_gattr(raw, "shape"), *da = nn_raw_gattr(raw, "dtype");
+    if (!sa && !da)
+        return GIR_OK;
+    if (!raw->has_row_ptr || !raw->row_ptr_ok) {
+        gir_fail(err, GIR_E_SCHEMA, "graph attributes shape/dtype need node_row_ptr (%zu non-decreasing offsets "
+                 "from 0) to find their entries", raw->n_nodes + 1);
+        gir_json_err_at(err, raw->doc, sa ? sa->where : da->where, "/attrs/%s", sa ? "shape" : "dtype");
+        return GIR_E_SCHEMA;
+    }
+    size_t n = (size_t)raw->row_ptr[raw->n_nodes];
+    const gir_json *shape = NULL, *dtype = NULL;
+    if (sa)
+        TRY(gattr_list(r, "shape", "list_shape", true, n, &shape, err));
+    if (da)
+        TRY(gattr_list(r, "dtype", "list_int", true, n, &dtype, err));
+    gir_graph *g = r->g;
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        int64_t outs = raw->nodes[i].row_outputs;
+        for (int64_t k = 0; k < outs && (uint64_t)k < r->n_outs[i]; k++) {
+            size_t e = (size_t)raw->row_ptr[i] + (size_t)k;
+            int32_t vi = r->outs[i][k];
+            if (vi < 0)
+                continue;
+            gir_value *v = g->values[vi];
+            const gir_json *sj = shape ? gir_json_at(shape, e) : NULL;
+            if (sj) {
+                if (!gir_json_is(sj, GIR_JSON_ARRAY) || sj->len > GIR_MAX_RANK)
+                    return entry_err(r, "shape", e, sj, GIR_E_SCHEMA, "shapes of at most 8 dimensions", err);
+                gir_shape s = { .rank = sj->len ? (int)sj->len : -1 };
+                for (size_t d = 0; d < sj->len; d++) {
+                    int64_t x;
+                    if (!gir_json_get_i64(gir_json_at(sj, d), &x) || x < 0)
+                        return entry_err(r, "shape", e, gir_json_at(sj, d), GIR_E_SHAPE,
+                                         "shapes of non-negative integers", err);
+                    s.dims[d] = x ? x : -1;
+                }
+                /* The input-shape option wins over the file. */
+                bool given = false;
+                for (size_t q = 0; q < r->n_ishapes && !given; q++)
+                    given = strcmp(r->ishapes[q].name, v->name) == 0;
+                if (s.rank >= 0 && !v->data && !given)
+                    v->shape = s;
+            }
+            int64_t code;
+            if (dtype && !gir_json_get_i64(gir_json_at(dtype, e), &code))
+                return entry_err(r, "dtype", e, gir_json_at(dtype, e), GIR_E_SCHEMA, "integers", err);
+            if (dtype && !v->data) {
+                for (int t = GIR_DT_UNKNOWN + 1; t < GIR_DT_COUNT_; t++)
+                    if (nn_nnvm_dtype_code((gir_dtype)t) == code)
+                        v->dtype = (gir_dtype)t;
+            }
+        }
+    }
+    return GIR_OK;
 }
 
 static gir_status tvm_entries(nn_reader *r, gir_error *err)
@@ -601,9 +671,35 @@ static gir_status build(nn_reader *r, gir_error *err)
         }
     }
     TRY(graph_meta(r, err));
+    if (r->n_synth && gir_graph_note(g, "MXNet 0.8 file: gave %zu BatchNorm node%s the auxiliary inputs "
+                                        "<name>_moving_mean and <name>_moving_var, as MXNet's loader does",
+                                     r->n_synth, r->n_synth == 1 ? "" : "s"))
+        return gir_nomem(err);
+    if (r->n_labels && gir_graph_note(g, "dropped the label input of %zu SoftmaxOutput node%s (inference does not "
+                                         "read it; an MXNet writer puts it back)",
+                                      r->n_labels, r->n_labels == 1 ? "" : "s"))
+        return gir_nomem(err);
     if (r->fl == NN_TVM)
         TRY(tvm_entries(r, err));
-    return GIR_OK;
+    if (r->fl == NN_NNVM)
+        TRY(nnvm_entries(r, err));
+    /* Inputs with no recorded type: float32, MXNet's and NNVM's default. */
+    size_t untyped = 0;
+    const char *first = NULL;
+    for (size_t i = 0; r->fl != NN_TVM && i < g->n_inputs; i++) {
+        gir_value *v = g->values[g->inputs[i]];
+        if (v->dtype == GIR_DT_UNKNOWN) {
+            v->dtype = GIR_DT_F32;
+            if (!untyped++)
+                first = v->name;
+        }
+    }
+    if (untyped && gir_graph_note(g, "%zu input%s without a recorded type (first '%s') taken as float32, the %s "
+                                     "default", untyped, untyped == 1 ? "" : "s", first,
+                                  r->fl == NN_MXNET ? "MXNet" : "NNVM"))
+        return gir_nomem(err);
+    TRY(gir_graph_finish(g, err));
+    return nn_resolve_pending(r, err);
 }
 
 static void reader_free(nn_reader *r)

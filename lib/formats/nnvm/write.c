@@ -211,6 +211,47 @@ static gir_status var_attrs(const emit *e, const gir_value *v, const char ***key
     return GIR_OK;
 }
 
+/* MXNet files record no shapes but for the __shape__ hint of a variable
+ * (0 = unknown, as MXNet's legacy shapes say): a graph input whose rank is
+ * known gets one, unless it already carries its own, so its shape survives
+ * a trip through MXNet.  The reader takes it back.  A graph read from MXNet
+ * keeps exactly the variable attributes it had (same-format round trips
+ * stay exact). */
+static gir_status input_shape_hint(const emit *e, const gir_value *v, const char ***keys, const char ***vals,
+                                   size_t *n, gir_error *err)
+{
+    nn_writer *w = e->w;
+    if (w->fl != NN_MXNET || v->kind != GIR_VALUE_INPUT || v->shape.rank < 1)
+        return GIR_OK;
+    const char *src = meta_s(&w->g->meta, "source.format");
+    if (src && strcmp(src, "mxnet") == 0)
+        return GIR_OK;
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*keys)[i], "__shape__") == 0)
+            return GIR_OK;
+    char text[32 * GIR_MAX_RANK + 8];
+    size_t used = (size_t)snprintf(text, sizeof text, "(");
+    for (int d = 0; d < v->shape.rank; d++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%lld", d ? ", " : "",
+                                 (long long)(v->shape.dims[d] < 0 ? 0 : v->shape.dims[d]));
+    snprintf(text + used, sizeof text - used, v->shape.rank == 1 ? ",)" : ")");
+    const char **nk = gir_arena_alloc(&w->arena, (*n + 1) * sizeof *nk);
+    const char **nv = gir_arena_alloc(&w->arena, (*n + 1) * sizeof *nv);
+    const char *val = gir_arena_strdup(&w->arena, text);
+    if (!nk || !nv || !val)
+        return gir_nomem(err);
+    for (size_t i = 0; i < *n; i++) {
+        nk[i] = (*keys)[i];
+        nv[i] = (*vals)[i];
+    }
+    nk[*n] = "__shape__";
+    nv[*n] = val;
+    (*n)++;
+    *keys = nk;
+    *vals = nv;
+    return GIR_OK;
+}
+
 static gir_status write_node(emit *e, gir_json_writer *jw, item it, gir_error *err)
 {
     nn_writer *w = e->w;
@@ -238,6 +279,7 @@ static gir_status write_node(emit *e, gir_json_writer *jw, item it, gir_error *e
             const gir_value *v = w->g->values[it.id];
             name = v->name;
             TRY(var_attrs(e, v, &keys, &vals, &n, err));
+            TRY(input_shape_hint(e, v, &keys, &vals, &n, err));
         } else {
             const nn_xvar *x = &w->xv[it.id];
             name = x->name;
@@ -454,9 +496,97 @@ static gir_status write_tvm_gattr(emit *e, gir_json_writer *jw, const char *key,
     return GIR_OK;
 }
 
+/* ---- NNVM per-entry shapes and types ---------------------------------------------- */
+
+/* The shape of every entry, when all are known: outputs the IR has, and
+ * the hidden ones NNVM counts (batch_norm's mean and variance, dropout's
+ * mask) derived from them. */
+static bool nnvm_entry_shapes(emit *e, gir_shape **out, gir_dtype **types)
+{
+    nn_writer *w = e->w;
+    size_t n = e->row[e->n_order];
+    gir_shape *s = calloc(n ? n : 1, sizeof *s);
+    gir_dtype *t = calloc(n ? n : 1, sizeof *t);
+    if (!s || !t) {
+        free(s);
+        free(t);
+        return false;
+    }
+    bool ok = true;
+    for (size_t j = 0; j < e->n_order && ok; j++) {
+        item it = e->order[j];
+        size_t base = e->row[j], cnt = e->row[j + 1] - base;
+        if (it.kind == IT_XV) {
+            ok = false;
+            break;
+        }
+        if (it.kind == IT_VAR) {
+            s[base] = w->g->values[it.id]->shape;
+            t[base] = w->g->values[it.id]->dtype;
+            continue;
+        }
+        const nn_fnode *f = &w->fn[it.id];
+        const gir_node *nd = w->g->nodes[f->node];
+        for (size_t k = 0; k < cnt; k++) {
+            const gir_value *v = k < nd->n_out && nd->out[k] >= 0 ? w->g->values[nd->out[k]] : NULL;
+            if (v) {
+                s[base + k] = v->shape;
+                t[base + k] = v->dtype;
+            } else if (nd->op == GIR_OP_BatchNormalization && nd->n_in > 1 && nd->in[1] >= 0) {
+                s[base + k] = w->g->values[nd->in[1]]->shape;
+                t[base + k] = t[base];
+            } else if (nd->op == GIR_OP_Dropout) {
+                s[base + k] = s[base];
+                t[base + k] = t[base];
+            } else {
+                s[base + k].rank = -1;
+            }
+        }
+    }
+    for (size_t i = 0; i < n && ok; i++) {
+        ok = s[i].rank > 0 && gir_shape_is_known(&s[i]) && nn_nnvm_dtype_code(t[i]) >= 0;
+        for (int d = 0; ok && d < s[i].rank; d++)
+            ok = s[i].dims[d] > 0;
+    }
+    if (!ok) {
+        free(s);
+        free(t);
+        return false;
+    }
+    *out = s;
+    *types = t;
+    return true;
+}
+
+static void write_nnvm_shapes(emit *e, gir_json_writer *jw, const gir_shape *s, const gir_dtype *t)
+{
+    size_t n = e->row[e->n_order];
+    gir_jw_key(jw, "shape");
+    gir_jw_begin_array(jw, false);
+    gir_jw_string(jw, "list_shape");
+    gir_jw_begin_array(jw, true);
+    for (size_t i = 0; i < n; i++) {
+        gir_jw_begin_array(jw, s[i].rank > 10);
+        for (int d = 0; d < s[i].rank; d++)
+            gir_jw_int(jw, s[i].dims[d]);
+        gir_jw_end_array(jw);
+    }
+    gir_jw_end_array(jw);
+    gir_jw_end_array(jw);
+    gir_jw_key(jw, "dtype");
+    gir_jw_begin_array(jw, false);
+    gir_jw_string(jw, "list_int");
+    gir_jw_begin_array(jw, n > 10);
+    for (size_t i = 0; i < n; i++)
+        gir_jw_int(jw, nn_nnvm_dtype_code(t[i]));
+    gir_jw_end_array(jw);
+    gir_jw_end_array(jw);
+}
+
 /* The graph attributes to write, in order (keys live in the graph or are
  * literals). */
-static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, const char ***out, size_t *n, gir_error *err)
+static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, bool shapes, const char ***out, size_t *n,
+                             gir_error *err)
 {
     nn_writer *w = e->w;
     const gir_graph *g = w->g;
@@ -470,8 +600,22 @@ static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, const char 
         return gir_nomem(err);
     *n = 0;
     if (order && order->type == GIR_ATTR_STRINGS) {
-        for (size_t i = 0; i < order->u.strs.n; i++)
-            k[(*n)++] = order->u.strs.v[i];
+        for (size_t i = 0; i < order->u.strs.n; i++) {
+            const char *ok = order->u.strs.v[i];
+            /* An NNVM graph's shapes are written only when all are known. */
+            if (w->fl == NN_NNVM && !shapes && (strcmp(ok, "shape") == 0 || strcmp(ok, "dtype") == 0))
+                continue;
+            k[(*n)++] = ok;
+        }
+    }
+    if (w->fl == NN_NNVM && shapes) {
+        bool have = false;
+        for (size_t j = 0; j < *n; j++)
+            have = have || strcmp(k[j], "shape") == 0;
+        if (!have) {
+            k[(*n)++] = "shape";
+            k[(*n)++] = "dtype";
+        }
     }
     if (w->fl == NN_TVM) {
         /* The executor requires these three; device_index when the plan has it. */
@@ -570,9 +714,12 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
     size_t nt = 0;
     if (w->fl == NN_TVM)
         TRY(tvm_collect(e, &t, &nt, err));
+    gir_shape *shp = NULL;
+    gir_dtype *typ = NULL;
+    bool shapes = w->fl == NN_NNVM && nnvm_entry_shapes(e, &shp, &typ);
     const char **gkeys = NULL;
     size_t ng = 0;
-    gir_status st = gattr_keys(e, t, nt, &gkeys, &ng, err);
+    gir_status st = gattr_keys(e, t, nt, shapes, &gkeys, &ng, err);
     gir_buf b = GIR_BUF_INIT;
     gir_json_writer jw;
     gir_jw_init(&jw, &b, GIR_JSON_DMLC);
@@ -620,6 +767,10 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
             const char *k = gkeys[i];
             if (w->fl == NN_TVM) {
                 st = write_tvm_gattr(e, &jw, k, t, nt, err);
+            } else if (shapes && strcmp(k, "shape") == 0) {
+                write_nnvm_shapes(e, &jw, shp, typ);
+            } else if (shapes && strcmp(k, "dtype") == 0) {
+                /* written with the shapes */
             } else if (w->fl == NN_MXNET && strcmp(k, "mxnet_version") == 0) {
                 gir_jw_key(&jw, k);
                 gir_jw_begin_array(&jw, false);
@@ -645,6 +796,8 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
     gir_buf_free(&b);
     free(args);
     free(t);
+    free(shp);
+    free(typ);
     return st;
 }
 

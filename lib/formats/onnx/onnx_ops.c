@@ -149,7 +149,9 @@ gir_status onnx_attr_to_ir(gir_graph *g, gir_attrs *dst, const char *name, Onnx_
     const char *an = a->name ? a->name : "";
     gir_status st = GIR_OK;
     switch (onnx_attr_type(a)) {
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: st = gir_attrs_set_float(g, dst, name, a->f); break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+        st = gir_attrs_set_float(g, dst, name, gir_float_widen(a->f));
+        break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: st = gir_attrs_set_int(g, dst, name, a->i); break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
         if (has_nul(&a->s))
@@ -164,7 +166,7 @@ gir_status onnx_attr_to_ir(gir_graph *g, gir_attrs *dst, const char *name, Onnx_
         if (!v)
             return gir_nomem(err);
         for (size_t i = 0; i < a->n_floats; i++)
-            v[i] = a->floats[i];
+            v[i] = gir_float_widen(a->floats[i]);
         st = gir_attrs_set_floats(g, dst, name, v, a->n_floats);
         break;
     }

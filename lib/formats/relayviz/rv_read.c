@@ -1079,7 +1079,7 @@ static gir_status eval_node(rv_reader *r, int32_t id)
         return GIR_OK;
     case K_LET: *out = r->vals[nd->c]; return GIR_OK;
     case K_IF: {
-        bool truth;
+        bool truth = false;
         const_truth(&r->nodes[r->tensors[r->vals[nd->a].t].leaf], &truth);
         *out = r->vals[truth ? nd->b : nd->c];
         return GIR_OK;

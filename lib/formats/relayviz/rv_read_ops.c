@@ -29,13 +29,13 @@ static const gir_json *find_attr(const rv_attrs *a, const char *key, int32_t *ow
 
 const gir_json *rv_attr(const rv_attrs *a, const char *key)
 {
-    int32_t owner;
+    int32_t owner = 0;
     return find_attr(a, key, &owner);
 }
 
 static gir_status attr_fail(const rv_attrs *a, const char *key, const char *op, const char *want, gir_error *err)
 {
-    int32_t owner;
+    int32_t owner = 0;
     const gir_json *v = find_attr(a, key, &owner);
     char got[64];
     gir_json_describe(v, got, sizeof got);
@@ -51,7 +51,7 @@ static gir_status attr_fail(const rv_attrs *a, const char *key, const char *op, 
 static gir_status get_ints(const rv_attrs *a, const char *op, const char *key, int64_t *out, size_t max, size_t *n,
                            gir_error *err)
 {
-    int32_t owner;
+    int32_t owner = 0;
     const gir_json *v = find_attr(a, key, &owner);
     *n = 0;
     if (!v)
@@ -348,7 +348,7 @@ static gir_status rd_conv(rd *r)
             char sh[96];
             gir_fail(r->err, GIR_E_ATTRIBUTE, "kernel_size [%lld, %lld] of %s disagrees with its weight's shape %s",
                      (long long)ks[0], (long long)ks[1], c->op, gir_shape_str(w, sh, sizeof sh));
-            int32_t owner;
+            int32_t owner = 0;
             gir_json_err_at(r->err, c->attrs.doc, find_attr(&c->attrs, "kernel_size", &owner), "/nodes/%d/attrs/kernel_size",
                             (int)owner);
             char id[24];
@@ -678,7 +678,7 @@ static gir_status rd_pad(rd *r)
     gir_status st = arity(r, 1, 2);
     if (st || !keys_ok(r, keys))
         return st;
-    int32_t owner;
+    int32_t owner = 0;
     const gir_json *pw = find_attr(&c->attrs, "pad_width", &owner);
     if (!pw || pw->type != GIR_JSON_ARRAY || pw->len > GIR_MAX_RANK)
         return attr_fail(&c->attrs, "pad_width", c->op, "a list of [before, after] pairs", r->err);
