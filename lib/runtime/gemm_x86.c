@@ -44,7 +44,7 @@ TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, floa
     for (int r = 0; r < A512_MR; r++)
         acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     for (size_t k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16); /* packed_b may come from the caller */
 #pragma GCC unroll 8
         for (int r = 0; r < A512_MR; r++) {
             __m512 ar = _mm512_set1_ps(a[r]);
@@ -112,7 +112,7 @@ TGT2 static void kernel_avx2(size_t kc, const float *a, const float *b, float *c
     for (int r = 0; r < A2_MR; r++)
         acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (size_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
         for (int r = 0; r < A2_MR; r++) {
             __m256 ar = _mm256_broadcast_ss(a + r);
