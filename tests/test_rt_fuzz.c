@@ -6,6 +6,9 @@
  * their shapes say.  Deterministic: a fixed generator. */
 #include "rtutil.h"
 
+#include "runtime/rt.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,10 +184,139 @@ static void test_fuzz_ops(void **state)
     assert_true(ops_run >= (size_t)(GIR_OP_COUNT_ - 1) / 2);
 }
 
+/* Random DAGs of same-shaped tensors (elementwise ops, convolutions with
+ * fusable Relu/Clip and residual Adds, view chains, several outputs): the
+ * planned run (buffer reuse, in place, fusion) matches the plain one of
+ * keep mode, and 1 and 2 threads give the same bytes. */
+static size_t fused_total;
+
+static void run_outputs(const gir_graph *g, gir_tensor *x, int threads, bool keep, gir_tensor **outs)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, threads, &s, &err), &err);
+    gir_session_keep_values(s, keep);
+    TU_OK(gir_session_set_input(s, 0, x, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    fused_total += gir_rt_fused_count(s);
+    for (size_t i = 0; i < gir_session_output_count(s); i++)
+        outs[i] = gir_tensor_ref(gir_session_output(s, i));
+    gir_session_free(s);
+}
+
+static void test_fuzz_dags(void **state)
+{
+    (void)state;
+    const int64_t dims[4] = { 1, 4, 6, 6 };
+    float w[4 * 4 * 9], dw[4 * 9], b[4], xd[144];
+    rt_fill(w, sizeof w / sizeof w[0], 61);
+    rt_fill(dw, sizeof dw / sizeof dw[0], 62);
+    rt_fill(b, 4, 63);
+    rt_fill(xd, 144, 64);
+    const char *env = getenv("GIR_FUZZ_TRIALS");
+    int trials = env ? atoi(env) : 60;
+    fused_total = 0;
+    for (int trial = 0; trial < trials; trial++) {
+        gir_graph *g = rt_graph();
+        rt_input(g, "v0", GIR_DT_F32, 4, dims);
+        rt_const(g, "w", GIR_DT_F32, 4, DIMS(4, 4, 3, 3), w);
+        rt_const(g, "dw", GIR_DT_F32, 4, DIMS(4, 1, 3, 3), dw);
+        rt_const(g, "b", GIR_DT_F32, 1, DIMS(4), b);
+        int nv = 1, steps = (int)pick(3, 14);
+        for (int i = 0; i < steps; i++) {
+            char a[16], c[16], out[16], nm[16], mid[16];
+            /* operands: mostly recent values */
+            snprintf(a, sizeof a, "v%d", nv - 1 - (int)(next() % (uint64_t)(nv < 3 ? nv : 3)));
+            snprintf(c, sizeof c, "v%d", (int)(next() % (uint64_t)nv));
+            snprintf(out, sizeof out, "v%d", nv);
+            snprintf(nm, sizeof nm, "n%d", i);
+            char ins[40];
+            switch (next() % 9) {
+            case 0: rt_node(g, GIR_OP_Relu, nm, a, out); break;
+            case 1: rt_node(g, GIR_OP_Neg, nm, a, out); break;
+            case 2:
+                snprintf(ins, sizeof ins, "%s,%s", a, c);
+                rt_node(g, GIR_OP_Add, nm, ins, out);
+                break;
+            case 3:
+                snprintf(ins, sizeof ins, "%s,%s", c, a);
+                rt_node(g, GIR_OP_Mul, nm, ins, out);
+                break;
+            case 4: {
+                snprintf(ins, sizeof ins, "%s,w,b", a);
+                gir_node *n = rt_node(g, GIR_OP_Conv, nm, ins, out);
+                RT_INTS(g, n, "pads", 1, 1, 1, 1);
+                break;
+            }
+            case 5: {
+                snprintf(ins, sizeof ins, "%s,dw", a);
+                gir_node *n = rt_node(g, GIR_OP_Conv, nm, ins, out);
+                RT_INTS(g, n, "pads", 1, 1, 1, 1);
+                rt_attr_int(g, n, "group", 4);
+                break;
+            }
+            case 6: {
+                gir_node *n = rt_node(g, GIR_OP_Clip, nm, a, out);
+                rt_attr_float(g, n, "min", -0.5);
+                rt_attr_float(g, n, "max", 0.5);
+                break;
+            }
+            case 7: {
+                snprintf(mid, sizeof mid, "r%d", i);
+                gir_node *n = rt_node(g, GIR_OP_Reshape, nm, a, mid);
+                RT_INTS(g, n, "shape", 1, 4, 36);
+                snprintf(nm, sizeof nm, "m%d", i);
+                n = rt_node(g, GIR_OP_Reshape, nm, mid, out);
+                RT_INTS(g, n, "shape", 1, 4, 6, 6);
+                break;
+            }
+            default: rt_node(g, GIR_OP_Sigmoid, nm, a, out); break;
+            }
+            nv++;
+        }
+        /* the last value and a few random others are outputs */
+        char last[16];
+        snprintf(last, sizeof last, "v%d", nv - 1);
+        rt_output(g, last);
+        size_t n_out = 1;
+        for (int v = 1; v < nv - 1; v++)
+            if (next() % 4 == 0) {
+                char nm[16];
+                snprintf(nm, sizeof nm, "v%d", v);
+                rt_output(g, nm);
+                n_out++;
+            }
+        gir_tensor *x = rt_tensor_new(GIR_DT_F32, 4, dims, xd);
+        gir_tensor *o1[32], *o2[32], *ok[32];
+        run_outputs(g, x, 1, false, o1);
+        run_outputs(g, x, 2, false, o2);
+        run_outputs(g, x, 1, true, ok);
+        for (size_t i = 0; i < n_out; i++) {
+            const float *p1, *p2, *pk;
+            TU_OK(gir_tensor_load(o1[i], (const void **)&p1, NULL), NULL);
+            TU_OK(gir_tensor_load(o2[i], (const void **)&p2, NULL), NULL);
+            TU_OK(gir_tensor_load(ok[i], (const void **)&pk, NULL), NULL);
+            assert_memory_equal(p1, p2, 144 * sizeof(float));
+            for (size_t e = 0; e < 144; e++)
+                if (!(fabsf(p1[e] - pk[e]) <= 1e-4f * (1 + fabsf(pk[e]))) && !(p1[e] != p1[e] && pk[e] != pk[e]))
+                    fail_msg("trial %d output %zu element %zu: %g planned, %g plain", trial, i, e, (double)p1[e],
+                             (double)pk[e]);
+            gir_tensor_unref(o1[i]);
+            gir_tensor_unref(o2[i]);
+            gir_tensor_unref(ok[i]);
+        }
+        gir_tensor_unref(x);
+        gir_graph_free(g);
+    }
+    print_message("%zu nodes fused over the planned runs\n", fused_total);
+    assert_true(fused_total > 0); /* the fusions were exercised */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fuzz_ops),
+        cmocka_unit_test(test_fuzz_dags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
