@@ -107,21 +107,27 @@ TGT2 static inline __m256 ep256(__m256 v, float *c, __m256i mk, const gemm_ep *e
 TGT2 static void kernel_avx2(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m, size_t n,
                              const gemm_ep *ep)
 {
-    __m256 acc[A2_MR][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < A2_MR; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    /* named accumulators: an array indexed after the loop would be kept in
+     * memory on every iteration */
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (size_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 6
-        for (int r = 0; r < A2_MR; r++) {
-            __m256 ar = _mm256_broadcast_ss(a + r);
-            acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
-        }
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), ar;
+#define A2_ROW(r, x0, x1)                        \
+        ar = _mm256_broadcast_ss(a + r);         \
+        x0 = _mm256_fmadd_ps(ar, b0, x0);        \
+        x1 = _mm256_fmadd_ps(ar, b1, x1);
+        A2_ROW(0, c00, c01)
+        A2_ROW(1, c10, c11)
+        A2_ROW(2, c20, c21)
+        A2_ROW(3, c30, c31)
+        A2_ROW(4, c40, c41)
+        A2_ROW(5, c50, c51)
+#undef A2_ROW
         a += A2_MR;
         b += A2_NR;
     }
+    __m256 acc[A2_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
     __m256i m0 = mask8(n), m1 = mask8(n > 8 ? n - 8 : 0);
     bool has1 = n > 8;
     __m256 vbeta = _mm256_set1_ps(ep->beta);
