@@ -30,44 +30,55 @@ typedef const char *(*name_of_fn)(const gir_graph *g, int32_t i);
 static const char *value_name_of(const gir_graph *g, int32_t i) { return g->values[i]->name; }
 static const char *node_name_of(const gir_graph *g, int32_t i) { return g->nodes[i]->name; }
 
-static int32_t index_find(const gir_graph *g, const int32_t *tab, size_t cap, name_of_fn name_of,
+/* The slot holding name (hash h), or the empty slot where it would go.
+ * Names are compared only when the stored hash matches. */
+static gir_name_slot *index_slot(const gir_graph *g, gir_name_slot *tab, size_t cap, name_of_fn name_of,
+                                 const char *name, uint32_t h)
+{
+    size_t mask = cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        gir_name_slot *s = &tab[i];
+        if (s->idx < 0)
+            return s;
+        const char *other = s->hash == h ? name_of(g, s->idx) : NULL;
+        if (other && (other == name || strcmp(other, name) == 0))
+            return s;
+    }
+}
+
+static int32_t index_find(const gir_graph *g, gir_name_slot *tab, size_t cap, name_of_fn name_of,
                           const char *name)
 {
     if (!cap || !name)
         return -1;
-    size_t mask = cap - 1;
-    for (size_t i = (size_t)hash_str(name) & mask;; i = (i + 1) & mask) {
-        if (tab[i] < 0)
-            return -1;
-        if (strcmp(name_of(g, tab[i]), name) == 0)
-            return tab[i];
-    }
+    return index_slot(g, tab, cap, name_of, name, (uint32_t)hash_str(name))->idx;
 }
 
-static void index_put(int32_t *tab, size_t cap, const char *name, int32_t idx)
+/* Adds a new name's entry (room reserved). */
+static void index_put(gir_name_slot *tab, size_t cap, uint32_t h, int32_t idx)
 {
-    size_t mask = cap - 1;
-    size_t i = (size_t)hash_str(name) & mask;
-    while (tab[i] >= 0)
+    size_t mask = cap - 1, i = h & mask;
+    while (tab[i].idx >= 0)
         i = (i + 1) & mask;
-    tab[i] = idx;
+    tab[i] = (gir_name_slot){ idx, h };
 }
 
 /* Makes room for count entries (load factor <= 1/2), rehashing if needed. */
-static bool index_reserve(const gir_graph *g, int32_t **tab, size_t *cap, size_t count, name_of_fn name_of)
+static bool index_reserve(gir_name_slot **tab, size_t *cap, size_t count)
 {
     if (count * 2 < *cap)
         return true;
     size_t ncap = *cap ? *cap * 2 : 64;
     while (count * 2 >= ncap)
         ncap *= 2;
-    int32_t *nt = malloc(ncap * sizeof *nt);
+    gir_name_slot *nt = malloc(ncap * sizeof *nt);
     if (!nt)
         return false;
-    memset(nt, 0xff, ncap * sizeof *nt);
+    for (size_t i = 0; i < ncap; i++)
+        nt[i].idx = -1;
     for (size_t i = 0; i < *cap; i++)
-        if ((*tab)[i] >= 0)
-            index_put(nt, ncap, name_of(g, (*tab)[i]), (*tab)[i]);
+        if ((*tab)[i].idx >= 0)
+            index_put(nt, ncap, (*tab)[i].hash, (*tab)[i].idx);
     free(*tab);
     *tab = nt;
     *cap = ncap;
@@ -122,12 +133,13 @@ gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind ki
 {
     if (!name || !*name)
         return gir_fail(err, GIR_E_SCHEMA, "a value has an empty name");
-    if (gir_graph_value_index(g, name) >= 0)
+    uint32_t h = (uint32_t)hash_str(name);
+    if (g->vindex_cap && index_slot(g, g->vindex, g->vindex_cap, value_name_of, name, h)->idx >= 0)
         return gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s'", name);
     if (g->n_values >= INT32_MAX - 1)
         return gir_fail(err, GIR_E_LIMIT, "more than %d values", INT32_MAX - 1);
     if (!GIR_GROW(g->values, g->cap_values, g->n_values + 1) ||
-        !index_reserve(g, &g->vindex, &g->vindex_cap, g->n_values + 1, value_name_of))
+        !index_reserve(&g->vindex, &g->vindex_cap, g->n_values + 1))
         return gir_nomem(err);
     gir_value *v = gir_arena_alloc(&g->arena, sizeof *v);
     if (!v || !(v->name = gir_arena_strdup(&g->arena, name)))
@@ -140,7 +152,7 @@ gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind ki
     v->producer_out = -1;
     int32_t i = (int32_t)g->n_values++;
     g->values[i] = v;
-    index_put(g->vindex, g->vindex_cap, v->name, i);
+    index_put(g->vindex, g->vindex_cap, h, i);
     if (idx)
         *idx = i;
     return GIR_OK;
@@ -178,14 +190,15 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
 {
     if (!name || !*name)
         return gir_fail(err, GIR_E_SCHEMA, "a node has an empty name");
-    if (gir_graph_node_index(g, name) >= 0)
+    uint32_t h = (uint32_t)hash_str(name);
+    if (g->nindex_cap && index_slot(g, g->nindex, g->nindex_cap, node_name_of, name, h)->idx >= 0)
         return gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s'", name);
     if (n_in > 65535 || n_out > 65535)
         return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs or outputs", name);
     if (g->n_nodes >= INT32_MAX - 1)
         return gir_fail(err, GIR_E_LIMIT, "more than %d nodes", INT32_MAX - 1);
     if (!GIR_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1) ||
-        !index_reserve(g, &g->nindex, &g->nindex_cap, g->n_nodes + 1, node_name_of))
+        !index_reserve(&g->nindex, &g->nindex_cap, g->n_nodes + 1))
         return gir_nomem(err);
     gir_node *n = gir_arena_alloc(&g->arena, sizeof *n);
     if (!n || !(n->name = gir_arena_strdup(&g->arena, name)))
@@ -204,7 +217,7 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
         n->out[i] = -1;
     int32_t i = (int32_t)g->n_nodes++;
     g->nodes[i] = n;
-    index_put(g->nindex, g->nindex_cap, n->name, i);
+    index_put(g->nindex, g->nindex_cap, h, i);
     if (out)
         *out = n;
     return GIR_OK;
@@ -230,6 +243,9 @@ gir_status gir_node_resize_inputs(gir_graph *g, gir_node *n, size_t n_in, gir_er
 
 static int32_t node_index_of(const gir_graph *g, const gir_node *n)
 {
+    /* Usually the node just added. */
+    if (g->n_nodes && g->nodes[g->n_nodes - 1] == n)
+        return (int32_t)g->n_nodes - 1;
     return gir_graph_node_index(g, n->name);
 }
 

@@ -100,6 +100,13 @@ struct gir_node {
     gir_attrs meta;                /* format extras, not semantics */
 };
 
+/* A slot of a graph's name index: the index of a value or node (-1: empty)
+ * and the hash of its name, so probing rarely has to look at names. */
+typedef struct gir_name_slot {
+    int32_t idx;
+    uint32_t hash;
+} gir_name_slot;
+
 struct gir_graph {
     gir_arena arena;
     const char *name;
@@ -112,11 +119,11 @@ struct gir_graph {
     int32_t *outputs;              /* graph outputs, in order */
     size_t n_outputs, cap_outputs;
     gir_attrs meta;
-    /* name -> value index (open addressing; -1 = empty) */
-    int32_t *vindex;
+    /* name -> value index (open addressing, see graph.c) */
+    gir_name_slot *vindex;
     size_t vindex_cap;
     /* node name -> node index */
-    int32_t *nindex;
+    gir_name_slot *nindex;
     size_t nindex_cap;
 };
 

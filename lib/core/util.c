@@ -134,16 +134,17 @@ struct gir_arena_block {
 
 #define ARENA_BLOCK 65536u
 
-void *gir_arena_alloc(gir_arena *a, size_t n)
+/* n bytes aligned to align (1 or 16), not zeroed (for callers that
+ * overwrite them).  Strings take align 1: they pack without padding. */
+static void *arena_take(gir_arena *a, size_t n, size_t align)
 {
-    size_t need = (n + 15u) & ~(size_t)15u;
-    if (need < n)
-        return NULL;
     gir_arena_block *b = a->head;
-    if (!b || b->size - b->used < need) {
-        size_t size = need > ARENA_BLOCK / 4 ? need : ARENA_BLOCK;
-        if (size > SIZE_MAX - sizeof *b)
+    size_t start = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || start > b->size || b->size - start < n) {
+        size_t size = n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK;
+        if (size > SIZE_MAX - sizeof *b - 15u)
             return NULL;
+        size = (size + 15u) & ~(size_t)15u;
         gir_arena_block *nb = malloc(sizeof *nb + size);
         if (!nb)
             return NULL;
@@ -159,11 +160,19 @@ void *gir_arena_alloc(gir_arena *a, size_t n)
             a->head = nb;
         }
         b = nb;
+        start = 0;
     }
-    void *p = b->mem + b->used;
-    b->used += need;
-    a->used_total += need;
-    memset(p, 0, n);
+    void *p = b->mem + start;
+    a->used_total += n + (start - b->used);
+    b->used = start + n;
+    return p;
+}
+
+void *gir_arena_alloc(gir_arena *a, size_t n)
+{
+    void *p = arena_take(a, n, 16);
+    if (p)
+        memset(p, 0, n);
     return p;
 }
 
@@ -171,7 +180,9 @@ char *gir_arena_strndup(gir_arena *a, const char *s, size_t n)
 {
     if (!s)
         return NULL;
-    char *p = gir_arena_alloc(a, n + 1);
+    if (n == SIZE_MAX)
+        return NULL;
+    char *p = arena_take(a, n + 1, 1);
     if (p) {
         memcpy(p, s, n);
         p[n] = '\0';
@@ -186,7 +197,7 @@ char *gir_arena_strdup(gir_arena *a, const char *s)
 
 void *gir_arena_memdup(gir_arena *a, const void *p, size_t n)
 {
-    void *q = gir_arena_alloc(a, n ? n : 1);
+    void *q = n ? arena_take(a, n, 16) : gir_arena_alloc(a, 1);
     if (q && n)
         memcpy(q, p, n);
     return q;

@@ -12,6 +12,9 @@
  * table (opaque nodes are exempt from the latter).  The first problem found
  * is reported, naming its node (or value). */
 gir_status gir_validate(const gir_graph *g, gir_error *err);
+/* gir_validate that also hands out the topological order it found (as
+ * gir_topo_order does; *order is NULL on failure). */
+gir_status gir_validate_order(const gir_graph *g, int32_t **order, gir_error *err);
 
 /* A topological order of the nodes: *order (malloc'd, g->n_nodes entries,
  * the caller frees it) lists node indices so that every node comes after

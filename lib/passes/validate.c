@@ -170,9 +170,10 @@ static gir_status check_graph_io(const gir_graph *g, const int32_t *prod, unsign
     return GIR_OK;
 }
 
-gir_status gir_validate(const gir_graph *g, gir_error *err)
+gir_status gir_validate_order(const gir_graph *g, int32_t **order, gir_error *err)
 {
     gir_status st;
+    *order = NULL;
     if ((st = check_values(g, err)) != GIR_OK || (st = check_names(g, err)) != GIR_OK ||
         (st = check_nodes(g, err)) != GIR_OK)
         return st;
@@ -185,8 +186,13 @@ gir_status gir_validate(const gir_graph *g, gir_error *err)
     free(seen);
     if (st != GIR_OK)
         return st;
-    int32_t *order = NULL;
-    st = gir_topo_order(g, &order, err);
+    return gir_topo_order(g, order, err);
+}
+
+gir_status gir_validate(const gir_graph *g, gir_error *err)
+{
+    int32_t *order;
+    gir_status st = gir_validate_order(g, &order, err);
     free(order);
     return st;
 }
