@@ -182,6 +182,145 @@ static void test_deep(void **state)
     free(text);
 }
 
+/* ---- the fast path agrees with yajl ------------------------------------------ */
+
+/* Two DOMs are identical: types, values, texts, offsets, keys (walked with
+ * an explicit stack). */
+static void assert_same_dom(const gir_json *a, const gir_json *b)
+{
+    const gir_json **sa = NULL, **sb = NULL;
+    size_t n = 0, cap_a = 0, cap_b = 0;
+    assert_true(GIR_GROW(sa, cap_a, 1) && GIR_GROW(sb, cap_b, 1));
+    sa[n] = a;
+    sb[n++] = b;
+    while (n) {
+        a = sa[--n];
+        b = sb[n];
+        assert_int_equal(a->type, b->type);
+        assert_int_equal(a->offset, b->offset);
+        assert_int_equal(a->len, b->len);
+        assert_int_equal(a->b, b->b);
+        if (a->type == GIR_JSON_STRING) {
+            assert_memory_equal(a->u.str, b->u.str, a->len + 1);
+        } else if (a->type == GIR_JSON_NUMBER) {
+            assert_memory_equal(a->u.num, b->u.num, a->len);
+        } else if (a->type == GIR_JSON_ARRAY || a->type == GIR_JSON_OBJECT) {
+            assert_true(GIR_GROW(sa, cap_a, n + a->len) && GIR_GROW(sb, cap_b, n + a->len));
+            for (size_t i = 0; i < a->len; i++) {
+                if (a->type == GIR_JSON_OBJECT) {
+                    const gir_json_member *ma = &a->u.members[i], *mb = &b->u.members[i];
+                    assert_int_equal(ma->key_len, mb->key_len);
+                    assert_memory_equal(ma->key, mb->key, ma->key_len + 1);
+                    assert_int_equal(ma->key_offset, mb->key_offset);
+                    sa[n] = &ma->value;
+                    sb[n++] = &mb->value;
+                } else {
+                    sa[n] = &a->u.items[i];
+                    sb[n++] = &b->u.items[i];
+                }
+            }
+        }
+    }
+    free(sa);
+    free(sb);
+}
+
+/* Parses text with and without the fast path: the same outcome, error
+ * (code, message, location) or DOM.  Returns whether it parsed. */
+static bool same_both_ways(const char *text, size_t len, const gir_json_options *o)
+{
+    gir_json_options fast = o ? *o : (gir_json_options){ 0 }, ref = fast;
+    ref.reference_parser = true;
+    gir_json_doc *df = NULL, *dr = NULL;
+    gir_error ef = GIR_ERROR_INIT, er = GIR_ERROR_INIT;
+    gir_status sf = gir_json_parse(text, len, &fast, &df, &ef);
+    gir_status sr = gir_json_parse(text, len, &ref, &dr, &er);
+    if (sf != sr)
+        print_error("differs: %.*s\n", (int)(len > 200 ? 200 : len), text);
+    assert_int_equal(sf, sr);
+    if (sf) {
+        char *mf = gir_error_format(&ef), *mr = gir_error_format(&er);
+        assert_string_equal(mf, mr);
+        free(mf);
+        free(mr);
+    } else {
+        assert_same_dom(gir_json_root(df), gir_json_root(dr));
+        assert_int_equal(gir_json_value_count(df), gir_json_value_count(dr));
+    }
+    gir_json_doc_free(df);
+    gir_json_doc_free(dr);
+    gir_error_clear(&ef);
+    gir_error_clear(&er);
+    return sf == GIR_OK;
+}
+
+static void test_fast_path(void **state)
+{
+    (void)state;
+    /* Accepted by both (the fast path reads these itself) ... */
+    static const char *const ok[] = {
+        "{}", "[]", " [ ] ", "{ }", "\n\t{\"a\" :\r\n1 }\n", "[0, -0, 1.5, -2e10, 3E+2, 4e-3, 12345678901234567890]",
+        "[true, false, null, \"\", {}, [], [[]], {\"\": {}}]",
+        "{\"s\": \"a\\\"b\\\\c\\/d\\be\\ff\\ng\\rh\\ti\"}", "[\"\\u0041\\u00e9\\u20ac\\u0000x\", \"\\uFFFF\"]",
+        "[\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"]", "{\"a\": [1, {\"b\": [2, 3]}], \"c\": {\"d\": null}}",
+        /* ... or left to yajl, which accepts them. */
+        "\"top\"", "42", " true ", "[1]\v", "[\"\\ud83d\\ude00\"]", "[\"\\udc00\"]", "[\"\xc0\x80\"]",
+        "[\"\xed\xa0\x80\"]",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        assert_true(same_both_ways(ok[i], strlen(ok[i]), NULL));
+    /* Refused by both, with the same message and place. */
+    static const char *const bad[] = {
+        "", " ", "{", "[", "[1,]", "{\"a\":1,}", "{,}", "[,1]", "[1 2]", "{\"a\" 1}", "{\"a\":}", "{1: 2}",
+        "[01]", "[1.]", "[.5]", "[1e]", "[-]", "[+1]", "[1x]", "[tru]", "[truex]", "[nul]", "[True]",
+        "[\"a]", "[\"\\x\"]", "[\"\\u12\"]", "[\"\\u12g4\"]", "[\"a\tb\"]", "[\"\xff\"]", "[\"\xc3\"]",
+        "[1] x", "[1] [2]", "{\"a\": 1, \"a\": 2}", "]", "}", "[}", "{]", "[1}", "{\"a\":1]", "/* c */ [1]",
+        "[1] // c",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_false(same_both_ways(bad[i], strlen(bad[i]), NULL));
+    /* Embedded NUL bytes in the text. */
+    assert_false(same_both_ways("[\"a\0b\"]", 7, NULL));
+    assert_false(same_both_ways("[1]\0", 4, NULL));
+    /* Options. */
+    gir_json_options o = { .max_depth = 3 };
+    assert_true(same_both_ways("[[[1]]]", 7, &o));
+    assert_false(same_both_ways("[[[[1]]]]", 9, &o));
+    o = (gir_json_options){ .allow_duplicate_keys = true };
+    assert_true(same_both_ways("{\"a\": 1, \"a\": 2}", 16, &o));
+    o = (gir_json_options){ .no_utf8_check = true };
+    assert_true(same_both_ways("[\"\xff\xc3\"]", 6, &o));
+    o = (gir_json_options){ .allow_comments = true };
+    assert_true(same_both_ways("/* c */ [1] // d\n", 17, &o));
+    o = (gir_json_options){ .allow_trailing_garbage = true };
+    assert_true(same_both_ways("[1] x", 5, &o));
+    /* Every prefix of a document: truncations of every kind. */
+    const char *doc = "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\\u00e9\", \"inputs\": []}, "
+                      "{\"n\": -1.5e3, \"t\": true, \"f\": false, \"z\": null}], \"heads\": [[0, 0, 0]]}";
+    for (size_t k = 0; k < strlen(doc); k++)
+        assert_false(same_both_ways(doc, k, NULL));
+    assert_true(same_both_ways(doc, strlen(doc), NULL));
+    /* The real files. */
+    static const char *const real[] = {
+        "realworld/mxnet/lenet-symbol.json", "realworld/mxnet/vgg_dnnl_model1.json",
+        "realworld/mxnet/save_000800.json",  "realworld/nnvm/lenet_nnvm_graph.json",
+        "realworld/tvm/relay_deploy_graph.json", "realworld/lightnet/squeezedet.json",
+        "realworld/lightnet/squeezedet_invalid.json",
+    };
+    for (size_t i = 0; i < sizeof real / sizeof *real; i++) {
+        char *p = tu_shared(real[i]);
+        size_t len;
+        if (!p)
+            continue; /* no GIR_SHARED_DIR */
+        char *text = tu_slurp(p, &len);
+        assert_non_null(text);
+        /* All are valid JSON but the invalid squeezedet. */
+        assert_true(same_both_ways(text, len, NULL) == (strstr(real[i], "invalid") == NULL));
+        free(text);
+        free(p);
+    }
+}
+
 static void test_parse_file(void **state)
 {
     (void)state;
@@ -372,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_embedded_nul),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_deep),
+        cmocka_unit_test(test_fast_path),
         cmocka_unit_test(test_parse_file),
         cmocka_unit_test(test_emit_dmlc),
         cmocka_unit_test(test_emit_styles),

@@ -39,6 +39,8 @@ typedef struct builder {
     size_t n_frames, cap_frames;
     gir_json_member *pending; /* children of every open container, in order */
     size_t n_pending, cap_pending;
+    char *scratch;            /* the fast path's unescaped strings */
+    size_t cap_scratch;
     bool have_root;
     gir_status status; /* set by a callback that cancels the parse */
     gir_error *err;
@@ -140,32 +142,19 @@ static int add_value(builder *b, const gir_json *v)
     return 1;
 }
 
-static int cb_null(void *ctx)
+/* ---- values, keys and containers at known offsets (both parsers) ----------- */
+
+static int put_literal(builder *b, gir_json_type t, bool val, size_t offset)
 {
-    builder *b = ctx;
-    gir_json v = { .type = GIR_JSON_NULL };
-    size_t end = consumed(b);
-    v.offset = end >= 4 ? end - 4 : 0;
+    gir_json v = { .type = t, .b = val, .offset = offset };
     return add_value(b, &v);
 }
 
-static int cb_bool(void *ctx, int val)
+/* s is the number's text; when it lies in the document's text the value
+ * points there rather than at a copy. */
+static int put_number(builder *b, const char *s, size_t len, size_t offset)
 {
-    builder *b = ctx;
-    gir_json v = { .type = GIR_JSON_BOOL, .b = val != 0 };
-    size_t end = consumed(b), n = val ? 4 : 5;
-    v.offset = end >= n ? end - n : 0;
-    return add_value(b, &v);
-}
-
-static int cb_number(void *ctx, const char *s, size_t len)
-{
-    builder *b = ctx;
-    gir_json v = { .type = GIR_JSON_NUMBER, .len = len };
-    size_t end = consumed(b);
-    v.offset = end >= len ? end - len : 0;
-    /* The token lies in the text (the whole text is parsed in one chunk);
-     * point there rather than copy. */
+    gir_json v = { .type = GIR_JSON_NUMBER, .len = len, .offset = offset };
     const char *text = b->doc->text;
     if (s >= text && s + len <= text + b->doc->len) {
         v.u.num = s;
@@ -176,6 +165,70 @@ static int cb_number(void *ctx, const char *s, size_t len)
         v.u.num = c;
     }
     return add_value(b, &v);
+}
+
+/* s: the unescaped string; offset: its opening quote. */
+static int put_string(builder *b, const char *s, size_t len, size_t offset)
+{
+    gir_json v = { .type = GIR_JSON_STRING, .len = len, .offset = offset };
+    char *c = pool_strndup(b->doc, s, len);
+    if (!c)
+        return oom(b);
+    v.u.str = c;
+    return add_value(b, &v);
+}
+
+static int put_key(builder *b, const char *key, size_t len, size_t offset)
+{
+    frame *f = &b->frames[b->n_frames - 1];
+    char *k = pool_strndup(b->doc, key, len);
+    if (!k)
+        return oom(b);
+    f->key = k;
+    f->key_len = len;
+    f->key_offset = offset;
+    return 1;
+}
+
+/* offset: of the '[' or '{'. */
+static int open_container(builder *b, gir_json_type t, size_t offset)
+{
+    if (b->n_frames >= b->max_depth) {
+        return cancel(b, GIR_E_LIMIT, offset, "JSON nesting is deeper than %u levels", b->max_depth);
+    }
+    if (!GIR_GROW(b->frames, b->cap_frames, b->n_frames + 1))
+        return oom(b);
+    frame *f = &b->frames[b->n_frames++];
+    memset(f, 0, sizeof *f);
+    f->type = t;
+    f->offset = offset;
+    f->start = b->n_pending;
+    return 1;
+}
+
+/* ---- yajl's callbacks: offsets from the bytes it has consumed --------------- */
+
+static int cb_null(void *ctx)
+{
+    builder *b = ctx;
+    size_t end = consumed(b);
+    return put_literal(b, GIR_JSON_NULL, false, end >= 4 ? end - 4 : 0);
+}
+
+static int cb_bool(void *ctx, int val)
+{
+    builder *b = ctx;
+    size_t end = consumed(b), n = val ? 4 : 5;
+    return put_literal(b, GIR_JSON_BOOL, val != 0, end >= n ? end - n : 0);
+}
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+    builder *b = ctx;
+    size_t end = consumed(b);
+    /* The whole text is parsed in one chunk: the token lies in it, except
+     * at the very end (yajl then hands out a copy). */
+    return put_number(b, s, len, end >= len ? end - len : 0);
 }
 
 /* The opening quote of a string token: yajl hands unescaped strings out of
@@ -192,53 +245,29 @@ static size_t token_start(const builder *b, const unsigned char *s)
 static int cb_string(void *ctx, const unsigned char *s, size_t len)
 {
     builder *b = ctx;
-    gir_json v = { .type = GIR_JSON_STRING, .len = len };
-    v.offset = token_start(b, s);
-    char *c = pool_strndup(b->doc, (const char *)s, len);
-    if (!c)
-        return oom(b);
-    v.u.str = c;
-    return add_value(b, &v);
+    return put_string(b, (const char *)s, len, token_start(b, s));
 }
 
-static int open_container(builder *b, gir_json_type t)
+static size_t bracket_offset(const builder *b)
 {
     size_t off = consumed(b);
-    off = off ? off - 1 : 0;
-    if (b->n_frames >= b->max_depth) {
-        return cancel(b, GIR_E_LIMIT, off, "JSON nesting is deeper than %u levels", b->max_depth);
-    }
-    if (!GIR_GROW(b->frames, b->cap_frames, b->n_frames + 1))
-        return oom(b);
-    frame *f = &b->frames[b->n_frames++];
-    memset(f, 0, sizeof *f);
-    f->type = t;
-    f->offset = off;
-    f->start = b->n_pending;
-    return 1;
+    return off ? off - 1 : 0;
 }
 
 static int cb_start_map(void *ctx)
 {
-    return open_container(ctx, GIR_JSON_OBJECT);
+    return open_container(ctx, GIR_JSON_OBJECT, bracket_offset(ctx));
 }
 
 static int cb_start_array(void *ctx)
 {
-    return open_container(ctx, GIR_JSON_ARRAY);
+    return open_container(ctx, GIR_JSON_ARRAY, bracket_offset(ctx));
 }
 
 static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
 {
     builder *b = ctx;
-    frame *f = &b->frames[b->n_frames - 1];
-    char *k = pool_strndup(b->doc, (const char *)key, len);
-    if (!k)
-        return oom(b);
-    f->key = k;
-    f->key_len = len;
-    f->key_offset = token_start(b, key);
-    return 1;
+    return put_key(b, (const char *)key, len, token_start(b, key));
 }
 
 static int cmp_member_ptr(const void *pa, const void *pb)
@@ -367,6 +396,373 @@ static char *yajl_reason(yajl_handle h, const char *text, size_t len)
     return r;
 }
 
+/* ---- the fast path: plain JSON scanned directly ------------------------------
+ *
+ * yajl spends most of a large file's parse time lexing it byte by byte.
+ * Most files are plain, valid JSON; scan() reads those itself into the same
+ * builder, and gives up at anything it does not handle: a syntax error of
+ * any kind, comments, whitespace other than space/tab/CR/LF, a \u escape of
+ * a surrogate, a non-ASCII byte that is not well-formed UTF-8 (while UTF-8
+ * is checked), a root that is not an object or array, trailing bytes, and
+ * any error the builder reports (depth, duplicate keys, memory).  Then the
+ * whole text is parsed again by yajl, which accepts or rejects it and words
+ * the error exactly as without the fast path.  Everything scan() accepts,
+ * yajl accepts too and builds into the identical DOM (tests/test_json.c
+ * compares the two). */
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* The first byte at or after p that is not whitespace.  Indentation (runs
+ * of spaces) is skipped eight bytes at a time. */
+static size_t skip_space(const char *t, size_t len, size_t p)
+{
+    static const char spaces[8] = { ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ' };
+    for (;;) {
+        while (len - p >= 8 && memcmp(t + p, spaces, 8) == 0)
+            p += 8;
+        if (p == len || !is_space(t[p]))
+            return p;
+        p++;
+    }
+}
+
+/* A byte that may follow a number or a literal. */
+static bool ends_token(const char *t, size_t len, size_t p)
+{
+    return p == len || is_space(t[p]) || t[p] == ',' || t[p] == ']' || t[p] == '}';
+}
+
+/* Length of the well-formed UTF-8 sequence at s (s[0] >= 0x80) within n
+ * bytes, 0 if there is none (no overlong forms, surrogates or code points
+ * above U+10FFFF). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t k;
+    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF)
+        k = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        k = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        k = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n < k || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < k; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return k;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* A byte that stands for itself inside a string: printable ASCII but the
+ * quote and the backslash. */
+static bool plain_ascii(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* Appends n bytes to the scratch buffer. */
+static bool scratch_put(builder *b, size_t *len, const char *s, size_t n)
+{
+    if (n == 0)
+        return true;
+    if (*len + n > b->cap_scratch && !GIR_GROW(b->scratch, b->cap_scratch, *len + n))
+        return false;
+    memcpy(b->scratch + *len, s, n);
+    *len += n;
+    return true;
+}
+
+/* The string token whose opening quote is at t[*pos]: on success *pos is
+ * just past the closing quote and (*s, *n) the unescaped bytes, in the text
+ * itself when there is no escape, else in the scratch buffer. */
+static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s, size_t *n)
+{
+    const char *t = b->doc->text;
+    size_t len = b->doc->len, p = *pos + 1, start = p, out = 0;
+    bool escaped = false;
+    while (p < len) {
+        while (p < len && plain_ascii((unsigned char)t[p]))
+            p++;
+        if (p == len)
+            break;
+        unsigned char c = (unsigned char)t[p];
+        if (c == '"') {
+            if (escaped && !scratch_put(b, &out, t + start, p - start))
+                return false;
+            *s = escaped ? b->scratch : t + start;
+            *n = escaped ? out : p - start;
+            *pos = p + 1;
+            return true;
+        }
+        if (c < 0x20)
+            return false;
+        if (c >= 0x80) {
+            size_t k = check_utf8 ? utf8_len((const unsigned char *)t + p, len - p) : 1;
+            if (!k)
+                return false;
+            p += k;
+            continue;
+        }
+        /* An escape: what came before it goes to the scratch buffer. */
+        escaped = true;
+        if (!scratch_put(b, &out, t + start, p - start) || p + 1 >= len)
+            return false;
+        char e = t[p + 1], one;
+        p += 2;
+        switch (e) {
+        case '"': one = '"'; break;
+        case '\\': one = '\\'; break;
+        case '/': one = '/'; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': {
+            if (len - p < 4)
+                return false;
+            unsigned cp = 0;
+            for (int i = 0; i < 4; i++) {
+                int h = hex_digit(t[p + i]);
+                if (h < 0)
+                    return false;
+                cp = cp * 16 + (unsigned)h;
+            }
+            p += 4;
+            if (cp >= 0xD800 && cp <= 0xDFFF) /* surrogates: yajl's own rules */
+                return false;
+            char u[3];
+            size_t k;
+            if (cp < 0x80) {
+                u[0] = (char)cp;
+                k = 1;
+            } else if (cp < 0x800) {
+                u[0] = (char)(0xC0 | (cp >> 6));
+                u[1] = (char)(0x80 | (cp & 0x3F));
+                k = 2;
+            } else {
+                u[0] = (char)(0xE0 | (cp >> 12));
+                u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                u[2] = (char)(0x80 | (cp & 0x3F));
+                k = 3;
+            }
+            if (!scratch_put(b, &out, u, k))
+                return false;
+            start = p;
+            continue;
+        }
+        default:
+            return false;
+        }
+        if (!scratch_put(b, &out, &one, 1))
+            return false;
+        start = p;
+    }
+    return false;
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* A number at t[*pos] (the JSON grammar), followed by a delimiter. */
+static bool scan_number(const char *t, size_t len, size_t *pos)
+{
+    size_t p = *pos;
+    if (p < len && t[p] == '-')
+        p++;
+    if (p < len && t[p] == '0')
+        p++;
+    else if (p < len && t[p] >= '1' && t[p] <= '9')
+        while (p < len && is_digit(t[p]))
+            p++;
+    else
+        return false;
+    if (p < len && t[p] == '.') {
+        p++;
+        if (p == len || !is_digit(t[p]))
+            return false;
+        while (p < len && is_digit(t[p]))
+            p++;
+    }
+    if (p < len && (t[p] == 'e' || t[p] == 'E')) {
+        p++;
+        if (p < len && (t[p] == '+' || t[p] == '-'))
+            p++;
+        if (p == len || !is_digit(t[p]))
+            return false;
+        while (p < len && is_digit(t[p]))
+            p++;
+    }
+    if (!ends_token(t, len, p))
+        return false;
+    *pos = p;
+    return true;
+}
+
+/* A string, number, true, false or null at t[*pos]. */
+static bool scan_scalar(builder *b, bool check_utf8, size_t *pos)
+{
+    const char *t = b->doc->text;
+    size_t len = b->doc->len, p = *pos;
+    const char *s;
+    size_t n;
+    switch (t[p]) {
+    case '"':
+        return scan_string(b, check_utf8, pos, &s, &n) && put_string(b, s, n, p);
+    case 't':
+    case 'f':
+    case 'n': {
+        static const char *const words[] = { "true", "false", "null" };
+        size_t w = t[p] == 't' ? 0 : t[p] == 'f' ? 1 : 2, k = strlen(words[w]);
+        if (len - p < k || memcmp(t + p, words[w], k) != 0 || !ends_token(t, len, p + k))
+            return false;
+        *pos = p + k;
+        return put_literal(b, w == 2 ? GIR_JSON_NULL : GIR_JSON_BOOL, w == 0, p);
+    }
+    default:
+        return scan_number(t, len, pos) && put_number(b, t + p, *pos - p, p);
+    }
+}
+
+/* True when the whole text was read into the builder. */
+static bool scan(builder *b, bool check_utf8)
+{
+    const char *t = b->doc->text;
+    size_t len = b->doc->len, p = 0;
+    /* What comes next: a value (FIRST_VALUE: or the end of an empty array),
+     * a key (FIRST_KEY: or the end of an empty object), or after a value a
+     * comma or the end of the innermost container. */
+    enum { VALUE, FIRST_VALUE, KEY, FIRST_KEY, AFTER } want = VALUE;
+    p = skip_space(t, len, p);
+    if (p == len || (t[p] != '{' && t[p] != '['))
+        return false;
+    for (;;) {
+        p = skip_space(t, len, p);
+        if (b->have_root)
+            return p == len;
+        if (p == len)
+            return false;
+        const frame *f = b->n_frames ? &b->frames[b->n_frames - 1] : NULL;
+        char close = f && f->type == GIR_JSON_OBJECT ? '}' : ']';
+        if (((want == FIRST_VALUE && t[p] == ']') || (want == FIRST_KEY && t[p] == '}')) ||
+            (want == AFTER && t[p] == close)) {
+            p++;
+            if (!close_container(b))
+                return false;
+            want = AFTER;
+        } else if (want == VALUE || want == FIRST_VALUE) {
+            if (t[p] == '{' || t[p] == '[') {
+                bool obj = t[p] == '{';
+                if (!open_container(b, obj ? GIR_JSON_OBJECT : GIR_JSON_ARRAY, p))
+                    return false;
+                p++;
+                want = obj ? FIRST_KEY : FIRST_VALUE;
+            } else {
+                if (!scan_scalar(b, check_utf8, &p))
+                    return false;
+                want = AFTER;
+            }
+        } else if (want == KEY || want == FIRST_KEY) {
+            size_t at = p;
+            const char *s;
+            size_t n;
+            if (t[p] != '"' || !scan_string(b, check_utf8, &p, &s, &n) || !put_key(b, s, n, at))
+                return false;
+            p = skip_space(t, len, p);
+            if (p == len || t[p] != ':')
+                return false;
+            p++;
+            want = VALUE;
+        } else if (t[p] == ',') { /* AFTER */
+            p++;
+            want = f->type == GIR_JSON_OBJECT ? KEY : VALUE;
+        } else {
+            return false;
+        }
+    }
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+/* Parses the text with yajl into the (empty) builder; fills err. */
+static gir_status parse_with_yajl(builder *b, const gir_json_options *opts, gir_error *err)
+{
+    gir_json_doc *d = b->doc;
+    const char *text = d->text;
+    size_t len = d->len;
+    b->h = yajl_alloc(&callbacks, NULL, b);
+    if (!b->h)
+        return gir_nomem(err);
+    if (opts->allow_comments)
+        yajl_config(b->h, yajl_allow_comments, 1);
+    if (opts->no_utf8_check)
+        yajl_config(b->h, yajl_dont_validate_strings, 1);
+    if (opts->allow_trailing_garbage)
+        yajl_config(b->h, yajl_allow_trailing_garbage, 1);
+
+    gir_status st = GIR_OK;
+    yajl_status ys = yajl_parse(b->h, (const unsigned char *)text, len);
+    bool in_finish = false;
+    if (ys == yajl_status_ok) {
+        /* yajl finishes by parsing a private one-byte buffer: offsets it
+         * reports from here on mean the end of the text. */
+        in_finish = true;
+        ys = yajl_complete_parse(b->h);
+    }
+    if (ys == yajl_status_client_canceled) {
+        st = b->status ? b->status : gir_fail(err, GIR_E_INTERNAL, "JSON parse cancelled without a reason");
+    } else if (ys != yajl_status_ok || !b->have_root) {
+        /* yajl stops just past the offending token: point at its last byte
+         * (truncation points just past the end). */
+        size_t off = yajl_get_bytes_consumed(b->h);
+        off = in_finish ? len : off > 0 ? off - 1 : 0;
+        char *why = yajl_reason(b->h, text, len);
+        if (len == 0)
+            st = gir_fail(err, GIR_E_SYNTAX, "empty file, expected a JSON value");
+        else if (in_finish && b->n_frames > 0)
+            st = gir_fail(err, GIR_E_SYNTAX, "JSON text ends early (truncated file?): %zu container%s still open",
+                          b->n_frames, b->n_frames == 1 ? "" : "s");
+        else
+            st = gir_fail(err, GIR_E_SYNTAX, "malformed JSON: %s", why ? why : "syntax error");
+        free(why);
+        if (off > len)
+            off = len;
+        unsigned line, col;
+        gir_json_line_col(d, off, &line, &col);
+        gir_err_loc(err, "line %u:%u", line, col);
+    }
+    yajl_free(b->h);
+    b->h = NULL;
+    return st;
+}
+
 gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *opts, gir_json_doc **out,
                           gir_error *err)
 {
@@ -381,55 +777,26 @@ gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *
     d->len = len;
     builder b = { 0 };
     b.doc = d;
-    b.err = err;
     b.max_depth = opts->max_depth ? opts->max_depth : GIR_JSON_DEFAULT_MAX_DEPTH;
     b.allow_dup = opts->allow_duplicate_keys;
-    b.h = yajl_alloc(&callbacks, NULL, &b);
-    if (!b.h) {
-        free(d);
-        return gir_nomem(err);
-    }
-    if (opts->allow_comments)
-        yajl_config(b.h, yajl_allow_comments, 1);
-    if (opts->no_utf8_check)
-        yajl_config(b.h, yajl_dont_validate_strings, 1);
-    if (opts->allow_trailing_garbage)
-        yajl_config(b.h, yajl_allow_trailing_garbage, 1);
-
     gir_status st = GIR_OK;
-    yajl_status ys = yajl_parse(b.h, (const unsigned char *)text, len);
-    bool in_finish = false;
-    if (ys == yajl_status_ok) {
-        /* yajl finishes by parsing a private one-byte buffer: offsets it
-         * reports from here on mean the end of the text. */
-        in_finish = true;
-        ys = yajl_complete_parse(b.h);
+    /* The fast path reports nothing (err stays NULL): when it gives up,
+     * yajl starts over on an empty document. */
+    if (opts->reference_parser || !scan(&b, !opts->no_utf8_check)) {
+        gir_arena_free(&d->arena);
+        d->pool = NULL;
+        d->pool_left = 0;
+        d->n_values = 0;
+        memset(&d->root, 0, sizeof d->root);
+        b.n_frames = b.n_pending = 0;
+        b.have_root = false;
+        b.status = GIR_OK;
+        b.err = err;
+        st = parse_with_yajl(&b, opts, err);
     }
-    if (ys == yajl_status_client_canceled) {
-        st = b.status ? b.status : gir_fail(err, GIR_E_INTERNAL, "JSON parse cancelled without a reason");
-    } else if (ys != yajl_status_ok || !b.have_root) {
-        /* yajl stops just past the offending token: point at its last byte
-         * (truncation points just past the end). */
-        size_t off = yajl_get_bytes_consumed(b.h);
-        off = in_finish ? len : off > 0 ? off - 1 : 0;
-        char *why = yajl_reason(b.h, text, len);
-        if (len == 0)
-            st = gir_fail(err, GIR_E_SYNTAX, "empty file, expected a JSON value");
-        else if (in_finish && b.n_frames > 0)
-            st = gir_fail(err, GIR_E_SYNTAX, "JSON text ends early (truncated file?): %zu container%s still open",
-                          b.n_frames, b.n_frames == 1 ? "" : "s");
-        else
-            st = gir_fail(err, GIR_E_SYNTAX, "malformed JSON: %s", why ? why : "syntax error");
-        free(why);
-        if (off > len)
-            off = len;
-        unsigned line, col;
-        gir_json_line_col(d, off, &line, &col);
-        gir_err_loc(err, "line %u:%u", line, col);
-    }
-    yajl_free(b.h);
     free(b.frames);
     free(b.pending);
+    free(b.scratch);
     if (st) {
         gir_json_doc_free(d);
         return st;

@@ -77,6 +77,7 @@ typedef struct gir_json_options {
     bool allow_comments;       /* accept C/C++ comments */
     bool no_utf8_check;        /* accept strings that are not valid UTF-8 */
     bool allow_trailing_garbage; /* ignore whatever follows the top-level value */
+    bool reference_parser;     /* parse with yajl alone, not the fast path (for tests) */
 } gir_json_options;
 
 #define GIR_JSON_DEFAULT_MAX_DEPTH 256u
