@@ -66,6 +66,7 @@ typedef struct gir_arena {
 } gir_arena;
 
 void *gir_arena_alloc(gir_arena *a, size_t n);           /* 16-byte aligned, zeroed */
+void *gir_arena_alloc_uninit(gir_arena *a, size_t n);    /* 16-byte aligned, not zeroed */
 char *gir_arena_strdup(gir_arena *a, const char *s);      /* NULL in, NULL out */
 char *gir_arena_strndup(gir_arena *a, const char *s, size_t n);
 char *gir_arena_printf(gir_arena *a, const char *fmt, ...) GIR_PRINTF(2, 3);

@@ -176,6 +176,11 @@ void *gir_arena_alloc(gir_arena *a, size_t n)
     return p;
 }
 
+void *gir_arena_alloc_uninit(gir_arena *a, size_t n)
+{
+    return arena_take(a, n, 16);
+}
+
 char *gir_arena_strndup(gir_arena *a, const char *s, size_t n)
 {
     if (!s)
@@ -197,7 +202,7 @@ char *gir_arena_strdup(gir_arena *a, const char *s)
 
 void *gir_arena_memdup(gir_arena *a, const void *p, size_t n)
 {
-    void *q = n ? arena_take(a, n, 16) : gir_arena_alloc(a, 1);
+    void *q = gir_arena_alloc_uninit(a, n ? n : 1);
     if (q && n)
         memcpy(q, p, n);
     return q;

@@ -102,10 +102,10 @@ static char *pool_strndup(gir_json_doc *d, const char *s, size_t n)
 {
     char *p;
     if (n >= POOL_CHUNK / 8) {
-        p = gir_arena_alloc(&d->arena, n + 1);
+        p = gir_arena_alloc_uninit(&d->arena, n + 1);
     } else {
         if (d->pool_left < n + 1) {
-            d->pool = gir_arena_alloc(&d->arena, POOL_CHUNK);
+            d->pool = gir_arena_alloc_uninit(&d->arena, POOL_CHUNK);
             d->pool_left = d->pool ? POOL_CHUNK : 0;
         }
         p = d->pool;
@@ -340,7 +340,7 @@ static int close_container(builder *b)
         if (n) {
             uint64_t bytes;
             if (!gir_mul_u64(n, sizeof *m, &bytes) || bytes > SIZE_MAX ||
-                !(m = gir_arena_alloc(&b->doc->arena, (size_t)bytes)))
+                !(m = gir_arena_alloc_uninit(&b->doc->arena, (size_t)bytes)))
                 return oom(b);
             memcpy(m, src, (size_t)bytes);
         }
@@ -350,7 +350,7 @@ static int close_container(builder *b)
         if (n) {
             uint64_t bytes;
             if (!gir_mul_u64(n, sizeof *items, &bytes) || bytes > SIZE_MAX ||
-                !(items = gir_arena_alloc(&b->doc->arena, (size_t)bytes)))
+                !(items = gir_arena_alloc_uninit(&b->doc->arena, (size_t)bytes)))
                 return oom(b);
             for (size_t i = 0; i < n; i++)
                 items[i] = src[i].value;
@@ -410,23 +410,20 @@ static char *yajl_reason(yajl_handle h, const char *text, size_t len)
  * yajl accepts too and builds into the identical DOM (tests/test_json.c
  * compares the two). */
 
+/* 1 for the whitespace scan() accepts: space, tab, LF, CR. */
+static const unsigned char json_space[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
+
 static bool is_space(char c)
 {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    return json_space[(unsigned char)c];
 }
 
-/* The first byte at or after p that is not whitespace.  Indentation (runs
- * of spaces) is skipped eight bytes at a time. */
+/* The first byte at or after p that is not whitespace. */
 static size_t skip_space(const char *t, size_t len, size_t p)
 {
-    static const char spaces[8] = { ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ' };
-    for (;;) {
-        while (len - p >= 8 && memcmp(t + p, spaces, 8) == 0)
-            p += 8;
-        if (p == len || !is_space(t[p]))
-            return p;
+    while (p < len && is_space(t[p]))
         p++;
-    }
+    return p;
 }
 
 /* A byte that may follow a number or a literal. */
@@ -478,12 +475,19 @@ static int hex_digit(char c)
     return -1;
 }
 
-/* A byte that stands for itself inside a string: printable ASCII but the
- * quote and the backslash. */
-static bool plain_ascii(unsigned char c)
-{
-    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
-}
+/* 1 for a byte that stands for itself inside a string: printable ASCII
+ * but the quote and the backslash. */
+static const unsigned char plain_ascii[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x00: control characters */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x10 */
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20: the quote (0x22) */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x30 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x40 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x50: the backslash (0x5C) */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x60 */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x70 */
+    /* 0x80-0xFF: zeros (UTF-8 is checked separately) */
+};
 
 /* Appends n bytes to the scratch buffer. */
 static bool scratch_put(builder *b, size_t *len, const char *s, size_t n)
@@ -506,7 +510,7 @@ static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s
     size_t len = b->doc->len, p = *pos + 1, start = p, out = 0;
     bool escaped = false;
     while (p < len) {
-        while (p < len && plain_ascii((unsigned char)t[p]))
+        while (p < len && plain_ascii[(unsigned char)t[p]])
             p++;
         if (p == len)
             break;
@@ -655,12 +659,11 @@ static bool scan_scalar(builder *b, bool check_utf8, size_t *pos)
 static bool scan(builder *b, bool check_utf8)
 {
     const char *t = b->doc->text;
-    size_t len = b->doc->len, p = 0;
+    size_t len = b->doc->len, p = skip_space(t, len, 0);
     /* What comes next: a value (FIRST_VALUE: or the end of an empty array),
      * a key (FIRST_KEY: or the end of an empty object), or after a value a
      * comma or the end of the innermost container. */
     enum { VALUE, FIRST_VALUE, KEY, FIRST_KEY, AFTER } want = VALUE;
-    p = skip_space(t, len, p);
     if (p == len || (t[p] != '{' && t[p] != '['))
         return false;
     for (;;) {
@@ -669,42 +672,65 @@ static bool scan(builder *b, bool check_utf8)
             return p == len;
         if (p == len)
             return false;
-        const frame *f = b->n_frames ? &b->frames[b->n_frames - 1] : NULL;
-        char close = f && f->type == GIR_JSON_OBJECT ? '}' : ']';
-        if (((want == FIRST_VALUE && t[p] == ']') || (want == FIRST_KEY && t[p] == '}')) ||
-            (want == AFTER && t[p] == close)) {
-            p++;
-            if (!close_container(b))
-                return false;
-            want = AFTER;
-        } else if (want == VALUE || want == FIRST_VALUE) {
-            if (t[p] == '{' || t[p] == '[') {
-                bool obj = t[p] == '{';
-                if (!open_container(b, obj ? GIR_JSON_OBJECT : GIR_JSON_ARRAY, p))
+        char c = t[p];
+        switch (want) {
+        case FIRST_VALUE:
+            if (c == ']') {
+                p++;
+                if (!close_container(b))
+                    return false;
+                want = AFTER;
+                break;
+            }
+            /* fall through */
+        case VALUE:
+            if (c == '{' || c == '[') {
+                if (!open_container(b, c == '{' ? GIR_JSON_OBJECT : GIR_JSON_ARRAY, p))
                     return false;
                 p++;
-                want = obj ? FIRST_KEY : FIRST_VALUE;
+                want = c == '{' ? FIRST_KEY : FIRST_VALUE;
             } else {
                 if (!scan_scalar(b, check_utf8, &p))
                     return false;
                 want = AFTER;
             }
-        } else if (want == KEY || want == FIRST_KEY) {
+            break;
+        case FIRST_KEY:
+            if (c == '}') {
+                p++;
+                if (!close_container(b))
+                    return false;
+                want = AFTER;
+                break;
+            }
+            /* fall through */
+        case KEY: {
             size_t at = p;
             const char *s;
             size_t n;
-            if (t[p] != '"' || !scan_string(b, check_utf8, &p, &s, &n) || !put_key(b, s, n, at))
+            if (c != '"' || !scan_string(b, check_utf8, &p, &s, &n) || !put_key(b, s, n, at))
                 return false;
             p = skip_space(t, len, p);
             if (p == len || t[p] != ':')
                 return false;
             p++;
             want = VALUE;
-        } else if (t[p] == ',') { /* AFTER */
-            p++;
-            want = f->type == GIR_JSON_OBJECT ? KEY : VALUE;
-        } else {
-            return false;
+            break;
+        }
+        case AFTER: {
+            bool in_object = b->frames[b->n_frames - 1].type == GIR_JSON_OBJECT;
+            if (c == ',') {
+                p++;
+                want = in_object ? KEY : VALUE;
+            } else if (c == (in_object ? '}' : ']')) {
+                p++;
+                if (!close_container(b))
+                    return false;
+            } else {
+                return false;
+            }
+            break;
+        }
         }
     }
 }

@@ -105,35 +105,77 @@ static gir_status coerce(gir_graph *g, gir_node *n, const gir_attr_schema *s, co
     return st == GIR_OK ? GIR_OK : gir_nomem(err);
 }
 
-/* Puts the attributes in schema order, unknown ones after in their order. */
-static gir_status schema_order(gir_node *n, const gir_attr_schema *schema, gir_error *err)
+/* Index of the attribute called name in a, or -1. */
+static ptrdiff_t attr_index(const gir_attrs *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->items[i].name, name) == 0)
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+/* Puts the attributes in schema order, unknown ones after in their order.
+ * pos[k] is the index of schema row k's attribute, -1 if absent (names in
+ * an attribute list are unique). */
+static gir_status schema_order(gir_node *n, const ptrdiff_t *pos, size_t rows, gir_error *err)
 {
     size_t cnt = n->attrs.n, k = 0;
-    if (cnt < 2)
+    bool sorted = true;
+    for (size_t r = 0; r < rows && sorted; r++)
+        if (pos[r] >= 0)
+            sorted = pos[r] == (ptrdiff_t)k++;
+    if (sorted)
         return GIR_OK;
-    gir_attr *tmp = malloc(cnt * sizeof *tmp);
-    unsigned char *taken = calloc(cnt, 1);
+    gir_attr small[16];
+    unsigned char small_taken[16] = { 0 };
+    gir_attr *tmp = cnt <= 16 ? small : malloc(cnt * sizeof *tmp);
+    unsigned char *taken = cnt <= 16 ? small_taken : calloc(cnt, 1);
     if (!tmp || !taken) {
-        free(tmp);
-        free(taken);
+        if (tmp != small)
+            free(tmp);
+        if (taken != small_taken)
+            free(taken);
         return gir_nomem(err);
     }
-    for (const gir_attr_schema *s = schema; s->name; s++) {
-        for (size_t i = 0; i < cnt; i++) {
-            if (!taken[i] && strcmp(n->attrs.items[i].name, s->name) == 0) {
-                tmp[k++] = n->attrs.items[i];
-                taken[i] = 1;
-                break;
-            }
+    k = 0;
+    for (size_t r = 0; r < rows; r++) {
+        if (pos[r] >= 0) {
+            tmp[k++] = n->attrs.items[pos[r]];
+            taken[pos[r]] = 1;
         }
     }
     for (size_t i = 0; i < cnt; i++)
         if (!taken[i])
             tmp[k++] = n->attrs.items[i];
     memcpy(n->attrs.items, tmp, cnt * sizeof *tmp);
-    free(tmp);
-    free(taken);
+    if (tmp != small)
+        free(tmp);
+    if (taken != small_taken)
+        free(taken);
     return GIR_OK;
+}
+
+/* Coerces present and fills absent attributes of one node, then orders
+ * them; pos has a slot per schema row. */
+static gir_status normalize_node(gir_graph *g, gir_node *n, const gir_attr_schema *schema, ptrdiff_t *pos,
+                                 gir_error *err)
+{
+    size_t rows = 0;
+    for (const gir_attr_schema *s = schema; s->name; s++, rows++) {
+        ptrdiff_t i = attr_index(&n->attrs, s->name);
+        size_t before = n->attrs.n;
+        gir_status st = GIR_OK;
+        if (i >= 0)
+            st = coerce(g, n, s, &n->attrs.items[i], err); /* replaces in place */
+        else if (s->presence == GIR_ATTR_DEFAULTED)
+            st = fill_default(g, n, s, err); /* appends, if anything */
+        if (st != GIR_OK) {
+            gir_err_node(err, n->name);
+            return st;
+        }
+        pos[rows] = i >= 0 ? i : n->attrs.n > before ? (ptrdiff_t)n->attrs.n - 1 : -1;
+    }
+    return schema_order(n, pos, rows, err);
 }
 
 gir_status gir_normalize(gir_graph *g, gir_error *err)
@@ -143,16 +185,16 @@ gir_status gir_normalize(gir_graph *g, gir_error *err)
         const gir_op_info *op = gir_op_get(n->op);
         if (!op || n->op == GIR_OP_OPAQUE)
             continue;
-        for (const gir_attr_schema *s = op->attrs; s->name; s++) {
-            const gir_attr *a = gir_attrs_find(&n->attrs, s->name);
-            gir_status st = a ? coerce(g, n, s, a, err)
-                              : s->presence == GIR_ATTR_DEFAULTED ? fill_default(g, n, s, err) : GIR_OK;
-            if (st != GIR_OK) {
-                gir_err_node(err, n->name);
-                return st;
-            }
-        }
-        gir_status st = schema_order(n, op->attrs, err);
+        size_t rows = 0;
+        while (op->attrs[rows].name)
+            rows++;
+        ptrdiff_t small[32];
+        ptrdiff_t *pos = rows <= 32 ? small : malloc(rows * sizeof *pos);
+        if (!pos)
+            return gir_nomem(err);
+        gir_status st = normalize_node(g, n, op->attrs, pos, err);
+        if (pos != small)
+            free(pos);
         if (st != GIR_OK)
             return st;
     }

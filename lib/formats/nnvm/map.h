@@ -12,7 +12,9 @@ typedef struct nn_reader {
     nn_flavour fl;
     const char *pfx;         /* "nnvm", "mxnet", "tvm" */
     const nn_raw *raw;
-    int32_t **outs;          /* per raw node: value of each output (-1: none) */
+    int32_t **outs;          /* per raw node: value of each output (-1: none), in out_slots */
+    int32_t *out_slots;
+    const struct nn_rdef **defs; /* per raw node: its operator's definition, or NULL */
     uint32_t *n_outs;
     bool *label_only;        /* per raw node: a variable only SoftmaxOutput reads as its label */
     bool *var_made;          /* per raw node: variable value created */

@@ -255,7 +255,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
             return gir_nomem(err);
     }
     if (rn->row_outputs > 0 && r->raw->row_ptr_ok) {
-        const nn_rdef *d = nn_rdef_find(r->fl, rn->op);
+        const nn_rdef *d = r->defs[idx];
         size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
         if (d && own && (uint64_t)rn->row_outputs > own && rn->row_outputs <= 65535) {
             char key[40];
@@ -442,10 +442,10 @@ static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
     const nn_node *n = RN(r, idx);
     for (size_t i = 0; i < n->n_attrs; i++) {
         const char *k = n->attrs[i].key;
-        bool ok = is_hidden(k);
+        bool ok = false;
         for (const char *const *p = d->keys; !ok && p && *p; p++)
             ok = strcmp(*p, k) == 0;
-        if (!ok)
+        if (!ok && !is_hidden(k))
             return false;
     }
     return true;
@@ -467,7 +467,7 @@ static gir_status want_inputs(const nn_reader *r, size_t idx, size_t want, const
 
 static const nn_rdef *cur_def(const nn_reader *r, size_t idx)
 {
-    return nn_rdef_find(r->fl, RN(r, idx)->op);
+    return r->defs[idx];
 }
 
 /* Same inputs, one output, no attributes (or only Flatten's implied axis). */
@@ -1967,7 +1967,7 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     nn_rres res = NN_OPAQUE;
     if (!st && r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0)
         st = check_tvm_op(r, idx, &n_out, err);
-    const nn_rdef *d = r->fl == NN_TVM ? NULL : nn_rdef_find(r->fl, rn->op);
+    const nn_rdef *d = r->fl == NN_TVM ? NULL : r->defs[idx];
     if (!st && d && r->fl == NN_MXNET && strcmp(rn->op, "BatchNorm") == 0 && rn->n_in == 3 && r->mx_version < 900) {
         st = synth_bn_aux(r, idx, in, err);
         if (!st) {

@@ -121,6 +121,7 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
         return gir_nomem(err);
     if (n->n_attrs)
         memcpy(kv, n->attrs, n->n_attrs * sizeof *kv);
+    size_t base = n->n_attrs;
     for (size_t i = 0; i < obj->len; i++) {
         const gir_json_member *m = &obj->u.members[i];
         const char *val = gir_json_get_cstr(&m->value);
@@ -137,11 +138,15 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
             snprintf(msg, sizeof msg, "attribute name contains a NUL byte");
             return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
         }
-        /* param and attr of legacy files may both set a key: the later wins. */
+        /* param and attr of legacy files may both set a key: the later wins.
+         * Keys within one object are distinct (the document was parsed
+         * refusing duplicates), so only earlier objects' keys are looked at. */
         size_t j;
-        for (j = 0; j < n->n_attrs; j++)
+        for (j = 0; j < base; j++)
             if (strcmp(kv[j].key, m->key) == 0)
                 break;
+        if (j == base)
+            j = n->n_attrs;
         kv[j].key = m->key;
         kv[j].value = val;
         kv[j].obj = which;
@@ -151,6 +156,30 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
     }
     n->attrs = kv;
     return GIR_OK;
+}
+
+/* The keys a node object may have. */
+typedef enum node_key {
+    KEY_OP,
+    KEY_NAME,
+    KEY_INPUTS,
+    KEY_ATTRS,
+    KEY_ATTR,
+    KEY_PARAM,
+    KEY_CONTROL_DEPS,
+    KEY_SUBGRAPHS,
+    KEY_BACKWARD_SOURCE_ID,
+    KEY_UNKNOWN
+} node_key;
+
+static node_key node_key_of(const char *k)
+{
+    static const char *const names[] = { "op",           "name",      "inputs",            "attrs", "attr", "param",
+                                         "control_deps", "subgraphs", "backward_source_id" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (k[0] == names[i][0] && strcmp(k, names[i]) == 0) /* the first byte rules most out */
+            return (node_key)i;
+    return KEY_UNKNOWN;
 }
 
 static gir_status parse_node(nn_raw *raw, size_t idx, gir_error *err)
@@ -171,21 +200,21 @@ static gir_status parse_node(nn_raw *raw, size_t idx, gir_error *err)
         const gir_json_member *m = &v->u.members[i];
         const char *k = m->key;
         gir_status st = GIR_OK;
-        if (strcmp(k, "op") == 0)
+        node_key key = node_key_of(k);
+        if (key == KEY_OP)
             op = &m->value;
-        else if (strcmp(k, "name") == 0)
+        else if (key == KEY_NAME)
             name = &m->value;
-        else if (strcmp(k, "inputs") == 0)
+        else if (key == KEY_INPUTS)
             inputs = &m->value;
-        else if (strcmp(k, "attrs") == 0 || strcmp(k, "attr") == 0 || strcmp(k, "param") == 0) {
-            if (strcmp(k, "attrs") != 0)
-                raw->legacy = raw->legacy || strcmp(k, "param") == 0;
+        else if (key == KEY_ATTRS || key == KEY_ATTR || key == KEY_PARAM) {
+            raw->legacy = raw->legacy || key == KEY_PARAM;
             st = parse_attr_object(raw, n, idx, k, &m->value, err);
-        } else if (strcmp(k, "control_deps") == 0)
+        } else if (key == KEY_CONTROL_DEPS)
             deps = &m->value;
-        else if (strcmp(k, "subgraphs") == 0)
+        else if (key == KEY_SUBGRAPHS)
             subgraphs = &m->value;
-        else if (strcmp(k, "backward_source_id") == 0) {
+        else if (key == KEY_BACKWARD_SOURCE_ID) {
             int64_t x;
             if (!gir_json_get_i64(&m->value, &x)) {
                 describe(&m->value, what, sizeof what);

@@ -617,15 +617,26 @@ static gir_status build(nn_reader *r, gir_error *err)
     r->label_only = calloc(n, sizeof *r->label_only);
     r->var_made = calloc(n, sizeof *r->var_made);
     r->bn_synth = calloc(n, sizeof *r->bn_synth);
-    if (!r->outs || !r->n_outs || !r->label_only || !r->var_made || !r->bn_synth)
+    r->defs = calloc(n, sizeof *r->defs);
+    if (!r->outs || !r->n_outs || !r->label_only || !r->var_made || !r->bn_synth || !r->defs)
         return gir_nomem(err);
+    /* Every node's output slots in one array. */
+    uint64_t total = 0;
     for (size_t i = 0; i < raw->n_nodes; i++) {
+        r->defs[i] = nn_rdef_find(r->fl, raw->nodes[i].op);
         r->n_outs[i] = nn_node_outputs(r, i);
-        r->outs[i] = malloc(r->n_outs[i] * sizeof **r->outs);
-        if (!r->outs[i])
-            return gir_nomem(err);
+        total += r->n_outs[i];
+    }
+    uint64_t bytes;
+    if (!gir_mul_u64(total ? total : 1, sizeof *r->out_slots, &bytes) || bytes > SIZE_MAX ||
+        !(r->out_slots = malloc((size_t)bytes)))
+        return gir_nomem(err);
+    int32_t *slot = r->out_slots;
+    for (size_t i = 0; i < raw->n_nodes; i++) {
+        r->outs[i] = slot;
         for (uint32_t k = 0; k < r->n_outs[i]; k++)
-            r->outs[i][k] = -1;
+            slot[k] = -1;
+        slot += r->n_outs[i];
     }
     TRY(find_labels(r, err));
     for (size_t k = 0; k < raw->n_nodes; k++) {
@@ -704,10 +715,9 @@ static gir_status build(nn_reader *r, gir_error *err)
 
 static void reader_free(nn_reader *r)
 {
-    if (r->outs)
-        for (size_t i = 0; i < r->raw->n_nodes; i++)
-            free(r->outs[i]);
+    free(r->out_slots);
     free(r->outs);
+    free(r->defs);
     free(r->n_outs);
     free(r->label_only);
     free(r->var_made);
