@@ -107,7 +107,7 @@ bool gir_grow(void **items, size_t *cap, size_t need, size_t sz)
 {
     if (need <= *cap)
         return true;
-    size_t n = *cap ? *cap : 8;
+    size_t n = *cap ? *cap : sz < 64 ? 64 / sz : 1; /* a first block of about 64 bytes */
     while (n < need) {
         if (n > SIZE_MAX / 2 / sz)
             return false;

@@ -109,7 +109,7 @@ static gir_status coerce(gir_graph *g, gir_node *n, const gir_attr_schema *s, co
 static ptrdiff_t attr_index(const gir_attrs *a, const char *name)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->items[i].name, name) == 0)
+        if (a->items[i].name[0] == name[0] && strcmp(a->items[i].name, name) == 0) /* first byte first */
             return (ptrdiff_t)i;
     return -1;
 }

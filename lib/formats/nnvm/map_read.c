@@ -17,6 +17,8 @@
             return st_;       \
     } while (0)
 
+static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, const nn_node *n);
+
 static const nn_node *RN(const nn_reader *r, size_t idx)
 {
     return &r->raw->nodes[idx];
@@ -26,7 +28,7 @@ static const nn_kv *kv_of(const nn_reader *r, size_t idx, const char *key)
 {
     const nn_node *n = RN(r, idx);
     for (size_t i = 0; i < n->n_attrs; i++)
-        if (strcmp(n->attrs[i].key, key) == 0)
+        if (n->attrs[i].key[0] == key[0] && strcmp(n->attrs[i].key, key) == 0) /* the first byte rules most out */
             return &n->attrs[i];
     return NULL;
 }
@@ -256,7 +258,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
     }
     if (rn->row_outputs > 0 && r->raw->row_ptr_ok) {
         const nn_rdef *d = r->defs[idx];
-        size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
+        size_t own = def_num_outputs(d, r->fl, rn->op, rn);
         if (d && own && (uint64_t)rn->row_outputs > own && rn->row_outputs <= 65535) {
             char key[40];
             meta_key(key, sizeof key, r->pfx, "", "num_outputs");
@@ -444,7 +446,7 @@ static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
         const char *k = n->attrs[i].key;
         bool ok = false;
         for (const char *const *p = d->keys; !ok && p && *p; p++)
-            ok = strcmp(*p, k) == 0;
+            ok = (*p)[0] == k[0] && strcmp(*p, k) == 0;
         if (!ok && !is_hidden(k))
             return false;
     }
@@ -1725,9 +1727,9 @@ bool nn_op_known(nn_flavour fl, const char *op)
     return nn_rdef_find(fl, op) != NULL;
 }
 
-size_t nn_op_num_outputs(nn_flavour fl, const char *op, const nn_node *n)
+/* nn_op_num_outputs for op's definition d (NULL: unknown op). */
+static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, const nn_node *n)
 {
-    const nn_rdef *d = nn_rdef_find(fl, op);
     if (!d)
         return 0;
     if (d->outputs)
@@ -1750,6 +1752,11 @@ size_t nn_op_num_outputs(nn_flavour fl, const char *op, const nn_node *n)
     if (tn == 1 && !strchr(s, '(') && !strchr(s, '['))
         return t[0] >= 1 && t[0] <= 65535 ? (size_t)t[0] : 0;
     return tn + 1;
+}
+
+size_t nn_op_num_outputs(nn_flavour fl, const char *op, const nn_node *n)
+{
+    return def_num_outputs(nn_rdef_find(fl, op), fl, op, n);
 }
 
 /* ---- variables -------------------------------------------------------------------------------- */
@@ -1925,7 +1932,7 @@ uint32_t nn_node_outputs(const nn_reader *r, size_t idx)
             n = (uint64_t)no;
         return (uint32_t)n;
     }
-    size_t own = nn_op_num_outputs(r->fl, rn->op, rn);
+    size_t own = def_num_outputs(r->defs[idx], r->fl, rn->op, rn);
     if (own > n)
         n = own;
     if (!own && r->raw->row_ptr_ok && rn->row_outputs > (int64_t)n && rn->row_outputs <= 65535)

@@ -623,7 +623,8 @@ static gir_status build(nn_reader *r, gir_error *err)
     /* Every node's output slots in one array. */
     uint64_t total = 0;
     for (size_t i = 0; i < raw->n_nodes; i++) {
-        r->defs[i] = nn_rdef_find(r->fl, raw->nodes[i].op);
+        bool var = strcmp(raw->nodes[i].op, "null") == 0;
+        r->defs[i] = var ? NULL : nn_rdef_find(r->fl, raw->nodes[i].op);
         r->n_outs[i] = nn_node_outputs(r, i);
         total += r->n_outs[i];
     }
