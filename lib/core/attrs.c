@@ -11,11 +11,18 @@ static void attr_release(gir_attr *a)
         gir_tensor_unref(a->u.t);
 }
 
+/* Attribute names are compared often: the first byte rules most pairs out
+ * without a call. */
+static bool same_name(const char *a, const char *b)
+{
+    return a[0] == b[0] && strcmp(a, b) == 0;
+}
+
 /* Finds or appends the slot for name; the slot's old value is released. */
 static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name)
 {
     for (size_t i = 0; i < a->n; i++) {
-        if (strcmp(a->items[i].name, name) == 0) {
+        if (same_name(a->items[i].name, name)) {
             attr_release(&a->items[i]);
             return &a->items[i];
         }
@@ -142,7 +149,7 @@ gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src)
 bool gir_attrs_remove(gir_attrs *a, const char *name)
 {
     for (size_t i = 0; i < a->n; i++) {
-        if (strcmp(a->items[i].name, name) == 0) {
+        if (same_name(a->items[i].name, name)) {
             attr_release(&a->items[i]);
             memmove(&a->items[i], &a->items[i + 1], (a->n - i - 1) * sizeof *a->items);
             a->n--;
@@ -155,7 +162,7 @@ bool gir_attrs_remove(gir_attrs *a, const char *name)
 const gir_attr *gir_attrs_find(const gir_attrs *a, const char *name)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->items[i].name, name) == 0)
+        if (same_name(a->items[i].name, name))
             return &a->items[i];
     return NULL;
 }
