@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <yajl/yajl_parse.h>
 
 struct gir_json_doc {
@@ -16,6 +21,8 @@ struct gir_json_doc {
     const char *text;
     size_t len;
     char *owned_text; /* when read from a file */
+    void *mapped;     /* or mapped from it (mapped_len bytes) */
+    size_t mapped_len;
     gir_json root;
     size_t n_values;
 };
@@ -25,7 +32,7 @@ struct gir_json_doc {
 typedef struct frame {
     gir_json_type type; /* ARRAY or OBJECT */
     size_t offset;      /* of '[' or '{' */
-    size_t start;       /* first pending member of this container */
+    size_t start;       /* its first pending member (OBJECT) or item (ARRAY) */
     const char *key;    /* OBJECT: key of the value expected next */
     size_t key_len, key_offset;
 } frame;
@@ -37,8 +44,12 @@ typedef struct builder {
     bool allow_dup;
     frame *frames;
     size_t n_frames, cap_frames;
-    gir_json_member *pending; /* children of every open container, in order */
+    /* Children of the open containers, in order: objects' members and
+     * arrays' items on separate stacks. */
+    gir_json_member *pending;
     size_t n_pending, cap_pending;
+    gir_json *pending_items;
+    size_t n_pending_items, cap_pending_items;
     char *scratch;            /* the fast path's unescaped strings */
     size_t cap_scratch;
     bool have_root;
@@ -131,6 +142,13 @@ static int add_value(builder *b, const gir_json *v)
         return 1;
     }
     frame *f = &b->frames[b->n_frames - 1];
+    if (f->type == GIR_JSON_ARRAY) {
+        if (b->n_pending_items == b->cap_pending_items &&
+            !GIR_GROW(b->pending_items, b->cap_pending_items, b->n_pending_items + 1))
+            return oom(b);
+        b->pending_items[b->n_pending_items++] = *v;
+        return 1;
+    }
     if (b->n_pending == b->cap_pending && !GIR_GROW(b->pending, b->cap_pending, b->n_pending + 1))
         return oom(b);
     gir_json_member *m = &b->pending[b->n_pending++];
@@ -202,7 +220,7 @@ static int open_container(builder *b, gir_json_type t, size_t offset)
     memset(f, 0, sizeof *f);
     f->type = t;
     f->offset = offset;
-    f->start = b->n_pending;
+    f->start = t == GIR_JSON_ARRAY ? b->n_pending_items : b->n_pending;
     return 1;
 }
 
@@ -320,13 +338,29 @@ static const gir_json_member *find_duplicate(const gir_json_member *m, size_t n,
     return best;
 }
 
+/* A copy of n elements of size sz in the document's arena (NULL for none);
+ * false when out of memory. */
+static bool arena_copy(builder *b, const void *src, size_t n, size_t sz, void **out)
+{
+    *out = NULL;
+    if (!n)
+        return true;
+    uint64_t bytes;
+    if (!gir_mul_u64(n, sz, &bytes) || bytes > SIZE_MAX ||
+        !(*out = gir_arena_alloc_uninit(&b->doc->arena, (size_t)bytes)))
+        return false;
+    memcpy(*out, src, (size_t)bytes);
+    return true;
+}
+
 static int close_container(builder *b)
 {
     frame f = b->frames[--b->n_frames];
-    size_t n = b->n_pending - f.start;
-    gir_json v = { .type = f.type, .offset = f.offset, .len = n };
-    const gir_json_member *src = b->pending + f.start;
+    gir_json v = { .type = f.type, .offset = f.offset };
+    void *copy;
     if (f.type == GIR_JSON_OBJECT) {
+        size_t n = b->n_pending - f.start;
+        const gir_json_member *src = b->pending + f.start;
         if (!b->allow_dup) {
             bool failed;
             const gir_json_member *dup = find_duplicate(src, n, &failed);
@@ -336,28 +370,19 @@ static int close_container(builder *b)
                 return cancel(b, GIR_E_DUPLICATE, dup->key_offset, "duplicate key \"%s\" in a JSON object",
                               dup->key);
         }
-        gir_json_member *m = NULL;
-        if (n) {
-            uint64_t bytes;
-            if (!gir_mul_u64(n, sizeof *m, &bytes) || bytes > SIZE_MAX ||
-                !(m = gir_arena_alloc_uninit(&b->doc->arena, (size_t)bytes)))
-                return oom(b);
-            memcpy(m, src, (size_t)bytes);
-        }
-        v.u.members = m;
+        if (!arena_copy(b, src, n, sizeof *src, &copy))
+            return oom(b);
+        v.len = n;
+        v.u.members = copy;
+        b->n_pending = f.start;
     } else {
-        gir_json *items = NULL;
-        if (n) {
-            uint64_t bytes;
-            if (!gir_mul_u64(n, sizeof *items, &bytes) || bytes > SIZE_MAX ||
-                !(items = gir_arena_alloc_uninit(&b->doc->arena, (size_t)bytes)))
-                return oom(b);
-            for (size_t i = 0; i < n; i++)
-                items[i] = src[i].value;
-        }
-        v.u.items = items;
+        size_t n = b->n_pending_items - f.start;
+        if (!arena_copy(b, b->pending_items + f.start, n, sizeof *b->pending_items, &copy))
+            return oom(b);
+        v.len = n;
+        v.u.items = copy;
+        b->n_pending_items = f.start;
     }
-    b->n_pending = f.start;
     return add_value(b, &v);
 }
 
@@ -814,7 +839,7 @@ gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *
         d->pool_left = 0;
         d->n_values = 0;
         memset(&d->root, 0, sizeof d->root);
-        b.n_frames = b.n_pending = 0;
+        b.n_frames = b.n_pending = b.n_pending_items = 0;
         b.have_root = false;
         b.status = GIR_OK;
         b.err = err;
@@ -822,6 +847,7 @@ gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *
     }
     free(b.frames);
     free(b.pending);
+    free(b.pending_items);
     free(b.scratch);
     if (st) {
         gir_json_doc_free(d);
@@ -831,13 +857,51 @@ gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *
     return GIR_OK;
 }
 
+/* Maps a regular, non-empty file of at most max_bytes (0: any) read-only,
+ * its pages populated at once where the system can: cheaper than reading a
+ * large file into fresh memory.  False when it cannot; the caller then
+ * reads the file, which also words any error. */
+static bool map_file(const char *path, size_t max_bytes, void **map, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+              (uint64_t)st.st_size <= SIZE_MAX && (!max_bytes || (uint64_t)st.st_size <= max_bytes);
+    if (ok) {
+        int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+        flags |= MAP_POPULATE;
+#endif
+        *len = (size_t)st.st_size;
+        *map = mmap(NULL, *len, PROT_READ, flags, fd, 0);
+        ok = *map != MAP_FAILED;
+    }
+    close(fd);
+    return ok;
+}
+
 gir_status gir_json_parse_file(const char *path, size_t max_bytes, const gir_json_options *opts,
                                gir_json_doc **out, gir_error *err)
 {
     *out = NULL;
-    char *text;
+    void *map;
     size_t len;
-    gir_status st = gir_read_file(path, max_bytes, &text, &len, err);
+    gir_status st;
+    if (map_file(path, max_bytes, &map, &len)) {
+        st = gir_json_parse(map, len, opts, out, err);
+        if (st) {
+            munmap(map, len);
+            gir_err_file(err, path);
+            return st;
+        }
+        (*out)->mapped = map;
+        (*out)->mapped_len = len;
+        return GIR_OK;
+    }
+    char *text;
+    st = gir_read_file(path, max_bytes, &text, &len, err);
     if (st)
         return st;
     st = gir_json_parse(text, len, opts, out, err);
@@ -856,6 +920,8 @@ void gir_json_doc_free(gir_json_doc *d)
         return;
     gir_arena_free(&d->arena);
     free(d->owned_text);
+    if (d->mapped)
+        munmap(d->mapped, d->mapped_len);
     free(d);
 }
 
