@@ -134,10 +134,10 @@ struct gir_arena_block {
     _Alignas(16) unsigned char mem[];
 };
 
-/* Blocks start at 64 KiB and double up to 4 MiB, so a large arena needs few
+/* Blocks start at 64 KiB and double up to 1 MiB, so a large arena needs few
  * of them and a small one wastes little. */
 #define ARENA_BLOCK 65536u
-#define ARENA_BLOCK_MAX (4u << 20)
+#define ARENA_BLOCK_MAX (1u << 20)
 
 /* A block of size bytes.  Blocks of 1 MiB and more are mapped with their
  * pages populated at once where the system can (MAP_POPULATE): an arena

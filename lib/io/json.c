@@ -132,68 +132,75 @@ static char *pool_strndup(gir_json_doc *d, const char *s, size_t n)
     return p;
 }
 
-/* Adds a finished value to the innermost open container (or as the root). */
-static int add_value(builder *b, const gir_json *v)
+/* The place of a new value in the innermost open container (or the root),
+ * with its type, offset and len set and the rest cleared; NULL when out
+ * of memory.  Values are built in place: assembling one elsewhere and
+ * copying it costs more than the rest of adding it. */
+static gir_json *new_value(builder *b, gir_json_type t, size_t offset, size_t len)
 {
-    b->doc->n_values++;
+    gir_json *v;
     if (b->n_frames == 0) {
-        b->doc->root = *v;
+        v = &b->doc->root;
         b->have_root = true;
-        return 1;
-    }
-    frame *f = &b->frames[b->n_frames - 1];
-    if (f->type == GIR_JSON_ARRAY) {
+    } else if (b->frames[b->n_frames - 1].type == GIR_JSON_ARRAY) {
         if (b->n_pending_items == b->cap_pending_items &&
             !GIR_GROW(b->pending_items, b->cap_pending_items, b->n_pending_items + 1))
-            return oom(b);
-        b->pending_items[b->n_pending_items++] = *v;
-        return 1;
+            return NULL;
+        v = &b->pending_items[b->n_pending_items++];
+    } else {
+        frame *f = &b->frames[b->n_frames - 1];
+        if (b->n_pending == b->cap_pending && !GIR_GROW(b->pending, b->cap_pending, b->n_pending + 1))
+            return NULL;
+        gir_json_member *m = &b->pending[b->n_pending++];
+        m->key = f->key;
+        m->key_len = f->key_len;
+        m->key_offset = f->key_offset;
+        f->key = NULL;
+        v = &m->value;
     }
-    if (b->n_pending == b->cap_pending && !GIR_GROW(b->pending, b->cap_pending, b->n_pending + 1))
-        return oom(b);
-    gir_json_member *m = &b->pending[b->n_pending++];
-    m->key = f->key;
-    m->key_len = f->key_len;
-    m->key_offset = f->key_offset;
-    m->value = *v;
-    f->key = NULL;
-    return 1;
+    b->doc->n_values++;
+    v->type = t;
+    v->b = false;
+    v->offset = offset;
+    v->len = len;
+    v->u.str = NULL;
+    return v;
 }
 
 /* ---- values, keys and containers at known offsets (both parsers) ----------- */
 
 static int put_literal(builder *b, gir_json_type t, bool val, size_t offset)
 {
-    gir_json v = { .type = t, .b = val, .offset = offset };
-    return add_value(b, &v);
+    gir_json *v = new_value(b, t, offset, 0);
+    if (!v)
+        return oom(b);
+    v->b = val;
+    return 1;
 }
 
 /* s is the number's text; when it lies in the document's text the value
  * points there rather than at a copy. */
 static int put_number(builder *b, const char *s, size_t len, size_t offset)
 {
-    gir_json v = { .type = GIR_JSON_NUMBER, .len = len, .offset = offset };
-    const char *text = b->doc->text;
-    if (s >= text && s + len <= text + b->doc->len) {
-        v.u.num = s;
-    } else {
-        char *c = pool_strndup(b->doc, s, len);
-        if (!c)
-            return oom(b);
-        v.u.num = c;
-    }
-    return add_value(b, &v);
+    const char *text = b->doc->text, *num = s;
+    if (s < text || s + len > text + b->doc->len)
+        num = pool_strndup(b->doc, s, len);
+    gir_json *v = num ? new_value(b, GIR_JSON_NUMBER, offset, len) : NULL;
+    if (!v)
+        return oom(b);
+    v->u.num = num;
+    return 1;
 }
 
 /* s: the unescaped string; offset: its opening quote. */
 static int put_string(builder *b, const char *s, size_t len, size_t offset)
 {
-    gir_json v = { .type = GIR_JSON_STRING, .len = len, .offset = offset };
     char *c = pool_strndup(b->doc, s, len);
-    if (!c)
+    gir_json *v = c ? new_value(b, GIR_JSON_STRING, offset, len) : NULL;
+    if (!v)
         return oom(b);
-    v.u.str = c;
-    return add_value(b, &v);
+    v->u.str = c;
+    return 1;
 }
 
 static int put_key(builder *b, const char *key, size_t len, size_t offset)
@@ -356,10 +363,10 @@ static bool arena_copy(builder *b, const void *src, size_t n, size_t sz, void **
 static int close_container(builder *b)
 {
     frame f = b->frames[--b->n_frames];
-    gir_json v = { .type = f.type, .offset = f.offset };
+    size_t n;
     void *copy;
     if (f.type == GIR_JSON_OBJECT) {
-        size_t n = b->n_pending - f.start;
+        n = b->n_pending - f.start;
         const gir_json_member *src = b->pending + f.start;
         if (!b->allow_dup) {
             bool failed;
@@ -372,18 +379,21 @@ static int close_container(builder *b)
         }
         if (!arena_copy(b, src, n, sizeof *src, &copy))
             return oom(b);
-        v.len = n;
-        v.u.members = copy;
         b->n_pending = f.start;
     } else {
-        size_t n = b->n_pending_items - f.start;
+        n = b->n_pending_items - f.start;
         if (!arena_copy(b, b->pending_items + f.start, n, sizeof *b->pending_items, &copy))
             return oom(b);
-        v.len = n;
-        v.u.items = copy;
         b->n_pending_items = f.start;
     }
-    return add_value(b, &v);
+    gir_json *v = new_value(b, f.type, f.offset, n);
+    if (!v)
+        return oom(b);
+    if (f.type == GIR_JSON_OBJECT)
+        v->u.members = copy;
+    else
+        v->u.items = copy;
+    return 1;
 }
 
 static int cb_end_map(void *ctx)
