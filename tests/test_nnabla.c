@@ -801,7 +801,7 @@ static gir_graph *canonical_net(bool with_lrn)
     if (with_lrn) {
         TU_OK(gir_graph_add_node(g, "lrn", GIR_OP_LRN, 1, 1, &n, &err), &err);
         n->in[0] = prev;
-        gir_attrs_set_int(g, &n->attrs, "size", 3);
+        gir_attrs_set_int(g, &n->attrs, "size", 4);
         TU_OK(gir_node_make_output(g, n, 0, "lrn_out", &err), &err);
         prev = n->out[0];
         TU_OK(gir_graph_add_node(g, "custom", GIR_OP_OPAQUE, 1, 1, &n, &err), &err);
@@ -901,8 +901,8 @@ static void test_writer_refuses(void **state)
     assert_int_equal(mkdir(dir, 0700), 0);
     char *out = tu_join(dir, "x.nnp");
     gir_error err = GIR_ERROR_INIT;
-    TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as nnabla", "LRN",
-             "tvm_op (an operator of format tvm)");
+    TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, "cannot write as nnabla",
+             "LRN with an even size (4): nnabla pads symmetrically", "tvm_op (an operator of format tvm)");
     gir_error_clear(&err);
     assert_int_equal(tu_count_entries(dir), 0);
     /* an existing output is not replaced without force */
@@ -920,6 +920,133 @@ static void test_writer_refuses(void **state)
     free(out);
     free(dir);
     gir_graph_free(l);
+    gir_graph_free(g);
+}
+
+static void collect_note(void *ctx, const char *note)
+{
+    gir_buf *b = ctx;
+    gir_buf_printf(b, "%s\n", note);
+}
+
+static int32_t add_node1(gir_graph *g, const char *name, gir_op op, int32_t a, int32_t b, const char *to)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_node *n;
+    TU_OK(gir_graph_add_node(g, name, op, b >= 0 ? 2 : 1, 1, &n, &err), &err);
+    n->in[0] = a;
+    if (b >= 0)
+        n->in[1] = b;
+    if (to)
+        TU_OK(gir_attrs_set_string(g, &n->attrs, "to", to), NULL);
+    char out[64];
+    snprintf(out, sizeof out, "%s_out", name);
+    TU_OK(gir_node_make_output(g, n, 0, out, &err), &err);
+    return n->out[0];
+}
+
+/* nnabla has no bool: comparisons and logic give 0/1 floats.  Canonical
+ * bool graphs are written with the casts folded into the functions, a cast
+ * of floats to bool as NotEqualScalar(0), bool parameters as float32, and
+ * bool inputs and outputs noted; other casts are refused. */
+static void test_write_bool_graphs(void **state)
+{
+    (void)state;
+    gir_graph *g;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x, flag;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    g->values[x]->dtype = GIR_DT_F32;
+    g->values[x]->shape = (gir_shape){ 2, { 2, 3 } };
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    TU_OK(gir_graph_add_value(g, "flag", GIR_VALUE_INPUT, &flag, &err), &err);
+    g->values[flag]->dtype = GIR_DT_BOOL;
+    g->values[flag]->shape = (gir_shape){ 2, { 2, 3 } };
+    TU_OK(gir_graph_add_input(g, flag, &err), &err);
+    gir_tensor *mt;
+    TU_OK(gir_tensor_new(GIR_DT_BOOL, &(gir_shape){ 2, { 2, 3 } }, &mt, &err), &err);
+    ((uint8_t *)mt->data)[1] = ((uint8_t *)mt->data)[4] = 1;
+    int32_t mask;
+    TU_OK(gir_graph_add_value(g, "mask", GIR_VALUE_WEIGHT, &mask, &err), &err);
+    gir_value_set_data(g->values[mask], mt);
+    gir_tensor_unref(mt);
+    int32_t thr = add_weight(g, "thr", 2, (int64_t[]){ 2, 3 });
+    int32_t gt = add_node1(g, "gt", GIR_OP_Greater, x, thr, NULL);
+    int32_t masked = add_node1(g, "masked", GIR_OP_And, gt, mask, NULL);
+    int32_t both = add_node1(g, "both", GIR_OP_And, masked, flag, NULL); /* read by the cast only */
+    int32_t as_f = add_node1(g, "as_float", GIR_OP_Cast, both, -1, "float32");
+    int32_t nz = add_node1(g, "nonzero", GIR_OP_Cast, x, -1, "bool"); /* read by Add via a cast: NotEqualScalar */
+    int32_t nzf = add_node1(g, "nonzero_f", GIR_OP_Cast, nz, -1, "float32");
+    int32_t sum = add_node1(g, "sum", GIR_OP_Add, as_f, nzf, NULL);
+    int32_t neg = add_node1(g, "neg", GIR_OP_Not, masked, -1, NULL); /* a bool graph output */
+    TU_OK(gir_graph_add_output(g, sum, &err), &err);
+    TU_OK(gir_graph_add_output(g, neg, &err), &err);
+    TU_OK(gir_graph_finish(g, &err), &err);
+    char *out = tu_tmp("bools.nnp");
+    gir_buf notes = GIR_BUF_INIT;
+    gir_options *o = gir_options_new();
+    gir_options_set_note_handler(o, collect_note, &notes);
+    save(g, out, o);
+    assert_string_equal(notes.data, "input 'flag' is bool: written as float32 0/1, nnabla has no bool\n"
+                                    "parameter 'mask' is bool: written as float32 0/1, nnabla has no bool\n"
+                                    "output 'neg_out' is bool: written as float32 0/1, nnabla has no bool\n");
+    size_t len;
+    char *text = member(out, "network.nntxt", &len);
+    /* one function per canonical node but the folded casts */
+    const char *want[] = { "type: \"Greater\"", "type: \"LogicalAnd\"", "type: \"LogicalAnd\"",
+                           "type: \"NotEqualScalar\"", "type: \"Add2\"", "type: \"LogicalNot\"" };
+    const char *at = text;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *hit = strstr(at, want[i]);
+        if (!hit)
+            fail_msg("function %s missing or out of order in:\n%s", want[i], text);
+        at = hit + 1;
+    }
+    assert_null(strstr(text, "type: \"Cast\""));
+    /* the second And writes the float variable the cast had */
+    assert_non_null(strstr(text, "input: \"masked_out\"\n    input: \"flag\"\n    output: \"as_float_out\""));
+    assert_null(strstr(text, "both_out"));
+    assert_non_null(strstr(text, "input: \"x\"\n    output: \"nonzero_f_out\"\n    not_equal_scalar_param {"));
+    assert_null(strstr(text, "Identity"));
+    free(text);
+    /* the parameter is float32 0/1 */
+    char *h5 = member(out, "parameter.h5", &len);
+    gir_h5 *h;
+    TU_OK(gir_h5_open(h5, len, &h, &err), &err);
+    float mv[6];
+    TU_OK(gir_h5_read_open(h, "mask", mv, sizeof mv, GIR_DT_F32, &err), &err);
+    for (int i = 0; i < 6; i++)
+        assert_true(mv[i] == (i == 1 || i == 4 ? 1.0f : 0.0f));
+    gir_h5_close(h);
+    free(h5);
+    /* read back: the same canonical ops, with nnabla's float edges */
+    gir_graph *b = load(out, NULL);
+    assert_int_equal(node_named(b, "gt")->op, GIR_OP_Greater);
+    assert_int_equal(node_named(b, "both")->op, GIR_OP_And);
+    assert_int_equal(node_named(b, "nonzero")->op, GIR_OP_Cast); /* NotEqualScalar(0) is read as x != 0 */
+    assert_int_equal(b->values[b->outputs[1]]->dtype, GIR_DT_F32);
+    /* and written again: the same network */
+    char *out2 = tu_tmp("bools2.nnp");
+    save(b, out2, NULL);
+    gir_graph *c = load(out2, NULL);
+    assert_same(b, c, "bool graph -> nnp -> nnp");
+    gir_graph_free(c);
+    gir_graph_free(b);
+    remove(out2);
+    free(out2);
+    /* a cast nnabla's float32 cannot hold */
+    int32_t to_int = add_node1(g, "to_int", GIR_OP_Cast, x, -1, "int64");
+    TU_OK(gir_graph_add_output(g, to_int, &err), &err);
+    TU_OK(gir_graph_finish(g, &err), &err);
+    remove(out);
+    TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR,
+             "Cast from float32 to int64 (nnabla computes in float32) (1 node, first 'to_int')");
+    gir_error_clear(&err);
+    assert_int_equal(access(out, F_OK), -1);
+    gir_options_free(o);
+    gir_buf_free(&notes);
+    free(out);
     gir_graph_free(g);
 }
 
@@ -1364,6 +1491,7 @@ int main(void)
         cmocka_unit_test(test_loops_refused),
         cmocka_unit_test(test_write_canonical),
         cmocka_unit_test(test_writer_refuses),
+        cmocka_unit_test(test_write_bool_graphs),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_mxnet_nnvm_via_nnp),
         cmocka_unit_test(test_nnp_via_mxnet_nnvm),

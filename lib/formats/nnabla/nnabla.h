@@ -32,6 +32,8 @@
 #define NNB_META_IGNORE_BORDER "nnabla.ignore_border" /* node: pooling's ignore_border when either would do */
 #define NNB_META_FUSED "nnabla.fused"               /* node: the Flatten an Affine implies */
 #define NNB_META_CONTEXT "nnabla.context"             /* node: Context as text */
+#define NNB_META_BROADCAST_X "nnabla.broadcast_x"     /* node: BroadcastTo's x (the shape giver) */
+#define NNB_META_AXIS "nnabla.axis"                   /* node: BroadcastTo's axis as the file had it */
 
 /* ---- parameters -------------------------------------------------------- */
 
