@@ -1050,6 +1050,60 @@ static void test_write_bool_graphs(void **state)
     gir_graph_free(g);
 }
 
+/* Ceil-mode pooling over axes of unknown size: nnabla's ignore_border=False
+ * counts floor((L + p - 1) / s) + 1 cells, ONNX's ceil mode
+ * ceil((L + 2p - k) / s) + 1: the same for every L when p = k - s. */
+static void test_ceil_pool_unknown_size(void **state)
+{
+    (void)state;
+    for (int k = 2; k <= 3; k++) {
+        gir_graph *g;
+        gir_error err = GIR_ERROR_INIT;
+        TU_OK(gir_graph_new(&g, &err), &err);
+        int32_t x;
+        TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+        g->values[x]->dtype = GIR_DT_F32;
+        g->values[x]->shape = (gir_shape){ 4, { -1, 3, -1, -1 } };
+        TU_OK(gir_graph_add_input(g, x, &err), &err);
+        gir_node *n;
+        TU_OK(gir_graph_add_node(g, "pool", GIR_OP_MaxPool, 1, 1, &n, &err), &err);
+        n->in[0] = x;
+        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ k, k }, 2);
+        gir_attrs_set_ints(g, &n->attrs, "strides", (int64_t[]){ 2, 2 }, 2);
+        gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
+        gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1);
+        TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
+        TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
+        TU_OK(gir_graph_finish(g, &err), &err);
+        char *out = tu_tmp("ceil.nnp");
+        if (k == 3) {
+            /* k - s = 1 is not the padding: the cells depend on L */
+            TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR,
+                     "MaxPool whose padding and rounding nnabla cannot reproduce (1 node, first 'pool')");
+            gir_error_clear(&err);
+        } else {
+            save(g, out, NULL);
+            size_t len;
+            char *text = member(out, "network.nntxt", &len);
+            assert_non_null(strstr(text, "type: \"MaxPooling\""));
+            assert_null(strstr(text, "ignore_border: true"));
+            free(text);
+            gir_graph *b = load(out, NULL);
+            const gir_node *p = node_named(b, "pool");
+            assert_int_equal(p->op, GIR_OP_MaxPool);
+            assert_int_equal(gir_node_int(p, "ceil_mode", 0), 1);
+            const int64_t *pads;
+            assert_int_equal(gir_attrs_get_ints(&p->attrs, "pads", &pads), 4);
+            for (int i = 0; i < 4; i++)
+                assert_int_equal(pads[i], 0);
+            gir_graph_free(b);
+            remove(out);
+        }
+        free(out);
+        gir_graph_free(g);
+    }
+}
+
 /* ---- bad input ------------------------------------------------------------------ */
 
 static char *file_bytes(const char *path, size_t *len)
@@ -1492,6 +1546,7 @@ int main(void)
         cmocka_unit_test(test_write_canonical),
         cmocka_unit_test(test_writer_refuses),
         cmocka_unit_test(test_write_bool_graphs),
+        cmocka_unit_test(test_ceil_pool_unknown_size),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_mxnet_nnvm_via_nnp),
         cmocka_unit_test(test_nnp_via_mxnet_nnvm),

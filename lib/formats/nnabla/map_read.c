@@ -452,10 +452,18 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
     if (!ignore_border) {
         ceil = including_pad == -1 || including_pad == 0;
         int64_t end[GIR_MAX_RANK];
+        bool unknown = false;
         for (size_t i = 0; i < ns; i++) {
             int64_t L = x->shape.dims[2 + i];
-            if (L < 0)
-                return GIR_OK; /* the padding depends on the size */
+            if (L < 0) {
+                /* the padding would depend on the size, unless ceil mode
+                 * gives the same cells for every size: p = k - s */
+                if (!ceil || pads[i] != k[i] - s[i])
+                    return GIR_OK;
+                end[i] = pads[i];
+                unknown = true;
+                continue;
+            }
             int64_t cells = (L + pads[i] - 1) / s[i] + 1;
             if (nnb_onnx_pool_len(L, k[i], s[i], pads[i], pads[i], true) != cells)
                 ceil = false;
@@ -467,6 +475,8 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
             if (including_pad == 1 && end[i] > pads[i])
                 return GIR_OK;
         }
+        if (!ceil && unknown)
+            return GIR_OK; /* an axis of unknown size needs ceil mode, another floor mode */
         if (!ceil)
             for (size_t i = 0; i < ns; i++)
                 pads[ns + i] = end[i];

@@ -1073,7 +1073,10 @@ static void emit_pool(wctx *w, const gir_node *n)
         if (L < 0) {
             if (ceil_mode)
                 as_true = false;
-            as_false = false;
+            /* whatever L: ceil((L + 2p - k) / s) + 1 = floor((L + p - 1) / s) + 1
+             * exactly when p = k - s (no padding, k = s: the usual case) */
+            if (!ceil_mode || pb != pe || pb != k[i] - s[i] || (incl && !sum))
+                as_false = false;
             continue;
         }
         int64_t want = nnb_onnx_pool_len(L, k[i], s[i], pb, pe, ceil_mode);
