@@ -49,6 +49,9 @@ typedef struct wctx {
     uint8_t *emitted;     /* node -> its functions are written */
     int32_t *fuse_src;    /* node -> the node it absorbs (Gemm: Flatten; BroadcastTo's Expand: Reshape), or -1 */
     int32_t *alias;       /* value -> the value whose variable stands for it (itself unless a Cast is folded) */
+    size_t *use_at;       /* value v's consumers are use_node/use_slot[use_at[v] .. use_at[v + 1]) */
+    int32_t *use_node;
+    uint32_t *use_slot;
     gir_tensor **owned;   /* parameter data the writer converted (bool -> float32) */
     size_t n_owned, cap_owned;
     const gir_options *opts;
@@ -1989,14 +1992,43 @@ static const gir_node *sole_consumer(const wctx *w, int32_t v, size_t *slot)
 {
     if (!single_use(w, v))
         return NULL;
-    for (size_t j = 0; j < w->g->n_nodes; j++)
-        for (size_t k = 0; k < w->g->nodes[j]->n_in; k++)
-            if (w->g->nodes[j]->in[k] == v) {
-                if (slot)
-                    *slot = k;
-                return w->g->nodes[j];
-            }
-    return NULL;
+    size_t at = w->use_at[v];
+    if (slot)
+        *slot = w->use_slot[at];
+    return w->g->nodes[w->use_node[at]];
+}
+
+/* Every consumer of every value (CSR over w->uses), for the folds. */
+static gir_status index_uses(wctx *w)
+{
+    const gir_graph *g = w->g;
+    size_t nv = g->n_values, total = 0;
+    w->use_at = malloc((nv + 1) * sizeof *w->use_at);
+    if (!w->use_at)
+        return gir_nomem(w->err);
+    for (size_t v = 0; v < nv; v++) {
+        w->use_at[v] = total;
+        total += (size_t)w->uses[v];
+    }
+    w->use_at[nv] = total;
+    w->use_node = malloc((total ? total : 1) * sizeof *w->use_node);
+    w->use_slot = malloc((total ? total : 1) * sizeof *w->use_slot);
+    size_t *fill = calloc(nv ? nv : 1, sizeof *fill);
+    if (!w->use_node || !w->use_slot || !fill) {
+        free(fill);
+        return gir_nomem(w->err);
+    }
+    for (size_t j = 0; j < g->n_nodes; j++)
+        for (size_t k = 0; k < g->nodes[j]->n_in; k++) {
+            int32_t v = g->nodes[j]->in[k];
+            if (v < 0)
+                continue;
+            size_t at = w->use_at[v] + fill[v]++;
+            w->use_node[at] = (int32_t)j;
+            w->use_slot[at] = (uint32_t)k;
+        }
+    free(fill);
+    return GIR_OK;
 }
 
 /* The pairs the reader makes of one function become one function again:
@@ -2029,9 +2061,10 @@ static void fold_pairs(wctx *w)
                 area *= (double)k[j];
             size_t slot;
             const gir_node *mul = sole_consumer(w, n->out[0], &slot);
-            if (mul && mul->op == GIR_OP_Mul && scalar_const(w, mul->in[1 - slot], &c) && c == area) {
+            if (mul && mul->op == GIR_OP_Mul && mul->n_in == 2 && scalar_const(w, mul->in[1 - slot], &c) &&
+                c == area) {
                 w->alias[n->out[0]] = mul->out[0];
-                w->node_done[gir_graph_node_index(g, mul->name)] = 1;
+                w->node_done[w->use_node[w->use_at[n->out[0]]]] = 1;
             }
         }
     }
@@ -2060,10 +2093,8 @@ static void fold_casts(wctx *w)
         } else if (x->dtype == GIR_DT_F32 && y->dtype == GIR_DT_BOOL && !w->is_output[c->out[0]] &&
                    w->uses[c->out[0]] > 0) {
             bool all = true;
-            for (size_t j = 0; all && j < g->n_nodes; j++)
-                for (size_t k = 0; k < g->nodes[j]->n_in; k++)
-                    if (g->nodes[j]->in[k] == c->out[0] && !reads_truth(g->nodes[j], k))
-                        all = false;
+            for (size_t u = w->use_at[c->out[0]]; all && u < w->use_at[c->out[0] + 1]; u++)
+                all = reads_truth(g->nodes[w->use_node[u]], w->use_slot[u]);
             if (all) {
                 w->alias[c->out[0]] = c->in[0];
                 w->node_done[i] = 1;
@@ -2111,6 +2142,7 @@ static gir_status plan(wctx *w)
             w->node_done[src] = 1;
         }
     }
+    TRY(index_uses(w));
     fold_casts(w);
     fold_pairs(w);
     /* a weight read transposed (Gemm transB=1, or an nnabla Affine weight)
@@ -2523,6 +2555,9 @@ static void wctx_free(wctx *w)
     free(w->node_done);
     free(w->fuse_src);
     free(w->alias);
+    free(w->use_at);
+    free(w->use_node);
+    free(w->use_slot);
     free(w->emitted);
     for (size_t i = 0; i < w->n_owned; i++)
         gir_tensor_unref(w->owned[i]);
