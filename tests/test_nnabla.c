@@ -692,7 +692,10 @@ static void test_map_scalars_and_opaque(void **state)
         "scal.nntxt",
         "network { name: \"n\"\n" VAR("x", "Buffer", "dim:2 dim:3") VAR("a", "Buffer", "dim:2 dim:3") VAR("b", "Buffer", "dim:2 dim:3")
             VAR("c", "Buffer", "dim:2 dim:3") VAR("d", "Buffer", "dim:2 dim:3") VAR("e", "Buffer", "dim:2 dim:3")
-                VAR("f", "Buffer", "dim:2") VAR("h", "Buffer", "dim:2 dim:3")
+                VAR("f", "Buffer", "dim:2") VAR("h", "Buffer", "dim:2 dim:3") VAR("i", "Buffer", "dim:2 dim:3")
+                    VAR("j", "Buffer", "dim:2 dim:3")
+        "  function { name: \"gs\" type: \"GreaterScalar\" input: \"x\" output: \"i\" greater_scalar_param { val: 0.3 } }\n"
+        "  function { name: \"nz\" type: \"NotEqualScalar\" input: \"i\" output: \"j\" }\n"
         "  function { name: \"neg\" type: \"MulScalar\" input: \"x\" output: \"a\" mul_scalar_param { val: -1 } }\n"
         "  function { name: \"sqrt\" type: \"PowScalar\" input: \"a\" output: \"b\" pow_scalar_param { val: 0.5 } }\n"
         "  function { name: \"rsub\" type: \"RSubScalar\" input: \"b\" output: \"c\" r_sub_scalar_param { val: 0.1 } }\n"
@@ -702,6 +705,15 @@ static void test_map_scalars_and_opaque(void **state)
         "  function { type: \"Softmax\" input: \"e\" output: \"h\" }\n"
         "}\n",
         NULL);
+    /* comparisons give bools, cast to nnabla's 0/1 floats */
+    const gir_node *gs = node_named(g, "gs");
+    assert_int_equal(gs->op, GIR_OP_Greater);
+    assert_true(*(const float *)g->values[gs->in[1]]->data->data == 0.3f);
+    assert_int_equal(g->values[gs->out[0]]->dtype, GIR_DT_BOOL);
+    const gir_node *gcast = node_named(g, "gs/float");
+    assert_int_equal(gcast->op, GIR_OP_Cast);
+    assert_string_equal(g->values[gcast->out[0]]->name, "i");
+    assert_int_equal(node_named(g, "nz")->op, GIR_OP_Cast); /* NotEqualScalar(0): x != 0 */
     assert_int_equal(node_named(g, "neg")->op, GIR_OP_Neg);
     assert_int_equal(node_named(g, "sqrt")->op, GIR_OP_Sqrt);
     const gir_node *rsub = node_named(g, "rsub");
@@ -733,6 +745,10 @@ static void test_map_scalars_and_opaque(void **state)
     assert_non_null(strstr(text, "    type: \"MulScalar\"\n    input: \"x\"\n    output: \"a\"\n    mul_scalar_param {\n"
                                  "      val: -1.0\n"));
     assert_non_null(strstr(text, "    r_sub_scalar_param {\n      val: 0.1\n"));
+    assert_non_null(strstr(text, "    type: \"GreaterScalar\"\n    input: \"x\"\n    output: \"i\"\n"
+                                 "    greater_scalar_param {\n      val: 0.3\n"));
+    assert_non_null(strstr(text, "    type: \"NotEqualScalar\"\n    input: \"i\"\n    output: \"j\"\n  }\n"));
+    assert_null(strstr(text, "Cast"));
     assert_non_null(strstr(text, "  function {\n    type: \"Softmax\"\n    input: \"e\"\n    output: \"h\"\n  }\n"));
     assert_null(strstr(text, "rsub/val"));
     gir_graph *b = load(out, NULL);

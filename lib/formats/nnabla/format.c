@@ -267,6 +267,9 @@ const gir_op_map nnb_op_map[] = {
       "nnabla has no bool: its comparisons give 0/1 floats, read as the canonical op then Cast(to=float32); a "
       "bool value is written as a 0/1 float variable (bool parameters as float32 data)" },
     { "Greater", GIR_OP_Greater, RW, NULL, "as Equal" },
+    { "EqualScalar", GIR_OP_Equal, RW, NULL,
+      "the comparison with a float32 scalar constant (val exact in meta); likewise GreaterScalar, "
+      "GreaterEqualScalar, LessScalar, LessEqualScalar" },
     { "Less", GIR_OP_Less, RW, NULL, "as Equal" },
     { "GreaterEqual", GIR_OP_GreaterOrEqual, RW, NULL, "as Equal" },
     { "LessEqual", GIR_OP_LessOrEqual, RW, NULL, "as Equal" },

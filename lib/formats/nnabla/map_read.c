@@ -1477,6 +1477,49 @@ static gir_status map_logic(mctx *m, bool *mapped, gir_op op, size_t arity, bool
     return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
 }
 
+/* EqualScalar, GreaterScalar ...: the comparison with a scalar constant
+ * ("<function>/val"; the exact double rides in meta), as map_logic. */
+static gir_status map_compare_scalar(mctx *m, bool *mapped, gir_op op, double v)
+{
+    if (m->n_in != 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t ci;
+    TRY(scalar_value(m, "val", v, &ci));
+    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
+    if (!bname)
+        return gir_nomem(m->err);
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, op, 2, 1, &n, m->err));
+    n->in[0] = m->in[0];
+    n->in[1] = ci;
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
+    TRY(infer(m, n));
+    m->first = n;
+    int32_t y;
+    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+}
+
+#define COMPARE_SCALAR(fn, CASE, member, INIT_MACRO, TYPE, OP)                   \
+    static gir_status fn(mctx *m, bool *mapped)                                   \
+    {                                                                             \
+        static const TYPE zero = INIT_MACRO;                                      \
+        return map_compare_scalar(m, mapped, OP, PARAM(m, CASE, member, zero)->val); \
+    }
+COMPARE_SCALAR(map_equal_scalar, EQUAL_SCALAR_PARAM, equal_scalar_param, NNABLA__EQUAL_SCALAR_PARAMETER__INIT,
+               Nnabla__EqualScalarParameter, GIR_OP_Equal)
+COMPARE_SCALAR(map_greater_scalar, GREATER_SCALAR_PARAM, greater_scalar_param,
+               NNABLA__GREATER_SCALAR_PARAMETER__INIT, Nnabla__GreaterScalarParameter, GIR_OP_Greater)
+COMPARE_SCALAR(map_greater_equal_scalar, GREATER_EQUAL_SCALAR_PARAM, greater_equal_scalar_param,
+               NNABLA__GREATER_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__GreaterEqualScalarParameter,
+               GIR_OP_GreaterOrEqual)
+COMPARE_SCALAR(map_less_scalar, LESS_SCALAR_PARAM, less_scalar_param, NNABLA__LESS_SCALAR_PARAMETER__INIT,
+               Nnabla__LessScalarParameter, GIR_OP_Less)
+COMPARE_SCALAR(map_less_equal_scalar, LESS_EQUAL_SCALAR_PARAM, less_equal_scalar_param,
+               NNABLA__LESS_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__LessEqualScalarParameter, GIR_OP_LessOrEqual)
+#undef COMPARE_SCALAR
+
 #define LOGIC(fn, OP, ARITY, BOOLS)                        \
     static gir_status fn(mctx *m, bool *mapped)            \
     {                                                      \
@@ -1633,6 +1676,11 @@ static const fn_map fns[] = {
     { "LogicalNot", map_logical_not, NONE },
     { "Where", map_where, NONE },
     { "NotEqualScalar", map_not_equal_scalar, P(NOT_EQUAL_SCALAR_PARAM) },
+    { "EqualScalar", map_equal_scalar, P(EQUAL_SCALAR_PARAM) },
+    { "GreaterScalar", map_greater_scalar, P(GREATER_SCALAR_PARAM) },
+    { "GreaterEqualScalar", map_greater_equal_scalar, P(GREATER_EQUAL_SCALAR_PARAM) },
+    { "LessScalar", map_less_scalar, P(LESS_SCALAR_PARAM) },
+    { "LessEqualScalar", map_less_equal_scalar, P(LESS_EQUAL_SCALAR_PARAM) },
     { NULL, NULL, NONE },
 };
 #undef P

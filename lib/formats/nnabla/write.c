@@ -1780,6 +1780,47 @@ static void emit_lrn(wctx *w, const gir_node *n)
     fn_out(w, f, n->out[0]);
 }
 
+/* A comparison; with a float32 scalar constant as its second operand, the
+ * *Scalar function (val: the exact double the file had, when it had one). */
+static void emit_compare(wctx *w, const gir_node *n, const char *type)
+{
+    double c;
+    const gir_value *x = V(w, n->in[0]);
+    if (n->n_in != 2 || !x || x->dtype != GIR_DT_F32 || !scalar_const(w, n->in[1], &c) ||
+        V(w, n->in[1])->dtype != GIR_DT_F32) {
+        simple_fn(w, n, type);
+        return;
+    }
+    char stype[32], field[48];
+    snprintf(stype, sizeof stype, "%sScalar", type);
+    Nnabla__Function *f = fn_new(w, n, stype, true);
+    fn_in(w, f, n->in[0]);
+    fn_out(w, f, n->out[0]);
+    double v = scalar_val(n, c);
+    ProtobufCMessage *pm = NULL;
+#define CMP_CASE(T, F, D, NAME)                  \
+    if (strcmp(type, T) == 0) {                  \
+        F *p = pb_new(w, &D);                    \
+        if (p)                                   \
+            p->val = v;                          \
+        pm = p ? &p->base : NULL;                \
+        snprintf(field, sizeof field, "%s", NAME); \
+    }
+    CMP_CASE("Equal", Nnabla__EqualScalarParameter, nnabla__equal_scalar_parameter__descriptor, "equal_scalar_param")
+    CMP_CASE("Greater", Nnabla__GreaterScalarParameter, nnabla__greater_scalar_parameter__descriptor,
+             "greater_scalar_param")
+    CMP_CASE("Less", Nnabla__LessScalarParameter, nnabla__less_scalar_parameter__descriptor, "less_scalar_param")
+    CMP_CASE("GreaterEqual", Nnabla__GreaterEqualScalarParameter,
+             nnabla__greater_equal_scalar_parameter__descriptor, "greater_equal_scalar_param")
+    CMP_CASE("LessEqual", Nnabla__LessEqualScalarParameter, nnabla__less_equal_scalar_parameter__descriptor,
+             "less_equal_scalar_param")
+#undef CMP_CASE
+    if (pm && want_param(n))
+        fn_param(w, f, field, pm);
+    else if (pm)
+        gir_pb_free(pm);
+}
+
 /* nnabla has no bool: a bool value is a float variable holding 0/1, so a
  * Cast between bool and float32 is the identity (folded into a neighbour
  * by plan(), else an Identity function), and a Cast of floats to bool is
@@ -1827,11 +1868,11 @@ static void emit_node(wctx *w, size_t ni)
     case GIR_OP_And: simple_fn(w, n, "LogicalAnd"); return;
     case GIR_OP_Or: simple_fn(w, n, "LogicalOr"); return;
     case GIR_OP_Xor: simple_fn(w, n, "LogicalXor"); return;
-    case GIR_OP_Equal: simple_fn(w, n, "Equal"); return;
-    case GIR_OP_Greater: simple_fn(w, n, "Greater"); return;
-    case GIR_OP_Less: simple_fn(w, n, "Less"); return;
-    case GIR_OP_GreaterOrEqual: simple_fn(w, n, "GreaterEqual"); return;
-    case GIR_OP_LessOrEqual: simple_fn(w, n, "LessEqual"); return;
+    case GIR_OP_Equal: emit_compare(w, n, "Equal"); return;
+    case GIR_OP_Greater: emit_compare(w, n, "Greater"); return;
+    case GIR_OP_Less: emit_compare(w, n, "Less"); return;
+    case GIR_OP_GreaterOrEqual: emit_compare(w, n, "GreaterEqual"); return;
+    case GIR_OP_LessOrEqual: emit_compare(w, n, "LessEqual"); return;
     case GIR_OP_Where: simple_fn(w, n, "Where"); return;
     case GIR_OP_Cast: emit_cast(w, n); return;
     case GIR_OP_LRN: emit_lrn(w, n); return;
