@@ -1059,8 +1059,14 @@ gir_status gir_h5_write_inplace(const char *path, uint64_t userblock, const gir_
             h5_enter();
             if (st == GIR_OK && !data)
                 st = gir_fail(err, GIR_E_INTERNAL, "no data for parameter '%s'", p->name);
+            /* the CRC the zip needs is computed while HDF5 writes */
+            gir_crc_job crc;
+            bool crc_started = st == GIR_OK && ext;
+            if (crc_started)
+                gir_crc32_start(&crc, 0, data, (size_t)nb);
             if (st == GIR_OK && H5Dwrite(d, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
                 st = h5_fail(err, GIR_E_IO, "cannot write dataset '%s'", p->name);
+            uint32_t data_crc = crc_started ? gir_crc32_finish(&crc) : 0;
             if (st == GIR_OK && ext) {
                 /* contiguous, unfiltered, file type = memory type: the
                  * bytes at the dataset's offset are exactly data */
@@ -1068,7 +1074,7 @@ gir_status gir_h5_write_inplace(const char *path, uint64_t userblock, const gir_
                 if (off == HADDR_UNDEF)
                     st = h5_fail(err, GIR_E_INTERNAL, "dataset '%s' has no offset", p->name);
                 else
-                    ext[n_ext++] = (gir_zip_extent){ (uint64_t)off, nb, gir_crc32(0, data, (size_t)nb) };
+                    ext[n_ext++] = (gir_zip_extent){ (uint64_t)off, nb, data_crc };
             }
             if (put_data && data) {
                 h5_leave();

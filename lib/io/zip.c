@@ -837,6 +837,37 @@ uint32_t gir_crc32(uint32_t crc, const void *data, size_t len)
     return crc;
 }
 
+/* Below this a thread costs more than it saves. */
+#define CRC_THREAD_MIN ((size_t)4 << 20)
+
+static void *crc_worker(void *arg)
+{
+    gir_crc_job *j = arg;
+    j->crc = gir_crc32(j->crc, j->data, j->len);
+    return NULL;
+}
+
+void gir_crc32_start(gir_crc_job *job, uint32_t crc, const void *data, size_t len)
+{
+    job->threaded = false;
+    job->data = data;
+    job->len = len;
+    job->crc = crc;
+    if (len >= CRC_THREAD_MIN && pthread_create(&job->thread, NULL, crc_worker, job) == 0)
+        job->threaded = true;
+    else
+        job->crc = gir_crc32(crc, data, len);
+}
+
+uint32_t gir_crc32_finish(gir_crc_job *job)
+{
+    if (job->threaded) {
+        pthread_join(job->thread, NULL);
+        job->threaded = false;
+    }
+    return job->crc;
+}
+
 uint32_t gir_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
 {
     /* zlib's z_off64_t is signed; members are below 2^63 bytes */
@@ -1237,9 +1268,12 @@ gir_status gir_zipw_write(gir_zipw *w, const void *data, size_t len, gir_error *
     }
     if (!len)
         return GIR_OK;
-    w->s_crc = gir_crc32(w->s_crc, data, len);
+    gir_crc_job job;
+    gir_crc32_start(&job, w->s_crc, data, len);
+    gir_status st = zipw_append(w, data, len, err);
+    w->s_crc = gir_crc32_finish(&job);
     w->s_done += len;
-    return zipw_append(w, data, len, err);
+    return st;
 }
 
 gir_status gir_zipw_end(gir_zipw *w, gir_error *err)

@@ -17,6 +17,7 @@
 #ifndef GIR_IO_ZIP_H
 #define GIR_IO_ZIP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +90,20 @@ uint32_t gir_crc32(uint32_t crc, const void *data, size_t len);
 /* The CRC-32 of A followed by B from crc1 = CRC(A), crc2 = CRC(B) and
  * len2 = length of B. */
 uint32_t gir_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+
+/* A CRC-32 computed on another thread while the caller writes the same
+ * bytes (large buffers only; small ones, or when no thread can be
+ * started, are done in gir_crc32_start itself).  data must stay valid and
+ * unchanged until gir_crc32_finish, which must always be called. */
+typedef struct gir_crc_job {
+    pthread_t thread;
+    bool threaded;
+    const void *data;
+    size_t len;
+    uint32_t crc;
+} gir_crc_job;
+void gir_crc32_start(gir_crc_job *job, uint32_t crc, const void *data, size_t len);
+uint32_t gir_crc32_finish(gir_crc_job *job);
 
 /* Starts an archive written straight into path (created, or truncated if it
  * exists).  Members are laid out in the order added; the central directory
