@@ -3,9 +3,11 @@
  *   bench_nnp [MEGABYTES] [DIR]
  *
  * A chain of Gemm layers whose weights total MEGABYTES (default 1024) is
- * written as .nnp (parameter.h5), read back with every weight streamed
- * through (loaded, summed, unloaded), converted .nnp -> .nnp, and written
- * with parameter.protobuf.  Each phase runs in its own child process so its
+ * generated alone (the weights come from an LCG in their loader: the cost
+ * that both write phases include, shown on its own), written as .nnp
+ * (parameter.h5), read back with every weight streamed through (loaded,
+ * summed, unloaded), converted .nnp -> .nnp, and written with
+ * parameter.protobuf; every write creates a new file.  Each phase runs in its own child process so its
  * peak resident size is its own.  Targets: weights streamed at >= 500 MB/s,
  * peak RSS <= largest tensor + 64 MB. */
 #include "core/ir.h"
