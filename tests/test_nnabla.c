@@ -1524,6 +1524,149 @@ static void test_failed_writes_leave_nothing(void **state)
     gir_graph_free(g);
 }
 
+/* A weight whose loader fails: the writer stops in the middle of the
+ * parameters (after the first weight's bytes are written). */
+static gir_status failing_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
+{
+    (void)ctx;
+    (void)dst;
+    (void)nbytes;
+    return gir_fail(err, GIR_E_IO, "the weight source broke");
+}
+
+static void no_release(void *ctx)
+{
+    (void)ctx;
+}
+
+static const gir_loader failing_loader = { failing_load, no_release };
+
+/* Two Gemm weights of 64 KiB: the first written, the second failing. */
+static gir_graph *graph_failing_second_weight(void)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    g->values[x]->dtype = GIR_DT_F32;
+    g->values[x]->shape = (gir_shape){ 2, { 1, 128 } };
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    int32_t prev = x;
+    for (int i = 0; i < 2; i++) {
+        gir_shape s = { 2, { 128, 128 } };
+        gir_tensor *t;
+        if (i == 0)
+            TU_OK(gir_tensor_new(GIR_DT_F32, &s, &t, &err), &err);
+        else
+            TU_OK(gir_tensor_lazy(GIR_DT_F32, &s, &failing_loader, NULL, &t, &err), &err);
+        char name[32];
+        snprintf(name, sizeof name, "fc%d/affine/W", i);
+        int32_t w;
+        TU_OK(gir_graph_add_value(g, name, GIR_VALUE_WEIGHT, &w, &err), &err);
+        gir_value_set_data(g->values[w], t);
+        gir_tensor_unref(t);
+        gir_node *n;
+        snprintf(name, sizeof name, "fc%d", i);
+        TU_OK(gir_graph_add_node(g, name, GIR_OP_Gemm, 2, 1, &n, &err), &err);
+        n->in[0] = prev;
+        n->in[1] = w;
+        snprintf(name, sizeof name, "fc%d_out", i);
+        TU_OK(gir_node_make_output(g, n, 0, name, &err), &err);
+        prev = n->out[0];
+    }
+    TU_OK(gir_graph_add_output(g, prev, &err), &err);
+    return g;
+}
+
+static void test_failed_write_mid_parameters(void **state)
+{
+    (void)state;
+    char *dir = tu_tmp("wmid");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *out = tu_join(dir, "x.nnp");
+    gir_graph *g = graph_failing_second_weight();
+    static const char *const formats[] = { "h5", "protobuf" };
+    for (int f = 0; f < 2; f++) {
+        gir_error err = GIR_ERROR_INIT;
+        gir_options *o = opts("param-format", formats[f], NULL, NULL);
+        /* a new output: nothing at all is left */
+        TU_FAILS(gir_save(g, out, "nnabla", o, &err), &err, GIR_E_IO, "the weight source broke");
+        gir_error_clear(&err);
+        assert_int_equal(tu_count_entries(dir), 0);
+        /* an existing output (overwrite allowed) keeps its bytes */
+        assert_true(tu_write(out, "previous", 8));
+        gir_options_set(o, "force", "1", &err);
+        TU_FAILS(gir_save(g, out, "nnabla", o, &err), &err, GIR_E_IO, "the weight source broke");
+        gir_error_clear(&err);
+        assert_int_equal(tu_count_entries(dir), 1);
+        size_t len;
+        char *d = tu_slurp(out, &len);
+        assert_int_equal(len, 8);
+        assert_memory_equal(d, "previous", 8);
+        free(d);
+        remove(out);
+        gir_options_free(o);
+    }
+    gir_graph_free(g);
+    rmdir(dir);
+    free(out);
+    free(dir);
+}
+
+/* parameter.h5 is written by HDF5 in place inside the archive: the member
+ * is byte for byte the file written on its own, starts at 512, and the
+ * archive is byte-identical run to run. */
+static void test_h5_member_in_place(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/nnp/lenet_010000.nnp");
+    char *a = tu_tmp("inplace_a.nnp"), *b = tu_tmp("inplace_b.nnp");
+    char *txt = tu_tmp("inplace.nntxt"), *h5 = tu_tmp("inplace.h5");
+    save(g, a, NULL);
+    save(g, b, NULL);
+    assert_true(tu_files_equal(a, b));
+    save(g, txt, NULL); /* the companion inplace.h5, written on its own */
+    size_t ml, fl;
+    char *m = member(a, "parameter.h5", &ml);
+    char *f = tu_slurp(h5, &fl);
+    assert_int_equal(ml, fl);
+    assert_memory_equal(m, f, fl);
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(a, NULL, &z, &err), &err);
+    assert_string_equal(gir_zip_name(z, 2), "parameter.h5");
+    uint64_t off;
+    TU_OK(gir_zip_stored_offset(z, 2, &off, &err), &err);
+    assert_int_equal(off, 512);
+    gir_zip_close(z);
+    /* the protobuf member streamed into the archive equals the file too */
+    gir_options *o = opts("param-format", "protobuf", "force", "1");
+    char *pb = tu_tmp("inplace.protobuf");
+    save(g, a, o);
+    save(g, txt, o);
+    char *pm = member(a, "parameter.protobuf", &ml);
+    char *pf = tu_slurp(pb, &fl);
+    assert_int_equal(ml, fl);
+    assert_memory_equal(pm, pf, fl);
+    gir_options_free(o);
+    free(pm);
+    free(pf);
+    free(m);
+    free(f);
+    remove(a);
+    remove(b);
+    remove(txt);
+    remove(h5);
+    remove(pb);
+    free(pb);
+    free(a);
+    free(b);
+    free(txt);
+    free(h5);
+    gir_graph_free(g);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -1568,6 +1711,8 @@ int main(void)
         cmocka_unit_test(test_nnp_via_mxnet_nnvm),
         cmocka_unit_test(test_affine_weight_sources),
         cmocka_unit_test(test_failed_writes_leave_nothing),
+        cmocka_unit_test(test_failed_write_mid_parameters),
+        cmocka_unit_test(test_h5_member_in_place),
         cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);

@@ -2709,25 +2709,41 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nnb_wpar
     return GIR_OK;
 }
 
-/* A temporary file beside path, for the parameter data the zip streams. */
-static char *temp_beside(const char *path, gir_error *err)
+/* The .nnp archive into tmp (a gir_outfile's temporary path), members
+ * listed as nnabla writes them: nnp_version.txt, network.nntxt, then the
+ * parameters, each written once.  parameter.protobuf is streamed into its
+ * member; parameter.h5 is written by HDF5 in place, first in the file,
+ * behind a user block that ends up holding its zip local header. */
+#define NNP_H5_USERBLOCK 512
+
+static gir_status write_nnp(const char *tmp, const gir_buf *text, const nnb_wparam *params, size_t n_params,
+                            bool protobuf, gir_error *err)
 {
-    char *dir = gir_path_dirname(path);
-    char *tmpl = dir ? gir_strdupf("%s/.%s.params.XXXXXX", dir, gir_path_basename(path)) : NULL;
-    free(dir);
-    if (!tmpl) {
-        gir_nomem(err);
-        return NULL;
+    gir_zipw *z = NULL;
+    gir_zip_extent *ext = NULL;
+    size_t n_ext = 0;
+    bool inplace = n_params && !protobuf;
+    gir_status st = GIR_OK;
+    if (inplace)
+        st = nnb_write_h5_inplace(tmp, NNP_H5_USERBLOCK, params, n_params, &ext, &n_ext, err);
+    if (!st)
+        st = inplace ? gir_zipw_open_inplace(tmp, NNP_H5_USERBLOCK, &z, err) : gir_zipw_open(tmp, &z, err);
+    if (!st)
+        st = gir_zipw_add_buffer(z, "nnp_version.txt", "0.1\n", 4, false, err);
+    if (!st)
+        st = gir_zipw_add_buffer(z, "network.nntxt", text->data ? text->data : "", text->len, false, err);
+    if (!st && inplace)
+        st = gir_zipw_add_inplace(z, "parameter.h5", ext, n_ext, err);
+    if (!st && n_params && protobuf)
+        st = nnb_write_protobuf_member(z, "parameter.protobuf", params, n_params, err);
+    free(ext);
+    if (z) {
+        if (st)
+            gir_zipw_discard(z);
+        else
+            st = gir_zipw_close(z, err);
     }
-    int fd = mkstemp(tmpl);
-    if (fd < 0) {
-        gir_fail(err, GIR_E_IO, "cannot create a temporary file beside the output");
-        gir_err_file(err, path);
-        free(tmpl);
-        return NULL;
-    }
-    close(fd);
-    return tmpl;
+    return st;
 }
 
 gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
@@ -2759,32 +2775,10 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
     gir_pb_free(pb ? &pb->base : NULL);
 
     gir_outfile *out = NULL;
-    char *ptmp = NULL;
     if (!st)
         st = gir_outfile_open(path, force, &out, err);
     if (!st && !text_only) {
-        if (n_params) {
-            ptmp = temp_beside(path, err);
-            if (!ptmp)
-                st = err && err->code ? err->code : GIR_E_IO;
-            if (!st)
-                st = protobuf ? nnb_write_protobuf(ptmp, params, n_params, err) : nnb_write_h5(ptmp, params, n_params, err);
-        }
-        gir_zipw *z = NULL;
-        if (!st)
-            st = gir_zipw_open(gir_outfile_temp_path(out), &z, err);
-        if (!st)
-            st = gir_zipw_add_buffer(z, "nnp_version.txt", "0.1\n", 4, false, err);
-        if (!st)
-            st = gir_zipw_add_buffer(z, "network.nntxt", text.data ? text.data : "", text.len, false, err);
-        if (!st && n_params)
-            st = gir_zipw_add_file(z, protobuf ? "parameter.protobuf" : "parameter.h5", ptmp, false, err);
-        if (z) {
-            if (st)
-                gir_zipw_discard(z);
-            else
-                st = gir_zipw_close(z, err);
-        }
+        st = write_nnp(gir_outfile_temp_path(out), &text, params, n_params, protobuf, err);
     } else if (!st) {
         /* a standalone .nntxt: parameters go to a companion file */
         st = gir_outfile_write(out, text.data ? text.data : "", text.len, err);
@@ -2806,10 +2800,6 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
                 gir_outfile_abort(po);
             free(own);
         }
-    }
-    if (ptmp) {
-        unlink(ptmp);
-        free(ptmp);
     }
     if (out) {
         if (st)
