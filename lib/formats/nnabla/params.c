@@ -934,6 +934,8 @@ static gir_status pb_emit(const nnb_wparam *w, size_t n, pb_sink sink, void *sct
             free(owned);
             if (loaded_here)
                 gir_tensor_unload(p->tensor);
+            if (!st)
+                gir_progress_add(p->tensor->nbytes);
         }
         if (!st && p->need_grad) {
             static const unsigned char ng[3] = { 0xa8, 0x06, 0x01 };
@@ -1007,6 +1009,7 @@ static gir_status h5w_get(void *ctx, size_t i, const void **data, gir_error *err
 static void h5w_put(void *ctx, size_t i)
 {
     h5w_ctx *c = ctx;
+    gir_progress_add(c->w[i].tensor->nbytes);
     free(c->owned);
     c->owned = NULL;
     if (c->loaded_here)
