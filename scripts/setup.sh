@@ -8,7 +8,7 @@ shift
 
 packages=(
   gcc pkg-config meson ninja-build
-  libyajl-dev libprotobuf-c-dev protobuf-c-compiler libzip-dev libhdf5-dev libcmocka-dev
+  libyajl-dev libprotobuf-c-dev protobuf-c-compiler libzip-dev zlib1g-dev libhdf5-dev libcmocka-dev
   libonnx-dev libonnx-testdata
   hdf5-tools unzip graphviz yajl-tools man-db
 )

@@ -692,7 +692,10 @@ static void test_map_scalars_and_opaque(void **state)
         "scal.nntxt",
         "network { name: \"n\"\n" VAR("x", "Buffer", "dim:2 dim:3") VAR("a", "Buffer", "dim:2 dim:3") VAR("b", "Buffer", "dim:2 dim:3")
             VAR("c", "Buffer", "dim:2 dim:3") VAR("d", "Buffer", "dim:2 dim:3") VAR("e", "Buffer", "dim:2 dim:3")
-                VAR("f", "Buffer", "dim:2") VAR("h", "Buffer", "dim:2 dim:3")
+                VAR("f", "Buffer", "dim:2") VAR("h", "Buffer", "dim:2 dim:3") VAR("i", "Buffer", "dim:2 dim:3")
+                    VAR("j", "Buffer", "dim:2 dim:3")
+        "  function { name: \"gs\" type: \"GreaterScalar\" input: \"x\" output: \"i\" greater_scalar_param { val: 0.3 } }\n"
+        "  function { name: \"nz\" type: \"NotEqualScalar\" input: \"i\" output: \"j\" }\n"
         "  function { name: \"neg\" type: \"MulScalar\" input: \"x\" output: \"a\" mul_scalar_param { val: -1 } }\n"
         "  function { name: \"sqrt\" type: \"PowScalar\" input: \"a\" output: \"b\" pow_scalar_param { val: 0.5 } }\n"
         "  function { name: \"rsub\" type: \"RSubScalar\" input: \"b\" output: \"c\" r_sub_scalar_param { val: 0.1 } }\n"
@@ -702,6 +705,15 @@ static void test_map_scalars_and_opaque(void **state)
         "  function { type: \"Softmax\" input: \"e\" output: \"h\" }\n"
         "}\n",
         NULL);
+    /* comparisons give bools, cast to nnabla's 0/1 floats */
+    const gir_node *gs = node_named(g, "gs");
+    assert_int_equal(gs->op, GIR_OP_Greater);
+    assert_true(*(const float *)g->values[gs->in[1]]->data->data == 0.3f);
+    assert_int_equal(g->values[gs->out[0]]->dtype, GIR_DT_BOOL);
+    const gir_node *gcast = node_named(g, "gs/float");
+    assert_int_equal(gcast->op, GIR_OP_Cast);
+    assert_string_equal(g->values[gcast->out[0]]->name, "i");
+    assert_int_equal(node_named(g, "nz")->op, GIR_OP_Cast); /* NotEqualScalar(0): x != 0 */
     assert_int_equal(node_named(g, "neg")->op, GIR_OP_Neg);
     assert_int_equal(node_named(g, "sqrt")->op, GIR_OP_Sqrt);
     const gir_node *rsub = node_named(g, "rsub");
@@ -733,6 +745,10 @@ static void test_map_scalars_and_opaque(void **state)
     assert_non_null(strstr(text, "    type: \"MulScalar\"\n    input: \"x\"\n    output: \"a\"\n    mul_scalar_param {\n"
                                  "      val: -1.0\n"));
     assert_non_null(strstr(text, "    r_sub_scalar_param {\n      val: 0.1\n"));
+    assert_non_null(strstr(text, "    type: \"GreaterScalar\"\n    input: \"x\"\n    output: \"i\"\n"
+                                 "    greater_scalar_param {\n      val: 0.3\n"));
+    assert_non_null(strstr(text, "    type: \"NotEqualScalar\"\n    input: \"i\"\n    output: \"j\"\n  }\n"));
+    assert_null(strstr(text, "Cast"));
     assert_non_null(strstr(text, "  function {\n    type: \"Softmax\"\n    input: \"e\"\n    output: \"h\"\n  }\n"));
     assert_null(strstr(text, "rsub/val"));
     gir_graph *b = load(out, NULL);
@@ -801,7 +817,7 @@ static gir_graph *canonical_net(bool with_lrn)
     if (with_lrn) {
         TU_OK(gir_graph_add_node(g, "lrn", GIR_OP_LRN, 1, 1, &n, &err), &err);
         n->in[0] = prev;
-        gir_attrs_set_int(g, &n->attrs, "size", 3);
+        gir_attrs_set_int(g, &n->attrs, "size", 4);
         TU_OK(gir_node_make_output(g, n, 0, "lrn_out", &err), &err);
         prev = n->out[0];
         TU_OK(gir_graph_add_node(g, "custom", GIR_OP_OPAQUE, 1, 1, &n, &err), &err);
@@ -901,8 +917,8 @@ static void test_writer_refuses(void **state)
     assert_int_equal(mkdir(dir, 0700), 0);
     char *out = tu_join(dir, "x.nnp");
     gir_error err = GIR_ERROR_INIT;
-    TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as nnabla", "LRN",
-             "tvm_op (an operator of format tvm)");
+    TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, "cannot write as nnabla",
+             "LRN with an even size (4): nnabla pads symmetrically", "tvm_op (an operator of format tvm)");
     gir_error_clear(&err);
     assert_int_equal(tu_count_entries(dir), 0);
     /* an existing output is not replaced without force */
@@ -921,6 +937,187 @@ static void test_writer_refuses(void **state)
     free(dir);
     gir_graph_free(l);
     gir_graph_free(g);
+}
+
+static void collect_note(void *ctx, const char *note)
+{
+    gir_buf *b = ctx;
+    gir_buf_printf(b, "%s\n", note);
+}
+
+static int32_t add_node1(gir_graph *g, const char *name, gir_op op, int32_t a, int32_t b, const char *to)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_node *n;
+    TU_OK(gir_graph_add_node(g, name, op, b >= 0 ? 2 : 1, 1, &n, &err), &err);
+    n->in[0] = a;
+    if (b >= 0)
+        n->in[1] = b;
+    if (to)
+        TU_OK(gir_attrs_set_string(g, &n->attrs, "to", to), NULL);
+    char out[64];
+    snprintf(out, sizeof out, "%s_out", name);
+    TU_OK(gir_node_make_output(g, n, 0, out, &err), &err);
+    return n->out[0];
+}
+
+/* nnabla has no bool: comparisons and logic give 0/1 floats.  Canonical
+ * bool graphs are written with the casts folded into the functions, a cast
+ * of floats to bool as NotEqualScalar(0), bool parameters as float32, and
+ * bool inputs and outputs noted; other casts are refused. */
+static void test_write_bool_graphs(void **state)
+{
+    (void)state;
+    gir_graph *g;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x, flag;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    g->values[x]->dtype = GIR_DT_F32;
+    g->values[x]->shape = (gir_shape){ 2, { 2, 3 } };
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    TU_OK(gir_graph_add_value(g, "flag", GIR_VALUE_INPUT, &flag, &err), &err);
+    g->values[flag]->dtype = GIR_DT_BOOL;
+    g->values[flag]->shape = (gir_shape){ 2, { 2, 3 } };
+    TU_OK(gir_graph_add_input(g, flag, &err), &err);
+    gir_tensor *mt;
+    TU_OK(gir_tensor_new(GIR_DT_BOOL, &(gir_shape){ 2, { 2, 3 } }, &mt, &err), &err);
+    ((uint8_t *)mt->data)[1] = ((uint8_t *)mt->data)[4] = 1;
+    int32_t mask;
+    TU_OK(gir_graph_add_value(g, "mask", GIR_VALUE_WEIGHT, &mask, &err), &err);
+    gir_value_set_data(g->values[mask], mt);
+    gir_tensor_unref(mt);
+    int32_t thr = add_weight(g, "thr", 2, (int64_t[]){ 2, 3 });
+    int32_t gt = add_node1(g, "gt", GIR_OP_Greater, x, thr, NULL);
+    int32_t masked = add_node1(g, "masked", GIR_OP_And, gt, mask, NULL);
+    int32_t both = add_node1(g, "both", GIR_OP_And, masked, flag, NULL); /* read by the cast only */
+    int32_t as_f = add_node1(g, "as_float", GIR_OP_Cast, both, -1, "float32");
+    int32_t nz = add_node1(g, "nonzero", GIR_OP_Cast, x, -1, "bool"); /* read by Add via a cast: NotEqualScalar */
+    int32_t nzf = add_node1(g, "nonzero_f", GIR_OP_Cast, nz, -1, "float32");
+    int32_t sum = add_node1(g, "sum", GIR_OP_Add, as_f, nzf, NULL);
+    int32_t neg = add_node1(g, "neg", GIR_OP_Not, masked, -1, NULL); /* a bool graph output */
+    TU_OK(gir_graph_add_output(g, sum, &err), &err);
+    TU_OK(gir_graph_add_output(g, neg, &err), &err);
+    TU_OK(gir_graph_finish(g, &err), &err);
+    char *out = tu_tmp("bools.nnp");
+    gir_buf notes = GIR_BUF_INIT;
+    gir_options *o = gir_options_new();
+    gir_options_set_note_handler(o, collect_note, &notes);
+    save(g, out, o);
+    assert_string_equal(notes.data, "input 'flag' is bool: written as float32 0/1, nnabla has no bool\n"
+                                    "parameter 'mask' is bool: written as float32 0/1, nnabla has no bool\n"
+                                    "output 'neg_out' is bool: written as float32 0/1, nnabla has no bool\n");
+    size_t len;
+    char *text = member(out, "network.nntxt", &len);
+    /* one function per canonical node but the folded casts */
+    const char *want[] = { "type: \"Greater\"", "type: \"LogicalAnd\"", "type: \"LogicalAnd\"",
+                           "type: \"NotEqualScalar\"", "type: \"Add2\"", "type: \"LogicalNot\"" };
+    const char *at = text;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *hit = strstr(at, want[i]);
+        if (!hit)
+            fail_msg("function %s missing or out of order in:\n%s", want[i], text);
+        at = hit + 1;
+    }
+    assert_null(strstr(text, "type: \"Cast\""));
+    /* the second And writes the float variable the cast had */
+    assert_non_null(strstr(text, "input: \"masked_out\"\n    input: \"flag\"\n    output: \"as_float_out\""));
+    assert_null(strstr(text, "both_out"));
+    assert_non_null(strstr(text, "input: \"x\"\n    output: \"nonzero_f_out\"\n    not_equal_scalar_param {"));
+    assert_null(strstr(text, "Identity"));
+    free(text);
+    /* the parameter is float32 0/1 */
+    char *h5 = member(out, "parameter.h5", &len);
+    gir_h5 *h;
+    TU_OK(gir_h5_open(h5, len, &h, &err), &err);
+    float mv[6];
+    TU_OK(gir_h5_read_open(h, "mask", mv, sizeof mv, GIR_DT_F32, &err), &err);
+    for (int i = 0; i < 6; i++)
+        assert_true(mv[i] == (i == 1 || i == 4 ? 1.0f : 0.0f));
+    gir_h5_close(h);
+    free(h5);
+    /* read back: the same canonical ops, with nnabla's float edges */
+    gir_graph *b = load(out, NULL);
+    assert_int_equal(node_named(b, "gt")->op, GIR_OP_Greater);
+    assert_int_equal(node_named(b, "both")->op, GIR_OP_And);
+    assert_int_equal(node_named(b, "nonzero")->op, GIR_OP_Cast); /* NotEqualScalar(0) is read as x != 0 */
+    assert_int_equal(b->values[b->outputs[1]]->dtype, GIR_DT_F32);
+    /* and written again: the same network */
+    char *out2 = tu_tmp("bools2.nnp");
+    save(b, out2, NULL);
+    gir_graph *c = load(out2, NULL);
+    assert_same(b, c, "bool graph -> nnp -> nnp");
+    gir_graph_free(c);
+    gir_graph_free(b);
+    remove(out2);
+    free(out2);
+    /* a cast nnabla's float32 cannot hold */
+    int32_t to_int = add_node1(g, "to_int", GIR_OP_Cast, x, -1, "int64");
+    TU_OK(gir_graph_add_output(g, to_int, &err), &err);
+    TU_OK(gir_graph_finish(g, &err), &err);
+    remove(out);
+    TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR,
+             "Cast from float32 to int64 (nnabla computes in float32) (1 node, first 'to_int')");
+    gir_error_clear(&err);
+    assert_int_equal(access(out, F_OK), -1);
+    gir_options_free(o);
+    gir_buf_free(&notes);
+    free(out);
+    gir_graph_free(g);
+}
+
+/* Ceil-mode pooling over axes of unknown size: nnabla's ignore_border=False
+ * counts floor((L + p - 1) / s) + 1 cells, ONNX's ceil mode
+ * ceil((L + 2p - k) / s) + 1: the same for every L when p = k - s. */
+static void test_ceil_pool_unknown_size(void **state)
+{
+    (void)state;
+    for (int k = 2; k <= 3; k++) {
+        gir_graph *g;
+        gir_error err = GIR_ERROR_INIT;
+        TU_OK(gir_graph_new(&g, &err), &err);
+        int32_t x;
+        TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+        g->values[x]->dtype = GIR_DT_F32;
+        g->values[x]->shape = (gir_shape){ 4, { -1, 3, -1, -1 } };
+        TU_OK(gir_graph_add_input(g, x, &err), &err);
+        gir_node *n;
+        TU_OK(gir_graph_add_node(g, "pool", GIR_OP_MaxPool, 1, 1, &n, &err), &err);
+        n->in[0] = x;
+        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ k, k }, 2);
+        gir_attrs_set_ints(g, &n->attrs, "strides", (int64_t[]){ 2, 2 }, 2);
+        gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
+        gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1);
+        TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
+        TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
+        TU_OK(gir_graph_finish(g, &err), &err);
+        char *out = tu_tmp("ceil.nnp");
+        if (k == 3) {
+            /* k - s = 1 is not the padding: the cells depend on L */
+            TU_FAILS(gir_save(g, out, "nnabla", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR,
+                     "MaxPool whose padding and rounding nnabla cannot reproduce (1 node, first 'pool')");
+            gir_error_clear(&err);
+        } else {
+            save(g, out, NULL);
+            size_t len;
+            char *text = member(out, "network.nntxt", &len);
+            assert_non_null(strstr(text, "type: \"MaxPooling\""));
+            assert_null(strstr(text, "ignore_border: true"));
+            free(text);
+            gir_graph *b = load(out, NULL);
+            const gir_node *p = node_named(b, "pool");
+            assert_int_equal(p->op, GIR_OP_MaxPool);
+            assert_int_equal(gir_node_int(p, "ceil_mode", 0), 1);
+            const int64_t *pads;
+            assert_int_equal(gir_attrs_get_ints(&p->attrs, "pads", &pads), 4);
+            for (int i = 0; i < 4; i++)
+                assert_int_equal(pads[i], 0);
+            gir_graph_free(b);
+            remove(out);
+        }
+        free(out);
+        gir_graph_free(g);
+    }
 }
 
 /* ---- bad input ------------------------------------------------------------------ */
@@ -1327,6 +1524,149 @@ static void test_failed_writes_leave_nothing(void **state)
     gir_graph_free(g);
 }
 
+/* A weight whose loader fails: the writer stops in the middle of the
+ * parameters (after the first weight's bytes are written). */
+static gir_status failing_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
+{
+    (void)ctx;
+    (void)dst;
+    (void)nbytes;
+    return gir_fail(err, GIR_E_IO, "the weight source broke");
+}
+
+static void no_release(void *ctx)
+{
+    (void)ctx;
+}
+
+static const gir_loader failing_loader = { failing_load, no_release };
+
+/* Two Gemm weights of 64 KiB: the first written, the second failing. */
+static gir_graph *graph_failing_second_weight(void)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    g->values[x]->dtype = GIR_DT_F32;
+    g->values[x]->shape = (gir_shape){ 2, { 1, 128 } };
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    int32_t prev = x;
+    for (int i = 0; i < 2; i++) {
+        gir_shape s = { 2, { 128, 128 } };
+        gir_tensor *t;
+        if (i == 0)
+            TU_OK(gir_tensor_new(GIR_DT_F32, &s, &t, &err), &err);
+        else
+            TU_OK(gir_tensor_lazy(GIR_DT_F32, &s, &failing_loader, NULL, &t, &err), &err);
+        char name[32];
+        snprintf(name, sizeof name, "fc%d/affine/W", i);
+        int32_t w;
+        TU_OK(gir_graph_add_value(g, name, GIR_VALUE_WEIGHT, &w, &err), &err);
+        gir_value_set_data(g->values[w], t);
+        gir_tensor_unref(t);
+        gir_node *n;
+        snprintf(name, sizeof name, "fc%d", i);
+        TU_OK(gir_graph_add_node(g, name, GIR_OP_Gemm, 2, 1, &n, &err), &err);
+        n->in[0] = prev;
+        n->in[1] = w;
+        snprintf(name, sizeof name, "fc%d_out", i);
+        TU_OK(gir_node_make_output(g, n, 0, name, &err), &err);
+        prev = n->out[0];
+    }
+    TU_OK(gir_graph_add_output(g, prev, &err), &err);
+    return g;
+}
+
+static void test_failed_write_mid_parameters(void **state)
+{
+    (void)state;
+    char *dir = tu_tmp("wmid");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *out = tu_join(dir, "x.nnp");
+    gir_graph *g = graph_failing_second_weight();
+    static const char *const formats[] = { "h5", "protobuf" };
+    for (int f = 0; f < 2; f++) {
+        gir_error err = GIR_ERROR_INIT;
+        gir_options *o = opts("param-format", formats[f], NULL, NULL);
+        /* a new output: nothing at all is left */
+        TU_FAILS(gir_save(g, out, "nnabla", o, &err), &err, GIR_E_IO, "the weight source broke");
+        gir_error_clear(&err);
+        assert_int_equal(tu_count_entries(dir), 0);
+        /* an existing output (overwrite allowed) keeps its bytes */
+        assert_true(tu_write(out, "previous", 8));
+        gir_options_set(o, "force", "1", &err);
+        TU_FAILS(gir_save(g, out, "nnabla", o, &err), &err, GIR_E_IO, "the weight source broke");
+        gir_error_clear(&err);
+        assert_int_equal(tu_count_entries(dir), 1);
+        size_t len;
+        char *d = tu_slurp(out, &len);
+        assert_int_equal(len, 8);
+        assert_memory_equal(d, "previous", 8);
+        free(d);
+        remove(out);
+        gir_options_free(o);
+    }
+    gir_graph_free(g);
+    rmdir(dir);
+    free(out);
+    free(dir);
+}
+
+/* parameter.h5 is written by HDF5 in place inside the archive: the member
+ * is byte for byte the file written on its own, starts at 512, and the
+ * archive is byte-identical run to run. */
+static void test_h5_member_in_place(void **state)
+{
+    (void)state;
+    gir_graph *g = load_shared("realworld/nnp/lenet_010000.nnp");
+    char *a = tu_tmp("inplace_a.nnp"), *b = tu_tmp("inplace_b.nnp");
+    char *txt = tu_tmp("inplace.nntxt"), *h5 = tu_tmp("inplace.h5");
+    save(g, a, NULL);
+    save(g, b, NULL);
+    assert_true(tu_files_equal(a, b));
+    save(g, txt, NULL); /* the companion inplace.h5, written on its own */
+    size_t ml, fl;
+    char *m = member(a, "parameter.h5", &ml);
+    char *f = tu_slurp(h5, &fl);
+    assert_int_equal(ml, fl);
+    assert_memory_equal(m, f, fl);
+    gir_error err = GIR_ERROR_INIT;
+    gir_zip *z;
+    TU_OK(gir_zip_open(a, NULL, &z, &err), &err);
+    assert_string_equal(gir_zip_name(z, 2), "parameter.h5");
+    uint64_t off;
+    TU_OK(gir_zip_stored_offset(z, 2, &off, &err), &err);
+    assert_int_equal(off, 512);
+    gir_zip_close(z);
+    /* the protobuf member streamed into the archive equals the file too */
+    gir_options *o = opts("param-format", "protobuf", "force", "1");
+    char *pb = tu_tmp("inplace.protobuf");
+    save(g, a, o);
+    save(g, txt, o);
+    char *pm = member(a, "parameter.protobuf", &ml);
+    char *pf = tu_slurp(pb, &fl);
+    assert_int_equal(ml, fl);
+    assert_memory_equal(pm, pf, fl);
+    gir_options_free(o);
+    free(pm);
+    free(pf);
+    free(m);
+    free(f);
+    remove(a);
+    remove(b);
+    remove(txt);
+    remove(h5);
+    remove(pb);
+    free(pb);
+    free(a);
+    free(b);
+    free(txt);
+    free(h5);
+    gir_graph_free(g);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -1364,11 +1704,15 @@ int main(void)
         cmocka_unit_test(test_loops_refused),
         cmocka_unit_test(test_write_canonical),
         cmocka_unit_test(test_writer_refuses),
+        cmocka_unit_test(test_write_bool_graphs),
+        cmocka_unit_test(test_ceil_pool_unknown_size),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_mxnet_nnvm_via_nnp),
         cmocka_unit_test(test_nnp_via_mxnet_nnvm),
         cmocka_unit_test(test_affine_weight_sources),
         cmocka_unit_test(test_failed_writes_leave_nothing),
+        cmocka_unit_test(test_failed_write_mid_parameters),
+        cmocka_unit_test(test_h5_member_in_place),
         cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);

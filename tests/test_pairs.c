@@ -8,10 +8,10 @@
  *   - batch_norm.nnp's BatchNormalization has no eps field, which proto3
  *     reads as 0, where the .onnx has 1e-5: the outputs agree within 1e-4,
  *     and within 1e-5 once the .nnp gets the .onnx's eps.
- * Pairs whose .nnp the NNabla reader keeps with opaque operators (NNabla's
- * comparison and logic ops, which work on floats, BroadcastTo,
- * SumPooling) cannot run: they are listed, and every other pair must
- * agree. */
+ *   - nnabla has no bool: where the .onnx gives a bool output (Equal, And,
+ *     Not, ...) the .nnp gives float32 0/1, which must match exactly.
+ * Every pair runs and agrees (LRN, which nnabla spells with SumPooling,
+ * BroadcastTo and the logical functions included). */
 #include "testutil.h"
 
 #include "formats/format.h"
@@ -53,22 +53,29 @@ static gir_tensor *run_graph(const gir_graph *g, gir_status *st, char *why, size
     return y;
 }
 
-/* Largest |a - b|, or -1 when they do not agree within ATOL + RTOL |a|. */
+/* Largest |a - b|, or -1 when they do not agree within ATOL + RTOL |a|; a
+ * bool output of a must be matched exactly by b's float32 0/1. */
 static double compare(gir_tensor *a, gir_tensor *b, double *worst)
 {
-    assert_int_equal(gir_tensor_dtype(a), gir_tensor_dtype(b));
+    bool as_bool = gir_tensor_dtype(a) == GIR_DT_BOOL;
+    assert_int_equal(gir_tensor_dtype(a), as_bool ? GIR_DT_BOOL : GIR_DT_F32);
+    assert_int_equal(gir_tensor_dtype(b), GIR_DT_F32);
     assert_true(gir_shape_equal(gir_tensor_shape(a), gir_tensor_shape(b)));
-    const float *pa, *pb;
-    TU_OK(gir_tensor_load(a, (const void **)&pa, NULL), NULL);
+    const void *va;
+    const float *pb;
+    TU_OK(gir_tensor_load(a, &va, NULL), NULL);
     TU_OK(gir_tensor_load(b, (const void **)&pb, NULL), NULL);
     size_t n = (size_t)gir_shape_numel(gir_tensor_shape(a));
     bool ok = true;
     *worst = 0;
     for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)pa[i] - (double)pb[i]);
+        double x = as_bool ? (double)((const uint8_t *)va)[i] : (double)((const float *)va)[i];
+        double d = fabs(x - (double)pb[i]);
+        if (as_bool && pb[i] != 0.0f && pb[i] != 1.0f)
+            ok = false;
         if (d > *worst)
             *worst = d;
-        if (!(d <= ATOL + RTOL * fabs((double)pa[i])))
+        if (!(d <= (as_bool ? 0 : ATOL + RTOL * fabs(x))))
             ok = false;
     }
     return ok ? *worst : -1;
@@ -124,7 +131,7 @@ static void test_pairs(void **state)
     }
     closedir(d);
     qsort(names, n, sizeof *names, cmp_str);
-    size_t agreed = 0, regenerated = 0, unsupported = 0;
+    size_t agreed = 0, regenerated = 0;
     for (size_t i = 0; i < n; i++) {
         char *pa = gir_strdupf("%s/%s.onnx", dir, names[i]), *pb = gir_strdupf("%s/%s.nnp", dir, names[i]);
         gir_error err = GIR_ERROR_INIT;
@@ -138,11 +145,7 @@ static void test_pairs(void **state)
             fail_msg("%s.onnx does not run: %s", names[i], why);
         gir_tensor *yb = run_graph(b, &st, why, sizeof why);
         if (!yb) {
-            /* only opaque operators kept by the reader may stop a .nnp */
-            if (st != GIR_E_NO_KERNEL || !strstr(why, "nnabla:"))
-                fail_msg("%s.nnp does not run: %s", names[i], why);
-            print_message("%-28s unsupported: %s\n", names[i], why);
-            unsupported++;
+            fail_msg("%s.nnp does not run: %s", names[i], why);
         } else {
             double worst, r = compare(ya, yb, &worst);
             size_t changed = adopt_constants(a, b, list, sizeof list);
@@ -190,10 +193,10 @@ static void test_pairs(void **state)
         free(pb);
         free(names[i]);
     }
-    print_message("nnp-onnx pairs: %zu agree (%zu after aligning the files' data), %zu unsupported, of %zu\n", agreed,
-                  regenerated, unsupported, n);
-    assert_int_equal(agreed + unsupported, n);
-    assert_true(agreed >= 27);
+    print_message("nnp-onnx pairs: %zu agree (%zu after aligning the files' data), of %zu\n", agreed, regenerated,
+                  n);
+    assert_int_equal(agreed, n);
+    assert_int_equal(n, 37);
     free(dir);
 }
 

@@ -350,6 +350,74 @@ static void test_streaming(void **state)
     free(src);
 }
 
+/* gir_save reports the weights it writes: (0, total) first, then growing
+ * counts, and (total, total) once the output is complete. */
+typedef struct progress_log {
+    uint64_t done[64], total[64];
+    size_t n;
+} progress_log;
+
+static void log_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    progress_log *l = ctx;
+    if (l->n < 64) {
+        l->done[l->n] = done;
+        l->total[l->n++] = total;
+    }
+}
+
+static void test_save_progress(void **state)
+{
+    (void)state;
+    char *json = tu_shared("realworld/nnvm/lenet_nnvm_graph.json");
+    char *params = tu_shared("realworld/nnvm/lenet_nnvm_param.params");
+    gir_error err = GIR_ERROR_INIT;
+    gir_options *ro = gir_options_new();
+    TU_OK(gir_options_set(ro, "params", params, &err), &err);
+    gir_graph *g;
+    TU_OK(gir_load(json, "nnvm", ro, &g, &err), &err);
+    uint64_t nbytes = 0;
+    size_t tensors = 0;
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i]->data) {
+            nbytes += g->values[i]->data->nbytes;
+            tensors++;
+        }
+    assert_true(tensors >= 4);
+    progress_log log = { { 0 }, { 0 }, 0 };
+    gir_options *wo = gir_options_new();
+    gir_options_set_progress_handler(wo, log_progress, &log);
+    char *out = tu_tmp("progress.json");
+    TU_OK(gir_save(g, out, "nnvm", wo, &err), &err);
+    /* begin, one call per tensor written, end */
+    assert_int_equal(log.n, tensors + 1);
+    assert_true(log.done[0] == 0);
+    for (size_t i = 0; i < log.n; i++) {
+        assert_true(log.total[i] == nbytes);
+        if (i)
+            assert_true(log.done[i] > log.done[i - 1]);
+    }
+    assert_true(log.done[log.n - 1] == nbytes);
+    /* a copy of the options keeps the handler; a failed save ends short */
+    gir_options *copy = gir_options_dup(wo);
+    log.n = 0;
+    TU_FAILS(gir_save(g, out, "nnvm", copy, &err), &err, GIR_E_EXISTS, "output exists");
+    gir_error_clear(&err);
+    assert_int_equal(log.n, 1);
+    assert_true(log.done[0] == 0 && log.total[0] == nbytes);
+    gir_options_free(copy);
+    gir_options_free(wo);
+    gir_options_free(ro);
+    gir_graph_free(g);
+    remove(out);
+    char *side = gir_strdupf("%.*s.params", (int)(strlen(out) - 5), out);
+    remove(side);
+    free(side);
+    free(out);
+    free(params);
+    free(json);
+}
+
 static void test_write_refusals(void **state)
 {
     (void)state;
@@ -624,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_mxnet_layouts),
         cmocka_unit_test(test_write_read),
         cmocka_unit_test(test_streaming),
+        cmocka_unit_test(test_save_progress),
         cmocka_unit_test(test_write_refusals),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_lazy_shrunk),

@@ -877,14 +877,18 @@ static void test_every_mapped_op(void **state)
     n = gb_node(&b, "lsm", GIR_OP_LogSoftmax, 1, &mn, 1);
     gir_attrs_set_int(g, &n->attrs, "axis", 1);
     int32_t ls = gb_done(&b, n);
+    n = gb_node(&b, "bcast", GIR_OP_Expand, 1, &mn, 1);
+    SET_INTS(&b, n, "shape", 3, 20); /* [1,20] -> [3,20] (a 1 in shape would be written as the result's size) */
+    int32_t bc = gb_done(&b, n);
     TU_OK(gir_graph_add_output(g, ls, &err), &err);
     TU_OK(gir_graph_add_output(g, am, &err), &err);
+    TU_OK(gir_graph_add_output(g, bc, &err), &err);
     gb_finish(g);
     char *text = roundtrip(g, "every_op");
     static const char *const ops[] = { "nn.conv2d_transpose", "nn.leaky_relu", "nn.prelu", "nn.pad",
                                        "nn.avg_pool2d", "nn.lrn", "nn.upsampling", "split", "strided_slice",
                                        "concatenate", "transpose", "reshape", "expand_dims", "squeeze", "clip",
-                                       "nn.dropout", "mean", "argmax", "nn.log_softmax" };
+                                       "nn.dropout", "mean", "argmax", "nn.log_softmax", "broadcast_to" };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         char pat[64];
         snprintf(pat, sizeof pat, "\"name\": \"%s\"", ops[i]);
@@ -897,6 +901,8 @@ static void test_every_mapped_op(void **state)
     assert_non_null(strstr(text, "\"pad_width\": [[0, 0], [0, 0], [1, 1], [2, 0]]"));
     assert_non_null(strstr(text, "{\"node_kind\": \"Const\", \"value\": 0.25, \"dtype\": \"float32\"}"));
     assert_non_null(strstr(text, "\"indices_or_sections\": [4], \"axis\": 2"));
+    /* broadcast_to names the result's shape */
+    assert_non_null(strstr(text, "\"name\": \"broadcast_to\", \"attrs\": {\"shape\": [3, 20]}"));
     free(text);
     gir_graph_free(g);
 }

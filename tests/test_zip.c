@@ -763,6 +763,174 @@ static void test_outfile_flow(void **state)
     free(path);
 }
 
+/* ---- streamed and in-place members ------------------------------------------ */
+
+static unsigned char *noise(size_t n, uint32_t seed)
+{
+    unsigned char *b = malloc(n ? n : 1);
+    assert_non_null(b);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        b[i] = (unsigned char)(seed >> 24);
+    }
+    return b;
+}
+
+static void assert_unzip_ok(const char *path)
+{
+    if (!tu_have_program("unzip"))
+        return;
+    char *cmd = gir_strdupf("unzip -tq '%s' >/dev/null", path);
+    int rc = system(cmd);
+    assert_true(WIFEXITED(rc));
+    assert_int_equal(WEXITSTATUS(rc), 0);
+    free(cmd);
+}
+
+static void test_crc32(void **state)
+{
+    (void)state;
+    assert_int_equal(gir_crc32(0, "123456789", 9), 0xcbf43926u); /* the check value of CRC-32 */
+    size_t n = (size_t)9 << 20;
+    unsigned char *b = noise(n, 7);
+    uint32_t whole = gir_crc32(0, b, n);
+    /* pieces and combination agree with one pass, threaded or not */
+    size_t cut = (5u << 20) + 3;
+    assert_int_equal(gir_crc32(gir_crc32(0, b, cut), b + cut, n - cut), whole);
+    assert_int_equal(gir_crc32_combine(gir_crc32(0, b, cut), gir_crc32(0, b + cut, n - cut), n - cut), whole);
+    gir_crc_job j;
+    gir_crc32_start(&j, 0, b, n);
+    assert_int_equal(gir_crc32_finish(&j), whole);
+    gir_crc32_start(&j, gir_crc32(0, b, 10), b + 10, 100);
+    assert_int_equal(gir_crc32_finish(&j), gir_crc32(0, b, 110));
+    free(b);
+}
+
+/* A member streamed in pieces (one big enough for the CRC thread) reads
+ * back exactly, with a correct CRC, and unzip agrees. */
+static void test_write_stream(void **state)
+{
+    (void)state;
+    char *path = tu_tmp("stream.zip");
+    gir_error err = GIR_ERROR_INIT;
+    size_t n = (size_t)6 << 20;
+    unsigned char *b = noise(n, 11);
+    gir_zipw *w;
+    TU_OK(gir_zipw_open(path, &w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "first", "1", 1, false, &err), &err);
+    TU_OK(gir_zipw_begin(w, "big.bin", n, &err), &err);
+    TU_FAILS(gir_zipw_add_buffer(w, "other", "x", 1, false, &err), &err, GIR_E_INTERNAL, "being written");
+    gir_error_clear(&err);
+    TU_OK(gir_zipw_write(w, b, 100, &err), &err);
+    TU_OK(gir_zipw_write(w, b + 100, 0, &err), &err);
+    TU_OK(gir_zipw_write(w, b + 100, n - 200, &err), &err);
+    TU_OK(gir_zipw_write(w, b + n - 100, 100, &err), &err);
+    TU_OK(gir_zipw_end(w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "last", "22", 2, true, &err), &err);
+    TU_OK(gir_zipw_close(w, &err), &err);
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_count(z), 3);
+    assert_string_equal(gir_zip_name(z, 1), "big.bin");
+    void *data;
+    size_t len;
+    TU_OK(gir_zip_read(z, 1, &data, &len, &err), &err);
+    assert_int_equal(len, n);
+    assert_memory_equal(data, b, n);
+    free(data);
+    TU_OK(gir_zip_read(z, 2, &data, &len, &err), &err);
+    assert_string_equal(data, "22");
+    free(data);
+    gir_zip_close(z);
+    assert_unzip_ok(path);
+
+    /* more bytes than declared, or fewer: the archive cannot be finished */
+    TU_OK(gir_zipw_open(path, &w, &err), &err);
+    TU_OK(gir_zipw_begin(w, "m", 10, &err), &err);
+    TU_FAILS(gir_zipw_write(w, b, 11, &err), &err, GIR_E_INTERNAL, "more than its declared 10 bytes");
+    gir_error_clear(&err);
+    TU_FAILS(gir_zipw_close(w, &err), &err, GIR_E_IO, "failed to write");
+    gir_error_clear(&err);
+    TU_OK(gir_zipw_open(path, &w, &err), &err);
+    TU_OK(gir_zipw_begin(w, "m", 10, &err), &err);
+    TU_OK(gir_zipw_write(w, b, 9, &err), &err);
+    TU_FAILS(gir_zipw_end(w, &err), &err, GIR_E_INTERNAL, "got 9 bytes, 10 declared");
+    gir_error_clear(&err);
+    gir_zipw_discard(w);
+    /* the path existed: discard leaves it (the caller's outfile removes it) */
+    assert_true(gir_path_exists(path));
+    remove(path);
+    free(b);
+    free(path);
+}
+
+/* A member whose bytes were already in the file behind 512 bytes of head
+ * room: its local header lands at 0, padded so the data starts at 512; the
+ * CRC comes from the known extents plus the bytes read back. */
+static void test_write_inplace(void **state)
+{
+    (void)state;
+    char *path = tu_tmp("inplace.zip");
+    gir_error err = GIR_ERROR_INIT;
+    size_t n = (size_t)3 << 20;
+    unsigned char *img = noise(512 + n, 5);
+    memset(img, 0xee, 512);
+    assert_true(tu_write(path, img, 512 + n));
+    const unsigned char *payload = img + 512;
+    gir_zip_extent known[2] = {
+        { 512 + 1000, 4096, gir_crc32(0, payload + 1000, 4096) },
+        { 512 + 100000, n - 100000, gir_crc32(0, payload + 100000, n - 100000) },
+    };
+    gir_zipw *w;
+    TU_OK(gir_zipw_open_inplace(path, 512, &w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "a.txt", "alpha", 5, false, &err), &err);
+    /* extents out of order are refused */
+    gir_zip_extent bad[2] = { known[1], known[0] };
+    TU_FAILS(gir_zipw_add_inplace(w, "p.h5", bad, 2, &err), &err, GIR_E_INTERNAL, "out of order");
+    gir_error_clear(&err);
+    TU_OK(gir_zipw_add_inplace(w, "p.h5", known, 2, &err), &err);
+    TU_FAILS(gir_zipw_add_inplace(w, "q.h5", NULL, 0, &err), &err, GIR_E_INTERNAL, "cannot be stored in place");
+    gir_error_clear(&err);
+    TU_OK(gir_zipw_add_buffer(w, "b.txt", "beta", 4, true, &err), &err);
+    TU_OK(gir_zipw_close(w, &err), &err);
+    gir_zip *z;
+    TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
+    assert_int_equal(gir_zip_count(z), 3);
+    assert_string_equal(gir_zip_name(z, 0), "a.txt");
+    assert_string_equal(gir_zip_name(z, 1), "p.h5");
+    assert_string_equal(gir_zip_name(z, 2), "b.txt");
+    uint64_t off;
+    TU_OK(gir_zip_stored_offset(z, 1, &off, &err), &err);
+    assert_int_equal(off, 512);
+    void *data;
+    size_t len;
+    TU_OK(gir_zip_read(z, 1, &data, &len, &err), &err); /* checks the CRC */
+    assert_int_equal(len, n);
+    assert_memory_equal(data, payload, n);
+    free(data);
+    gir_zip_close(z);
+    assert_unzip_ok(path);
+    /* deterministic: the same again gives the same bytes */
+    char *again = tu_tmp("inplace2.zip");
+    assert_true(tu_write(again, img, 512 + n));
+    TU_OK(gir_zipw_open_inplace(again, 512, &w, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "a.txt", "alpha", 5, false, &err), &err);
+    TU_OK(gir_zipw_add_inplace(w, "p.h5", known, 2, &err), &err);
+    TU_OK(gir_zipw_add_buffer(w, "b.txt", "beta", 4, true, &err), &err);
+    TU_OK(gir_zipw_close(w, &err), &err);
+    assert_true(tu_files_equal(path, again));
+    /* head room never filled: the archive is refused */
+    assert_true(tu_write(again, img, 512 + n));
+    TU_OK(gir_zipw_open_inplace(again, 512, &w, &err), &err);
+    TU_FAILS(gir_zipw_close(w, &err), &err, GIR_E_INTERNAL, "holds no member");
+    gir_error_clear(&err);
+    remove(again);
+    remove(path);
+    free(again);
+    free(img);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -778,6 +946,9 @@ int main(void)
         cmocka_unit_test(test_read_threads),
         cmocka_unit_test(test_real_archives),
         cmocka_unit_test(test_outfile_flow),
+        cmocka_unit_test(test_crc32),
+        cmocka_unit_test(test_write_stream),
+        cmocka_unit_test(test_write_inplace),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

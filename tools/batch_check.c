@@ -135,16 +135,14 @@ gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char 
         return st;
     }
     gir_status st = GIR_OK;
-    gir_options *o = gir_options_new();
+    gir_options *o = gir_options_dup(wopts);
     char *staged = gir_path_join(stage, gir_path_basename(out_path));
     const char *params_dest = gir_options_get(wopts, "params");
     char *staged_params = params_dest ? gir_path_join(stage, gir_path_basename(params_dest)) : NULL;
     if (!o || !staged || (params_dest && !staged_params))
         st = gir_nomem(err);
-    for (size_t i = 0; st == GIR_OK && i < gir_options_count(wopts); i++) {
-        const char *k = gir_options_key(wopts, i);
-        st = gir_options_set(o, k, strcmp(k, "params") == 0 ? staged_params : gir_options_get(wopts, k), err);
-    }
+    if (st == GIR_OK && params_dest)
+        st = gir_options_set(o, "params", staged_params, err);
     if (st == GIR_OK)
         st = gir_save(g, staged, format, o, err);
     if (st == GIR_OK)

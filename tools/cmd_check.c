@@ -176,7 +176,18 @@ static double elem(const void *p, gir_dtype t, size_t i)
     }
 }
 
-/* Compares b against the reference a (same dtype and shape). */
+/* Can outputs of these types be compared?  The same type, or a bool and
+ * a float holding 0/1 (formats without bool, such as nnabla, give those). */
+static bool comparable(gir_dtype a, gir_dtype b)
+{
+    if (a == b)
+        return true;
+    bool fa = a == GIR_DT_F32 || a == GIR_DT_F64, fb = b == GIR_DT_F32 || b == GIR_DT_F64;
+    return (a == GIR_DT_BOOL && fb) || (b == GIR_DT_BOOL && fa);
+}
+
+/* Compares b against the reference a (same shape, comparable dtypes; a bool
+ * against a float is exact: the float must be 0 or 1 where the bool is). */
 static gir_status compare_tensors(gir_tensor *a, gir_tensor *b, const gc_check_opts *o, cmp_stats *cs,
                                   gir_error *err)
 {
@@ -185,15 +196,16 @@ static gir_status compare_tensors(gir_tensor *a, gir_tensor *b, const gc_check_o
     gir_status st = gir_tensor_load(a, &pa, err);
     if (st || (st = gir_tensor_load(b, &pb, err)))
         return st;
-    gir_dtype t = gir_tensor_dtype(a);
-    bool exact = !gir_dtype_is_float(t);
-    if (t == GIR_DT_F16 || t == GIR_DT_BF16)
-        return gir_fail(err, GIR_E_UNSUPPORTED, "comparing %s outputs is not supported", gir_dtype_name(t));
+    gir_dtype t = gir_tensor_dtype(a), tb = gir_tensor_dtype(b);
+    bool exact = !gir_dtype_is_float(t) || !gir_dtype_is_float(tb);
+    if (t == GIR_DT_F16 || t == GIR_DT_BF16 || !comparable(t, tb))
+        return gir_fail(err, GIR_E_UNSUPPORTED, "comparing %s outputs with %s is not supported", gir_dtype_name(t),
+                        gir_dtype_name(tb));
     size_t n = (size_t)gir_shape_numel(gir_tensor_shape(a));
     double dot = 0, na = 0, nb = 0;
     cs->n = n;
     for (size_t i = 0; i < n; i++) {
-        double x = elem(pa, t, i), y = elem(pb, t, i);
+        double x = elem(pa, t, i), y = elem(pb, tb, i);
         bool xs = isnan(x) || isinf(x), ys = isnan(y) || isinf(y);
         if (xs || ys) {
             /* special values agree when both are NaN, or the same infinity */
@@ -221,12 +233,17 @@ static gir_status compare_tensors(gir_tensor *a, gir_tensor *b, const gc_check_o
     return GIR_OK;
 }
 
-static void print_stats(FILE *f, const char *what, gir_tensor *t, const cmp_stats *cs)
+static void print_stats(FILE *f, const char *what, gir_tensor *t, gir_tensor *tb, const cmp_stats *cs)
 {
-    char shape[128];
+    char shape[128], types[64];
     gir_shape_str(gir_tensor_shape(t), shape, sizeof shape);
+    if (gir_tensor_dtype(t) == gir_tensor_dtype(tb))
+        snprintf(types, sizeof types, "%s", gir_dtype_name(gir_tensor_dtype(t)));
+    else
+        snprintf(types, sizeof types, "%s (%s in B)", gir_dtype_name(gir_tensor_dtype(t)),
+                 gir_dtype_name(gir_tensor_dtype(tb)));
     fprintf(f, "%s %s %s: max abs %.3g, max rel %.3g, cosine %.6f, mismatches %zu/%zu (%.4g%%), nan/inf %s",
-            what, gir_dtype_name(gir_tensor_dtype(t)), shape, cs->max_abs, cs->max_rel, cs->cosine, cs->mismatches,
+            what, types, shape, cs->max_abs, cs->max_rel, cs->cosine, cs->mismatches,
             cs->n, cs->n ? 100.0 * (double)cs->mismatches / (double)cs->n : 0.0,
             cs->nan_inf_disagree ? "disagree" : "agree");
     if (cs->nan_inf_disagree)
@@ -298,7 +315,7 @@ static gir_status first_divergence(const gir_graph *a, gir_session *sa, gir_sess
             gir_tensor *ta = gir_session_value(sa, name), *tb = gir_session_value(sb, name);
             if (ta && tb) {
                 shared++;
-                if (gir_tensor_dtype(ta) != gir_tensor_dtype(tb) ||
+                if (!comparable(gir_tensor_dtype(ta), gir_tensor_dtype(tb)) ||
                     !gir_shape_equal(gir_tensor_shape(ta), gir_tensor_shape(tb))) {
                     char s1[96], s2[96];
                     if (o->out)
@@ -317,7 +334,7 @@ static gir_status first_divergence(const gir_graph *a, gir_session *sa, gir_sess
                             char what[512];
                             snprintf(what, sizeof what, "first divergence: node '%s' (%s) output '%s'", n->name,
                                      gir_node_op(n), name);
-                            print_stats(o->out, what, ta, &cs);
+                            print_stats(o->out, what, ta, tb, &cs);
                         }
                     }
                 }
@@ -373,11 +390,32 @@ gir_status gc_check_compare(const gir_graph *a, const gir_graph *b, const gc_che
     }
     if ((st = gc_feed_session(sa, o->feed, o->seed, fed, err)) || (st = match_inputs(sa, sb, map, err)))
         goto out;
-    for (size_t j = 0; j < nb; j++)
-        if ((st = gir_session_set_input(sb, j, fed[map[j]], err))) {
+    for (size_t j = 0; j < nb; j++) {
+        gir_tensor *in = fed[map[j]], *conv = NULL;
+        /* a bool input of A is a 0/1 float input in formats without bool */
+        gir_dtype want = gir_session_input(sb, j)->dtype;
+        if (gir_tensor_dtype(in) == GIR_DT_BOOL && (want == GIR_DT_F32 || want == GIR_DT_F64)) {
+            const void *src;
+            if ((st = gir_tensor_load(in, &src, err)) ||
+                (st = gir_tensor_create(want, gir_tensor_shape(in), NULL, 0, &conv, err)))
+                goto out;
+            size_t n = (size_t)gir_shape_numel(gir_tensor_shape(in));
+            for (size_t i = 0; i < n; i++) {
+                bool on = ((const uint8_t *)src)[i] != 0;
+                if (want == GIR_DT_F32)
+                    ((float *)conv->data)[i] = on ? 1.0f : 0.0f;
+                else
+                    ((double *)conv->data)[i] = on ? 1.0 : 0.0;
+            }
+            in = conv;
+        }
+        st = gir_session_set_input(sb, j, in, err);
+        gir_tensor_unref(conv);
+        if (st) {
             gir_err_replace_message(err, "model B: %s", err && err->message ? err->message : "");
             goto out;
         }
+    }
     if ((st = gir_session_run(sa, err))) {
         gir_err_replace_message(err, "model A: %s", err && err->message ? err->message : "");
         goto out;
@@ -403,7 +441,7 @@ gir_status gc_check_compare(const gir_graph *a, const gir_graph *b, const gc_che
         gir_tensor *ta = gir_session_output(sa, i), *tb = gir_session_output(sb, j);
         char what[300];
         snprintf(what, sizeof what, "output '%s'", name);
-        if (gir_tensor_dtype(ta) != gir_tensor_dtype(tb) || !gir_shape_equal(gir_tensor_shape(ta), gir_tensor_shape(tb))) {
+        if (!comparable(gir_tensor_dtype(ta), gir_tensor_dtype(tb)) || !gir_shape_equal(gir_tensor_shape(ta), gir_tensor_shape(tb))) {
             char s1[96], s2[96];
             st = gir_fail(err, GIR_E_CHECK_FAILED, "output '%s' is %s %s in A and %s %s in B", name,
                           gir_dtype_name(gir_tensor_dtype(ta)), gir_shape_str(gir_tensor_shape(ta), s1, sizeof s1),
@@ -414,7 +452,7 @@ gir_status gc_check_compare(const gir_graph *a, const gir_graph *b, const gc_che
         if ((st = compare_tensors(ta, tb, o, &cs, err)))
             break;
         if (o->out)
-            print_stats(o->out, what, ta, &cs);
+            print_stats(o->out, what, ta, tb, &cs);
         if (cs.mismatches > 0) {
             bad++;
             if (first_bad == SIZE_MAX)

@@ -82,6 +82,29 @@ void gc_note_to_stderr(gir_options *wopts)
     gir_options_set_note_handler(wopts, print_note, NULL);
 }
 
+/* Progress of writing the weights: on a terminal, one line redrawn for
+ * outputs with 64 MiB of tensors or more; with --progress for any size and
+ * any stderr (a line per 10% when it is not a terminal).  -q silences it. */
+typedef struct progress_view {
+    const char *path;
+    bool forced, tty;
+    int last;
+} progress_view;
+
+static void show_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    progress_view *p = ctx;
+    if (gc_verbosity < 1 || total == 0 || (!p->forced && (!p->tty || total < (uint64_t)64 << 20)))
+        return;
+    int pct = (int)(done * 100 / total);
+    if (pct == p->last || (!p->tty && done != total && done != 0 && pct / 10 == p->last / 10))
+        return;
+    p->last = pct;
+    fprintf(stderr, "%sgraphconv: writing %s: %3d%% (%.1f of %.1f MiB)%s", p->tty ? "\r" : "", p->path, pct,
+            (double)done / 1048576.0, (double)total / 1048576.0, p->tty && done != total ? "" : "\n");
+    fflush(stderr);
+}
+
 static void usage(FILE *f)
 {
     fputs("Usage: graphconv [OPTIONS] IN OUT          convert a model\n"
@@ -113,6 +136,8 @@ static void usage(FILE *f)
           "  --external-data      ONNX: large tensors in MODEL.data beside the model\n"
           "  --check              after writing, run input and output on the same seeded inputs and compare\n"
           "  --atol X, --rtol Y   tolerances of --check (default 1e-4, 1e-3)\n"
+          "  --progress           show the progress of writing the weights (default: on a terminal,\n"
+          "                       for 64 MiB of tensors or more)\n"
           "  -f, --force          overwrite existing output files\n"
           "  -q, --quiet          print nothing but errors\n"
           "  -v, --verbose        say more (which rule chose a format, ...)\n"
@@ -145,6 +170,7 @@ enum {
     OPT_CHECK,
     OPT_ATOL,
     OPT_RTOL,
+    OPT_PROGRESS,
 };
 
 int cmd_convert(int argc, char **argv)
@@ -164,6 +190,7 @@ int cmd_convert(int argc, char **argv)
         { "check", no_argument, NULL, OPT_CHECK },
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
+        { "progress", no_argument, NULL, OPT_PROGRESS },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },
@@ -172,6 +199,7 @@ int cmd_convert(int argc, char **argv)
     };
     const char *from = NULL, *to = NULL;
     bool check = false;
+    progress_view pv = { NULL, false, isatty(STDERR_FILENO) != 0, -1 };
     double atol = 1e-4, rtol = 1e-3;
     gir_options *ropts = gir_options_new(), *wopts = gir_options_new();
     int rc = GC_EXIT_OK, c;
@@ -195,6 +223,7 @@ int cmd_convert(int argc, char **argv)
         case OPT_CHECK: check = true; break;
         case OPT_ATOL: atol = strtod(optarg, NULL); break;
         case OPT_RTOL: rtol = strtod(optarg, NULL); break;
+        case OPT_PROGRESS: pv.forced = true; break;
         case 'I':
             if (!gc_parse_kv(ropts, optarg, "--read-option")) {
                 rc = GC_EXIT_USAGE;
@@ -247,6 +276,8 @@ int cmd_convert(int argc, char **argv)
     if (st == GIR_OK) {
         gc_print_graph_notes(g);
         gc_note_to_stderr(wopts);
+        pv.path = outp;
+        gir_options_set_progress_handler(wopts, show_progress, &pv);
     }
     char *metrics = NULL;
     if (st == GIR_OK)

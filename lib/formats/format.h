@@ -61,6 +61,11 @@ gir_status gir_options_int(const gir_options *opts, const char *key, int64_t dfl
 
 /* A writer's note (see gir_options_set_note_handler). */
 void gir_write_note(const gir_options *opts, const char *fmt, ...) GIR_PRINTF(2, 3);
+/* Progress of the save on this thread (gir_save calls begin and end):
+ * writers report each tensor's bytes as they are written. */
+void gir_progress_begin(const gir_options *opts, uint64_t total);
+void gir_progress_add(uint64_t bytes);
+void gir_progress_end(bool complete);
 
 /* ---- collecting everything a writer cannot express ---------------------- */
 

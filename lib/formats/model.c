@@ -121,7 +121,13 @@ GIR_API gir_status gir_save(const gir_graph *g, const char *path, const char *fo
     gir_status st = gir_options_check(opts, f, GIR_MAP_WRITE, err);
     if (st)
         return st;
+    uint64_t total = 0;
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i]->data)
+            total += g->values[i]->data->nbytes;
+    gir_progress_begin(opts, total);
     st = f->write(g, path, opts, err);
+    gir_progress_end(st == GIR_OK);
     if (st)
         gir_err_file(err, path);
     return st;

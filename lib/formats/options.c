@@ -11,7 +11,17 @@ struct gir_options {
     size_t n, cap;
     gir_note_fn note_fn;
     void *note_ctx;
+    gir_progress_fn progress_fn;
+    void *progress_ctx;
 };
+
+/* The save running on this thread, for gir_progress_add. */
+typedef struct progress_state {
+    gir_progress_fn fn;
+    void *ctx;
+    uint64_t done, total;
+} progress_state;
+static _Thread_local progress_state progress;
 
 const gir_option_doc gir_common_options[] = {
     { "params", "companion weights file: read it from / write it to this path" },
@@ -25,6 +35,23 @@ const gir_option_doc gir_common_options[] = {
 GIR_API gir_options *gir_options_new(void)
 {
     return calloc(1, sizeof(gir_options));
+}
+
+GIR_API gir_options *gir_options_dup(const gir_options *o)
+{
+    gir_options *c = gir_options_new();
+    if (!c || !o)
+        return c;
+    for (size_t i = 0; i < o->n; i++)
+        if (gir_options_set(c, o->keys[i], o->values[i], NULL) != GIR_OK) {
+            gir_options_free(c);
+            return NULL;
+        }
+    c->note_fn = o->note_fn;
+    c->note_ctx = o->note_ctx;
+    c->progress_fn = o->progress_fn;
+    c->progress_ctx = o->progress_ctx;
+    return c;
 }
 
 GIR_API void gir_options_free(gir_options *o)
@@ -133,6 +160,36 @@ GIR_API void gir_options_set_note_handler(gir_options *o, gir_note_fn fn, void *
         o->note_fn = fn;
         o->note_ctx = ctx;
     }
+}
+
+GIR_API void gir_options_set_progress_handler(gir_options *o, gir_progress_fn fn, void *ctx)
+{
+    if (o) {
+        o->progress_fn = fn;
+        o->progress_ctx = ctx;
+    }
+}
+
+void gir_progress_begin(const gir_options *opts, uint64_t total)
+{
+    progress = (progress_state){ opts ? opts->progress_fn : NULL, opts ? opts->progress_ctx : NULL, 0, total };
+    if (progress.fn)
+        progress.fn(progress.ctx, 0, total);
+}
+
+void gir_progress_add(uint64_t bytes)
+{
+    if (!progress.fn)
+        return;
+    progress.done = bytes > progress.total - progress.done ? progress.total : progress.done + bytes;
+    progress.fn(progress.ctx, progress.done, progress.total);
+}
+
+void gir_progress_end(bool complete)
+{
+    if (progress.fn && complete && progress.done != progress.total)
+        progress.fn(progress.ctx, progress.total, progress.total);
+    progress = (progress_state){ NULL, NULL, 0, 0 };
 }
 
 void gir_write_note(const gir_options *opts, const char *fmt, ...)

@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
 
 #include "core/ir.h"
+#include "io/zip.h"
 
 #if H5_VERSION_GE(1, 12, 0)
 #define GIR_H5L_INFO H5L_info2_t
@@ -923,10 +926,75 @@ static void writer_close(h5_writer *w)
         H5Tclose(w->bool_t);
 }
 
+static int cmp_extent(const void *a, const void *b)
+{
+    const gir_zip_extent *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The file was written with a user block of ub bytes: make the HDF5 file
+ * that starts at ub a file on its own (superblock version 0 or 1: base
+ * address 0, end-of-file address relative to it), byte for byte what HDF5
+ * writes without a user block. */
+static gir_status unbase_superblock(const char *path, uint64_t ub, gir_error *err)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return gir_fail(err, GIR_E_IO, "cannot reopen the HDF5 file: %s", strerror(errno));
+    unsigned char sb[64];
+    static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+    gir_status st = GIR_OK;
+    if (pread(fd, sb, sizeof sb, (off_t)ub) != (ssize_t)sizeof sb || memcmp(sb, sig, 8) != 0) {
+        st = gir_fail(err, GIR_E_INTERNAL, "no HDF5 superblock after the user block");
+    } else if (sb[8] > 1 || sb[13] != 8) {
+        st = gir_fail(err, GIR_E_INTERNAL, "HDF5 wrote superblock version %u with %u-byte addresses", sb[8],
+                      sb[13]);
+    } else {
+        size_t b = sb[8] == 0 ? 24 : 28; /* base, free space, end of file, driver info */
+        uint64_t base = gir_le64(sb + b), fs = gir_le64(sb + b + 8), eof = gir_le64(sb + b + 16),
+                 drv = gir_le64(sb + b + 24);
+        if (base != ub || fs != UINT64_MAX || drv != UINT64_MAX || eof < ub)
+            st = gir_fail(err, GIR_E_INTERNAL, "unexpected HDF5 superblock addresses after a user block");
+        else {
+            gir_put_le64(sb + b, 0);
+            gir_put_le64(sb + b + 16, eof - ub);
+            if (pwrite(fd, sb, sizeof sb, (off_t)ub) != (ssize_t)sizeof sb)
+                st = gir_fail(err, GIR_E_IO, "cannot update the HDF5 superblock: %s", strerror(errno));
+        }
+    }
+    close(fd);
+    return st;
+}
+
 gir_status gir_h5_write(const char *path, const gir_h5_param *params, size_t n,
                         gir_status (*get_data)(void *ctx, size_t i, const void **data, gir_error *err),
                         void (*put_data)(void *ctx, size_t i), void *ctx, gir_error *err)
 {
+    return gir_h5_write_inplace(path, 0, params, n, get_data, put_data, ctx, NULL, NULL, err);
+}
+
+gir_status gir_h5_write_inplace(const char *path, uint64_t userblock, const gir_h5_param *params, size_t n,
+                                gir_status (*get_data)(void *ctx, size_t i, const void **data, gir_error *err),
+                                void (*put_data)(void *ctx, size_t i), void *ctx, gir_zip_extent **extents,
+                                size_t *n_extents, gir_error *err)
+{
+    if (extents) {
+        *extents = NULL;
+        *n_extents = 0;
+    }
+    if (userblock && (userblock < 512 || (userblock & (userblock - 1)))) {
+        gir_fail(err, GIR_E_ARGUMENT, "an HDF5 user block of %llu bytes is not a power of two from 512",
+                 (unsigned long long)userblock);
+        gir_err_file(err, path);
+        return GIR_E_ARGUMENT;
+    }
+    gir_zip_extent *ext = NULL;
+    size_t n_ext = 0;
+    if (extents && n) {
+        ext = calloc(n, sizeof *ext);
+        if (!ext)
+            return gir_nomem(err);
+    }
     /* Check every parameter before touching the file. */
     for (size_t i = 0; i < n; i++) {
         const gir_h5_param *p = &params[i];
@@ -939,6 +1007,7 @@ gir_status gir_h5_write(const char *path, const gir_h5_param *params, size_t n,
         if (st) {
             gir_err_node(err, p->name);
             gir_err_file(err, path);
+            free(ext);
             return st;
         }
     }
@@ -956,7 +1025,8 @@ gir_status gir_h5_write(const char *path, const gir_h5_param *params, size_t n,
     if (fcpl < 0 || fapl < 0 || w.gcpl < 0 || w.dcpl < 0 || w.scalar < 0 || w.bool_t < 0 ||
         H5Pset_obj_track_times(fcpl, 0) < 0 || H5Pset_obj_track_times(w.gcpl, 0) < 0 ||
         H5Pset_obj_track_times(w.dcpl, 0) < 0 || H5Pset_layout(w.dcpl, H5D_CONTIGUOUS) < 0 ||
-        H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST) < 0)
+        H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST) < 0 ||
+        (userblock && H5Pset_userblock(fcpl, (hsize_t)userblock) < 0))
         st = h5_fail(err, GIR_E_INTERNAL, "cannot set up the HDF5 creation properties");
     if (st == GIR_OK) {
         w.file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
@@ -989,8 +1059,23 @@ gir_status gir_h5_write(const char *path, const gir_h5_param *params, size_t n,
             h5_enter();
             if (st == GIR_OK && !data)
                 st = gir_fail(err, GIR_E_INTERNAL, "no data for parameter '%s'", p->name);
+            /* the CRC the zip needs is computed while HDF5 writes */
+            gir_crc_job crc;
+            bool crc_started = st == GIR_OK && ext;
+            if (crc_started)
+                gir_crc32_start(&crc, 0, data, (size_t)nb);
             if (st == GIR_OK && H5Dwrite(d, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
                 st = h5_fail(err, GIR_E_IO, "cannot write dataset '%s'", p->name);
+            uint32_t data_crc = crc_started ? gir_crc32_finish(&crc) : 0;
+            if (st == GIR_OK && ext) {
+                /* contiguous, unfiltered, file type = memory type: the
+                 * bytes at the dataset's offset are exactly data */
+                haddr_t off = H5Dget_offset(d);
+                if (off == HADDR_UNDEF)
+                    st = h5_fail(err, GIR_E_INTERNAL, "dataset '%s' has no offset", p->name);
+                else
+                    ext[n_ext++] = (gir_zip_extent){ (uint64_t)off, nb, data_crc };
+            }
             if (put_data && data) {
                 h5_leave();
                 put_data(ctx, i);
@@ -1007,10 +1092,20 @@ gir_status gir_h5_write(const char *path, const gir_h5_param *params, size_t n,
     if (w.file >= 0 && H5Fclose(w.file) < 0 && st == GIR_OK)
         st = h5_fail(err, GIR_E_IO, "cannot finish the HDF5 file");
     writer_close(&w);
+    h5_leave();
+    if (st == GIR_OK && userblock)
+        st = unbase_superblock(path, userblock, err);
     if (st && w.file >= 0)
         unlink(path);
-    h5_leave();
-    if (st)
+    if (st) {
         gir_err_file(err, path);
-    return st;
+        free(ext);
+        return st;
+    }
+    if (extents) {
+        qsort(ext, n_ext, sizeof *ext, cmp_extent);
+        *extents = ext;
+        *n_extents = n_ext;
+    }
+    return GIR_OK;
 }

@@ -23,6 +23,7 @@
 
 #include "graphir/status.h"
 #include "graphir/types.h"
+#include "io/zip.h"
 
 typedef struct gir_h5_param {
     char *name;        /* full path without the leading '/' (malloc'd) */
@@ -83,5 +84,17 @@ void gir_h5_close(gir_h5 *h);
 gir_status gir_h5_write(const char *path, const gir_h5_param *params, size_t n,
                         gir_status (*get_data)(void *ctx, size_t i, const void **data, gir_error *err),
                         void (*put_data)(void *ctx, size_t i), void *ctx, gir_error *err);
+
+/* gir_h5_write into a file whose first userblock bytes (0, or a power of
+ * two from 512) are left free for someone else (zip headers): the HDF5 file
+ * is written from byte userblock on, and its superblock is then made that
+ * of a file on its own, so bytes [userblock, end) are exactly the file
+ * gir_h5_write makes.  With extents non-NULL, *extents gets (malloc'd,
+ * sorted by offset) where each non-empty dataset's bytes lie in path and
+ * their CRC-32, computed from the buffers as they are written. */
+gir_status gir_h5_write_inplace(const char *path, uint64_t userblock, const gir_h5_param *params, size_t n,
+                                gir_status (*get_data)(void *ctx, size_t i, const void **data, gir_error *err),
+                                void (*put_data)(void *ctx, size_t i), void *ctx, gir_zip_extent **extents,
+                                size_t *n_extents, gir_error *err);
 
 #endif

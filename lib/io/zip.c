@@ -1,4 +1,4 @@
-/* Safe zip reading and deterministic zip writing over libzip. */
+/* Safe zip reading over libzip and deterministic zip writing. */
 #include "io/zip.h"
 
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
+#include <zlib.h>
 
 #include "core/internal.h"
 
@@ -73,24 +74,6 @@ struct gir_zip {
     uint64_t max_member;
     bool is_file;         /* opened from the file at path */
 };
-
-static char *libzip_reason(int code)
-{
-    zip_error_t ze;
-    zip_error_init_with_code(&ze, code);
-    char *s = gir_strdupf("%s", zip_error_strerror(&ze));
-    zip_error_fini(&ze);
-    return s;
-}
-
-static gir_status fail_libzip_code(gir_error *err, int code, const char *what)
-{
-    char *r = libzip_reason(code);
-    gir_status st = gir_fail(err, code == ZIP_ER_MEMORY ? GIR_E_NOMEM : GIR_E_ARCHIVE, "%s: %s", what,
-                             r ? r : "unknown libzip error");
-    free(r);
-    return st;
-}
 
 static gir_status fail_zip_error(gir_error *err, zip_error_t *ze, const char *what)
 {
@@ -751,17 +734,152 @@ void gir_zip_close(gir_zip *z)
 
 /* ---- writing -------------------------------------------------------------- */
 
-struct gir_zipw {
-    zip_t *za;
-    char *path;
-    size_t n;
-};
+/* The writer produces the archive itself (libzip would copy every member
+ * through its own temporary file): local header, data, and at the end the
+ * central directory, with zip64 records only where a size or offset needs
+ * them.  Large stored members are written straight from the caller's
+ * buffers with their CRC computed as they go. */
 
+#define LFH_SIG 0x04034b50u
+#define CDH_SIG 0x02014b50u
+#define EOCD_SIG 0x06054b50u
+#define EOCD64_SIG 0x06064b50u
+#define LOC64_SIG 0x07064b50u
+#define U32_MAX_ 0xffffffffu
+#define PAD_ID 0x4743 /* "GC": the padding extra field of a member stored in place */
 /* 1980-01-01 00:00:00 in MS-DOS date and time fields. */
 #define DOS_DATE_1980 ((0u << 9) | (1u << 5) | 1u)
 #define DOS_TIME_0 0u
+/* Written data is handed to the kernel's writeback every this many bytes,
+ * so a large archive is mostly on disk when the caller syncs it. */
+#define WRITEBACK_STEP (UINT64_C(32) << 20)
+
+typedef struct zipw_entry {
+    char *name;
+    uint64_t lh_off;  /* local header */
+    uint64_t usize, csize;
+    uint32_t crc;
+    uint16_t method;  /* 0 stored, 8 deflate */
+    uint16_t flags;
+    bool zip64_local; /* the local header carries a zip64 extra field */
+} zipw_entry;
+
+struct gir_zipw {
+    int fd;
+    char *path;
+    bool created;      /* path did not exist before gir_zipw_open */
+    uint64_t pos;      /* where the next local header goes */
+    uint64_t head;     /* bytes at the start left for a member stored in place */
+    uint64_t inplace_end; /* where that member ends (the file's size at open) */
+    bool head_used;
+    zipw_entry *e;
+    size_t n, cap;
+    /* the member being streamed (gir_zipw_begin .. gir_zipw_end) */
+    bool streaming;
+    uint64_t s_expect, s_done;
+    uint32_t s_crc;
+    uint64_t synced;   /* bytes handed to writeback so far */
+    bool failed;       /* a write failed: the archive can only be discarded */
+};
+
+static gir_status zipw_write_fail(gir_zipw *w, int e, gir_error *err)
+{
+    w->failed = true;
+    gir_fail(err, GIR_E_IO, "cannot write the archive: %s", strerror(e));
+    gir_err_file(err, w->path);
+    return GIR_E_IO;
+}
+
+static gir_status pwrite_all(gir_zipw *w, const void *data, size_t len, uint64_t off, gir_error *err)
+{
+    const unsigned char *p = data;
+    while (len) {
+        size_t chunk = len > (SIZE_MAX >> 2) ? (SIZE_MAX >> 2) : len;
+        if (chunk > (size_t)1 << 30)
+            chunk = (size_t)1 << 30;
+        ssize_t r = pwrite(w->fd, p, chunk, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return zipw_write_fail(w, r < 0 ? errno : ENOSPC, err);
+        p += r;
+        off += (uint64_t)r;
+        len -= (size_t)r;
+    }
+    return GIR_OK;
+}
+
+/* Appends at w->pos and starts writeback of what is complete. */
+static gir_status zipw_append(gir_zipw *w, const void *data, size_t len, gir_error *err)
+{
+    gir_status st = pwrite_all(w, data, len, w->pos, err);
+    if (st)
+        return st;
+    w->pos += len;
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (w->pos - w->synced >= WRITEBACK_STEP) {
+        (void)sync_file_range(w->fd, (off_t)w->synced, (off_t)(w->pos - w->synced), SYNC_FILE_RANGE_WRITE);
+        w->synced = w->pos;
+    }
+#endif
+    return GIR_OK;
+}
+
+uint32_t gir_crc32(uint32_t crc, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    while (len) {
+        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc = (uint32_t)crc32(crc, p, chunk);
+        p += chunk;
+        len -= chunk;
+    }
+    return crc;
+}
+
+/* Below this a thread costs more than it saves. */
+#define CRC_THREAD_MIN ((size_t)4 << 20)
+
+static void *crc_worker(void *arg)
+{
+    gir_crc_job *j = arg;
+    j->crc = gir_crc32(j->crc, j->data, j->len);
+    return NULL;
+}
+
+void gir_crc32_start(gir_crc_job *job, uint32_t crc, const void *data, size_t len)
+{
+    job->threaded = false;
+    job->data = data;
+    job->len = len;
+    job->crc = crc;
+    if (len >= CRC_THREAD_MIN && pthread_create(&job->thread, NULL, crc_worker, job) == 0)
+        job->threaded = true;
+    else
+        job->crc = gir_crc32(crc, data, len);
+}
+
+uint32_t gir_crc32_finish(gir_crc_job *job)
+{
+    if (job->threaded) {
+        pthread_join(job->thread, NULL);
+        job->threaded = false;
+    }
+    return job->crc;
+}
+
+uint32_t gir_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+{
+    /* zlib's z_off64_t is signed; members are below 2^63 bytes */
+    return (uint32_t)crc32_combine64(crc1, crc2, (z_off64_t)len2);
+}
 
 gir_status gir_zipw_open(const char *path, gir_zipw **out, gir_error *err)
+{
+    return gir_zipw_open_inplace(path, 0, out, err);
+}
+
+gir_status gir_zipw_open_inplace(const char *path, uint64_t head, gir_zipw **out, gir_error *err)
 {
     *out = NULL;
     gir_zipw *w = calloc(1, sizeof *w);
@@ -772,147 +890,640 @@ gir_status gir_zipw_open(const char *path, gir_zipw **out, gir_error *err)
         free(w);
         return gir_nomem(err);
     }
-    int code = 0;
-    w->za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &code);
-    if (!w->za) {
-        gir_status st = fail_libzip_code(err, code, "cannot create the archive");
+    w->fd = -1;
+    if (head == 0) {
+        w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (w->fd >= 0)
+            w->created = true;
+        else if (errno == EEXIST)
+            w->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    } else {
+        w->fd = open(path, O_WRONLY | O_CLOEXEC);
+    }
+    struct stat sst;
+    if (w->fd < 0 || fstat(w->fd, &sst) != 0) {
+        int e = errno;
+        gir_fail(err, GIR_E_IO, "cannot create the archive: %s", strerror(e));
         gir_err_file(err, path);
+        if (w->fd >= 0)
+            close(w->fd);
         free(w->path);
         free(w);
-        return st;
+        return GIR_E_IO;
     }
+    if (head) {
+        if ((uint64_t)sst.st_size < head) {
+            close(w->fd);
+            gir_fail(err, GIR_E_ARGUMENT, "the file is shorter (%llu bytes) than its head room of %llu bytes",
+                     (unsigned long long)sst.st_size, (unsigned long long)head);
+            gir_err_file(err, path);
+            free(w->path);
+            free(w);
+            return GIR_E_ARGUMENT;
+        }
+        w->pos = (uint64_t)sst.st_size;
+        w->synced = w->pos;
+        w->inplace_end = w->pos;
+    }
+    w->head = head;
     *out = w;
-    return GIR_OK;
-}
-
-static gir_status zipw_add(gir_zipw *w, const char *name, zip_source_t *src, bool deflate, gir_error *err)
-{
-    zip_int64_t idx = zip_file_add(w->za, name, src, ZIP_FL_ENC_UTF_8);
-    if (idx < 0) {
-        zip_error_t *ze = zip_get_error(w->za);
-        gir_status st;
-        if (zip_error_code_zip(ze) == ZIP_ER_EXISTS)
-            st = gir_fail(err, GIR_E_DUPLICATE, "member '%s' is added twice", name);
-        else
-            st = gir_fail(err, GIR_E_ARCHIVE, "cannot add member '%s': %s", name, zip_error_strerror(ze));
-        zip_source_free(src);
-        return st;
-    }
-    zip_uint64_t i = (zip_uint64_t)idx;
-    if (zip_set_file_compression(w->za, i, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, deflate ? 6 : 0) != 0 ||
-        zip_file_set_dostime(w->za, i, DOS_TIME_0, DOS_DATE_1980, 0) != 0 ||
-        zip_file_set_external_attributes(w->za, i, 0, ZIP_OPSYS_UNIX, (zip_uint32_t)0100644u << 16) != 0 ||
-        zip_file_extra_field_delete(w->za, i, ZIP_EXTRA_FIELD_ALL, ZIP_FL_CENTRAL | ZIP_FL_LOCAL) != 0)
-        return gir_fail(err, GIR_E_ARCHIVE, "cannot set the attributes of member '%s': %s", name,
-                        zip_error_strerror(zip_get_error(w->za)));
-    w->n++;
     return GIR_OK;
 }
 
 static gir_status zipw_check_name(gir_zipw *w, const char *name, gir_error *err)
 {
     const char *why = name_problem(name, strlen(name));
-    if (why) {
-        gir_fail(err, GIR_E_ARGUMENT, "member '%s' %s", name, why);
+    gir_status st = GIR_OK;
+    if (why)
+        st = gir_fail(err, GIR_E_ARGUMENT, "member '%s' %s", name, why);
+    else if (strlen(name) > 0xffff)
+        st = gir_fail(err, GIR_E_ARGUMENT, "member name of %zu bytes is too long", strlen(name));
+    for (size_t i = 0; !st && i < w->n; i++)
+        if (strcmp(w->e[i].name, name) == 0)
+            st = gir_fail(err, GIR_E_DUPLICATE, "member '%s' is added twice", name);
+    if (!st && w->streaming)
+        st = gir_fail(err, GIR_E_INTERNAL, "member '%s' added while another is being written", name);
+    if (!st && w->failed)
+        st = gir_fail(err, GIR_E_IO, "the archive already failed to write");
+    if (st)
         gir_err_file(err, w->path);
-        return GIR_E_ARGUMENT;
+    return st;
+}
+
+static zipw_entry *zipw_new_entry(gir_zipw *w, const char *name, gir_error *err)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 8;
+        zipw_entry *e = realloc(w->e, cap * sizeof *e);
+        if (!e) {
+            gir_nomem(err);
+            return NULL;
+        }
+        w->e = e;
+        w->cap = cap;
     }
+    zipw_entry *e = &w->e[w->n];
+    memset(e, 0, sizeof *e);
+    e->name = gir_strdupf("%s", name);
+    if (!e->name) {
+        gir_nomem(err);
+        return NULL;
+    }
+    for (const char *c = name; *c; c++)
+        if ((unsigned char)*c >= 0x80)
+            e->flags = 0x0800; /* the name is UTF-8 */
+    w->n++;
+    return e;
+}
+
+/* Forgets the last entry (its member failed). */
+static void zipw_drop_entry(gir_zipw *w)
+{
+    w->n--;
+    free(w->e[w->n].name);
+}
+
+/* The local header of e (padding extra field of pad bytes, 0 for none) in
+ * buf, which has room for 30 + name + 20 + 4 + pad bytes; returns its size. */
+static size_t local_header(const zipw_entry *e, size_t pad, unsigned char *buf)
+{
+    size_t nl = strlen(e->name);
+    size_t extra = (e->zip64_local ? 20 : 0) + (pad ? 4 + pad : 0);
+    gir_put_le32(buf, LFH_SIG);
+    buf[4] = e->zip64_local ? 45 : 20;
+    buf[5] = 0;
+    buf[6] = (unsigned char)e->flags;
+    buf[7] = (unsigned char)(e->flags >> 8);
+    buf[8] = (unsigned char)e->method;
+    buf[9] = 0;
+    buf[10] = DOS_TIME_0 & 0xff;
+    buf[11] = DOS_TIME_0 >> 8;
+    buf[12] = DOS_DATE_1980 & 0xff;
+    buf[13] = DOS_DATE_1980 >> 8;
+    gir_put_le32(buf + 14, e->crc);
+    gir_put_le32(buf + 18, e->zip64_local ? U32_MAX_ : (uint32_t)e->csize);
+    gir_put_le32(buf + 22, e->zip64_local ? U32_MAX_ : (uint32_t)e->usize);
+    buf[26] = (unsigned char)nl;
+    buf[27] = (unsigned char)(nl >> 8);
+    buf[28] = (unsigned char)extra;
+    buf[29] = (unsigned char)(extra >> 8);
+    memcpy(buf + 30, e->name, nl);
+    size_t p = 30 + nl;
+    if (e->zip64_local) {
+        buf[p] = 1;
+        buf[p + 1] = 0;
+        buf[p + 2] = 16;
+        buf[p + 3] = 0;
+        gir_put_le64(buf + p + 4, e->usize);
+        gir_put_le64(buf + p + 12, e->csize);
+        p += 20;
+    }
+    if (pad) {
+        buf[p] = PAD_ID & 0xff;
+        buf[p + 1] = PAD_ID >> 8;
+        buf[p + 2] = (unsigned char)pad;
+        buf[p + 3] = (unsigned char)(pad >> 8);
+        memset(buf + p + 4, 0, pad);
+        p += 4 + pad;
+    }
+    return p;
+}
+
+/* Writes e's local header at w->pos (sizes and CRC as e has them now) and
+ * moves past it. */
+static gir_status zipw_put_local(gir_zipw *w, zipw_entry *e, gir_error *err)
+{
+    unsigned char *buf = malloc(30 + strlen(e->name) + 20);
+    if (!buf)
+        return gir_nomem(err);
+    size_t len = local_header(e, 0, buf);
+    e->lh_off = w->pos;
+    gir_status st = zipw_append(w, buf, len, err);
+    free(buf);
+    return st;
+}
+
+/* Rewrites e's local header once its CRC and sizes are known. */
+static gir_status zipw_patch_local(gir_zipw *w, const zipw_entry *e, gir_error *err)
+{
+    unsigned char *buf = malloc(30 + strlen(e->name) + 20);
+    if (!buf)
+        return gir_nomem(err);
+    size_t len = local_header(e, 0, buf);
+    gir_status st = pwrite_all(w, buf, len, e->lh_off, err);
+    free(buf);
+    return st;
+}
+
+/* Raw DEFLATE of data into malloc'd *out (level 6, like zlib's default). */
+static gir_status deflate_buffer(const void *data, size_t len, unsigned char **out, size_t *olen, gir_error *err)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return gir_nomem(err);
+    uLong bound = deflateBound(&zs, (uLong)len);
+    unsigned char *buf = malloc(bound ? bound : 1);
+    if (!buf) {
+        deflateEnd(&zs);
+        return gir_nomem(err);
+    }
+    zs.next_in = (Bytef *)(uintptr_t)data;
+    zs.next_out = buf;
+    size_t in_left = len;
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        uInt chunk = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
+        zs.avail_in = chunk;
+        zs.avail_out = (uInt)(bound - zs.total_out > (1u << 30) ? (1u << 30) : bound - zs.total_out);
+        rc = deflate(&zs, chunk == in_left ? Z_FINISH : Z_NO_FLUSH);
+        in_left -= chunk - zs.avail_in;
+        if (rc == Z_BUF_ERROR && zs.avail_out == 0)
+            break;
+        if (rc == Z_BUF_ERROR)
+            rc = Z_OK;
+    }
+    *olen = (size_t)zs.total_out;
+    deflateEnd(&zs);
+    if (rc != Z_STREAM_END) {
+        free(buf);
+        return gir_fail(err, GIR_E_INTERNAL, "deflate failed (%d)", rc);
+    }
+    *out = buf;
     return GIR_OK;
 }
 
-gir_status gir_zipw_add_buffer(gir_zipw *w, const char *name, const void *data, size_t len, bool deflate,
+gir_status gir_zipw_add_buffer(gir_zipw *w, const char *name, const void *data, size_t len, bool compress,
                                gir_error *err)
 {
     gir_status st = zipw_check_name(w, name, err);
     if (st)
         return st;
-    /* libzip frees the copy after writing (an empty member has none). */
-    void *copy = NULL;
-    if (len) {
-        copy = malloc(len);
-        if (!copy)
-            return gir_nomem(err);
-        memcpy(copy, data, len);
+    unsigned char *packed = NULL;
+    size_t plen = len;
+    if (compress && len) {
+        st = deflate_buffer(data, len, &packed, &plen, err);
+        if (st)
+            return st;
+    } else {
+        compress = false;
     }
-    zip_source_t *src = zip_source_buffer(w->za, copy, len, len > 0);
-    if (!src) {
-        free(copy);
-        return gir_nomem(err);
+    zipw_entry *e = zipw_new_entry(w, name, err);
+    if (!e) {
+        free(packed);
+        return err && err->code ? err->code : GIR_E_NOMEM;
     }
-    st = zipw_add(w, name, src, deflate, err);
+    e->method = compress ? 8 : 0;
+    e->usize = len;
+    e->csize = plen;
+    e->crc = len ? gir_crc32(0, data, len) : 0;
+    e->zip64_local = e->usize >= U32_MAX_ || e->csize >= U32_MAX_;
+    st = zipw_put_local(w, e, err);
+    if (!st && plen)
+        st = zipw_append(w, packed ? packed : data, plen, err);
+    free(packed);
     if (st)
-        gir_err_file(err, w->path);
+        zipw_drop_entry(w);
     return st;
 }
 
-gir_status gir_zipw_add_file(gir_zipw *w, const char *name, const char *src_path, bool deflate, gir_error *err)
+gir_status gir_zipw_add_file(gir_zipw *w, const char *name, const char *src_path, bool compress, gir_error *err)
 {
     gir_status st = zipw_check_name(w, name, err);
     if (st)
         return st;
+    int fd = open(src_path, O_RDONLY | O_CLOEXEC);
     struct stat sst;
-    if (stat(src_path, &sst) != 0 || !S_ISREG(sst.st_mode)) {
-        gir_fail(err, GIR_E_IO, "cannot add member '%s': %s", name,
-                 errno && !S_ISREG(sst.st_mode) ? strerror(errno) : "not a regular file");
+    if (fd < 0 || fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode)) {
+        int e = fd < 0 ? errno : 0;
+        if (fd >= 0)
+            close(fd);
+        gir_fail(err, GIR_E_IO, "cannot add member '%s': %s", name, e ? strerror(e) : "not a regular file");
         gir_err_file(err, src_path);
         return GIR_E_IO;
     }
-    zip_source_t *src = zip_source_file(w->za, src_path, 0, -1);
-    if (!src) {
-        gir_fail(err, GIR_E_IO, "cannot add member '%s': %s", name, zip_error_strerror(zip_get_error(w->za)));
-        gir_err_file(err, src_path);
-        return GIR_E_IO;
+    uint64_t size = (uint64_t)sst.st_size;
+    enum { CHUNK = 1 << 20 };
+    unsigned char *in = malloc(CHUNK), *zout = compress ? malloc(CHUNK) : NULL;
+    z_stream zs;
+    bool zinit = false;
+    zipw_entry *e = NULL;
+    if (!in || (compress && !zout)) {
+        st = gir_nomem(err);
+    } else if (compress) {
+        memset(&zs, 0, sizeof zs);
+        if (deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            st = gir_nomem(err);
+        else
+            zinit = true;
     }
-    st = zipw_add(w, name, src, deflate, err);
+    if (!st) {
+        e = zipw_new_entry(w, name, err);
+        if (!e)
+            st = err && err->code ? err->code : GIR_E_NOMEM;
+    }
+    if (!st) {
+        e->method = compress ? 8 : 0;
+        e->usize = size;
+        /* deflate may outgrow the input by a little: zip64 from 4 GiB - 1 MiB */
+        e->zip64_local = size >= U32_MAX_ - (compress ? CHUNK : 0);
+        st = zipw_put_local(w, e, err);
+    }
+    uint64_t done = 0, csize = 0;
+    uint32_t crc = 0;
+    while (!st && done < size) {
+        size_t want = size - done > CHUNK ? CHUNK : (size_t)(size - done);
+        ssize_t r = pread(fd, in, want, (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            st = gir_fail(err, GIR_E_IO, "cannot add member '%s': %s", name,
+                          r < 0 ? strerror(errno) : "the file shrank while it was read");
+            gir_err_file(err, src_path);
+            break;
+        }
+        crc = gir_crc32(crc, in, (size_t)r);
+        done += (uint64_t)r;
+        if (!compress) {
+            st = zipw_append(w, in, (size_t)r, err);
+            csize += (uint64_t)r;
+            continue;
+        }
+        zs.next_in = in;
+        zs.avail_in = (uInt)r;
+        do {
+            zs.next_out = zout;
+            zs.avail_out = CHUNK;
+            int rc = deflate(&zs, done == size ? Z_FINISH : Z_NO_FLUSH);
+            if (rc == Z_STREAM_ERROR) {
+                st = gir_fail(err, GIR_E_INTERNAL, "deflate failed (%d)", rc);
+                break;
+            }
+            size_t got = CHUNK - zs.avail_out;
+            if (got)
+                st = zipw_append(w, zout, got, err);
+            csize += got;
+        } while (!st && (zs.avail_out == 0 || (done == size && zs.avail_in)));
+    }
+    if (!st && compress && size == 0) {
+        /* an empty input still needs the final empty block */
+        zs.next_in = in;
+        zs.avail_in = 0;
+        zs.next_out = zout;
+        zs.avail_out = CHUNK;
+        if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+            st = gir_fail(err, GIR_E_INTERNAL, "deflate failed");
+        else
+            st = zipw_append(w, zout, CHUNK - zs.avail_out, err);
+        csize = CHUNK - zs.avail_out;
+    }
+    if (zinit)
+        deflateEnd(&zs);
+    close(fd);
+    free(in);
+    free(zout);
+    if (!st) {
+        e->crc = crc;
+        e->csize = csize;
+        if (!e->zip64_local && csize >= U32_MAX_)
+            st = gir_fail(err, GIR_E_LIMIT, "member '%s' compressed to more than 4 GiB", name);
+        else if (size)
+            st = zipw_patch_local(w, e, err);
+    }
+    if (st && e)
+        zipw_drop_entry(w);
+    return st;
+}
+
+gir_status gir_zipw_begin(gir_zipw *w, const char *name, uint64_t size, gir_error *err)
+{
+    gir_status st = zipw_check_name(w, name, err);
+    if (st)
+        return st;
+    zipw_entry *e = zipw_new_entry(w, name, err);
+    if (!e)
+        return err && err->code ? err->code : GIR_E_NOMEM;
+    e->usize = e->csize = size;
+    e->zip64_local = size >= U32_MAX_;
+    st = zipw_put_local(w, e, err);
+    if (st) {
+        zipw_drop_entry(w);
+        return st;
+    }
+    w->streaming = true;
+    w->s_expect = size;
+    w->s_done = 0;
+    w->s_crc = 0;
+    return GIR_OK;
+}
+
+gir_status gir_zipw_write(gir_zipw *w, const void *data, size_t len, gir_error *err)
+{
+    if (!w->streaming || w->failed)
+        return gir_fail(err, GIR_E_INTERNAL, "no member is being written");
+    if (len > w->s_expect - w->s_done) {
+        w->failed = true;
+        return gir_fail(err, GIR_E_INTERNAL, "member '%s' gets more than its declared %llu bytes",
+                        w->e[w->n - 1].name, (unsigned long long)w->s_expect);
+    }
+    if (!len)
+        return GIR_OK;
+    gir_crc_job job;
+    gir_crc32_start(&job, w->s_crc, data, len);
+    gir_status st = zipw_append(w, data, len, err);
+    w->s_crc = gir_crc32_finish(&job);
+    w->s_done += len;
+    return st;
+}
+
+gir_status gir_zipw_end(gir_zipw *w, gir_error *err)
+{
+    if (!w->streaming || w->failed)
+        return gir_fail(err, GIR_E_INTERNAL, "no member is being written");
+    w->streaming = false;
+    zipw_entry *e = &w->e[w->n - 1];
+    if (w->s_done != w->s_expect) {
+        w->failed = true;
+        return gir_fail(err, GIR_E_INTERNAL, "member '%s' got %llu bytes, %llu declared", e->name,
+                        (unsigned long long)w->s_done, (unsigned long long)w->s_expect);
+    }
+    e->crc = w->s_crc;
+    return zipw_patch_local(w, e, err);
+}
+
+gir_status gir_zipw_add_inplace(gir_zipw *w, const char *name, const gir_zip_extent *known, size_t n_known,
+                                gir_error *err)
+{
+    gir_status st = zipw_check_name(w, name, err);
+    if (st)
+        return st;
+    size_t nl = strlen(name);
+    uint64_t start = w->head, end = w->inplace_end, size = end - start;
+    bool z64 = size >= U32_MAX_;
+    uint64_t min_head = 30 + nl + (z64 ? 20 : 0);
+    if (w->head_used || !w->head ||
+        (start != min_head && (start < min_head + 4 || start - min_head - 4 > 0xffff - (z64 ? 20 : 0))))
+        return gir_fail(err, GIR_E_INTERNAL,
+                        "member '%s' cannot be stored in place (head room %llu, data up to %llu, file %llu)", name,
+                        (unsigned long long)w->head, (unsigned long long)end, (unsigned long long)w->pos);
+    /* The CRC: the known extents as given, the bytes between them read back. */
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = NULL;
+    uint64_t at = start;
+    uint32_t crc = 0;
+    int rfd = -1;
+    for (size_t k = 0; !st && k <= n_known; k++) {
+        uint64_t gap_end = k < n_known ? known[k].offset : end;
+        if (gap_end < at || gap_end > end || (k < n_known && known[k].len > end - gap_end)) {
+            st = gir_fail(err, GIR_E_INTERNAL, "member '%s': extent %zu is out of order or outside the member",
+                          name, k);
+            break;
+        }
+        while (!st && at < gap_end) {
+            if (!buf) {
+                buf = malloc(CHUNK);
+                rfd = open(w->path, O_RDONLY | O_CLOEXEC);
+                if (!buf || rfd < 0) {
+                    st = buf ? gir_fail(err, GIR_E_IO, "cannot read back member '%s': %s", name, strerror(errno))
+                             : gir_nomem(err);
+                    break;
+                }
+            }
+            size_t want = gap_end - at > CHUNK ? CHUNK : (size_t)(gap_end - at);
+            ssize_t r = pread(rfd, buf, want, (off_t)at);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                st = gir_fail(err, GIR_E_IO, "cannot read back member '%s': %s", name,
+                              r < 0 ? strerror(errno) : "the file is shorter than expected");
+                break;
+            }
+            crc = gir_crc32(crc, buf, (size_t)r);
+            at += (uint64_t)r;
+        }
+        if (!st && k < n_known) {
+            crc = gir_crc32_combine(crc, known[k].crc, known[k].len);
+            at += known[k].len;
+        }
+    }
+    free(buf);
+    if (rfd >= 0)
+        close(rfd);
+    zipw_entry *e = NULL;
+    if (!st) {
+        e = zipw_new_entry(w, name, err);
+        if (!e)
+            st = err && err->code ? err->code : GIR_E_NOMEM;
+    }
+    if (!st) {
+        e->usize = e->csize = size;
+        e->crc = crc;
+        e->zip64_local = z64;
+        e->lh_off = 0;
+        size_t pad = start == min_head ? 0 : (size_t)(start - min_head - 4);
+        unsigned char *lh = malloc((size_t)start);
+        if (!lh) {
+            st = gir_nomem(err);
+        } else {
+            size_t len = local_header(e, pad, lh);
+            st = len == start ? pwrite_all(w, lh, len, 0, err)
+                              : gir_fail(err, GIR_E_INTERNAL, "local header of %zu bytes for %llu", len,
+                                         (unsigned long long)start);
+            free(lh);
+        }
+        if (st)
+            zipw_drop_entry(w);
+        else
+            w->head_used = true;
+    }
     if (st)
         gir_err_file(err, w->path);
     return st;
 }
 
-static gir_status write_empty_archive(const char *path, gir_error *err)
+/* Appends the central directory and the end records. */
+static gir_status zipw_finish(gir_zipw *w, gir_error *err)
 {
-    unsigned char eocd[22] = { 0x50, 0x4b, 0x05, 0x06 };
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(eocd, 1, sizeof eocd, f) != sizeof eocd) {
-        int e = errno;
-        if (f)
-            fclose(f);
-        gir_fail(err, GIR_E_IO, "cannot write: %s", strerror(e));
-        gir_err_file(err, path);
-        return GIR_E_IO;
+    gir_buf cd = GIR_BUF_INIT;
+    uint64_t cd_off = w->pos;
+    gir_status st = GIR_OK;
+    for (size_t i = 0; !st && i < w->n; i++) {
+        const zipw_entry *e = &w->e[i];
+        size_t nl = strlen(e->name);
+        bool zu = e->usize >= U32_MAX_, zc = e->csize >= U32_MAX_, zo = e->lh_off >= U32_MAX_;
+        size_t extra = (zu || zc || zo) ? 4 + 8 * ((size_t)zu + zc + zo) : 0;
+        unsigned char h[46 + 28];
+        gir_put_le32(h, CDH_SIG);
+        h[4] = (zu || zc || zo || e->zip64_local) ? 45 : 20; /* version made by: 2.0 or 4.5 */
+        h[5] = 3;                                            /* unix */
+        h[6] = h[4];
+        h[7] = 0;
+        h[8] = (unsigned char)e->flags;
+        h[9] = (unsigned char)(e->flags >> 8);
+        h[10] = (unsigned char)e->method;
+        h[11] = 0;
+        h[12] = DOS_TIME_0 & 0xff;
+        h[13] = DOS_TIME_0 >> 8;
+        h[14] = DOS_DATE_1980 & 0xff;
+        h[15] = DOS_DATE_1980 >> 8;
+        gir_put_le32(h + 16, e->crc);
+        gir_put_le32(h + 20, zc ? U32_MAX_ : (uint32_t)e->csize);
+        gir_put_le32(h + 24, zu ? U32_MAX_ : (uint32_t)e->usize);
+        h[28] = (unsigned char)nl;
+        h[29] = (unsigned char)(nl >> 8);
+        h[30] = (unsigned char)extra;
+        h[31] = (unsigned char)(extra >> 8);
+        memset(h + 32, 0, 6); /* comment length, disk, internal attributes */
+        gir_put_le32(h + 38, (uint32_t)0100644u << 16);
+        gir_put_le32(h + 42, zo ? U32_MAX_ : (uint32_t)e->lh_off);
+        unsigned char x[28];
+        size_t xl = 0;
+        if (extra) {
+            x[0] = 1;
+            x[1] = 0;
+            x[2] = (unsigned char)(extra - 4);
+            x[3] = 0;
+            xl = 4;
+            if (zu) {
+                gir_put_le64(x + xl, e->usize);
+                xl += 8;
+            }
+            if (zc) {
+                gir_put_le64(x + xl, e->csize);
+                xl += 8;
+            }
+            if (zo) {
+                gir_put_le64(x + xl, e->lh_off);
+                xl += 8;
+            }
+        }
+        gir_buf_append(&cd, h, 46);
+        gir_buf_append(&cd, e->name, nl);
+        if (xl)
+            gir_buf_append(&cd, x, xl);
+        if (cd.failed)
+            st = gir_nomem(err);
     }
-    if (fclose(f) != 0) {
-        gir_fail(err, GIR_E_IO, "cannot write: %s", strerror(errno));
-        gir_err_file(err, path);
-        return GIR_E_IO;
+    uint64_t cd_size = cd.len;
+    bool z64 = w->n >= 0xffff || cd_off >= U32_MAX_ || cd_size >= U32_MAX_;
+    unsigned char tail[56 + 20 + 22];
+    size_t tl = 0;
+    if (!st && z64) {
+        uint64_t rec_off = cd_off + cd_size;
+        gir_put_le32(tail, EOCD64_SIG);
+        gir_put_le64(tail + 4, 44);
+        tail[12] = 45;
+        tail[13] = 3;
+        tail[14] = 45;
+        tail[15] = 0;
+        memset(tail + 16, 0, 8); /* this disk, disk of the central directory */
+        gir_put_le64(tail + 24, w->n);
+        gir_put_le64(tail + 32, w->n);
+        gir_put_le64(tail + 40, cd_size);
+        gir_put_le64(tail + 48, cd_off);
+        gir_put_le32(tail + 56, LOC64_SIG);
+        gir_put_le32(tail + 60, 0);
+        gir_put_le64(tail + 64, rec_off);
+        gir_put_le32(tail + 72, 1);
+        tl = 76;
     }
-    return GIR_OK;
+    unsigned char *eo = tail + tl;
+    gir_put_le32(eo, EOCD_SIG);
+    memset(eo + 4, 0, 4);
+    uint16_t n16 = w->n >= 0xffff ? 0xffff : (uint16_t)w->n;
+    eo[8] = eo[10] = (unsigned char)n16;
+    eo[9] = eo[11] = (unsigned char)(n16 >> 8);
+    gir_put_le32(eo + 12, cd_size >= U32_MAX_ ? U32_MAX_ : (uint32_t)cd_size);
+    gir_put_le32(eo + 16, cd_off >= U32_MAX_ ? U32_MAX_ : (uint32_t)cd_off);
+    eo[20] = eo[21] = 0;
+    tl += 22;
+    if (!st && cd.len)
+        st = zipw_append(w, cd.data, cd.len, err);
+    if (!st)
+        st = zipw_append(w, tail, tl, err);
+    gir_buf_free(&cd);
+    return st;
+}
+
+static void zipw_free(gir_zipw *w, bool remove)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    if (remove && w->created)
+        unlink(w->path);
+    for (size_t i = 0; i < w->n; i++)
+        free(w->e[i].name);
+    free(w->e);
+    free(w->path);
+    free(w);
 }
 
 gir_status gir_zipw_close(gir_zipw *w, gir_error *err)
 {
     gir_status st = GIR_OK;
-    if (w->n == 0) {
-        zip_discard(w->za);
-        st = write_empty_archive(w->path, err);
-    } else if (zip_close(w->za) != 0) {
-        zip_error_t *ze = zip_get_error(w->za);
-        int code = zip_error_code_zip(ze);
-        st = gir_fail(err, code == ZIP_ER_MEMORY ? GIR_E_NOMEM : GIR_E_IO, "cannot write the archive: %s",
-                      zip_error_strerror(ze));
+    if (w->failed)
+        st = gir_fail(err, GIR_E_IO, "the archive failed to write");
+    else if (w->streaming)
+        st = gir_fail(err, GIR_E_INTERNAL, "member '%s' was not finished", w->e[w->n - 1].name);
+    else if (w->head && !w->head_used)
+        st = gir_fail(err, GIR_E_INTERNAL, "the head room of %llu bytes holds no member",
+                      (unsigned long long)w->head);
+    if (!st)
+        st = zipw_finish(w, err);
+    if (!st && ftruncate(w->fd, (off_t)w->pos) != 0)
+        st = zipw_write_fail(w, errno, err);
+    if (!st && close(w->fd) != 0)
+        st = zipw_write_fail(w, errno, err);
+    if (!st)
+        w->fd = -1;
+    if (st)
         gir_err_file(err, w->path);
-        zip_discard(w->za);
-    }
-    free(w->path);
-    free(w);
+    zipw_free(w, st != GIR_OK);
     return st;
 }
 
 void gir_zipw_discard(gir_zipw *w)
 {
-    if (!w)
-        return;
-    zip_discard(w->za);
-    free(w->path);
-    free(w);
+    if (w)
+        zipw_free(w, true);
 }

@@ -39,6 +39,17 @@ expect_err "ops on an unknown format" 1 "unknown format 'nosuch'"
 run formats
 expect_out "formats lists common options" "params" "allow-opaque"
 
+# Progress of writing the weights: asked for, it is shown whatever stderr is;
+# otherwise only on a terminal, and never with -q.
+run "$SHARED/models/resnet18.onnx" "$TMP/progress.json" --to nnvm --progress
+expect_err "--progress shows the weights written" 0 "graphconv: writing $TMP/progress.json:   0% (0.0 of 44.6 MiB)" \
+  "graphconv: writing $TMP/progress.json: 100% (44.6 of 44.6 MiB)"
+check "--progress prints at most a line per tenth" test "$(printf '%s\n' "$err" | grep -c ': writing ')" -le 12
+run "$SHARED/models/resnet18.onnx" "$TMP/progress-q.json" --to nnvm --progress -q
+check "-q silences progress" test -z "$err"
+run "$SHARED/models/resnet18.onnx" "$TMP/progress-none.json" --to nnvm
+check "no progress when stderr is not a terminal" sh -c "! printf '%s' \"\$1\" | grep -q ': writing '" sh "$err"
+
 # The man pages are generated from the same registries.
 if [ -n "${GIR_MAN_DIR:-}" ] && command -v man >/dev/null; then
   page=$(MANWIDTH=200 man -l "$GIR_MAN_DIR/graphconv.1" 2>/dev/null)

@@ -416,6 +416,8 @@ gir_status ln_wts_write(gir_outfile *f, const ln_wts_item *items, size_t n, gir_
         gir_buf_putc(&b, '\n');
         if (!was_loaded)
             gir_tensor_unload(t);
+        if (st == GIR_OK)
+            gir_progress_add(t->nbytes);
     }
     if (st == GIR_OK)
         st = flush(f, &b, err);

@@ -29,6 +29,14 @@ typedef struct mctx {
 
 typedef gir_status (*map_fn)(mctx *m, bool *mapped);
 
+#define TRY(e)                   \
+    do {                         \
+        gir_status st_ = (e);    \
+        if (st_ != GIR_OK)       \
+            return st_;          \
+    } while (0)
+
+
 /* ---- parameter access --------------------------------------------------- */
 
 const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f)
@@ -146,6 +154,27 @@ static gir_status infer(mctx *m, gir_node *n)
     return GIR_OK;
 }
 
+/* A float32 scalar constant "<function>/<suffix>" holding v (rounded to
+ * float32, out-of-range values to infinity). */
+static gir_status scalar_value(mctx *m, const char *suffix, double v, int32_t *ci)
+{
+    gir_shape s0 = { 0, { 0 } };
+    float fv = (float)v;
+    if (isfinite(v) && fabs(v) > 3.4028234663852886e38)
+        fv = v > 0 ? INFINITY : -INFINITY;
+    void *data = malloc(sizeof fv);
+    if (!data)
+        return gir_nomem(m->err);
+    memcpy(data, &fv, sizeof fv);
+    gir_tensor *t;
+    TRY(gir_tensor_adopt(GIR_DT_F32, &s0, data, &t, m->err));
+    const char *cname = gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
+    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, ci, m->err)
+                          : gir_nomem(m->err);
+    gir_tensor_unref(t);
+    return st;
+}
+
 static gir_status link_all(mctx *m, gir_node *n)
 {
     for (size_t i = 0; i < m->n_in && i < n->n_in; i++)
@@ -170,13 +199,6 @@ static gir_status simple(mctx *m, gir_op op, gir_node **out)
     *out = n;
     return GIR_OK;
 }
-
-#define TRY(e)                   \
-    do {                         \
-        gir_status st_ = (e);    \
-        if (st_ != GIR_OK)       \
-            return st_;          \
-    } while (0)
 
 static gir_status set_int(mctx *m, gir_node *n, const char *k, int64_t v)
 {
@@ -396,6 +418,8 @@ int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t p
 }
 
 /* Pooling: kernel over the last len(kernel) axes of an (N, C, ...) input.
+ * including_pad: -1 max, 0/1 average without/with the padding counted, 2
+ * a sum (averaged with the padding counted, every window whole).
  * ignore_border=true is ONNX's floor mode with symmetric pads; false is
  * floor((L + p - 1) / s) + 1 cells, which floor mode reproduces with extra
  * padding at the end of each axis (the windows start at the same places). */
@@ -426,12 +450,20 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
      * floor mode with more padding at the end (windows start alike). */
     bool ceil = false;
     if (!ignore_border) {
-        ceil = including_pad != 1;
+        ceil = including_pad == -1 || including_pad == 0;
         int64_t end[GIR_MAX_RANK];
+        bool unknown = false;
         for (size_t i = 0; i < ns; i++) {
             int64_t L = x->shape.dims[2 + i];
-            if (L < 0)
-                return GIR_OK; /* the padding depends on the size */
+            if (L < 0) {
+                /* the padding would depend on the size, unless ceil mode
+                 * gives the same cells for every size: p = k - s */
+                if (!ceil || pads[i] != k[i] - s[i])
+                    return GIR_OK;
+                end[i] = pads[i];
+                unknown = true;
+                continue;
+            }
             int64_t cells = (L + pads[i] - 1) / s[i] + 1;
             if (nnb_onnx_pool_len(L, k[i], s[i], pads[i], pads[i], true) != cells)
                 ceil = false;
@@ -443,6 +475,8 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
             if (including_pad == 1 && end[i] > pads[i])
                 return GIR_OK;
         }
+        if (!ceil && unknown)
+            return GIR_OK; /* an axis of unknown size needs ceil mode, another floor mode */
         if (!ceil)
             for (size_t i = 0; i < ns; i++)
                 pads[ns + i] = end[i];
@@ -456,7 +490,7 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
     TRY(set_int(m, n, "ceil_mode", ceil));
     TRY(meta_int(m, n, NNB_META_IGNORE_BORDER, ignore_border));
     if (op == GIR_OP_AveragePool)
-        TRY(set_int(m, n, "count_include_pad", including_pad == 1));
+        TRY(set_int(m, n, "count_include_pad", including_pad >= 1));
     return infer(m, n);
 }
 
@@ -474,6 +508,44 @@ static gir_status map_average_pooling(mctx *m, bool *mapped)
     const Nnabla__AveragePoolingParameter *p = PARAM(m, AVERAGE_POOLING_PARAM, average_pooling_param, zero);
     return map_pool(m, mapped, GIR_OP_AveragePool, p->kernel, p->stride, p->ignore_border, p->pad,
                     p->channel_last, p->including_pad ? 1 : 0);
+}
+
+/* SumPooling: AveragePool with the padding counted, every window whole
+ * (floor mode, more end padding for ignore_border=false), times the window
+ * size; the writer folds the pair back. */
+static gir_status map_sum_pooling(mctx *m, bool *mapped)
+{
+    static const Nnabla__SumPoolingParameter zero = NNABLA__SUM_POOLING_PARAMETER__INIT;
+    const Nnabla__SumPoolingParameter *p = PARAM(m, SUM_POOLING_PARAM, sum_pooling_param, zero);
+    if (m->n_in != 1 || m->n_out != 1 || !p->kernel)
+        return GIR_OK;
+    TRY(map_pool(m, mapped, GIR_OP_AveragePool, p->kernel, p->stride, p->ignore_border, p->pad, p->channel_last,
+                 2));
+    if (!*mapped)
+        return GIR_OK;
+    /* the average goes to a value of its own; the product to the output */
+    gir_node *pool = m->first;
+    int32_t y = pool->out[0];
+    m->g->values[y]->producer = -1;
+    const char *aname = gir_arena_printf(&m->g->arena, "%s/average", m->name);
+    const char *mname = gir_arena_printf(&m->g->arena, "%s/window_sum", m->name);
+    if (!aname || !mname)
+        return gir_nomem(m->err);
+    TRY(gir_node_make_output(m->g, pool, 0, gir_graph_unique_value_name(m->g, aname), m->err));
+    TRY(infer(m, pool));
+    TRY(gir_attrs_set_string(m->g, &pool->meta, NNB_META_TYPE, "SumPooling"));
+    double area = 1;
+    for (size_t i = 0; i < p->kernel->n_dim; i++)
+        area *= (double)p->kernel->dim[i];
+    int32_t k;
+    TRY(scalar_value(m, "window", area, &k));
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, mname), GIR_OP_Mul, 2, 1, &n, m->err));
+    n->in[0] = pool->out[0];
+    n->in[1] = k;
+    TRY(gir_node_set_output(m->g, n, 0, y, m->err));
+    m->first = pool;
+    return infer(m, n);
 }
 
 static gir_status map_global_average_pooling(mctx *m, bool *mapped)
@@ -934,23 +1006,8 @@ static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form,
         TRY(simple(m, GIR_OP_Clip, &n));
         TRY(set_float(m, n, form == SC_CLIP_MAX ? "max" : "min", (double)(float)v));
     } else {
-        gir_shape s0 = { 0, { 0 } };
-        float fv = (float)v;
-        if (isfinite(v) && fabs(v) > 3.4028234663852886e38)
-            fv = v > 0 ? INFINITY : -INFINITY;
-        void *data = malloc(sizeof fv);
-        if (!data)
-            return gir_nomem(m->err);
-        memcpy(data, &fv, sizeof fv);
-        gir_tensor *t;
-        TRY(gir_tensor_adopt(GIR_DT_F32, &s0, data, &t, m->err));
-        const char *cname = gir_arena_printf(&m->g->arena, "%s/val", m->name);
         int32_t ci;
-        gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, &ci, m->err)
-                              : gir_nomem(m->err);
-        gir_tensor_unref(t);
-        if (st)
-            return st;
+        TRY(scalar_value(m, "val", v, &ci));
         TRY(add_node(m, m->name, op, 2, 1, &n));
         n->in[form == SC_X_OP_C ? 0 : 1] = m->in[0];
         n->in[form == SC_X_OP_C ? 1 : 0] = ci;
@@ -1265,6 +1322,54 @@ static gir_status map_broadcast(mctx *m, bool *mapped)
     return infer(m, n);
 }
 
+/* BroadcastTo(x, y, axis): y broadcast to x's shape, y's axes placed from
+ * `axis` on (-1: the trailing axes).  Canonically Reshape(y) to x's rank
+ * with 1s around, then Expand to x's shape, which must be known. */
+static gir_status map_broadcast_to(mctx *m, bool *mapped)
+{
+    static const Nnabla__BroadcastToParameter zero = NNABLA__BROADCAST_TO_PARAMETER__INIT;
+    const Nnabla__BroadcastToParameter *p = PARAM(m, BROADCAST_TO_PARAM, broadcast_to_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    const gir_value *x = val(m, m->in[0]), *y = val(m, m->in[1]);
+    if (!ok || !x || !y || x->shape.rank < 0 || y->shape.rank < 0 || y->shape.rank > x->shape.rank)
+        return GIR_OK;
+    int rx = x->shape.rank, ry = y->shape.rank;
+    int64_t axis = p->axis < 0 ? rx - ry : p->axis;
+    if (axis < 0 || axis + ry > rx)
+        return GIR_OK;
+    int64_t dims[GIR_MAX_RANK], to[GIR_MAX_RANK];
+    for (int i = 0; i < rx; i++) {
+        to[i] = x->shape.dims[i];
+        dims[i] = i >= axis && i < axis + ry ? y->shape.dims[i - axis] : 1;
+        if (to[i] < 0 || dims[i] < 0 || (dims[i] != 1 && dims[i] != to[i]))
+            return GIR_OK; /* sizes unknown, or y does not fit x */
+    }
+    *mapped = true;
+    const char *rname = gir_arena_printf(&m->g->arena, "%s/reshape", m->name);
+    if (!rname)
+        return gir_nomem(m->err);
+    gir_node *r;
+    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, rname), GIR_OP_Reshape, 1, 1, &r, m->err));
+    r->in[0] = m->in[1];
+    TRY(set_ints(m, r, "shape", dims, (size_t)rx));
+    TRY(set_int(m, r, "allowzero", 0));
+    TRY(meta_int(m, r, NNB_META_FUSED, 1));
+    TRY(gir_node_make_output(m->g, r, 0, gir_graph_unique_value_name(m->g, rname), m->err));
+    TRY(infer(m, r));
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Expand, 1, 1, &n, m->err));
+    n->in[0] = r->out[0];
+    TRY(set_ints(m, n, "shape", to, (size_t)rx));
+    /* what the writer needs to make the one function again */
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BroadcastTo"));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_BROADCAST_X, x->name));
+    TRY(meta_int(m, n, NNB_META_AXIS, p->axis));
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    m->first = n;
+    return infer(m, n);
+}
+
 static gir_status map_tile(mctx *m, bool *mapped)
 {
     static const Nnabla__TileParameter zero = NNABLA__TILE_PARAMETER__INIT;
@@ -1318,6 +1423,160 @@ static gir_status map_dropout(mctx *m, bool *mapped)
     return infer(m, n);
 }
 
+/* ---- comparison and logic ----------------------------------------------------- */
+
+/* A Cast node "<function>/<suffix>" of value x to the type named `to`,
+ * into value out (or, when out < 0, into a new value of the node's name);
+ * returns the value written. */
+static gir_status cast_to(mctx *m, const char *suffix, int32_t x, const char *to, int32_t out, int32_t *made)
+{
+    const char *nm = gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
+    if (!nm)
+        return gir_nomem(m->err);
+    gir_node *c;
+    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, nm), GIR_OP_Cast, 1, 1, &c, m->err));
+    c->in[0] = x;
+    TRY(set_string(m, c, "to", to));
+    if (out >= 0)
+        TRY(gir_node_set_output(m->g, c, 0, out, m->err));
+    else
+        TRY(gir_node_make_output(m->g, c, 0, gir_graph_unique_value_name(m->g, nm), m->err));
+    TRY(infer(m, c));
+    *made = c->out[0];
+    return GIR_OK;
+}
+
+/* NNabla has no bool type: Equal, Greater, Less, LogicalAnd/Or/Xor/Not take
+ * float arrays (nonzero is true) and give 0/1 floats.  The canonical ops
+ * take and give bools, so the function becomes a Cast(to=bool) of each
+ * operand (logical functions only), the canonical op under the function's
+ * name, and a Cast(to=float32) into the function's own output.  The writer
+ * folds the casts back into the one function. */
+static gir_status map_logic(mctx *m, bool *mapped, gir_op op, size_t arity, bool bool_operands)
+{
+    if (m->n_in != arity || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t ins[2] = { m->in[0], arity > 1 ? m->in[1] : -1 };
+    for (size_t i = 0; bool_operands && i < arity; i++) {
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, arity == 1 ? "x_bool" : "x%zu_bool", i);
+        TRY(cast_to(m, suffix, m->in[i], "bool", -1, &ins[i]));
+    }
+    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
+    if (!bname)
+        return gir_nomem(m->err);
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, op, arity, 1, &n, m->err));
+    for (size_t i = 0; i < arity; i++)
+        n->in[i] = ins[i];
+    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
+    TRY(infer(m, n));
+    m->first = n;
+    int32_t y;
+    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+}
+
+/* EqualScalar, GreaterScalar ...: the comparison with a scalar constant
+ * ("<function>/val"; the exact double rides in meta), as map_logic. */
+static gir_status map_compare_scalar(mctx *m, bool *mapped, gir_op op, double v)
+{
+    if (m->n_in != 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t ci;
+    TRY(scalar_value(m, "val", v, &ci));
+    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
+    if (!bname)
+        return gir_nomem(m->err);
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, op, 2, 1, &n, m->err));
+    n->in[0] = m->in[0];
+    n->in[1] = ci;
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
+    TRY(infer(m, n));
+    m->first = n;
+    int32_t y;
+    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+}
+
+#define COMPARE_SCALAR(fn, CASE, member, INIT_MACRO, TYPE, OP)                   \
+    static gir_status fn(mctx *m, bool *mapped)                                   \
+    {                                                                             \
+        static const TYPE zero = INIT_MACRO;                                      \
+        return map_compare_scalar(m, mapped, OP, PARAM(m, CASE, member, zero)->val); \
+    }
+COMPARE_SCALAR(map_equal_scalar, EQUAL_SCALAR_PARAM, equal_scalar_param, NNABLA__EQUAL_SCALAR_PARAMETER__INIT,
+               Nnabla__EqualScalarParameter, GIR_OP_Equal)
+COMPARE_SCALAR(map_greater_scalar, GREATER_SCALAR_PARAM, greater_scalar_param,
+               NNABLA__GREATER_SCALAR_PARAMETER__INIT, Nnabla__GreaterScalarParameter, GIR_OP_Greater)
+COMPARE_SCALAR(map_greater_equal_scalar, GREATER_EQUAL_SCALAR_PARAM, greater_equal_scalar_param,
+               NNABLA__GREATER_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__GreaterEqualScalarParameter,
+               GIR_OP_GreaterOrEqual)
+COMPARE_SCALAR(map_less_scalar, LESS_SCALAR_PARAM, less_scalar_param, NNABLA__LESS_SCALAR_PARAMETER__INIT,
+               Nnabla__LessScalarParameter, GIR_OP_Less)
+COMPARE_SCALAR(map_less_equal_scalar, LESS_EQUAL_SCALAR_PARAM, less_equal_scalar_param,
+               NNABLA__LESS_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__LessEqualScalarParameter, GIR_OP_LessOrEqual)
+#undef COMPARE_SCALAR
+
+#define LOGIC(fn, OP, ARITY, BOOLS)                        \
+    static gir_status fn(mctx *m, bool *mapped)            \
+    {                                                      \
+        return map_logic(m, mapped, OP, ARITY, BOOLS);     \
+    }
+LOGIC(map_equal, GIR_OP_Equal, 2, false)
+LOGIC(map_greater, GIR_OP_Greater, 2, false)
+LOGIC(map_greater_equal, GIR_OP_GreaterOrEqual, 2, false)
+LOGIC(map_less, GIR_OP_Less, 2, false)
+LOGIC(map_less_equal, GIR_OP_LessOrEqual, 2, false)
+LOGIC(map_logical_and, GIR_OP_And, 2, true)
+LOGIC(map_logical_or, GIR_OP_Or, 2, true)
+LOGIC(map_logical_xor, GIR_OP_Xor, 2, true)
+LOGIC(map_logical_not, GIR_OP_Not, 1, true)
+#undef LOGIC
+
+/* NotEqualScalar(0) is x != 0: Cast(to=bool) then Cast(to=float32); other
+ * values stay opaque. */
+static gir_status map_not_equal_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__NotEqualScalarParameter zero = NNABLA__NOT_EQUAL_SCALAR_PARAMETER__INIT;
+    const Nnabla__NotEqualScalarParameter *p = PARAM(m, NOT_EQUAL_SCALAR_PARAM, not_equal_scalar_param, zero);
+    if (m->n_in != 1 || m->n_out != 1 || p->val != 0.0)
+        return GIR_OK;
+    *mapped = true;
+    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
+    if (!bname)
+        return gir_nomem(m->err);
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Cast, 1, 1, &n, m->err));
+    n->in[0] = m->in[0];
+    TRY(set_string(m, n, "to", "bool"));
+    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
+    TRY(infer(m, n));
+    m->first = n;
+    int32_t y;
+    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+}
+
+/* Where(condition, x_true, x_false): nnabla's condition is a float array. */
+static gir_status map_where(mctx *m, bool *mapped)
+{
+    if (m->n_in != 3 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t cond;
+    TRY(cast_to(m, "condition_bool", m->in[0], "bool", -1, &cond));
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Where, 3, 1, &n, m->err));
+    n->in[0] = cond;
+    n->in[1] = m->in[1];
+    n->in[2] = m->in[2];
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    m->first = n;
+    return infer(m, n);
+}
+
 static gir_status map_plain(mctx *m, bool *mapped, const plain_map *pm)
 {
     if (m->n_in != pm->n_in || m->n_out != 1)
@@ -1355,6 +1614,7 @@ static const fn_map fns[] = {
     { "Deconvolution", map_deconvolution, P(DECONVOLUTION_PARAM) },
     { "MaxPooling", map_max_pooling, P(MAX_POOLING_PARAM) },
     { "AveragePooling", map_average_pooling, P(AVERAGE_POOLING_PARAM) },
+    { "SumPooling", map_sum_pooling, P(SUM_POOLING_PARAM) },
     { "GlobalAveragePooling", map_global_average_pooling, NONE },
     { "Unpooling", map_unpooling, P(UNPOOLING_PARAM) },
     { "Embed", map_embed, NONE },
@@ -1401,9 +1661,26 @@ static const fn_map fns[] = {
     { "Transpose", map_transpose, P(TRANSPOSE_PARAM) },
     { "Reshape", map_reshape, P(RESHAPE_PARAM) },
     { "Broadcast", map_broadcast, P(BROADCAST_PARAM) },
+    { "BroadcastTo", map_broadcast_to, P(BROADCAST_TO_PARAM) },
     { "Tile", map_tile, P(TILE_PARAM) },
     { "Gather", map_gather, P(GATHER_PARAM) },
     { "Dropout", map_dropout, P(DROPOUT_PARAM) },
+    { "Equal", map_equal, NONE },
+    { "Greater", map_greater, NONE },
+    { "GreaterEqual", map_greater_equal, NONE },
+    { "Less", map_less, NONE },
+    { "LessEqual", map_less_equal, NONE },
+    { "LogicalAnd", map_logical_and, NONE },
+    { "LogicalOr", map_logical_or, NONE },
+    { "LogicalXor", map_logical_xor, NONE },
+    { "LogicalNot", map_logical_not, NONE },
+    { "Where", map_where, NONE },
+    { "NotEqualScalar", map_not_equal_scalar, P(NOT_EQUAL_SCALAR_PARAM) },
+    { "EqualScalar", map_equal_scalar, P(EQUAL_SCALAR_PARAM) },
+    { "GreaterScalar", map_greater_scalar, P(GREATER_SCALAR_PARAM) },
+    { "GreaterEqualScalar", map_greater_equal_scalar, P(GREATER_EQUAL_SCALAR_PARAM) },
+    { "LessScalar", map_less_scalar, P(LESS_SCALAR_PARAM) },
+    { "LessEqualScalar", map_less_equal_scalar, P(LESS_EQUAL_SCALAR_PARAM) },
     { NULL, NULL, NONE },
 };
 #undef P

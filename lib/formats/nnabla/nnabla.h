@@ -4,6 +4,7 @@
 
 #include "formats/format.h"
 #include "io/pbtext.h"
+#include "io/zip.h"
 #include "proto/nnabla.pb-c.h"
 
 /* Metadata keys (graph, value and node meta) carrying what the canonical
@@ -32,6 +33,8 @@
 #define NNB_META_IGNORE_BORDER "nnabla.ignore_border" /* node: pooling's ignore_border when either would do */
 #define NNB_META_FUSED "nnabla.fused"               /* node: the Flatten an Affine implies */
 #define NNB_META_CONTEXT "nnabla.context"             /* node: Context as text */
+#define NNB_META_BROADCAST_X "nnabla.broadcast_x"     /* node: BroadcastTo's x (the shape giver) */
+#define NNB_META_AXIS "nnabla.axis"                   /* node: BroadcastTo's axis as the file had it */
 
 /* ---- parameters -------------------------------------------------------- */
 
@@ -82,6 +85,15 @@ typedef struct nnb_wparam {
  * a time. */
 gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, gir_error *err);
 gir_status nnb_write_h5(const char *path, const nnb_wparam *w, size_t n, gir_error *err);
+/* parameter.protobuf streamed into the archive as member name (its size is
+ * added up first, so it is written once, straight from the tensors). */
+gir_status nnb_write_protobuf_member(gir_zipw *z, const char *name, const nnb_wparam *w, size_t n,
+                                     gir_error *err);
+/* parameter.h5 written from byte userblock of path on (see
+ * gir_h5_write_inplace), with where each dataset's bytes lie and their
+ * CRC, so the file can become a zip member in place. */
+gir_status nnb_write_h5_inplace(const char *path, uint64_t userblock, const nnb_wparam *w, size_t n,
+                                gir_zip_extent **extents, size_t *n_extents, gir_error *err);
 
 /* ---- functions <-> canonical operators --------------------------------- */
 

@@ -728,61 +728,99 @@ bool nnb_transposed_source(gir_tensor *t, gir_tensor_loader_fn *load, void **ctx
 
 /* ---- writing ---------------------------------------------------------------- */
 
-/* The bytes of w as they are written: loaded, transposed if asked.
- * *owned is set when the buffer must be freed by the caller. */
-static gir_status wparam_bytes(const nnb_wparam *w, const void **data, void **owned, bool *loaded_here,
-                               gir_error *err)
+/* One buffer, grown to the largest parameter, that lazily loaded tensors
+ * are loaded into while they are written: no fresh allocation (and page
+ * faults) per tensor, and nothing stays loaded. */
+typedef struct nnb_wscratch {
+    unsigned char *buf;
+    size_t cap;
+} nnb_wscratch;
+
+static unsigned char *scratch_get(nnb_wscratch *sc, uint64_t nbytes, gir_error *err)
+{
+    if (nbytes > SIZE_MAX - 1) {
+        gir_nomem(err);
+        return NULL;
+    }
+    size_t want = nbytes ? (size_t)nbytes : 1;
+    if (sc->cap < want) {
+        free(sc->buf);
+        sc->buf = malloc(want);
+        sc->cap = sc->buf ? want : 0;
+        if (!sc->buf) {
+            gir_nomem(err);
+            return NULL;
+        }
+    }
+    return sc->buf;
+}
+
+/* The bytes of w as they are written: loaded (into sc when the tensor is
+ * not loaded already), transposed if asked.  *owned is set when the buffer
+ * must be freed by the caller; *loaded_here when the tensor must be
+ * unloaded. */
+static gir_status wparam_bytes(const nnb_wparam *w, nnb_wscratch *sc, const void **data, void **owned,
+                               bool *loaded_here, gir_error *err)
 {
     *owned = NULL;
+    *loaded_here = false;
     gir_tensor_loader_fn plain;
     void *pctx;
-    if (w->transpose && !w->tensor->data && nnb_transposed_source(w->tensor, &plain, &pctx)) {
+    gir_tensor *t = w->tensor;
+    bool direct = !t->data && t->loader;
+    if (direct && w->transpose && nnb_transposed_source(t, &plain, &pctx)) {
         /* a weight this reader views transposed: its file bytes as they are */
-        unsigned char *buf = malloc(w->tensor->nbytes ? (size_t)w->tensor->nbytes : 1);
+        unsigned char *buf = scratch_get(sc, t->nbytes, err);
         if (!buf)
-            return gir_nomem(err);
-        gir_status st = plain(pctx, buf, w->tensor->nbytes, err);
-        if (st) {
-            free(buf);
+            return err && err->code ? err->code : GIR_E_NOMEM;
+        gir_status st = plain(pctx, buf, t->nbytes, err);
+        if (st)
             return st;
-        }
-        *loaded_here = false;
-        *owned = buf;
         *data = buf;
         return GIR_OK;
     }
-    *loaded_here = w->tensor->data == NULL;
+    if (direct && !w->transpose) {
+        unsigned char *buf = scratch_get(sc, t->nbytes, err);
+        if (!buf)
+            return err && err->code ? err->code : GIR_E_NOMEM;
+        gir_status st = t->loader->load(t->loader_ctx, buf, t->nbytes, err);
+        if (st)
+            return st;
+        *data = buf;
+        return GIR_OK;
+    }
+    *loaded_here = t->data == NULL;
     const void *src;
-    gir_status st = gir_tensor_load(w->tensor, &src, err);
+    gir_status st = gir_tensor_load(t, &src, err);
     if (st)
         return st;
     if (!w->transpose) {
         *data = src;
         return GIR_OK;
     }
-    const gir_shape *s = &w->tensor->shape;
+    const gir_shape *s = &t->shape;
     if (s->rank != 2) {
         if (*loaded_here)
-            gir_tensor_unload(w->tensor);
+            gir_tensor_unload(t);
         return gir_fail(err, GIR_E_INTERNAL, "transposing a tensor of rank %d", s->rank);
     }
-    size_t es = gir_dtype_size(w->tensor->dtype);
+    size_t es = gir_dtype_size(t->dtype);
     size_t rows = (size_t)s->dims[0], cols = (size_t)s->dims[1];
-    unsigned char *t = malloc(w->tensor->nbytes ? (size_t)w->tensor->nbytes : 1);
-    if (!t) {
+    unsigned char *tb = malloc(t->nbytes ? (size_t)t->nbytes : 1);
+    if (!tb) {
         if (*loaded_here)
-            gir_tensor_unload(w->tensor);
+            gir_tensor_unload(t);
         return gir_nomem(err);
     }
     const unsigned char *a = src;
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
-            memcpy(t + (c * rows + r) * es, a + (r * cols + c) * es, es);
+            memcpy(tb + (c * rows + r) * es, a + (r * cols + c) * es, es);
     if (*loaded_here)
-        gir_tensor_unload(w->tensor);
+        gir_tensor_unload(t);
     *loaded_here = false;
-    *owned = t;
-    *data = t;
+    *owned = tb;
+    *data = tb;
     return GIR_OK;
 }
 
@@ -807,7 +845,10 @@ static size_t varint_len(uint64_t v)
     return n;
 }
 
-gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, gir_error *err)
+/* Where parameter.protobuf's bytes go. */
+typedef gir_status (*pb_sink)(void *ctx, const void *p, size_t n, gir_error *err);
+
+static gir_status pb_check_f32(const nnb_wparam *w, size_t n, gir_error *err)
 {
     for (size_t i = 0; i < n; i++)
         if (w[i].tensor->dtype != GIR_DT_F32)
@@ -815,14 +856,17 @@ gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, g
                             "parameter.protobuf holds only float32 data but parameter '%s' is %s; write "
                             "parameter.h5 instead",
                             w[i].name, gir_dtype_name(w[i].tensor->dtype));
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        gir_fail(err, GIR_E_IO, "cannot create a temporary parameter file");
-        gir_err_file(err, path);
-        return GIR_E_IO;
-    }
+    return GIR_OK;
+}
+
+/* Emits the NNablaProtoBuf of the parameters through sink, or with sink
+ * NULL only adds up its size in *total. */
+static gir_status pb_emit(const nnb_wparam *w, size_t n, pb_sink sink, void *sctx, uint64_t *total, gir_error *err)
+{
     gir_status st = GIR_OK;
     bool le = host_is_le();
+    nnb_wscratch sc = { NULL, 0 };
+    *total = 0;
     for (size_t i = 0; i < n && !st; i++) {
         const nnb_wparam *p = &w[i];
         size_t name_len = strlen(p->name);
@@ -839,6 +883,9 @@ gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, g
             body += 2 + varint_len(data_bytes) + data_bytes;
         if (p->need_grad)
             body += 3;
+        *total += 2 + varint_len(body) + body;
+        if (!sink)
+            continue;
         unsigned char hdr[64];
         size_t h = 0;
         hdr[h++] = 0xc2; /* field 200, length-delimited */
@@ -846,8 +893,9 @@ gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, g
         h += put_varint(hdr + h, body);
         hdr[h++] = 0x0a; /* variable_name */
         h += put_varint(hdr + h, name_len);
-        if (fwrite(hdr, 1, h, f) != h || fwrite(p->name, 1, name_len, f) != name_len)
-            goto io;
+        st = sink(sctx, hdr, h, err);
+        if (!st)
+            st = sink(sctx, p->name, name_len, err);
         h = 0;
         hdr[h++] = 0xa2; /* shape = 20 */
         hdr[h++] = 0x01;
@@ -856,59 +904,98 @@ gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, g
             hdr[h++] = 0x0a;
             h += put_varint(hdr + h, dl);
         }
-        if (fwrite(hdr, 1, h, f) != h || fwrite(dims, 1, dl, f) != dl)
-            goto io;
-        if (count) {
+        if (!st)
+            st = sink(sctx, hdr, h, err);
+        if (!st && dl)
+            st = sink(sctx, dims, dl, err);
+        if (!st && count) {
             h = 0;
             hdr[h++] = 0xa2; /* data = 100 */
             hdr[h++] = 0x06;
             h += put_varint(hdr + h, data_bytes);
-            if (fwrite(hdr, 1, h, f) != h)
-                goto io;
+            st = sink(sctx, hdr, h, err);
             const void *data;
-            void *owned;
-            bool loaded_here;
-            st = wparam_bytes(p, &data, &owned, &loaded_here, err);
-            if (st)
-                break;
-            bool ok = true;
-            if (le) {
-                ok = fwrite(data, 1, (size_t)data_bytes, f) == data_bytes;
-            } else {
+            void *owned = NULL;
+            bool loaded_here = false;
+            if (!st)
+                st = wparam_bytes(p, &sc, &data, &owned, &loaded_here, err);
+            if (!st && le) {
+                st = sink(sctx, data, (size_t)data_bytes, err);
+            } else if (!st) {
                 const uint32_t *u = data;
-                for (uint64_t k = 0; ok && k < count; k++) {
-                    unsigned char b4[4];
-                    gir_put_le32(b4, u[k]);
-                    ok = fwrite(b4, 1, 4, f) == 4;
+                unsigned char be[4096];
+                for (uint64_t k = 0; !st && k < count; k += sizeof be / 4) {
+                    size_t m = count - k < sizeof be / 4 ? (size_t)(count - k) : sizeof be / 4;
+                    for (size_t j = 0; j < m; j++)
+                        gir_put_le32(be + 4 * j, u[k + j]);
+                    st = sink(sctx, be, 4 * m, err);
                 }
             }
             free(owned);
             if (loaded_here)
                 gir_tensor_unload(p->tensor);
-            if (!ok)
-                goto io;
+            if (!st)
+                gir_progress_add(p->tensor->nbytes);
         }
-        if (p->need_grad) {
+        if (!st && p->need_grad) {
             static const unsigned char ng[3] = { 0xa8, 0x06, 0x01 };
-            if (fwrite(ng, 1, 3, f) != 3)
-                goto io;
+            st = sink(sctx, ng, 3, err);
         }
     }
-    if (fclose(f) != 0 && !st) {
-        f = NULL;
-        goto io;
-    }
+    free(sc.buf);
     return st;
-io:
-    if (f)
-        fclose(f);
-    gir_fail(err, GIR_E_IO, "cannot write the parameter file");
-    gir_err_file(err, path);
-    return GIR_E_IO;
+}
+
+static gir_status file_sink(void *ctx, const void *p, size_t n, gir_error *err)
+{
+    if (n && fwrite(p, 1, n, (FILE *)ctx) != n)
+        return gir_fail(err, GIR_E_IO, "cannot write the parameter file");
+    return GIR_OK;
+}
+
+gir_status nnb_write_protobuf(const char *path, const nnb_wparam *w, size_t n, gir_error *err)
+{
+    gir_status st = pb_check_f32(w, n, err);
+    if (st)
+        return st;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        gir_fail(err, GIR_E_IO, "cannot create the parameter file");
+        gir_err_file(err, path);
+        return GIR_E_IO;
+    }
+    uint64_t total;
+    st = pb_emit(w, n, file_sink, f, &total, err);
+    if (fclose(f) != 0 && !st)
+        st = gir_fail(err, GIR_E_IO, "cannot write the parameter file");
+    if (st)
+        gir_err_file(err, path);
+    return st;
+}
+
+static gir_status zip_sink(void *ctx, const void *p, size_t n, gir_error *err)
+{
+    return gir_zipw_write(ctx, p, n, err);
+}
+
+gir_status nnb_write_protobuf_member(gir_zipw *z, const char *name, const nnb_wparam *w, size_t n, gir_error *err)
+{
+    gir_status st = pb_check_f32(w, n, err);
+    uint64_t total = 0;
+    if (!st)
+        st = pb_emit(w, n, NULL, NULL, &total, err);
+    if (!st)
+        st = gir_zipw_begin(z, name, total, err);
+    if (!st)
+        st = pb_emit(w, n, zip_sink, z, &total, err);
+    if (!st)
+        st = gir_zipw_end(z, err);
+    return st;
 }
 
 typedef struct h5w_ctx {
     const nnb_wparam *w;
+    nnb_wscratch sc;
     void *owned;
     bool loaded_here;
 } h5w_ctx;
@@ -916,12 +1003,13 @@ typedef struct h5w_ctx {
 static gir_status h5w_get(void *ctx, size_t i, const void **data, gir_error *err)
 {
     h5w_ctx *c = ctx;
-    return wparam_bytes(&c->w[i], data, &c->owned, &c->loaded_here, err);
+    return wparam_bytes(&c->w[i], &c->sc, data, &c->owned, &c->loaded_here, err);
 }
 
 static void h5w_put(void *ctx, size_t i)
 {
     h5w_ctx *c = ctx;
+    gir_progress_add(c->w[i].tensor->nbytes);
     free(c->owned);
     c->owned = NULL;
     if (c->loaded_here)
@@ -929,7 +1017,8 @@ static void h5w_put(void *ctx, size_t i)
     c->loaded_here = false;
 }
 
-gir_status nnb_write_h5(const char *path, const nnb_wparam *w, size_t n, gir_error *err)
+gir_status nnb_write_h5_inplace(const char *path, uint64_t userblock, const nnb_wparam *w, size_t n,
+                                gir_zip_extent **extents, size_t *n_extents, gir_error *err)
 {
     gir_h5_param *hp = calloc(n ? n : 1, sizeof *hp);
     if (!hp)
@@ -942,9 +1031,16 @@ gir_status nnb_write_h5(const char *path, const nnb_wparam *w, size_t n, gir_err
         hp[i].index = (int64_t)i;
         hp[i].has_index = true;
     }
-    h5w_ctx c = { w, NULL, false };
-    gir_status st = gir_h5_write(path, hp, n, h5w_get, h5w_put, &c, err);
+    h5w_ctx c = { w, { NULL, 0 }, NULL, false };
+    gir_status st =
+        gir_h5_write_inplace(path, userblock, hp, n, h5w_get, h5w_put, &c, extents, n_extents, err);
     free(c.owned);
+    free(c.sc.buf);
     free(hp);
     return st;
+}
+
+gir_status nnb_write_h5(const char *path, const nnb_wparam *w, size_t n, gir_error *err)
+{
+    return nnb_write_h5_inplace(path, 0, w, n, NULL, NULL, err);
 }

@@ -46,7 +46,15 @@ typedef struct wctx {
     uint8_t *bn_stat;     /* value -> a BatchNormalization mean or variance */
     gir_shape *wshape;    /* value -> shape to declare (rank -2: the value's own) */
     uint8_t *node_done;   /* node -> emitted with another node */
-    int32_t *fuse_src;    /* node (Gemm) -> the Flatten node it absorbs, or -1 */
+    uint8_t *emitted;     /* node -> its functions are written */
+    int32_t *fuse_src;    /* node -> the node it absorbs (Gemm: Flatten; BroadcastTo's Expand: Reshape), or -1 */
+    int32_t *alias;       /* value -> the value whose variable stands for it (itself unless a Cast is folded) */
+    size_t *use_at;       /* value v's consumers are use_node/use_slot[use_at[v] .. use_at[v + 1]) */
+    int32_t *use_node;
+    uint32_t *use_slot;
+    gir_tensor **owned;   /* parameter data the writer converted (bool -> float32) */
+    size_t n_owned, cap_owned;
+    const gir_options *opts;
     extra_var *extras;
     size_t n_extras, cap_extras;
     const gir_node *cur; /* the node being written */
@@ -130,9 +138,18 @@ static Nnabla__Shape *shape_msg(wctx *w, const int64_t *d, size_t n)
     return s;
 }
 
+/* The value whose variable stands for v: a folded Cast makes two values
+ * one variable (aliases point one way, so the walk ends). */
+static int32_t root(const wctx *w, int32_t v)
+{
+    for (size_t hops = 0; v >= 0 && w->alias && w->alias[v] != v && hops <= w->g->n_values; hops++)
+        v = w->alias[v];
+    return v;
+}
+
 static const char *vname(const wctx *w, int32_t idx)
 {
-    return w->g->values[idx]->name;
+    return w->g->values[root(w, idx)]->name;
 }
 
 static const gir_value *V(const wctx *w, int32_t idx)
@@ -188,7 +205,7 @@ static void fn_in(wctx *w, Nnabla__Function *f, int32_t v)
 {
     if (!f || v < 0)
         return;
-    w->needed[v] = 1;
+    w->needed[root(w, v)] = 1;
     push_str(w, &f->input, &f->n_input, vname(w, v));
 }
 
@@ -202,7 +219,7 @@ static void fn_out(wctx *w, Nnabla__Function *f, int32_t v)
 {
     if (!f || v < 0)
         return;
-    w->needed[v] = 1;
+    w->needed[root(w, v)] = 1;
     push_str(w, &f->output, &f->n_output, vname(w, v));
 }
 
@@ -1048,6 +1065,8 @@ static void emit_pool(wctx *w, const gir_node *n)
     }
     bool ceil_mode = gir_node_int(n, "ceil_mode", 0) != 0;
     bool incl = avg && gir_node_int(n, "count_include_pad", 0) != 0;
+    /* plan() folded the product by the window size: nnabla's SumPooling */
+    bool sum = avg && root(w, n->out[0]) != n->out[0];
     /* ignore_border=true: floor mode with symmetric pads */
     bool as_true = true, as_false = true;
     for (size_t i = 0; i < ns; i++) {
@@ -1057,7 +1076,10 @@ static void emit_pool(wctx *w, const gir_node *n)
         if (L < 0) {
             if (ceil_mode)
                 as_true = false;
-            as_false = false;
+            /* whatever L: ceil((L + 2p - k) / s) + 1 = floor((L + p - 1) / s) + 1
+             * exactly when p = k - s (no padding, k = s: the usual case) */
+            if (!ceil_mode || pb != pe || pb != k[i] - s[i] || (incl && !sum))
+                as_false = false;
             continue;
         }
         int64_t want = nnb_onnx_pool_len(L, k[i], s[i], pb, pe, ceil_mode);
@@ -1068,7 +1090,7 @@ static void emit_pool(wctx *w, const gir_node *n)
             as_false = false;
         /* averaging with padding counted: windows must end within both
          * frameworks' padded extents so the divisor stays k */
-        if (incl && (want - 1) * s[i] - pb + k[i] > L + (pe < pb ? pe : pb))
+        if (incl && !sum && (want - 1) * s[i] - pb + k[i] > L + (pe < pb ? pe : pb))
             as_false = false;
     }
     if (as_true && as_false)
@@ -1080,10 +1102,19 @@ static void emit_pool(wctx *w, const gir_node *n)
                gir_op_name(n->op));
         return;
     }
-    Nnabla__Function *f = fn_new(w, n, avg ? "AveragePooling" : "MaxPooling", true);
+    Nnabla__Function *f = fn_new(w, n, sum ? "SumPooling" : avg ? "AveragePooling" : "MaxPooling", true);
     fn_in(w, f, n->in[0]);
     fn_out(w, f, n->out[0]);
-    if (avg) {
+    if (sum) {
+        Nnabla__SumPoolingParameter *q = pb_new(w, &nnabla__sum_pooling_parameter__descriptor);
+        if (q) {
+            q->kernel = shape_msg(w, k, ns);
+            q->stride = shape_msg(w, s, ns);
+            q->ignore_border = as_true;
+            q->pad = shape_msg(w, p, ns);
+        }
+        fn_param(w, f, "sum_pooling_param", q);
+    } else if (avg) {
         Nnabla__AveragePoolingParameter *q = pb_new(w, &nnabla__average_pooling_parameter__descriptor);
         if (q) {
             q->kernel = shape_msg(w, k, ns);
@@ -1446,8 +1477,31 @@ static void emit_tile(wctx *w, const gir_node *n)
     fn_param(w, f, "tile_param", p);
 }
 
-static void emit_expand(wctx *w, const gir_node *n)
+static void emit_node(wctx *w, size_t ni);
+
+static void emit_expand(wctx *w, const gir_node *n, size_t ni)
 {
+    int32_t rs = w->fuse_src[ni];
+    if (rs >= 0) {
+        /* nnabla's BroadcastTo(x, y, axis), when x is written before it */
+        const gir_node *r = w->g->nodes[rs];
+        int32_t xi = gir_graph_value_index(w->g, gir_attrs_get_string(&n->meta, NNB_META_BROADCAST_X, ""));
+        int32_t xp = xi >= 0 ? w->g->values[xi]->producer : -1;
+        if (xi >= 0 && (xp < 0 || w->emitted[xp])) {
+            Nnabla__Function *f = fn_new(w, n, "BroadcastTo", true);
+            fn_in(w, f, xi);
+            fn_in(w, f, r->in[0]);
+            fn_out(w, f, n->out[0]);
+            Nnabla__BroadcastToParameter *p = pb_new(w, &nnabla__broadcast_to_parameter__descriptor);
+            if (p)
+                p->axis = gir_attrs_get_int(&n->meta, NNB_META_AXIS, -1);
+            fn_param(w, f, "broadcast_to_param", p);
+            return;
+        }
+        emit_node(w, (size_t)rs);
+        w->emitted[rs] = 1;
+        w->cur = n;
+    }
     const gir_value *x = V(w, n->in[0]);
     const int64_t *shape;
     ptrdiff_t k = gir_attrs_get_ints(&n->attrs, "shape", &shape);
@@ -1596,6 +1650,203 @@ static void emit_opaque(wctx *w, const gir_node *n)
         fn_param(w, f, fd->name, pm);
 }
 
+/* One function of a chain a node becomes: "<node>/<name>", input `in`
+ * (a value, or when in < 0 the variable in_name), output the new variable
+ * out_name (or the node's output when out_name is NULL). */
+static Nnabla__Function *chain_fn(wctx *w, const gir_node *n, const char *type, const char *name, int32_t in,
+                                  const char *in_name, const char *out_name)
+{
+    Nnabla__Function *f = fn_new(w, n, type, false);
+    if (f && name) {
+        char *own = gir_strdupf("%s/%s", n->name, name);
+        if (!own) {
+            w->failed_alloc = true;
+        } else {
+            str_free(f->name);
+            f->name = own;
+        }
+    }
+    if (in >= 0)
+        fn_in(w, f, in);
+    else
+        fn_in_name(w, f, in_name);
+    if (out_name)
+        fn_out_name(w, f, out_name);
+    else
+        fn_out(w, f, n->out[0]);
+    return f;
+}
+
+static void chain_scalar(wctx *w, const gir_node *n, const char *type, const char *name, const char *in_name,
+                         const char *out_name, double v)
+{
+    Nnabla__Function *f = chain_fn(w, n, type, name, -1, in_name, out_name);
+    ProtobufCMessage *pm = NULL;
+    const char *field = NULL;
+    if (strcmp(type, "PowScalar") == 0) {
+        Nnabla__PowScalarParameter *p = pb_new(w, &nnabla__pow_scalar_parameter__descriptor);
+        if (p)
+            p->val = v;
+        pm = p ? &p->base : NULL;
+        field = "pow_scalar_param";
+    } else if (strcmp(type, "MulScalar") == 0) {
+        Nnabla__MulScalarParameter *p = pb_new(w, &nnabla__mul_scalar_parameter__descriptor);
+        if (p)
+            p->val = v;
+        pm = p ? &p->base : NULL;
+        field = "mul_scalar_param";
+    } else {
+        Nnabla__AddScalarParameter *p = pb_new(w, &nnabla__add_scalar_parameter__descriptor);
+        if (p)
+            p->val = v;
+        pm = p ? &p->base : NULL;
+        field = "add_scalar_param";
+    }
+    fn_param(w, f, field, pm);
+}
+
+static void chain_transpose(wctx *w, const gir_node *n, const char *name, const char *in_name,
+                            const char *out_name, const int64_t *perm)
+{
+    Nnabla__Function *f = chain_fn(w, n, "Transpose", name, -1, in_name, out_name);
+    Nnabla__TransposeParameter *p = pb_new(w, &nnabla__transpose_parameter__descriptor);
+    if (p) {
+        p->axes = dup_ints(w, perm, 4);
+        p->n_axes = p->axes ? 4 : 0;
+    }
+    fn_param(w, f, "transpose_param", p);
+}
+
+/* LRN over the channels of (N, C, H, W), spelled as nnabla's own converter
+ * does: x / (bias + alpha / size * sum of x^2 over the size channels around
+ * each)^beta, the sum a SumPooling over (W, C) of the channel-last square.
+ * nnabla pads symmetrically, so size must be odd (ONNX pads an even size
+ * one more at the end). */
+static void emit_lrn(wctx *w, const gir_node *n)
+{
+    const gir_value *x = V(w, n->in[0]);
+    int64_t size = gir_node_int(n, "size", 0);
+    if (size < 1 || size % 2 == 0) {
+        refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "LRN with an even size (%lld): nnabla pads symmetrically",
+               (long long)size);
+        return;
+    }
+    if (!x || x->shape.rank < 0) {
+        refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "LRN of an input of unknown rank: nnabla's form needs (N, C, H, W)");
+        return;
+    }
+    if (x->shape.rank != 4) {
+        refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "LRN of a %d-D input: nnabla's form needs (N, C, H, W)", x->shape.rank);
+        return;
+    }
+    /* nnabla's converter computes the factors in float32 */
+    float alpha = (float)gir_node_float(n, "alpha", 1e-4), beta = (float)gir_node_float(n, "beta", 0.75);
+    float bias = (float)gir_node_float(n, "bias", 1.0);
+    const int64_t *d = x->shape.dims;
+    gir_shape nchw = x->shape, nhwc = { 4, { d[0], d[2], d[3], d[1] } };
+    const char *sq = extra_variable(w, n, "square", &nchw, NULL);
+    const char *t0 = extra_variable(w, n, "channel_last", &nhwc, NULL);
+    const char *sum = extra_variable(w, n, "window_sum", &nhwc, NULL);
+    const char *t1 = extra_variable(w, n, "channel_first", &nchw, NULL);
+    const char *sc = extra_variable(w, n, "scaled", &nchw, NULL);
+    const char *bi = extra_variable(w, n, "biased", &nchw, NULL);
+    const char *dn = extra_variable(w, n, "denominator", &nchw, NULL);
+    if (!sq || !t0 || !sum || !t1 || !sc || !bi || !dn)
+        return;
+    static const int64_t to_last[4] = { 0, 2, 3, 1 }, to_first[4] = { 0, 3, 1, 2 };
+    Nnabla__Function *f = chain_fn(w, n, "PowScalar", NULL, n->in[0], NULL, sq);
+    Nnabla__PowScalarParameter *pp = pb_new(w, &nnabla__pow_scalar_parameter__descriptor);
+    if (pp)
+        pp->val = 2.0;
+    fn_param(w, f, "pow_scalar_param", pp);
+    chain_transpose(w, n, NULL, sq, t0, to_last);
+    f = chain_fn(w, n, "SumPooling", NULL, -1, t0, sum);
+    Nnabla__SumPoolingParameter *sp = pb_new(w, &nnabla__sum_pooling_parameter__descriptor);
+    if (sp) {
+        const int64_t k[2] = { 1, size }, s1[2] = { 1, 1 }, pad[2] = { 0, (size - 1) / 2 };
+        sp->kernel = shape_msg(w, k, 2);
+        sp->stride = shape_msg(w, s1, 2);
+        sp->ignore_border = true;
+        sp->pad = shape_msg(w, pad, 2);
+    }
+    fn_param(w, f, "sum_pooling_param", sp);
+    chain_transpose(w, n, "Transpose_1", sum, t1, to_first);
+    chain_scalar(w, n, "MulScalar", NULL, t1, sc, (double)(alpha / (float)size));
+    chain_scalar(w, n, "AddScalar", NULL, sc, bi, (double)bias);
+    chain_scalar(w, n, "PowScalar", "PowScalar_1", bi, dn, (double)beta);
+    f = fn_new(w, n, "Div2", true);
+    fn_in(w, f, n->in[0]);
+    fn_in_name(w, f, dn);
+    fn_out(w, f, n->out[0]);
+}
+
+/* A comparison; with a float32 scalar constant as its second operand, the
+ * *Scalar function (val: the exact double the file had, when it had one). */
+static void emit_compare(wctx *w, const gir_node *n, const char *type)
+{
+    double c;
+    const gir_value *x = V(w, n->in[0]);
+    if (n->n_in != 2 || !x || x->dtype != GIR_DT_F32 || !scalar_const(w, n->in[1], &c) ||
+        V(w, n->in[1])->dtype != GIR_DT_F32) {
+        simple_fn(w, n, type);
+        return;
+    }
+    char stype[32], field[48];
+    snprintf(stype, sizeof stype, "%sScalar", type);
+    Nnabla__Function *f = fn_new(w, n, stype, true);
+    fn_in(w, f, n->in[0]);
+    fn_out(w, f, n->out[0]);
+    double v = scalar_val(n, c);
+    ProtobufCMessage *pm = NULL;
+#define CMP_CASE(T, F, D, NAME)                  \
+    if (strcmp(type, T) == 0) {                  \
+        F *p = pb_new(w, &D);                    \
+        if (p)                                   \
+            p->val = v;                          \
+        pm = p ? &p->base : NULL;                \
+        snprintf(field, sizeof field, "%s", NAME); \
+    }
+    CMP_CASE("Equal", Nnabla__EqualScalarParameter, nnabla__equal_scalar_parameter__descriptor, "equal_scalar_param")
+    CMP_CASE("Greater", Nnabla__GreaterScalarParameter, nnabla__greater_scalar_parameter__descriptor,
+             "greater_scalar_param")
+    CMP_CASE("Less", Nnabla__LessScalarParameter, nnabla__less_scalar_parameter__descriptor, "less_scalar_param")
+    CMP_CASE("GreaterEqual", Nnabla__GreaterEqualScalarParameter,
+             nnabla__greater_equal_scalar_parameter__descriptor, "greater_equal_scalar_param")
+    CMP_CASE("LessEqual", Nnabla__LessEqualScalarParameter, nnabla__less_equal_scalar_parameter__descriptor,
+             "less_equal_scalar_param")
+#undef CMP_CASE
+    if (pm && want_param(n))
+        fn_param(w, f, field, pm);
+    else if (pm)
+        gir_pb_free(pm);
+}
+
+/* nnabla has no bool: a bool value is a float variable holding 0/1, so a
+ * Cast between bool and float32 is the identity (folded into a neighbour
+ * by plan(), else an Identity function), and a Cast of floats to bool is
+ * NotEqualScalar(0). */
+static void emit_cast(wctx *w, const gir_node *n)
+{
+    const gir_value *x = V(w, n->in[0]), *y = V(w, n->out[0]);
+    gir_dtype from = x ? x->dtype : GIR_DT_UNKNOWN, to = y ? y->dtype : GIR_DT_UNKNOWN;
+    if (from == to || (from == GIR_DT_BOOL && to == GIR_DT_F32) || (from == GIR_DT_F32 && to == GIR_DT_F32)) {
+        simple_fn(w, n, "Identity");
+        return;
+    }
+    if (from == GIR_DT_F32 && to == GIR_DT_BOOL) {
+        Nnabla__Function *f = fn_new(w, n, "NotEqualScalar", true);
+        fn_in(w, f, n->in[0]);
+        fn_out(w, f, n->out[0]);
+        Nnabla__NotEqualScalarParameter *p = pb_new(w, &nnabla__not_equal_scalar_parameter__descriptor);
+        if (p)
+            p->val = 0.0;
+        fn_param(w, f, "not_equal_scalar_param", p);
+        return;
+    }
+    refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Cast from %s to %s (nnabla computes in float32)", gir_dtype_name(from),
+           gir_dtype_name(to));
+}
+
 static void emit_node(wctx *w, size_t ni)
 {
     const gir_node *n = w->g->nodes[ni];
@@ -1617,12 +1868,14 @@ static void emit_node(wctx *w, size_t ni)
     case GIR_OP_And: simple_fn(w, n, "LogicalAnd"); return;
     case GIR_OP_Or: simple_fn(w, n, "LogicalOr"); return;
     case GIR_OP_Xor: simple_fn(w, n, "LogicalXor"); return;
-    case GIR_OP_Equal: simple_fn(w, n, "Equal"); return;
-    case GIR_OP_Greater: simple_fn(w, n, "Greater"); return;
-    case GIR_OP_Less: simple_fn(w, n, "Less"); return;
-    case GIR_OP_GreaterOrEqual: simple_fn(w, n, "GreaterEqual"); return;
-    case GIR_OP_LessOrEqual: simple_fn(w, n, "LessEqual"); return;
+    case GIR_OP_Equal: emit_compare(w, n, "Equal"); return;
+    case GIR_OP_Greater: emit_compare(w, n, "Greater"); return;
+    case GIR_OP_Less: emit_compare(w, n, "Less"); return;
+    case GIR_OP_GreaterOrEqual: emit_compare(w, n, "GreaterEqual"); return;
+    case GIR_OP_LessOrEqual: emit_compare(w, n, "LessEqual"); return;
     case GIR_OP_Where: simple_fn(w, n, "Where"); return;
+    case GIR_OP_Cast: emit_cast(w, n); return;
+    case GIR_OP_LRN: emit_lrn(w, n); return;
     case GIR_OP_Ceil:
     case GIR_OP_Floor: {
         bool ceil = n->op == GIR_OP_Ceil;
@@ -1734,7 +1987,7 @@ static void emit_node(wctx *w, size_t ni)
     case GIR_OP_Slice: emit_slice(w, n); return;
     case GIR_OP_Pad: emit_pad(w, n); return;
     case GIR_OP_Tile: emit_tile(w, n); return;
-    case GIR_OP_Expand: emit_expand(w, n); return;
+    case GIR_OP_Expand: emit_expand(w, n, ni); return;
     case GIR_OP_Gather: emit_gather(w, n); return;
     case GIR_OP_Resize: emit_resize(w, n); return;
     default:
@@ -1744,6 +1997,152 @@ static void emit_node(wctx *w, size_t ni)
 }
 
 /* ---- planning ---------------------------------------------------------- */
+
+/* Ops whose nnabla function gives 0/1 floats for the canonical bool. */
+static bool gives_bool(gir_op op)
+{
+    switch (op) {
+    case GIR_OP_Equal:
+    case GIR_OP_Greater:
+    case GIR_OP_Less:
+    case GIR_OP_GreaterOrEqual:
+    case GIR_OP_LessOrEqual:
+    case GIR_OP_And:
+    case GIR_OP_Or:
+    case GIR_OP_Xor:
+    case GIR_OP_Not: return true;
+    default: return false;
+    }
+}
+
+/* Does the nnabla function of node n read operand k as "nonzero is true"? */
+static bool reads_truth(const gir_node *n, size_t k)
+{
+    switch (n->op) {
+    case GIR_OP_And:
+    case GIR_OP_Or:
+    case GIR_OP_Xor:
+    case GIR_OP_Not: return true;
+    case GIR_OP_Where: return k == 0;
+    default: return false;
+    }
+}
+
+/* The only node reading value v, or NULL. */
+static const gir_node *sole_consumer(const wctx *w, int32_t v, size_t *slot)
+{
+    if (!single_use(w, v))
+        return NULL;
+    size_t at = w->use_at[v];
+    if (slot)
+        *slot = w->use_slot[at];
+    return w->g->nodes[w->use_node[at]];
+}
+
+/* Every consumer of every value (CSR over w->uses), for the folds. */
+static gir_status index_uses(wctx *w)
+{
+    const gir_graph *g = w->g;
+    size_t nv = g->n_values, total = 0;
+    w->use_at = malloc((nv + 1) * sizeof *w->use_at);
+    if (!w->use_at)
+        return gir_nomem(w->err);
+    for (size_t v = 0; v < nv; v++) {
+        w->use_at[v] = total;
+        total += (size_t)w->uses[v];
+    }
+    w->use_at[nv] = total;
+    w->use_node = malloc((total ? total : 1) * sizeof *w->use_node);
+    w->use_slot = malloc((total ? total : 1) * sizeof *w->use_slot);
+    size_t *fill = calloc(nv ? nv : 1, sizeof *fill);
+    if (!w->use_node || !w->use_slot || !fill) {
+        free(fill);
+        return gir_nomem(w->err);
+    }
+    for (size_t j = 0; j < g->n_nodes; j++)
+        for (size_t k = 0; k < g->nodes[j]->n_in; k++) {
+            int32_t v = g->nodes[j]->in[k];
+            if (v < 0)
+                continue;
+            size_t at = w->use_at[v] + fill[v]++;
+            w->use_node[at] = (int32_t)j;
+            w->use_slot[at] = (uint32_t)k;
+        }
+    free(fill);
+    return GIR_OK;
+}
+
+/* The pairs the reader makes of one function become one function again:
+ * - BroadcastTo: Reshape (fused) + Expand naming its x;
+ * - SumPooling: AveragePool counting the padding, times the window size. */
+static void fold_pairs(wctx *w)
+{
+    const gir_graph *g = w->g;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        const char *type = gir_attrs_get_string(&n->meta, NNB_META_TYPE, "");
+        if (n->op == GIR_OP_Expand && strcmp(type, "BroadcastTo") == 0 && n->in[0] >= 0) {
+            const gir_value *r = g->values[n->in[0]];
+            const char *xname = gir_attrs_get_string(&n->meta, NNB_META_BROADCAST_X, NULL);
+            int32_t xi = xname ? gir_graph_value_index(g, xname) : -1;
+            if (r->producer < 0 || !single_use(w, n->in[0]) || xi < 0 ||
+                !gir_shape_equal(&g->values[xi]->shape, &g->values[n->out[0]]->shape))
+                continue;
+            const gir_node *rs = g->nodes[r->producer];
+            if (rs->op == GIR_OP_Reshape && gir_attrs_find(&rs->meta, NNB_META_FUSED)) {
+                w->fuse_src[i] = r->producer;
+                w->node_done[r->producer] = 1;
+            }
+        } else if (n->op == GIR_OP_AveragePool && strcmp(type, "SumPooling") == 0 &&
+                   gir_node_int(n, "count_include_pad", 0) && !gir_node_int(n, "ceil_mode", 0)) {
+            const int64_t *k;
+            ptrdiff_t nk = gir_attrs_get_ints(&n->attrs, "kernel_shape", &k);
+            double area = 1, c;
+            for (ptrdiff_t j = 0; j < nk; j++)
+                area *= (double)k[j];
+            size_t slot;
+            const gir_node *mul = sole_consumer(w, n->out[0], &slot);
+            if (mul && mul->op == GIR_OP_Mul && mul->n_in == 2 && scalar_const(w, mul->in[1 - slot], &c) &&
+                c == area) {
+                w->alias[n->out[0]] = mul->out[0];
+                w->node_done[w->use_node[w->use_at[n->out[0]]]] = 1;
+            }
+        }
+    }
+}
+
+/* The casts the reader adds around nnabla's logical functions vanish again:
+ * - bool -> float32 after a function that gives 0/1 floats: that function
+ *   writes the cast's output variable;
+ * - float32 -> bool read only by functions that take nonzero as true: they
+ *   read the cast's input variable. */
+static void fold_casts(wctx *w)
+{
+    const gir_graph *g = w->g;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *c = g->nodes[i];
+        if (c->op != GIR_OP_Cast || c->n_in != 1 || c->n_out != 1 || c->in[0] < 0 || c->out[0] < 0)
+            continue;
+        const gir_value *x = g->values[c->in[0]], *y = g->values[c->out[0]];
+        const gir_node *px = x->producer >= 0 ? g->nodes[x->producer] : NULL;
+        /* a float -> bool cast is NotEqualScalar(0), which gives 0/1 floats */
+        bool nonzero = px && px->op == GIR_OP_Cast && px->in[0] >= 0 && g->values[px->in[0]]->dtype == GIR_DT_F32;
+        if (x->dtype == GIR_DT_BOOL && y->dtype == GIR_DT_F32 && px && (gives_bool(px->op) || nonzero) &&
+            single_use(w, c->in[0])) {
+            w->alias[c->in[0]] = c->out[0];
+            w->node_done[i] = 1;
+        } else if (x->dtype == GIR_DT_F32 && y->dtype == GIR_DT_BOOL && !w->is_output[c->out[0]] &&
+                   w->uses[c->out[0]] > 0) {
+            bool all = true;
+            for (size_t u = w->use_at[c->out[0]]; all && u < w->use_at[c->out[0] + 1]; u++)
+                all = reads_truth(g->nodes[w->use_node[u]], w->use_slot[u]);
+            if (all) {
+                w->alias[c->out[0]] = c->in[0];
+                w->node_done[i] = 1;
+            }
+        }
+    }
+}
 
 static gir_status plan(wctx *w)
 {
@@ -1757,11 +2156,15 @@ static gir_status plan(wctx *w)
     w->wshape = malloc((nv ? nv : 1) * sizeof *w->wshape);
     w->node_done = calloc(nn ? nn : 1, 1);
     w->fuse_src = malloc((nn ? nn : 1) * sizeof *w->fuse_src);
+    w->alias = malloc((nv ? nv : 1) * sizeof *w->alias);
+    w->emitted = calloc(nn ? nn : 1, 1);
     if (!w->uses || !w->is_output || !w->needed || !w->transpose || !w->bn_stat || !w->wshape || !w->node_done ||
-        !w->fuse_src)
+        !w->fuse_src || !w->alias || !w->emitted)
         return gir_nomem(w->err);
-    for (size_t i = 0; i < nv; i++)
+    for (size_t i = 0; i < nv; i++) {
         w->wshape[i].rank = -2;
+        w->alias[i] = (int32_t)i;
+    }
     for (size_t i = 0; i < nn; i++) {
         w->fuse_src[i] = -1;
         for (size_t k = 0; k < g->nodes[i]->n_in; k++)
@@ -1780,6 +2183,9 @@ static gir_status plan(wctx *w)
             w->node_done[src] = 1;
         }
     }
+    TRY(index_uses(w));
+    fold_casts(w);
+    fold_pairs(w);
     /* a weight read transposed (Gemm transB=1, or an nnabla Affine weight)
      * is written transposed: every canonical user must read it so */
     for (size_t v = 0; v < nv; v++) {
@@ -1852,6 +2258,25 @@ static bool value_written(const wctx *w, size_t i)
     return v->producer < 0 && w->uses[i] == 0 && !w->is_output[i];
 }
 
+/* A bool parameter as nnabla holds it: float32 0/1 (kept for the write). */
+static gir_status bool_as_float(wctx *w, gir_tensor *t, gir_tensor **out)
+{
+    const void *src;
+    TRY(gir_tensor_load(t, &src, w->err));
+    gir_tensor *f;
+    TRY(gir_tensor_new(GIR_DT_F32, &t->shape, &f, w->err));
+    size_t n = (size_t)gir_shape_numel(&t->shape);
+    for (size_t i = 0; i < n; i++)
+        ((float *)f->data)[i] = ((const uint8_t *)src)[i] ? 1.0f : 0.0f;
+    if (!GIR_GROW(w->owned, w->cap_owned, w->n_owned + 1)) {
+        gir_tensor_unref(f);
+        return gir_nomem(w->err);
+    }
+    w->owned[w->n_owned++] = f;
+    *out = f;
+    return GIR_OK;
+}
+
 static gir_status make_variables(wctx *w, nnb_wparam **params, size_t *n_params)
 {
     const gir_graph *g = w->g;
@@ -1862,6 +2287,14 @@ static gir_status make_variables(wctx *w, nnb_wparam **params, size_t *n_params)
         w->needed[g->inputs[i]] = 1;
     for (size_t i = 0; i < g->n_outputs; i++)
         w->needed[g->outputs[i]] = 1;
+    for (size_t i = 0; i < g->n_values; i++) {
+        const gir_value *v = g->values[i];
+        bool io = v->kind == GIR_VALUE_INPUT || w->is_output[i];
+        if (v->dtype == GIR_DT_BOOL && (io || (v->data && w->needed[i])))
+            gir_write_note(w->opts, "%s '%s' is bool: written as float32 0/1, nnabla has no bool",
+                           v->kind == GIR_VALUE_INPUT ? "input" : w->is_output[i] ? "output" : "parameter",
+                           v->name);
+    }
     size_t extra_at = 0;
     for (size_t i = 0; i < g->n_values; i++) {
         const gir_value *v = g->values[i];
@@ -1914,7 +2347,10 @@ static gir_status make_variables(wctx *w, nnb_wparam **params, size_t *n_params)
             bool ng = gir_attrs_find(&v->meta, NNB_META_NEED_GRAD)
                           ? gir_attrs_get_int(&v->meta, NNB_META_NEED_GRAD, 0) != 0
                           : v->kind == GIR_VALUE_WEIGHT && !w->bn_stat[i];
-            (*params)[(*n_params)++] = (nnb_wparam){ v->name, v->data, s, ng, w->transpose[i] != 0 };
+            gir_tensor *data = v->data;
+            if (data->dtype == GIR_DT_BOOL)
+                TRY(bool_as_float(w, data, &data));
+            (*params)[(*n_params)++] = (nnb_wparam){ v->name, data, s, ng, w->transpose[i] != 0 };
         } else if (param) {
             (*n_params)++; /* counted, without data: checked by the caller */
             if (!GIR_GROW(*params, cap, *n_params))
@@ -2159,6 +2595,14 @@ static void wctx_free(wctx *w)
     free(w->wshape);
     free(w->node_done);
     free(w->fuse_src);
+    free(w->alias);
+    free(w->use_at);
+    free(w->use_node);
+    free(w->use_slot);
+    free(w->emitted);
+    for (size_t i = 0; i < w->n_owned; i++)
+        gir_tensor_unref(w->owned[i]);
+    free(w->owned);
     for (size_t i = 0; i < w->n_extras; i++)
         free(w->extras[i].name);
     free(w->extras);
@@ -2197,8 +2641,10 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nnb_wpar
     if (!st)
         st = gir_topo_order(g, &order, w->err);
     for (size_t i = 0; !st && i < g->n_nodes; i++)
-        if (!w->node_done[order[i]])
+        if (!w->node_done[order[i]]) {
             emit_node(w, order[i]);
+            w->emitted[order[i]] = 1;
+        }
     free(order);
     nnb_wparam *gp = NULL;
     size_t n_gp = 0;
@@ -2263,25 +2709,41 @@ static gir_status build_proto(wctx *w, Nnabla__NNablaProtoBuf **pb_out, nnb_wpar
     return GIR_OK;
 }
 
-/* A temporary file beside path, for the parameter data the zip streams. */
-static char *temp_beside(const char *path, gir_error *err)
+/* The .nnp archive into tmp (a gir_outfile's temporary path), members
+ * listed as nnabla writes them: nnp_version.txt, network.nntxt, then the
+ * parameters, each written once.  parameter.protobuf is streamed into its
+ * member; parameter.h5 is written by HDF5 in place, first in the file,
+ * behind a user block that ends up holding its zip local header. */
+#define NNP_H5_USERBLOCK 512
+
+static gir_status write_nnp(const char *tmp, const gir_buf *text, const nnb_wparam *params, size_t n_params,
+                            bool protobuf, gir_error *err)
 {
-    char *dir = gir_path_dirname(path);
-    char *tmpl = dir ? gir_strdupf("%s/.%s.params.XXXXXX", dir, gir_path_basename(path)) : NULL;
-    free(dir);
-    if (!tmpl) {
-        gir_nomem(err);
-        return NULL;
+    gir_zipw *z = NULL;
+    gir_zip_extent *ext = NULL;
+    size_t n_ext = 0;
+    bool inplace = n_params && !protobuf;
+    gir_status st = GIR_OK;
+    if (inplace)
+        st = nnb_write_h5_inplace(tmp, NNP_H5_USERBLOCK, params, n_params, &ext, &n_ext, err);
+    if (!st)
+        st = inplace ? gir_zipw_open_inplace(tmp, NNP_H5_USERBLOCK, &z, err) : gir_zipw_open(tmp, &z, err);
+    if (!st)
+        st = gir_zipw_add_buffer(z, "nnp_version.txt", "0.1\n", 4, false, err);
+    if (!st)
+        st = gir_zipw_add_buffer(z, "network.nntxt", text->data ? text->data : "", text->len, false, err);
+    if (!st && inplace)
+        st = gir_zipw_add_inplace(z, "parameter.h5", ext, n_ext, err);
+    if (!st && n_params && protobuf)
+        st = nnb_write_protobuf_member(z, "parameter.protobuf", params, n_params, err);
+    free(ext);
+    if (z) {
+        if (st)
+            gir_zipw_discard(z);
+        else
+            st = gir_zipw_close(z, err);
     }
-    int fd = mkstemp(tmpl);
-    if (fd < 0) {
-        gir_fail(err, GIR_E_IO, "cannot create a temporary file beside the output");
-        gir_err_file(err, path);
-        free(tmpl);
-        return NULL;
-    }
-    close(fd);
-    return tmpl;
+    return st;
 }
 
 gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
@@ -2298,6 +2760,7 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
     wctx w;
     memset(&w, 0, sizeof w);
     w.g = g;
+    w.opts = opts;
     w.err = err;
     w.uns = gir_unsupported_new();
     if (!w.uns)
@@ -2312,32 +2775,10 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
     gir_pb_free(pb ? &pb->base : NULL);
 
     gir_outfile *out = NULL;
-    char *ptmp = NULL;
     if (!st)
         st = gir_outfile_open(path, force, &out, err);
     if (!st && !text_only) {
-        if (n_params) {
-            ptmp = temp_beside(path, err);
-            if (!ptmp)
-                st = err && err->code ? err->code : GIR_E_IO;
-            if (!st)
-                st = protobuf ? nnb_write_protobuf(ptmp, params, n_params, err) : nnb_write_h5(ptmp, params, n_params, err);
-        }
-        gir_zipw *z = NULL;
-        if (!st)
-            st = gir_zipw_open(gir_outfile_temp_path(out), &z, err);
-        if (!st)
-            st = gir_zipw_add_buffer(z, "nnp_version.txt", "0.1\n", 4, false, err);
-        if (!st)
-            st = gir_zipw_add_buffer(z, "network.nntxt", text.data ? text.data : "", text.len, false, err);
-        if (!st && n_params)
-            st = gir_zipw_add_file(z, protobuf ? "parameter.protobuf" : "parameter.h5", ptmp, false, err);
-        if (z) {
-            if (st)
-                gir_zipw_discard(z);
-            else
-                st = gir_zipw_close(z, err);
-        }
+        st = write_nnp(gir_outfile_temp_path(out), &text, params, n_params, protobuf, err);
     } else if (!st) {
         /* a standalone .nntxt: parameters go to a companion file */
         st = gir_outfile_write(out, text.data ? text.data : "", text.len, err);
@@ -2359,10 +2800,6 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
                 gir_outfile_abort(po);
             free(own);
         }
-    }
-    if (ptmp) {
-        unlink(ptmp);
-        free(ptmp);
     }
     if (out) {
         if (st)

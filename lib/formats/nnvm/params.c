@@ -670,6 +670,8 @@ static gir_status put_data(gir_outfile *f, gir_tensor *t, const char *name, gir_
     st = put(f, data, (size_t)t->nbytes, err);
     if (!loaded)
         gir_tensor_unload(t);
+    if (!st)
+        gir_progress_add(t->nbytes);
     return st;
 }
 

@@ -211,20 +211,20 @@ static gir_status var_attrs(const emit *e, const gir_value *v, const char ***key
     return GIR_OK;
 }
 
-/* MXNet files record no shapes but for the __shape__ hint of a variable
- * (0 = unknown, as MXNet's legacy shapes say): a graph input whose rank is
- * known gets one, unless it already carries its own, so its shape survives
- * a trip through MXNet.  The reader takes it back.  A graph read from MXNet
- * keeps exactly the variable attributes it had (same-format round trips
- * stay exact). */
+/* MXNet and NNVM symbol files record no shapes but for the __shape__ hint
+ * of a variable (0 = unknown, as their legacy shapes say): a graph input
+ * whose rank is known gets one, unless it already carries its own, so its
+ * shape survives the trip.  The reader takes it back.  A graph read from
+ * the same flavour keeps exactly the variable attributes it had (same-format
+ * round trips stay exact); executor JSON has its own shape table. */
 static gir_status input_shape_hint(const emit *e, const gir_value *v, const char ***keys, const char ***vals,
                                    size_t *n, gir_error *err)
 {
     nn_writer *w = e->w;
-    if (w->fl != NN_MXNET || v->kind != GIR_VALUE_INPUT || v->shape.rank < 1)
+    if ((w->fl != NN_MXNET && w->fl != NN_NNVM) || v->kind != GIR_VALUE_INPUT || v->shape.rank < 1)
         return GIR_OK;
     const char *src = meta_s(&w->g->meta, "source.format");
-    if (src && strcmp(src, "mxnet") == 0)
+    if (src && strcmp(src, w->fl == NN_MXNET ? "mxnet" : "nnvm") == 0)
         return GIR_OK;
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*keys)[i], "__shape__") == 0)

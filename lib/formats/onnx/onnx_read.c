@@ -1349,7 +1349,8 @@ static gir_status batch_size(reader *r, gir_error *err)
 }
 
 /* ONNX attributes are float32: defaults the normalisation filled in are
- * rounded the same way, so that a graph written and read back is equal.
+ * rounded the same way (and widened as every float32 attribute is, through
+ * its shortest text), so that a graph written and read back is equal.
  * Operand attributes (from tensors of the input's type) keep their value. */
 static void float_attrs(gir_graph *g)
 {
@@ -1366,10 +1367,10 @@ static void float_attrs(gir_graph *g)
             if (operand)
                 continue;
             if (a->type == GIR_ATTR_FLOAT)
-                a->u.f = (float)a->u.f;
+                a->u.f = gir_float_widen((float)a->u.f);
             else if (a->type == GIR_ATTR_FLOATS)
                 for (size_t j = 0; j < a->u.floats.n; j++)
-                    a->u.floats.v[j] = (float)a->u.floats.v[j];
+                    a->u.floats.v[j] = gir_float_widen((float)a->u.floats.v[j]);
         }
     }
 }

@@ -1376,6 +1376,8 @@ static gir_status put_tensor_data(sink *s, gir_tensor *t, gir_error *err)
     put(s, d, (size_t)t->nbytes);
     if (!loaded)
         gir_tensor_unload(t);
+    if (!s->st)
+        gir_progress_add(t->nbytes);
     return s->st;
 }
 

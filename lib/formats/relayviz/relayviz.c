@@ -235,6 +235,7 @@ const gir_op_map gir_relayviz_ops[] = {
     { "transpose", GIR_OP_Transpose, RW, transpose_attrs, NULL },
     { "squeeze", GIR_OP_Squeeze, RW, squeeze_attrs, NULL },
     { "expand_dims", GIR_OP_Unsqueeze, RW, expand_dims_attrs, NULL },
+    { "broadcast_to", GIR_OP_Expand, RW, NULL, "shape is the result's shape (written from the known output shape)" },
     { "clip", GIR_OP_Clip, RW, clip_attrs, NULL },
     { "strided_slice", GIR_OP_Slice, RW, slice_attrs, NULL },
     { "cast", GIR_OP_Cast, RW, cast_attrs, NULL },

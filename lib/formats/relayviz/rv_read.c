@@ -804,7 +804,7 @@ static bool op_is_known(const char *op)
         "nn.conv2d", "nn.conv2d_transpose", "nn.dense", "nn.bias_add", "nn.lrn", "nn.max_pool2d", "nn.avg_pool2d",
         "nn.global_avg_pool2d", "nn.global_max_pool2d", "nn.relu", "nn.leaky_relu", "nn.prelu", "nn.softmax",
         "nn.log_softmax", "nn.batch_flatten", "nn.pad", "nn.upsampling", "concatenate", "reshape", "transpose",
-        "squeeze", "expand_dims", "clip", "strided_slice", "sigmoid", "tanh", "exp", "log", "sqrt", "add",
+        "squeeze", "expand_dims", "broadcast_to", "clip", "strided_slice", "sigmoid", "tanh", "exp", "log", "sqrt", "add",
         "subtract", "multiply", "divide", "sum", "mean", "max", "min", "prod", "argmax", "argmin", "cast", "negative", "abs", "floor", "ceil",
         "sign", "erf", "sin", "cos", "copy", "power", "maximum", "minimum", "equal", "greater", "less",
         "greater_equal", "less_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "where", NULL,

@@ -862,6 +862,28 @@ static gir_status rd_reshape(rd *r)
     return GIR_OK;
 }
 
+/* broadcast_to(data, shape): numpy's broadcast_to, the canonical Expand. */
+static gir_status rd_broadcast_to(rd *r)
+{
+    static const char *const keys[] = { "shape", NULL };
+    const rv_call_view *c = r->c;
+    gir_status st = arity(r, 1, 1);
+    if (st || !keys_ok(r, keys))
+        return st;
+    int64_t shape[GIR_MAX_RANK];
+    size_t n;
+    if (!gir_json_is(rv_attr(&c->attrs, "shape"), GIR_JSON_ARRAY))
+        return attr_fail(&c->attrs, "shape", c->op, "a list of integers", r->err);
+    if ((st = get_ints(&c->attrs, c->op, "shape", shape, GIR_MAX_RANK, &n, r->err)))
+        return st;
+    for (size_t i = 0; i < n; i++)
+        if (shape[i] < 0)
+            return attr_fail(&c->attrs, "shape", c->op, "a list of sizes (no negative values)", r->err);
+    r->m->op = GIR_OP_Expand;
+    inputs_in_order(r->m, 1);
+    return set_ints(r, "shape", shape, n);
+}
+
 /* transpose(axes) and squeeze(axis): an optional list attribute. */
 static gir_status rd_list_op(rd *r, const char *key, gir_op op, const char *canon)
 {
@@ -1122,6 +1144,8 @@ gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_er
         st = rd_list_op(&r, "axis", GIR_OP_Squeeze, "axes");
     else if (!strcmp(op, "expand_dims"))
         st = rd_expand_dims(&r);
+    else if (!strcmp(op, "broadcast_to"))
+        st = rd_broadcast_to(&r);
     else if (!strcmp(op, "strided_slice"))
         st = rd_strided_slice(&r);
     else if (!strcmp(op, "cast"))

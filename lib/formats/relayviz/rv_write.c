@@ -209,6 +209,7 @@ static int32_t write_const(writer *w, int32_t vi)
     end_node(w);
     if (!was_loaded)
         gir_tensor_unload(t);
+    gir_progress_add(t->nbytes);
     w->vid[vi] = id;
     return id;
 }

@@ -822,6 +822,16 @@ static bool plan(wr *w, bool allow_opaque)
         a_double(c, "a_max", a_max);
         return true;
     }
+    case GIR_OP_Expand: {
+        /* Relay's broadcast_to is numpy's: its shape is the result's */
+        const gir_value *y = w->n->out[0] >= 0 ? w->g->values[w->n->out[0]] : NULL;
+        if (!y || y->shape.rank < 0 || !gir_shape_is_known(&y->shape))
+            return refuse(w, GIR_E_UNSUPPORTED_ATTR, "Expand to a shape that is not known");
+        rv_wcall *c = call(w, "broadcast_to");
+        arg_input(w, c, 0);
+        a_ints(w, c, "shape", y->shape.dims, (size_t)y->shape.rank);
+        return true;
+    }
     case GIR_OP_Slice: return wr_slice(w);
     case GIR_OP_Cast: {
         gir_dtype dt = gir_dtype_from_name(gir_node_string(n, "to", ""));

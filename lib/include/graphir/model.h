@@ -23,6 +23,9 @@ typedef struct gir_options gir_options;
 
 GIR_API gir_options *gir_options_new(void);
 GIR_API void gir_options_free(gir_options *o);
+/* A copy: every key/value and the note and progress handlers; NULL when
+ * out of memory. */
+GIR_API gir_options *gir_options_dup(const gir_options *o);
 /* Replaces an existing key. GIR_E_NOMEM only. */
 GIR_API gir_status gir_options_set(gir_options *o, const char *key, const char *value, gir_error *err);
 GIR_API const char *gir_options_get(const gir_options *o, const char *key);
@@ -34,6 +37,12 @@ GIR_API const char *gir_options_key(const gir_options *o, size_t i);
  * metadata.) */
 typedef void (*gir_note_fn)(void *ctx, const char *note);
 GIR_API void gir_options_set_note_handler(gir_options *o, gir_note_fn fn, void *ctx);
+/* Progress of gir_save: called with (0, total) before anything is written,
+ * then as the writer streams tensor data (done counts bytes of tensors
+ * written, never more than total), and with (total, total) when the output
+ * is complete.  total is the bytes of every tensor the graph holds. */
+typedef void (*gir_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+GIR_API void gir_options_set_progress_handler(gir_options *o, gir_progress_fn fn, void *ctx);
 
 /* Formats known to this build, in registry order. */
 GIR_API size_t gir_format_count(void);
