@@ -125,7 +125,8 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
     for (size_t i = 0; i < obj->len; i++) {
         const gir_json_member *m = &obj->u.members[i];
         const char *val = gir_json_get_cstr(&m->value);
-        if (!val || strlen(m->key) != m->key_len) {
+        bool key_has_nul = strlen(m->key) != m->key_len;
+        if (!val || key_has_nul) {
             ptr_key(kbuf, sizeof kbuf, m->key);
             snprintf(ptr, sizeof ptr, "/nodes/%zu/%s/%s", idx, which, kbuf);
         }
@@ -134,7 +135,7 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
             snprintf(msg, sizeof msg, "attribute \"%.100s\" must be a string, found %s", m->key, what);
             return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
         }
-        if (strlen(m->key) != m->key_len) {
+        if (key_has_nul) {
             snprintf(msg, sizeof msg, "attribute name contains a NUL byte");
             return fail_ptr(raw, err, &m->value, GIR_E_SCHEMA, msg, ptr);
         }
