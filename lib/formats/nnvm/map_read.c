@@ -1076,7 +1076,7 @@ static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in,
     TRY(softmax_node(r, idx, in[0], out, GIR_OP_Softmax, axis, &n, err));
     if (rn->n_in == 2) {
         const nn_node *lab = RN(r, rn->in[1].node);
-        if (strcmp(lab->op, "null") != 0) { /* a computed label: nothing to recreate it from */
+        if (!lab->var) { /* a computed label: nothing to recreate it from */
             return gir_fail(err, GIR_E_UNSUPPORTED, "SoftmaxOutput '%s' takes its label from operator '%s'",
                             rn->name, lab->name);
         }
@@ -1921,7 +1921,7 @@ static gir_status check_tvm_op(const nn_reader *r, size_t idx, uint32_t *n_out, 
 uint32_t nn_node_outputs(const nn_reader *r, size_t idx)
 {
     const nn_node *rn = RN(r, idx);
-    if (strcmp(rn->op, "null") == 0)
+    if (rn->var)
         return 1;
     uint64_t n = rn->max_index ? rn->max_index : 1;
     if (r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0) {
@@ -1944,14 +1944,15 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
 {
     const nn_node *rn = RN(r, idx);
     uint32_t n_out = r->n_outs[idx];
-    int32_t *in = malloc((rn->n_in + 2) * sizeof *in);
+    int32_t small[16]; /* room for the synthesised BatchNorm inputs too */
+    int32_t *in = rn->n_in + 2 <= 16 ? small : malloc((rn->n_in + 2) * sizeof *in);
     if (!in)
         return gir_nomem(err);
     gir_status st = GIR_OK;
     bool deferred = false;
     for (size_t j = 0; j < rn->n_in && !st; j++) {
         uint32_t src = rn->in[j].node;
-        if (strcmp(RN(r, src)->op, "null") == 0 && !r->var_made[src]) {
+        if (RN(r, src)->var && !r->var_made[src]) {
             if (r->label_only[src]) {
                 in[j] = -1;
                 deferred = true;
@@ -2007,7 +2008,8 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
         for (uint32_t k = 0; !st && k < n_out; k++)
             st = mkout(r, n, k, &r->outs[idx][k], err);
     }
-    free(in);
+    if (in != small)
+        free(in);
     return st;
 }
 

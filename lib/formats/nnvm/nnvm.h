@@ -28,6 +28,7 @@ typedef struct nn_kv {
 
 typedef struct nn_node {
     const char *op;   /* "null" for a variable */
+    bool var;         /* op is "null" */
     const char *name;
     nn_kv *attrs;     /* param, attr and attrs merged, file order */
     size_t n_attrs;

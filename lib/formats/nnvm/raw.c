@@ -283,7 +283,8 @@ static gir_status parse_node(nn_raw *raw, size_t idx, gir_error *err)
         if (st)
             return st;
     }
-    if (strcmp(n->op, "null") == 0 && n->n_in) {
+    n->var = strcmp(n->op, "null") == 0;
+    if (n->var && n->n_in) {
         snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
         return fail_ptr(raw, err, inputs, GIR_E_SCHEMA, "a variable (op \"null\") cannot have inputs", ptr);
     }
@@ -509,7 +510,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
     for (size_t i = 0; i < args->len; i++) {
         uint32_t id;
         char ptr[64];
-        if (!get_u32(gir_json_at(args, i), &id) || id >= raw->n_nodes || strcmp(raw->nodes[id].op, "null") != 0)
+        if (!get_u32(gir_json_at(args, i), &id) || id >= raw->n_nodes || !raw->nodes[id].var)
             snprintf(ptr, sizeof ptr, "/arg_nodes/%zu", i);
         if (!get_u32(gir_json_at(args, i), &id)) {
             describe(gir_json_at(args, i), what, sizeof what);
@@ -520,7 +521,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
             snprintf(msg, sizeof msg, "arg_nodes lists node %u, but the graph has %zu nodes", id, raw->n_nodes);
             return fail_ptr(raw, err, gir_json_at(args, i), GIR_E_REFERENCE, msg, ptr);
         }
-        if (strcmp(raw->nodes[id].op, "null") != 0) {
+        if (!raw->nodes[id].var) {
             snprintf(msg, sizeof msg, "arg_nodes lists node %u ('%.100s'), which is not a variable (op \"%.60s\")",
                      id, raw->nodes[id].name, raw->nodes[id].op);
             return fail_ptr(raw, err, gir_json_at(args, i), GIR_E_REFERENCE, msg, ptr);
@@ -558,7 +559,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
         const nn_node *n = &raw->nodes[i];
         for (size_t j = 0; j < n->n_in; j++) {
             const nn_node *src = &raw->nodes[n->in[j].node];
-            if (strcmp(src->op, "null") == 0 && n->in[j].index != 0) {
+            if (src->var && n->in[j].index != 0) {
                 char ptr[64];
                 snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs/%zu", i, j);
                 snprintf(msg, sizeof msg, "entry takes output %u of variable '%.100s', which has only output 0",
@@ -570,7 +571,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
     }
     for (size_t i = 0; i < raw->n_heads; i++) {
         const nn_node *src = &raw->nodes[raw->heads[i].node];
-        if (strcmp(src->op, "null") == 0 && raw->heads[i].index != 0) {
+        if (src->var && raw->heads[i].index != 0) {
             char ptr[64];
             snprintf(ptr, sizeof ptr, "/heads/%zu", i);
             snprintf(msg, sizeof msg, "entry takes output %u of variable '%.100s', which has only output 0",

@@ -31,7 +31,7 @@ static nn_flavour classify(const nn_raw *raw, nn_flavour hint)
     size_t mx = 0, nv = 0;
     for (size_t i = 0; i < raw->n_nodes; i++) {
         const char *op = raw->nodes[i].op;
-        if (strcmp(op, "null") == 0)
+        if (raw->nodes[i].var)
             continue;
         bool m = nn_op_known(NN_MXNET, op), n = nn_op_known(NN_NNVM, op);
         mx += m && !n;
@@ -602,7 +602,7 @@ static gir_status find_labels(nn_reader *r, gir_error *err)
     for (size_t i = 0; i < raw->n_heads; i++)
         bad[raw->heads[i].node] = 1;
     for (size_t i = 0; i < raw->n_nodes; i++)
-        r->label_only[i] = r->label_only[i] && !bad[i] && strcmp(raw->nodes[i].op, "null") == 0;
+        r->label_only[i] = r->label_only[i] && !bad[i] && raw->nodes[i].var;
     free(bad);
     return GIR_OK;
 }
@@ -623,7 +623,7 @@ static gir_status build(nn_reader *r, gir_error *err)
     /* Every node's output slots in one array. */
     uint64_t total = 0;
     for (size_t i = 0; i < raw->n_nodes; i++) {
-        bool var = strcmp(raw->nodes[i].op, "null") == 0;
+        bool var = raw->nodes[i].var;
         r->defs[i] = var ? NULL : nn_rdef_find(r->fl, raw->nodes[i].op);
         r->n_outs[i] = nn_node_outputs(r, i);
         total += r->n_outs[i];
@@ -642,7 +642,7 @@ static gir_status build(nn_reader *r, gir_error *err)
     TRY(find_labels(r, err));
     for (size_t k = 0; k < raw->n_nodes; k++) {
         size_t i = raw->order[k];
-        if (strcmp(raw->nodes[i].op, "null") == 0) {
+        if (raw->nodes[i].var) {
             if (!r->label_only[i])
                 TRY(nn_make_var(r, i, err));
         } else {
@@ -652,7 +652,7 @@ static gir_status build(nn_reader *r, gir_error *err)
     for (size_t i = 0; i < raw->n_heads; i++) {
         const nn_entry *e = &raw->heads[i];
         int32_t v = e->index < r->n_outs[e->node] ? r->outs[e->node][e->index] : -1;
-        if (v < 0 && strcmp(raw->nodes[e->node].op, "null") == 0) {
+        if (v < 0 && raw->nodes[e->node].var) {
             TRY(nn_make_var(r, e->node, err));
             v = r->outs[e->node][0];
         }
