@@ -200,17 +200,17 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
     if (!GIR_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1) ||
         !index_reserve(&g->nindex, &g->nindex_cap, g->n_nodes + 1))
         return gir_nomem(err);
-    gir_node *n = gir_arena_alloc(&g->arena, sizeof *n);
+    /* The node and its input and output lists in one allocation. */
+    size_t in_cap = n_in ? n_in : 1, out_cap = n_out ? n_out : 1;
+    gir_node *n = gir_arena_alloc(&g->arena, sizeof *n + (in_cap + out_cap) * sizeof(int32_t));
     if (!n || !(n->name = gir_arena_strdup(&g->arena, name)))
         return gir_nomem(err);
     n->graph = g;
     n->op = op;
     n->n_in = n_in;
     n->n_out = n_out;
-    n->in = gir_arena_alloc(&g->arena, (n_in ? n_in : 1) * sizeof *n->in);
-    n->out = gir_arena_alloc(&g->arena, (n_out ? n_out : 1) * sizeof *n->out);
-    if (!n->in || !n->out)
-        return gir_nomem(err);
+    n->in = (int32_t *)(n + 1);
+    n->out = n->in + in_cap;
     for (size_t i = 0; i < n_in; i++)
         n->in[i] = -1;
     for (size_t i = 0; i < n_out; i++)

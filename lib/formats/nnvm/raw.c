@@ -183,9 +183,9 @@ static node_key node_key_of(const char *k)
     return KEY_UNKNOWN;
 }
 
-static gir_status parse_node(nn_raw *raw, size_t idx, gir_error *err)
+/* Node idx: v, element idx of "nodes". */
+static gir_status parse_node(nn_raw *raw, size_t idx, const gir_json *v, gir_error *err)
 {
-    const gir_json *v = gir_json_at(gir_json_get(gir_json_root(raw->doc), "nodes"), idx);
     nn_node *n = &raw->nodes[idx];
     char what[80], msg[300], ptr[300];
     n->json = v;
@@ -498,7 +498,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
     /* Entries are checked against the node count, so every node's header is
      * read before any entry's target is looked at. */
     for (size_t i = 0; i < raw->n_nodes; i++) {
-        gir_status st = parse_node(raw, i, err);
+        gir_status st = parse_node(raw, i, gir_json_at(nodes, i), err);
         if (st)
             return st;
     }
