@@ -107,6 +107,13 @@ static inline void gir_put_le64(unsigned char *p, uint64_t v)
     gir_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* ---- characters ----------------------------------------------------- */
+
+/* The value of hexadecimal digit c, or -1. */
+int gir_hex_digit(int c);
+/* Code point cp (at most U+10FFFF) in UTF-8 into out; returns its length. */
+size_t gir_utf8_encode(uint32_t cp, char out[4]);
+
 /* ---- numbers as text ------------------------------------------------- */
 
 /* Shortest decimal text that reads back to exactly the same double

@@ -499,17 +499,6 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return k;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* 1 for a byte that stands for itself inside a string: printable ASCII
  * but the quote and the backslash. */
 static const unsigned char plain_ascii[256] = {
@@ -587,7 +576,7 @@ static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s
                 return false;
             unsigned cp = 0;
             for (int i = 0; i < 4; i++) {
-                int h = hex_digit(t[p + i]);
+                int h = gir_hex_digit((unsigned char)t[p + i]);
                 if (h < 0)
                     return false;
                 cp = cp * 16 + (unsigned)h;
@@ -595,21 +584,8 @@ static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s
             p += 4;
             if (cp >= 0xD800 && cp <= 0xDFFF) /* surrogates: yajl's own rules */
                 return false;
-            char u[3];
-            size_t k;
-            if (cp < 0x80) {
-                u[0] = (char)cp;
-                k = 1;
-            } else if (cp < 0x800) {
-                u[0] = (char)(0xC0 | (cp >> 6));
-                u[1] = (char)(0x80 | (cp & 0x3F));
-                k = 2;
-            } else {
-                u[0] = (char)(0xE0 | (cp >> 12));
-                u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                u[2] = (char)(0x80 | (cp & 0x3F));
-                k = 3;
-            }
+            char u[4];
+            size_t k = gir_utf8_encode(cp, u);
             if (!scratch_put(b, &out, u, k))
                 return false;
             start = p;
