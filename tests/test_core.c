@@ -59,6 +59,56 @@ static void check_double(double v, bool point, const char *want)
     assert_string_equal(out, want);
 }
 
+/* The arena: alignment, zeroing, strings packed, blocks from 64 KiB up to
+ * the large (mapped) ones, one-off blocks for big requests. */
+static void test_arena(void **state)
+{
+    (void)state;
+    gir_arena a = { 0 };
+    char *s = gir_arena_strdup(&a, "abc");
+    assert_string_equal(s, "abc");
+    char *t = gir_arena_strndup(&a, "defgh", 2);
+    assert_string_equal(t, "de");
+    assert_ptr_equal(t, s + 4); /* strings pack without padding */
+    for (size_t i = 0; i < 20000; i++) {
+        unsigned char *p = gir_arena_alloc(&a, 1 + i % 300);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 16, 0);
+        for (size_t k = 0; k < 1 + i % 300; k++)
+            assert_int_equal(p[k], 0);
+        memset(p, 0xAB, 1 + i % 300); /* fills it for the next check */
+    }
+    unsigned char *big = gir_arena_alloc(&a, 3u << 20);
+    assert_non_null(big);
+    assert_int_equal(big[0] | big[(3u << 20) - 1], 0);
+    uint64_t *m = gir_arena_memdup(&a, (uint64_t[]){ 7, 8 }, 2 * sizeof *m);
+    assert_int_equal(m[0] + m[1], 15);
+    assert_true(a.used_total >= (3u << 20) + 20000);
+    gir_arena_free(&a);
+    assert_null(a.head);
+    assert_int_equal(a.used_total, 0);
+}
+
+static void test_characters(void **state)
+{
+    (void)state;
+    assert_int_equal(gir_hex_digit('0'), 0);
+    assert_int_equal(gir_hex_digit('9'), 9);
+    assert_int_equal(gir_hex_digit('a'), 10);
+    assert_int_equal(gir_hex_digit('F'), 15);
+    assert_int_equal(gir_hex_digit('g'), -1);
+    assert_int_equal(gir_hex_digit('/'), -1);
+    char u[4];
+    assert_int_equal(gir_utf8_encode(0x41, u), 1);
+    assert_memory_equal(u, "A", 1);
+    assert_int_equal(gir_utf8_encode(0xE9, u), 2);
+    assert_memory_equal(u, "\xc3\xa9", 2);
+    assert_int_equal(gir_utf8_encode(0x20AC, u), 3);
+    assert_memory_equal(u, "\xe2\x82\xac", 3);
+    assert_int_equal(gir_utf8_encode(0x1F600, u), 4);
+    assert_memory_equal(u, "\xf0\x9f\x98\x80", 4);
+}
+
 static void test_number_text(void **state)
 {
     (void)state;
@@ -303,6 +353,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_registry), cmocka_unit_test(test_error_format),
         cmocka_unit_test(test_number_text),     cmocka_unit_test(test_graph_builder),
+        cmocka_unit_test(test_arena),           cmocka_unit_test(test_characters),
         cmocka_unit_test(test_tensors),         cmocka_unit_test(test_outfile),
         cmocka_unit_test(test_paths_and_files), cmocka_unit_test(test_options_and_unsupported),
     };
