@@ -27,8 +27,18 @@ static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name)
             return &a->items[i];
         }
     }
-    if (!GIR_GROW(a->items, a->cap, a->n + 1))
-        return NULL;
+    /* the list lives in the graph's arena: a full one moves to one twice
+     * its size (the old block stays until the graph goes) */
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 4;
+        gir_attr *items = gir_arena_alloc_uninit(&g->arena, cap * sizeof *items);
+        if (!items)
+            return NULL;
+        if (a->n)
+            memcpy(items, a->items, a->n * sizeof *items);
+        a->items = items;
+        a->cap = cap;
+    }
     const char *nm = gir_arena_strdup(&g->arena, name);
     if (!nm)
         return NULL;
@@ -105,12 +115,24 @@ gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, co
 
 gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n)
 {
-    const char **copy = gir_arena_alloc(&g->arena, (n ? n : 1) * sizeof *copy);
+    /* the pointers and the texts in one arena block */
+    size_t lens[64], total = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(v[i] ? v[i] : "") + 1;
+        if (i < 64)
+            lens[i] = len;
+        total += len;
+    }
+    const char **copy = gir_arena_alloc_uninit(&g->arena, (n ? n : 1) * sizeof *copy + total);
     if (!copy)
         return GIR_E_NOMEM;
-    for (size_t i = 0; i < n; i++)
-        if (!(copy[i] = gir_arena_strdup(&g->arena, v[i] ? v[i] : "")))
-            return GIR_E_NOMEM;
+    char *text = (char *)(copy + (n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = i < 64 ? lens[i] : strlen(v[i] ? v[i] : "") + 1;
+        memcpy(text, v[i] ? v[i] : "", len);
+        copy[i] = text;
+        text += len;
+    }
     gir_attr *s = slot(g, a, name);
     if (!s)
         return GIR_E_NOMEM;
@@ -171,8 +193,7 @@ void gir_attrs_free(gir_attrs *a)
 {
     for (size_t i = 0; i < a->n; i++)
         attr_release(&a->items[i]);
-    free(a->items);
-    a->items = NULL;
+    a->items = NULL; /* in the graph's arena */
     a->n = a->cap = 0;
 }
 

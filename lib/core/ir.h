@@ -179,7 +179,7 @@ gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gi
 gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src);
 bool gir_attrs_remove(gir_attrs *a, const char *name);
 const gir_attr *gir_attrs_find(const gir_attrs *a, const char *name);
-void gir_attrs_free(gir_attrs *a); /* drops tensor references and the array */
+void gir_attrs_free(gir_attrs *a); /* drops tensor references; the array is the arena's */
 
 /* Typed getters with a default when absent; the "ok" flag, when given, is
  * cleared if present with the wrong type. */

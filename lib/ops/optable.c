@@ -2315,7 +2315,7 @@ const gir_attr_schema *gir_op_attr_schema(gir_op op, const char *name)
     if ((unsigned)op >= GIR_OP_COUNT_ || !name)
         return NULL;
     for (const gir_attr_schema *a = table[op].attrs; a->name; a++)
-        if (strcmp(a->name, name) == 0)
+        if (a->name[0] == name[0] && strcmp(a->name, name) == 0)
             return a;
     return NULL;
 }
@@ -2379,9 +2379,9 @@ static gir_status check_range(const gir_node *n, const gir_attr_schema *s, int64
     return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute '%s' is %lld, expected %s", OPN(n), s->name, (ll)v, want);
 }
 
-static gir_status check_attr(const gir_node *n, const gir_attr *a, gir_error *err)
+/* a against its schema s (NULL: the operator has no such attribute). */
+static gir_status check_attr(const gir_node *n, const gir_attr *a, const gir_attr_schema *s, gir_error *err)
 {
-    const gir_attr_schema *s = gir_op_attr_schema(n->op, a->name);
     if (!s)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s has no attribute '%s'", OPN(n), a->name);
     if (a->type != s->type)
@@ -2442,8 +2442,21 @@ gir_status gir_op_check_node(const gir_graph *g, const gir_node *n, gir_error *e
         if (n->out[i] < 0 && (i < op->min_out || op->max_out == GIR_VARIADIC))
             return gir_fail(err, GIR_E_REFERENCE, "%s output %zu (%s) is not connected", op->name, i,
                             gir_op_operand_name(n->op, true, i, nm, sizeof nm));
-    for (size_t i = 0; i < n->attrs.n; i++)
-        TRY(check_attr(n, &n->attrs.items[i], err));
+    /* normalised nodes keep their attributes in schema order: walk both
+     * lists together, looking up only what comes out of order */
+    const gir_attr_schema *next = op->attrs;
+    for (size_t i = 0; i < n->attrs.n; i++) {
+        const gir_attr *a = &n->attrs.items[i];
+        const gir_attr_schema *s = NULL;
+        for (const gir_attr_schema *t = next; t->name && !s; t++)
+            if (t->name[0] == a->name[0] && strcmp(t->name, a->name) == 0) {
+                s = t;
+                next = t + 1;
+            }
+        if (!s)
+            s = gir_op_attr_schema(n->op, a->name);
+        TRY(check_attr(n, a, s, err));
+    }
     for (const gir_attr_schema *s = op->attrs; s->name; s++)
         if (s->presence == GIR_ATTR_REQUIRED && !gir_attrs_find(&n->attrs, s->name))
             return gir_fail(err, GIR_E_ATTRIBUTE, "%s needs attribute '%s'", op->name, s->name);
