@@ -31,6 +31,15 @@ void gir_err_replace_message(gir_error *err, const char *fmt, ...) GIR_PRINTF(2,
 char *gir_strdupf(const char *fmt, ...) GIR_PRINTF(1, 2);
 char *gir_vstrdupf(const char *fmt, va_list ap);
 
+/* TRY(call): returns the status of a call that failed (internal code that
+ * has nothing to clean up on the way out). */
+#define TRY(e)                   \
+    do {                         \
+        gir_status st_ = (e);    \
+        if (st_ != GIR_OK)       \
+            return st_;          \
+    } while (0)
+
 /* ---- growable byte buffer ------------------------------------------- */
 
 typedef struct gir_buf {

@@ -442,41 +442,10 @@ static gir_status push_frame(parser *P, ProtobufCMessage *msg, const ProtobufCFi
 
 /* ---- scalar values -------------------------------------------------- */
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static void put_utf8(gir_buf *b, uint32_t cp)
 {
     char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xc0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xe0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        u[0] = (char)(0xf0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    gir_buf_append(b, u, n);
+    gir_buf_append(b, u, gir_utf8_encode(cp, u));
 }
 
 /* Unescapes the current string token (quotes included) onto P->sbuf. */
@@ -512,8 +481,8 @@ static gir_status read_string_token(parser *P)
         case 'x':
         case 'X': {
             int v = 0, k = 0;
-            while (k < 2 && i + 1 < n - 1 && hexval((unsigned char)s[i + 1]) >= 0) {
-                v = v * 16 + hexval((unsigned char)s[++i]);
+            while (k < 2 && i + 1 < n - 1 && gir_hex_digit((unsigned char)s[i + 1]) >= 0) {
+                v = v * 16 + gir_hex_digit((unsigned char)s[++i]);
                 k++;
             }
             if (!k)
@@ -526,10 +495,10 @@ static gir_status read_string_token(parser *P)
             int want = e == 'u' ? 4 : 8;
             uint32_t v = 0;
             for (int k = 0; k < want; k++) {
-                if (i + 1 >= n - 1 || hexval((unsigned char)s[i + 1]) < 0)
+                if (i + 1 >= n - 1 || gir_hex_digit((unsigned char)s[i + 1]) < 0)
                     return perr(P, GIR_E_SYNTAX, line, col + (int)esc,
                                 "invalid escape \"\\%c\": expected %d hex digits", e, want);
-                v = v * 16 + (uint32_t)hexval((unsigned char)s[++i]);
+                v = v * 16 + (uint32_t)gir_hex_digit((unsigned char)s[++i]);
             }
             if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
                 return perr(P, GIR_E_SYNTAX, line, col + (int)esc, "invalid escape: U+%04" PRIX32 " is not a character",
@@ -615,7 +584,7 @@ static bool parse_integer(const char *s, size_t n, bool *neg, uint64_t *mag)
     }
     uint64_t v = 0;
     for (; i < n; i++) {
-        int d = hexval((unsigned char)s[i]);
+        int d = gir_hex_digit((unsigned char)s[i]);
         if (d < 0 || (unsigned)d >= base)
             return false;
         if (v > (UINT64_MAX - (uint64_t)d) / base)

@@ -279,13 +279,6 @@ static const gir_attr_schema attrs_SpaceToDepth[] = {
 
 /* ==== inference helpers ================================================== */
 
-#define TRY(e)                   \
-    do {                         \
-        gir_status st_ = (e);    \
-        if (st_ != GIR_OK)       \
-            return st_;          \
-    } while (0)
-
 /* Shape text for messages; the buffer lives until the end of the statement. */
 #define SHP(s) gir_shape_str((s), (char[200]){ 0 }, 200)
 #define OPN(n) gir_op_name((n)->op)

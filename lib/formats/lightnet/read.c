@@ -135,12 +135,6 @@ static const char *setptr(rd *r, const char *fmt, ...)
     return r->ptr;
 }
 
-#define TRY(x)                                                                                                   \
-    do {                                                                                                         \
-        gir_status st_ = (x);                                                                                    \
-        if (st_)                                                                                                 \
-            return st_;                                                                                          \
-    } while (0)
 #define TRYM(x)                                                                                                  \
     do {                                                                                                         \
         if ((x) != GIR_OK)                                                                                       \

@@ -29,13 +29,6 @@ typedef struct mctx {
 
 typedef gir_status (*map_fn)(mctx *m, bool *mapped);
 
-#define TRY(e)                   \
-    do {                         \
-        gir_status st_ = (e);    \
-        if (st_ != GIR_OK)       \
-            return st_;          \
-    } while (0)
-
 
 /* ---- parameter access --------------------------------------------------- */
 

@@ -7,13 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(e)                   \
-    do {                         \
-        gir_status st_ = (e);    \
-        if (st_ != GIR_OK)       \
-            return st_;          \
-    } while (0)
-
 /* ---- sources --------------------------------------------------------------- */
 
 static const char *extension(const char *name)

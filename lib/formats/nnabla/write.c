@@ -19,13 +19,6 @@
 
 #define NNB_NONE_SENTINEL 0x7fffffff
 
-#define TRY(e)                   \
-    do {                         \
-        gir_status st_ = (e);    \
-        if (st_ != GIR_OK)       \
-            return st_;          \
-    } while (0)
-
 /* A variable the writer adds (between two functions made from one node). */
 typedef struct extra_var {
     char *name;

@@ -10,13 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(e)                \
-    do {                      \
-        gir_status st_ = (e); \
-        if (st_)              \
-            return st_;       \
-    } while (0)
-
 static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, const nn_node *n);
 
 static const nn_node *RN(const nn_reader *r, size_t idx)

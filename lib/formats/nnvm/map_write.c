@@ -12,13 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(e)                \
-    do {                      \
-        gir_status st_ = (e); \
-        if (st_)              \
-            return st_;       \
-    } while (0)
-
 /* ---- format attributes ----------------------------------------------------- */
 
 typedef enum fk { FK_INT, FK_FLOAT, FK_BOOL, FK_TUPLE, FK_STR } fk;

@@ -8,13 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(e)                \
-    do {                      \
-        gir_status st_ = (e); \
-        if (st_)              \
-            return st_;       \
-    } while (0)
-
 const char *nn_flavour_name(nn_flavour f)
 {
     return f == NN_MXNET ? "mxnet" : f == NN_TVM ? "tvm" : "nnvm";

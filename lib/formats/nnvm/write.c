@@ -7,13 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(e)                \
-    do {                      \
-        gir_status st_ = (e); \
-        if (st_)              \
-            return st_;       \
-    } while (0)
-
 enum { IT_FN = 0, IT_VAR, IT_XV };
 
 typedef struct item {
