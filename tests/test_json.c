@@ -504,6 +504,22 @@ static void test_emit_styles(void **state)
     gir_buf_free(&b);
 }
 
+/* Offsets are 32-bit: a text of 4 GiB or more is refused before anything
+ * of it is read (so a short buffer with a huge length is safe here). */
+static void test_size_limit(void **state)
+{
+    (void)state;
+    static const char text[] = "{}";
+    gir_json_doc *d = (gir_json_doc *)1;
+    gir_error err = GIR_ERROR_INIT;
+    assert_int_equal(gir_json_parse(text, (size_t)UINT32_MAX + 1, NULL, &d, &err), GIR_E_LIMIT);
+    assert_null(d);
+    assert_string_equal(err.message, "JSON text of 4294967296 bytes is larger than the 4 GiB this reader takes");
+    gir_error_clear(&err);
+    TU_OK(gir_json_parse(text, 2, NULL, &d, &err), &err);
+    gir_json_doc_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_deep),
         cmocka_unit_test(test_fast_path),
+        cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_parse_file),
         cmocka_unit_test(test_emit_dmlc),
         cmocka_unit_test(test_emit_styles),

@@ -807,6 +807,9 @@ gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *
     gir_json_options defaults = { 0 };
     if (!opts)
         opts = &defaults;
+    /* offsets are kept in 32 bits (a smaller DOM reads faster) */
+    if (len > UINT32_MAX)
+        return gir_fail(err, GIR_E_LIMIT, "JSON text of %zu bytes is larger than the 4 GiB this reader takes", len);
     gir_json_doc *d = calloc(1, sizeof *d);
     if (!d)
         return gir_nomem(err);
@@ -1000,7 +1003,7 @@ void gir_json_describe(const gir_json *v, char *out, size_t n)
                  v->len > 40 ? "..." : "");
         break;
     case GIR_JSON_ARRAY:
-        snprintf(out, n, "an array of %zu", v->len);
+        snprintf(out, n, "an array of %zu", (size_t)v->len);
         break;
     case GIR_JSON_OBJECT:
         snprintf(out, n, "an object");

@@ -52,9 +52,9 @@ typedef struct gir_json gir_json;
 typedef struct gir_json_member gir_json_member;
 
 struct gir_json {
-    gir_json_type type;
+    uint8_t type;     /* a gir_json_type (a byte keeps the DOM small) */
     bool b;           /* BOOL */
-    size_t offset;    /* byte offset of the value's first character */
+    uint32_t offset;  /* byte offset of the value's first character (texts are < 4 GiB) */
     size_t len;       /* STRING: bytes; NUMBER: text length; ARRAY/OBJECT: count */
     union {
         const char *str;          /* STRING: NUL-terminated, len bytes */
@@ -66,8 +66,8 @@ struct gir_json {
 
 struct gir_json_member {
     const char *key; /* NUL-terminated */
-    size_t key_len;
-    size_t key_offset; /* byte offset of the key's opening quote */
+    uint32_t key_len;
+    uint32_t key_offset; /* byte offset of the key's opening quote */
     gir_json value;
 };
 
@@ -87,7 +87,8 @@ typedef struct gir_json_doc gir_json_doc;
 /* Parses text[0..len).  The document refers to text (numbers' source text,
  * line:column computation): text must outlive the document.  opts may be
  * NULL (defaults).  On failure *out is NULL and err has code, message and
- * "line L:C" location (file is left to the caller). */
+ * "line L:C" location (file is left to the caller).  Texts of 4 GiB or more
+ * are refused (GIR_E_LIMIT): offsets are 32-bit. */
 gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *opts, gir_json_doc **out,
                           gir_error *err);
 /* Reads and parses a file (the document owns the text).  max_bytes caps the
