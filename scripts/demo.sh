@@ -16,6 +16,6 @@ set -x
 $gc info "$shared/realworld/mxnet/lenet-symbol.json"
 $gc "$shared/realworld/mxnet/lenet-symbol.json" "$out/lenet.nnp" --input-shape data:1,1,28,28 --check
 $gc "$out/lenet.nnp" "$out/lenet-symbol.json" --check
-$gc diff "$shared/realworld/mxnet/lenet-symbol.json" "$out/lenet-symbol.json"
+$gc diff "$shared/realworld/mxnet/lenet-symbol.json" "$out/lenet-symbol.json" --input-shape-a data:1,1,28,28
 $gc "$shared/models/resnet18.onnx" "$out/resnet18.nnp" --check
 $gc check "$shared/models/resnet18.onnx" "$out/resnet18.nnp" --input "$shared/models/input_1x3x224x224.npy"

@@ -16,6 +16,8 @@ int cmd_diff(int argc, char **argv)
         { "params-b", required_argument, NULL, 'b' },
         { "from-a", required_argument, NULL, 'A' },
         { "from-b", required_argument, NULL, 'B' },
+        { "input-shape-a", required_argument, NULL, 'S' },
+        { "input-shape-b", required_argument, NULL, 'T' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -40,10 +42,13 @@ int cmd_diff(int argc, char **argv)
         case 'b': gir_options_set(opts[1], "params", optarg, NULL); break;
         case 'A': from[0] = optarg; break;
         case 'B': from[1] = optarg; break;
+        case 'S': gir_options_set(opts[0], "input-shape", optarg, NULL); break;
+        case 'T': gir_options_set(opts[1], "input-shape", optarg, NULL); break;
         case 'q': gc_verbosity = 0; break;
         case 'h':
             printf("Usage: graphconv diff [--names] [--meta] [--no-weights] [--params-a F] [--params-b F]\n"
-                   "                      [--from-a FMT] [--from-b FMT] A B\n");
+                   "                      [--from-a FMT] [--from-b FMT] [--input-shape-a N:D,..]\n"
+                   "                      [--input-shape-b N:D,..] A B\n");
             goto out;
         default: rc = GC_EXIT_USAGE; goto out;
         }

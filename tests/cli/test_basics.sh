@@ -39,6 +39,18 @@ expect_err "ops on an unknown format" 1 "unknown format 'nosuch'"
 run formats
 expect_out "formats lists common options" "params" "allow-opaque"
 
+# The quick start's round trip: MXNet LeNet records no input shape, so the
+# conversion is given one; diff compares once side A is given it too.
+run "$SHARED/realworld/mxnet/lenet-symbol.json" "$TMP/rt-lenet.nnp" --input-shape data:1,1,28,28 --check
+expect_rc "LeNet -> nnp with an input shape, checked" 0
+run "$TMP/rt-lenet.nnp" "$TMP/rt-lenet-symbol.json" --check
+expect_rc "and back to MXNet, checked" 0
+run diff "$SHARED/realworld/mxnet/lenet-symbol.json" "$TMP/rt-lenet-symbol.json"
+expect_rc "without the shape, diff finds differences" 4
+check "they are the shapes the round trip learnt" sh -c "printf '%s' \"\$1\" | grep -qF \"value 'data': shape ? in A, [1,1,28,28] in B\"" sh "$out"
+run diff "$SHARED/realworld/mxnet/lenet-symbol.json" "$TMP/rt-lenet-symbol.json" --input-shape-a data:1,1,28,28
+expect_out "with --input-shape-a the round trip is the same graph" "same graph: 12 nodes, identical weights"
+
 # Progress of writing the weights: asked for, it is shown whatever stderr is;
 # otherwise only on a terminal, and never with -q.
 run "$SHARED/models/resnet18.onnx" "$TMP/progress.json" --to nnvm --progress
