@@ -382,6 +382,37 @@ static void emit_relu(wctx *w, const gir_node *n)
     fn_param(w, f, "relu_param", p);
 }
 
+/* The parameter message of nnabla's *Scalar function `type` (AddScalar,
+ * RSubScalar, EqualScalar, ...): its val, and its inplace where the message
+ * has one; *field is the message's field of Function.  NULL when out of
+ * memory (failed_alloc set) or when `type` has no such message. */
+static ProtobufCMessage *scalar_msg(wctx *w, const char *type, double val, bool inplace, const char **field)
+{
+    char want[64];
+    snprintf(want, sizeof want, "%sParameter", type);
+    const ProtobufCMessageDescriptor *fn = &nnabla__function__descriptor;
+    for (unsigned i = 0; i < fn->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &fn->fields[i];
+        const ProtobufCMessageDescriptor *md = fd->descriptor;
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE || strcmp(md->short_name, want) != 0)
+            continue;
+        ProtobufCMessage *m = pb_new(w, md);
+        if (!m)
+            return NULL;
+        const ProtobufCFieldDescriptor *vf = protobuf_c_message_descriptor_get_field_by_name(md, "val");
+        const ProtobufCFieldDescriptor *ip = protobuf_c_message_descriptor_get_field_by_name(md, "inplace");
+        if (vf && vf->type == PROTOBUF_C_TYPE_DOUBLE)
+            *(double *)((char *)m + vf->offset) = val;
+        if (ip && ip->type == PROTOBUF_C_TYPE_BOOL)
+            *(protobuf_c_boolean *)((char *)m + ip->offset) = inplace;
+        *field = fd->name;
+        return m;
+    }
+    return NULL;
+}
+
+/* A *Scalar function of input x with val v (the exact double the file had,
+ * when it had one); inplace as the node had it where inplace_ok. */
 static void emit_scalar(wctx *w, const gir_node *n, const char *type, int32_t x, double v, bool inplace_ok)
 {
     Nnabla__Function *f = fn_new(w, n, type, true);
@@ -389,54 +420,9 @@ static void emit_scalar(wctx *w, const gir_node *n, const char *type, int32_t x,
     fn_out(w, f, n->out[0]);
     if (!f)
         return;
-    double val = scalar_val(n, v);
-    bool inplace = inplace_of(n);
-    ProtobufCMessage *pm = NULL;
     const char *field = NULL;
-#define SCALAR_CASE(T, F, D, HAS_INPLACE)                    \
-    if (strcmp(type, T) == 0) {                              \
-        F *p = pb_new(w, &D);                                \
-        if (p) {                                             \
-            p->val = val;                                    \
-            HAS_INPLACE                                      \
-        }                                                    \
-        pm = &p->base;                                       \
-    }
-    if (strcmp(type, "AddScalar") == 0) {
-        field = "add_scalar_param";
-        SCALAR_CASE("AddScalar", Nnabla__AddScalarParameter, nnabla__add_scalar_parameter__descriptor,
-                    p->inplace = inplace && inplace_ok;)
-    } else if (strcmp(type, "MulScalar") == 0) {
-        field = "mul_scalar_param";
-        SCALAR_CASE("MulScalar", Nnabla__MulScalarParameter, nnabla__mul_scalar_parameter__descriptor,
-                    p->inplace = inplace && inplace_ok;)
-    } else if (strcmp(type, "PowScalar") == 0) {
-        field = "pow_scalar_param";
-        SCALAR_CASE("PowScalar", Nnabla__PowScalarParameter, nnabla__pow_scalar_parameter__descriptor,
-                    p->inplace = inplace && inplace_ok;)
-    } else if (strcmp(type, "RSubScalar") == 0) {
-        field = "r_sub_scalar_param";
-        SCALAR_CASE("RSubScalar", Nnabla__RSubScalarParameter, nnabla__rsub_scalar_parameter__descriptor, )
-    } else if (strcmp(type, "RDivScalar") == 0) {
-        field = "r_div_scalar_param";
-        SCALAR_CASE("RDivScalar", Nnabla__RDivScalarParameter, nnabla__rdiv_scalar_parameter__descriptor, )
-    } else if (strcmp(type, "RPowScalar") == 0) {
-        field = "r_pow_scalar_param";
-        SCALAR_CASE("RPowScalar", Nnabla__RPowScalarParameter, nnabla__rpow_scalar_parameter__descriptor, )
-    } else if (strcmp(type, "MinimumScalar") == 0) {
-        field = "minimum_scalar_param";
-        SCALAR_CASE("MinimumScalar", Nnabla__MinimumScalarParameter,
-                    nnabla__minimum_scalar_parameter__descriptor, )
-    } else if (strcmp(type, "MaximumScalar") == 0) {
-        field = "maximum_scalar_param";
-        SCALAR_CASE("MaximumScalar", Nnabla__MaximumScalarParameter,
-                    nnabla__maximum_scalar_parameter__descriptor, )
-    }
-#undef SCALAR_CASE
-    if (pm && want_param(n))
-        fn_param(w, f, field, pm);
-    else if (pm)
-        gir_pb_free(pm);
+    ProtobufCMessage *pm = scalar_msg(w, type, scalar_val(n, v), inplace_of(n) && inplace_ok, &field);
+    fn_param(w, f, field, pm);
 }
 
 /* Makes operand v usable by an equal-rank nnabla binary function: a
@@ -1670,31 +1656,12 @@ static Nnabla__Function *chain_fn(wctx *w, const gir_node *n, const char *type, 
     return f;
 }
 
-static void chain_scalar(wctx *w, const gir_node *n, const char *type, const char *name, const char *in_name,
-                         const char *out_name, double v)
+static void chain_scalar(wctx *w, const gir_node *n, const char *type, const char *name, int32_t in,
+                         const char *in_name, const char *out_name, double v)
 {
-    Nnabla__Function *f = chain_fn(w, n, type, name, -1, in_name, out_name);
-    ProtobufCMessage *pm = NULL;
+    Nnabla__Function *f = chain_fn(w, n, type, name, in, in_name, out_name);
     const char *field = NULL;
-    if (strcmp(type, "PowScalar") == 0) {
-        Nnabla__PowScalarParameter *p = pb_new(w, &nnabla__pow_scalar_parameter__descriptor);
-        if (p)
-            p->val = v;
-        pm = p ? &p->base : NULL;
-        field = "pow_scalar_param";
-    } else if (strcmp(type, "MulScalar") == 0) {
-        Nnabla__MulScalarParameter *p = pb_new(w, &nnabla__mul_scalar_parameter__descriptor);
-        if (p)
-            p->val = v;
-        pm = p ? &p->base : NULL;
-        field = "mul_scalar_param";
-    } else {
-        Nnabla__AddScalarParameter *p = pb_new(w, &nnabla__add_scalar_parameter__descriptor);
-        if (p)
-            p->val = v;
-        pm = p ? &p->base : NULL;
-        field = "add_scalar_param";
-    }
+    ProtobufCMessage *pm = scalar_msg(w, type, v, false, &field);
     fn_param(w, f, field, pm);
 }
 
@@ -1747,13 +1714,9 @@ static void emit_lrn(wctx *w, const gir_node *n)
     if (!sq || !t0 || !sum || !t1 || !sc || !bi || !dn)
         return;
     static const int64_t to_last[4] = { 0, 2, 3, 1 }, to_first[4] = { 0, 3, 1, 2 };
-    Nnabla__Function *f = chain_fn(w, n, "PowScalar", NULL, n->in[0], NULL, sq);
-    Nnabla__PowScalarParameter *pp = pb_new(w, &nnabla__pow_scalar_parameter__descriptor);
-    if (pp)
-        pp->val = 2.0;
-    fn_param(w, f, "pow_scalar_param", pp);
+    chain_scalar(w, n, "PowScalar", NULL, n->in[0], NULL, sq, 2.0);
     chain_transpose(w, n, NULL, sq, t0, to_last);
-    f = chain_fn(w, n, "SumPooling", NULL, -1, t0, sum);
+    Nnabla__Function *f = chain_fn(w, n, "SumPooling", NULL, -1, t0, sum);
     Nnabla__SumPoolingParameter *sp = pb_new(w, &nnabla__sum_pooling_parameter__descriptor);
     if (sp) {
         const int64_t k[2] = { 1, size }, s1[2] = { 1, 1 }, pad[2] = { 0, (size - 1) / 2 };
@@ -1764,9 +1727,9 @@ static void emit_lrn(wctx *w, const gir_node *n)
     }
     fn_param(w, f, "sum_pooling_param", sp);
     chain_transpose(w, n, "Transpose_1", sum, t1, to_first);
-    chain_scalar(w, n, "MulScalar", NULL, t1, sc, (double)(alpha / (float)size));
-    chain_scalar(w, n, "AddScalar", NULL, sc, bi, (double)bias);
-    chain_scalar(w, n, "PowScalar", "PowScalar_1", bi, dn, (double)beta);
+    chain_scalar(w, n, "MulScalar", NULL, -1, t1, sc, (double)(alpha / (float)size));
+    chain_scalar(w, n, "AddScalar", NULL, -1, sc, bi, (double)bias);
+    chain_scalar(w, n, "PowScalar", "PowScalar_1", -1, bi, dn, (double)beta);
     f = fn_new(w, n, "Div2", true);
     fn_in(w, f, n->in[0]);
     fn_in_name(w, f, dn);
@@ -1784,34 +1747,9 @@ static void emit_compare(wctx *w, const gir_node *n, const char *type)
         simple_fn(w, n, type);
         return;
     }
-    char stype[32], field[48];
+    char stype[32];
     snprintf(stype, sizeof stype, "%sScalar", type);
-    Nnabla__Function *f = fn_new(w, n, stype, true);
-    fn_in(w, f, n->in[0]);
-    fn_out(w, f, n->out[0]);
-    double v = scalar_val(n, c);
-    ProtobufCMessage *pm = NULL;
-#define CMP_CASE(T, F, D, NAME)                  \
-    if (strcmp(type, T) == 0) {                  \
-        F *p = pb_new(w, &D);                    \
-        if (p)                                   \
-            p->val = v;                          \
-        pm = p ? &p->base : NULL;                \
-        snprintf(field, sizeof field, "%s", NAME); \
-    }
-    CMP_CASE("Equal", Nnabla__EqualScalarParameter, nnabla__equal_scalar_parameter__descriptor, "equal_scalar_param")
-    CMP_CASE("Greater", Nnabla__GreaterScalarParameter, nnabla__greater_scalar_parameter__descriptor,
-             "greater_scalar_param")
-    CMP_CASE("Less", Nnabla__LessScalarParameter, nnabla__less_scalar_parameter__descriptor, "less_scalar_param")
-    CMP_CASE("GreaterEqual", Nnabla__GreaterEqualScalarParameter,
-             nnabla__greater_equal_scalar_parameter__descriptor, "greater_equal_scalar_param")
-    CMP_CASE("LessEqual", Nnabla__LessEqualScalarParameter, nnabla__less_equal_scalar_parameter__descriptor,
-             "less_equal_scalar_param")
-#undef CMP_CASE
-    if (pm && want_param(n))
-        fn_param(w, f, field, pm);
-    else if (pm)
-        gir_pb_free(pm);
+    emit_scalar(w, n, stype, n->in[0], c, false);
 }
 
 /* nnabla has no bool: a bool value is a float variable holding 0/1, so a
@@ -1822,18 +1760,12 @@ static void emit_cast(wctx *w, const gir_node *n)
 {
     const gir_value *x = V(w, n->in[0]), *y = V(w, n->out[0]);
     gir_dtype from = x ? x->dtype : GIR_DT_UNKNOWN, to = y ? y->dtype : GIR_DT_UNKNOWN;
-    if (from == to || (from == GIR_DT_BOOL && to == GIR_DT_F32) || (from == GIR_DT_F32 && to == GIR_DT_F32)) {
+    if (from == to || (from == GIR_DT_BOOL && to == GIR_DT_F32)) {
         simple_fn(w, n, "Identity");
         return;
     }
     if (from == GIR_DT_F32 && to == GIR_DT_BOOL) {
-        Nnabla__Function *f = fn_new(w, n, "NotEqualScalar", true);
-        fn_in(w, f, n->in[0]);
-        fn_out(w, f, n->out[0]);
-        Nnabla__NotEqualScalarParameter *p = pb_new(w, &nnabla__not_equal_scalar_parameter__descriptor);
-        if (p)
-            p->val = 0.0;
-        fn_param(w, f, "not_equal_scalar_param", p);
+        emit_scalar(w, n, "NotEqualScalar", n->in[0], 0.0, false);
         return;
     }
     refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Cast from %s to %s (nnabla computes in float32)", gir_dtype_name(from),
@@ -2021,15 +1953,14 @@ static bool reads_truth(const gir_node *n, size_t k)
     }
 }
 
-/* The only node reading value v, or NULL. */
-static const gir_node *sole_consumer(const wctx *w, int32_t v, size_t *slot)
+/* The index of the only node reading value v (and in *slot which input),
+ * or -1. */
+static int32_t sole_consumer(const wctx *w, int32_t v, size_t *slot)
 {
     if (!single_use(w, v))
-        return NULL;
-    size_t at = w->use_at[v];
-    if (slot)
-        *slot = w->use_slot[at];
-    return w->g->nodes[w->use_node[at]];
+        return -1;
+    *slot = w->use_slot[w->use_at[v]];
+    return w->use_node[w->use_at[v]];
 }
 
 /* Every consumer of every value (CSR over w->uses), for the folds. */
@@ -2094,11 +2025,12 @@ static void fold_pairs(wctx *w)
             for (ptrdiff_t j = 0; j < nk; j++)
                 area *= (double)k[j];
             size_t slot;
-            const gir_node *mul = sole_consumer(w, n->out[0], &slot);
+            int32_t mi = sole_consumer(w, n->out[0], &slot);
+            const gir_node *mul = mi >= 0 ? g->nodes[mi] : NULL;
             if (mul && mul->op == GIR_OP_Mul && mul->n_in == 2 && scalar_const(w, mul->in[1 - slot], &c) &&
                 c == area) {
                 w->alias[n->out[0]] = mul->out[0];
-                w->node_done[w->use_node[w->use_at[n->out[0]]]] = 1;
+                w->node_done[mi] = 1;
             }
         }
     }
@@ -2187,16 +2119,12 @@ static gir_status plan(wctx *w)
             continue;
         bool want = gir_attrs_find(&x->meta, NNB_META_TRANSPOSED) != NULL;
         const gir_node *bad = NULL;
-        for (size_t j = 0; j < nn; j++) {
-            const gir_node *m = g->nodes[j];
-            for (size_t k = 0; k < m->n_in; k++) {
-                if (m->in[k] != (int32_t)v)
-                    continue;
-                bool t_user = m->op == GIR_OP_Gemm && k == 1 && gir_node_int(m, "transB", 0);
-                want |= t_user;
-                if (!t_user && m->op != GIR_OP_OPAQUE && !bad)
-                    bad = m;
-            }
+        for (size_t u = w->use_at[v]; u < w->use_at[v + 1]; u++) {
+            const gir_node *m = g->nodes[w->use_node[u]];
+            bool t_user = m->op == GIR_OP_Gemm && w->use_slot[u] == 1 && gir_node_int(m, "transB", 0);
+            want |= t_user;
+            if (!t_user && m->op != GIR_OP_OPAQUE && !bad)
+                bad = m;
         }
         if (!want)
             continue;
