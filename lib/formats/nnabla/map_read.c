@@ -1439,6 +1439,30 @@ static gir_status cast_to(mctx *m, const char *suffix, int32_t x, const char *to
     return GIR_OK;
 }
 
+/* The node of a logical function: op under the function's name, reading
+ * ins (its attributes, if any, are the caller's to set). */
+static gir_status logic_node(mctx *m, gir_op op, const int32_t *ins, size_t n_in, gir_node **out)
+{
+    TRY(gir_graph_add_node(m->g, m->name, op, n_in, 1, out, m->err));
+    for (size_t i = 0; i < n_in; i++)
+        (*out)->in[i] = ins[i];
+    m->first = *out;
+    return GIR_OK;
+}
+
+/* Gives logical node n a bool result "<function>/bool" and casts it to
+ * float32 into the function's own output, nnabla's 0/1. */
+static gir_status logic_result(mctx *m, gir_node *n)
+{
+    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
+    if (!bname)
+        return gir_nomem(m->err);
+    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
+    TRY(infer(m, n));
+    int32_t y;
+    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+}
+
 /* NNabla has no bool type: Equal, Greater, Less, LogicalAnd/Or/Xor/Not take
  * float arrays (nonzero is true) and give 0/1 floats.  The canonical ops
  * take and give bools, so the function becomes a Cast(to=bool) of each
@@ -1456,18 +1480,9 @@ static gir_status map_logic(mctx *m, bool *mapped, gir_op op, size_t arity, bool
         snprintf(suffix, sizeof suffix, arity == 1 ? "x_bool" : "x%zu_bool", i);
         TRY(cast_to(m, suffix, m->in[i], "bool", -1, &ins[i]));
     }
-    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
-    if (!bname)
-        return gir_nomem(m->err);
     gir_node *n;
-    TRY(gir_graph_add_node(m->g, m->name, op, arity, 1, &n, m->err));
-    for (size_t i = 0; i < arity; i++)
-        n->in[i] = ins[i];
-    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
-    TRY(infer(m, n));
-    m->first = n;
-    int32_t y;
-    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+    TRY(logic_node(m, op, ins, arity, &n));
+    return logic_result(m, n);
 }
 
 /* EqualScalar, GreaterScalar ...: the comparison with a scalar constant
@@ -1477,21 +1492,12 @@ static gir_status map_compare_scalar(mctx *m, bool *mapped, gir_op op, double v)
     if (m->n_in != 1 || m->n_out != 1)
         return GIR_OK;
     *mapped = true;
-    int32_t ci;
-    TRY(scalar_value(m, "val", v, &ci));
-    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
-    if (!bname)
-        return gir_nomem(m->err);
+    int32_t ins[2] = { m->in[0], -1 };
+    TRY(scalar_value(m, "val", v, &ins[1]));
     gir_node *n;
-    TRY(gir_graph_add_node(m->g, m->name, op, 2, 1, &n, m->err));
-    n->in[0] = m->in[0];
-    n->in[1] = ci;
+    TRY(logic_node(m, op, ins, 2, &n));
     TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
-    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
-    TRY(infer(m, n));
-    m->first = n;
-    int32_t y;
-    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+    return logic_result(m, n);
 }
 
 #define COMPARE_SCALAR(fn, CASE, member, INIT_MACRO, TYPE, OP)                   \
@@ -1538,18 +1544,10 @@ static gir_status map_not_equal_scalar(mctx *m, bool *mapped)
     if (m->n_in != 1 || m->n_out != 1 || p->val != 0.0)
         return GIR_OK;
     *mapped = true;
-    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
-    if (!bname)
-        return gir_nomem(m->err);
     gir_node *n;
-    TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Cast, 1, 1, &n, m->err));
-    n->in[0] = m->in[0];
+    TRY(logic_node(m, GIR_OP_Cast, m->in, 1, &n));
     TRY(set_string(m, n, "to", "bool"));
-    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
-    TRY(infer(m, n));
-    m->first = n;
-    int32_t y;
-    return cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+    return logic_result(m, n);
 }
 
 /* Where(condition, x_true, x_false): nnabla's condition is a float array. */
