@@ -395,18 +395,8 @@ gir_status gc_check_compare(const gir_graph *a, const gir_graph *b, const gc_che
         /* a bool input of A is a 0/1 float input in formats without bool */
         gir_dtype want = gir_session_input(sb, j)->dtype;
         if (gir_tensor_dtype(in) == GIR_DT_BOOL && (want == GIR_DT_F32 || want == GIR_DT_F64)) {
-            const void *src;
-            if ((st = gir_tensor_load(in, &src, err)) ||
-                (st = gir_tensor_create(want, gir_tensor_shape(in), NULL, 0, &conv, err)))
+            if ((st = gir_tensor_bool_as_float(in, want, &conv, err)))
                 goto out;
-            size_t n = (size_t)gir_shape_numel(gir_tensor_shape(in));
-            for (size_t i = 0; i < n; i++) {
-                bool on = ((const uint8_t *)src)[i] != 0;
-                if (want == GIR_DT_F32)
-                    ((float *)conv->data)[i] = on ? 1.0f : 0.0f;
-                else
-                    ((double *)conv->data)[i] = on ? 1.0 : 0.0;
-            }
             in = conv;
         }
         st = gir_session_set_input(sb, j, in, err);

@@ -69,6 +69,9 @@ gir_status gir_tensor_lazy(gir_dtype dt, const gir_shape *shape, const gir_loade
                            gir_tensor **out, gir_error *err);
 /* Byte-wise equality of two tensors' dtype, shape and data (loads both). */
 gir_status gir_tensor_equal(gir_tensor *a, gir_tensor *b, bool *equal, gir_error *err);
+/* A new tensor of type to (float32 or float64) holding 1 where the bool
+ * tensor t is true and 0 elsewhere: a bool as formats without bool hold it. */
+gir_status gir_tensor_bool_as_float(gir_tensor *t, gir_dtype to, gir_tensor **out, gir_error *err);
 /* Bytes for dtype x shape, with overflow and limit checks. */
 gir_status gir_tensor_size(gir_dtype dt, const gir_shape *shape, uint64_t *nbytes, gir_error *err);
 

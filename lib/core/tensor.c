@@ -164,3 +164,23 @@ gir_status gir_tensor_equal(gir_tensor *a, gir_tensor *b, bool *equal, gir_error
         gir_tensor_unload(b);
     return st;
 }
+
+gir_status gir_tensor_bool_as_float(gir_tensor *t, gir_dtype to, gir_tensor **out, gir_error *err)
+{
+    if (t->dtype != GIR_DT_BOOL || (to != GIR_DT_F32 && to != GIR_DT_F64))
+        return gir_fail(err, GIR_E_INTERNAL, "a %s tensor cannot be held as %s 0/1", gir_dtype_name(t->dtype),
+                        gir_dtype_name(to));
+    const void *src;
+    gir_status st = gir_tensor_load(t, &src, err);
+    if (st || (st = gir_tensor_new(to, &t->shape, out, err)))
+        return st;
+    const uint8_t *b = src;
+    size_t n = (size_t)gir_shape_numel(&t->shape);
+    for (size_t i = 0; i < n; i++) {
+        if (to == GIR_DT_F32)
+            ((float *)(*out)->data)[i] = b[i] ? 1.0f : 0.0f;
+        else
+            ((double *)(*out)->data)[i] = b[i] ? 1.0 : 0.0;
+    }
+    return GIR_OK;
+}

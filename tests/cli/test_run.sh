@@ -98,4 +98,18 @@ run check "$NET"
 expect_err "check needs two models" 1 "check needs exactly two model files"
 run check "$NET" "$NET" --atol -1
 expect_err "a negative tolerance" 1 "--atol takes a non-negative number"
+# nnabla has no bool: a bool input and output become float32 0/1, and check
+# feeds B the 0/1 of A's bool input and compares the outputs exactly.
+NOT2D=/usr/share/libonnx-testdata/data/node/test_not_2d/model.onnx
+if [ -f "$NOT2D" ]; then
+  run "$NOT2D" "$TMP/not.nnp" --check
+  expect_err "a bool model converts to nnabla with notes" 0 "note: input 'x' is bool: written as float32 0/1" \
+    "note: output 'not' is bool: written as float32 0/1" "check passed"
+  run check "$NOT2D" "$TMP/not.nnp"
+  expect_out "check compares bool with float32 0/1 exactly" "output 'not' bool (float32 in B) [3,4]: max abs 0" \
+    "mismatches 0/12"
+else
+  echo "skip - libonnx-testdata not installed: bool check not run"
+fi
+
 finish

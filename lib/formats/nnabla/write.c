@@ -2182,13 +2182,8 @@ static bool value_written(const wctx *w, size_t i)
 /* A bool parameter as nnabla holds it: float32 0/1 (kept for the write). */
 static gir_status bool_as_float(wctx *w, gir_tensor *t, gir_tensor **out)
 {
-    const void *src;
-    TRY(gir_tensor_load(t, &src, w->err));
     gir_tensor *f;
-    TRY(gir_tensor_new(GIR_DT_F32, &t->shape, &f, w->err));
-    size_t n = (size_t)gir_shape_numel(&t->shape);
-    for (size_t i = 0; i < n; i++)
-        ((float *)f->data)[i] = ((const uint8_t *)src)[i] ? 1.0f : 0.0f;
+    TRY(gir_tensor_bool_as_float(t, GIR_DT_F32, &f, w->err));
     if (!GIR_GROW(w->owned, w->cap_owned, w->n_owned + 1)) {
         gir_tensor_unref(f);
         return gir_nomem(w->err);
