@@ -116,19 +116,15 @@ gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, co
 gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n)
 {
     /* the pointers and the texts in one arena block */
-    size_t lens[64], total = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(v[i] ? v[i] : "") + 1;
-        if (i < 64)
-            lens[i] = len;
-        total += len;
-    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += strlen(v[i] ? v[i] : "") + 1;
     const char **copy = gir_arena_alloc_uninit(&g->arena, (n ? n : 1) * sizeof *copy + total);
     if (!copy)
         return GIR_E_NOMEM;
     char *text = (char *)(copy + (n ? n : 1));
     for (size_t i = 0; i < n; i++) {
-        size_t len = i < 64 ? lens[i] : strlen(v[i] ? v[i] : "") + 1;
+        size_t len = strlen(v[i] ? v[i] : "") + 1;
         memcpy(text, v[i] ? v[i] : "", len);
         copy[i] = text;
         text += len;
