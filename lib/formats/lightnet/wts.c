@@ -85,8 +85,7 @@ static bool parse_hex(const char *s, size_t len, unsigned max_digits, uint32_t *
         return false;
     uint32_t v = 0;
     for (size_t i = 0; i < len; i++) {
-        int c = (unsigned char)s[i];
-        int d = isdigit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        int d = gir_hex_digit((unsigned char)s[i]);
         if (d < 0)
             return false;
         v = v << 4 | (uint32_t)d;
