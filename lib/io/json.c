@@ -1,7 +1,9 @@
-/* JSON DOM over yajl's callback parser, and the JSON emitter (see json.h). */
+/* JSON: the pull lexer, the DOM built from its tokens or from yajl's
+ * callbacks, and the JSON emitter (see json.h). */
 #include "json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +52,7 @@ typedef struct builder {
     size_t n_pending, cap_pending;
     gir_json *pending_items;
     size_t n_pending_items, cap_pending_items;
-    char *scratch;            /* the fast path's unescaped strings */
-    size_t cap_scratch;
+    gir_json *root_slot;      /* where the outermost value goes (NULL: the root) */
     bool have_root;
     gir_status status; /* set by a callback that cancels the parse */
     gir_error *err;
@@ -140,7 +141,7 @@ static gir_json *new_value(builder *b, gir_json_type t, size_t offset, size_t le
 {
     gir_json *v;
     if (b->n_frames == 0) {
-        v = &b->doc->root;
+        v = b->root_slot ? b->root_slot : &b->doc->root;
         b->have_root = true;
     } else if (b->frames[b->n_frames - 1].type == GIR_JSON_ARRAY) {
         if (b->n_pending_items == b->cap_pending_items &&
@@ -431,21 +432,25 @@ static char *yajl_reason(yajl_handle h, const char *text, size_t len)
     return r;
 }
 
-/* ---- the fast path: plain JSON scanned directly ------------------------------
+/* ---- the pull lexer: plain JSON scanned directly ------------------------------
  *
  * yajl spends most of a large file's parse time lexing it byte by byte.
- * Most files are plain, valid JSON; scan() reads those itself into the same
- * builder, and gives up at anything it does not handle: a syntax error of
- * any kind, comments, whitespace other than space/tab/CR/LF, a \u escape of
- * a surrogate, a non-ASCII byte that is not well-formed UTF-8 (while UTF-8
- * is checked), a root that is not an object or array, trailing bytes, and
- * any error the builder reports (depth, duplicate keys, memory).  Then the
- * whole text is parsed again by yajl, which accepts or rejects it and words
- * the error exactly as without the fast path.  Everything scan() accepts,
- * yajl accepts too and builds into the identical DOM (tests/test_json.c
- * compares the two). */
+ * Most files are plain, valid JSON; the lexer (gir_json_lex_next) reads
+ * those token by token, checking the grammar as it goes, and gives up
+ * (GIR_JT_FAIL) at anything it does not handle: a syntax error of any kind,
+ * comments, whitespace other than space/tab/CR/LF, a \u escape of a
+ * surrogate, a non-ASCII byte that is not well-formed UTF-8 (while UTF-8 is
+ * checked), a root that is not an object or array, nesting deeper than
+ * max_depth, trailing bytes.  Two readers consume its tokens: scan() below,
+ * which builds the DOM (and gives up besides at whatever the builder
+ * reports: duplicate keys, memory), and format readers that build their
+ * own structures from the text (the NNVM family's raw_fast.c).  When
+ * either gives up, the whole text is parsed again by yajl, which accepts
+ * or rejects it and words the error exactly as without the lexer.
+ * Everything the lexer accepts, yajl accepts too and builds into the
+ * identical DOM (tests/test_json.c compares the two). */
 
-/* 1 for the whitespace scan() accepts: space, tab, LF, CR. */
+/* 1 for the whitespace the lexer accepts: space, tab, LF, CR. */
 static const unsigned char json_space[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
 
 static bool is_space(char c)
@@ -513,25 +518,26 @@ static const unsigned char plain_ascii[256] = {
     /* 0x80-0xFF: zeros (UTF-8 is checked separately) */
 };
 
-/* Appends n bytes to the scratch buffer. */
-static bool scratch_put(builder *b, size_t *len, const char *s, size_t n)
+/* Appends n bytes to the lexer's scratch buffer. */
+static bool scratch_put(gir_json_lexer *lx, size_t *len, const char *s, size_t n)
 {
     if (n == 0)
         return true;
-    if (*len + n > b->cap_scratch && !GIR_GROW(b->scratch, b->cap_scratch, *len + n))
+    if (*len + n > lx->cap_scratch_ && !GIR_GROW(lx->scratch_, lx->cap_scratch_, *len + n))
         return false;
-    memcpy(b->scratch + *len, s, n);
+    memcpy(lx->scratch_ + *len, s, n);
     *len += n;
     return true;
 }
 
-/* The string token whose opening quote is at t[*pos]: on success *pos is
- * just past the closing quote and (*s, *n) the unescaped bytes, in the text
- * itself when there is no escape, else in the scratch buffer. */
-static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s, size_t *n)
+/* The string token whose opening quote is at text[*pos]: on success *pos is
+ * just past the closing quote and the token's str/len/escaped are set:
+ * the unescaped bytes, in the text itself when there is no escape, else in
+ * the scratch buffer. */
+static bool scan_string(gir_json_lexer *lx, size_t *pos)
 {
-    const char *t = b->doc->text;
-    size_t len = b->doc->len, p = *pos + 1, start = p, out = 0;
+    const char *t = lx->text_;
+    size_t len = lx->len_, p = *pos + 1, start = p, out = 0;
     bool escaped = false;
     while (p < len) {
         while (p < len && plain_ascii[(unsigned char)t[p]])
@@ -540,17 +546,18 @@ static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s
             break;
         unsigned char c = (unsigned char)t[p];
         if (c == '"') {
-            if (escaped && !scratch_put(b, &out, t + start, p - start))
+            if (escaped && !scratch_put(lx, &out, t + start, p - start))
                 return false;
-            *s = escaped ? b->scratch : t + start;
-            *n = escaped ? out : p - start;
+            lx->str = escaped ? lx->scratch_ : t + start;
+            lx->str_len = escaped ? out : p - start;
+            lx->escaped = escaped;
             *pos = p + 1;
             return true;
         }
         if (c < 0x20)
             return false;
         if (c >= 0x80) {
-            size_t k = check_utf8 ? utf8_len((const unsigned char *)t + p, len - p) : 1;
+            size_t k = lx->check_utf8_ ? utf8_len((const unsigned char *)t + p, len - p) : 1;
             if (!k)
                 return false;
             p += k;
@@ -558,7 +565,7 @@ static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s
         }
         /* An escape: what came before it goes to the scratch buffer. */
         escaped = true;
-        if (!scratch_put(b, &out, t + start, p - start) || p + 1 >= len)
+        if (!scratch_put(lx, &out, t + start, p - start) || p + 1 >= len)
             return false;
         char e = t[p + 1], one;
         p += 2;
@@ -586,7 +593,7 @@ static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s
                 return false;
             char u[4];
             size_t k = gir_utf8_encode(cp, u);
-            if (!scratch_put(b, &out, u, k))
+            if (!scratch_put(lx, &out, u, k))
                 return false;
             start = p;
             continue;
@@ -594,7 +601,7 @@ static bool scan_string(builder *b, bool check_utf8, size_t *pos, const char **s
         default:
             return false;
         }
-        if (!scratch_put(b, &out, &one, 1))
+        if (!scratch_put(lx, &out, &one, 1))
             return false;
         start = p;
     }
@@ -641,108 +648,177 @@ static bool scan_number(const char *t, size_t len, size_t *pos)
     return true;
 }
 
-/* A string, number, true, false or null at t[*pos]. */
-static bool scan_scalar(builder *b, bool check_utf8, size_t *pos)
+/* What the lexer expects next: a value (FIRST_VALUE: or the end of an
+ * empty array), a key (FIRST_KEY: or the end of an empty object), after a
+ * value a comma or the end of the innermost container, or (DONE) nothing
+ * but whitespace. */
+enum { LEX_VALUE, LEX_FIRST_VALUE, LEX_KEY, LEX_FIRST_KEY, LEX_AFTER, LEX_DONE };
+
+void gir_json_lex_init(gir_json_lexer *lx, const char *text, size_t len, const gir_json_options *opts)
 {
-    const char *t = b->doc->text;
-    size_t len = b->doc->len, p = *pos;
-    const char *s;
-    size_t n;
-    switch (t[p]) {
-    case '"':
-        return scan_string(b, check_utf8, pos, &s, &n) && put_string(b, s, n, p);
-    case 't':
-    case 'f':
-    case 'n': {
-        static const char *const words[] = { "true", "false", "null" };
-        size_t w = t[p] == 't' ? 0 : t[p] == 'f' ? 1 : 2, k = strlen(words[w]);
-        if (len - p < k || memcmp(t + p, words[w], k) != 0 || !ends_token(t, len, p + k))
-            return false;
-        *pos = p + k;
-        return put_literal(b, w == 2 ? GIR_JSON_NULL : GIR_JSON_BOOL, w == 0, p);
-    }
-    default:
-        return scan_number(t, len, pos) && put_number(b, t + p, *pos - p, p);
-    }
+    memset(lx, 0, sizeof *lx);
+    lx->text_ = text;
+    lx->len_ = len;
+    lx->check_utf8_ = !(opts && opts->no_utf8_check);
+    lx->allow_dup_ = opts && opts->allow_duplicate_keys;
+    lx->max_depth_ = opts && opts->max_depth ? opts->max_depth : GIR_JSON_DEFAULT_MAX_DEPTH;
+    lx->want_ = LEX_VALUE;
 }
 
-/* True when the whole text was read into the builder. */
-static bool scan(builder *b, bool check_utf8)
+void gir_json_lex_free(gir_json_lexer *lx)
 {
-    const char *t = b->doc->text;
-    size_t len = b->doc->len, p = skip_space(t, len, 0);
-    /* What comes next: a value (FIRST_VALUE: or the end of an empty array),
-     * a key (FIRST_KEY: or the end of an empty object), or after a value a
-     * comma or the end of the innermost container. */
-    enum { VALUE, FIRST_VALUE, KEY, FIRST_KEY, AFTER } want = VALUE;
-    if (p == len || (t[p] != '{' && t[p] != '['))
-        return false;
-    for (;;) {
+    free(lx->kinds_);
+    free(lx->scratch_);
+    lx->kinds_ = NULL;
+    lx->scratch_ = NULL;
+    lx->cap_kinds_ = lx->cap_scratch_ = 0;
+}
+
+/* The token at p (not whitespace, p < len), the lexer expecting want. */
+static inline gir_json_token lex_at(gir_json_lexer *lx, size_t p, unsigned want)
+{
+    const char *t = lx->text_;
+    size_t len = lx->len_;
+    char c;
+again:
+    c = t[p];
+    lx->offset = p;
+    switch (want) {
+    case LEX_AFTER:
+        if (c == ',') {
+            p = skip_space(t, len, p + 1);
+            if (p == len)
+                return GIR_JT_FAIL;
+            want = lx->kinds_[lx->depth - 1] ? LEX_KEY : LEX_VALUE;
+            goto again;
+        }
+        if (c != (lx->kinds_[lx->depth - 1] ? '}' : ']'))
+            return GIR_JT_FAIL;
+        goto close;
+    case LEX_FIRST_KEY:
+        if (c == '}')
+            goto close;
+        /* fall through */
+    case LEX_KEY:
+        if (c != '"' || !scan_string(lx, &p))
+            return GIR_JT_FAIL;
         p = skip_space(t, len, p);
-        if (b->have_root)
-            return p == len;
-        if (p == len)
+        if (p == len || t[p] != ':')
+            return GIR_JT_FAIL;
+        lx->pos_ = p + 1;
+        lx->want_ = LEX_VALUE;
+        return GIR_JT_KEY;
+    case LEX_FIRST_VALUE:
+        if (c == ']')
+            goto close;
+        /* fall through */
+    case LEX_VALUE:
+        break;
+    default:
+        return GIR_JT_FAIL;
+    }
+    /* a value */
+    if (c == '{' || c == '[') {
+        if (lx->depth >= lx->max_depth_ ||
+            (lx->depth == lx->cap_kinds_ && !GIR_GROW(lx->kinds_, lx->cap_kinds_, lx->depth + 1)))
+            return GIR_JT_FAIL;
+        lx->kinds_[lx->depth++] = c == '{';
+        lx->pos_ = p + 1;
+        lx->want_ = c == '{' ? LEX_FIRST_KEY : LEX_FIRST_VALUE;
+        return c == '{' ? GIR_JT_OBJECT : GIR_JT_ARRAY;
+    }
+    if (lx->depth == 0) /* the root is an object or an array */
+        return GIR_JT_FAIL;
+    gir_json_token tok;
+    size_t q = p;
+    switch (c) {
+    case '"':
+        if (!scan_string(lx, &q))
+            return GIR_JT_FAIL;
+        tok = GIR_JT_STRING;
+        break;
+    case 't':
+        if (len - p < 4 || memcmp(t + p, "true", 4) != 0 || !ends_token(t, len, p + 4))
+            return GIR_JT_FAIL;
+        q = p + 4;
+        tok = GIR_JT_TRUE;
+        break;
+    case 'f':
+        if (len - p < 5 || memcmp(t + p, "false", 5) != 0 || !ends_token(t, len, p + 5))
+            return GIR_JT_FAIL;
+        q = p + 5;
+        tok = GIR_JT_FALSE;
+        break;
+    case 'n':
+        if (len - p < 4 || memcmp(t + p, "null", 4) != 0 || !ends_token(t, len, p + 4))
+            return GIR_JT_FAIL;
+        q = p + 4;
+        tok = GIR_JT_NULL;
+        break;
+    default:
+        if (!scan_number(t, len, &q))
+            return GIR_JT_FAIL;
+        lx->str = t + p;
+        lx->str_len = q - p;
+        lx->escaped = false;
+        tok = GIR_JT_NUMBER;
+        break;
+    }
+    lx->pos_ = q;
+    lx->want_ = LEX_AFTER;
+    return tok;
+close:
+    lx->depth--;
+    lx->pos_ = p + 1;
+    lx->want_ = lx->depth ? LEX_AFTER : LEX_DONE;
+    return c == '}' ? GIR_JT_OBJECT_END : GIR_JT_ARRAY_END;
+}
+
+static inline gir_json_token lex_next(gir_json_lexer *lx)
+{
+    size_t p = skip_space(lx->text_, lx->len_, lx->pos_);
+    if (lx->want_ == LEX_DONE) {
+        lx->offset = lx->pos_ = p;
+        return p == lx->len_ ? GIR_JT_END : GIR_JT_FAIL;
+    }
+    if (p == lx->len_)
+        return GIR_JT_FAIL;
+    return lex_at(lx, p, lx->want_);
+}
+
+gir_json_token gir_json_lex_next(gir_json_lexer *lx)
+{
+    return lex_next(lx);
+}
+
+/* Reads the next value from the lexer into the builder (its root, or the
+ * builder's root_slot); true when it was read whole. */
+static bool scan(builder *b, gir_json_lexer *lx)
+{
+    for (;;) {
+        gir_json_token tok = lex_next(lx);
+        size_t at = lx->offset;
+        int ok;
+        switch (tok) {
+        case GIR_JT_OBJECT: ok = open_container(b, GIR_JSON_OBJECT, at); break;
+        case GIR_JT_ARRAY: ok = open_container(b, GIR_JSON_ARRAY, at); break;
+        case GIR_JT_OBJECT_END:
+        case GIR_JT_ARRAY_END: ok = close_container(b); break;
+        case GIR_JT_KEY:
+            if (!put_key(b, lx->str, lx->str_len, at))
+                return false;
+            continue;
+        case GIR_JT_STRING: ok = put_string(b, lx->str, lx->str_len, at); break;
+        case GIR_JT_NUMBER: ok = put_number(b, lx->str, lx->str_len, at); break;
+        case GIR_JT_TRUE: ok = put_literal(b, GIR_JSON_BOOL, true, at); break;
+        case GIR_JT_FALSE: ok = put_literal(b, GIR_JSON_BOOL, false, at); break;
+        case GIR_JT_NULL: ok = put_literal(b, GIR_JSON_NULL, false, at); break;
+        default: return false;
+        }
+        if (!ok)
             return false;
-        char c = t[p];
-        switch (want) {
-        case FIRST_VALUE:
-            if (c == ']') {
-                p++;
-                if (!close_container(b))
-                    return false;
-                want = AFTER;
-                break;
-            }
-            /* fall through */
-        case VALUE:
-            if (c == '{' || c == '[') {
-                if (!open_container(b, c == '{' ? GIR_JSON_OBJECT : GIR_JSON_ARRAY, p))
-                    return false;
-                p++;
-                want = c == '{' ? FIRST_KEY : FIRST_VALUE;
-            } else {
-                if (!scan_scalar(b, check_utf8, &p))
-                    return false;
-                want = AFTER;
-            }
-            break;
-        case FIRST_KEY:
-            if (c == '}') {
-                p++;
-                if (!close_container(b))
-                    return false;
-                want = AFTER;
-                break;
-            }
-            /* fall through */
-        case KEY: {
-            size_t at = p;
-            const char *s;
-            size_t n;
-            if (c != '"' || !scan_string(b, check_utf8, &p, &s, &n) || !put_key(b, s, n, at))
-                return false;
-            p = skip_space(t, len, p);
-            if (p == len || t[p] != ':')
-                return false;
-            p++;
-            want = VALUE;
-            break;
-        }
-        case AFTER: {
-            bool in_object = b->frames[b->n_frames - 1].type == GIR_JSON_OBJECT;
-            if (c == ',') {
-                p++;
-                want = in_object ? KEY : VALUE;
-            } else if (c == (in_object ? '}' : ']')) {
-                p++;
-                if (!close_container(b))
-                    return false;
-            } else {
-                return false;
-            }
-            break;
-        }
-        }
+        if (b->n_frames == 0)
+            return true;
     }
 }
 
@@ -800,50 +876,103 @@ static gir_status parse_with_yajl(builder *b, const gir_json_options *opts, gir_
     return st;
 }
 
-gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *opts, gir_json_doc **out,
-                          gir_error *err)
+static void doc_reset(gir_json_doc *d)
 {
-    *out = NULL;
+    gir_arena_free(&d->arena);
+    d->pool = NULL;
+    d->pool_left = 0;
+    d->n_values = 0;
+    memset(&d->root, 0, sizeof d->root);
+}
+
+static void builder_free(builder *b)
+{
+    free(b->frames);
+    free(b->pending);
+    free(b->pending_items);
+}
+
+/* Parses the document's whole text into it (replacing whatever it held):
+ * the lexer first, yajl when the lexer gives up. */
+static gir_status parse_doc(gir_json_doc *d, const gir_json_options *opts, gir_error *err)
+{
     gir_json_options defaults = { 0 };
     if (!opts)
         opts = &defaults;
-    /* offsets are kept in 32 bits (a smaller DOM reads faster) */
-    if (len > UINT32_MAX)
-        return gir_fail(err, GIR_E_LIMIT, "JSON text of %zu bytes is larger than the 4 GiB this reader takes", len);
-    gir_json_doc *d = calloc(1, sizeof *d);
-    if (!d)
-        return gir_nomem(err);
-    d->text = text;
-    d->len = len;
+    doc_reset(d);
     builder b = { 0 };
     b.doc = d;
     b.max_depth = opts->max_depth ? opts->max_depth : GIR_JSON_DEFAULT_MAX_DEPTH;
     b.allow_dup = opts->allow_duplicate_keys;
     gir_status st = GIR_OK;
-    /* The fast path reports nothing (err stays NULL): when it gives up,
+    /* The lexer's path reports nothing (err stays NULL): when it gives up,
      * yajl starts over on an empty document. */
-    if (opts->reference_parser || !scan(&b, !opts->no_utf8_check)) {
-        gir_arena_free(&d->arena);
-        d->pool = NULL;
-        d->pool_left = 0;
-        d->n_values = 0;
-        memset(&d->root, 0, sizeof d->root);
+    bool done = false;
+    if (!opts->reference_parser) {
+        gir_json_lexer lx;
+        gir_json_lex_init(&lx, d->text, d->len, opts);
+        done = scan(&b, &lx) && lex_next(&lx) == GIR_JT_END;
+        gir_json_lex_free(&lx);
+    }
+    if (!done) {
+        doc_reset(d);
         b.n_frames = b.n_pending = b.n_pending_items = 0;
         b.have_root = false;
         b.status = GIR_OK;
         b.err = err;
         st = parse_with_yajl(&b, opts, err);
     }
-    free(b.frames);
-    free(b.pending);
-    free(b.pending_items);
-    free(b.scratch);
+    builder_free(&b);
+    return st;
+}
+
+static gir_status too_long(size_t len, gir_error *err)
+{
+    return gir_fail(err, GIR_E_LIMIT, "JSON text of %zu bytes is larger than the 4 GiB this reader takes", len);
+}
+
+gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *opts, gir_json_doc **out,
+                          gir_error *err)
+{
+    *out = NULL;
+    /* offsets are kept in 32 bits (a smaller DOM reads faster) */
+    if (len > UINT32_MAX)
+        return too_long(len, err);
+    gir_json_doc *d = calloc(1, sizeof *d);
+    if (!d)
+        return gir_nomem(err);
+    d->text = text;
+    d->len = len;
+    gir_status st = parse_doc(d, opts, err);
     if (st) {
         gir_json_doc_free(d);
         return st;
     }
     *out = d;
     return GIR_OK;
+}
+
+gir_status gir_json_doc_parse(gir_json_doc *d, const gir_json_options *opts, gir_error *err)
+{
+    return parse_doc(d, opts, err);
+}
+
+bool gir_json_lex_dom(gir_json_lexer *lx, gir_json_doc *d, const gir_json **out)
+{
+    *out = NULL;
+    gir_json *v = gir_arena_alloc_uninit(&d->arena, sizeof *v);
+    if (!v)
+        return false;
+    builder b = { 0 };
+    b.doc = d;
+    b.root_slot = v;
+    b.max_depth = UINT_MAX; /* the lexer counts the depth from the root */
+    b.allow_dup = lx->allow_dup_;
+    bool ok = scan(&b, lx);
+    builder_free(&b);
+    if (ok)
+        *out = v;
+    return ok;
 }
 
 /* Maps a regular, non-empty file of at most max_bytes (0: any) read-only,
@@ -871,36 +1000,50 @@ static bool map_file(const char *path, size_t max_bytes, void **map, size_t *len
     return ok;
 }
 
+gir_status gir_json_open_file(const char *path, size_t max_bytes, gir_json_doc **out, gir_error *err)
+{
+    *out = NULL;
+    gir_json_doc *d = calloc(1, sizeof *d);
+    if (!d)
+        return gir_nomem(err);
+    void *map;
+    size_t len;
+    if (map_file(path, max_bytes, &map, &len)) {
+        d->mapped = map;
+        d->mapped_len = len;
+        d->text = map;
+    } else {
+        char *text;
+        gir_status st = gir_read_file(path, max_bytes, &text, &len, err);
+        if (st) {
+            free(d);
+            return st;
+        }
+        d->owned_text = text;
+        d->text = text;
+    }
+    d->len = len;
+    if (len > UINT32_MAX) {
+        too_long(len, err);
+        gir_err_file(err, path);
+        gir_json_doc_free(d);
+        return GIR_E_LIMIT;
+    }
+    *out = d;
+    return GIR_OK;
+}
+
 gir_status gir_json_parse_file(const char *path, size_t max_bytes, const gir_json_options *opts,
                                gir_json_doc **out, gir_error *err)
 {
-    *out = NULL;
-    void *map;
-    size_t len;
-    gir_status st;
-    if (map_file(path, max_bytes, &map, &len)) {
-        st = gir_json_parse(map, len, opts, out, err);
-        if (st) {
-            munmap(map, len);
-            gir_err_file(err, path);
-            return st;
-        }
-        (*out)->mapped = map;
-        (*out)->mapped_len = len;
-        return GIR_OK;
-    }
-    char *text;
-    st = gir_read_file(path, max_bytes, &text, &len, err);
-    if (st)
-        return st;
-    st = gir_json_parse(text, len, opts, out, err);
+    TRY(gir_json_open_file(path, max_bytes, out, err));
+    gir_status st = parse_doc(*out, opts, err);
     if (st) {
-        free(text);
         gir_err_file(err, path);
-        return st;
+        gir_json_doc_free(*out);
+        *out = NULL;
     }
-    (*out)->owned_text = text;
-    return GIR_OK;
+    return st;
 }
 
 void gir_json_doc_free(gir_json_doc *d)
@@ -916,7 +1059,7 @@ void gir_json_doc_free(gir_json_doc *d)
 
 const gir_json *gir_json_root(const gir_json_doc *d)
 {
-    return &d->root;
+    return d ? &d->root : NULL;
 }
 
 const char *gir_json_text(const gir_json_doc *d, size_t *len)
@@ -1070,24 +1213,22 @@ static bool small_digits(const char *s, size_t n, uint64_t *out)
     return true;
 }
 
-bool gir_json_get_i64(const gir_json *v, int64_t *out)
+bool gir_json_text_i64(const char *s, size_t n, int64_t *out)
 {
-    if (!v || v->type != GIR_JSON_NUMBER)
-        return false;
     uint64_t u;
-    if (small_digits(v->u.num, v->len, &u)) {
+    if (small_digits(s, n, &u)) {
         *out = (int64_t)u;
         return true;
     }
-    if (v->len > 1 && v->u.num[0] == '-' && small_digits(v->u.num + 1, v->len - 1, &u)) {
+    if (n > 1 && s[0] == '-' && small_digits(s + 1, n - 1, &u)) {
         *out = -(int64_t)u;
         return true;
     }
-    if (v->len > 24 || !is_integer_text(v->u.num, v->len, true))
+    if (n > 24 || !is_integer_text(s, n, true))
         return false;
     char buf[32];
-    memcpy(buf, v->u.num, v->len);
-    buf[v->len] = '\0';
+    memcpy(buf, s, n);
+    buf[n] = '\0';
     errno = 0;
     char *end;
     long long x = strtoll(buf, &end, 10);
@@ -1097,17 +1238,15 @@ bool gir_json_get_i64(const gir_json *v, int64_t *out)
     return true;
 }
 
-bool gir_json_get_u64(const gir_json *v, uint64_t *out)
+bool gir_json_text_u64(const char *s, size_t n, uint64_t *out)
 {
-    if (!v || v->type != GIR_JSON_NUMBER)
-        return false;
-    if (small_digits(v->u.num, v->len, out))
+    if (small_digits(s, n, out))
         return true;
-    if (v->len > 24 || !is_integer_text(v->u.num, v->len, false))
+    if (n > 24 || !is_integer_text(s, n, false))
         return false;
     char buf[32];
-    memcpy(buf, v->u.num, v->len);
-    buf[v->len] = '\0';
+    memcpy(buf, s, n);
+    buf[n] = '\0';
     errno = 0;
     char *end;
     unsigned long long x = strtoull(buf, &end, 10);
@@ -1115,6 +1254,16 @@ bool gir_json_get_u64(const gir_json *v, uint64_t *out)
         return false;
     *out = (uint64_t)x;
     return true;
+}
+
+bool gir_json_get_i64(const gir_json *v, int64_t *out)
+{
+    return v && v->type == GIR_JSON_NUMBER && gir_json_text_i64(v->u.num, v->len, out);
+}
+
+bool gir_json_get_u64(const gir_json *v, uint64_t *out)
+{
+    return v && v->type == GIR_JSON_NUMBER && gir_json_text_u64(v->u.num, v->len, out);
 }
 
 bool gir_json_get_double(const gir_json *v, double *out)

@@ -1,6 +1,9 @@
-/* JSON for the format plugins: a read-only DOM built over yajl's callback
- * parser, and a small emitter (compact, pretty, or the dmlc::JSONWriter
- * layout that NNVM, MXNet and TVM files use).  Internal, not installed.
+/* JSON for the format plugins: a read-only DOM (read by a pull lexer that
+ * takes plain valid JSON, with yajl's callback parser behind it for
+ * everything else and every error message), the lexer itself for readers
+ * that build their own structures, and a small emitter (compact, pretty,
+ * or the dmlc::JSONWriter layout that NNVM, MXNet and TVM files use).
+ * Internal, not installed.
  *
  * Parsing
  *   - The DOM lives in one arena owned by the document; values are plain
@@ -95,7 +98,15 @@ gir_status gir_json_parse(const char *text, size_t len, const gir_json_options *
  * file size (0: no cap).  Errors carry the file name. */
 gir_status gir_json_parse_file(const char *path, size_t max_bytes, const gir_json_options *opts,
                                gir_json_doc **out, gir_error *err);
+/* Reads (or maps) a file into a document without parsing it: its root is
+ * null until gir_json_doc_parse.  Same errors as gir_json_parse_file's
+ * reading. */
+gir_status gir_json_open_file(const char *path, size_t max_bytes, gir_json_doc **out, gir_error *err);
+/* Parses the document's whole text into it, replacing any values it held
+ * (gir_json_parse's errors; the caller adds the file name). */
+gir_status gir_json_doc_parse(gir_json_doc *d, const gir_json_options *opts, gir_error *err);
 void gir_json_doc_free(gir_json_doc *d);
+/* The root value (NULL for a NULL document). */
 const gir_json *gir_json_root(const gir_json_doc *d);
 /* The parsed text and its length. */
 const char *gir_json_text(const gir_json_doc *d, size_t *len);
@@ -109,6 +120,70 @@ void gir_json_line_col(const gir_json_doc *d, size_t offset, unsigned *line, uns
  * format for the JSON pointer ("/nodes/%zu/inputs"). */
 void gir_json_err_at(gir_error *err, const gir_json_doc *d, const gir_json *v, const char *pointer_fmt, ...)
     GIR_PRINTF(4, 5);
+
+/* ---- the pull lexer -------------------------------------------------------
+ *
+ * The tokens of a whole text, the grammar checked as they come: what
+ * gir_json_parse reads a text with before it turns to yajl, for readers
+ * that build their own structures rather than a DOM.  The lexer accepts
+ * only plain, valid JSON; at anything else (a syntax error, comments,
+ * surrogate escapes, bad UTF-8 while checked, nesting deeper than
+ * max_depth, a root that is not an object or array, trailing bytes) it
+ * returns GIR_JT_FAIL, and the reader gives up: it parses the text with
+ * gir_json_parse / gir_json_doc_parse, which words any error.  The lexer
+ * does not look for duplicate keys (the reader must, or give up). */
+
+typedef enum gir_json_token {
+    GIR_JT_FAIL = 0,    /* not plain valid JSON (or no memory): give up */
+    GIR_JT_END,         /* the root value is complete and only whitespace follows */
+    GIR_JT_OBJECT,      /* '{' */
+    GIR_JT_OBJECT_END,  /* '}' */
+    GIR_JT_ARRAY,       /* '[' */
+    GIR_JT_ARRAY_END,   /* ']' */
+    GIR_JT_KEY,         /* a member's key (str, str_len); its ':' is read */
+    GIR_JT_STRING,      /* str, str_len */
+    GIR_JT_NUMBER,      /* source text in str, str_len */
+    GIR_JT_TRUE,
+    GIR_JT_FALSE,
+    GIR_JT_NULL
+} gir_json_token;
+
+typedef struct gir_json_lexer {
+    /* The current token. */
+    size_t offset;       /* byte offset of its first character */
+    const char *str;     /* KEY, STRING: the unescaped bytes (not NUL-terminated;
+                          * in the text, or in a buffer the next token reuses
+                          * when escaped); NUMBER: its text */
+    size_t str_len;
+    bool escaped;        /* KEY, STRING: the token had escapes */
+    unsigned depth;      /* containers open after this token */
+    /* Private. */
+    const char *text_;
+    size_t len_, pos_;
+    bool check_utf8_, allow_dup_;
+    unsigned max_depth_, want_;
+    unsigned char *kinds_; /* per open container: 1 object, 0 array */
+    size_t cap_kinds_;
+    char *scratch_;
+    size_t cap_scratch_;
+} gir_json_lexer;
+
+/* A lexer over text[0..len) with opts' max_depth, no_utf8_check and
+ * allow_duplicate_keys (opts may be NULL). */
+void gir_json_lex_init(gir_json_lexer *lx, const char *text, size_t len, const gir_json_options *opts);
+gir_json_token gir_json_lex_next(gir_json_lexer *lx);
+void gir_json_lex_free(gir_json_lexer *lx);
+/* Reads the next value from the lexer (a scalar, or a container and all it
+ * holds) as a DOM in d's arena: offsets are the text's, so d must be the
+ * document of the lexer's text.  False when the lexer or the builder gives
+ * up (duplicate keys unless allowed, memory); then d may hold garbage
+ * values until it is parsed or freed. */
+bool gir_json_lex_dom(gir_json_lexer *lx, gir_json_doc *d, const gir_json **out);
+
+/* The integer a number's source text spells, as gir_json_get_i64 and
+ * gir_json_get_u64 read it (integer literals in range only). */
+bool gir_json_text_i64(const char *s, size_t n, int64_t *out);
+bool gir_json_text_u64(const char *s, size_t n, uint64_t *out);
 
 /* "null", "a boolean", "a number", "a string", "an array", "an object". */
 const char *gir_json_type_name(gir_json_type t);

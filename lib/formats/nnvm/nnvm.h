@@ -48,7 +48,8 @@ typedef struct nn_gattr {
 
 typedef struct nn_raw {
     gir_arena arena;
-    const gir_json_doc *doc;
+    const gir_json_doc *doc; /* raw_fast.c: only "attrs" was parsed into it */
+    nn_node *nodes_heap;     /* raw_fast.c: the nodes, on the heap (freed with raw) */
     nn_node *nodes;
     size_t n_nodes;
     nn_entry *heads;
@@ -67,7 +68,21 @@ typedef struct nn_raw {
 
 /* Parses and checks the structure (keys, types, entry ranges, cycles). */
 gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err);
+/* The same, read straight from doc's text (opened, not parsed), for
+ * ordinary files: true when it read the file; false when it gave up at
+ * anything it is not sure of (any error nn_raw_parse or the JSON parser
+ * would report, escapes that yield NUL bytes, unusual layouts); then raw
+ * is freed and doc must be parsed, for nn_raw_parse.  Values that errors
+ * point at (nn_kv.where, nn_node.json, heads_json) are NULL; the graph
+ * attributes are a DOM in doc, with true offsets.  jo: the JSON options
+ * the DOM would be parsed with. */
+bool nn_raw_parse_fast(gir_json_doc *doc, const gir_json_options *jo, nn_raw *raw);
 void nn_raw_free(nn_raw *raw);
+/* Shared by both (raw.c): the graph attributes from the "attrs" object,
+ * and the checks once every node, head and attribute is read (variables'
+ * outputs, the topological order). */
+gir_status nn_raw_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err);
+gir_status nn_raw_finish(nn_raw *raw, gir_error *err);
 const nn_gattr *nn_raw_gattr(const nn_raw *raw, const char *key);
 const char *nn_node_attr(const nn_node *n, const char *key);
 
@@ -153,6 +168,13 @@ gir_status nn_params_write(gir_outfile *f, nn_params_kind kind, const nn_param_o
 /* ---- reading and writing (read.c, write.c) ------------------------------------ */
 
 gir_status nn_read(const char *path, const gir_options *opts, nn_flavour hint, gir_graph **out, gir_error *err);
+/* How nn_read_ex reads the structure: the fast path when it can (AUTO,
+ * what nn_read does), or the DOM path alone (REFERENCE, for tests). */
+typedef enum nn_read_mode { NN_READ_AUTO = 0, NN_READ_REFERENCE } nn_read_mode;
+/* nn_read; *fast_used (may be NULL) tells whether the fast path read the
+ * structure (the result is the DOM path's when anything failed later). */
+gir_status nn_read_ex(const char *path, const gir_options *opts, nn_flavour hint, nn_read_mode mode, bool *fast_used,
+                      gir_graph **out, gir_error *err);
 gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl,
                     gir_error *err);
 /* The companion params file of a graph JSON by the usual naming, or NULL

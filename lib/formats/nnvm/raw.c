@@ -1,6 +1,10 @@
 /* The graph JSON of the NNVM family, parsed into nn_raw and checked: the
  * keys and types dmlc's readers accept (plus the read-compatible legacy
- * spellings), entries in range, and a topological order (cycles refused). */
+ * spellings), entries in range, and a topological order (cycles refused).
+ * This reads the DOM and is the specification: raw_fast.c reads ordinary
+ * files straight from the text into the same nn_raw, and hands anything
+ * else (every error among it) to this path.  The two share the graph
+ * attributes (nn_raw_gattrs) and the last checks (nn_raw_finish). */
 #include "nnvm.h"
 
 #include <stdio.h>
@@ -320,7 +324,7 @@ static gir_status parse_node(nn_raw *raw, size_t idx, const gir_json *v, gir_err
     return GIR_OK;
 }
 
-static gir_status parse_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err)
+gir_status nn_raw_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err)
 {
     char what[80], msg[300], ptr[300], kb[200];
     if (!gir_json_is(attrs, GIR_JSON_OBJECT)) {
@@ -550,10 +554,16 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
             return st;
     }
     if (attrs) {
-        gir_status st = parse_gattrs(raw, attrs, err);
+        gir_status st = nn_raw_gattrs(raw, attrs, err);
         if (st)
             return st;
     }
+    return nn_raw_finish(raw, err);
+}
+
+gir_status nn_raw_finish(nn_raw *raw, gir_error *err)
+{
+    char msg[300];
     /* Variables have exactly one output. */
     for (size_t i = 0; i < raw->n_nodes; i++) {
         const nn_node *n = &raw->nodes[i];
@@ -576,7 +586,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
             snprintf(ptr, sizeof ptr, "/heads/%zu", i);
             snprintf(msg, sizeof msg, "entry takes output %u of variable '%.100s', which has only output 0",
                      raw->heads[i].index, src->name);
-            return fail_ptr(raw, err, gir_json_at(heads, i), GIR_E_REFERENCE, msg, ptr);
+            return fail_ptr(raw, err, gir_json_at(raw->heads_json, i), GIR_E_REFERENCE, msg, ptr);
         }
     }
     return topo(raw, err);
@@ -585,6 +595,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
 void nn_raw_free(nn_raw *raw)
 {
     gir_arena_free(&raw->arena);
+    free(raw->nodes_heap);
     memset(raw, 0, sizeof *raw);
 }
 

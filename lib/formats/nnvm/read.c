@@ -1,5 +1,8 @@
 /* Reading NNVM, MXNet and TVM graph JSON (and the companion .params) into
- * the IR. */
+ * the IR.  The structure is read by raw_fast.c straight from the text when
+ * it can; when it cannot, or when anything after it fails, the file is
+ * read through the DOM (gir_json_doc_parse, then raw.c), whose values give
+ * every error its JSON pointer and line:column. */
 #include "map.h"
 #include "passes/passes.h"
 
@@ -721,53 +724,30 @@ static void reader_free(nn_reader *r)
     free(r->ishapes);
 }
 
-gir_status nn_read(const char *path, const gir_options *opts, nn_flavour hint, gir_graph **out, gir_error *err)
+/* Everything after the structure: raw (parsed with status st, freed here)
+ * into a graph, with the params file. */
+static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour hint, nn_raw *raw, gir_status st,
+                           gir_graph **out, gir_error *err)
 {
-    *out = NULL;
-    unsigned char head[8];
-    size_t got;
-    TRY(gir_read_head(path, head, sizeof head, &got, err));
-    if (got == 0) {
-        gir_fail(err, GIR_E_UNKNOWN_FORMAT, "file is empty");
-        gir_err_file(err, path);
-        return GIR_E_UNKNOWN_FORMAT;
-    }
-    bool npz;
-    int pk = nn_params_sniff(head, got, &npz);
-    if (pk) {
-        gir_fail(err, GIR_E_SYNTAX, "this is %s parameters file, not a graph JSON; give the graph JSON and pass the "
-                 "params with --params", npz ? "an MXNet 2.x (NumPy)" : pk == NN_PARAMS_TVM ? "a TVM" : "an MXNet");
-        gir_err_file(err, path);
-        return GIR_E_SYNTAX;
-    }
-    int64_t max_bytes;
-    TRY(gir_options_int(opts, "max-bytes", 0, &max_bytes, err));
-    if (max_bytes < 0)
-        return gir_fail(err, GIR_E_ARGUMENT, "option max-bytes must not be negative");
-    gir_json_options jo = { .no_utf8_check = true };
-    gir_json_doc *doc;
-    TRY(gir_json_parse_file(path, (size_t)max_bytes, &jo, &doc, err));
-    nn_raw raw;
-    gir_status st = nn_raw_parse(doc, &raw, err);
     nn_params params;
     bool have_params = false;
     char *ppath = NULL;
     nn_reader r = { 0 };
     if (!st) {
-        r.raw = &raw;
-        r.fl = classify(&raw, hint);
+        r.raw = raw;
+        r.fl = classify(raw, hint);
         r.pfx = nn_flavour_name(r.fl);
         st = gir_graph_new(&r.g, err);
     }
     if (!st) {
-        const nn_gattr *ver = nn_raw_gattr(&raw, "mxnet_version");
+        const nn_gattr *ver = nn_raw_gattr(raw, "mxnet_version");
         if (ver && (strcmp(ver->type, "int") != 0 || !gir_json_get_i64(ver->payload, &r.mx_version) ||
                     r.mx_version < 0)) {
             char what[80];
             gir_json_describe(ver->payload, what, sizeof what);
             st = gir_fail(err, GIR_E_SCHEMA, "mxnet_version must be [\"int\", N], found type \"%s\" and %s",
                           ver->type, what);
-            gir_json_err_at(err, doc, ver->where, "/attrs/mxnet_version");
+            gir_json_err_at(err, raw->doc, ver->where, "/attrs/mxnet_version");
         }
     }
     const char *spec = gir_options_get(opts, "input-shape");
@@ -804,8 +784,69 @@ gir_status nn_read(const char *path, const gir_options *opts, nn_flavour hint, g
     if (have_params)
         nn_params_free(&params);
     free(ppath);
-    nn_raw_free(&raw);
-    gir_json_doc_free(doc);
+    nn_raw_free(raw);
     *out = r.g;
     return st;
+}
+
+gir_status nn_read_ex(const char *path, const gir_options *opts, nn_flavour hint, nn_read_mode mode, bool *fast_used,
+                      gir_graph **out, gir_error *err)
+{
+    *out = NULL;
+    if (fast_used)
+        *fast_used = false;
+    unsigned char head[8];
+    size_t got;
+    TRY(gir_read_head(path, head, sizeof head, &got, err));
+    if (got == 0) {
+        gir_fail(err, GIR_E_UNKNOWN_FORMAT, "file is empty");
+        gir_err_file(err, path);
+        return GIR_E_UNKNOWN_FORMAT;
+    }
+    bool npz;
+    int pk = nn_params_sniff(head, got, &npz);
+    if (pk) {
+        gir_fail(err, GIR_E_SYNTAX, "this is %s parameters file, not a graph JSON; give the graph JSON and pass the "
+                 "params with --params", npz ? "an MXNet 2.x (NumPy)" : pk == NN_PARAMS_TVM ? "a TVM" : "an MXNet");
+        gir_err_file(err, path);
+        return GIR_E_SYNTAX;
+    }
+    int64_t max_bytes;
+    TRY(gir_options_int(opts, "max-bytes", 0, &max_bytes, err));
+    if (max_bytes < 0)
+        return gir_fail(err, GIR_E_ARGUMENT, "option max-bytes must not be negative");
+    gir_json_options jo = { .no_utf8_check = true };
+    gir_json_doc *doc;
+    TRY(gir_json_open_file(path, (size_t)max_bytes, &doc, err));
+    nn_raw raw;
+    gir_status st;
+    if (mode != NN_READ_REFERENCE && nn_raw_parse_fast(doc, &jo, &raw)) {
+        /* Errors from here on point into the DOM (nn_kv.where, ...), which
+         * the fast path did not build: on any failure the graph, its notes
+         * and the error are dropped, and the file is read again below. */
+        if (fast_used)
+            *fast_used = true;
+        gir_error scratch = GIR_ERROR_INIT;
+        st = read_raw(path, opts, hint, &raw, GIR_OK, out, &scratch);
+        gir_error_clear(&scratch);
+        if (!st) {
+            gir_json_doc_free(doc);
+            return GIR_OK;
+        }
+    }
+    st = gir_json_doc_parse(doc, &jo, err);
+    if (st) {
+        gir_err_file(err, path);
+        gir_json_doc_free(doc);
+        return st;
+    }
+    st = nn_raw_parse(doc, &raw, err);
+    st = read_raw(path, opts, hint, &raw, st, out, err);
+    gir_json_doc_free(doc);
+    return st;
+}
+
+gir_status nn_read(const char *path, const gir_options *opts, nn_flavour hint, gir_graph **out, gir_error *err)
+{
+    return nn_read_ex(path, opts, hint, NN_READ_AUTO, NULL, out, err);
 }

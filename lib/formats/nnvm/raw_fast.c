@@ -1,0 +1,425 @@
+/* The graph JSON of the NNVM family read straight from the text into
+ * nn_raw, token by token (io/json.h's pull lexer), without a DOM of the
+ * nodes, heads, arg_nodes and node_row_ptr: the DOM of a 100k-node file
+ * costs more than the rest of reading it.  Only the top-level "attrs"
+ * object (small, but in TVM executor files it holds the per-entry lists)
+ * is built as a DOM, in the file's document with the file's offsets.
+ *
+ * raw.c (nn_raw_parse over the DOM) is the specification.  This path
+ * fills the same nn_raw for the files it reads, and gives up (false) at
+ * anything it is not sure of: every case in which the JSON parser or
+ * nn_raw_parse would fail (syntax, duplicate keys, unknown keys, wrong
+ * types, entries out of range, cycles, ...), and some it would accept
+ * (strings with NUL bytes, node_row_ptr values that are not integers,
+ * attribute objects of more than ATTRS_MAX members).  The caller then
+ * parses the DOM and runs nn_raw_parse, which words any error.  Nothing
+ * here reports an error: err is NULL throughout. */
+#include "nnvm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Larger attribute objects go to the DOM path (duplicate keys are looked
+ * for pairwise). */
+#define ATTRS_MAX 256u
+
+typedef struct fast {
+    nn_raw *raw;
+    gir_json_lexer lx;
+    gir_json_doc *doc;
+    size_t cap_nodes;
+    nn_entry *ent; /* the current node's inputs; the heads */
+    size_t n_ent, cap_ent;
+    nn_kv *kv;     /* the current node's attributes */
+    size_t n_kv, cap_kv;
+    uint32_t *args;
+    size_t n_args, cap_args;
+    int64_t *rowp;
+    size_t n_rowp, cap_rowp;
+} fast;
+
+static gir_json_token next(fast *f)
+{
+    return gir_json_lex_next(&f->lx);
+}
+
+/* The token's bytes as a NUL-terminated copy in raw's arena; NULL when
+ * they hold a NUL byte (nn_raw_parse refuses those) or out of memory. */
+static const char *token_cstr(fast *f)
+{
+    const gir_json_lexer *lx = &f->lx;
+    if (lx->escaped && memchr(lx->str, '\0', lx->str_len))
+        return NULL;
+    return gir_arena_strndup(&f->raw->arena, lx->str, lx->str_len);
+}
+
+static bool token_is(const fast *f, const char *s, size_t n)
+{
+    return f->lx.str_len == n && memcmp(f->lx.str, s, n) == 0;
+}
+
+/* Token t is a non-negative integer that fits in uint32 (raw.c's get_u32). */
+static bool token_u32(const fast *f, gir_json_token t, uint32_t *out)
+{
+    uint64_t x;
+    if (t != GIR_JT_NUMBER || !gir_json_text_u64(f->lx.str, f->lx.str_len, &x) || x > UINT32_MAX)
+        return false;
+    *out = (uint32_t)x;
+    return true;
+}
+
+/* An entry [node, index] or [node, index, version] after its '[' has been
+ * read, appended to f->ent; the node id is checked against the node count
+ * once every node is read (check_entries). */
+static bool entry(fast *f)
+{
+    uint32_t e[3] = { 0, 0, 0 };
+    size_t k = 0;
+    gir_json_token t;
+    while ((t = next(f)) != GIR_JT_ARRAY_END)
+        if (k == 3 || !token_u32(f, t, &e[k++]))
+            return false;
+    if (k < 2 || e[1] >= 65535)
+        return false;
+    if (k == 2)
+        f->raw->legacy = true;
+    if (f->n_ent == f->cap_ent && !GIR_GROW(f->ent, f->cap_ent, f->n_ent + 1))
+        return false;
+    f->ent[f->n_ent++] = (nn_entry){ e[0], e[1], e[2] };
+    return true;
+}
+
+/* An array of entries (its '[' read) into f->ent, from its start. */
+static bool entries(fast *f)
+{
+    f->n_ent = 0;
+    gir_json_token t;
+    while ((t = next(f)) != GIR_JT_ARRAY_END)
+        if (t != GIR_JT_ARRAY || !entry(f))
+            return false;
+    return true;
+}
+
+static nn_entry *ent_copy(fast *f)
+{
+    nn_entry *e = gir_arena_alloc_uninit(&f->raw->arena, f->n_ent * sizeof *e);
+    if (e)
+        memcpy(e, f->ent, f->n_ent * sizeof *e);
+    return e;
+}
+
+/* An "attrs", "attr" or "param" object of strings (its key read) merged
+ * into the node's attributes as parse_attr_object does: a key an earlier
+ * object of the node set is overwritten in place. */
+static bool attr_object(fast *f, const char *which)
+{
+    if (next(f) != GIR_JT_OBJECT)
+        return false;
+    size_t members = 0;
+    gir_json_token t;
+    while ((t = next(f)) != GIR_JT_OBJECT_END) {
+        if (t != GIR_JT_KEY || ++members > ATTRS_MAX)
+            return false;
+        const char *key = token_cstr(f);
+        if (!key || next(f) != GIR_JT_STRING)
+            return false;
+        const char *val = token_cstr(f);
+        if (!val)
+            return false;
+        /* A key set by an earlier object of the node (obj is another
+         * string) is overwritten in place; one set by this object is a
+         * repeated key, which fails the JSON parse. */
+        size_t j;
+        for (j = 0; j < f->n_kv; j++)
+            if (strcmp(f->kv[j].key, key) == 0)
+                break;
+        if (j < f->n_kv && strcmp(f->kv[j].obj, which) == 0)
+            return false;
+        if (j == f->n_kv) {
+            if (f->n_kv == f->cap_kv && !GIR_GROW(f->kv, f->cap_kv, f->n_kv + 1))
+                return false;
+            f->n_kv++;
+        }
+        f->kv[j] = (nn_kv){ key, val, which, NULL };
+    }
+    return true;
+}
+
+/* The keys a node object may have (raw.c's node_key), one bit each. */
+enum {
+    NK_OP = 1 << 0,
+    NK_NAME = 1 << 1,
+    NK_INPUTS = 1 << 2,
+    NK_ATTRS = 1 << 3,
+    NK_ATTR = 1 << 4,
+    NK_PARAM = 1 << 5,
+    NK_CONTROL_DEPS = 1 << 6,
+    NK_SUBGRAPHS = 1 << 7,
+    NK_BACKWARD_SOURCE_ID = 1 << 8
+};
+
+static unsigned node_key(const fast *f)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+        unsigned bit;
+    } keys[] = {
+        { "op", 2, NK_OP },
+        { "name", 4, NK_NAME },
+        { "inputs", 6, NK_INPUTS },
+        { "attrs", 5, NK_ATTRS },
+        { "attr", 4, NK_ATTR },
+        { "param", 5, NK_PARAM },
+        { "control_deps", 12, NK_CONTROL_DEPS },
+        { "subgraphs", 9, NK_SUBGRAPHS },
+        { "backward_source_id", 18, NK_BACKWARD_SOURCE_ID },
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (token_is(f, keys[i].name, keys[i].len))
+            return keys[i].bit;
+    return 0;
+}
+
+/* A node object (its '{' read) appended to raw's nodes. */
+static bool node(fast *f)
+{
+    nn_raw *raw = f->raw;
+    if (raw->n_nodes >= (size_t)INT32_MAX / 4 ||
+        (raw->n_nodes == f->cap_nodes && !GIR_GROW(raw->nodes_heap, f->cap_nodes, raw->n_nodes + 1)))
+        return false;
+    raw->nodes = raw->nodes_heap;
+    nn_node n = { .row_outputs = -1 };
+    unsigned seen = 0;
+    f->n_kv = 0;
+    gir_json_token t;
+    while ((t = next(f)) != GIR_JT_OBJECT_END) {
+        unsigned k = t == GIR_JT_KEY ? node_key(f) : 0;
+        if (!k || (seen & k))
+            return false; /* unknown or repeated key */
+        seen |= k;
+        switch (k) {
+        case NK_OP:
+        case NK_NAME: {
+            if (next(f) != GIR_JT_STRING || f->lx.str_len == 0)
+                return false;
+            const char *s = token_cstr(f);
+            if (!s)
+                return false;
+            *(k == NK_OP ? &n.op : &n.name) = s;
+            break;
+        }
+        case NK_INPUTS:
+            if (next(f) != GIR_JT_ARRAY || !entries(f) || f->n_ent > 65535)
+                return false;
+            n.n_in = f->n_ent;
+            if (n.n_in && !(n.in = ent_copy(f)))
+                return false;
+            break;
+        case NK_ATTRS:
+        case NK_ATTR:
+        case NK_PARAM:
+            if (!attr_object(f, k == NK_ATTRS ? "attrs" : k == NK_ATTR ? "attr" : "param"))
+                return false;
+            raw->legacy = raw->legacy || k == NK_PARAM;
+            break;
+        case NK_CONTROL_DEPS:
+        case NK_SUBGRAPHS: /* only empty ones are read */
+            if (next(f) != GIR_JT_ARRAY || next(f) != GIR_JT_ARRAY_END)
+                return false;
+            break;
+        case NK_BACKWARD_SOURCE_ID: {
+            int64_t x;
+            if (next(f) != GIR_JT_NUMBER || !gir_json_text_i64(f->lx.str, f->lx.str_len, &x))
+                return false;
+            raw->legacy = true;
+            break;
+        }
+        }
+    }
+    if ((seen & (NK_OP | NK_NAME | NK_INPUTS)) != (NK_OP | NK_NAME | NK_INPUTS))
+        return false;
+    n.var = strcmp(n.op, "null") == 0;
+    if (n.var && n.n_in)
+        return false;
+    if (strcmp(n.op, "tvm_op") == 0)
+        raw->has_tvm_op = true;
+    if (f->n_kv) {
+        n.attrs = gir_arena_alloc_uninit(&raw->arena, f->n_kv * sizeof *n.attrs);
+        if (!n.attrs)
+            return false;
+        memcpy(n.attrs, f->kv, f->n_kv * sizeof *n.attrs);
+        n.n_attrs = f->n_kv;
+    }
+    raw->nodes[raw->n_nodes++] = n;
+    return true;
+}
+
+static bool nodes(fast *f)
+{
+    if (next(f) != GIR_JT_ARRAY)
+        return false;
+    gir_json_token t;
+    while ((t = next(f)) != GIR_JT_ARRAY_END)
+        if (t != GIR_JT_OBJECT || !node(f))
+            return false;
+    return true;
+}
+
+static bool arg_nodes(fast *f)
+{
+    if (next(f) != GIR_JT_ARRAY)
+        return false;
+    gir_json_token t;
+    while ((t = next(f)) != GIR_JT_ARRAY_END) {
+        if ((f->n_args == f->cap_args && !GIR_GROW(f->args, f->cap_args, f->n_args + 1)) ||
+            !token_u32(f, t, &f->args[f->n_args]))
+            return false;
+        f->n_args++;
+    }
+    return true;
+}
+
+static bool heads(fast *f)
+{
+    nn_raw *raw = f->raw;
+    if (next(f) != GIR_JT_ARRAY || !entries(f))
+        return false;
+    raw->n_heads = f->n_ent;
+    return !raw->n_heads || (raw->heads = ent_copy(f)) != NULL;
+}
+
+/* node_row_ptr: integers only (nn_raw_parse reads the values only when
+ * there is one per node and one more; this path wants them anyway). */
+static bool row_ptr(fast *f)
+{
+    if (next(f) != GIR_JT_ARRAY)
+        return false;
+    f->raw->has_row_ptr = true;
+    gir_json_token t;
+    while ((t = next(f)) != GIR_JT_ARRAY_END) {
+        int64_t x;
+        if (t != GIR_JT_NUMBER || !gir_json_text_i64(f->lx.str, f->lx.str_len, &x) ||
+            (f->n_rowp == f->cap_rowp && !GIR_GROW(f->rowp, f->cap_rowp, f->n_rowp + 1)))
+            return false;
+        f->rowp[f->n_rowp++] = x;
+    }
+    return true;
+}
+
+/* An entry's node in range; it raises its source's max_index. */
+static bool check_entry(nn_raw *raw, const nn_entry *e)
+{
+    if (e->node >= raw->n_nodes)
+        return false;
+    nn_node *src = &raw->nodes[e->node];
+    if (e->index + 1 > src->max_index)
+        src->max_index = e->index + 1;
+    return true;
+}
+
+/* The checks that need the node count, in nn_raw_parse's terms. */
+static bool finish(fast *f, const gir_json *attrs)
+{
+    nn_raw *raw = f->raw;
+    if (!raw->nodes) {
+        if (!GIR_GROW(raw->nodes_heap, f->cap_nodes, 1))
+            return false;
+        memset(raw->nodes_heap, 0, sizeof *raw->nodes_heap);
+        raw->nodes = raw->nodes_heap;
+    }
+    for (size_t i = 0; i < raw->n_nodes; i++)
+        for (size_t j = 0; j < raw->nodes[i].n_in; j++)
+            if (!check_entry(raw, &raw->nodes[i].in[j]))
+                return false;
+    for (size_t i = 0; i < f->n_args; i++)
+        if (f->args[i] >= raw->n_nodes || !raw->nodes[f->args[i]].var)
+            return false;
+    for (size_t i = 0; i < raw->n_heads; i++)
+        if (!check_entry(raw, &raw->heads[i]))
+            return false;
+    if (raw->has_row_ptr) {
+        raw->row_ptr_ok = f->n_rowp == raw->n_nodes + 1;
+        if (raw->row_ptr_ok) {
+            raw->row_ptr = gir_arena_alloc_uninit(&raw->arena, f->n_rowp * sizeof *raw->row_ptr);
+            if (!raw->row_ptr)
+                return false;
+            memcpy(raw->row_ptr, f->rowp, f->n_rowp * sizeof *raw->row_ptr);
+            for (size_t i = 0; i < f->n_rowp; i++)
+                if ((i == 0 && f->rowp[i] != 0) || (i > 0 && f->rowp[i] < f->rowp[i - 1]))
+                    raw->row_ptr_ok = false;
+            if (raw->row_ptr_ok)
+                for (size_t i = 0; i < raw->n_nodes; i++)
+                    raw->nodes[i].row_outputs = raw->row_ptr[i + 1] - raw->row_ptr[i];
+        }
+    }
+    if (attrs && nn_raw_gattrs(raw, attrs, NULL))
+        return false;
+    return nn_raw_finish(raw, NULL) == GIR_OK;
+}
+
+/* The keys of the graph object, one bit each. */
+enum { TK_NODES = 1, TK_ARG_NODES = 2, TK_HEADS = 4, TK_ROW_PTR = 8, TK_ATTRS = 16 };
+
+static bool graph(fast *f)
+{
+    nn_raw *raw = f->raw;
+    if (next(f) != GIR_JT_OBJECT)
+        return false;
+    unsigned seen = 0;
+    size_t pos = 0, heads_pos = 0, rowp_pos = 0;
+    const gir_json *attrs = NULL;
+    gir_json_token t;
+    for (; (t = next(f)) != GIR_JT_OBJECT_END; pos++) {
+        if (t != GIR_JT_KEY)
+            return false;
+        unsigned k = token_is(f, "nodes", 5)          ? TK_NODES
+                     : token_is(f, "arg_nodes", 9)    ? TK_ARG_NODES
+                     : token_is(f, "heads", 5)        ? TK_HEADS
+                     : token_is(f, "node_row_ptr", 12) ? TK_ROW_PTR
+                     : token_is(f, "attrs", 5)        ? TK_ATTRS
+                                                      : 0;
+        if (!k || (seen & k))
+            return false;
+        seen |= k;
+        bool ok = false;
+        switch (k) {
+        case TK_NODES: ok = nodes(f); break;
+        case TK_ARG_NODES: ok = arg_nodes(f); break;
+        case TK_HEADS:
+            heads_pos = pos;
+            ok = heads(f);
+            break;
+        case TK_ROW_PTR:
+            rowp_pos = pos;
+            ok = row_ptr(f);
+            break;
+        case TK_ATTRS: ok = gir_json_lex_dom(&f->lx, f->doc, &attrs); break;
+        }
+        if (!ok)
+            return false;
+    }
+    if (next(f) != GIR_JT_END || (seen & (TK_NODES | TK_ARG_NODES | TK_HEADS)) != (TK_NODES | TK_ARG_NODES | TK_HEADS))
+        return false;
+    raw->relay_layout = (seen & TK_ROW_PTR) && rowp_pos > heads_pos;
+    return finish(f, attrs);
+}
+
+bool nn_raw_parse_fast(gir_json_doc *doc, const gir_json_options *jo, nn_raw *raw)
+{
+    memset(raw, 0, sizeof *raw);
+    raw->doc = doc;
+    fast f = { .raw = raw, .doc = doc };
+    size_t len;
+    const char *text = gir_json_text(doc, &len);
+    gir_json_lex_init(&f.lx, text, len, jo);
+    bool ok = graph(&f);
+    gir_json_lex_free(&f.lx);
+    free(f.ent);
+    free(f.kv);
+    free(f.args);
+    free(f.rowp);
+    if (!ok)
+        nn_raw_free(raw);
+    return ok;
+}
