@@ -1135,6 +1135,227 @@ static void test_writer_refusals(void **state)
     gir_graph_free(g);
 }
 
+/* ---- the fast path (raw_fast.c) against the DOM path -------------------------------- */
+
+/* Reads path both ways (the fast path when it takes the file, the DOM
+ * path alone): the same status and error, or graphs without a difference
+ * that write the same bytes.  Returns whether the fast path read it. */
+static bool same_both_ways(const char *path, nn_flavour hint)
+{
+    gir_graph *gf = NULL, *gr = NULL;
+    gir_error ef = GIR_ERROR_INIT, er = GIR_ERROR_INIT;
+    bool fast = false;
+    gir_status sf = nn_read_ex(path, NULL, hint, NN_READ_AUTO, &fast, &gf, &ef);
+    gir_status sr = nn_read_ex(path, NULL, hint, NN_READ_REFERENCE, NULL, &gr, &er);
+    char *mf = sf ? gir_error_format(&ef) : NULL, *mr = sr ? gir_error_format(&er) : NULL;
+    if (sf != sr || (sf && strcmp(mf, mr) != 0))
+        fail_msg("%s: fast path %d '%s', DOM path %d '%s'", path, sf, mf ? mf : "", sr, mr ? mr : "");
+    if (!sf) {
+        gir_diff_options o = { .names = true, .meta = true, .weights = true };
+        gir_buf report = GIR_BUF_INIT;
+        size_t count = 1;
+        gir_error e = GIR_ERROR_INIT;
+        TU_OK(gir_graph_diff(gf, gr, &o, &report, &count, &e), &e);
+        if (count)
+            fail_msg("%s: the two reads differ:\n%s", path, report.data ? report.data : "");
+        gir_buf_free(&report);
+        char *of = tu_tmp("fast_out.json"), *orr = tu_tmp("ref_out.json");
+        const char *fmt = hint == NN_TVM ? "tvm" : hint == NN_MXNET ? "mxnet" : "nnvm";
+        gir_options *wo = gir_options_new();
+        TU_OK(gir_options_set(wo, "force", "1", &e), &e);
+        gir_status wf = gir_save(gf, of, fmt, wo, &e);
+        gir_error_clear(&e);
+        gir_status wr = gir_save(gr, orr, fmt, wo, &e);
+        gir_error_clear(&e);
+        assert_int_equal(wf, GIR_OK);
+        assert_int_equal(wr, GIR_OK);
+        assert_true(tu_files_equal(of, orr));
+        gir_options_free(wo);
+        free(of);
+        free(orr);
+    }
+    free(mf);
+    free(mr);
+    gir_error_clear(&ef);
+    gir_error_clear(&er);
+    gir_graph_free(gf);
+    gir_graph_free(gr);
+    return fast;
+}
+
+static void test_fast_real_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rel;
+        nn_flavour hint;
+        bool testdata;
+    } files[] = {
+        { "realworld/mxnet/lenet-symbol.json", NN_MXNET, false },
+        { "realworld/mxnet/save_000800.json", NN_MXNET, false },
+        { "realworld/mxnet/vgg_dnnl_model1.json", NN_MXNET, false },
+        { "realworld/nnvm/lenet_nnvm_graph.json", NN_NNVM, false },
+        { "realworld/tvm/relay_deploy_graph.json", NN_TVM, false },
+        { "realworld/tvm/wrn_fc.json", NN_TVM, false },
+        { "tvm/seed003_graph.json", NN_TVM, true },
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *p = files[i].testdata ? tu_testdata(files[i].rel) : tu_shared(files[i].rel);
+        /* Every real file is ordinary: the fast path reads each. */
+        if (!same_both_ways(p, files[i].hint))
+            fail_msg("%s: the fast path gave up", p);
+        free(p);
+    }
+}
+
+/* A real file cut at many places: the same error both ways. */
+static void test_fast_truncated(void **state)
+{
+    (void)state;
+    const char *rels[] = { "realworld/mxnet/lenet-symbol.json", "realworld/tvm/wrn_fc.json" };
+    for (size_t r = 0; r < 2; r++) {
+        char *src = tu_shared(rels[r]);
+        size_t len;
+        char *text = tu_slurp(src, &len);
+        assert_non_null(text);
+        char *cut = tu_tmp("cut.json");
+        size_t step = len / 150 + 1;
+        for (size_t n = 1; n < len; n += (n < 64 || len - n < 64) ? 1 : step) {
+            assert_true(tu_write(cut, text, n));
+            assert_false(same_both_ways(cut, NN_MXNET));
+        }
+        free(cut);
+        free(text);
+        free(src);
+    }
+}
+
+/* Malformed and unusual texts: the same outcome both ways.  fast: whether
+ * the fast path reads the structure (then fails later, or succeeds). */
+static void test_fast_variants(void **state)
+{
+    (void)state;
+#define X "{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}"
+#define TAIL "], \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}"
+    static const struct {
+        const char *text;
+        bool fast;
+    } cases[] = {
+        /* read by the fast path */
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, true },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0]]}" TAIL, true },
+        { "{\"heads\": [[1, 0, 0]], \"arg_nodes\": [0], \"nodes\": [" X
+          ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}]}", true },
+        { "{\"nodes\": [" X ", {\"op\": \"Activation\", \"name\": \"a\", \"param\": {\"act_type\": \"relu\"}, "
+          "\"attr\": {\"act_type\": \"tanh\", \"ctx\": \"cpu\"}, \"inputs\": [[0, 0]], \"backward_source_id\": -1}" TAIL,
+          true },
+        { "{\"nodes\": [" X ", {\"op\": \"re\\u006cu\", \"name\": \"a\\\"b\", \"inputs\": [[0, 0, 0]], "
+          "\"control_deps\": [], \"subgraphs\": []}" TAIL, true },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"node_row_ptr\": [0, 1, 2], \"attrs\": {\"mxnet_version\": [\"int\", 10600]}}",
+          true },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"node_row_ptr\": [0, 1], \"heads\": [[1, 0, 0]]}", true },
+        /* read by the fast path, failing later (mapping, options, attributes) */
+        { "{\"nodes\": [" X ", {\"op\": \"Activation\", \"name\": \"a\", \"attrs\": {\"act_type\": \"nope\"}, "
+          "\"inputs\": [[0, 0, 0]]}" TAIL, true },
+        { "{\"nodes\": [" X ", {\"op\": \"Convolution\", \"name\": \"c\", \"attrs\": {\"kernel\": \"(a, b)\", "
+          "\"num_filter\": \"4\"}, \"inputs\": [[0, 0, 0]]}" TAIL, true },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", \"x\"]}}", true },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 3, 0]]}", true },
+        { "{\"nodes\": [" X ", {\"op\": \"no_such_op\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, true },
+        /* given to the DOM path */
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL " x", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], \"op\": \"relu\"}" TAIL,
+          false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], \"extra\": 1}" TAIL,
+          false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL ", \"x\": 1}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"nodes\": [], "
+          "\"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}", false },
+        { "{\"nodes\": [" X ", {\"op\": 3, \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\\u0000b\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"attrs\": {\"k\\u0000\": \"v\"}}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"attrs\": {\"k\": \"v\", \"k\": \"w\"}}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"attr\": {\"k\": \"v\"}, "
+          "\"param\": {\"k\": \"w\", \"k\": \"u\"}, \"inputs\": [[0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"attrs\": {\"k\": 1}}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[2, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 1, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 1.0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 65535, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 4294967296]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[1, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": {}}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\"}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"control_deps\": [0]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"subgraphs\": [{}]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"backward_source_id\": 1.5}" TAIL, false },
+        { "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": [[0, 0, 0]]}, "
+          "{\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [1], "
+          "\"heads\": [[1, 0, 0]]}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"node_row_ptr\": [0, \"1\", 2]}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"attrs\": {\"a\": [\"int\", 1], \"a\": [\"int\", 2]}}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"attrs\": {\"a\": 1}}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"add\", \"name\": \"a\", \"inputs\": [[0, 0, 0], [2, 0, 0]]}, "
+          "{\"op\": \"relu\", \"name\": \"b\", \"inputs\": [[1, 0, 0]]}], \"arg_nodes\": [0], \"heads\": [[2, 0, 0]]}",
+          false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]} // c\n" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"\\ud800\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL "\f", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0,]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[00, 0, 0]]}" TAIL, false },
+        { "[]", false },
+        { "{}", false },
+    };
+    char *path = tu_tmp("variant.json");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_true(tu_write(path, cases[i].text, strlen(cases[i].text)));
+        /* As NNVM too: the legacy MXNet layout decides the flavour then. */
+        if (same_both_ways(path, NN_MXNET) != cases[i].fast || same_both_ways(path, NN_NNVM) != cases[i].fast)
+            fail_msg("case %zu: expected the fast path %s: %s", i, cases[i].fast ? "to read it" : "to give up",
+                     cases[i].text);
+    }
+    /* Non-UTF-8 bytes (the reader does not check strings' UTF-8), deep
+     * nesting in an attribute and in the graph attributes. */
+    static const char bad8[] = "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\xff\xfe\", \"inputs\": [[0, 0, 0]]}" TAIL;
+    assert_true(tu_write(path, bad8, strlen(bad8)));
+    assert_true(same_both_ways(path, NN_MXNET));
+    for (int where = 0; where < 2; where++) {
+        gir_buf b = GIR_BUF_INIT;
+        gir_buf_puts(&b, "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]");
+        if (where == 0)
+            gir_buf_puts(&b, ", \"attrs\": {\"k\": ");
+        else
+            gir_buf_puts(&b, "}], \"arg_nodes\": [0], \"heads\": [[1, 0, 0]], \"attrs\": {\"k\": [\"x\", ");
+        for (int d = 0; d < 300; d++)
+            gir_buf_putc(&b, '[');
+        for (int d = 0; d < 300; d++)
+            gir_buf_putc(&b, ']');
+        gir_buf_puts(&b, where == 0 ? "}}" TAIL : "]}}");
+        assert_true(tu_write(path, b.data, b.len));
+        assert_false(same_both_ways(path, NN_MXNET));
+        gir_buf_free(&b);
+    }
+    free(path);
+#undef X
+#undef TAIL
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1159,6 +1380,9 @@ int main(void)
         cmocka_unit_test(test_companions),
         cmocka_unit_test(test_executor_as_nnvm),
         cmocka_unit_test(test_writer_refusals),
+        cmocka_unit_test(test_fast_real_files),
+        cmocka_unit_test(test_fast_truncated),
+        cmocka_unit_test(test_fast_variants),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }
