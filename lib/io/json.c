@@ -458,52 +458,9 @@ static bool is_space(char c)
     return json_space[(unsigned char)c];
 }
 
-/* Word-at-a-time scanning: eight bytes at p, in host order. */
-static inline uint64_t load8(const char *p)
-{
-    uint64_t x;
-    memcpy(&x, p, 8);
-    return x;
-}
-
-#define BYTES(c) (0x0101010101010101ull * (uint64_t)(c))
-
-/* The high bit of each byte of x that is not zero (exact per byte: no
- * carry crosses bytes). */
-static inline uint64_t nonzero_bytes(uint64_t x)
-{
-    return (((x & BYTES(0x7F)) + BYTES(0x7F)) | x) & BYTES(0x80);
-}
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define WORD_SCAN 1
-/* The index of the first byte flagged in m (nonzero). */
-static inline size_t first_flagged(uint64_t m)
-{
-    return (size_t)__builtin_ctzll(m) >> 3;
-}
-#else
-#define WORD_SCAN 0
-#endif
-
-/* The first byte at or after p that is not whitespace.  Indentation comes
- * in long runs, read eight bytes at a time. */
+/* The first byte at or after p that is not whitespace. */
 static inline size_t skip_space(const char *t, size_t len, size_t p)
 {
-    if (p < len && is_space(t[p]))
-        p++;
-    else
-        return p;
-#if WORD_SCAN
-    while (len - p >= 8) {
-        uint64_t x = load8(t + p);
-        uint64_t other = nonzero_bytes(x ^ BYTES(' ')) & nonzero_bytes(x ^ BYTES('\n')) &
-                         nonzero_bytes(x ^ BYTES('\t')) & nonzero_bytes(x ^ BYTES('\r'));
-        if (other)
-            return p + first_flagged(other);
-        p += 8;
-    }
-#endif
     while (p < len && is_space(t[p]))
         p++;
     return p;
@@ -583,20 +540,6 @@ static bool scan_string(gir_json_lexer *lx, size_t *pos)
     size_t len = lx->len_, p = *pos + 1, start = p, out = 0;
     bool escaped = false;
     while (p < len) {
-#if WORD_SCAN
-        /* Eight bytes at a time to the first special one: a quote, a
-         * backslash, a control character or a non-ASCII byte. */
-        while (len - p >= 8) {
-            uint64_t x = load8(t + p);
-            uint64_t plain = nonzero_bytes(x ^ BYTES('"')) & nonzero_bytes(x ^ BYTES('\\')) &
-                             nonzero_bytes(x & BYTES(0xE0)) & ~x & BYTES(0x80);
-            if (plain != BYTES(0x80)) {
-                p += first_flagged(plain ^ BYTES(0x80));
-                break;
-            }
-            p += 8;
-        }
-#endif
         while (p < len && plain_ascii[(unsigned char)t[p]])
             p++;
         if (p == len)
@@ -731,12 +674,19 @@ void gir_json_lex_free(gir_json_lexer *lx)
     lx->cap_kinds_ = lx->cap_scratch_ = 0;
 }
 
-/* The token at p (not whitespace, p < len), the lexer expecting want. */
-static inline gir_json_token lex_at(gir_json_lexer *lx, size_t p, unsigned want)
+/* The next token. */
+static inline gir_json_token lex_next(gir_json_lexer *lx)
 {
     const char *t = lx->text_;
-    size_t len = lx->len_;
+    size_t len = lx->len_, p = skip_space(t, len, lx->pos_);
+    unsigned want = lx->want_;
     char c;
+    if (want == LEX_DONE) {
+        lx->offset = lx->pos_ = p;
+        return p == len ? GIR_JT_END : GIR_JT_FAIL;
+    }
+    if (p == len)
+        return GIR_JT_FAIL;
 again:
     c = t[p];
     lx->offset = p;
@@ -829,18 +779,6 @@ close:
     lx->pos_ = p + 1;
     lx->want_ = lx->depth ? LEX_AFTER : LEX_DONE;
     return c == '}' ? GIR_JT_OBJECT_END : GIR_JT_ARRAY_END;
-}
-
-static inline gir_json_token lex_next(gir_json_lexer *lx)
-{
-    size_t p = skip_space(lx->text_, lx->len_, lx->pos_);
-    if (lx->want_ == LEX_DONE) {
-        lx->offset = lx->pos_ = p;
-        return p == lx->len_ ? GIR_JT_END : GIR_JT_FAIL;
-    }
-    if (p == lx->len_)
-        return GIR_JT_FAIL;
-    return lex_at(lx, p, lx->want_);
 }
 
 gir_json_token gir_json_lex_next(gir_json_lexer *lx)
