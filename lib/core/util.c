@@ -42,7 +42,7 @@ bool gir_buf_reserve(gir_buf *b, size_t extra)
     return true;
 }
 
-void gir_buf_append(gir_buf *b, const void *p, size_t n)
+void gir_buf_append_grow(gir_buf *b, const void *p, size_t n)
 {
     if (!gir_buf_reserve(b, n))
         return;
@@ -57,9 +57,48 @@ void gir_buf_puts(gir_buf *b, const char *s)
     gir_buf_append(b, s, strlen(s));
 }
 
-void gir_buf_putc(gir_buf *b, char c)
+/* Decimal digits of v, right-aligned in buf[0..24); returns the start. */
+static char *utoa(char buf[24], uint64_t v)
 {
-    gir_buf_append(b, &c, 1);
+    char *p = buf + 24;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
+void gir_buf_put_uint(gir_buf *b, uint64_t v)
+{
+    char buf[24];
+    char *p = utoa(buf, v);
+    gir_buf_append(b, p, (size_t)(buf + 24 - p));
+}
+
+/* v's text right-aligned in buf[0..24); returns the start. */
+static char *itoa_right(char buf[24], int64_t v)
+{
+    char *p = utoa(buf, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+    if (v < 0)
+        *--p = '-';
+    return p;
+}
+
+void gir_buf_put_int(gir_buf *b, int64_t v)
+{
+    char buf[24];
+    char *p = itoa_right(buf, v);
+    gir_buf_append(b, p, (size_t)(buf + 24 - p));
+}
+
+size_t gir_fmt_int(char out[24], int64_t v)
+{
+    char buf[24];
+    char *p = itoa_right(buf, v);
+    size_t n = (size_t)(buf + 24 - p);
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return n;
 }
 
 void gir_buf_printf(gir_buf *b, const char *fmt, ...)
