@@ -168,6 +168,13 @@ gir_status gir_read_file(const char *path, size_t max_bytes, char **data, size_t
 /* Reads the first n bytes (fewer if the file is shorter). */
 gir_status gir_read_head(const char *path, unsigned char *buf, size_t n, size_t *got, gir_error *err);
 
+/* Whether path names a pipe, terminal, socket or other file that can be
+ * read only once (not a regular file, not a directory). */
+bool gir_path_is_stream(const char *path);
+/* Copies such a file whole into a new temporary file (in $TMPDIR, else
+ * /tmp); *tmp is its malloc'd path, for the caller to unlink and free. */
+gir_status gir_spool(const char *path, char **tmp, gir_error *err);
+
 /* Atomic output: data is written to a temporary file in the target's
  * directory, and renamed over the target only on gir_outfile_commit. */
 typedef struct gir_outfile gir_outfile;
