@@ -27,8 +27,13 @@ int gc_report(const gir_error *err);
 /* Parses "KEY=VALUE" into opts; false (after printing) when malformed. */
 bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag);
 
-/* Loads a model, saying in verbose mode which rule chose the format. */
+/* Reads a model (path "-" is standard input; a pipe is read whole),
+ * saying in verbose mode which rule chose the format.  format NULL:
+ * detected. */
 gir_status gc_load(const char *path, const char *format, const gir_options *opts, gir_graph **g, gir_error *err);
+/* The same, saying which format it was and which rule chose it. */
+gir_status gc_load_detect(const char *path, const char *format, const gir_options *opts, gir_graph **g,
+                          const char **fmt, const char **reason, gir_error *err);
 
 /* Prints a graph's reader notes ("graphconv: note: ...") unless quiet. */
 void gc_print_graph_notes(const gir_graph *g);

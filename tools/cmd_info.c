@@ -238,13 +238,9 @@ int cmd_info(int argc, char **argv)
     }
     const char *path = argv[optind];
     gir_error err = GIR_ERROR_INIT;
-    const char *fmt = from, *reason = "--from";
+    const char *fmt, *reason;
     gir_graph *g = NULL;
-    gir_status st = GIR_OK;
-    if (!fmt)
-        st = gir_detect(path, &fmt, &reason, &err);
-    if (st == GIR_OK)
-        st = gir_load(path, fmt, opts, &g, &err);
+    gir_status st = gc_load_detect(path, from, opts, &g, &fmt, &reason, &err);
     if (st) {
         rc = gc_report(&err);
     } else if (json) {

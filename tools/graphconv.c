@@ -49,18 +49,36 @@ bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag)
     return true;
 }
 
+gir_status gc_load_detect(const char *path, const char *format, const gir_options *opts, gir_graph **g,
+                          const char **fmt, const char **reason, gir_error *err)
+{
+    const char *given = path;
+    if (strcmp(path, "-") == 0)
+        path = "/dev/stdin";
+    *fmt = format;
+    *reason = "--from";
+    /* A pipe reads once: gir_load copies it whole and detects the format
+     * from the copy; the graph then says what it was. */
+    bool stream = gir_path_is_stream(path);
+    if (!format && !stream) {
+        TRY(gir_detect(path, fmt, reason, err));
+        if (gc_verbosity >= 2)
+            fprintf(stderr, "graphconv: %s: format %s (by %s)\n", path, *fmt, *reason);
+    }
+    TRY(gir_load(path, format ? format : *fmt, opts, g, err));
+    if (!*fmt) {
+        *fmt = gir_attrs_get_string(&(*g)->meta, "source.format", "?");
+        *reason = "content";
+        if (gc_verbosity >= 2)
+            fprintf(stderr, "graphconv: %s: read whole from a pipe, format %s (by content)\n", given, *fmt);
+    }
+    return GIR_OK;
+}
+
 gir_status gc_load(const char *path, const char *format, const gir_options *opts, gir_graph **g, gir_error *err)
 {
-    const char *fmt = format;
-    if (!fmt) {
-        const char *reason;
-        gir_status st = gir_detect(path, &fmt, &reason, err);
-        if (st)
-            return st;
-        if (gc_verbosity >= 2)
-            fprintf(stderr, "graphconv: %s: format %s (by %s)\n", path, fmt, reason);
-    }
-    return gir_load(path, fmt, opts, g, err);
+    const char *fmt, *reason;
+    return gc_load_detect(path, format, opts, g, &fmt, &reason, err);
 }
 
 static void print_note(void *ctx, const char *note)

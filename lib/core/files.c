@@ -16,6 +16,69 @@ static gir_status io_fail(gir_error *err, const char *what, const char *path)
     return st;
 }
 
+bool gir_path_is_stream(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+gir_status gir_spool(const char *path, char **tmp, gir_error *err)
+{
+    *tmp = NULL;
+    const char *dir = getenv("TMPDIR");
+    char *t = gir_path_join(dir && *dir ? dir : "/tmp", "graphconv-input-XXXXXX");
+    if (!t)
+        return gir_nomem(err);
+    int in = open(path, O_RDONLY);
+    if (in < 0) {
+        free(t);
+        return io_fail(err, "cannot open", path);
+    }
+    int out = mkstemp(t);
+    if (out < 0) {
+        gir_status st = gir_fail(err, GIR_E_IO, "cannot make a temporary file to hold the input: %s: %s", t,
+                                 strerror(errno));
+        gir_err_file(err, path);
+        close(in);
+        free(t);
+        return st;
+    }
+    gir_status st = GIR_OK;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            st = io_fail(err, "cannot read", path);
+            break;
+        }
+        if (n == 0)
+            break;
+        for (ssize_t done = 0; done < n && !st;) {
+            ssize_t w = write(out, buf + done, (size_t)(n - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                st = io_fail(err, "cannot copy the input to a temporary file", path);
+            else
+                done += w;
+        }
+        if (st)
+            break;
+    }
+    close(in);
+    if (close(out) != 0 && !st)
+        st = io_fail(err, "cannot copy the input to a temporary file", path);
+    if (st) {
+        unlink(t);
+        free(t);
+        return st;
+    }
+    *tmp = t;
+    return GIR_OK;
+}
+
 gir_status gir_read_file(const char *path, size_t max_bytes, char **data, size_t *len, gir_error *err)
 {
     *data = NULL;

@@ -119,6 +119,28 @@ GIR_API void gir_graph_free(gir_graph *g)
     free(g);
 }
 
+static gir_status own_attrs(const gir_attrs *a, gir_error *err)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (a->items[i].type == GIR_ATTR_TENSOR)
+            TRY(gir_tensor_own(a->items[i].u.t, err));
+    return GIR_OK;
+}
+
+gir_status gir_graph_own_tensors(gir_graph *g, gir_error *err)
+{
+    for (size_t i = 0; i < g->n_values; i++) {
+        if (g->values[i]->data)
+            TRY(gir_tensor_own(g->values[i]->data, err));
+        TRY(own_attrs(&g->values[i]->meta, err));
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        TRY(own_attrs(&g->nodes[i]->attrs, err));
+        TRY(own_attrs(&g->nodes[i]->meta, err));
+    }
+    return own_attrs(&g->meta, err);
+}
+
 int32_t gir_graph_value_index(const gir_graph *g, const char *name)
 {
     return index_find(g, g->vindex, g->vindex_cap, value_name_of, name);

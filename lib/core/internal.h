@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "graphir/status.h"
 
@@ -51,9 +52,28 @@ typedef struct gir_buf {
 #define GIR_BUF_INIT { NULL, 0, 0, false }
 
 bool gir_buf_reserve(gir_buf *b, size_t extra);
-void gir_buf_append(gir_buf *b, const void *p, size_t n);
+/* Appends with the room check inline: emitters call these for every few
+ * bytes (the out-of-line part grows the buffer). */
+void gir_buf_append_grow(gir_buf *b, const void *p, size_t n);
+static inline void gir_buf_append(gir_buf *b, const void *p, size_t n)
+{
+    if (!b->failed && n < b->cap - b->len) { /* room for n bytes and the terminator */
+        if (n)
+            memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+    } else {
+        gir_buf_append_grow(b, p, n);
+    }
+}
+static inline void gir_buf_putc(gir_buf *b, char c)
+{
+    gir_buf_append(b, &c, 1);
+}
 void gir_buf_puts(gir_buf *b, const char *s);
-void gir_buf_putc(gir_buf *b, char c);
+/* Decimal text of v ("-12"). */
+void gir_buf_put_int(gir_buf *b, int64_t v);
+void gir_buf_put_uint(gir_buf *b, uint64_t v);
 void gir_buf_printf(gir_buf *b, const char *fmt, ...) GIR_PRINTF(2, 3);
 /* Returns the string (caller frees) and resets the buffer; NULL if failed. */
 char *gir_buf_take(gir_buf *b);
@@ -125,6 +145,9 @@ size_t gir_utf8_encode(uint32_t cp, char out[4]);
 
 /* ---- numbers as text ------------------------------------------------- */
 
+/* Decimal text of v ("-12"), NUL-terminated; returns its length. */
+size_t gir_fmt_int(char out[24], int64_t v);
+
 /* Shortest decimal text that reads back to exactly the same double
  * (Python repr style: "0.001", "1e-05", "3.0" when force_point). */
 void gir_fmt_double(char out[48], double v, bool force_point);
@@ -144,6 +167,13 @@ bool gir_parse_double(const char *s, double *out);
 gir_status gir_read_file(const char *path, size_t max_bytes, char **data, size_t *len, gir_error *err);
 /* Reads the first n bytes (fewer if the file is shorter). */
 gir_status gir_read_head(const char *path, unsigned char *buf, size_t n, size_t *got, gir_error *err);
+
+/* Whether path names a pipe, terminal, socket or other file that can be
+ * read only once (not a regular file, not a directory). */
+bool gir_path_is_stream(const char *path);
+/* Copies such a file whole into a new temporary file (in $TMPDIR, else
+ * /tmp); *tmp is its malloc'd path, for the caller to unlink and free. */
+gir_status gir_spool(const char *path, char **tmp, gir_error *err);
 
 /* Atomic output: data is written to a temporary file in the target's
  * directory, and renamed over the target only on gir_outfile_commit. */

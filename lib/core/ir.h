@@ -67,6 +67,9 @@ gir_status gir_tensor_adopt(gir_dtype dt, const gir_shape *shape, void *data, gi
 /* A lazily loaded tensor; takes ownership of ctx (released even on failure). */
 gir_status gir_tensor_lazy(gir_dtype dt, const gir_shape *shape, const gir_loader *loader, void *ctx,
                            gir_tensor **out, gir_error *err);
+/* Loads a lazily loaded tensor for good and lets go of its loader (and the
+ * file behind it): the data becomes owned and permanent. */
+gir_status gir_tensor_own(gir_tensor *t, gir_error *err);
 /* Byte-wise equality of two tensors' dtype, shape and data (loads both). */
 gir_status gir_tensor_equal(gir_tensor *a, gir_tensor *b, bool *equal, gir_error *err);
 /* A new tensor of type to (float32 or float64) holding 1 where the bool
@@ -131,6 +134,10 @@ struct gir_graph {
 };
 
 gir_status gir_graph_new(gir_graph **out, gir_error *err);
+/* Makes every tensor of g (values' data, tensor attributes and metadata)
+ * owned (gir_tensor_own): the graph no longer needs the files it was read
+ * from. */
+gir_status gir_graph_own_tensors(gir_graph *g, gir_error *err);
 
 /* Adds a value; E_DUPLICATE if the name exists.  Returns its index in *idx. */
 gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx,

@@ -120,6 +120,18 @@ GIR_API gir_status gir_tensor_load(gir_tensor *t, const void **data, gir_error *
     return GIR_OK;
 }
 
+gir_status gir_tensor_own(gir_tensor *t, gir_error *err)
+{
+    if (!t->loader)
+        return GIR_OK;
+    TRY(gir_tensor_load(t, NULL, err));
+    if (t->loader->release)
+        t->loader->release(t->loader_ctx);
+    t->loader = NULL;
+    t->loader_ctx = NULL;
+    return GIR_OK;
+}
+
 GIR_API void gir_tensor_unload(gir_tensor *t)
 {
     if (t && t->loader && t->data) {

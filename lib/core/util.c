@@ -42,7 +42,7 @@ bool gir_buf_reserve(gir_buf *b, size_t extra)
     return true;
 }
 
-void gir_buf_append(gir_buf *b, const void *p, size_t n)
+void gir_buf_append_grow(gir_buf *b, const void *p, size_t n)
 {
     if (!gir_buf_reserve(b, n))
         return;
@@ -57,9 +57,48 @@ void gir_buf_puts(gir_buf *b, const char *s)
     gir_buf_append(b, s, strlen(s));
 }
 
-void gir_buf_putc(gir_buf *b, char c)
+/* Decimal digits of v, right-aligned in buf[0..24); returns the start. */
+static char *utoa(char buf[24], uint64_t v)
 {
-    gir_buf_append(b, &c, 1);
+    char *p = buf + 24;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
+void gir_buf_put_uint(gir_buf *b, uint64_t v)
+{
+    char buf[24];
+    char *p = utoa(buf, v);
+    gir_buf_append(b, p, (size_t)(buf + 24 - p));
+}
+
+/* v's text right-aligned in buf[0..24); returns the start. */
+static char *itoa_right(char buf[24], int64_t v)
+{
+    char *p = utoa(buf, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+    if (v < 0)
+        *--p = '-';
+    return p;
+}
+
+void gir_buf_put_int(gir_buf *b, int64_t v)
+{
+    char buf[24];
+    char *p = itoa_right(buf, v);
+    gir_buf_append(b, p, (size_t)(buf + 24 - p));
+}
+
+size_t gir_fmt_int(char out[24], int64_t v)
+{
+    char buf[24];
+    char *p = itoa_right(buf, v);
+    size_t n = (size_t)(buf + 24 - p);
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return n;
 }
 
 void gir_buf_printf(gir_buf *b, const char *fmt, ...)
@@ -134,29 +173,52 @@ struct gir_arena_block {
     _Alignas(16) unsigned char mem[];
 };
 
-/* Blocks start at 64 KiB and double up to 1 MiB, so a large arena needs few
- * of them and a small one wastes little. */
+/* Blocks start at 64 KiB and double up to 2 MiB (header included), so a
+ * large arena needs few of them and a small one wastes little. */
 #define ARENA_BLOCK 65536u
-#define ARENA_BLOCK_MAX (1u << 20)
+#define ARENA_HUGE ((size_t)2 << 20)
+#define ARENA_BLOCK_MAX (ARENA_HUGE - sizeof(gir_arena_block))
 
-/* A block of size bytes.  Blocks of 1 MiB and more are mapped with their
- * pages populated at once where the system can (MAP_POPULATE): an arena
+/* Maps n bytes (n >= 1 MiB) with their pages populated at once: an arena
  * that large is being filled, and faulting its pages in one by one costs
- * more than the filling (about 30 000 faults for a 100k-node graph). */
-static gir_arena_block *block_new(size_t size)
+ * more than the filling (about 30 000 faults for a 100k-node graph).  A
+ * mapping of 2 MiB or more is aligned to 2 MiB and offered to transparent
+ * huge pages, which cuts the faults (and the kernel's bookkeeping) by 512;
+ * where the system has neither, the pages simply fault in as used. */
+static void *map_block(size_t n)
 {
-    gir_arena_block *b = NULL;
-#ifdef MAP_POPULATE
-    if (size >= (1u << 20)) {
-        void *p = mmap(NULL, sizeof *b + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                       -1, 0);
-        if (p != MAP_FAILED) {
-            b = p;
-            b->mapped = true;
-        }
+#if defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
+    if (n >= ARENA_HUGE && n <= SIZE_MAX - ARENA_HUGE) {
+        unsigned char *p = mmap(NULL, n + ARENA_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        unsigned char *start = (unsigned char *)(((uintptr_t)p + ARENA_HUGE - 1) & ~(uintptr_t)(ARENA_HUGE - 1));
+        if (start > p)
+            munmap(p, (size_t)(start - p));
+        size_t tail = (size_t)(p + n + ARENA_HUGE - (start + n));
+        if (tail)
+            munmap(start + n, tail);
+        madvise(start, n, MADV_HUGEPAGE);
+        madvise(start, n, MADV_POPULATE_WRITE);
+        return start;
     }
 #endif
-    if (!b) {
+#ifdef MAP_POPULATE
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+#else
+    (void)n;
+    return NULL;
+#endif
+}
+
+/* A block of size bytes: mapped (map_block) from 1 MiB on, else malloc'd. */
+static gir_arena_block *block_new(size_t size)
+{
+    gir_arena_block *b = size >= (1u << 20) ? map_block(sizeof *b + size) : NULL;
+    if (b) {
+        b->mapped = true;
+    } else {
         b = malloc(sizeof *b + size);
         if (!b)
             return NULL;
@@ -169,13 +231,10 @@ static gir_arena_block *block_new(size_t size)
 
 static void block_free(gir_arena_block *b)
 {
-#ifdef MAP_POPULATE
-    if (b->mapped) {
+    if (b->mapped)
         munmap(b, sizeof *b + b->size);
-        return;
-    }
-#endif
-    free(b);
+    else
+        free(b);
 }
 
 /* n bytes aligned to align (1 or 16), not zeroed (for callers that

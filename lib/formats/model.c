@@ -1,7 +1,9 @@
 /* gir_load / gir_save: format detection and dispatch to the plugins. */
 #include "format.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const gir_format *by_extension(const char *path)
 {
@@ -75,10 +77,9 @@ GIR_API gir_status gir_detect(const char *path, const char **name, const char **
     return GIR_E_UNKNOWN_FORMAT;
 }
 
-GIR_API gir_status gir_load(const char *path, const char *format, const gir_options *opts, gir_graph **out,
+static gir_status load_file(const char *path, const char *format, const gir_options *opts, gir_graph **out,
                             gir_error *err)
 {
-    *out = NULL;
     const gir_format *f;
     if (format) {
         f = gir_format_find(format);
@@ -97,12 +98,49 @@ GIR_API gir_status gir_load(const char *path, const char *format, const gir_opti
     if (st)
         return st;
     st = f->read(path, opts, out, err);
+    /* Which format the graph came from, where the reader did not say more
+     * precisely (the NNVM family names its flavour). */
+    if (st == GIR_OK && !gir_attrs_find(&(*out)->meta, "source.format") &&
+        gir_attrs_set_string(*out, &(*out)->meta, "source.format", f->name))
+        st = gir_nomem(err);
     if (st) {
         gir_err_file(err, path);
         gir_graph_free(*out);
         *out = NULL;
     }
     return st;
+}
+
+/* A pipe (or another file that reads only once) cannot be sniffed and then
+ * read, nor its tensors loaded later: it is copied whole to a temporary
+ * file, read from there with every tensor loaded, and the copy removed.
+ * Errors name the path given, not the copy. */
+static gir_status load_stream(const char *path, const char *format, const gir_options *opts, gir_graph **out,
+                              gir_error *err)
+{
+    char *tmp;
+    TRY(gir_spool(path, &tmp, err));
+    gir_status st = load_file(tmp, format, opts, out, err);
+    if (st == GIR_OK && (st = gir_graph_own_tensors(*out, err)) != GIR_OK) {
+        gir_graph_free(*out);
+        *out = NULL;
+    }
+    unlink(tmp);
+    if (st && err && err->file && strcmp(err->file, tmp) == 0) {
+        free(err->file);
+        err->file = NULL;
+        gir_err_file(err, path);
+    }
+    free(tmp);
+    return st;
+}
+
+GIR_API gir_status gir_load(const char *path, const char *format, const gir_options *opts, gir_graph **out,
+                            gir_error *err)
+{
+    *out = NULL;
+    return gir_path_is_stream(path) ? load_stream(path, format, opts, out, err)
+                                    : load_file(path, format, opts, out, err);
 }
 
 GIR_API gir_status gir_save(const gir_graph *g, const char *path, const char *format, const gir_options *opts,

@@ -1316,13 +1316,12 @@ bool gir_jw_ok(const gir_json_writer *w)
 
 static void indent(gir_json_writer *w, size_t levels)
 {
-    static const char spaces[] = "                                                                ";
-    size_t n = levels * 2;
-    gir_buf_putc(w->out, '\n');
-    while (n) {
-        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-        gir_buf_append(w->out, spaces, k);
-        n -= k;
+    static const char line[] = "\n                                                                ";
+    size_t n = levels * 2, k = n < sizeof line - 2 ? n : sizeof line - 2;
+    gir_buf_append(w->out, line, 1 + k);
+    for (n -= k; n; n -= k) {
+        k = n < sizeof line - 2 ? n : sizeof line - 2;
+        gir_buf_append(w->out, line + 1, k);
     }
 }
 
@@ -1461,9 +1460,17 @@ void gir_jw_key(gir_json_writer *w, const char *key)
 
 void gir_json_escape(gir_buf *b, const char *s, size_t n, gir_json_style style)
 {
-    size_t run = 0; /* bytes [i-run, i) need no escaping */
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
+    size_t i = 0;
+    while (i < n) {
+        /* nearly every byte is written as it is: copy the run at once */
+        size_t j = i;
+        while (j < n && (unsigned char)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\')
+            j++;
+        if (j > i)
+            gir_buf_append(b, s + i, j - i);
+        if (j == n)
+            break;
+        unsigned char c = (unsigned char)s[j];
         const char *esc = NULL;
         char ubuf[8];
         switch (c) {
@@ -1472,30 +1479,21 @@ void gir_json_escape(gir_buf *b, const char *s, size_t n, gir_json_style style)
         case '\n': esc = "\\n"; break;
         case '\r': esc = "\\r"; break;
         case '\t': esc = "\\t"; break;
+        case '\b': esc = style != GIR_JSON_DMLC ? "\\b" : NULL; break;
+        case '\f': esc = style != GIR_JSON_DMLC ? "\\f" : NULL; break;
         default:
-            if (c < 0x20 && style != GIR_JSON_DMLC) {
-                if (c == '\b')
-                    esc = "\\b";
-                else if (c == '\f')
-                    esc = "\\f";
-                else {
-                    snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
-                    esc = ubuf;
-                }
+            if (style != GIR_JSON_DMLC) {
+                snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
+                esc = ubuf;
             }
             break;
         }
-        if (!esc) {
-            run++;
-            continue;
-        }
-        if (run)
-            gir_buf_append(b, s + i - run, run);
-        run = 0;
-        gir_buf_puts(b, esc);
+        if (esc)
+            gir_buf_puts(b, esc);
+        else /* DMLC style: dmlc's reader knows no other escape, the byte goes raw */
+            gir_buf_putc(b, (char)c);
+        i = j + 1;
     }
-    if (run)
-        gir_buf_append(b, s + n - run, run);
 }
 
 void gir_jw_string_n(gir_json_writer *w, const char *s, size_t n)
@@ -1511,34 +1509,16 @@ void gir_jw_string(gir_json_writer *w, const char *s)
     gir_jw_string_n(w, s, strlen(s));
 }
 
-/* Decimal digits of v, right-aligned in buf[0..24); returns the start. */
-static char *utoa(char buf[24], uint64_t v)
-{
-    char *p = buf + 24;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return p;
-}
-
 void gir_jw_int(gir_json_writer *w, int64_t v)
 {
     before_value(w);
-    char buf[24];
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    char *p = utoa(buf, u);
-    if (v < 0)
-        *--p = '-';
-    gir_buf_append(w->out, p, (size_t)(buf + 24 - p));
+    gir_buf_put_int(w->out, v);
 }
 
 void gir_jw_uint(gir_json_writer *w, uint64_t v)
 {
     before_value(w);
-    char buf[24];
-    char *p = utoa(buf, v);
-    gir_buf_append(w->out, p, (size_t)(buf + 24 - p));
+    gir_buf_put_uint(w->out, v);
 }
 
 void gir_jw_double(gir_json_writer *w, double v)

@@ -62,6 +62,23 @@ check "-q silences progress" test -z "$err"
 run "$SHARED/models/resnet18.onnx" "$TMP/progress-none.json" --to nnvm
 check "no progress when stderr is not a terminal" sh -c "! printf '%s' \"\$1\" | grep -q ': writing '" sh "$err"
 
+# Standard input ("-", or any pipe): read whole into a temporary file that
+# is gone afterwards, tensors loaded; the result is the file's own.
+mkdir "$TMP/spool"
+run_piped "$SHARED/realworld/mxnet/lenet-symbol.json" info -
+expect_out "info - reads a pipe" "file:       -" "format:     mxnet (by content)"
+TMPDIR="$TMP/spool" run_piped "$SHARED/models/squeezenet1_0.onnx" - "$TMP/piped.nnp"
+expect_rc "a model converts from a pipe" 0
+run "$SHARED/models/squeezenet1_0.onnx" "$TMP/direct.nnp"
+check "the pipe's conversion is byte-identical to the file's" cmp -s "$TMP/piped.nnp" "$TMP/direct.nnp"
+check "no copy of the input is left behind" test -z "$(ls -A "$TMP/spool")"
+run_piped /dev/null info /dev/stdin
+expect_err "an empty pipe is named and refused" 2 "graphconv: /dev/stdin: file is empty"
+printf '{"nodes": [{"op": "null", "name": "x", "inputs": []}], "arg_nodes": [0], "heads": [[0, 0' >"$TMP/cut.json"
+TMPDIR="$TMP/spool" run_piped "$TMP/cut.json" info -
+expect_err "a truncated pipe gets the parser's message, not the copy's name" 2 "graphconv: /dev/stdin: line 1:89: JSON text ends early"
+check "a failed read leaves no copy either" test -z "$(ls -A "$TMP/spool")"
+
 # The man pages are generated from the same registries.
 if [ -n "${GIR_MAN_DIR:-}" ] && command -v man >/dev/null; then
   page=$(MANWIDTH=200 man -l "$GIR_MAN_DIR/graphconv.1" 2>/dev/null)

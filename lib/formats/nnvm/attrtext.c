@@ -158,8 +158,11 @@ bool nn_parse_tuple(const char *s, int64_t *v, size_t *n)
 void nn_fmt_tuple(gir_buf *b, const int64_t *v, size_t n)
 {
     gir_buf_putc(b, '(');
-    for (size_t i = 0; i < n; i++)
-        gir_buf_printf(b, i ? ", %lld" : "%lld", (long long)v[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            gir_buf_append(b, ", ", 2);
+        gir_buf_put_int(b, v[i]);
+    }
     if (n == 1)
         gir_buf_putc(b, ',');
     gir_buf_putc(b, ')');

@@ -3,6 +3,16 @@
 
 #include <string.h>
 
+const char *nn_meta_key(nn_flavour f, nn_mkey k)
+{
+    static const char *const keys[NN_FLAVOURS][NN_MK_COUNT] = {
+        [NN_NNVM] = { "nnvm.op", "nnvm.name", "nnvm.num_outputs", "nnvm.versions", "nnvm.attrs" },
+        [NN_MXNET] = { "mxnet.op", "mxnet.name", "mxnet.num_outputs", "mxnet.versions", "mxnet.attrs" },
+        [NN_TVM] = { "tvm.op", "tvm.name", "tvm.num_outputs", "tvm.versions", "tvm.attrs" },
+    };
+    return keys[f][k];
+}
+
 /* ---- content probe ---------------------------------------------------------- */
 
 static size_t skip_ws(const unsigned char *h, size_t n, size_t i)

@@ -117,87 +117,47 @@ static const char *g_str(const nn_reader *r, size_t idx, const char *key, const 
 
 /* ---- nodes and values ------------------------------------------------------ */
 
-/* "<pfx>.<mid><key>" (no printf: this runs for every attribute). */
-static char *meta_key(char *buf, size_t cap, const char *pfx, const char *mid, const char *key)
-{
-    size_t a = strlen(pfx), b = strlen(mid), c = strlen(key);
-    char *k = a + b + c + 2 <= cap ? buf : malloc(a + b + c + 2);
-    if (!k)
-        return NULL;
-    memcpy(k, pfx, a);
-    k[a] = '.';
-    memcpy(k + a + 1, mid, b);
-    memcpy(k + a + 1 + b, key, c + 1);
-    return k;
-}
-
 static int cmp_kv_key(const void *a, const void *b)
 {
     return strcmp(((const nn_kv *)a)->key, ((const nn_kv *)b)->key);
 }
 
-/* "<pfx>.<list>": the raw attributes as key, value pairs, sorted by key
+/* Meta list key: the raw attributes as key, value pairs, sorted by key
  * (they are a map: the writers emit them sorted, as dmlc does). */
-static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *pfx, const char *list, const nn_kv *kv, size_t n,
-                             gir_error *err)
+static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_kv *kv, size_t n, gir_error *err)
 {
     if (!n)
         return GIR_OK;
     const char *tmp[32];
-    const char **v = 2 * n <= 32 ? tmp : malloc(2 * n * sizeof *v);
-    char buf[64];
-    char *k = meta_key(buf, sizeof buf, pfx, "", list);
-    if (!v || !k) {
-        if (v != tmp)
-            free(v);
-        return gir_nomem(err);
-    }
     nn_kv stmp[16];
+    const char **v = 2 * n <= 32 ? tmp : malloc(2 * n * sizeof *v);
     nn_kv *sorted = n <= 16 ? stmp : malloc(n * sizeof *sorted);
-    if (!sorted) {
-        if (v != tmp)
-            free(v);
-        if (k != buf)
-            free(k);
-        return gir_nomem(err);
+    gir_status st = v && sorted ? GIR_OK : gir_nomem(err);
+    if (st == GIR_OK) {
+        memcpy(sorted, kv, n * sizeof *kv);
+        if (n > 16) {
+            qsort(sorted, n, sizeof *sorted, cmp_kv_key);
+        } else {
+            for (size_t i = 1; i < n; i++) /* few keys, usually in order already */
+                for (size_t j = i; j > 0 && strcmp(sorted[j - 1].key, sorted[j].key) > 0; j--) {
+                    nn_kv t = sorted[j];
+                    sorted[j] = sorted[j - 1];
+                    sorted[j - 1] = t;
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+            v[2 * i] = sorted[i].key;
+            v[2 * i + 1] = sorted[i].value;
+        }
+        st = gir_attrs_set_strings(g, a, key, v, 2 * n) ? gir_nomem(err) : GIR_OK;
     }
-    memcpy(sorted, kv, n * sizeof *kv);
-    if (n > 16) {
-        qsort(sorted, n, sizeof *sorted, cmp_kv_key);
-    } else {
-        for (size_t i = 1; i < n; i++) /* few keys, usually in order already */
-            for (size_t j = i; j > 0 && strcmp(sorted[j - 1].key, sorted[j].key) > 0; j--) {
-                nn_kv t = sorted[j];
-                sorted[j] = sorted[j - 1];
-                sorted[j - 1] = t;
-            }
-    }
-    for (size_t i = 0; i < n; i++) {
-        v[2 * i] = sorted[i].key;
-        v[2 * i + 1] = sorted[i].value;
-    }
-    if (sorted != stmp)
-        free(sorted);
-    gir_status st = gir_attrs_set_strings(g, a, k, v, 2 * n) ? gir_nomem(err) : GIR_OK;
     if (v != tmp)
         free(v);
-    if (k != buf)
-        free(k);
+    if (sorted != stmp)
+        free(sorted);
     return st;
 }
 
-static gir_status meta_str(gir_graph *g, gir_attrs *a, const char *pfx, const char *mid, const char *key,
-                           const char *val, gir_error *err)
-{
-    char buf[128];
-    char *k = meta_key(buf, sizeof buf, pfx, mid, key);
-    if (!k)
-        return gir_nomem(err);
-    gir_status st = gir_attrs_set_string(g, a, k, val);
-    if (k != buf)
-        free(k);
-    return st ? gir_nomem(err) : GIR_OK;
-}
 
 /* Creates the node that stands for raw node idx, with its raw attributes,
  * original op name and entry versions in meta. */
@@ -228,11 +188,12 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
             if (gir_attrs_set_string(g, &n->attrs, rn->attrs[i].key, rn->attrs[i].value))
                 return gir_nomem(err);
     } else {
-        TRY(meta_str(g, &n->meta, r->pfx, "", "op", rn->op, err));
-        TRY(meta_pairs(g, &n->meta, r->pfx, "attrs", rn->attrs, rn->n_attrs, err));
+        if (gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_OP), rn->op))
+            return gir_nomem(err);
+        TRY(meta_pairs(g, &n->meta, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, err));
     }
-    if (renamed)
-        TRY(meta_str(g, &n->meta, r->pfx, "", "name", rn->name, err));
+    if (renamed && gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_NAME), rn->name))
+        return gir_nomem(err);
     bool any = false;
     for (size_t i = 0; i < rn->n_in; i++)
         any = any || rn->in[i].version != 0;
@@ -242,9 +203,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
             return gir_nomem(err);
         for (size_t i = 0; i < rn->n_in; i++)
             v[i] = rn->in[i].version;
-        char key[32];
-        meta_key(key, sizeof key, r->pfx, "", "versions");
-        gir_status st = gir_attrs_set_ints(g, &n->meta, key, v, rn->n_in);
+        gir_status st = gir_attrs_set_ints(g, &n->meta, nn_meta_key(r->fl, NN_MK_VERSIONS), v, rn->n_in);
         free(v);
         if (st)
             return gir_nomem(err);
@@ -253,9 +212,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
         const nn_rdef *d = r->defs[idx];
         size_t own = def_num_outputs(d, r->fl, rn->op, rn);
         if (d && own && (uint64_t)rn->row_outputs > own && rn->row_outputs <= 65535) {
-            char key[40];
-            meta_key(key, sizeof key, r->pfx, "", "num_outputs");
-            if (gir_attrs_set_int(g, &n->meta, key, rn->row_outputs))
+            if (gir_attrs_set_int(g, &n->meta, nn_meta_key(r->fl, NN_MK_NUM_OUTPUTS), rn->row_outputs))
                 return gir_nomem(err);
         }
     }
@@ -1075,7 +1032,7 @@ static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in,
         }
         if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
             return gir_nomem(err);
-        TRY(meta_pairs(r->g, &n->meta, "mxnet", "label.attrs", lab->attrs, lab->n_attrs, err));
+        TRY(meta_pairs(r->g, &n->meta, "mxnet.label.attrs", lab->attrs, lab->n_attrs, err));
         r->n_labels++;
     }
     return GIR_OK;
@@ -1775,7 +1732,7 @@ static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, 
         TRY(gir_graph_add_value(g, name, GIR_VALUE_INPUT, &v, err));
     gir_value *val = g->values[v];
     if (rn)
-        TRY(meta_pairs(g, &val->meta, r->pfx, "attrs", rn->attrs, rn->n_attrs, err));
+        TRY(meta_pairs(g, &val->meta, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, err));
     for (size_t i = 0; rn && i < rn->n_attrs; i++) {
         const nn_kv *kv = &rn->attrs[i];
         if (strcmp(kv->key, "__shape__") == 0) {
@@ -2038,24 +1995,20 @@ gir_status nn_resolve_pending(nn_reader *r, gir_error *err)
             continue;
         }
         /* Keep it verbatim: its source attributes become its attributes. */
-        char key[32];
-        snprintf(key, sizeof key, "%s.op", r->pfx);
-        const char *op = gir_attrs_get_string(&n->meta, key, "BatchNorm");
+        const char *op = gir_attrs_get_string(&n->meta, nn_meta_key(r->fl, NN_MK_OP), "BatchNorm");
         n->opaque_op = gir_arena_strdup(&g->arena, op);
         n->opaque_format = gir_arena_strdup(&g->arena, r->pfx);
         if (!n->opaque_op || !n->opaque_format)
             return gir_nomem(err);
         gir_attrs_free(&n->attrs);
         memset(&n->attrs, 0, sizeof n->attrs);
-        snprintf(key, sizeof key, "%s.attrs", r->pfx);
         size_t np;
-        const char *const *pairs = nn_meta_pairs(&n->meta, key, &np);
+        const char *const *pairs = nn_meta_pairs(&n->meta, nn_meta_key(r->fl, NN_MK_ATTRS), &np);
         for (size_t k = 0; k + 1 < np; k += 2)
             if (gir_attrs_set_string(g, &n->attrs, pairs[k], pairs[k + 1]))
                 return gir_nomem(err);
-        gir_attrs_remove(&n->meta, key);
-        snprintf(key, sizeof key, "%s.op", r->pfx);
-        gir_attrs_remove(&n->meta, key);
+        gir_attrs_remove(&n->meta, nn_meta_key(r->fl, NN_MK_ATTRS));
+        gir_attrs_remove(&n->meta, nn_meta_key(r->fl, NN_MK_OP));
         n->op = GIR_OP_OPAQUE;
         if (!opaque++)
             first = n->name;

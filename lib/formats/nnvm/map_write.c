@@ -130,7 +130,7 @@ static char *print_fa(gir_arena *a, const fa *x)
     char buf[64];
     switch (x->kind) {
     case FK_INT:
-        snprintf(buf, sizeof buf, "%lld", (long long)x->i);
+        gir_fmt_int(buf, x->i);
         return gir_arena_strdup(a, buf);
     case FK_FLOAT:
         if (x->f32)
@@ -167,30 +167,15 @@ static const char *raw_attr(const nn_writer *w, const gir_node *n, const char *k
     return nn_meta_attr(&n->meta, attrs_key(w), key);
 }
 
-/* "<pfx>.<what>" for the flavour's meta keys. */
-static const char *mkey(const nn_writer *w, const char *what)
-{
-    static const char *const keys[3][5] = {
-        { "nnvm.op", "nnvm.name", "nnvm.num_outputs", "nnvm.versions", "nnvm.attrs" },
-        { "mxnet.op", "mxnet.name", "mxnet.num_outputs", "mxnet.versions", "mxnet.attrs" },
-        { "tvm.op", "tvm.name", "tvm.num_outputs", "tvm.versions", "tvm.attrs" },
-    };
-    static const char *const what_[5] = { "op", "name", "num_outputs", "versions", "attrs" };
-    for (size_t i = 0; i < 5; i++)
-        if (strcmp(what_[i], what) == 0)
-            return keys[w->fl][i];
-    return "";
-}
-
 static bool same_op(const nn_writer *w, const gir_node *n, const char *op)
 {
-    const char *m = meta_s(&n->meta, mkey(w, "op"));
+    const char *m = meta_s(&n->meta, nn_meta_key(w->fl, NN_MK_OP));
     return m && strcmp(m, op) == 0;
 }
 
 static const char *attrs_key(const nn_writer *w)
 {
-    return mkey(w, "attrs");
+    return nn_meta_key(w->fl, NN_MK_ATTRS);
 }
 
 /* Sets f's attributes from l (and, for a node of the same flavour and
@@ -664,7 +649,7 @@ static const alias nnvm_alias[] = {
  * the first. NULL when the flavour has none. */
 static const char *pick(const nn_writer *w, const gir_node *n, const char *const *names)
 {
-    const char *m = meta_s(&n->meta, mkey(w, "op"));
+    const char *m = meta_s(&n->meta, nn_meta_key(w->fl, NN_MK_OP));
     for (size_t i = 0; m && names[i]; i++)
         if (strcmp(names[i], m) == 0)
             return names[i];
@@ -1141,7 +1126,7 @@ static gir_status wr_opaque(nn_writer *w, const gir_node *n, nn_fnode *f, gir_er
         gir_buf b = GIR_BUF_INIT;
         switch (a->type) {
         case GIR_ATTR_STRING: text = a->u.s; break;
-        case GIR_ATTR_INT: snprintf(buf, sizeof buf, "%lld", (long long)a->u.i); text = buf; break;
+        case GIR_ATTR_INT: gir_fmt_int(buf, a->u.i); text = buf; break;
         case GIR_ATTR_BOOL: text = nn_fmt_bool(a->u.i != 0); break;
         case GIR_ATTR_FLOAT: nn_fmt_float(buf, a->u.f); text = buf; break;
         case GIR_ATTR_INTS: nn_fmt_tuple(&b, a->u.ints.v, a->u.ints.n); text = b.data ? b.data : "()"; break;
@@ -1205,7 +1190,7 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
     memset(f, 0, sizeof *f);
     f->node = (int32_t)i;
     f->name = n->name;
-    const char *orig = meta_s(&n->meta, mkey(w, "name"));
+    const char *orig = meta_s(&n->meta, nn_meta_key(w->fl, NN_MK_NAME));
     if (orig)
         f->name = orig;
     TRY(writer_for(n->op)(w, n, f, err));
@@ -1226,11 +1211,11 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
         if (own > f->n_out)
             f->n_out = own;
     }
-    int64_t meta_out = gir_attrs_get_int(&n->meta, mkey(w, "num_outputs"), 0);
+    int64_t meta_out = gir_attrs_get_int(&n->meta, nn_meta_key(w->fl, NN_MK_NUM_OUTPUTS), 0);
     if (meta_out > (int64_t)f->n_out && meta_out <= 65535 && same_op(w, n, op))
         f->n_out = (size_t)meta_out;
     const int64_t *ver;
-    ptrdiff_t nv = gir_attrs_get_ints(&n->meta, mkey(w, "versions"), &ver);
+    ptrdiff_t nv = gir_attrs_get_ints(&n->meta, nn_meta_key(w->fl, NN_MK_VERSIONS), &ver);
     if (nv == (ptrdiff_t)f->n_in)
         f->versions = ver;
     w->node_fn[i] = (int32_t)w->n_fn;

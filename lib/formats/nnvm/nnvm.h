@@ -14,6 +14,18 @@ typedef enum nn_flavour { NN_NNVM = 0, NN_MXNET, NN_TVM, NN_FLAVOURS } nn_flavou
  * the opaque_format of nodes kept verbatim. */
 const char *nn_flavour_name(nn_flavour f);
 
+/* The meta keys "<flavour>.<what>" the reader sets and the writers read
+ * back (a table: they are looked up for every node). */
+typedef enum nn_mkey {
+    NN_MK_OP = 0,       /* the file's operator name */
+    NN_MK_NAME,         /* the file's node name, when ours had to differ */
+    NN_MK_NUM_OUTPUTS,  /* outputs node_row_ptr gave beyond the op's own */
+    NN_MK_VERSIONS,     /* entry versions of the inputs */
+    NN_MK_ATTRS,        /* the attributes as written: key, value, ... */
+    NN_MK_COUNT
+} nn_mkey;
+const char *nn_meta_key(nn_flavour f, nn_mkey k);
+
 /* ---- the file's graph, as parsed and checked (raw.c) -------------------- */
 
 typedef struct nn_entry {

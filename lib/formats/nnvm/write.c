@@ -52,10 +52,27 @@ typedef struct keyed {
     item it;
 } keyed;
 
-static int cmp_keyed(const void *a, const void *b)
+/* Sorts ks[0..n) by key (each key < range), stable: a counting sort, linear
+ * in n + range, whose order of equal keys is fixed (qsort's is not). */
+static gir_status sort_keyed(keyed *ks, size_t n, size_t range, gir_error *err)
 {
-    const keyed *x = a, *y = b;
-    return x->key < y->key ? -1 : x->key > y->key;
+    size_t *pos = calloc(range + 1, sizeof *pos);
+    keyed *out = malloc((n ? n : 1) * sizeof *out);
+    if (!pos || !out) {
+        free(pos);
+        free(out);
+        return gir_nomem(err);
+    }
+    for (size_t i = 0; i < n; i++)
+        pos[(size_t)ks[i].key + 1]++;
+    for (size_t k = 0; k < range; k++)
+        pos[k + 1] += pos[k];
+    for (size_t i = 0; i < n; i++)
+        out[pos[(size_t)ks[i].key]++] = ks[i];
+    memcpy(ks, out, n * sizeof *ks);
+    free(pos);
+    free(out);
+    return GIR_OK;
 }
 
 /* Post-order from each item in value order: a graph read from a file comes
@@ -88,8 +105,7 @@ static gir_status order_items(emit *e, gir_error *err)
     for (size_t v = 0; v < g->n_values; v++)
         if (e->need_var[v])
             ks[nk++] = (keyed){ (int64_t)v, { IT_VAR, (int32_t)v } };
-    qsort(ks, nk, sizeof *ks, cmp_keyed);
-    gir_status st = GIR_OK;
+    gir_status st = sort_keyed(ks, nk, g->n_values + w->n_fn, err);
     for (size_t s = 0; s < nk && !st; s++) {
         if (*jid(e, ks[s].it) != -1)
             continue;
@@ -143,7 +159,10 @@ static gir_status write_attrs(gir_json_writer *jw, const char **keys, const char
         return gir_nomem(err);
     for (size_t i = 0; i < n; i++)
         p[i] = (kvp){ keys[i], vals[i] };
-    if (!keep_order)
+    bool sorted = true;
+    for (size_t i = 1; i < n && sorted && !keep_order; i++)
+        sorted = strcmp(p[i - 1].k, p[i].k) <= 0;
+    if (!sorted) /* keys of a graph read from such a file come sorted */
         qsort(p, n, sizeof *p, cmp_kvp);
     gir_jw_key(jw, "attrs");
     gir_jw_begin_object(jw, n > 1);
@@ -185,10 +204,8 @@ static gir_status var_attrs(const emit *e, const gir_value *v, const char ***key
                             gir_error *err)
 {
     nn_writer *w = e->w;
-    char lk[32];
-    snprintf(lk, sizeof lk, "%s.attrs", w->pfx);
     size_t np;
-    const char *const *pairs = nn_meta_pairs(&v->meta, lk, &np);
+    const char *const *pairs = nn_meta_pairs(&v->meta, nn_meta_key(w->fl, NN_MK_ATTRS), &np);
     *n = 0;
     *keys = *vals = NULL;
     if (!np)
@@ -222,15 +239,15 @@ static gir_status input_shape_hint(const emit *e, const gir_value *v, const char
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*keys)[i], "__shape__") == 0)
             return GIR_OK;
-    char text[32 * GIR_MAX_RANK + 8];
-    size_t used = (size_t)snprintf(text, sizeof text, "(");
+    int64_t dims[GIR_MAX_RANK];
     for (int d = 0; d < v->shape.rank; d++)
-        used += (size_t)snprintf(text + used, sizeof text - used, "%s%lld", d ? ", " : "",
-                                 (long long)(v->shape.dims[d] < 0 ? 0 : v->shape.dims[d]));
-    snprintf(text + used, sizeof text - used, v->shape.rank == 1 ? ",)" : ")");
+        dims[d] = v->shape.dims[d] < 0 ? 0 : v->shape.dims[d];
+    gir_buf text = GIR_BUF_INIT;
+    nn_fmt_tuple(&text, dims, (size_t)v->shape.rank);
+    const char *val = text.failed ? NULL : gir_arena_strndup(&w->arena, text.data, text.len);
+    gir_buf_free(&text);
     const char **nk = gir_arena_alloc(&w->arena, (*n + 1) * sizeof *nk);
     const char **nv = gir_arena_alloc(&w->arena, (*n + 1) * sizeof *nv);
-    const char *val = gir_arena_strdup(&w->arena, text);
     if (!nk || !nv || !val)
         return gir_nomem(err);
     for (size_t i = 0; i < *n; i++) {

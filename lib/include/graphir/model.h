@@ -52,12 +52,16 @@ GIR_API bool gir_format_can_read(size_t i);
 GIR_API bool gir_format_can_write(size_t i);
 
 /* Detects the format of a file: by content first, then by extension.
- * *name is a registry name; *reason says which rule decided. */
+ * *name is a registry name; *reason says which rule decided.  It reads the
+ * first bytes, which a pipe then no longer has (gir_load detects too). */
 GIR_API gir_status gir_detect(const char *path, const char **name, const char **reason, gir_error *err);
 /* The format a path's extension suggests for writing, or NULL. */
 GIR_API const char *gir_format_for_extension(const char *path);
 
-/* Reads a model.  format NULL = detect.  Weights are loaded lazily. */
+/* Reads a model.  format NULL = detect.  Weights are loaded lazily, except
+ * from a pipe (any path that is not a regular file or a directory): that is
+ * copied whole to a temporary file in $TMPDIR (else /tmp), read with every
+ * tensor loaded, and the copy removed. */
 GIR_API gir_status gir_load(const char *path, const char *format, const gir_options *opts, gir_graph **out,
                             gir_error *err);
 /* Writes a model atomically (temporary file + rename; companion files too).
