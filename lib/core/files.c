@@ -16,6 +16,45 @@ static gir_status io_fail(gir_error *err, const char *what, const char *path)
     return st;
 }
 
+/* At most 1 GiB a call: some systems refuse larger transfers. */
+#define IO_CHUNK ((uint64_t)1 << 30)
+
+uint64_t gir_pread_full(int fd, void *buf, uint64_t n, uint64_t off)
+{
+    uint64_t done = 0;
+    while (done < n) {
+        size_t want = (size_t)(n - done > IO_CHUNK ? IO_CHUNK : n - done);
+        ssize_t r = pread(fd, (char *)buf + done, want, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = 0;
+            break;
+        }
+        done += (uint64_t)r;
+    }
+    return done;
+}
+
+bool gir_pwrite_full(int fd, const void *buf, uint64_t n, uint64_t off)
+{
+    uint64_t done = 0;
+    while (done < n) {
+        size_t want = (size_t)(n - done > IO_CHUNK ? IO_CHUNK : n - done);
+        ssize_t r = pwrite(fd, (const char *)buf + done, want, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = ENOSPC;
+            return false;
+        }
+        done += (uint64_t)r;
+    }
+    return true;
+}
+
 bool gir_path_is_stream(const char *path)
 {
     struct stat st;
@@ -45,8 +84,9 @@ gir_status gir_spool(const char *path, char **tmp, gir_error *err)
     }
     gir_status st = GIR_OK;
     char buf[65536];
+    uint64_t copied = 0;
     for (;;) {
-        ssize_t n = read(in, buf, sizeof buf);
+        ssize_t n = read(in, buf, sizeof buf); /* a stream: read as it comes */
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -55,17 +95,11 @@ gir_status gir_spool(const char *path, char **tmp, gir_error *err)
         }
         if (n == 0)
             break;
-        for (ssize_t done = 0; done < n && !st;) {
-            ssize_t w = write(out, buf + done, (size_t)(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                st = io_fail(err, "cannot copy the input to a temporary file", path);
-            else
-                done += w;
-        }
-        if (st)
+        if (!gir_pwrite_full(out, buf, (uint64_t)n, copied)) {
+            st = io_fail(err, "cannot copy the input to a temporary file", path);
             break;
+        }
+        copied += (uint64_t)n;
     }
     close(in);
     if (close(out) != 0 && !st)

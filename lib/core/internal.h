@@ -168,6 +168,15 @@ gir_status gir_read_file(const char *path, size_t max_bytes, char **data, size_t
 /* Reads the first n bytes (fewer if the file is shorter). */
 gir_status gir_read_head(const char *path, unsigned char *buf, size_t n, size_t *got, gir_error *err);
 
+/* Reads exactly n bytes at offset off of fd, retrying interrupted and
+ * short reads; returns how many it read: n, or fewer when the file ended
+ * (errno is then 0) or a read failed (errno says why). */
+uint64_t gir_pread_full(int fd, void *buf, uint64_t n, uint64_t off);
+/* Writes exactly n bytes at offset off of fd, retrying interrupted and
+ * short writes; false when it cannot (errno says why: ENOSPC when the
+ * system wrote nothing). */
+bool gir_pwrite_full(int fd, const void *buf, uint64_t n, uint64_t off);
+
 /* Whether path names a pipe, terminal, socket or other file that can be
  * read only once (not a regular file, not a directory). */
 bool gir_path_is_stream(const char *path);

@@ -100,16 +100,7 @@ static bool raw_read(const raw_src *s, uint64_t off, void *buf, size_t n)
         memcpy(buf, s->mem + off, n);
         return true;
     }
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = pread(s->fd, (char *)buf + done, n - done, (off_t)(off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return false;
-        done += (size_t)r;
-    }
-    return true;
+    return gir_pread_full(s->fd, buf, n, off) == n;
 }
 
 static inline uint16_t le16(const unsigned char *p)
@@ -792,21 +783,7 @@ static gir_status zipw_write_fail(gir_zipw *w, int e, gir_error *err)
 
 static gir_status pwrite_all(gir_zipw *w, const void *data, size_t len, uint64_t off, gir_error *err)
 {
-    const unsigned char *p = data;
-    while (len) {
-        size_t chunk = len > (SIZE_MAX >> 2) ? (SIZE_MAX >> 2) : len;
-        if (chunk > (size_t)1 << 30)
-            chunk = (size_t)1 << 30;
-        ssize_t r = pwrite(w->fd, p, chunk, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return zipw_write_fail(w, r < 0 ? errno : ENOSPC, err);
-        p += r;
-        off += (uint64_t)r;
-        len -= (size_t)r;
-    }
-    return GIR_OK;
+    return gir_pwrite_full(w->fd, data, len, off) ? GIR_OK : zipw_write_fail(w, errno, err);
 }
 
 /* Appends at w->pos and starts writeback of what is complete. */
@@ -1172,21 +1149,18 @@ gir_status gir_zipw_add_file(gir_zipw *w, const char *name, const char *src_path
     uint64_t done = 0, csize = 0;
     uint32_t crc = 0;
     while (!st && done < size) {
-        size_t want = size - done > CHUNK ? CHUNK : (size_t)(size - done);
-        ssize_t r = pread(fd, in, want, (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
+        size_t r = size - done > CHUNK ? CHUNK : (size_t)(size - done);
+        if (gir_pread_full(fd, in, r, done) < r) {
             st = gir_fail(err, GIR_E_IO, "cannot add member '%s': %s", name,
-                          r < 0 ? strerror(errno) : "the file shrank while it was read");
+                          errno ? strerror(errno) : "the file shrank while it was read");
             gir_err_file(err, src_path);
             break;
         }
-        crc = gir_crc32(crc, in, (size_t)r);
-        done += (uint64_t)r;
+        crc = gir_crc32(crc, in, r);
+        done += r;
         if (!compress) {
-            st = zipw_append(w, in, (size_t)r, err);
-            csize += (uint64_t)r;
+            st = zipw_append(w, in, r, err);
+            csize += r;
             continue;
         }
         zs.next_in = in;
@@ -1329,17 +1303,14 @@ gir_status gir_zipw_add_inplace(gir_zipw *w, const char *name, const gir_zip_ext
                     break;
                 }
             }
-            size_t want = gap_end - at > CHUNK ? CHUNK : (size_t)(gap_end - at);
-            ssize_t r = pread(rfd, buf, want, (off_t)at);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
+            size_t r = gap_end - at > CHUNK ? CHUNK : (size_t)(gap_end - at);
+            if (gir_pread_full(rfd, buf, r, at) < r) {
                 st = gir_fail(err, GIR_E_IO, "cannot read back member '%s': %s", name,
-                              r < 0 ? strerror(errno) : "the file is shorter than expected");
+                              errno ? strerror(errno) : "the file is shorter than expected");
                 break;
             }
-            crc = gir_crc32(crc, buf, (size_t)r);
-            at += (uint64_t)r;
+            crc = gir_crc32(crc, buf, r);
+            at += r;
         }
         if (!st && k < n_known) {
             crc = gir_crc32_combine(crc, known[k].crc, known[k].len);

@@ -75,16 +75,9 @@ static void blob_drop_pages(const nnb_blob *b)
 /* Reads n bytes at offset off of the image from the archive itself. */
 static gir_status blob_pread(const nnb_blob *b, uint64_t off, void *dst, size_t n, gir_error *err)
 {
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = pread(b->fd, (char *)dst + done, n - done, (off_t)(b->file_off + off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return gir_fail(err, GIR_E_IO, "cannot read parameter data from the archive: %s",
-                            r < 0 ? strerror(errno) : "unexpected end of file");
-        done += (size_t)r;
-    }
+    if (gir_pread_full(b->fd, dst, n, b->file_off + off) < n)
+        return gir_fail(err, GIR_E_IO, "cannot read parameter data from the archive: %s",
+                        errno ? strerror(errno) : "unexpected end of file");
     return GIR_OK;
 }
 

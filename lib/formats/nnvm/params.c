@@ -585,25 +585,17 @@ static gir_status lazy_load(void *ctx, void *dst, uint64_t nbytes, gir_error *er
         gir_err_file(err, l->s->path);
         return GIR_E_IO;
     }
-    unsigned char *p = dst;
-    uint64_t done = 0;
-    while (done < nbytes) {
-        size_t chunk = nbytes - done > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)(nbytes - done);
-        ssize_t r = pread(fd, p + done, chunk, (off_t)(l->offset + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            gir_fail(err, r < 0 ? GIR_E_IO : GIR_E_PARAMS,
-                     r < 0 ? "cannot read tensor data: %s" : "the parameters file became shorter: %s",
-                     r < 0 ? strerror(errno) : "data is missing");
-            gir_err_file(err, l->s->path);
-            gir_err_loc(err, "byte %llu", (unsigned long long)(l->offset + done));
-            close(fd);
-            return r < 0 ? GIR_E_IO : GIR_E_PARAMS;
-        }
-        done += (uint64_t)r;
-    }
+    uint64_t done = gir_pread_full(fd, dst, nbytes, l->offset);
+    int e = errno;
     close(fd);
+    if (done < nbytes) {
+        gir_fail(err, e ? GIR_E_IO : GIR_E_PARAMS,
+                 e ? "cannot read tensor data: %s" : "the parameters file became shorter: %s",
+                 e ? strerror(e) : "data is missing");
+        gir_err_file(err, l->s->path);
+        gir_err_loc(err, "byte %llu", (unsigned long long)(l->offset + done));
+        return e ? GIR_E_IO : GIR_E_PARAMS;
+    }
     return GIR_OK;
 }
 

@@ -76,24 +76,14 @@ static gir_status ext_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err
         gir_err_file(err, x->path);
         return GIR_E_PARAMS;
     }
-    unsigned char *p = dst;
-    uint64_t done = 0;
-    while (done < nbytes) {
-        size_t chunk = nbytes - done > (1u << 30) ? (1u << 30) : (size_t)(nbytes - done);
-        ssize_t r = pread(fd, p + done, chunk, (off_t)(x->offset + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            int e = errno;
-            close(fd);
-            gir_fail(err, r < 0 ? GIR_E_IO : GIR_E_PARAMS, "cannot read external data: %s",
-                     r < 0 ? strerror(e) : "file ended early");
-            gir_err_file(err, x->path);
-            return r < 0 ? GIR_E_IO : GIR_E_PARAMS;
-        }
-        done += (uint64_t)r;
-    }
+    uint64_t done = gir_pread_full(fd, dst, nbytes, x->offset);
+    int e = errno;
     close(fd);
+    if (done < nbytes) {
+        gir_fail(err, e ? GIR_E_IO : GIR_E_PARAMS, "cannot read external data: %s", e ? strerror(e) : "file ended early");
+        gir_err_file(err, x->path);
+        return e ? GIR_E_IO : GIR_E_PARAMS;
+    }
     return GIR_OK;
 }
 
