@@ -78,6 +78,32 @@ typedef struct nn_raw {
     bool has_tvm_op;
 } nn_raw;
 
+/* The keys a node object may have, and those of the graph object: one
+ * list for both readers (raw.c, raw_fast.c).  nn_*_key_of matches the
+ * n bytes at k (no NUL needed); NN_*_UNKNOWN for any other key. */
+typedef enum nn_node_key {
+    NN_NK_OP,
+    NN_NK_NAME,
+    NN_NK_INPUTS,
+    NN_NK_ATTRS,
+    NN_NK_ATTR,
+    NN_NK_PARAM,
+    NN_NK_CONTROL_DEPS,
+    NN_NK_SUBGRAPHS,
+    NN_NK_BACKWARD_SOURCE_ID,
+    NN_NK_UNKNOWN
+} nn_node_key;
+nn_node_key nn_node_key_of(const char *k, size_t n);
+typedef enum nn_graph_key {
+    NN_GK_NODES,
+    NN_GK_ARG_NODES,
+    NN_GK_HEADS,
+    NN_GK_NODE_ROW_PTR,
+    NN_GK_ATTRS,
+    NN_GK_UNKNOWN
+} nn_graph_key;
+nn_graph_key nn_graph_key_of(const char *k, size_t n);
+
 /* Parses and checks the structure (keys, types, entry ranges, cycles). */
 gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err);
 /* The same, read straight from doc's text (opened, not parsed), for

@@ -163,28 +163,33 @@ static gir_status parse_attr_object(nn_raw *raw, nn_node *n, size_t idx, const c
     return GIR_OK;
 }
 
-/* The keys a node object may have. */
-typedef enum node_key {
-    KEY_OP,
-    KEY_NAME,
-    KEY_INPUTS,
-    KEY_ATTRS,
-    KEY_ATTR,
-    KEY_PARAM,
-    KEY_CONTROL_DEPS,
-    KEY_SUBGRAPHS,
-    KEY_BACKWARD_SOURCE_ID,
-    KEY_UNKNOWN
-} node_key;
-
-static node_key node_key_of(const char *k)
+/* The index of the n bytes at k in names (count entries), else count. */
+static size_t key_index(const char *const *names, size_t count, const char *k, size_t n)
 {
-    static const char *const names[] = { "op",           "name",      "inputs",            "attrs", "attr", "param",
-                                         "control_deps", "subgraphs", "backward_source_id" };
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (k[0] == names[i][0] && strcmp(k, names[i]) == 0) /* the first byte rules most out */
-            return (node_key)i;
-    return KEY_UNKNOWN;
+    for (size_t i = 0; i < count; i++)
+        if (n && k[0] == names[i][0] && strlen(names[i]) == n && memcmp(k, names[i], n) == 0) /* first byte first */
+            return i;
+    return count;
+}
+
+nn_node_key nn_node_key_of(const char *k, size_t n)
+{
+    static const char *const names[NN_NK_UNKNOWN] = {
+        [NN_NK_OP] = "op",       [NN_NK_NAME] = "name",     [NN_NK_INPUTS] = "inputs",
+        [NN_NK_ATTRS] = "attrs", [NN_NK_ATTR] = "attr",     [NN_NK_PARAM] = "param",
+        [NN_NK_CONTROL_DEPS] = "control_deps", [NN_NK_SUBGRAPHS] = "subgraphs",
+        [NN_NK_BACKWARD_SOURCE_ID] = "backward_source_id",
+    };
+    return (nn_node_key)key_index(names, NN_NK_UNKNOWN, k, n);
+}
+
+nn_graph_key nn_graph_key_of(const char *k, size_t n)
+{
+    static const char *const names[NN_GK_UNKNOWN] = {
+        [NN_GK_NODES] = "nodes", [NN_GK_ARG_NODES] = "arg_nodes", [NN_GK_HEADS] = "heads",
+        [NN_GK_NODE_ROW_PTR] = "node_row_ptr", [NN_GK_ATTRS] = "attrs",
+    };
+    return (nn_graph_key)key_index(names, NN_GK_UNKNOWN, k, n);
 }
 
 /* Node idx: v, element idx of "nodes". */
@@ -205,21 +210,21 @@ static gir_status parse_node(nn_raw *raw, size_t idx, const gir_json *v, gir_err
         const gir_json_member *m = &v->u.members[i];
         const char *k = m->key;
         gir_status st = GIR_OK;
-        node_key key = node_key_of(k);
-        if (key == KEY_OP)
+        nn_node_key key = nn_node_key_of(k, strlen(k)); /* a key with a NUL byte counts up to it */
+        if (key == NN_NK_OP)
             op = &m->value;
-        else if (key == KEY_NAME)
+        else if (key == NN_NK_NAME)
             name = &m->value;
-        else if (key == KEY_INPUTS)
+        else if (key == NN_NK_INPUTS)
             inputs = &m->value;
-        else if (key == KEY_ATTRS || key == KEY_ATTR || key == KEY_PARAM) {
-            raw->legacy = raw->legacy || key == KEY_PARAM;
+        else if (key == NN_NK_ATTRS || key == NN_NK_ATTR || key == NN_NK_PARAM) {
+            raw->legacy = raw->legacy || key == NN_NK_PARAM;
             st = parse_attr_object(raw, n, idx, k, &m->value, err);
-        } else if (key == KEY_CONTROL_DEPS)
+        } else if (key == NN_NK_CONTROL_DEPS)
             deps = &m->value;
-        else if (key == KEY_SUBGRAPHS)
+        else if (key == NN_NK_SUBGRAPHS)
             subgraphs = &m->value;
-        else if (key == KEY_BACKWARD_SOURCE_ID) {
+        else if (key == NN_NK_BACKWARD_SOURCE_ID) {
             int64_t x;
             if (!gir_json_get_i64(&m->value, &x)) {
                 describe(&m->value, what, sizeof what);
@@ -459,17 +464,18 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
     size_t heads_pos = 0, rowp_pos = 0;
     for (size_t i = 0; i < root->len; i++) {
         const gir_json_member *m = &root->u.members[i];
-        if (strcmp(m->key, "nodes") == 0)
+        nn_graph_key key = nn_graph_key_of(m->key, strlen(m->key));
+        if (key == NN_GK_NODES)
             nodes = &m->value;
-        else if (strcmp(m->key, "arg_nodes") == 0)
+        else if (key == NN_GK_ARG_NODES)
             args = &m->value;
-        else if (strcmp(m->key, "heads") == 0) {
+        else if (key == NN_GK_HEADS) {
             heads = &m->value;
             heads_pos = i;
-        } else if (strcmp(m->key, "node_row_ptr") == 0) {
+        } else if (key == NN_GK_NODE_ROW_PTR) {
             rowp = &m->value;
             rowp_pos = i;
-        } else if (strcmp(m->key, "attrs") == 0)
+        } else if (key == NN_GK_ATTRS)
             attrs = &m->value;
         else {
             char kb[200], ptr[220];

@@ -53,11 +53,6 @@ static const char *token_cstr(fast *f)
     return gir_arena_strndup(&f->raw->arena, lx->str, lx->str_len);
 }
 
-static bool token_is(const fast *f, const char *s, size_t n)
-{
-    return f->lx.str_len == n && memcmp(f->lx.str, s, n) == 0;
-}
-
 /* Token t is a non-negative integer that fits in uint32 (raw.c's get_u32). */
 static bool token_u32(const fast *f, gir_json_token t, uint32_t *out)
 {
@@ -145,42 +140,6 @@ static bool attr_object(fast *f, const char *which)
     return true;
 }
 
-/* The keys a node object may have (raw.c's node_key), one bit each. */
-enum {
-    NK_OP = 1 << 0,
-    NK_NAME = 1 << 1,
-    NK_INPUTS = 1 << 2,
-    NK_ATTRS = 1 << 3,
-    NK_ATTR = 1 << 4,
-    NK_PARAM = 1 << 5,
-    NK_CONTROL_DEPS = 1 << 6,
-    NK_SUBGRAPHS = 1 << 7,
-    NK_BACKWARD_SOURCE_ID = 1 << 8
-};
-
-static unsigned node_key(const fast *f)
-{
-    static const struct {
-        const char *name;
-        size_t len;
-        unsigned bit;
-    } keys[] = {
-        { "op", 2, NK_OP },
-        { "name", 4, NK_NAME },
-        { "inputs", 6, NK_INPUTS },
-        { "attrs", 5, NK_ATTRS },
-        { "attr", 4, NK_ATTR },
-        { "param", 5, NK_PARAM },
-        { "control_deps", 12, NK_CONTROL_DEPS },
-        { "subgraphs", 9, NK_SUBGRAPHS },
-        { "backward_source_id", 18, NK_BACKWARD_SOURCE_ID },
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        if (token_is(f, keys[i].name, keys[i].len))
-            return keys[i].bit;
-    return 0;
-}
-
 /* A node object (its '{' read) appended to raw's nodes. */
 static bool node(fast *f)
 {
@@ -194,50 +153,54 @@ static bool node(fast *f)
     f->n_kv = 0;
     gir_json_token t;
     while ((t = next(f)) != GIR_JT_OBJECT_END) {
-        unsigned k = t == GIR_JT_KEY ? node_key(f) : 0;
-        if (!k || (seen & k))
+        nn_node_key key = t == GIR_JT_KEY ? nn_node_key_of(f->lx.str, f->lx.str_len) : NN_NK_UNKNOWN;
+        unsigned bit = 1u << key;
+        if (key == NN_NK_UNKNOWN || (seen & bit))
             return false; /* unknown or repeated key */
-        seen |= k;
-        switch (k) {
-        case NK_OP:
-        case NK_NAME: {
+        seen |= bit;
+        switch (key) {
+        case NN_NK_OP:
+        case NN_NK_NAME: {
             if (next(f) != GIR_JT_STRING || f->lx.str_len == 0)
                 return false;
             const char *s = token_cstr(f);
             if (!s)
                 return false;
-            *(k == NK_OP ? &n.op : &n.name) = s;
+            *(key == NN_NK_OP ? &n.op : &n.name) = s;
             break;
         }
-        case NK_INPUTS:
+        case NN_NK_INPUTS:
             if (next(f) != GIR_JT_ARRAY || !entries(f) || f->n_ent > 65535)
                 return false;
             n.n_in = f->n_ent;
             if (n.n_in && !(n.in = ent_copy(f)))
                 return false;
             break;
-        case NK_ATTRS:
-        case NK_ATTR:
-        case NK_PARAM:
-            if (!attr_object(f, k == NK_ATTRS ? "attrs" : k == NK_ATTR ? "attr" : "param"))
+        case NN_NK_ATTRS:
+        case NN_NK_ATTR:
+        case NN_NK_PARAM:
+            if (!attr_object(f, key == NN_NK_ATTRS ? "attrs" : key == NN_NK_ATTR ? "attr" : "param"))
                 return false;
-            raw->legacy = raw->legacy || k == NK_PARAM;
+            raw->legacy = raw->legacy || key == NN_NK_PARAM;
             break;
-        case NK_CONTROL_DEPS:
-        case NK_SUBGRAPHS: /* only empty ones are read */
+        case NN_NK_CONTROL_DEPS:
+        case NN_NK_SUBGRAPHS: /* only empty ones are read */
             if (next(f) != GIR_JT_ARRAY || next(f) != GIR_JT_ARRAY_END)
                 return false;
             break;
-        case NK_BACKWARD_SOURCE_ID: {
+        case NN_NK_BACKWARD_SOURCE_ID: {
             int64_t x;
             if (next(f) != GIR_JT_NUMBER || !gir_json_text_i64(f->lx.str, f->lx.str_len, &x))
                 return false;
             raw->legacy = true;
             break;
         }
+        case NN_NK_UNKNOWN:
+            break;
         }
     }
-    if ((seen & (NK_OP | NK_NAME | NK_INPUTS)) != (NK_OP | NK_NAME | NK_INPUTS))
+    const unsigned required = 1u << NN_NK_OP | 1u << NN_NK_NAME | 1u << NN_NK_INPUTS;
+    if ((seen & required) != required)
         return false;
     n.var = strcmp(n.op, "null") == 0;
     if (n.var && n.n_in)
@@ -358,9 +321,6 @@ static bool finish(fast *f, const gir_json *attrs)
     return nn_raw_finish(raw, NULL) == GIR_OK;
 }
 
-/* The keys of the graph object, one bit each. */
-enum { TK_NODES = 1, TK_ARG_NODES = 2, TK_HEADS = 4, TK_ROW_PTR = 8, TK_ATTRS = 16 };
-
 static bool graph(fast *f)
 {
     nn_raw *raw = f->raw;
@@ -373,35 +333,33 @@ static bool graph(fast *f)
     for (; (t = next(f)) != GIR_JT_OBJECT_END; pos++) {
         if (t != GIR_JT_KEY)
             return false;
-        unsigned k = token_is(f, "nodes", 5)          ? TK_NODES
-                     : token_is(f, "arg_nodes", 9)    ? TK_ARG_NODES
-                     : token_is(f, "heads", 5)        ? TK_HEADS
-                     : token_is(f, "node_row_ptr", 12) ? TK_ROW_PTR
-                     : token_is(f, "attrs", 5)        ? TK_ATTRS
-                                                      : 0;
-        if (!k || (seen & k))
+        nn_graph_key key = nn_graph_key_of(f->lx.str, f->lx.str_len);
+        unsigned bit = 1u << key;
+        if (key == NN_GK_UNKNOWN || (seen & bit))
             return false;
-        seen |= k;
+        seen |= bit;
         bool ok = false;
-        switch (k) {
-        case TK_NODES: ok = nodes(f); break;
-        case TK_ARG_NODES: ok = arg_nodes(f); break;
-        case TK_HEADS:
+        switch (key) {
+        case NN_GK_NODES: ok = nodes(f); break;
+        case NN_GK_ARG_NODES: ok = arg_nodes(f); break;
+        case NN_GK_HEADS:
             heads_pos = pos;
             ok = heads(f);
             break;
-        case TK_ROW_PTR:
+        case NN_GK_NODE_ROW_PTR:
             rowp_pos = pos;
             ok = row_ptr(f);
             break;
-        case TK_ATTRS: ok = gir_json_lex_dom(&f->lx, f->doc, &attrs); break;
+        case NN_GK_ATTRS: ok = gir_json_lex_dom(&f->lx, f->doc, &attrs); break;
+        case NN_GK_UNKNOWN: break;
         }
         if (!ok)
             return false;
     }
-    if (next(f) != GIR_JT_END || (seen & (TK_NODES | TK_ARG_NODES | TK_HEADS)) != (TK_NODES | TK_ARG_NODES | TK_HEADS))
+    const unsigned required = 1u << NN_GK_NODES | 1u << NN_GK_ARG_NODES | 1u << NN_GK_HEADS;
+    if (next(f) != GIR_JT_END || (seen & required) != required)
         return false;
-    raw->relay_layout = (seen & TK_ROW_PTR) && rowp_pos > heads_pos;
+    raw->relay_layout = (seen & 1u << NN_GK_NODE_ROW_PTR) && rowp_pos > heads_pos;
     return finish(f, attrs);
 }
 
