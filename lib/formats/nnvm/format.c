@@ -6,9 +6,12 @@
 const char *nn_meta_key(nn_flavour f, nn_mkey k)
 {
     static const char *const keys[NN_FLAVOURS][NN_MK_COUNT] = {
-        [NN_NNVM] = { "nnvm.op", "nnvm.name", "nnvm.num_outputs", "nnvm.versions", "nnvm.attrs" },
-        [NN_MXNET] = { "mxnet.op", "mxnet.name", "mxnet.num_outputs", "mxnet.versions", "mxnet.attrs" },
-        [NN_TVM] = { "tvm.op", "tvm.name", "tvm.num_outputs", "tvm.versions", "tvm.attrs" },
+        [NN_NNVM] = { "nnvm.op", "nnvm.name", "nnvm.num_outputs", "nnvm.versions", "nnvm.attrs",
+                      "nnvm.graph_attrs", "nnvm.head_versions" },
+        [NN_MXNET] = { "mxnet.op", "mxnet.name", "mxnet.num_outputs", "mxnet.versions", "mxnet.attrs",
+                       "mxnet.graph_attrs", "mxnet.head_versions" },
+        [NN_TVM] = { "tvm.op", "tvm.name", "tvm.num_outputs", "tvm.versions", "tvm.attrs", "tvm.graph_attrs",
+                     "tvm.head_versions" },
     };
     return keys[f][k];
 }

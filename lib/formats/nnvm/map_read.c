@@ -158,7 +158,6 @@ static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const 
     return st;
 }
 
-
 /* Creates the node that stands for raw node idx, with its raw attributes,
  * original op name and entry versions in meta. */
 static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_out, gir_node **out, gir_error *err)

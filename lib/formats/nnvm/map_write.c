@@ -159,12 +159,10 @@ static const char *meta_s(const gir_attrs *m, const char *key)
     return a && a->type == GIR_ATTR_STRING ? a->u.s : NULL;
 }
 
-static const char *attrs_key(const nn_writer *w);
-
 /* The raw text node n had for key in this flavour, or NULL. */
 static const char *raw_attr(const nn_writer *w, const gir_node *n, const char *key)
 {
-    return nn_meta_attr(&n->meta, attrs_key(w), key);
+    return nn_meta_attr(&n->meta, nn_meta_key(w->fl, NN_MK_ATTRS), key);
 }
 
 static bool same_op(const nn_writer *w, const gir_node *n, const char *op)
@@ -173,18 +171,13 @@ static bool same_op(const nn_writer *w, const gir_node *n, const char *op)
     return m && strcmp(m, op) == 0;
 }
 
-static const char *attrs_key(const nn_writer *w)
-{
-    return nn_meta_key(w->fl, NN_MK_ATTRS);
-}
-
 /* Sets f's attributes from l (and, for a node of the same flavour and
  * operator, the source's other attributes verbatim). */
 static gir_status finish_attrs(nn_writer *w, const gir_node *n, nn_fnode *f, const falist *l, gir_error *err)
 {
     bool same = n && same_op(w, n, f->op);
     size_t np = 0;
-    const char *const *pairs = same ? nn_meta_pairs(&n->meta, attrs_key(w), &np) : NULL;
+    const char *const *pairs = same ? nn_meta_pairs(&n->meta, nn_meta_key(w->fl, NN_MK_ATTRS), &np) : NULL;
     size_t cap = l->n + np / 2;
     f->keys = gir_arena_alloc(&w->arena, (cap ? cap : 1) * sizeof *f->keys);
     f->vals = gir_arena_alloc(&w->arena, (cap ? cap : 1) * sizeof *f->vals);

@@ -17,11 +17,13 @@ const char *nn_flavour_name(nn_flavour f);
 /* The meta keys "<flavour>.<what>" the reader sets and the writers read
  * back (a table: they are looked up for every node). */
 typedef enum nn_mkey {
-    NN_MK_OP = 0,       /* the file's operator name */
-    NN_MK_NAME,         /* the file's node name, when ours had to differ */
-    NN_MK_NUM_OUTPUTS,  /* outputs node_row_ptr gave beyond the op's own */
-    NN_MK_VERSIONS,     /* entry versions of the inputs */
-    NN_MK_ATTRS,        /* the attributes as written: key, value, ... */
+    NN_MK_OP = 0,        /* the file's operator name */
+    NN_MK_NAME,          /* the file's node name, when ours had to differ */
+    NN_MK_NUM_OUTPUTS,   /* outputs node_row_ptr gave beyond the op's own */
+    NN_MK_VERSIONS,      /* entry versions of the inputs */
+    NN_MK_ATTRS,         /* the attributes as written: key, value, ... */
+    NN_MK_GRAPH_ATTRS,   /* graph meta: the graph attributes' keys, in file order */
+    NN_MK_HEAD_VERSIONS, /* graph meta: entry versions of the heads */
     NN_MK_COUNT
 } nn_mkey;
 const char *nn_meta_key(nn_flavour f, nn_mkey k);

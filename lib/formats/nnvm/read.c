@@ -275,8 +275,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
             return gir_nomem(err);
         for (size_t i = 0; i < raw->n_gattrs; i++)
             keys[i] = raw->gattrs[i].key;
-        char key[48];
-        snprintf(key, sizeof key, "%s.graph_attrs", r->pfx);
+        const char *key = nn_meta_key(r->fl, NN_MK_GRAPH_ATTRS);
         gir_status st = gir_attrs_set_strings(g, &g->meta, key, keys, raw->n_gattrs) ? gir_nomem(err) : GIR_OK;
         free(keys);
         if (st)
@@ -309,8 +308,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
             return gir_nomem(err);
         for (size_t i = 0; i < raw->n_heads; i++)
             v[i] = raw->heads[i].version;
-        char key[48];
-        snprintf(key, sizeof key, "%s.head_versions", r->pfx);
+        const char *key = nn_meta_key(r->fl, NN_MK_HEAD_VERSIONS);
         gir_status st = gir_attrs_set_ints(g, &g->meta, key, v, raw->n_heads) ? gir_nomem(err) : GIR_OK;
         free(v);
         if (st)

@@ -600,9 +600,7 @@ static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, bool shapes
 {
     nn_writer *w = e->w;
     const gir_graph *g = w->g;
-    char key[48];
-    snprintf(key, sizeof key, "%s.graph_attrs", w->pfx);
-    const gir_attr *order = gir_attrs_find(&g->meta, key);
+    const gir_attr *order = gir_attrs_find(&g->meta, nn_meta_key(w->fl, NN_MK_GRAPH_ATTRS));
     static const char *const tvm_default[] = { "shape", "dltype", "storage_id" };
     size_t cap = (order && order->type == GIR_ATTR_STRINGS ? order->u.strs.n : 0) + 8;
     const char **k = gir_arena_alloc(&w->arena, cap * sizeof *k);
@@ -756,10 +754,8 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
             gir_jw_key(&jw, "node_row_ptr");
             write_u32_array(&jw, e->row, e->n_order + 1);
         }
-        char key[48];
-        snprintf(key, sizeof key, "%s.head_versions", w->pfx);
         const int64_t *hv;
-        ptrdiff_t nhv = gir_attrs_get_ints(&g->meta, key, &hv);
+        ptrdiff_t nhv = gir_attrs_get_ints(&g->meta, nn_meta_key(w->fl, NN_MK_HEAD_VERSIONS), &hv);
         gir_jw_key(&jw, "heads");
         gir_jw_begin_array(&jw, e->relay || g->n_outputs > 10);
         for (size_t i = 0; i < g->n_outputs; i++) {
