@@ -766,29 +766,16 @@ static bin_fn bin_for(gir_op op, gir_dtype t, bool fmod_attr, gir_dtype *out)
     case GIR_OP_LessOrEqual: return T##_vle;                                             \
     default: return NULL;                                                                \
     }
-    if (t == GIR_DT_I32) {
-        INT_CASES(int32_t)
-    }
-    if (t == GIR_DT_I64) {
-        INT_CASES(int64_t)
-    }
-    if (t == GIR_DT_I8) {
-        INT_CASES(int8_t)
-    }
-    if (t == GIR_DT_I16) {
-        INT_CASES(int16_t)
-    }
-    if (t == GIR_DT_U8) {
-        INT_CASES(uint8_t)
-    }
-    if (t == GIR_DT_U16) {
-        INT_CASES(uint16_t)
-    }
-    if (t == GIR_DT_U32) {
-        INT_CASES(uint32_t)
-    }
-    if (t == GIR_DT_U64) {
-        INT_CASES(uint64_t)
+    switch (t) { /* each INT_CASES returns */
+    case GIR_DT_I8: INT_CASES(int8_t)
+    case GIR_DT_I16: INT_CASES(int16_t)
+    case GIR_DT_I32: INT_CASES(int32_t)
+    case GIR_DT_I64: INT_CASES(int64_t)
+    case GIR_DT_U8: INT_CASES(uint8_t)
+    case GIR_DT_U16: INT_CASES(uint16_t)
+    case GIR_DT_U32: INT_CASES(uint32_t)
+    case GIR_DT_U64: INT_CASES(uint64_t)
+    default: break;
     }
     if (t == GIR_DT_F64) {
         switch (op) {
