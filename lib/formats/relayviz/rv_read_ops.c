@@ -71,6 +71,15 @@ static gir_status get_ints(const rv_attrs *a, const char *op, const char *key, i
     return GIR_OK;
 }
 
+/* A list of at most max integers that must be given as a list. */
+static gir_status get_int_list(const rv_attrs *a, const char *op, const char *key, int64_t *out, size_t max,
+                               size_t *n, gir_error *err)
+{
+    if (!gir_json_is(rv_attr(a, key), GIR_JSON_ARRAY))
+        return attr_fail(a, key, op, "a list of integers", err);
+    return get_ints(a, op, key, out, max, n, err);
+}
+
 static gir_status get_int(const rv_attrs *a, const char *op, const char *key, int64_t dflt, int64_t *out,
                           gir_error *err)
 {
@@ -847,9 +856,7 @@ static gir_status rd_reshape(rd *r)
     int64_t shape[GIR_MAX_RANK];
     size_t n;
     bool allowzero;
-    if (!gir_json_is(rv_attr(&c->attrs, "newshape"), GIR_JSON_ARRAY))
-        return attr_fail(&c->attrs, "newshape", c->op, "a list of integers", r->err);
-    if ((st = get_ints(&c->attrs, c->op, "newshape", shape, GIR_MAX_RANK, &n, r->err)) ||
+    if ((st = get_int_list(&c->attrs, c->op, "newshape", shape, GIR_MAX_RANK, &n, r->err)) ||
         (st = get_bool(&c->attrs, c->op, "allowzero", false, &allowzero, r->err)))
         return st;
     for (size_t i = 0; i < n; i++)
@@ -872,9 +879,7 @@ static gir_status rd_broadcast_to(rd *r)
         return st;
     int64_t shape[GIR_MAX_RANK];
     size_t n;
-    if (!gir_json_is(rv_attr(&c->attrs, "shape"), GIR_JSON_ARRAY))
-        return attr_fail(&c->attrs, "shape", c->op, "a list of integers", r->err);
-    if ((st = get_ints(&c->attrs, c->op, "shape", shape, GIR_MAX_RANK, &n, r->err)))
+    if ((st = get_int_list(&c->attrs, c->op, "shape", shape, GIR_MAX_RANK, &n, r->err)))
         return st;
     for (size_t i = 0; i < n; i++)
         if (shape[i] < 0)
