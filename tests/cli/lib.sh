@@ -18,14 +18,11 @@ run() {
   err=$(cat "$CAP/err")
 }
 
-# run_piped FILE ARGS...: the same, with FILE fed through a pipe on stdin.
+# run_piped FILE ARGS...: run, with FILE fed through a pipe on stdin.
 run_piped() {
   local file=$1
   shift
-  cat "$file" | "$GC" "$@" >"$CAP/out" 2>"$CAP/err"
-  rc=$?
-  out=$(cat "$CAP/out")
-  err=$(cat "$CAP/err")
+  run "$@" < <(cat "$file")
 }
 
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
