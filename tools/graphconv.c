@@ -162,6 +162,7 @@ static void usage(FILE *f)
           "  -h, --help           this help\n"
           "  -V, --version        versions of graphconv and its libraries\n"
           "\n"
+          "An input named - is standard input (a pipe is read whole first).\n"
           "Exit status: 0 ok, 1 usage, 2 bad input, 3 unsupported content,\n"
           "4 check failed or models differ, 5 I/O or system error.\n"
           "See graphconv(1) and graphconv-formats(5).\n",
