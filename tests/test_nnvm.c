@@ -1261,6 +1261,11 @@ static void test_fast_variants(void **state)
           true },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
           "\"node_row_ptr\": [0, 1], \"heads\": [[1, 0, 0]]}", true },
+        { "{\"nodes\": [" X " , {\"op\" :\"relu\"\t,\r\n\"name\": \"a\", \"attrs\": { }, \"inputs\": [ [ 0 , 0 , 0 ] ] } ], "
+          "\"arg_nodes\": [ 0 ], \"heads\": [ [1,0,0] ] , \"node_row_ptr\": [ 0,1 , 2 ] }", true },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"backward_source_id\": -0}" TAIL, true },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 4294967295]]}" TAIL, true },
         /* read by the fast path, failing later (mapping, options, attributes) */
         { "{\"nodes\": [" X ", {\"op\": \"Activation\", \"name\": \"a\", \"attrs\": {\"act_type\": \"nope\"}, "
           "\"inputs\": [[0, 0, 0]]}" TAIL, true },
@@ -1324,6 +1329,22 @@ static void test_fast_variants(void **state)
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL "\f", false },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0,]]}" TAIL, false },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[00, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 01]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 1e0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0] [0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]],}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]},]"
+          ", \"arg_nodes\": [0], \"heads\": [[1, 0, 0]]}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"attrs\": {\"k\": \"v\",}}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"backward_source_id\": -}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"node_row_ptr\": [0, 1, 99999999999999999999]}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"node_row_ptr\": [0, -1, 2]}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]]", false },
         { "[]", false },
         { "{}", false },
     };

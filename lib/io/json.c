@@ -450,20 +450,11 @@ static char *yajl_reason(yajl_handle h, const char *text, size_t len)
  * Everything the lexer accepts, yajl accepts too and builds into the
  * identical DOM (tests/test_json.c compares the two). */
 
-/* 1 for the whitespace the lexer accepts: space, tab, LF, CR. */
-static const unsigned char json_space[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
+const unsigned char gir_json_space[256] = { [' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1 };
 
 static bool is_space(char c)
 {
-    return json_space[(unsigned char)c];
-}
-
-/* The first byte at or after p that is not whitespace. */
-static inline size_t skip_space(const char *t, size_t len, size_t p)
-{
-    while (p < len && is_space(t[p]))
-        p++;
-    return p;
+    return gir_json_space[(unsigned char)c];
 }
 
 /* A byte that may follow a number or a literal. */
@@ -680,7 +671,7 @@ void gir_json_lex_free(gir_json_lexer *lx)
 static inline __attribute__((always_inline)) gir_json_token lex_next(gir_json_lexer *lx)
 {
     const char *t = lx->text_;
-    size_t len = lx->len_, p = skip_space(t, len, lx->pos_);
+    size_t len = lx->len_, p = gir_json_skip_space(t, len, lx->pos_);
     unsigned want = lx->want_;
     char c;
     if (want == LEX_DONE) {
@@ -695,7 +686,7 @@ again:
     switch (want) {
     case LEX_AFTER:
         if (c == ',') {
-            p = skip_space(t, len, p + 1);
+            p = gir_json_skip_space(t, len, p + 1);
             if (p == len)
                 return GIR_JT_FAIL;
             want = lx->kinds_[lx->depth - 1] ? LEX_KEY : LEX_VALUE;
@@ -711,7 +702,7 @@ again:
     case LEX_KEY:
         if (c != '"' || !scan_string(lx, &p))
             return GIR_JT_FAIL;
-        p = skip_space(t, len, p);
+        p = gir_json_skip_space(t, len, p);
         if (p == len || t[p] != ':')
             return GIR_JT_FAIL;
         lx->pos_ = p + 1;
@@ -786,6 +777,27 @@ close:
 gir_json_token gir_json_lex_next(gir_json_lexer *lx)
 {
     return lex_next(lx);
+}
+
+bool gir_json_lex_direct(gir_json_lexer *lx, unsigned levels, const char **text, size_t *len, size_t *pos)
+{
+    if (lx->want_ != LEX_VALUE || lx->depth == 0 || levels > lx->max_depth_ || lx->depth > lx->max_depth_ - levels)
+        return false;
+    *text = lx->text_;
+    *len = lx->len_;
+    *pos = lx->pos_;
+    return true;
+}
+
+void gir_json_lex_resume(gir_json_lexer *lx, size_t pos)
+{
+    lx->pos_ = pos;
+    lx->want_ = LEX_AFTER;
+}
+
+bool gir_json_lex_string(gir_json_lexer *lx, size_t *pos)
+{
+    return scan_string(lx, pos);
 }
 
 /* Reads the next value from the lexer into the builder (its root, or the

@@ -173,6 +173,34 @@ typedef struct gir_json_lexer {
 void gir_json_lex_init(gir_json_lexer *lx, const char *text, size_t len, const gir_json_options *opts);
 gir_json_token gir_json_lex_next(gir_json_lexer *lx);
 void gir_json_lex_free(gir_json_lexer *lx);
+/* Reading a value whose shape the reader knows, byte by byte, rather than
+ * token by token (cheaper: no grammar state per token).  Where the lexer
+ * expects a value (after a KEY, or after a ',' in an array ... in practice
+ * after a KEY), gir_json_lex_direct gives the text and the position of the
+ * value's first byte (whitespace not skipped) and checks that `levels` more
+ * nested containers stay within max_depth; the reader then scans the value
+ * itself with gir_json_skip_space and gir_json_lex_string (and its own
+ * tests of the structural bytes: it must accept only plain valid JSON, and
+ * give up at anything else), and hands the position just past the value
+ * back with gir_json_lex_resume: the lexer goes on as after a value. */
+bool gir_json_lex_direct(gir_json_lexer *lx, unsigned levels, const char **text, size_t *len, size_t *pos);
+void gir_json_lex_resume(gir_json_lexer *lx, size_t pos);
+/* The string whose opening quote is at text[*pos], the lexer's rules
+ * (escapes, UTF-8 while checked): on success the token's str, str_len and
+ * escaped are set and *pos is just past the closing quote. */
+bool gir_json_lex_string(gir_json_lexer *lx, size_t *pos);
+
+/* 1 for the four whitespace bytes of JSON (space, tab, LF, CR). */
+extern const unsigned char gir_json_space[256];
+
+/* The first byte at or after p (<= len) that is not whitespace. */
+static inline size_t gir_json_skip_space(const char *t, size_t len, size_t p)
+{
+    while (p < len && gir_json_space[(unsigned char)t[p]])
+        p++;
+    return p;
+}
+
 /* Reads the next value from the lexer (a scalar, or a container and all it
  * holds) as a DOM in d's arena: offsets are the text's, so d must be the
  * document of the lexer's text.  False when the lexer or the builder gives

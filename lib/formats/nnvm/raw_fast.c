@@ -27,6 +27,11 @@ typedef struct fast {
     nn_raw *raw;
     gir_json_lexer lx;
     gir_json_doc *doc;
+    /* The text and the position in it while a value is read directly
+     * (gir_json_lex_direct): the top-level object is read token by token,
+     * the values of its members byte by byte, which costs a third of it. */
+    const char *t;
+    size_t len, p;
     size_t cap_nodes;
     nn_entry *ent; /* the current node's inputs; the heads */
     size_t n_ent, cap_ent;
@@ -38,13 +43,74 @@ typedef struct fast {
     size_t n_rowp, cap_rowp;
 } fast;
 
-static gir_json_token next(fast *f)
+/* ---- the bytes of a value read directly ----
+ * Each function accepts only what the JSON grammar allows at its place and
+ * fails at anything else; whitespace before a token is skipped. */
+
+/* The next byte that is not whitespace (f->p moves to it), '\0' at the end
+ * of the text (outside strings a NUL byte is never JSON). */
+static inline char peek(fast *f)
 {
-    return gir_json_lex_next(&f->lx);
+    f->p = gir_json_skip_space(f->t, f->len, f->p);
+    return f->p < f->len ? f->t[f->p] : '\0';
 }
 
-/* The token's bytes as a NUL-terminated copy in raw's arena; NULL when
- * they hold a NUL byte (nn_raw_parse refuses those) or out of memory. */
+/* The next byte is c: consumed. */
+static inline bool eat(fast *f, char c)
+{
+    if (peek(f) != c)
+        return false;
+    f->p++;
+    return true;
+}
+
+/* A string: its bytes in the lexer's token (str, str_len, escaped). */
+static inline bool string(fast *f)
+{
+    return peek(f) == '"' && gir_json_lex_string(&f->lx, &f->p);
+}
+
+/* A member's key and its ':'. */
+static inline bool key(fast *f)
+{
+    return string(f) && eat(f, ':');
+}
+
+/* A number that is a non-negative integer in plain digits (no sign,
+ * fraction or exponent), at most 19 of them: no overflow.  Anything else
+ * fails, valid JSON or not: what comes after the digits is checked by the
+ * caller's next expectation (a ',' or a bracket), so "01", "1.5" or "1e3"
+ * fail there. */
+static bool digits(fast *f, uint64_t *out)
+{
+    if (peek(f) == '0') {
+        f->p++;
+        *out = 0;
+        return true;
+    }
+    const char *t = f->t;
+    size_t p = f->p, end = f->len - p > 19 ? p + 19 : f->len;
+    uint64_t x = 0;
+    for (; p < end && t[p] >= '0' && t[p] <= '9'; p++)
+        x = x * 10 + (uint64_t)(t[p] - '0');
+    if (p == f->p)
+        return false;
+    f->p = p;
+    *out = x;
+    return true;
+}
+
+static bool u32(fast *f, uint32_t *out)
+{
+    uint64_t x;
+    if (!digits(f, &x) || x > UINT32_MAX)
+        return false;
+    *out = (uint32_t)x;
+    return true;
+}
+
+/* The current token's bytes as a NUL-terminated copy in raw's arena; NULL
+ * when they hold a NUL byte (nn_raw_parse refuses those) or out of memory. */
 static const char *token_cstr(fast *f)
 {
     const gir_json_lexer *lx = &f->lx;
@@ -53,46 +119,45 @@ static const char *token_cstr(fast *f)
     return gir_arena_strndup(&f->raw->arena, lx->str, lx->str_len);
 }
 
-/* Token t is a non-negative integer that fits in uint32 (raw.c's get_u32). */
-static bool token_u32(const fast *f, gir_json_token t, uint32_t *out)
+/* ---- the members of the graph object ---- */
+
+/* The next token of the top-level object. */
+static gir_json_token next(fast *f)
 {
-    uint64_t x;
-    if (t != GIR_JT_NUMBER || !gir_json_text_u64(f->lx.str, f->lx.str_len, &x) || x > UINT32_MAX)
-        return false;
-    *out = (uint32_t)x;
-    return true;
+    return gir_json_lex_next(&f->lx);
 }
 
-/* An entry [node, index] or [node, index, version] after its '[' has been
- * read, appended to f->ent; the node id is checked against the node count
- * once every node is read (check_entries). */
+/* An entry [node, index] or [node, index, version] appended to f->ent;
+ * the node id is checked against the node count once every node is read
+ * (check_entries). */
 static bool entry(fast *f)
 {
     uint32_t e[3] = { 0, 0, 0 };
-    size_t k = 0;
-    gir_json_token t;
-    while ((t = next(f)) != GIR_JT_ARRAY_END)
-        if (k == 3 || !token_u32(f, t, &e[k++]))
-            return false;
-    if (k < 2 || e[1] >= 65535)
+    if (!eat(f, '[') || !u32(f, &e[0]) || !eat(f, ',') || !u32(f, &e[1]))
         return false;
-    if (k == 2)
-        f->raw->legacy = true;
+    bool legacy = !eat(f, ',');
+    if ((!legacy && !u32(f, &e[2])) || !eat(f, ']') || e[1] >= 65535)
+        return false;
+    f->raw->legacy = f->raw->legacy || legacy;
     if (f->n_ent == f->cap_ent && !GIR_GROW(f->ent, f->cap_ent, f->n_ent + 1))
         return false;
     f->ent[f->n_ent++] = (nn_entry){ e[0], e[1], e[2] };
     return true;
 }
 
-/* An array of entries (its '[' read) into f->ent, from its start. */
+/* An array of entries into f->ent, from its start. */
 static bool entries(fast *f)
 {
     f->n_ent = 0;
-    gir_json_token t;
-    while ((t = next(f)) != GIR_JT_ARRAY_END)
-        if (t != GIR_JT_ARRAY || !entry(f))
+    if (!eat(f, '['))
+        return false;
+    if (eat(f, ']'))
+        return true;
+    do
+        if (!entry(f))
             return false;
-    return true;
+    while (eat(f, ','));
+    return eat(f, ']');
 }
 
 static nn_entry *ent_copy(fast *f)
@@ -103,20 +168,21 @@ static nn_entry *ent_copy(fast *f)
     return e;
 }
 
-/* An "attrs", "attr" or "param" object of strings (its key read) merged
- * into the node's attributes as parse_attr_object does: a key an earlier
- * object of the node set is overwritten in place. */
+/* An "attrs", "attr" or "param" object of strings merged into the node's
+ * attributes as parse_attr_object does: a key an earlier object of the
+ * node set is overwritten in place. */
 static bool attr_object(fast *f, const char *which)
 {
-    if (next(f) != GIR_JT_OBJECT)
+    if (!eat(f, '{'))
         return false;
+    if (eat(f, '}'))
+        return true;
     size_t members = 0;
-    gir_json_token t;
-    while ((t = next(f)) != GIR_JT_OBJECT_END) {
-        if (t != GIR_JT_KEY || ++members > ATTRS_MAX)
+    do {
+        if (++members > ATTRS_MAX || !key(f))
             return false;
-        const char *key = token_cstr(f);
-        if (!key || next(f) != GIR_JT_STRING)
+        const char *k = token_cstr(f);
+        if (!k || !string(f))
             return false;
         const char *val = token_cstr(f);
         if (!val)
@@ -126,7 +192,7 @@ static bool attr_object(fast *f, const char *which)
          * repeated key, which fails the JSON parse. */
         size_t j;
         for (j = 0; j < f->n_kv; j++)
-            if (strcmp(f->kv[j].key, key) == 0)
+            if (strcmp(f->kv[j].key, k) == 0)
                 break;
         if (j < f->n_kv && strcmp(f->kv[j].obj, which) == 0)
             return false;
@@ -135,12 +201,22 @@ static bool attr_object(fast *f, const char *which)
                 return false;
             f->n_kv++;
         }
-        f->kv[j] = (nn_kv){ key, val, which, NULL };
-    }
-    return true;
+        f->kv[j] = (nn_kv){ k, val, which, NULL };
+    } while (eat(f, ','));
+    return eat(f, '}');
 }
 
-/* A node object (its '{' read) appended to raw's nodes. */
+/* An integer literal that may be negative (backward_source_id; the
+ * value is not kept). */
+static bool any_int(fast *f)
+{
+    uint64_t x;
+    if (peek(f) == '-')
+        f->p++;
+    return f->p < f->len && f->t[f->p] >= '0' && f->t[f->p] <= '9' && digits(f, &x);
+}
+
+/* A node object appended to raw's nodes. */
 static bool node(fast *f)
 {
     nn_raw *raw = f->raw;
@@ -151,26 +227,29 @@ static bool node(fast *f)
     nn_node n = { .row_outputs = -1 };
     unsigned seen = 0;
     f->n_kv = 0;
-    gir_json_token t;
-    while ((t = next(f)) != GIR_JT_OBJECT_END) {
-        nn_node_key key = t == GIR_JT_KEY ? nn_node_key_of(f->lx.str, f->lx.str_len) : NN_NK_UNKNOWN;
-        unsigned bit = 1u << key;
-        if (key == NN_NK_UNKNOWN || (seen & bit))
+    if (!eat(f, '{'))
+        return false;
+    do {
+        if (!key(f))
+            return false;
+        nn_node_key k = nn_node_key_of(f->lx.str, f->lx.str_len);
+        unsigned bit = 1u << k;
+        if (k == NN_NK_UNKNOWN || (seen & bit))
             return false; /* unknown or repeated key */
         seen |= bit;
-        switch (key) {
+        switch (k) {
         case NN_NK_OP:
         case NN_NK_NAME: {
-            if (next(f) != GIR_JT_STRING || f->lx.str_len == 0)
+            if (!string(f) || f->lx.str_len == 0)
                 return false;
             const char *s = token_cstr(f);
             if (!s)
                 return false;
-            *(key == NN_NK_OP ? &n.op : &n.name) = s;
+            *(k == NN_NK_OP ? &n.op : &n.name) = s;
             break;
         }
         case NN_NK_INPUTS:
-            if (next(f) != GIR_JT_ARRAY || !entries(f) || f->n_ent > 65535)
+            if (!entries(f) || f->n_ent > 65535)
                 return false;
             n.n_in = f->n_ent;
             if (n.n_in && !(n.in = ent_copy(f)))
@@ -179,28 +258,26 @@ static bool node(fast *f)
         case NN_NK_ATTRS:
         case NN_NK_ATTR:
         case NN_NK_PARAM:
-            if (!attr_object(f, key == NN_NK_ATTRS ? "attrs" : key == NN_NK_ATTR ? "attr" : "param"))
+            if (!attr_object(f, k == NN_NK_ATTRS ? "attrs" : k == NN_NK_ATTR ? "attr" : "param"))
                 return false;
-            raw->legacy = raw->legacy || key == NN_NK_PARAM;
+            raw->legacy = raw->legacy || k == NN_NK_PARAM;
             break;
         case NN_NK_CONTROL_DEPS:
         case NN_NK_SUBGRAPHS: /* only empty ones are read */
-            if (next(f) != GIR_JT_ARRAY || next(f) != GIR_JT_ARRAY_END)
+            if (!eat(f, '[') || !eat(f, ']'))
                 return false;
             break;
-        case NN_NK_BACKWARD_SOURCE_ID: {
-            int64_t x;
-            if (next(f) != GIR_JT_NUMBER || !gir_json_text_i64(f->lx.str, f->lx.str_len, &x))
+        case NN_NK_BACKWARD_SOURCE_ID:
+            if (!any_int(f))
                 return false;
             raw->legacy = true;
             break;
-        }
         case NN_NK_UNKNOWN:
             break;
         }
-    }
+    } while (eat(f, ','));
     const unsigned required = 1u << NN_NK_OP | 1u << NN_NK_NAME | 1u << NN_NK_INPUTS;
-    if ((seen & required) != required)
+    if (!eat(f, '}') || (seen & required) != required)
         return false;
     n.var = strcmp(n.op, "null") == 0;
     if (n.var && n.n_in)
@@ -220,53 +297,68 @@ static bool node(fast *f)
 
 static bool nodes(fast *f)
 {
-    if (next(f) != GIR_JT_ARRAY)
+    if (!eat(f, '['))
         return false;
-    gir_json_token t;
-    while ((t = next(f)) != GIR_JT_ARRAY_END)
-        if (t != GIR_JT_OBJECT || !node(f))
+    if (eat(f, ']'))
+        return true;
+    do
+        if (!node(f))
             return false;
-    return true;
+    while (eat(f, ','));
+    return eat(f, ']');
 }
 
 static bool arg_nodes(fast *f)
 {
-    if (next(f) != GIR_JT_ARRAY)
+    if (!eat(f, '['))
         return false;
-    gir_json_token t;
-    while ((t = next(f)) != GIR_JT_ARRAY_END) {
+    if (eat(f, ']'))
+        return true;
+    do {
         if ((f->n_args == f->cap_args && !GIR_GROW(f->args, f->cap_args, f->n_args + 1)) ||
-            !token_u32(f, t, &f->args[f->n_args]))
+            !u32(f, &f->args[f->n_args]))
             return false;
         f->n_args++;
-    }
-    return true;
+    } while (eat(f, ','));
+    return eat(f, ']');
 }
 
 static bool heads(fast *f)
 {
     nn_raw *raw = f->raw;
-    if (next(f) != GIR_JT_ARRAY || !entries(f))
+    if (!entries(f))
         return false;
     raw->n_heads = f->n_ent;
     return !raw->n_heads || (raw->heads = ent_copy(f)) != NULL;
 }
 
-/* node_row_ptr: integers only (nn_raw_parse reads the values only when
- * there is one per node and one more; this path wants them anyway). */
+/* node_row_ptr: non-negative integers only (nn_raw_parse reads the values
+ * only when there is one per node and one more; this path wants them
+ * anyway). */
 static bool row_ptr(fast *f)
 {
-    if (next(f) != GIR_JT_ARRAY)
+    if (!eat(f, '['))
         return false;
     f->raw->has_row_ptr = true;
-    gir_json_token t;
-    while ((t = next(f)) != GIR_JT_ARRAY_END) {
-        int64_t x;
-        if (t != GIR_JT_NUMBER || !gir_json_text_i64(f->lx.str, f->lx.str_len, &x) ||
+    if (eat(f, ']'))
+        return true;
+    do {
+        uint64_t x;
+        if (!digits(f, &x) || x > INT64_MAX ||
             (f->n_rowp == f->cap_rowp && !GIR_GROW(f->rowp, f->cap_rowp, f->n_rowp + 1)))
             return false;
-        f->rowp[f->n_rowp++] = x;
-    }
+        f->rowp[f->n_rowp++] = (int64_t)x;
+    } while (eat(f, ','));
+    return eat(f, ']');
+}
+
+/* The value of the graph member just keyed, read directly by read(), with
+ * at most `levels` containers nested in it. */
+static bool direct(fast *f, unsigned levels, bool (*read)(fast *))
+{
+    if (!gir_json_lex_direct(&f->lx, levels, &f->t, &f->len, &f->p) || !read(f))
+        return false;
+    gir_json_lex_resume(&f->lx, f->p);
     return true;
 }
 
@@ -340,15 +432,15 @@ static bool graph(fast *f)
         seen |= bit;
         bool ok = false;
         switch (key) {
-        case NN_GK_NODES: ok = nodes(f); break;
-        case NN_GK_ARG_NODES: ok = arg_nodes(f); break;
+        case NN_GK_NODES: ok = direct(f, 4, nodes); break; /* nodes, node, inputs, entry */
+        case NN_GK_ARG_NODES: ok = direct(f, 1, arg_nodes); break;
         case NN_GK_HEADS:
             heads_pos = pos;
-            ok = heads(f);
+            ok = direct(f, 2, heads);
             break;
         case NN_GK_NODE_ROW_PTR:
             rowp_pos = pos;
-            ok = row_ptr(f);
+            ok = direct(f, 1, row_ptr);
             break;
         case NN_GK_ATTRS: ok = gir_json_lex_dom(&f->lx, f->doc, &attrs); break;
         case NN_GK_UNKNOWN: break;
