@@ -495,9 +495,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return k;
 }
 
-/* 1 for a byte that stands for itself inside a string: printable ASCII
- * but the quote and the backslash. */
-static const unsigned char plain_ascii[256] = {
+const unsigned char gir_json_plain[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x00: control characters */
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x10 */
     1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20: the quote (0x22) */
@@ -525,13 +523,13 @@ static bool scratch_put(gir_json_lexer *lx, size_t *len, const char *s, size_t n
  * just past the closing quote and the token's str/len/escaped are set:
  * the unescaped bytes, in the text itself when there is no escape, else in
  * the scratch buffer. */
-static bool scan_string(gir_json_lexer *lx, size_t *pos)
+bool gir_json_lex_string_any(gir_json_lexer *lx, size_t *pos)
 {
     const char *t = lx->text_;
     size_t len = lx->len_, p = *pos + 1, start = p, out = 0;
     bool escaped = false;
     while (p < len) {
-        while (p < len && plain_ascii[(unsigned char)t[p]])
+        while (p < len && gir_json_plain[(unsigned char)t[p]])
             p++;
         if (p == len)
             break;
@@ -700,7 +698,7 @@ again:
             goto close;
         /* fall through */
     case LEX_KEY:
-        if (c != '"' || !scan_string(lx, &p))
+        if (c != '"' || !gir_json_lex_string(lx, &p))
             return GIR_JT_FAIL;
         p = gir_json_skip_space(t, len, p);
         if (p == len || t[p] != ':')
@@ -733,7 +731,7 @@ again:
     size_t q = p;
     switch (c) {
     case '"':
-        if (!scan_string(lx, &q))
+        if (!gir_json_lex_string(lx, &q))
             return GIR_JT_FAIL;
         tok = GIR_JT_STRING;
         break;
@@ -795,10 +793,6 @@ void gir_json_lex_resume(gir_json_lexer *lx, size_t pos)
     lx->want_ = LEX_AFTER;
 }
 
-bool gir_json_lex_string(gir_json_lexer *lx, size_t *pos)
-{
-    return scan_string(lx, pos);
-}
 
 /* Reads the next value from the lexer into the builder (its root, or the
  * builder's root_slot); true when it was read whole. */

@@ -185,13 +185,33 @@ void gir_json_lex_free(gir_json_lexer *lx);
  * back with gir_json_lex_resume: the lexer goes on as after a value. */
 bool gir_json_lex_direct(gir_json_lexer *lx, unsigned levels, const char **text, size_t *len, size_t *pos);
 void gir_json_lex_resume(gir_json_lexer *lx, size_t pos);
-/* The string whose opening quote is at text[*pos], the lexer's rules
- * (escapes, UTF-8 while checked): on success the token's str, str_len and
- * escaped are set and *pos is just past the closing quote. */
-bool gir_json_lex_string(gir_json_lexer *lx, size_t *pos);
-
 /* 1 for the four whitespace bytes of JSON (space, tab, LF, CR). */
 extern const unsigned char gir_json_space[256];
+/* 1 for a byte that stands for itself inside a string: printable ASCII
+ * but the quote and the backslash. */
+extern const unsigned char gir_json_plain[256];
+
+/* gir_json_lex_string for any string (escapes, UTF-8). */
+bool gir_json_lex_string_any(gir_json_lexer *lx, size_t *pos);
+
+/* The string whose opening quote is at text[*pos], the lexer's rules
+ * (escapes, UTF-8 while checked): on success the token's str, str_len and
+ * escaped are set and *pos is just past the closing quote.  Inline for
+ * strings of plain ASCII, which most are. */
+static inline bool gir_json_lex_string(gir_json_lexer *lx, size_t *pos)
+{
+    const char *t = lx->text_;
+    size_t len = lx->len_, start = *pos + 1, p = start;
+    while (p < len && gir_json_plain[(unsigned char)t[p]])
+        p++;
+    if (p == len || t[p] != '"')
+        return gir_json_lex_string_any(lx, pos);
+    lx->str = t + start;
+    lx->str_len = p - start;
+    lx->escaped = false;
+    *pos = p + 1;
+    return true;
+}
 
 /* The first byte at or after p (<= len) that is not whitespace. */
 static inline size_t gir_json_skip_space(const char *t, size_t len, size_t p)
