@@ -91,13 +91,52 @@ bool gir_grow(void **items, size_t *cap, size_t need, size_t sz);
 typedef struct gir_arena_block gir_arena_block;
 typedef struct gir_arena {
     gir_arena_block *head;
+    /* The head block's free bytes: `left` bytes from `cur` (NULL, 0 when
+     * there is no block yet).  Allocations that fit are taken inline. */
+    unsigned char *cur;
+    size_t left;
     size_t used_total;
 } gir_arena;
 
+/* n bytes (16-byte aligned) from a new block: what the inline allocators
+ * call when the head block has no room. */
+void *gir_arena_take_new(gir_arena *a, size_t n);
+
+/* 16-byte aligned, not zeroed. */
+static inline void *gir_arena_alloc_uninit(gir_arena *a, size_t n)
+{
+    size_t pad = (size_t)(0u - (uintptr_t)a->cur) & 15u;
+    if (a->cur && a->left >= pad && a->left - pad >= n) {
+        unsigned char *p = a->cur + pad;
+        a->cur = p + n;
+        a->left -= pad + n;
+        a->used_total += pad + n;
+        return p;
+    }
+    return gir_arena_take_new(a, n);
+}
+
+/* A NUL-terminated copy of s[0..n) (NULL in, NULL out). */
+static inline char *gir_arena_strndup(gir_arena *a, const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    char *p;
+    if (a->left > n) { /* room for the NUL too */
+        p = (char *)a->cur;
+        a->cur += n + 1;
+        a->left -= n + 1;
+        a->used_total += n + 1;
+    } else if (n == SIZE_MAX || !(p = gir_arena_take_new(a, n + 1))) {
+        return NULL;
+    }
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
 void *gir_arena_alloc(gir_arena *a, size_t n);           /* 16-byte aligned, zeroed */
-void *gir_arena_alloc_uninit(gir_arena *a, size_t n);    /* 16-byte aligned, not zeroed */
 char *gir_arena_strdup(gir_arena *a, const char *s);      /* NULL in, NULL out */
-char *gir_arena_strndup(gir_arena *a, const char *s, size_t n);
 char *gir_arena_printf(gir_arena *a, const char *fmt, ...) GIR_PRINTF(2, 3);
 void *gir_arena_memdup(gir_arena *a, const void *p, size_t n);
 void gir_arena_free(gir_arena *a);

@@ -168,13 +168,15 @@ bool gir_grow(void **items, size_t *cap, size_t need, size_t sz)
 
 struct gir_arena_block {
     gir_arena_block *next;
-    size_t size, used;
+    size_t size;
     bool mapped; /* from block_new's mmap, else from malloc */
     _Alignas(16) unsigned char mem[];
 };
 
 /* Blocks start at 64 KiB and double up to 2 MiB (header included), so a
- * large arena needs few of them and a small one wastes little. */
+ * large arena needs few of them and a small one wastes little.  The head
+ * block serves the small allocations (inline, from a->cur); a large one
+ * gets a block of its own behind it. */
 #define ARENA_BLOCK 65536u
 #define ARENA_HUGE ((size_t)2 << 20)
 #define ARENA_BLOCK_MAX (ARENA_HUGE - sizeof(gir_arena_block))
@@ -225,7 +227,6 @@ static gir_arena_block *block_new(size_t size)
         b->mapped = false;
     }
     b->size = size;
-    b->used = 0;
     return b;
 }
 
@@ -237,67 +238,41 @@ static void block_free(gir_arena_block *b)
         free(b);
 }
 
-/* n bytes aligned to align (1 or 16), not zeroed (for callers that
- * overwrite them).  Strings take align 1: they pack without padding. */
-static void *arena_take(gir_arena *a, size_t n, size_t align)
+void *gir_arena_take_new(gir_arena *a, size_t n)
 {
     gir_arena_block *b = a->head;
-    size_t start = b ? (b->used + align - 1) & ~(align - 1) : 0;
-    if (!b || start > b->size || b->size - start < n) {
-        /* The next regular block, twice the current one. */
-        size_t regular = !b ? ARENA_BLOCK : b->size >= ARENA_BLOCK_MAX / 2 ? ARENA_BLOCK_MAX : 2 * b->size;
-        if (regular < ARENA_BLOCK)
-            regular = ARENA_BLOCK;
-        bool one_off = n > regular / 4;
-        size_t size = one_off ? n : regular;
-        if (size > SIZE_MAX - sizeof *b - 15u)
-            return NULL;
-        size = (size + 15u) & ~(size_t)15u;
-        gir_arena_block *nb = block_new(size);
-        if (!nb)
-            return NULL;
-        if (b && one_off) {
-            /* A large one-off block goes behind the current one so the
-             * current block keeps serving small allocations. */
-            nb->next = b->next;
-            b->next = nb;
-        } else {
-            nb->next = b;
-            a->head = nb;
-        }
-        b = nb;
-        start = 0;
+    /* The next regular block, twice the current one. */
+    size_t regular = !b ? ARENA_BLOCK : b->size >= ARENA_BLOCK_MAX / 2 ? ARENA_BLOCK_MAX : 2 * b->size;
+    if (regular < ARENA_BLOCK)
+        regular = ARENA_BLOCK;
+    bool one_off = n > regular / 4;
+    size_t size = one_off ? n : regular;
+    if (size > SIZE_MAX - sizeof *b - 15u)
+        return NULL;
+    size = (size + 15u) & ~(size_t)15u;
+    gir_arena_block *nb = block_new(size);
+    if (!nb)
+        return NULL;
+    a->used_total += n;
+    if (b && one_off) {
+        /* A large one-off block goes behind the current one so the
+         * current block keeps serving small allocations. */
+        nb->next = b->next;
+        b->next = nb;
+        return nb->mem;
     }
-    void *p = b->mem + start;
-    a->used_total += n + (start - b->used);
-    b->used = start + n;
-    return p;
+    nb->next = b;
+    a->head = nb;
+    a->cur = nb->mem + n;
+    a->left = size - n;
+    return nb->mem;
 }
 
 void *gir_arena_alloc(gir_arena *a, size_t n)
 {
-    void *p = arena_take(a, n, 16);
+    void *p = gir_arena_alloc_uninit(a, n);
     if (p)
         memset(p, 0, n);
-    return p;
-}
-
-void *gir_arena_alloc_uninit(gir_arena *a, size_t n)
-{
-    return arena_take(a, n, 16);
-}
-
-char *gir_arena_strndup(gir_arena *a, const char *s, size_t n)
-{
-    if (!s)
-        return NULL;
-    if (n == SIZE_MAX)
-        return NULL;
-    char *p = arena_take(a, n + 1, 1);
-    if (p) {
-        memcpy(p, s, n);
-        p[n] = '\0';
-    }
     return p;
 }
 
@@ -336,6 +311,8 @@ void gir_arena_free(gir_arena *a)
         b = n;
     }
     a->head = NULL;
+    a->cur = NULL;
+    a->left = 0;
     a->used_total = 0;
 }
 
