@@ -1,9 +1,12 @@
 /* The graph JSON of the NNVM family read straight from the text into
- * nn_raw, token by token (io/json.h's pull lexer), without a DOM of the
- * nodes, heads, arg_nodes and node_row_ptr: the DOM of a 100k-node file
- * costs more than the rest of reading it.  Only the top-level "attrs"
- * object (small, but in TVM executor files it holds the per-entry lists)
- * is built as a DOM, in the file's document with the file's offsets.
+ * nn_raw, without a DOM of the nodes, heads, arg_nodes and node_row_ptr:
+ * the DOM of a 100k-node file costs more than the rest of reading it.  The
+ * top-level object is read token by token (io/json.h's pull lexer); the
+ * values of nodes, heads, arg_nodes and node_row_ptr, whose shape is
+ * known, byte by byte (gir_json_lex_direct), which costs half as much as
+ * the general lexer's state machine.  Only the top-level "attrs" object
+ * (small, but in TVM executor files it holds the per-entry lists) is built
+ * as a DOM, in the file's document with the file's offsets.
  *
  * raw.c (nn_raw_parse over the DOM) is the specification.  This path
  * fills the same nn_raw for the files it reads, and gives up (false) at
