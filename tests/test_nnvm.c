@@ -145,6 +145,82 @@ static char *write_tmp(const char *name, const char *text)
 
 /* ---- the real files ---------------------------------------------------------- */
 
+/* Attribute text as the files spell it (attrtext.c). */
+static void test_attr_text(void **state)
+{
+    (void)state;
+    int64_t v[NN_MAX_TUPLE], x;
+    size_t n;
+    static const struct {
+        const char *s;
+        bool ok;
+        size_t n;
+        int64_t v[4];
+    } tuples[] = {
+        { "(3, 3)", true, 2, { 3, 3 } },      { "(3,3)", true, 2, { 3, 3 } },
+        { "[1L, 2l]", true, 2, { 1, 2 } },    { " ( -1 ,+2 ) \n", true, 2, { -1, 2 } },
+        { "(3,)", true, 1, { 3 } },          { "()", true, 0, { 0 } },
+        { "[ ]", true, 0, { 0 } },           { "7", true, 1, { 7 } },
+        { " -7L ", true, 1, { -7 } },         { "(1, 2, 3, 4)", true, 4, { 1, 2, 3, 4 } },
+        { "(123456789012345678, 2)", true, 2, { 123456789012345678, 2 } },
+        { "(3, 3", false, 0, { 0 } },        { "(3 3)", false, 0, { 0 } },
+        { "(,)", false, 0, { 0 } },          { "(3,,)", false, 0, { 0 } },
+        { "(-, 3)", false, 0, { 0 } },       { "(- 3)", false, 0, { 0 } },
+        { "(3, 3))", false, 0, { 0 } },      { "(3, 3] ", false, 0, { 0 } },
+        { "(3.5,)", false, 0, { 0 } },       { "(99999999999999999999,)", false, 0, { 0 } },
+        { "", false, 0, { 0 } },             { "None", false, 0, { 0 } },
+        { "(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)", true, 16, { 1, 2, 3, 4 } },
+        { "(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17)", false, 0, { 0 } },
+    };
+    for (size_t i = 0; i < sizeof tuples / sizeof *tuples; i++) {
+        bool ok = nn_parse_tuple(tuples[i].s, v, &n);
+        if (ok != tuples[i].ok)
+            fail_msg("nn_parse_tuple(\"%s\") gave %d", tuples[i].s, ok);
+        if (!ok)
+            continue;
+        assert_int_equal(n, tuples[i].n);
+        for (size_t k = 0; k < n && k < 4; k++)
+            assert_int_equal(v[k], tuples[i].v[k]);
+    }
+    assert_true(nn_parse_int("-9223372036854775808", &x));
+    assert_true(x == INT64_MIN);
+    assert_true(nn_parse_int("  42L\t", &x) && x == 42);
+    assert_true(nn_parse_int("+5", &x) && x == 5);
+    assert_false(nn_parse_int("9223372036854775808", &x));
+    assert_false(nn_parse_int("4 2", &x));
+    assert_false(nn_parse_int("-", &x));
+    assert_false(nn_parse_int("", &x));
+    assert_false(nn_parse_int(NULL, &x));
+
+    bool b;
+    static const char *const yes[] = { "True", "true", "TRUE", " 1", "1 \v", "tRuE\f\n" };
+    static const char *const no[] = { "False", "false", "0", " FALSE ", "0\r" };
+    static const char *const neither[] = { "", "Truee", "Tru", "2", "10", "\vTrue", "True x", "yes", "None" };
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        assert_true(nn_parse_bool(yes[i], &b) && b);
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        assert_true(nn_parse_bool(no[i], &b) && !b);
+    for (size_t i = 0; i < sizeof neither / sizeof *neither; i++)
+        if (nn_parse_bool(neither[i], &b))
+            fail_msg("nn_parse_bool(\"%s\") took it", neither[i]);
+    assert_true(nn_is_none("None"));
+    assert_true(nn_is_none(" None \v"));
+    assert_false(nn_is_none("none"));
+    assert_false(nn_is_none("Non"));
+    assert_false(nn_is_none("None1"));
+    assert_false(nn_is_none("\fNone"));
+    assert_false(nn_is_none(NULL));
+
+    gir_shape sh;
+    assert_true(nn_parse_shape_hint("(5, 0, 5, 5)", &sh));
+    assert_int_equal(sh.rank, 4);
+    assert_int_equal(sh.dims[1], -1);
+    assert_int_equal(sh.dims[3], 5);
+    assert_true(nn_parse_shape_hint("()", &sh) && sh.rank == 0);
+    assert_false(nn_parse_shape_hint("(5, -1)", &sh));
+    assert_false(nn_parse_shape_hint("(1, 1, 1, 1, 1, 1, 1, 1, 1)", &sh));
+}
+
 static void test_mxnet_lenet(void **state)
 {
     (void)state;
@@ -1388,6 +1464,7 @@ int main(void)
         cmocka_unit_test(test_fast_real_files),
         cmocka_unit_test(test_fast_truncated),
         cmocka_unit_test(test_fast_variants),
+        cmocka_unit_test(test_attr_text),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

@@ -122,8 +122,9 @@ static int cmp_kv_key(const void *a, const void *b)
     return strcmp(((const nn_kv *)a)->key, ((const nn_kv *)b)->key);
 }
 
-/* Meta list key: the raw attributes as key, value pairs, sorted by key
- * (they are a map: the writers emit them sorted, as dmlc does). */
+/* Meta list key (static: nn_meta_key): the raw attributes as key, value
+ * pairs, sorted by key (they are a map: the writers emit them sorted, as
+ * dmlc does).  The texts are copied (raw goes after reading). */
 static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_kv *kv, size_t n, gir_error *err)
 {
     if (!n)
@@ -149,7 +150,9 @@ static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const 
             v[2 * i] = sorted[i].key;
             v[2 * i + 1] = sorted[i].value;
         }
-        st = gir_attrs_set_strings(g, a, key, v, 2 * n) ? gir_nomem(err) : GIR_OK;
+        gir_attr at = { .name = key, .type = GIR_ATTR_STRINGS,
+                        .u.strs = { 2 * n, gir_arena_strings(&g->arena, v, 2 * n) } };
+        st = !at.u.strs.v || gir_attrs_put(g, a, &at) ? gir_nomem(err) : GIR_OK;
     }
     if (v != tmp)
         free(v);
@@ -178,16 +181,22 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
     }
     if (st0)
         return gir_graph_add_node(g, name, op, n_in, n_out, &n, err);
+    /* The file's op name: its definition's copy of the text when it has
+     * one (static, like r->pfx), else a copy (raw goes after reading). */
+    const char *op_text = r->defs[idx] ? r->defs[idx]->name : gir_arena_strdup(&g->arena, rn->op);
+    if (!op_text)
+        return gir_nomem(err);
     if (op == GIR_OP_OPAQUE) {
-        n->opaque_format = gir_arena_strdup(&g->arena, r->pfx);
-        n->opaque_op = gir_arena_strdup(&g->arena, rn->op);
-        if (!n->opaque_format || !n->opaque_op)
+        n->opaque_format = r->pfx;
+        n->opaque_op = op_text;
+        if (gir_attrs_reserve(g, &n->attrs, rn->n_attrs))
             return gir_nomem(err);
         for (size_t i = 0; i < rn->n_attrs; i++)
             if (gir_attrs_set_string(g, &n->attrs, rn->attrs[i].key, rn->attrs[i].value))
                 return gir_nomem(err);
     } else {
-        if (gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_OP), rn->op))
+        gir_attr at = { .name = nn_meta_key(r->fl, NN_MK_OP), .type = GIR_ATTR_STRING, .u.s = op_text };
+        if (gir_attrs_put(g, &n->meta, &at))
             return gir_nomem(err);
         TRY(meta_pairs(g, &n->meta, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, err));
     }
@@ -563,16 +572,32 @@ typedef struct convp {
     bool bias;
 } convp;
 
+/* The canonical attributes; their names are literals (not copied), their
+ * lists share one arena block, the attribute list is sized at once. */
 static gir_status set_conv_attrs(nn_reader *r, gir_node *n, const convp *c, bool transpose, gir_error *err)
 {
     gir_graph *g = r->g;
-    if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", c->kernel, c->rank) ||
-        gir_attrs_set_ints(g, &n->attrs, "strides", c->strides, c->rank) ||
-        gir_attrs_set_ints(g, &n->attrs, "pads", c->pads, 2 * c->rank) ||
-        gir_attrs_set_ints(g, &n->attrs, "dilations", c->dil, c->rank) ||
-        gir_attrs_set_int(g, &n->attrs, "group", c->group) ||
-        (transpose && gir_attrs_set_ints(g, &n->attrs, "output_padding", c->adj, c->rank)))
+    size_t k = c->rank;
+    int64_t *v = gir_arena_alloc_uninit(&g->arena, (transpose ? 6 : 5) * k * sizeof *v);
+    if (!v || gir_attrs_reserve(g, &n->attrs, transpose ? 6 : 5))
         return gir_nomem(err);
+    memcpy(v, c->kernel, k * sizeof *v);
+    memcpy(v + k, c->strides, k * sizeof *v);
+    memcpy(v + 2 * k, c->pads, 2 * k * sizeof *v);
+    memcpy(v + 4 * k, c->dil, k * sizeof *v);
+    if (transpose)
+        memcpy(v + 5 * k, c->adj, k * sizeof *v);
+    const gir_attr at[] = {
+        { .name = "kernel_shape", .type = GIR_ATTR_INTS, .u.ints = { k, v } },
+        { .name = "strides", .type = GIR_ATTR_INTS, .u.ints = { k, v + k } },
+        { .name = "pads", .type = GIR_ATTR_INTS, .u.ints = { 2 * k, v + 2 * k } },
+        { .name = "dilations", .type = GIR_ATTR_INTS, .u.ints = { k, v + 4 * k } },
+        { .name = "group", .type = GIR_ATTR_INT, .u.i = c->group },
+        { .name = "output_padding", .type = GIR_ATTR_INTS, .u.ints = { k, v + 5 * k } },
+    };
+    for (size_t i = 0; i < (transpose ? 6u : 5u); i++)
+        if (gir_attrs_put(g, &n->attrs, &at[i]))
+            return gir_nomem(err);
     return GIR_OK;
 }
 
