@@ -174,6 +174,22 @@ static void test_attr_lists(void **state)
     TU_OK(gir_attrs_reserve(g, &p->attrs, 0), &err);
     assert_int_equal(gir_attrs_reserve(g, &p->attrs, SIZE_MAX), GIR_E_NOMEM);
 
+    /* gir_attrs_put_list: into an empty list at once, else one by one. */
+    const int64_t *pv;
+    gir_node *q;
+    TU_OK(gir_graph_add_node(g, "q", GIR_OP_Identity, 1, 1, &q, &err), &err);
+    const gir_attr two[] = { a1, a3 };
+    TU_OK(gir_attrs_put_list(g, &q->attrs, two, 2), &err);
+    assert_int_equal(q->attrs.n, 2);
+    assert_int_equal(q->attrs.cap, 2);
+    assert_ptr_equal(q->attrs.items[1].u.s, a3.u.s);
+    const gir_attr more[] = { a4, { .name = "auto_pad", .type = GIR_ATTR_STRING, .u.s = "VALID" } };
+    TU_OK(gir_attrs_put_list(g, &q->attrs, more, 2), &err);
+    assert_int_equal(q->attrs.n, 3); /* auto_pad replaced */
+    assert_string_equal(gir_node_string(q, "auto_pad", ""), "VALID");
+    assert_int_equal(gir_node_int(q, "group", 0), 5);
+    assert_int_equal(gir_attrs_get_ints(&q->attrs, "kernel_shape", &pv), 2);
+
     /* gir_arena_strings: pointers and texts in one block, NULL as "". */
     const char *in[] = { "ab", NULL, "", "xyz" };
     const char **sv = gir_arena_strings(&g->arena, in, 4);

@@ -221,6 +221,57 @@ static void test_attr_text(void **state)
     assert_false(nn_parse_shape_hint("(1, 1, 1, 1, 1, 1, 1, 1, 1)", &sh));
 }
 
+/* Nodes of one operator with the same attribute text share one block of
+ * meta pairs (and variables with the same text theirs); others get their own. */
+static void test_shared_pairs(void **state)
+{
+    (void)state;
+    char *p = write_tmp("pairs-symbol.json",
+        "{\"nodes\": ["
+        "{\"op\": \"null\", \"name\": \"x\", \"attrs\": {\"__shape__\": \"(1, 2, 8, 8)\"}, \"inputs\": []},"
+        "{\"op\": \"null\", \"name\": \"w0\", \"attrs\": {\"__shape__\": \"(2, 2, 3, 3)\"}, \"inputs\": []},"
+        "{\"op\": \"Convolution\", \"name\": \"c0\", \"attrs\": {\"kernel\": \"(3, 3)\", \"no_bias\": \"True\","
+        " \"num_filter\": \"2\", \"pad\": \"(1, 1)\"}, \"inputs\": [[0, 0, 0], [1, 0, 0]]},"
+        "{\"op\": \"Activation\", \"name\": \"r\", \"attrs\": {\"act_type\": \"relu\"}, \"inputs\": [[2, 0, 0]]},"
+        "{\"op\": \"null\", \"name\": \"w1\", \"attrs\": {\"__shape__\": \"(2, 2, 3, 3)\"}, \"inputs\": []},"
+        "{\"op\": \"Convolution\", \"name\": \"c1\", \"attrs\": {\"pad\": \"(1, 1)\", \"num_filter\": \"2\","
+        " \"no_bias\": \"True\", \"kernel\": \"(3, 3)\"}, \"inputs\": [[3, 0, 0], [4, 0, 0]]},"
+        "{\"op\": \"null\", \"name\": \"w2\", \"attrs\": {\"__shape__\": \"(2, 2, 1, 1)\"}, \"inputs\": []},"
+        "{\"op\": \"Convolution\", \"name\": \"c2\", \"attrs\": {\"kernel\": \"(1, 1)\", \"no_bias\": \"True\","
+        " \"num_filter\": \"2\", \"pad\": \"(0, 0)\"}, \"inputs\": [[5, 0, 0], [6, 0, 0]]}"
+        "], \"arg_nodes\": [0, 1, 4, 6], \"heads\": [[7, 0, 0]]}");
+    gir_graph *g = load(p);
+    size_t n0, n1, n2, nr;
+    const char *const *p0 = nn_meta_pairs(&node(g, "c0")->meta, "mxnet.attrs", &n0);
+    const char *const *p1 = nn_meta_pairs(&node(g, "c1")->meta, "mxnet.attrs", &n1);
+    const char *const *p2 = nn_meta_pairs(&node(g, "c2")->meta, "mxnet.attrs", &n2);
+    const char *const *pr = nn_meta_pairs(&node(g, "r")->meta, "mxnet.attrs", &nr);
+    assert_int_equal(n0, 8);
+    assert_ptr_equal(p0, p1); /* the same text (in another order) */
+    assert_int_equal(n2, 8);
+    assert_ptr_not_equal(p0, p2);
+    static const char *const want0[] = { "kernel", "(3, 3)", "no_bias", "True", "num_filter", "2", "pad", "(1, 1)" };
+    static const char *const want2[] = { "kernel", "(1, 1)", "no_bias", "True", "num_filter", "2", "pad", "(0, 0)" };
+    for (size_t i = 0; i < 8; i++) {
+        assert_string_equal(p0[i], want0[i]);
+        assert_string_equal(p2[i], want2[i]);
+    }
+    assert_int_equal(nr, 2);
+    assert_string_equal(pr[1], "relu");
+    size_t nw;
+    const char *const *w0 = nn_meta_pairs(&val(g, "w0")->meta, "mxnet.attrs", &nw);
+    assert_ptr_equal(w0, nn_meta_pairs(&val(g, "w1")->meta, "mxnet.attrs", &nw));
+    const char *const *w2 = nn_meta_pairs(&val(g, "w2")->meta, "mxnet.attrs", &nw);
+    assert_ptr_not_equal(w0, w2);
+    assert_string_equal(w2[1], "(2, 2, 1, 1)");
+    /* Written back as read. */
+    gir_graph *h = round_trip(g, "mxnet", "pairs2-symbol.json");
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    free(p);
+}
+
 static void test_mxnet_lenet(void **state)
 {
     (void)state;
@@ -1465,6 +1516,7 @@ int main(void)
         cmocka_unit_test(test_fast_truncated),
         cmocka_unit_test(test_fast_variants),
         cmocka_unit_test(test_attr_text),
+        cmocka_unit_test(test_shared_pairs),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

@@ -82,6 +82,26 @@ gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src)
     return GIR_OK;
 }
 
+gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n)
+{
+    if (a->n) {
+        /* names may repeat the list's: one by one */
+        for (size_t i = 0; i < n; i++)
+            if (gir_attrs_put(g, a, &src[i]))
+                return GIR_E_NOMEM;
+        return GIR_OK;
+    }
+    if (!grow(g, a, n))
+        return GIR_E_NOMEM;
+    if (n)
+        memcpy(a->items, src, n * sizeof *src);
+    a->n = n;
+    for (size_t i = 0; i < n; i++)
+        if (src[i].type == GIR_ATTR_TENSOR)
+            gir_tensor_ref(src[i].u.t);
+    return GIR_OK;
+}
+
 const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n)
 {
     /* the pointers and the texts in one block */

@@ -190,6 +190,9 @@ gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gi
  * tables, g's arena).  For readers that make many attributes with fixed
  * names.  A tensor gains a reference. */
 gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src);
+/* gir_attrs_put of n attributes with distinct names; into an empty list in
+ * one step (a block of n items). */
+gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n);
 /* Makes room for n more attributes at once (one block, no growing). */
 gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n);
 /* n strings as a STRINGS attribute stores them: the pointers and the texts
