@@ -18,11 +18,19 @@ static const nn_node *RN(const nn_reader *r, size_t idx)
     return &r->raw->nodes[idx];
 }
 
+/* Attribute names are compared often, and many share a first byte
+ * (num_filter, num_group, no_bias): the first two bytes rule most pairs out
+ * without a call. */
+static bool same_key(const char *a, const char *b)
+{
+    return a[0] == b[0] && (!a[0] || (a[1] == b[1] && (!a[1] || strcmp(a + 2, b + 2) == 0)));
+}
+
 static const nn_kv *kv_of(const nn_reader *r, size_t idx, const char *key)
 {
     const nn_node *n = RN(r, idx);
     for (size_t i = 0; i < n->n_attrs; i++)
-        if (n->attrs[i].key[0] == key[0] && strcmp(n->attrs[i].key, key) == 0) /* the first byte rules most out */
+        if (same_key(n->attrs[i].key, key))
             return &n->attrs[i];
     return NULL;
 }
@@ -441,7 +449,7 @@ static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
         const char *k = n->attrs[i].key;
         bool ok = false;
         for (const char *const *p = d->keys; !ok && p && *p; p++)
-            ok = (*p)[0] == k[0] && strcmp(*p, k) == 0;
+            ok = same_key(*p, k);
         if (!ok && !is_hidden(k))
             return false;
     }
@@ -1708,7 +1716,8 @@ const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op)
     size_t lo = 0, hi = fl == NN_MXNET ? N_MX_DEFS : fl == NN_NNVM ? N_NNVM_DEFS : 0;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = strcmp(t[mid].name, op);
+        /* the first byte orders most pairs without a call */
+        int c = t[mid].name[0] != op[0] ? (unsigned char)t[mid].name[0] - (unsigned char)op[0] : strcmp(t[mid].name, op);
         if (c == 0)
             return &t[mid];
         if (c < 0)
