@@ -139,6 +139,72 @@ static void test_number_text(void **state)
     assert_false(gir_parse_double("1.0x", &d));
 }
 
+static void test_attr_lists(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    /* gir_attrs_put takes name and data as they are; reserve sizes at once. */
+    gir_graph *g = NULL;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    gir_node *p;
+    TU_OK(gir_graph_add_node(g, "p", GIR_OP_Identity, 1, 1, &p, &err), &err);
+    TU_OK(gir_attrs_reserve(g, &p->attrs, 3), &err);
+    assert_int_equal(p->attrs.cap, 3);
+    const gir_attr *items = p->attrs.items;
+    static const int64_t dims[] = { 3, 3 };
+    const gir_attr a1 = { .name = "kernel_shape", .type = GIR_ATTR_INTS, .u.ints = { 2, (int64_t *)dims } };
+    const gir_attr a2 = { .name = "group", .type = GIR_ATTR_INT, .u.i = 2 };
+    const gir_attr a3 = { .name = "auto_pad", .type = GIR_ATTR_STRING, .u.s = "NOTSET" };
+    TU_OK(gir_attrs_put(g, &p->attrs, &a1), &err);
+    TU_OK(gir_attrs_put(g, &p->attrs, &a2), &err);
+    TU_OK(gir_attrs_put(g, &p->attrs, &a3), &err);
+    assert_ptr_equal(p->attrs.items, items); /* no growing */
+    assert_ptr_equal(p->attrs.items[0].name, a1.name);
+    assert_ptr_equal(p->attrs.items[0].u.ints.v, dims);
+    assert_ptr_equal(p->attrs.items[2].u.s, a3.u.s);
+    const gir_attr a4 = { .name = "group", .type = GIR_ATTR_INT, .u.i = 5 };
+    TU_OK(gir_attrs_put(g, &p->attrs, &a4), &err); /* replaces */
+    assert_int_equal(p->attrs.n, 3);
+    assert_int_equal(gir_node_int(p, "group", 0), 5);
+    TU_OK(gir_attrs_put(g, &p->attrs, &(gir_attr){ .name = "x", .type = GIR_ATTR_FLOAT, .u.f = 0.5 }), &err);
+    assert_int_equal(p->attrs.n, 4); /* grew past the reserve */
+    assert_true(p->attrs.cap >= 4);
+    assert_string_equal(gir_node_string(p, "auto_pad", ""), "NOTSET");
+    assert_true(gir_node_float(p, "x", 0) == 0.5);
+    TU_OK(gir_attrs_reserve(g, &p->attrs, 0), &err);
+    assert_int_equal(gir_attrs_reserve(g, &p->attrs, SIZE_MAX), GIR_E_NOMEM);
+
+    /* gir_attrs_put_list: into an empty list at once, else one by one. */
+    const int64_t *pv;
+    gir_node *q;
+    TU_OK(gir_graph_add_node(g, "q", GIR_OP_Identity, 1, 1, &q, &err), &err);
+    const gir_attr two[] = { a1, a3 };
+    TU_OK(gir_attrs_put_list(g, &q->attrs, two, 2), &err);
+    assert_int_equal(q->attrs.n, 2);
+    assert_int_equal(q->attrs.cap, 2);
+    assert_ptr_equal(q->attrs.items[1].u.s, a3.u.s);
+    const gir_attr more[] = { a4, { .name = "auto_pad", .type = GIR_ATTR_STRING, .u.s = "VALID" } };
+    TU_OK(gir_attrs_put_list(g, &q->attrs, more, 2), &err);
+    assert_int_equal(q->attrs.n, 3); /* auto_pad replaced */
+    assert_string_equal(gir_node_string(q, "auto_pad", ""), "VALID");
+    assert_int_equal(gir_node_int(q, "group", 0), 5);
+    assert_int_equal(gir_attrs_get_ints(&q->attrs, "kernel_shape", &pv), 2);
+
+    /* gir_arena_strings: pointers and texts in one block, NULL as "". */
+    const char *in[] = { "ab", NULL, "", "xyz" };
+    const char **sv = gir_arena_strings(&g->arena, in, 4);
+    assert_non_null(sv);
+    assert_string_equal(sv[0], "ab");
+    assert_string_equal(sv[1], "");
+    assert_string_equal(sv[2], "");
+    assert_string_equal(sv[3], "xyz");
+    assert_ptr_equal(sv[0], (const char *)(sv + 4));
+    assert_ptr_equal(sv[3], sv[0] + 5);
+    assert_non_null(gir_arena_strings(&g->arena, NULL, 0));
+
+    gir_graph_free(g);
+}
+
 static void test_graph_builder(void **state)
 {
     (void)state;
@@ -353,6 +419,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_registry), cmocka_unit_test(test_error_format),
         cmocka_unit_test(test_number_text),     cmocka_unit_test(test_graph_builder),
+        cmocka_unit_test(test_attr_lists),
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_characters),
         cmocka_unit_test(test_tensors),         cmocka_unit_test(test_outfile),
         cmocka_unit_test(test_paths_and_files), cmocka_unit_test(test_options_and_unsupported),

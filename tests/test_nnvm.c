@@ -145,6 +145,133 @@ static char *write_tmp(const char *name, const char *text)
 
 /* ---- the real files ---------------------------------------------------------- */
 
+/* Attribute text as the files spell it (attrtext.c). */
+static void test_attr_text(void **state)
+{
+    (void)state;
+    int64_t v[NN_MAX_TUPLE], x;
+    size_t n;
+    static const struct {
+        const char *s;
+        bool ok;
+        size_t n;
+        int64_t v[4];
+    } tuples[] = {
+        { "(3, 3)", true, 2, { 3, 3 } },      { "(3,3)", true, 2, { 3, 3 } },
+        { "[1L, 2l]", true, 2, { 1, 2 } },    { " ( -1 ,+2 ) \n", true, 2, { -1, 2 } },
+        { "(3,)", true, 1, { 3 } },          { "()", true, 0, { 0 } },
+        { "[ ]", true, 0, { 0 } },           { "7", true, 1, { 7 } },
+        { " -7L ", true, 1, { -7 } },         { "(1, 2, 3, 4)", true, 4, { 1, 2, 3, 4 } },
+        { "(123456789012345678, 2)", true, 2, { 123456789012345678, 2 } },
+        { "(3, 3", false, 0, { 0 } },        { "(3 3)", false, 0, { 0 } },
+        { "(,)", false, 0, { 0 } },          { "(3,,)", false, 0, { 0 } },
+        { "(-, 3)", false, 0, { 0 } },       { "(- 3)", false, 0, { 0 } },
+        { "(3, 3))", false, 0, { 0 } },      { "(3, 3] ", false, 0, { 0 } },
+        { "(3.5,)", false, 0, { 0 } },       { "(99999999999999999999,)", false, 0, { 0 } },
+        { "", false, 0, { 0 } },             { "None", false, 0, { 0 } },
+        { "(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)", true, 16, { 1, 2, 3, 4 } },
+        { "(1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17)", false, 0, { 0 } },
+    };
+    for (size_t i = 0; i < sizeof tuples / sizeof *tuples; i++) {
+        bool ok = nn_parse_tuple(tuples[i].s, v, &n);
+        if (ok != tuples[i].ok)
+            fail_msg("nn_parse_tuple(\"%s\") gave %d", tuples[i].s, ok);
+        if (!ok)
+            continue;
+        assert_int_equal(n, tuples[i].n);
+        for (size_t k = 0; k < n && k < 4; k++)
+            assert_int_equal(v[k], tuples[i].v[k]);
+    }
+    assert_true(nn_parse_int("-9223372036854775808", &x));
+    assert_true(x == INT64_MIN);
+    assert_true(nn_parse_int("  42L\t", &x) && x == 42);
+    assert_true(nn_parse_int("+5", &x) && x == 5);
+    assert_false(nn_parse_int("9223372036854775808", &x));
+    assert_false(nn_parse_int("4 2", &x));
+    assert_false(nn_parse_int("-", &x));
+    assert_false(nn_parse_int("", &x));
+    assert_false(nn_parse_int(NULL, &x));
+
+    bool b;
+    static const char *const yes[] = { "True", "true", "TRUE", " 1", "1 \v", "tRuE\f\n" };
+    static const char *const no[] = { "False", "false", "0", " FALSE ", "0\r" };
+    static const char *const neither[] = { "", "Truee", "Tru", "2", "10", "\vTrue", "True x", "yes", "None" };
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        assert_true(nn_parse_bool(yes[i], &b) && b);
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        assert_true(nn_parse_bool(no[i], &b) && !b);
+    for (size_t i = 0; i < sizeof neither / sizeof *neither; i++)
+        if (nn_parse_bool(neither[i], &b))
+            fail_msg("nn_parse_bool(\"%s\") took it", neither[i]);
+    assert_true(nn_is_none("None"));
+    assert_true(nn_is_none(" None \v"));
+    assert_false(nn_is_none("none"));
+    assert_false(nn_is_none("Non"));
+    assert_false(nn_is_none("None1"));
+    assert_false(nn_is_none("\fNone"));
+    assert_false(nn_is_none(NULL));
+
+    gir_shape sh;
+    assert_true(nn_parse_shape_hint("(5, 0, 5, 5)", &sh));
+    assert_int_equal(sh.rank, 4);
+    assert_int_equal(sh.dims[1], -1);
+    assert_int_equal(sh.dims[3], 5);
+    assert_true(nn_parse_shape_hint("()", &sh) && sh.rank == 0);
+    assert_false(nn_parse_shape_hint("(5, -1)", &sh));
+    assert_false(nn_parse_shape_hint("(1, 1, 1, 1, 1, 1, 1, 1, 1)", &sh));
+}
+
+/* Nodes of one operator with the same attribute text share one block of
+ * meta pairs (and variables with the same text theirs); others get their own. */
+static void test_shared_pairs(void **state)
+{
+    (void)state;
+    char *p = write_tmp("pairs-symbol.json",
+        "{\"nodes\": ["
+        "{\"op\": \"null\", \"name\": \"x\", \"attrs\": {\"__shape__\": \"(1, 2, 8, 8)\"}, \"inputs\": []},"
+        "{\"op\": \"null\", \"name\": \"w0\", \"attrs\": {\"__shape__\": \"(2, 2, 3, 3)\"}, \"inputs\": []},"
+        "{\"op\": \"Convolution\", \"name\": \"c0\", \"attrs\": {\"kernel\": \"(3, 3)\", \"no_bias\": \"True\","
+        " \"num_filter\": \"2\", \"pad\": \"(1, 1)\"}, \"inputs\": [[0, 0, 0], [1, 0, 0]]},"
+        "{\"op\": \"Activation\", \"name\": \"r\", \"attrs\": {\"act_type\": \"relu\"}, \"inputs\": [[2, 0, 0]]},"
+        "{\"op\": \"null\", \"name\": \"w1\", \"attrs\": {\"__shape__\": \"(2, 2, 3, 3)\"}, \"inputs\": []},"
+        "{\"op\": \"Convolution\", \"name\": \"c1\", \"attrs\": {\"pad\": \"(1, 1)\", \"num_filter\": \"2\","
+        " \"no_bias\": \"True\", \"kernel\": \"(3, 3)\"}, \"inputs\": [[3, 0, 0], [4, 0, 0]]},"
+        "{\"op\": \"null\", \"name\": \"w2\", \"attrs\": {\"__shape__\": \"(2, 2, 1, 1)\"}, \"inputs\": []},"
+        "{\"op\": \"Convolution\", \"name\": \"c2\", \"attrs\": {\"kernel\": \"(1, 1)\", \"no_bias\": \"True\","
+        " \"num_filter\": \"2\", \"pad\": \"(0, 0)\"}, \"inputs\": [[5, 0, 0], [6, 0, 0]]}"
+        "], \"arg_nodes\": [0, 1, 4, 6], \"heads\": [[7, 0, 0]]}");
+    gir_graph *g = load(p);
+    size_t n0, n1, n2, nr;
+    const char *const *p0 = nn_meta_pairs(&node(g, "c0")->meta, "mxnet.attrs", &n0);
+    const char *const *p1 = nn_meta_pairs(&node(g, "c1")->meta, "mxnet.attrs", &n1);
+    const char *const *p2 = nn_meta_pairs(&node(g, "c2")->meta, "mxnet.attrs", &n2);
+    const char *const *pr = nn_meta_pairs(&node(g, "r")->meta, "mxnet.attrs", &nr);
+    assert_int_equal(n0, 8);
+    assert_ptr_equal(p0, p1); /* the same text (in another order) */
+    assert_int_equal(n2, 8);
+    assert_ptr_not_equal(p0, p2);
+    static const char *const want0[] = { "kernel", "(3, 3)", "no_bias", "True", "num_filter", "2", "pad", "(1, 1)" };
+    static const char *const want2[] = { "kernel", "(1, 1)", "no_bias", "True", "num_filter", "2", "pad", "(0, 0)" };
+    for (size_t i = 0; i < 8; i++) {
+        assert_string_equal(p0[i], want0[i]);
+        assert_string_equal(p2[i], want2[i]);
+    }
+    assert_int_equal(nr, 2);
+    assert_string_equal(pr[1], "relu");
+    size_t nw;
+    const char *const *w0 = nn_meta_pairs(&val(g, "w0")->meta, "mxnet.attrs", &nw);
+    assert_ptr_equal(w0, nn_meta_pairs(&val(g, "w1")->meta, "mxnet.attrs", &nw));
+    const char *const *w2 = nn_meta_pairs(&val(g, "w2")->meta, "mxnet.attrs", &nw);
+    assert_ptr_not_equal(w0, w2);
+    assert_string_equal(w2[1], "(2, 2, 1, 1)");
+    /* Written back as read. */
+    gir_graph *h = round_trip(g, "mxnet", "pairs2-symbol.json");
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    gir_graph_free(g);
+    free(p);
+}
+
 static void test_mxnet_lenet(void **state)
 {
     (void)state;
@@ -1409,6 +1536,8 @@ int main(void)
         cmocka_unit_test(test_fast_real_files),
         cmocka_unit_test(test_fast_truncated),
         cmocka_unit_test(test_fast_variants),
+        cmocka_unit_test(test_attr_text),
+        cmocka_unit_test(test_shared_pairs),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

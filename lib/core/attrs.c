@@ -18,8 +18,29 @@ static bool same_name(const char *a, const char *b)
     return a[0] == b[0] && strcmp(a, b) == 0;
 }
 
-/* Finds or appends the slot for name; the slot's old value is released. */
-static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name)
+/* Gives a room for at least cap items.  The list lives in the graph's
+ * arena: a full one moves to a bigger block (the old one stays until the
+ * graph goes). */
+static bool grow(gir_graph *g, gir_attrs *a, size_t cap)
+{
+    if (cap <= a->cap)
+        return true;
+    if (cap > SIZE_MAX / sizeof *a->items)
+        return false;
+    gir_attr *items = gir_arena_alloc_uninit(&g->arena, cap * sizeof *items);
+    if (!items)
+        return false;
+    if (a->n)
+        memcpy(items, a->items, a->n * sizeof *items);
+    a->items = items;
+    a->cap = cap;
+    return true;
+}
+
+/* Finds or appends the slot for name; the slot's old value is released.
+ * A new slot's name is copied into the arena when copy_name, else taken
+ * as it is (gir_attrs_put). */
+static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name, bool copy_name)
 {
     for (size_t i = 0; i < a->n; i++) {
         if (same_name(a->items[i].name, name)) {
@@ -27,19 +48,9 @@ static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name)
             return &a->items[i];
         }
     }
-    /* the list lives in the graph's arena: a full one moves to one twice
-     * its size (the old block stays until the graph goes) */
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 4;
-        gir_attr *items = gir_arena_alloc_uninit(&g->arena, cap * sizeof *items);
-        if (!items)
-            return NULL;
-        if (a->n)
-            memcpy(items, a->items, a->n * sizeof *items);
-        a->items = items;
-        a->cap = cap;
-    }
-    const char *nm = gir_arena_strdup(&g->arena, name);
+    if (a->n == a->cap && !grow(g, a, a->cap ? a->cap * 2 : 4))
+        return NULL;
+    const char *nm = copy_name ? gir_arena_strdup(&g->arena, name) : name;
     if (!nm)
         return NULL;
     gir_attr *s = &a->items[a->n++];
@@ -48,9 +59,72 @@ static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name)
     return s;
 }
 
+gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n)
+{
+    if (n > SIZE_MAX - a->n)
+        return GIR_E_NOMEM;
+    return grow(g, a, a->n + n) ? GIR_OK : GIR_E_NOMEM;
+}
+
+gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src)
+{
+    if (src->type == GIR_ATTR_TENSOR)
+        gir_tensor_ref(src->u.t); /* first: the slot may hold the same tensor */
+    gir_attr *s = slot(g, a, src->name, false);
+    if (!s) {
+        if (src->type == GIR_ATTR_TENSOR)
+            gir_tensor_unref(src->u.t);
+        return GIR_E_NOMEM;
+    }
+    const char *name = s->name; /* an existing slot keeps its name */
+    *s = *src;
+    s->name = name;
+    return GIR_OK;
+}
+
+gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n)
+{
+    if (a->n) {
+        /* names may repeat the list's: one by one */
+        for (size_t i = 0; i < n; i++)
+            if (gir_attrs_put(g, a, &src[i]))
+                return GIR_E_NOMEM;
+        return GIR_OK;
+    }
+    if (!grow(g, a, n))
+        return GIR_E_NOMEM;
+    if (n)
+        memcpy(a->items, src, n * sizeof *src);
+    a->n = n;
+    for (size_t i = 0; i < n; i++)
+        if (src[i].type == GIR_ATTR_TENSOR)
+            gir_tensor_ref(src[i].u.t);
+    return GIR_OK;
+}
+
+const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n)
+{
+    /* the pointers and the texts in one block */
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += strlen(v[i] ? v[i] : "") + 1;
+    size_t ptrs = (n ? n : 1) * sizeof(const char *);
+    if (n > SIZE_MAX / sizeof(const char *) || total > SIZE_MAX - ptrs)
+        return NULL;
+    const char **copy = gir_arena_alloc_uninit(arena, ptrs + total);
+    if (!copy)
+        return NULL;
+    char *text = (char *)copy + ptrs;
+    for (size_t i = 0; i < n; i++) {
+        copy[i] = text;
+        text = stpcpy(text, v[i] ? v[i] : "") + 1;
+    }
+    return copy;
+}
+
 gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v)
 {
-    gir_attr *s = slot(g, a, name);
+    gir_attr *s = slot(g, a, name, true);
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_INT;
@@ -60,7 +134,7 @@ gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64
 
 gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v)
 {
-    gir_attr *s = slot(g, a, name);
+    gir_attr *s = slot(g, a, name, true);
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_BOOL;
@@ -70,7 +144,7 @@ gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool
 
 gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v)
 {
-    gir_attr *s = slot(g, a, name);
+    gir_attr *s = slot(g, a, name, true);
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_FLOAT;
@@ -81,7 +155,7 @@ gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, dou
 gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v)
 {
     const char *copy = gir_arena_strdup(&g->arena, v ? v : "");
-    gir_attr *s = copy ? slot(g, a, name) : NULL;
+    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_STRING;
@@ -92,7 +166,7 @@ gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, co
 gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n)
 {
     int64_t *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
-    gir_attr *s = copy ? slot(g, a, name) : NULL;
+    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_INTS;
@@ -104,7 +178,7 @@ gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, cons
 gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n)
 {
     double *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
-    gir_attr *s = copy ? slot(g, a, name) : NULL;
+    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_FLOATS;
@@ -115,21 +189,8 @@ gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, co
 
 gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n)
 {
-    /* the pointers and the texts in one arena block */
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += strlen(v[i] ? v[i] : "") + 1;
-    const char **copy = gir_arena_alloc_uninit(&g->arena, (n ? n : 1) * sizeof *copy + total);
-    if (!copy)
-        return GIR_E_NOMEM;
-    char *text = (char *)(copy + (n ? n : 1));
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(v[i] ? v[i] : "") + 1;
-        memcpy(text, v[i] ? v[i] : "", len);
-        copy[i] = text;
-        text += len;
-    }
-    gir_attr *s = slot(g, a, name);
+    const char **copy = gir_arena_strings(&g->arena, v, n);
+    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_STRINGS;
@@ -140,7 +201,7 @@ gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, c
 
 gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t)
 {
-    gir_attr *s = slot(g, a, name);
+    gir_attr *s = slot(g, a, name, true);
     if (!s)
         return GIR_E_NOMEM;
     s->type = GIR_ATTR_TENSOR;

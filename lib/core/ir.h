@@ -185,6 +185,19 @@ gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, cons
 gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n);
 gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n);
 gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t);
+/* Sets *src as it is, nothing copied: its name and any text or array it
+ * points to must live as long as the graph (string literals, static
+ * tables, g's arena).  For readers that make many attributes with fixed
+ * names.  A tensor gains a reference. */
+gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src);
+/* gir_attrs_put of n attributes with distinct names; into an empty list in
+ * one step (a block of n items). */
+gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n);
+/* Makes room for n more attributes at once (one block, no growing). */
+gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n);
+/* n strings as a STRINGS attribute stores them: the pointers and the texts
+ * in one block of arena (NULL entries become ""); NULL when out of memory. */
+const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n);
 /* Copies one attribute (from any graph) into a. */
 gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src);
 bool gir_attrs_remove(gir_attrs *a, const char *name);

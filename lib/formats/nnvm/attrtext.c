@@ -17,37 +17,57 @@ static const char *skip_ws(const char *s)
     return s;
 }
 
-/* Parses one integer at *ps (optional sign, digits, optional L/l suffix),
- * advancing *ps. */
-static bool int_at(const char **ps, int64_t *v)
+static bool is_digit(char c)
 {
-    const char *s = skip_ws(*ps);
-    if (!(*s == '-' || *s == '+' || isdigit((unsigned char)*s)))
-        return false;
-    /* Short plain numbers (nearly all) without strtoll. */
-    const char *q = s + (*s == '-' || *s == '+');
-    uint64_t x = 0;
-    size_t nd = 0;
-    while (nd < 18 && q[nd] >= '0' && q[nd] <= '9')
-        x = x * 10 + (uint64_t)(q[nd++] - '0');
-    if (nd > 0 && nd < 18) {
-        const char *end = q + nd;
-        if (*end == 'L' || *end == 'l')
-            end++;
-        *v = *s == '-' ? -(int64_t)x : (int64_t)x;
-        *ps = end;
-        return true;
-    }
+    return c >= '0' && c <= '9';
+}
+
+/* int_at for numbers of 18 digits or more: strtoll checks the range. */
+static bool long_int_at(const char **ps, int64_t *v)
+{
+    const char *s = *ps;
     errno = 0;
     char *end;
     long long y = strtoll(s, &end, 10);
-    if (errno || end == s || !isdigit((unsigned char)end[-1]))
+    if (errno || end == s || !is_digit(end[-1]))
         return false;
-    if (*end == 'L' || *end == 'l')
-        end++;
     *v = (int64_t)y;
     *ps = end;
     return true;
+}
+
+/* Parses one integer at *ps (optional sign, digits, optional L/l suffix),
+ * advancing *ps.  Inline: tuples are made of these. */
+static inline bool int_at(const char **ps, int64_t *v)
+{
+    const char *s = skip_ws(*ps);
+    bool neg = *s == '-';
+    const char *q = s + (neg || *s == '+');
+    uint64_t x = 0;
+    size_t nd = 0;
+    while (nd < 18 && is_digit(q[nd]))
+        x = x * 10 + (uint64_t)(q[nd++] - '0');
+    const char *end = q + nd;
+    if (nd == 0) /* no digit after the sign (strtoll would not take it either) */
+        return false;
+    if (nd < 18)
+        *v = neg ? -(int64_t)x : (int64_t)x;
+    else if (!long_int_at(&s, v))
+        return false;
+    else
+        end = s;
+    if (*end == 'L' || *end == 'l')
+        end++;
+    *ps = end;
+    return true;
+}
+
+/* Nothing but white space (isspace) from s on. */
+static bool blank(const char *s)
+{
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    return !*s;
 }
 
 bool nn_parse_int(const char *s, int64_t *v)
@@ -83,19 +103,23 @@ bool nn_parse_float(const char *s, double *v)
     return true;
 }
 
+/* The word w (n bytes, matched case-insensitively when nocase) and then
+ * only white space at s. */
+static bool word_is(const char *s, const char *w, size_t n, bool nocase)
+{
+    return (nocase ? strncasecmp(s, w, n) : strncmp(s, w, n)) == 0 && blank(s + n);
+}
+
 bool nn_parse_bool(const char *s, bool *v)
 {
     if (!s)
         return false;
     s = skip_ws(s);
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    if ((n == 4 && strncasecmp(s, "true", 4) == 0) || (n == 1 && s[0] == '1')) {
+    if (word_is(s, "true", 4, true) || word_is(s, "1", 1, false)) {
         *v = true;
         return true;
     }
-    if ((n == 5 && strncasecmp(s, "false", 5) == 0) || (n == 1 && s[0] == '0')) {
+    if (word_is(s, "false", 5, true) || word_is(s, "0", 1, false)) {
         *v = false;
         return true;
     }
@@ -107,10 +131,7 @@ bool nn_is_none(const char *s)
     if (!s)
         return false;
     s = skip_ws(s);
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    return n == 4 && memcmp(s, "None", 4) == 0;
+    return *s == 'N' && word_is(s, "None", 4, false);
 }
 
 bool nn_parse_tuple(const char *s, int64_t *v, size_t *n)

@@ -32,6 +32,13 @@ typedef struct nn_reader {
     int64_t batch;           /* batch-size option, 0 if none */
     int64_t mx_version;      /* mxnet_version, 0 when absent (0.8 layout) */
     bool *bn_synth;          /* per raw node: BatchNorm given synthesised aux inputs */
+    /* The last blocks of meta pairs made, per operator definition and for
+     * variables (map_read.c: pairs_attr). */
+#define NN_PAIRS_MEMO 17
+    struct nn_pairs_memo {
+        const char **v;
+        size_t n;
+    } pairs_memo[NN_PAIRS_MEMO];
     size_t n_synth, n_labels; /* for the notes */
 } nn_reader;
 

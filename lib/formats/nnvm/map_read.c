@@ -11,17 +11,26 @@
 #include <string.h>
 
 static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, const nn_node *n);
+static size_t rdef_index(nn_flavour fl, const nn_rdef *d);
 
 static const nn_node *RN(const nn_reader *r, size_t idx)
 {
     return &r->raw->nodes[idx];
 }
 
+/* Attribute names are compared often, and many share a first byte
+ * (num_filter, num_group, no_bias): the first two bytes rule most pairs out
+ * without a call. */
+static bool same_key(const char *a, const char *b)
+{
+    return a[0] == b[0] && (!a[0] || (a[1] == b[1] && (!a[1] || strcmp(a + 2, b + 2) == 0)));
+}
+
 static const nn_kv *kv_of(const nn_reader *r, size_t idx, const char *key)
 {
     const nn_node *n = RN(r, idx);
     for (size_t i = 0; i < n->n_attrs; i++)
-        if (n->attrs[i].key[0] == key[0] && strcmp(n->attrs[i].key, key) == 0) /* the first byte rules most out */
+        if (same_key(n->attrs[i].key, key))
             return &n->attrs[i];
     return NULL;
 }
@@ -122,19 +131,36 @@ static int cmp_kv_key(const void *a, const void *b)
     return strcmp(((const nn_kv *)a)->key, ((const nn_kv *)b)->key);
 }
 
-/* Meta list key: the raw attributes as key, value pairs, sorted by key
- * (they are a map: the writers emit them sorted, as dmlc does). */
-static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_kv *kv, size_t n, gir_error *err)
+/* The memo of pairs_attr for raw node idx: one per operator definition
+ * (by its place in the table, modulo the memo's size) and one for the
+ * variables. */
+static struct nn_pairs_memo *pairs_memo(nn_reader *r, size_t idx)
 {
-    if (!n)
-        return GIR_OK;
+    const nn_rdef *d = r->defs[idx];
+    if (RN(r, idx)->var)
+        return &r->pairs_memo[NN_PAIRS_MEMO - 1];
+    return d ? &r->pairs_memo[rdef_index(r->fl, d) % (NN_PAIRS_MEMO - 1)] : NULL;
+}
+
+/* The meta attribute key (static: nn_meta_key or a literal) listing the
+ * raw attributes as key, value pairs, sorted by key (they are a map: the
+ * writers emit them sorted, as dmlc does), for gir_attrs_put.  The texts
+ * are copied (raw goes after reading) into a block of the graph's arena;
+ * nodes of one operator often have the same pairs (every 3x3 convolution
+ * of a stage), so with a memo (may be NULL) a node whose pairs equal the
+ * last ones made there shares their block (STRINGS lists are never
+ * written in place). */
+static gir_status pairs_attr(gir_graph *g, const char *key, const nn_kv *kv, size_t n, struct nn_pairs_memo *memo,
+                             gir_attr *out, gir_error *err)
+{
     const char *tmp[32];
     nn_kv stmp[16];
     const char **v = 2 * n <= 32 ? tmp : malloc(2 * n * sizeof *v);
     nn_kv *sorted = n <= 16 ? stmp : malloc(n * sizeof *sorted);
     gir_status st = v && sorted ? GIR_OK : gir_nomem(err);
     if (st == GIR_OK) {
-        memcpy(sorted, kv, n * sizeof *kv);
+        if (n)
+            memcpy(sorted, kv, n * sizeof *kv);
         if (n > 16) {
             qsort(sorted, n, sizeof *sorted, cmp_kv_key);
         } else {
@@ -149,13 +175,32 @@ static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const 
             v[2 * i] = sorted[i].key;
             v[2 * i + 1] = sorted[i].value;
         }
-        st = gir_attrs_set_strings(g, a, key, v, 2 * n) ? gir_nomem(err) : GIR_OK;
+        bool same = memo && memo->n == 2 * n;
+        for (size_t i = 0; same && i < 2 * n; i++)
+            same = strcmp(v[i], memo->v[i]) == 0;
+        const char **block = same ? memo->v : gir_arena_strings(&g->arena, v, 2 * n);
+        *out = (gir_attr){ .name = key, .type = GIR_ATTR_STRINGS, .u.strs = { 2 * n, block } };
+        if (!block)
+            st = gir_nomem(err);
+        else if (memo)
+            *memo = (struct nn_pairs_memo){ block, 2 * n };
     }
     if (v != tmp)
         free(v);
     if (sorted != stmp)
         free(sorted);
     return st;
+}
+
+/* Sets the meta list of pairs (pairs_attr) on a, unless there are none. */
+static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_kv *kv, size_t n,
+                             struct nn_pairs_memo *memo, gir_error *err)
+{
+    gir_attr at;
+    if (!n)
+        return GIR_OK;
+    TRY(pairs_attr(g, key, kv, n, memo, &at, err));
+    return gir_attrs_put(g, a, &at) ? gir_nomem(err) : GIR_OK;
 }
 
 /* Creates the node that stands for raw node idx, with its raw attributes,
@@ -178,18 +223,27 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
     }
     if (st0)
         return gir_graph_add_node(g, name, op, n_in, n_out, &n, err);
+    /* The file's op name: its definition's copy of the text when it has
+     * one (static, like r->pfx), else a copy (raw goes after reading). */
+    const char *op_text = r->defs[idx] ? r->defs[idx]->name : gir_arena_strdup(&g->arena, rn->op);
+    if (!op_text)
+        return gir_nomem(err);
     if (op == GIR_OP_OPAQUE) {
-        n->opaque_format = gir_arena_strdup(&g->arena, r->pfx);
-        n->opaque_op = gir_arena_strdup(&g->arena, rn->op);
-        if (!n->opaque_format || !n->opaque_op)
+        n->opaque_format = r->pfx;
+        n->opaque_op = op_text;
+        if (gir_attrs_reserve(g, &n->attrs, rn->n_attrs))
             return gir_nomem(err);
         for (size_t i = 0; i < rn->n_attrs; i++)
             if (gir_attrs_set_string(g, &n->attrs, rn->attrs[i].key, rn->attrs[i].value))
                 return gir_nomem(err);
     } else {
-        if (gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_OP), rn->op))
+        /* the new node's meta: the op and the pairs at once */
+        gir_attr at[2] = { { .name = nn_meta_key(r->fl, NN_MK_OP), .type = GIR_ATTR_STRING, .u.s = op_text } };
+        if (rn->n_attrs)
+            TRY(pairs_attr(g, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, pairs_memo(r, idx), &at[1],
+                           err));
+        if (gir_attrs_put_list(g, &n->meta, at, rn->n_attrs ? 2 : 1))
             return gir_nomem(err);
-        TRY(meta_pairs(g, &n->meta, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, err));
     }
     if (renamed && gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_NAME), rn->name))
         return gir_nomem(err);
@@ -395,7 +449,7 @@ static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
         const char *k = n->attrs[i].key;
         bool ok = false;
         for (const char *const *p = d->keys; !ok && p && *p; p++)
-            ok = (*p)[0] == k[0] && strcmp(*p, k) == 0;
+            ok = same_key(*p, k);
         if (!ok && !is_hidden(k))
             return false;
     }
@@ -563,17 +617,30 @@ typedef struct convp {
     bool bias;
 } convp;
 
+/* The canonical attributes, set at once; their names are literals (not
+ * copied), their lists share one arena block. */
 static gir_status set_conv_attrs(nn_reader *r, gir_node *n, const convp *c, bool transpose, gir_error *err)
 {
     gir_graph *g = r->g;
-    if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", c->kernel, c->rank) ||
-        gir_attrs_set_ints(g, &n->attrs, "strides", c->strides, c->rank) ||
-        gir_attrs_set_ints(g, &n->attrs, "pads", c->pads, 2 * c->rank) ||
-        gir_attrs_set_ints(g, &n->attrs, "dilations", c->dil, c->rank) ||
-        gir_attrs_set_int(g, &n->attrs, "group", c->group) ||
-        (transpose && gir_attrs_set_ints(g, &n->attrs, "output_padding", c->adj, c->rank)))
+    size_t k = c->rank;
+    int64_t *v = gir_arena_alloc_uninit(&g->arena, (transpose ? 6 : 5) * k * sizeof *v);
+    if (!v)
         return gir_nomem(err);
-    return GIR_OK;
+    memcpy(v, c->kernel, k * sizeof *v);
+    memcpy(v + k, c->strides, k * sizeof *v);
+    memcpy(v + 2 * k, c->pads, 2 * k * sizeof *v);
+    memcpy(v + 4 * k, c->dil, k * sizeof *v);
+    if (transpose)
+        memcpy(v + 5 * k, c->adj, k * sizeof *v);
+    const gir_attr at[] = {
+        { .name = "kernel_shape", .type = GIR_ATTR_INTS, .u.ints = { k, v } },
+        { .name = "strides", .type = GIR_ATTR_INTS, .u.ints = { k, v + k } },
+        { .name = "pads", .type = GIR_ATTR_INTS, .u.ints = { 2 * k, v + 2 * k } },
+        { .name = "dilations", .type = GIR_ATTR_INTS, .u.ints = { k, v + 4 * k } },
+        { .name = "group", .type = GIR_ATTR_INT, .u.i = c->group },
+        { .name = "output_padding", .type = GIR_ATTR_INTS, .u.ints = { k, v + 5 * k } },
+    };
+    return gir_attrs_put_list(g, &n->attrs, at, transpose ? 6 : 5) ? gir_nomem(err) : GIR_OK;
 }
 
 static gir_status conv_common(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, const convp *c,
@@ -1031,7 +1098,7 @@ static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in,
         }
         if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
             return gir_nomem(err);
-        TRY(meta_pairs(r->g, &n->meta, "mxnet.label.attrs", lab->attrs, lab->n_attrs, err));
+        TRY(meta_pairs(r->g, &n->meta, "mxnet.label.attrs", lab->attrs, lab->n_attrs, NULL, err));
         r->n_labels++;
     }
     return GIR_OK;
@@ -1649,7 +1716,8 @@ const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op)
     size_t lo = 0, hi = fl == NN_MXNET ? N_MX_DEFS : fl == NN_NNVM ? N_NNVM_DEFS : 0;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = strcmp(t[mid].name, op);
+        /* the first byte orders most pairs without a call */
+        int c = t[mid].name[0] != op[0] ? (unsigned char)t[mid].name[0] - (unsigned char)op[0] : strcmp(t[mid].name, op);
         if (c == 0)
             return &t[mid];
         if (c < 0)
@@ -1658,6 +1726,12 @@ const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op)
             hi = mid;
     }
     return NULL;
+}
+
+/* d's place in fl's table (d from nn_rdef_find(fl, ...)). */
+static size_t rdef_index(nn_flavour fl, const nn_rdef *d)
+{
+    return (size_t)(d - (fl == NN_MXNET ? mx_defs : nnvm_defs));
 }
 
 bool nn_rdef_sorted(void)
@@ -1731,7 +1805,8 @@ static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, 
         TRY(gir_graph_add_value(g, name, GIR_VALUE_INPUT, &v, err));
     gir_value *val = g->values[v];
     if (rn)
-        TRY(meta_pairs(g, &val->meta, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, err));
+        TRY(meta_pairs(g, &val->meta, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, pairs_memo(r, idx),
+                       err));
     for (size_t i = 0; rn && i < rn->n_attrs; i++) {
         const nn_kv *kv = &rn->attrs[i];
         if (strcmp(kv->key, "__shape__") == 0) {
