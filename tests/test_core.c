@@ -202,6 +202,21 @@ static void test_attr_lists(void **state)
     assert_ptr_equal(sv[3], sv[0] + 5);
     assert_non_null(gir_arena_strings(&g->arena, NULL, 0));
 
+    /* A tensor set again on the slot that holds its only reference stays
+     * alive (the slot's old value is released after the new reference is
+     * taken; ASan sees a use after free otherwise). */
+    gir_shape s2 = { 1, { 2 } };
+    gir_tensor *t;
+    TU_OK(gir_tensor_new(GIR_DT_F32, &s2, &t, &err), &err);
+    ((float *)t->data)[1] = 2.5f;
+    TU_OK(gir_attrs_set_tensor(g, &q->attrs, "value", t), &err);
+    gir_tensor_unref(t);
+    const gir_attr *va = gir_attrs_find(&q->attrs, "value");
+    assert_non_null(va);
+    TU_OK(gir_attrs_set_tensor(g, &q->attrs, "value", va->u.t), &err);
+    va = gir_attrs_find(&q->attrs, "value");
+    assert_true(((const float *)va->u.t->data)[1] == 2.5f);
+
     gir_graph_free(g);
 }
 

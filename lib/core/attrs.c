@@ -201,11 +201,15 @@ gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, c
 
 gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t)
 {
+    /* The new reference first: t may be the tensor the slot releases. */
+    gir_tensor *ref = gir_tensor_ref(t);
     gir_attr *s = slot(g, a, name, true);
-    if (!s)
+    if (!s) {
+        gir_tensor_unref(ref);
         return GIR_E_NOMEM;
+    }
     s->type = GIR_ATTR_TENSOR;
-    s->u.t = gir_tensor_ref(t);
+    s->u.t = ref;
     return GIR_OK;
 }
 
