@@ -10,7 +10,8 @@
 /* ---- attributes -------------------------------------------------------- */
 
 struct gir_attr {
-    const char *name;     /* arena */
+    const char *name;     /* arena, or static: gir_normalize names canonical
+                           * attributes with their schema row's text */
     gir_attr_type type;
     union {
         int64_t i;        /* INT, BOOL */
