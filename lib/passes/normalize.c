@@ -83,6 +83,8 @@ static gir_status fill_default(gir_graph *g, gir_node *n, const gir_attr_schema 
  * spells Cast's 'to' canonically. */
 static gir_status coerce(gir_graph *g, gir_node *n, const gir_attr_schema *s, const gir_attr *a, gir_error *err)
 {
+    if (a->type == s->type && n->op != GIR_OP_Cast)
+        return GIR_OK; /* the usual case: nothing to widen or respell */
     gir_status st = GIR_OK;
     if (s->type == GIR_ATTR_INT && a->type == GIR_ATTR_BOOL) {
         st = gir_attrs_set_int(g, &n->attrs, s->name, a->u.i);

@@ -129,8 +129,20 @@ static gir_status report_cycle(const gir_graph *g, const int32_t *prod, const in
 gir_status gir_topo_order(const gir_graph *g, int32_t **order, gir_error *err)
 {
     *order = NULL;
-    size_t nn = g->n_nodes, nv = g->n_values;
-    int32_t *prod = malloc((nv ? nv : 1) * sizeof *prod);
+    int32_t *prod = malloc((g->n_values ? g->n_values : 1) * sizeof *prod);
+    if (!prod)
+        return gir_nomem(err);
+    gir_status st = find_producers(g, prod, err);
+    if (st == GIR_OK)
+        st = gir_topo_order_prod(g, prod, order, err);
+    free(prod);
+    return st;
+}
+
+gir_status gir_topo_order_prod(const gir_graph *g, const int32_t *prod, int32_t **order, gir_error *err)
+{
+    *order = NULL;
+    size_t nn = g->n_nodes;
     int32_t *indeg = calloc(nn ? nn : 1, sizeof *indeg);
     size_t *start = calloc(nn + 1, sizeof *start);
     int32_t *heap = malloc((nn ? nn : 1) * sizeof *heap);
@@ -138,12 +150,10 @@ gir_status gir_topo_order(const gir_graph *g, int32_t **order, gir_error *err)
     int32_t *succ = NULL;
     size_t *pos = NULL;
     gir_status st = GIR_OK;
-    if (!prod || !indeg || !start || !heap || !out) {
+    if (!indeg || !start || !heap || !out) {
         st = gir_nomem(err);
         goto done;
     }
-    if ((st = find_producers(g, prod, err)) != GIR_OK)
-        goto done;
     /* Edges producer -> consumer, one per consuming input slot (CSR). */
     size_t ne = 0;
     for (size_t i = 0; i < nn; i++) {
@@ -189,7 +199,6 @@ gir_status gir_topo_order(const gir_graph *g, int32_t **order, gir_error *err)
     *order = out;
     out = NULL;
 done:
-    free(prod);
     free(indeg);
     free(start);
     free(heap);
