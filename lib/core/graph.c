@@ -198,15 +198,12 @@ gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind ki
     if (!GIR_GROW(g->values, g->cap_values, g->n_values + 1) ||
         !index_reserve(&g->vindex, &g->vindex_cap, g->n_values + 1))
         return gir_nomem(err);
-    gir_value *v = gir_arena_alloc(&g->arena, sizeof *v);
-    if (!v || !(v->name = gir_arena_strndup(&g->arena, name, len)))
+    gir_value *v = gir_arena_alloc_uninit(&g->arena, sizeof *v);
+    const char *copy = v ? gir_arena_strndup(&g->arena, name, len) : NULL;
+    if (!copy)
         return gir_nomem(err);
-    v->graph = g;
-    v->kind = kind;
-    v->dtype = GIR_DT_UNKNOWN;
-    v->shape.rank = -1;
-    v->producer = -1;
-    v->producer_out = -1;
+    *v = (gir_value){ .graph = g, .name = copy, .kind = kind, .dtype = GIR_DT_UNKNOWN, .shape.rank = -1,
+                      .producer = -1, .producer_out = -1 };
     int32_t i = (int32_t)g->n_values++;
     g->values[i] = v;
     index_add(g->vindex, g->vindex_cap, at, old_cap, h, i);
@@ -262,14 +259,11 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
         return gir_nomem(err);
     /* The node and its input and output lists in one allocation. */
     size_t in_cap = n_in ? n_in : 1, out_cap = n_out ? n_out : 1;
-    gir_node *n = gir_arena_alloc(&g->arena, sizeof *n + (in_cap + out_cap) * sizeof(int32_t));
-    if (!n || !(n->name = gir_arena_strndup(&g->arena, name, len)))
+    gir_node *n = gir_arena_alloc_uninit(&g->arena, sizeof *n + (in_cap + out_cap) * sizeof(int32_t));
+    const char *copy = n ? gir_arena_strndup(&g->arena, name, len) : NULL;
+    if (!copy)
         return gir_nomem(err);
-    n->graph = g;
-    n->op = op;
-    n->n_in = n_in;
-    n->n_out = n_out;
-    n->in = (int32_t *)(n + 1);
+    *n = (gir_node){ .graph = g, .name = copy, .op = op, .n_in = n_in, .n_out = n_out, .in = (int32_t *)(n + 1) };
     n->out = n->in + in_cap;
     for (size_t i = 0; i < n_in; i++)
         n->in[i] = -1;

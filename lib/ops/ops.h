@@ -64,6 +64,7 @@ typedef struct gir_op_info {
     const char *category;
     unsigned min_in, max_in, min_out, max_out;
     const gir_attr_schema *attrs; /* terminated by a row with name NULL */
+    size_t n_attrs;               /* rows of attrs before the terminator */
     const char *doc;              /* one line */
     /* Sets dtype and shape of every output from the inputs and attributes
      * (unknown dims propagate as -1); fails on inconsistent shapes.  Call it

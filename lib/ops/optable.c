@@ -307,14 +307,16 @@ static void ish_rank(ish *o, int r)
 
 static void ish_of(const gir_value *v, ish *o)
 {
-    ish_unknown(o);
-    if (!v || v->shape.rank < 0 || v->shape.rank > GIR_MAX_RANK)
+    if (!v || v->shape.rank < 0 || v->shape.rank > GIR_MAX_RANK) {
+        ish_unknown(o);
         return;
-    o->s = v->shape;
-    for (int i = 0; i < v->shape.rank; i++) {
-        if (o->s.dims[i] < 0)
+    }
+    o->s = v->shape; /* each field written once: this runs for every input */
+    for (int i = 0; i < GIR_MAX_RANK; i++) {
+        bool axis = i < v->shape.rank;
+        if (axis && o->s.dims[i] < 0)
             o->s.dims[i] = -1;
-        o->nm[i] = v->dim_names[i];
+        o->nm[i] = axis ? v->dim_names[i] : NULL;
     }
 }
 
@@ -757,8 +759,8 @@ static void window_attrs(const gir_node *n, window *w)
 
 /* Reads INTS attribute `attr` (w->at[which]) with `want` values, each >=
  * minv, into out; absent gives dflt everywhere. */
-static gir_status window_list(const gir_node *n, const window *w, int which, int want, const char *why, int64_t minv,
-                              int64_t dflt, int64_t *out, gir_error *err)
+static inline gir_status window_list(const gir_node *n, const window *w, int which, int want, const char *why,
+                                     int64_t minv, int64_t dflt, int64_t *out, gir_error *err)
 {
     const char *attr = window_attr_names[which];
     const int64_t *v;
@@ -2206,7 +2208,7 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
 /* ==== the table ============================================================= */
 
 /* SPEC(attribute schema, inference, inputs, outputs, one-line doc) */
-#define SPEC(attrs, infer, in, out, doc) attrs, doc, infer, in, out
+#define SPEC(attrs, infer, in, out, doc) attrs, sizeof attrs / sizeof attrs[0] - 1, doc, infer, in, out
 
 #define UNARY(infer, in, out, doc) SPEC(no_attrs, infer, in, out, doc)
 #define SPEC_Identity UNARY(infer_same, "input", "output", "copies the input unchanged")
@@ -2356,7 +2358,7 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
 
 /* Every row of ops.def has a SPEC (else SPEC_<op> is undeclared) whose doc
  * is a real sentence. */
-#define SPEC_DOC_(attrs, doc, ...) doc
+#define SPEC_DOC_(attrs, n_attrs, doc, ...) doc
 #define SPEC_DOC(...) SPEC_DOC_(__VA_ARGS__)
 #define GIR_OP(id, mi, ma, mo, mxo, cat) \
     _Static_assert(sizeof(SPEC_DOC(SPEC_##id)) > 10, "ops.def row " #id " needs a one-line doc in its SPEC");
@@ -2364,7 +2366,7 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
 #undef GIR_OP
 
 static const gir_op_info table[] = {
-    [GIR_OP_OPAQUE] = { "opaque", "opaque", 0, GIR_VARIADIC, 0, GIR_VARIADIC, no_attrs,
+    [GIR_OP_OPAQUE] = { "opaque", "opaque", 0, GIR_VARIADIC, 0, GIR_VARIADIC, no_attrs, 0,
                         "an operator kept verbatim from its source format", NULL, "inputs...", "outputs..." },
 #define GIR_OP(id, mi, ma, mo, mxo, cat) [GIR_OP_##id] = { #id, cat, mi, ma, mo, mxo, SPEC_##id },
 #include "ops.def"

@@ -207,9 +207,7 @@ gir_status gir_normalize(gir_graph *g, gir_error *err)
         const gir_op_info *op = gir_op_get(n->op);
         if (!op || n->op == GIR_OP_OPAQUE)
             continue;
-        size_t rows = 0;
-        while (op->attrs[rows].name)
-            rows++;
+        size_t rows = op->n_attrs;
         ptrdiff_t small[32];
         ptrdiff_t *pos = rows <= 32 ? small : malloc(rows * sizeof *pos);
         if (!pos)
