@@ -124,6 +124,10 @@ static void test_table_complete(void **state)
         size_t nout = count_operands(op->outputs, &req, &var);
         assert_int_equal(req, op->min_out);
         assert_int_equal(var ? GIR_VARIADIC : nout, op->max_out);
+        size_t n_attrs = 0;
+        while (op->attrs[n_attrs].name)
+            n_attrs++;
+        assert_int_equal(op->n_attrs, n_attrs);
         for (const gir_attr_schema *a = op->attrs; a->name; a++) {
             assert_true(a->doc && strlen(a->doc) > 5 && strlen(a->doc) < 130);
             assert_true(a->doc[strlen(a->doc) - 1] != '.');

@@ -235,6 +235,19 @@ static void test_topo_order(void **state)
     gb_expect(g, "ye", "float32", "[2]");
     gir_graph_free(g);
 
+    /* producers listed first: the nodes' own order */
+    g = gb_graph();
+    gb_value(g, "x", GIR_VALUE_INPUT, "float32", "[2]");
+    gb_node(g, "Relu", "a", "x", "ya");
+    gb_node(g, "Relu", "b", "x", "yb");
+    gb_node(g, "Add", "c", "ya,yb", "yc");
+    gb_node(g, "Neg", "d", "x", "yd");
+    TU_OK(gir_topo_order(g, &order, &err), &err);
+    static const int32_t same[] = { 0, 1, 2, 3 };
+    assert_memory_equal(order, same, sizeof same);
+    free(order);
+    gir_graph_free(g);
+
     /* an empty graph has an empty order */
     g = gb_graph();
     TU_OK(gir_topo_order(g, &order, &err), &err);

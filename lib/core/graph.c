@@ -7,16 +7,29 @@
 
 /* ---- name index (open addressing over value/node indices) ---------------- */
 
-static uint64_t hash_str(const char *s)
+/* Mixes eight bytes of text into h (multiply, then fold the high bits down). */
+static uint64_t hash_mix(uint64_t h, uint64_t w)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+/* The hash of a name of n bytes, taken eight bytes at a time (names are
+ * looked up and added by the hundred thousand; a byte-wise hash costs five
+ * instructions a character). */
+static uint64_t hash_mem(const char *s, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = hash_mix(h, w);
     }
-    /* FNV's low bits depend only on the low bits of the text; the table
-     * index takes the low bits, so fold the high ones in (a murmur3
-     * finaliser) to keep names like "node_123" from clustering. */
+    w = 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    h = hash_mix(h, w);
+    /* the table index takes the low bits: fold the high ones in (a murmur3
+     * finaliser) to keep names like "node_123" from clustering */
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
@@ -25,10 +38,15 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+static uint64_t hash_str(const char *s) { return hash_mem(s, strlen(s)); }
+
 typedef const char *(*name_of_fn)(const gir_graph *g, int32_t i);
 
 static const char *value_name_of(const gir_graph *g, int32_t i) { return g->values[i]->name; }
 static const char *node_name_of(const gir_graph *g, int32_t i) { return g->nodes[i]->name; }
+
+/* The value or node index a slot holds, -1 when empty. */
+static int32_t slot_idx(const gir_name_slot *s) { return (int32_t)s->ref - 1; }
 
 /* The slot holding name (hash h), or the empty slot where it would go.
  * Names are compared only when the stored hash matches. */
@@ -38,9 +56,9 @@ static gir_name_slot *index_slot(const gir_graph *g, gir_name_slot *tab, size_t 
     size_t mask = cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         gir_name_slot *s = &tab[i];
-        if (s->idx < 0)
+        if (!s->ref)
             return s;
-        const char *other = s->hash == h ? name_of(g, s->idx) : NULL;
+        const char *other = s->hash == h ? name_of(g, slot_idx(s)) : NULL;
         if (other && (other == name || strcmp(other, name) == 0))
             return s;
     }
@@ -51,38 +69,52 @@ static int32_t index_find(const gir_graph *g, gir_name_slot *tab, size_t cap, na
 {
     if (!cap || !name)
         return -1;
-    return index_slot(g, tab, cap, name_of, name, (uint32_t)hash_str(name))->idx;
+    return slot_idx(index_slot(g, tab, cap, name_of, name, (uint32_t)hash_str(name)));
 }
 
 /* Adds a new name's entry (room reserved). */
 static void index_put(gir_name_slot *tab, size_t cap, uint32_t h, int32_t idx)
 {
     size_t mask = cap - 1, i = h & mask;
-    while (tab[i].idx >= 0)
+    while (tab[i].ref)
         i = (i + 1) & mask;
-    tab[i] = (gir_name_slot){ idx, h };
+    tab[i] = (gir_name_slot){ (uint32_t)idx + 1, h };
 }
 
-/* Makes room for count entries (load factor <= 1/2), rehashing if needed. */
-static bool index_reserve(gir_name_slot **tab, size_t *cap, size_t count)
+/* Makes room for count entries (load factor <= 1/2) in a larger table. */
+static bool index_grow(gir_name_slot **tab, size_t *cap, size_t count)
 {
-    if (count * 2 < *cap)
-        return true;
     size_t ncap = *cap ? *cap * 2 : 64;
     while (count * 2 >= ncap)
         ncap *= 2;
-    gir_name_slot *nt = malloc(ncap * sizeof *nt);
+    gir_name_slot *nt = calloc(ncap, sizeof *nt);
     if (!nt)
         return false;
-    for (size_t i = 0; i < ncap; i++)
-        nt[i].idx = -1;
     for (size_t i = 0; i < *cap; i++)
-        if ((*tab)[i].idx >= 0)
-            index_put(nt, ncap, (*tab)[i].hash, (*tab)[i].idx);
+        if ((*tab)[i].ref)
+            index_put(nt, ncap, (*tab)[i].hash, slot_idx(&(*tab)[i]));
     free(*tab);
     *tab = nt;
     *cap = ncap;
     return true;
+}
+
+/* Makes room for count entries, rehashing if needed. */
+static inline bool index_reserve(gir_name_slot **tab, size_t *cap, size_t count)
+{
+    return count * 2 < *cap || index_grow(tab, cap, count);
+}
+
+/* Enters a new name (hash h) as idx.  at is the empty slot the failed lookup
+ * ended on (NULL if there was no table), from a table of old_cap slots:
+ * unless the table has grown since, the entry goes there without probing
+ * again. */
+static void index_add(gir_name_slot *tab, size_t cap, gir_name_slot *at, size_t old_cap, uint32_t h, int32_t idx)
+{
+    if (at && cap == old_cap)
+        *at = (gir_name_slot){ (uint32_t)idx + 1, h };
+    else
+        index_put(tab, cap, h, idx);
 }
 
 /* ---- construction --------------------------------------------------------- */
@@ -155,26 +187,26 @@ gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind ki
 {
     if (!name || !*name)
         return gir_fail(err, GIR_E_SCHEMA, "a value has an empty name");
-    uint32_t h = (uint32_t)hash_str(name);
-    if (g->vindex_cap && index_slot(g, g->vindex, g->vindex_cap, value_name_of, name, h)->idx >= 0)
+    size_t len = strlen(name);
+    uint32_t h = (uint32_t)hash_mem(name, len);
+    size_t old_cap = g->vindex_cap;
+    gir_name_slot *at = old_cap ? index_slot(g, g->vindex, old_cap, value_name_of, name, h) : NULL;
+    if (at && at->ref)
         return gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s'", name);
     if (g->n_values >= INT32_MAX - 1)
         return gir_fail(err, GIR_E_LIMIT, "more than %d values", INT32_MAX - 1);
     if (!GIR_GROW(g->values, g->cap_values, g->n_values + 1) ||
         !index_reserve(&g->vindex, &g->vindex_cap, g->n_values + 1))
         return gir_nomem(err);
-    gir_value *v = gir_arena_alloc(&g->arena, sizeof *v);
-    if (!v || !(v->name = gir_arena_strdup(&g->arena, name)))
+    gir_value *v = gir_arena_alloc_uninit(&g->arena, sizeof *v);
+    const char *copy = v ? gir_arena_strndup(&g->arena, name, len) : NULL;
+    if (!copy)
         return gir_nomem(err);
-    v->graph = g;
-    v->kind = kind;
-    v->dtype = GIR_DT_UNKNOWN;
-    v->shape.rank = -1;
-    v->producer = -1;
-    v->producer_out = -1;
+    *v = (gir_value){ .graph = g, .name = copy, .kind = kind, .dtype = GIR_DT_UNKNOWN, .shape.rank = -1,
+                      .producer = -1, .producer_out = -1 };
     int32_t i = (int32_t)g->n_values++;
     g->values[i] = v;
-    index_put(g->vindex, g->vindex_cap, h, i);
+    index_add(g->vindex, g->vindex_cap, at, old_cap, h, i);
     if (idx)
         *idx = i;
     return GIR_OK;
@@ -212,8 +244,11 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
 {
     if (!name || !*name)
         return gir_fail(err, GIR_E_SCHEMA, "a node has an empty name");
-    uint32_t h = (uint32_t)hash_str(name);
-    if (g->nindex_cap && index_slot(g, g->nindex, g->nindex_cap, node_name_of, name, h)->idx >= 0)
+    size_t len = strlen(name);
+    uint32_t h = (uint32_t)hash_mem(name, len);
+    size_t old_cap = g->nindex_cap;
+    gir_name_slot *at = old_cap ? index_slot(g, g->nindex, old_cap, node_name_of, name, h) : NULL;
+    if (at && at->ref)
         return gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s'", name);
     if (n_in > 65535 || n_out > 65535)
         return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs or outputs", name);
@@ -224,14 +259,11 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
         return gir_nomem(err);
     /* The node and its input and output lists in one allocation. */
     size_t in_cap = n_in ? n_in : 1, out_cap = n_out ? n_out : 1;
-    gir_node *n = gir_arena_alloc(&g->arena, sizeof *n + (in_cap + out_cap) * sizeof(int32_t));
-    if (!n || !(n->name = gir_arena_strdup(&g->arena, name)))
+    gir_node *n = gir_arena_alloc_uninit(&g->arena, sizeof *n + (in_cap + out_cap) * sizeof(int32_t));
+    const char *copy = n ? gir_arena_strndup(&g->arena, name, len) : NULL;
+    if (!copy)
         return gir_nomem(err);
-    n->graph = g;
-    n->op = op;
-    n->n_in = n_in;
-    n->n_out = n_out;
-    n->in = (int32_t *)(n + 1);
+    *n = (gir_node){ .graph = g, .name = copy, .op = op, .n_in = n_in, .n_out = n_out, .in = (int32_t *)(n + 1) };
     n->out = n->in + in_cap;
     for (size_t i = 0; i < n_in; i++)
         n->in[i] = -1;
@@ -239,7 +271,7 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
         n->out[i] = -1;
     int32_t i = (int32_t)g->n_nodes++;
     g->nodes[i] = n;
-    index_put(g->nindex, g->nindex_cap, h, i);
+    index_add(g->nindex, g->nindex_cap, at, old_cap, h, i);
     if (out)
         *out = n;
     return GIR_OK;

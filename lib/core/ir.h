@@ -10,7 +10,8 @@
 /* ---- attributes -------------------------------------------------------- */
 
 struct gir_attr {
-    const char *name;     /* arena */
+    const char *name;     /* arena, or static: gir_normalize names canonical
+                           * attributes with their schema row's text */
     gir_attr_type type;
     union {
         int64_t i;        /* INT, BOOL */
@@ -106,10 +107,11 @@ struct gir_node {
     gir_attrs meta;                /* format extras, not semantics */
 };
 
-/* A slot of a graph's name index: the index of a value or node (-1: empty)
- * and the hash of its name, so probing rarely has to look at names. */
+/* A slot of a graph's name index: 1 + the index of a value or node (0:
+ * empty, so that a new table is calloc's zeroed memory) and the hash of its
+ * name, so probing rarely has to look at names. */
 typedef struct gir_name_slot {
-    int32_t idx;
+    uint32_t ref;
     uint32_t hash;
 } gir_name_slot;
 

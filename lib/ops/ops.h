@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "graphir/graph.h"
 
@@ -63,6 +64,7 @@ typedef struct gir_op_info {
     const char *category;
     unsigned min_in, max_in, min_out, max_out;
     const gir_attr_schema *attrs; /* terminated by a row with name NULL */
+    size_t n_attrs;               /* rows of attrs before the terminator */
     const char *doc;              /* one line */
     /* Sets dtype and shape of every output from the inputs and attributes
      * (unknown dims propagate as -1); fails on inconsistent shapes.  Call it
@@ -80,6 +82,30 @@ gir_op gir_op_from_name(const char *name);
 const char *gir_op_name(gir_op op);
 /* The schema row of an op's attribute, or NULL. */
 const gir_attr_schema *gir_op_attr_schema(gir_op op, const char *name);
+
+/* Attribute names are equal.  gir_normalize names canonical attributes with
+ * their schema row's text, so against schema names the pointers usually
+ * decide. */
+static inline bool gir_attr_name_eq(const char *a, const char *b)
+{
+    return a == b || (a[0] == b[0] && strcmp(a, b) == 0);
+}
+
+/* The row of schema rows (an op's attrs) named name, or NULL: searched from
+ * row from to the end, then from the first row.  Walking an attribute list
+ * in schema order, pass the row after the one found last, and each search
+ * ends at its first row. */
+static inline const gir_attr_schema *gir_attr_schema_find(const gir_attr_schema *rows, const gir_attr_schema *from,
+                                                          const char *name)
+{
+    for (const gir_attr_schema *a = from; a->name; a++)
+        if (gir_attr_name_eq(a->name, name))
+            return a;
+    for (const gir_attr_schema *a = rows; a != from; a++)
+        if (gir_attr_name_eq(a->name, name))
+            return a;
+    return NULL;
+}
 /* Name of input (or output) i of op ("W"; "inputs" for a variadic list)
  * into buf; "?" when op has no such operand. */
 const char *gir_op_operand_name(gir_op op, bool output, size_t i, char *buf, size_t n);

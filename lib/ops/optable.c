@@ -307,14 +307,16 @@ static void ish_rank(ish *o, int r)
 
 static void ish_of(const gir_value *v, ish *o)
 {
-    ish_unknown(o);
-    if (!v || v->shape.rank < 0 || v->shape.rank > GIR_MAX_RANK)
+    if (!v || v->shape.rank < 0 || v->shape.rank > GIR_MAX_RANK) {
+        ish_unknown(o);
         return;
-    o->s = v->shape;
-    for (int i = 0; i < v->shape.rank; i++) {
-        if (o->s.dims[i] < 0)
+    }
+    o->s = v->shape; /* each field written once: this runs for every input */
+    for (int i = 0; i < GIR_MAX_RANK; i++) {
+        bool axis = i < v->shape.rank;
+        if (axis && o->s.dims[i] < 0)
             o->s.dims[i] = -1;
-        o->nm[i] = v->dim_names[i];
+        o->nm[i] = axis ? v->dim_names[i] : NULL;
     }
 }
 
@@ -545,6 +547,59 @@ static gir_status need_attr(const gir_node *n, const char *attr, bool present, g
     return GIR_OK;
 }
 
+/* Looks several attributes of n up in one walk over its list: at[k] is the
+ * attribute called names[k] (the first, as gir_attrs_find), or NULL.  With
+ * names in schema order, a normalised list matches each name at the first
+ * or after a few misses: the search for the next name starts after the last
+ * one found. */
+static void find_attrs(const gir_node *n, const char *const *names, size_t count, const gir_attr **at)
+{
+    for (size_t k = 0; k < count; k++)
+        at[k] = NULL;
+    size_t next = 0;
+    for (size_t i = 0; i < n->attrs.n; i++) {
+        const gir_attr *a = &n->attrs.items[i];
+        for (size_t j = 0; j < count; j++) {
+            size_t k = next + j < count ? next + j : next + j - count;
+            if (gir_attr_name_eq(a->name, names[k])) {
+                if (!at[k])
+                    at[k] = a;
+                next = k + 1;
+                break;
+            }
+        }
+    }
+}
+
+/* The typed getters' rules (gir_attrs_get_*) on an attribute found. */
+static ptrdiff_t ints_of(const gir_attr *a, const int64_t **v)
+{
+    *v = NULL;
+    if (!a || a->type != GIR_ATTR_INTS)
+        return -1;
+    *v = a->u.ints.v;
+    return (ptrdiff_t)a->u.ints.n;
+}
+
+static int64_t int_of(const gir_attr *a, int64_t dflt)
+{
+    return a && (a->type == GIR_ATTR_INT || a->type == GIR_ATTR_BOOL) ? a->u.i : dflt;
+}
+
+static const char *string_of(const gir_attr *a, const char *dflt)
+{
+    return a && a->type == GIR_ATTR_STRING ? a->u.s : dflt;
+}
+
+/* Index of s in a NULL-terminated list of strings, or -1. */
+static int choice_index(const char *const *choices, const char *s)
+{
+    for (int i = 0; choices[i]; i++)
+        if (strcmp(choices[i], s) == 0)
+            return i;
+    return -1;
+}
+
 /* ==== elementwise ========================================================== */
 
 static gir_status infer_same(gir_graph *g, gir_node *n, gir_error *err)
@@ -665,21 +720,51 @@ static gir_status infer_Where(gir_graph *g, gir_node *n, gir_error *err)
 
 /* ==== convolution and pooling ============================================ */
 
+/* The attributes convolution and pooling read, found in one walk over the
+ * node's list (a typed getter per name would walk it once each). */
+enum {
+    WA_AUTO_PAD,
+    WA_CEIL_MODE,
+    WA_DILATIONS,
+    WA_GROUP,
+    WA_KERNEL_SHAPE,
+    WA_OUTPUT_PADDING,
+    WA_OUTPUT_SHAPE,
+    WA_PADS,
+    WA_STRIDES,
+    WA_COUNT_
+};
+static const char *const window_attr_names[WA_COUNT_] = {
+    [WA_AUTO_PAD] = "auto_pad",         [WA_CEIL_MODE] = "ceil_mode",         [WA_DILATIONS] = "dilations",
+    [WA_GROUP] = "group",               [WA_KERNEL_SHAPE] = "kernel_shape",   [WA_OUTPUT_PADDING] = "output_padding",
+    [WA_OUTPUT_SHAPE] = "output_shape", [WA_PADS] = "pads",                   [WA_STRIDES] = "strides",
+};
+
+/* auto_pad, in the order of ch_auto_pad. */
+typedef enum pad_mode { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } pad_mode;
+
 /* The window parameters of a convolution or pooling node. */
 typedef struct window {
+    const gir_attr *at[WA_COUNT_]; /* by WA_*, NULL when absent */
     int r; /* spatial rank */
     int64_t k[GIR_MAX_RANK], s[GIR_MAX_RANK], d[GIR_MAX_RANK], pb[GIR_MAX_RANK], pe[GIR_MAX_RANK];
-    const char *auto_pad;
+    pad_mode pad;
     bool ceil_mode;
 } window;
 
-/* Reads INTS attribute `attr` with `want` values, each >= minv, into out;
- * absent gives dflt everywhere. */
-static gir_status window_list(const gir_node *n, const char *attr, int want, const char *why, int64_t minv,
-                              int64_t dflt, int64_t *out, gir_error *err)
+static void window_attrs(const gir_node *n, window *w)
 {
+    find_attrs(n, window_attr_names, WA_COUNT_, w->at);
+}
+
+/* Reads INTS attribute `attr` (w->at[which]) with `want` values, each >=
+ * minv, into out; absent gives dflt everywhere. */
+static inline gir_status window_list(const gir_node *n, const window *w, int which, int want, const char *why,
+                                     int64_t minv, int64_t dflt, int64_t *out, gir_error *err)
+{
+    const char *attr = window_attr_names[which];
     const int64_t *v;
-    ptrdiff_t len = gir_attrs_get_ints(&n->attrs, attr, &v);
+    ptrdiff_t len = ints_of(w->at[which], &v);
     if (len < 0) {
         for (int i = 0; i < want; i++)
             out[i] = dflt;
@@ -695,36 +780,38 @@ static gir_status window_list(const gir_node *n, const char *attr, int want, con
     return GIR_OK;
 }
 
-/* Reads strides, dilations (when the op has them), pads and auto_pad for r
- * spatial axes.  Kernel sizes are the caller's. */
+/* Reads strides, dilations (when the op has them), pads, auto_pad and
+ * ceil_mode for r spatial axes (window_attrs found them).  Kernel sizes are
+ * the caller's. */
 static gir_status window_read(const gir_node *n, int r, bool has_dilations, window *w, gir_error *err)
 {
     int64_t pads[2 * GIR_MAX_RANK];
     w->r = r;
-    TRY(window_list(n, "strides", r, "one per spatial axis", 1, 1, w->s, err));
+    TRY(window_list(n, w, WA_STRIDES, r, "one per spatial axis", 1, 1, w->s, err));
     if (has_dilations)
-        TRY(window_list(n, "dilations", r, "one per spatial axis", 1, 1, w->d, err));
+        TRY(window_list(n, w, WA_DILATIONS, r, "one per spatial axis", 1, 1, w->d, err));
     else
         for (int i = 0; i < r; i++)
             w->d[i] = 1;
-    TRY(window_list(n, "pads", 2 * r, "begins then ends of each spatial axis", 0, 0, pads, err));
+    TRY(window_list(n, w, WA_PADS, 2 * r, "begins then ends of each spatial axis", 0, 0, pads, err));
     for (int i = 0; i < r; i++) {
         w->pb[i] = pads[i];
         w->pe[i] = pads[r + i];
     }
-    w->auto_pad = gir_node_string(n, "auto_pad", "NOTSET");
-    if (strcmp(w->auto_pad, "NOTSET") && strcmp(w->auto_pad, "VALID") && strcmp(w->auto_pad, "SAME_UPPER") &&
-        strcmp(w->auto_pad, "SAME_LOWER"))
+    const char *auto_pad = string_of(w->at[WA_AUTO_PAD], "NOTSET");
+    int mode = choice_index(ch_auto_pad, auto_pad);
+    if (mode < 0)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute 'auto_pad' is '%s', expected NOTSET, SAME_UPPER, "
-                        "SAME_LOWER or VALID", OPN(n), w->auto_pad);
-    if (strcmp(w->auto_pad, "VALID") == 0)
+                        "SAME_LOWER or VALID", OPN(n), auto_pad);
+    w->pad = (pad_mode)mode;
+    if (w->pad == PAD_VALID)
         for (int i = 0; i < r; i++)
             w->pb[i] = w->pe[i] = 0;
-    w->ceil_mode = gir_node_int(n, "ceil_mode", 0) != 0;
+    w->ceil_mode = int_of(w->at[WA_CEIL_MODE], 0) != 0;
     return GIR_OK;
 }
 
-static bool is_same_pad(const window *w) { return strncmp(w->auto_pad, "SAME", 4) == 0; }
+static bool is_same_pad(const window *w) { return w->pad == PAD_SAME_UPPER || w->pad == PAD_SAME_LOWER; }
 
 /* Output extent of a sliding window along spatial axis i (-1 when unknown). */
 static gir_status window_out(const gir_node *n, const window *w, int i, int64_t in, int64_t *out, gir_error *err)
@@ -791,7 +878,7 @@ static gir_status conv_rank(const gir_node *n, const ish *xs, const ish *ws, ptr
 static gir_status conv_kernel(const gir_node *n, const ish *ws, window *w, gir_error *err)
 {
     const int64_t *ks;
-    ptrdiff_t nk = gir_attrs_get_ints(&n->attrs, "kernel_shape", &ks);
+    ptrdiff_t nk = ints_of(w->at[WA_KERNEL_SHAPE], &ks);
     for (int i = 0; i < w->r; i++) {
         int64_t wd = ws->s.rank == w->r + 2 ? ws->s.dims[2 + i] : -1;
         if (nk < 0) {
@@ -812,9 +899,9 @@ static gir_status conv_kernel(const gir_node *n, const ish *ws, window *w, gir_e
     return GIR_OK;
 }
 
-static gir_status group_of(const gir_node *n, int64_t *group, gir_error *err)
+static gir_status group_of(const gir_node *n, const window *w, int64_t *group, gir_error *err)
 {
-    *group = gir_node_int(n, "group", 1);
+    *group = int_of(w->at[WA_GROUP], 1);
     if (*group < 1)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute 'group' is %lld, expected 1 or more", OPN(n),
                         (ll)*group);
@@ -853,13 +940,14 @@ static gir_status infer_Conv(gir_graph *g, gir_node *n, gir_error *err)
     ish_of(wv, &ws);
     const int64_t *ks;
     window w;
-    TRY(conv_rank(n, &xs, &ws, gir_attrs_get_ints(&n->attrs, "kernel_shape", &ks), &w.r, err));
+    window_attrs(n, &w);
+    TRY(conv_rank(n, &xs, &ws, ints_of(w.at[WA_KERNEL_SHAPE], &ks), &w.r, err));
     if (w.r < 0) {
         ish_unknown(&o);
         return set_out(g, n, 0, dt, &o, err);
     }
     int64_t group;
-    TRY(group_of(n, &group, err));
+    TRY(group_of(n, &w, &group, err));
     TRY(window_read(n, w.r, true, &w, err));
     TRY(conv_kernel(n, &ws, &w, err));
     int64_t c = xs.s.rank >= 0 ? xs.s.dims[1] : -1;
@@ -893,22 +981,23 @@ static gir_status infer_ConvTranspose(gir_graph *g, gir_node *n, gir_error *err)
     ish_of(wv, &ws);
     const int64_t *ks;
     window w;
-    TRY(conv_rank(n, &xs, &ws, gir_attrs_get_ints(&n->attrs, "kernel_shape", &ks), &w.r, err));
+    window_attrs(n, &w);
+    TRY(conv_rank(n, &xs, &ws, ints_of(w.at[WA_KERNEL_SHAPE], &ks), &w.r, err));
     if (w.r < 0) {
         ish_unknown(&o);
         return set_out(g, n, 0, dt, &o, err);
     }
     int64_t group, outpad[GIR_MAX_RANK];
-    TRY(group_of(n, &group, err));
+    TRY(group_of(n, &w, &group, err));
     TRY(window_read(n, w.r, true, &w, err));
     TRY(conv_kernel(n, &ws, &w, err));
-    TRY(window_list(n, "output_padding", w.r, "one per spatial axis", 0, 0, outpad, err));
+    TRY(window_list(n, &w, WA_OUTPUT_PADDING, w.r, "one per spatial axis", 0, 0, outpad, err));
     for (int i = 0; i < w.r; i++)
         if (outpad[i] >= w.s[i] && outpad[i] >= w.d[i])
             return gir_fail(err, GIR_E_ATTRIBUTE, "%s output_padding %lld on spatial axis %d is not less than the "
                             "stride %lld or the dilation %lld", OPN(n), (ll)outpad[i], i, (ll)w.s[i], (ll)w.d[i]);
     const int64_t *os;
-    ptrdiff_t nos = gir_attrs_get_ints(&n->attrs, "output_shape", &os);
+    ptrdiff_t nos = ints_of(w.at[WA_OUTPUT_SHAPE], &os);
     if (nos >= 0)
         TRY(list_len(n, "output_shape", nos, w.r, "one per spatial axis", err));
     /* X is [N, C, ...], W is [C, M / group, k...]. */
@@ -955,13 +1044,14 @@ static gir_status infer_pool(gir_graph *g, gir_node *n, gir_error *err)
     TRY(input(g, n, 0, &x, err));
     ish xs, o;
     ish_of(x, &xs);
-    const int64_t *ks;
-    ptrdiff_t nk = gir_attrs_get_ints(&n->attrs, "kernel_shape", &ks);
-    TRY(need_attr(n, "kernel_shape", nk >= 0, err));
     window w;
+    window_attrs(n, &w);
+    const int64_t *ks;
+    ptrdiff_t nk = ints_of(w.at[WA_KERNEL_SHAPE], &ks);
+    TRY(need_attr(n, "kernel_shape", nk >= 0, err));
     TRY(conv_rank(n, &xs, NULL, nk, &w.r, err));
     TRY(window_read(n, w.r, n->op == GIR_OP_MaxPool, &w, err));
-    TRY(window_list(n, "kernel_shape", w.r, "one per spatial axis", 1, 1, w.k, err));
+    TRY(window_list(n, &w, WA_KERNEL_SHAPE, w.r, "one per spatial axis", 1, 1, w.k, err));
     if (xs.s.rank < 0) {
         ish_unknown(&o);
     } else {
@@ -2118,7 +2208,7 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
 /* ==== the table ============================================================= */
 
 /* SPEC(attribute schema, inference, inputs, outputs, one-line doc) */
-#define SPEC(attrs, infer, in, out, doc) attrs, doc, infer, in, out
+#define SPEC(attrs, infer, in, out, doc) attrs, sizeof attrs / sizeof attrs[0] - 1, doc, infer, in, out
 
 #define UNARY(infer, in, out, doc) SPEC(no_attrs, infer, in, out, doc)
 #define SPEC_Identity UNARY(infer_same, "input", "output", "copies the input unchanged")
@@ -2268,7 +2358,7 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
 
 /* Every row of ops.def has a SPEC (else SPEC_<op> is undeclared) whose doc
  * is a real sentence. */
-#define SPEC_DOC_(attrs, doc, ...) doc
+#define SPEC_DOC_(attrs, n_attrs, doc, ...) doc
 #define SPEC_DOC(...) SPEC_DOC_(__VA_ARGS__)
 #define GIR_OP(id, mi, ma, mo, mxo, cat) \
     _Static_assert(sizeof(SPEC_DOC(SPEC_##id)) > 10, "ops.def row " #id " needs a one-line doc in its SPEC");
@@ -2276,7 +2366,7 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
 #undef GIR_OP
 
 static const gir_op_info table[] = {
-    [GIR_OP_OPAQUE] = { "opaque", "opaque", 0, GIR_VARIADIC, 0, GIR_VARIADIC, no_attrs,
+    [GIR_OP_OPAQUE] = { "opaque", "opaque", 0, GIR_VARIADIC, 0, GIR_VARIADIC, no_attrs, 0,
                         "an operator kept verbatim from its source format", NULL, "inputs...", "outputs..." },
 #define GIR_OP(id, mi, ma, mo, mxo, cat) [GIR_OP_##id] = { #id, cat, mi, ma, mo, mxo, SPEC_##id },
 #include "ops.def"
@@ -2307,10 +2397,7 @@ const gir_attr_schema *gir_op_attr_schema(gir_op op, const char *name)
 {
     if ((unsigned)op >= GIR_OP_COUNT_ || !name)
         return NULL;
-    for (const gir_attr_schema *a = table[op].attrs; a->name; a++)
-        if (a->name[0] == name[0] && strcmp(a->name, name) == 0)
-            return a;
-    return NULL;
+    return gir_attr_schema_find(table[op].attrs, table[op].attrs, name);
 }
 
 const char *gir_op_operand_name(gir_op op, bool output, size_t i, char *buf, size_t n)
@@ -2354,16 +2441,22 @@ static const char *count_text(unsigned lo, unsigned hi, char *buf, size_t n)
     return buf;
 }
 
+/* What range r asks for when v is outside it, else NULL. */
+static const char *range_miss(gir_attr_range r, int64_t v)
+{
+    switch (r) {
+    case GIR_RANGE_ANY: return NULL;
+    case GIR_RANGE_BOOL: return v == 0 || v == 1 ? NULL : "0 or 1";
+    case GIR_RANGE_POSITIVE: return v >= 1 ? NULL : "1 or more";
+    case GIR_RANGE_NONNEG: return v >= 0 ? NULL : "0 or more";
+    }
+    return NULL;
+}
+
 static gir_status check_range(const gir_node *n, const gir_attr_schema *s, int64_t v, size_t at, bool list,
                               gir_error *err)
 {
-    const char *want = NULL;
-    switch (s->range) {
-    case GIR_RANGE_ANY: return GIR_OK;
-    case GIR_RANGE_BOOL: want = v == 0 || v == 1 ? NULL : "0 or 1"; break;
-    case GIR_RANGE_POSITIVE: want = v >= 1 ? NULL : "1 or more"; break;
-    case GIR_RANGE_NONNEG: want = v >= 0 ? NULL : "0 or more"; break;
-    }
+    const char *want = range_miss(s->range, v);
     if (!want)
         return GIR_OK;
     if (list)
@@ -2383,17 +2476,17 @@ static gir_status check_attr(const gir_node *n, const gir_attr *a, const gir_att
     if (s->type == GIR_ATTR_INT)
         return check_range(n, s, a->u.i, 0, false, err);
     if (s->type == GIR_ATTR_INTS) {
-        for (size_t i = 0; i < a->u.ints.n; i++)
-            TRY(check_range(n, s, a->u.ints.v[i], i, true, err));
+        for (size_t i = 0; s->range != GIR_RANGE_ANY && i < a->u.ints.n; i++)
+            if (range_miss(s->range, a->u.ints.v[i]))
+                return check_range(n, s, a->u.ints.v[i], i, true, err);
         return GIR_OK;
     }
     if (s->type == GIR_ATTR_FLOAT && !isfinite(a->u.f) && strcmp(s->name, "min") && strcmp(s->name, "max"))
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute '%s' is %g, expected a finite number", OPN(n), a->name,
                         a->u.f);
     if (s->type == GIR_ATTR_STRING && s->choices) {
-        for (const char *const *c = s->choices; *c; c++)
-            if (strcmp(*c, a->u.s) == 0)
-                return GIR_OK;
+        if (choice_index(s->choices, a->u.s) >= 0)
+            return GIR_OK;
         gir_buf b = GIR_BUF_INIT;
         for (const char *const *c = s->choices; *c; c++)
             gir_buf_printf(&b, "%s%s", c == s->choices ? "" : ", ", *c);
@@ -2435,19 +2528,14 @@ gir_status gir_op_check_node(const gir_graph *g, const gir_node *n, gir_error *e
         if (n->out[i] < 0 && (i < op->min_out || op->max_out == GIR_VARIADIC))
             return gir_fail(err, GIR_E_REFERENCE, "%s output %zu (%s) is not connected", op->name, i,
                             gir_op_operand_name(n->op, true, i, nm, sizeof nm));
-    /* normalised nodes keep their attributes in schema order: walk both
-     * lists together, looking up only what comes out of order */
+    /* normalised nodes keep their attributes in schema order: each search
+     * starts after the row found last */
     const gir_attr_schema *next = op->attrs;
     for (size_t i = 0; i < n->attrs.n; i++) {
         const gir_attr *a = &n->attrs.items[i];
-        const gir_attr_schema *s = NULL;
-        for (const gir_attr_schema *t = next; t->name && !s; t++)
-            if (t->name[0] == a->name[0] && strcmp(t->name, a->name) == 0) {
-                s = t;
-                next = t + 1;
-            }
-        if (!s)
-            s = gir_op_attr_schema(n->op, a->name);
+        const gir_attr_schema *s = gir_attr_schema_find(op->attrs, next, a->name);
+        if (s)
+            next = s + 1;
         TRY(check_attr(n, a, s, err));
     }
     for (const gir_attr_schema *s = op->attrs; s->name; s++)

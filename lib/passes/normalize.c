@@ -83,6 +83,8 @@ static gir_status fill_default(gir_graph *g, gir_node *n, const gir_attr_schema 
  * spells Cast's 'to' canonically. */
 static gir_status coerce(gir_graph *g, gir_node *n, const gir_attr_schema *s, const gir_attr *a, gir_error *err)
 {
+    if (a->type == s->type && n->op != GIR_OP_Cast)
+        return GIR_OK; /* the usual case: nothing to widen or respell */
     gir_status st = GIR_OK;
     if (s->type == GIR_ATTR_INT && a->type == GIR_ATTR_BOOL) {
         st = gir_attrs_set_int(g, &n->attrs, s->name, a->u.i);
@@ -103,15 +105,6 @@ static gir_status coerce(gir_graph *g, gir_node *n, const gir_attr_schema *s, co
             st = gir_attrs_set_string(g, &n->attrs, s->name, gir_dtype_name(dt));
     }
     return st == GIR_OK ? GIR_OK : gir_nomem(err);
-}
-
-/* Index of the attribute called name in a, or -1. */
-static ptrdiff_t attr_index(const gir_attrs *a, const char *name)
-{
-    for (size_t i = 0; i < a->n; i++)
-        if (a->items[i].name[0] == name[0] && strcmp(a->items[i].name, name) == 0) /* first byte first */
-            return (ptrdiff_t)i;
-    return -1;
 }
 
 /* Puts the attributes in schema order, unknown ones after in their order.
@@ -155,14 +148,40 @@ static gir_status schema_order(gir_node *n, const ptrdiff_t *pos, size_t rows, g
     return GIR_OK;
 }
 
+/* Finds the schema row of each attribute of n in one walk over the list:
+ * pos[k] is the index of row k's attribute, -1 if absent (the first, should
+ * a name repeat).  The attributes found are renamed to their row's name
+ * text (the same text; the schema's copy), so that later lookups with the
+ * schema's names (validation, inference) match by pointer. */
+static void find_rows(gir_node *n, const gir_attr_schema *schema, size_t rows, ptrdiff_t *pos)
+{
+    for (size_t r = 0; r < rows; r++)
+        pos[r] = -1;
+    const gir_attr_schema *next = schema;
+    for (size_t i = 0; i < n->attrs.n; i++) {
+        gir_attr *a = &n->attrs.items[i];
+        const gir_attr_schema *s = gir_attr_schema_find(schema, next, a->name);
+        if (!s)
+            continue;
+        next = s + 1;
+        if (pos[s - schema] < 0) {
+            pos[s - schema] = (ptrdiff_t)i;
+            a->name = s->name;
+        }
+    }
+}
+
 /* Coerces present and fills absent attributes of one node, then orders
  * them; pos has a slot per schema row. */
-static gir_status normalize_node(gir_graph *g, gir_node *n, const gir_attr_schema *schema, ptrdiff_t *pos,
-                                 gir_error *err)
+static gir_status normalize_node(gir_graph *g, gir_node *n, const gir_attr_schema *schema, size_t rows,
+                                 ptrdiff_t *pos, gir_error *err)
 {
-    size_t rows = 0;
-    for (const gir_attr_schema *s = schema; s->name; s++, rows++) {
-        ptrdiff_t i = attr_index(&n->attrs, s->name);
+    /* Coercing replaces an attribute in place and filling appends one, so
+     * the indices found stay valid. */
+    find_rows(n, schema, rows, pos);
+    for (size_t r = 0; r < rows; r++) {
+        const gir_attr_schema *s = &schema[r];
+        ptrdiff_t i = pos[r];
         size_t before = n->attrs.n;
         gir_status st = GIR_OK;
         if (i >= 0)
@@ -173,7 +192,10 @@ static gir_status normalize_node(gir_graph *g, gir_node *n, const gir_attr_schem
             gir_err_node(err, n->name);
             return st;
         }
-        pos[rows] = i >= 0 ? i : n->attrs.n > before ? (ptrdiff_t)n->attrs.n - 1 : -1;
+        if (i < 0 && n->attrs.n > before) {
+            pos[r] = (ptrdiff_t)n->attrs.n - 1;
+            n->attrs.items[pos[r]].name = s->name;
+        }
     }
     return schema_order(n, pos, rows, err);
 }
@@ -185,14 +207,12 @@ gir_status gir_normalize(gir_graph *g, gir_error *err)
         const gir_op_info *op = gir_op_get(n->op);
         if (!op || n->op == GIR_OP_OPAQUE)
             continue;
-        size_t rows = 0;
-        while (op->attrs[rows].name)
-            rows++;
+        size_t rows = op->n_attrs;
         ptrdiff_t small[32];
         ptrdiff_t *pos = rows <= 32 ? small : malloc(rows * sizeof *pos);
         if (!pos)
             return gir_nomem(err);
-        gir_status st = normalize_node(g, n, op->attrs, pos, err);
+        gir_status st = normalize_node(g, n, op->attrs, rows, pos, err);
         if (pos != small)
             free(pos);
         if (st != GIR_OK)

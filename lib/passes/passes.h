@@ -22,6 +22,9 @@ gir_status gir_validate_order(const gir_graph *g, int32_t **order, gir_error *er
  * index goes first, so an already sorted graph keeps its order.  Iterative.
  * GIR_E_CYCLE names the nodes of a cycle; *order is NULL on failure. */
 gir_status gir_topo_order(const gir_graph *g, int32_t **order, gir_error *err);
+/* gir_topo_order of a graph whose value indices are known to be in range,
+ * given each value's producer node (-1 for none) as validation found them. */
+gir_status gir_topo_order_prod(const gir_graph *g, const int32_t *prod, int32_t **order, gir_error *err);
 
 /* Runs every canonical node's shape and dtype inference in topological
  * order.  Opaque nodes leave their outputs as the reader set them.  A shape

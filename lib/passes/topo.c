@@ -129,8 +129,43 @@ static gir_status report_cycle(const gir_graph *g, const int32_t *prod, const in
 gir_status gir_topo_order(const gir_graph *g, int32_t **order, gir_error *err)
 {
     *order = NULL;
-    size_t nn = g->n_nodes, nv = g->n_values;
-    int32_t *prod = malloc((nv ? nv : 1) * sizeof *prod);
+    int32_t *prod = malloc((g->n_values ? g->n_values : 1) * sizeof *prod);
+    if (!prod)
+        return gir_nomem(err);
+    gir_status st = find_producers(g, prod, err);
+    if (st == GIR_OK)
+        st = gir_topo_order_prod(g, prod, order, err);
+    free(prod);
+    return st;
+}
+
+/* Every node's producers come before it: the nodes' own order is the
+ * topological one, and the one Kahn's algorithm with the lowest ready index
+ * first finds (node k is then always the lowest ready one). */
+static bool already_sorted(const gir_graph *g, const int32_t *prod)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        for (size_t k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0 && prod[n->in[k]] >= (int32_t)i)
+                return false;
+    }
+    return true;
+}
+
+gir_status gir_topo_order_prod(const gir_graph *g, const int32_t *prod, int32_t **order, gir_error *err)
+{
+    *order = NULL;
+    size_t nn = g->n_nodes;
+    if (already_sorted(g, prod)) { /* readers mostly list nodes in order */
+        int32_t *out = malloc((nn ? nn : 1) * sizeof *out);
+        if (!out)
+            return gir_nomem(err);
+        for (size_t i = 0; i < nn; i++)
+            out[i] = (int32_t)i;
+        *order = out;
+        return GIR_OK;
+    }
     int32_t *indeg = calloc(nn ? nn : 1, sizeof *indeg);
     size_t *start = calloc(nn + 1, sizeof *start);
     int32_t *heap = malloc((nn ? nn : 1) * sizeof *heap);
@@ -138,12 +173,10 @@ gir_status gir_topo_order(const gir_graph *g, int32_t **order, gir_error *err)
     int32_t *succ = NULL;
     size_t *pos = NULL;
     gir_status st = GIR_OK;
-    if (!prod || !indeg || !start || !heap || !out) {
+    if (!indeg || !start || !heap || !out) {
         st = gir_nomem(err);
         goto done;
     }
-    if ((st = find_producers(g, prod, err)) != GIR_OK)
-        goto done;
     /* Edges producer -> consumer, one per consuming input slot (CSR). */
     size_t ne = 0;
     for (size_t i = 0; i < nn; i++) {
@@ -189,7 +222,6 @@ gir_status gir_topo_order(const gir_graph *g, int32_t **order, gir_error *err)
     *order = out;
     out = NULL;
 done:
-    free(prod);
     free(indeg);
     free(start);
     free(heap);

@@ -182,11 +182,11 @@ gir_status gir_validate_order(const gir_graph *g, int32_t **order, gir_error *er
     st = prod && seen ? check_producers(g, prod, err) : gir_nomem(err);
     if (st == GIR_OK)
         st = check_graph_io(g, prod, seen, err);
+    if (st == GIR_OK) /* the indices are checked: order from the producers found */
+        st = gir_topo_order_prod(g, prod, order, err);
     free(prod);
     free(seen);
-    if (st != GIR_OK)
-        return st;
-    return gir_topo_order(g, order, err);
+    return st;
 }
 
 gir_status gir_validate(const gir_graph *g, gir_error *err)
