@@ -11,11 +11,12 @@ static void attr_release(gir_attr *a)
         gir_tensor_unref(a->u.t);
 }
 
-/* Attribute names are compared often: the first byte rules most pairs out
- * without a call. */
+/* Attribute names are compared often: canonical names are mostly the op
+ * schema's own texts (the same pointer), and the first byte rules most
+ * other pairs out without a call. */
 static bool same_name(const char *a, const char *b)
 {
-    return a[0] == b[0] && strcmp(a, b) == 0;
+    return a == b || (a[0] == b[0] && strcmp(a, b) == 0);
 }
 
 /* Gives a room for at least cap items.  The list lives in the graph's

@@ -48,14 +48,20 @@ static gir_status fill_default(gir_graph *g, gir_node *n, const gir_attr_schema 
     gir_status st = GIR_OK;
     int r;
     switch (s->fill) {
-    case GIR_FILL_NONE:
+    case GIR_FILL_NONE: {
+        /* The schema's name and text are static: put as they are. */
+        gir_attr at = { .name = s->name, .type = s->type };
         if (s->type == GIR_ATTR_INT)
-            st = gir_attrs_set_int(g, &n->attrs, s->name, s->i);
+            at.u.i = s->i;
         else if (s->type == GIR_ATTR_FLOAT)
-            st = gir_attrs_set_float(g, &n->attrs, s->name, s->f);
+            at.u.f = s->f;
         else if (s->type == GIR_ATTR_STRING)
-            st = gir_attrs_set_string(g, &n->attrs, s->name, s->s);
+            at.u.s = s->s;
+        else
+            return GIR_OK;
+        st = gir_attrs_put(g, &n->attrs, &at);
         return st == GIR_OK ? GIR_OK : gir_nomem(err);
+    }
     case GIR_FILL_SPATIAL:
         r = spatial_rank(g, n);
         return r > 0 ? set_repeated(g, n, s->name, s->i, r, err) : GIR_OK;

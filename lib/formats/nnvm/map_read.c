@@ -632,15 +632,21 @@ static gir_status set_conv_attrs(nn_reader *r, gir_node *n, const convp *c, bool
     memcpy(v + 4 * k, c->dil, k * sizeof *v);
     if (transpose)
         memcpy(v + 5 * k, c->adj, k * sizeof *v);
+    /* In the schema's order, with its default auto_pad (MXNet and NNVM
+     * have none): normalising then finds nothing to fill or reorder. */
     const gir_attr at[] = {
-        { .name = "kernel_shape", .type = GIR_ATTR_INTS, .u.ints = { k, v } },
-        { .name = "strides", .type = GIR_ATTR_INTS, .u.ints = { k, v + k } },
-        { .name = "pads", .type = GIR_ATTR_INTS, .u.ints = { 2 * k, v + 2 * k } },
+        { .name = "auto_pad", .type = GIR_ATTR_STRING, .u.s = "NOTSET" },
         { .name = "dilations", .type = GIR_ATTR_INTS, .u.ints = { k, v + 4 * k } },
         { .name = "group", .type = GIR_ATTR_INT, .u.i = c->group },
+        { .name = "kernel_shape", .type = GIR_ATTR_INTS, .u.ints = { k, v } },
         { .name = "output_padding", .type = GIR_ATTR_INTS, .u.ints = { k, v + 5 * k } },
+        { .name = "pads", .type = GIR_ATTR_INTS, .u.ints = { 2 * k, v + 2 * k } },
+        { .name = "strides", .type = GIR_ATTR_INTS, .u.ints = { k, v + k } },
     };
-    return gir_attrs_put_list(g, &n->attrs, at, transpose ? 6 : 5) ? gir_nomem(err) : GIR_OK;
+    if (transpose)
+        return gir_attrs_put_list(g, &n->attrs, at, 7) ? gir_nomem(err) : GIR_OK;
+    const gir_attr conv[] = { at[0], at[1], at[2], at[3], at[5], at[6] };
+    return gir_attrs_put_list(g, &n->attrs, conv, 6) ? gir_nomem(err) : GIR_OK;
 }
 
 static gir_status conv_common(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, const convp *c,
