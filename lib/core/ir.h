@@ -16,7 +16,7 @@ struct gir_attr {
     union {
         int64_t i;        /* INT, BOOL */
         double f;         /* FLOAT */
-        const char *s;    /* STRING (arena) */
+        const char *s;    /* STRING (arena, or static) */
         struct {
             size_t n;
             int64_t *v;   /* INTS (arena) */
