@@ -1362,6 +1362,68 @@ static void test_fast_truncated(void **state)
     }
 }
 
+/* Real files with small random edits (a byte replaced by, or a byte
+ * inserted from, the bytes that matter to JSON and to the readers; a byte
+ * deleted; a short span repeated), from a fixed seed: the same outcome
+ * both ways, whichever path reads them. */
+static void test_fast_mutants(void **state)
+{
+    (void)state;
+    static const char bytes[] = ",[]{}\":0123456789-+.eE \n\t\\u/xa";
+    const char *rels[] = { "realworld/mxnet/lenet-symbol.json", "realworld/mxnet/save_000800.json",
+                           "realworld/tvm/wrn_fc.json" };
+    uint64_t x = 0x9E3779B97F4A7C15u; /* xorshift64 state */
+    size_t fast = 0, total = 0;
+    for (size_t r = 0; r < sizeof rels / sizeof *rels; r++) {
+        char *src = tu_shared(rels[r]);
+        size_t len;
+        char *text = tu_slurp(src, &len);
+        assert_non_null(text);
+        char *buf = malloc(len + 32);
+        assert_non_null(buf);
+        char *path = tu_tmp("mutant.json");
+        for (int m = 0; m < 250; m++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            size_t at = (size_t)(x >> 8) % len, n = len;
+            char b = bytes[(x >> 40) % (sizeof bytes - 1)];
+            memcpy(buf, text, len);
+            switch (x % 4) {
+            case 0: buf[at] = b; break;
+            case 1:
+                memmove(buf + at + 1, buf + at, len - at);
+                buf[at] = b;
+                n++;
+                break;
+            case 2:
+                memmove(buf + at, buf + at + 1, len - at - 1);
+                n--;
+                break;
+            default: {
+                size_t span = 1 + (x >> 20) % 16;
+                if (span > len - at)
+                    span = len - at;
+                memmove(buf + at + span, buf + at, len - at);
+                n += span;
+                break;
+            }
+            }
+            assert_true(tu_write(path, buf, n));
+            fast += same_both_ways(path, r == 2 ? NN_TVM : NN_MXNET);
+            total++;
+        }
+        free(path);
+        free(buf);
+        free(text);
+        free(src);
+    }
+    /* Some edits leave a file the fast path reads (a digit for a digit,
+     * a space more); most it gives up on. */
+    print_message("fast path read %zu of %zu mutants\n", fast, total);
+    assert_true(fast > 0 && fast < total);
+}
+
 /* Malformed and unusual texts: the same outcome both ways.  fast: whether
  * the fast path reads the structure (then fails later, or succeeds). */
 static void test_fast_variants(void **state)
@@ -1456,6 +1518,22 @@ static void test_fast_variants(void **state)
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL "\f", false },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0,]]}" TAIL, false },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[00, 0, 0]]}" TAIL, false },
+        /* a separator missing at each place the fast path expects one */
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\" \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\" \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X " {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"attrs\": {\"k\": \"v\" \"j\": \"w\"}}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]], "
+          "\"attrs\": {\"k\" \"v\"}}" TAIL, false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0 0], "
+          "\"heads\": [[1, 0, 0]]}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0 0]]}", false },
+        { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0]]}], \"arg_nodes\": [0], "
+          "\"heads\": [[1, 0, 0]], \"node_row_ptr\": [0 1, 2]}", false },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 01]]}" TAIL, false },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 1e0]]}" TAIL, false },
         { "{\"nodes\": [" X ", {\"op\": \"relu\", \"name\": \"a\", \"inputs\": [[0, 0, 0] [0, 0, 0]]}" TAIL, false },
@@ -1535,6 +1613,7 @@ int main(void)
         cmocka_unit_test(test_writer_refusals),
         cmocka_unit_test(test_fast_real_files),
         cmocka_unit_test(test_fast_truncated),
+        cmocka_unit_test(test_fast_mutants),
         cmocka_unit_test(test_fast_variants),
         cmocka_unit_test(test_attr_text),
         cmocka_unit_test(test_shared_pairs),
