@@ -6,8 +6,11 @@
  * ru_maxrss) is its own.  Measured:
  *   - the largest real files in $GIR_SHARED_DIR/realworld/{mxnet,nnvm,tvm}
  *     (read and write, repeated until 0.3 s have passed);
- *   - a generated MXNet graph of 100 000 nodes (write, then read; each five
- *     times in a fresh process, the median run reported with the range);
+ *   - generated graphs of 100 000 nodes in each flavour: MXNet and NNVM
+ *     (50 000 convolutions and their weights), a TVM executor graph
+ *     (99 999 tvm_op calls with its shape, dltype and storage_id lists);
+ *     write, then read, each five times in a fresh process, the median run
+ *     reported with the range;
  *   - 1 GiB of weights in 256 tensors of 4 MiB: streamed out of a generator
  *     (write), read back lazily and streamed into a second file (copy), and
  *     every tensor loaded once (read);
@@ -207,7 +210,10 @@ static void job_file(void *ctx, result *r)
 /* ---- a generated 100 000-node graph ------------------------------------------------ */
 
 typedef struct big_job {
-    const char *path;
+    const char *path; /* the file written, or read */
+    const char *fmt;  /* "mxnet", "nnvm" or "tvm" */
+    const char *src;  /* tvm: the generated executor graph a write starts from */
+    size_t nodes;     /* operator nodes the file holds */
     bool write;
 } big_job;
 
@@ -250,16 +256,63 @@ static gir_graph *make_big(void)
     return g;
 }
 
+/* A TVM executor graph: data -> 99 999 tvm_op calls in a chain (100 000
+ * nodes), with the shape, dltype and storage_id lists of a compiled graph,
+ * in the dmlc layout.  The tvm flavour writes compiled graphs only, so its
+ * benchmark starts from this text. */
+static void make_exec(const char *path)
+{
+    enum { N = 100000 };
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "bench_json: cannot write %s\n", path);
+        exit(2);
+    }
+    fprintf(f, "{\n  \"nodes\": [\n    {\n      \"op\": \"null\", \n      \"name\": \"data\", \n"
+               "      \"inputs\": []\n    }");
+    for (int i = 1; i < N; i++)
+        fprintf(f, ", \n    {\n      \"op\": \"tvm_op\", \n      \"name\": \"fused_nn_relu_%d\", \n      \"attrs\": {\n"
+                   "        \"flatten_data\": \"0\", \n        \"func_name\": \"fused_nn_relu_%d\", \n"
+                   "        \"num_inputs\": \"1\", \n        \"num_outputs\": \"1\"\n      }, \n"
+                   "      \"inputs\": [[%d, 0, 0]]\n    }",
+                i, i, i - 1);
+    fprintf(f, "\n  ], \n  \"arg_nodes\": [0], \n  \"heads\": [[%d, 0, 0]], \n  \"attrs\": {\n"
+               "    \"dltype\": [\n      \"list_str\", \n      [",
+            N - 1);
+    for (int i = 0; i < N; i++)
+        fprintf(f, "%s\"float32\"", i ? ", " : "");
+    fprintf(f, "]\n    ], \n    \"shape\": [\n      \"list_shape\", \n      [");
+    for (int i = 0; i < N; i++)
+        fprintf(f, "%s[1, 64, 56, 56]", i ? ", " : "");
+    fprintf(f, "]\n    ], \n    \"storage_id\": [\n      \"list_int\", \n      [");
+    for (int i = 0; i < N; i++)
+        fprintf(f, "%s%d", i ? ", " : "", i % 2);
+    fprintf(f, "]\n    ]\n  }, \n  \"node_row_ptr\": [");
+    for (int i = 0; i <= N; i++)
+        fprintf(f, "%s%d", i ? ", " : "", i);
+    fprintf(f, "]\n}");
+    if (fclose(f) != 0) {
+        fprintf(stderr, "bench_json: cannot write %s\n", path);
+        exit(2);
+    }
+}
+
 static void job_big(void *ctx, result *r)
 {
     big_job *j = ctx;
     gir_error err = GIR_ERROR_INIT;
     if (j->write) {
-        gir_graph *g = make_big();
+        gir_graph *g;
+        if (j->src) {
+            if (gir_load(j->src, j->fmt, NULL, &g, &err))
+                die(j->src, &err);
+        } else {
+            g = make_big();
+        }
         gir_options *o = gir_options_new();
         gir_options_set(o, "force", "1", &err);
         double t0 = now(), c0 = cpu_now();
-        if (gir_save(g, j->path, "mxnet", o, &err))
+        if (gir_save(g, j->path, j->fmt, o, &err))
             die(j->path, &err);
         r->seconds = now() - t0;
         r->cpu = cpu_now() - c0;
@@ -269,12 +322,12 @@ static void job_big(void *ctx, result *r)
     } else {
         double t0 = now(), c0 = cpu_now();
         gir_graph *g;
-        if (gir_load(j->path, "mxnet", NULL, &g, &err))
+        if (gir_load(j->path, j->fmt, NULL, &g, &err))
             die(j->path, &err);
         r->seconds = now() - t0;
         r->cpu = cpu_now() - c0;
         r->bytes = (double)file_size(j->path);
-        if (gir_graph_node_count(g) != 50000)
+        if (gir_graph_node_count(g) != j->nodes)
             die("the 100k-node graph read back with the wrong node count", NULL);
         gir_graph_free(g);
     }
@@ -439,21 +492,43 @@ int main(int argc, char **argv)
         }
         free(p);
     }
-    char *big = gir_path_join(dir, "big-symbol.json");
-    big_job bw = { big, true }, br = { big, false };
-    double lo, hi;
+    /* The generated 100k-node graphs: written and read in each flavour
+     * (the mxnet and nnvm files from one graph of convolutions, the tvm
+     * one from a generated executor graph), five runs each, judged by the
+     * median. */
+    static const struct {
+        const char *fmt, *file, *label;
+    } flavours[] = {
+        { "mxnet", "big-symbol.json", "MXNet" },
+        { "nnvm", "big_nnvm.json", "NNVM" },
+        { "tvm", "big_graph.json", "TVM" },
+    };
+    char *exec = gir_path_join(dir, "exec_graph.json");
+    make_exec(exec);
     const int runs = 5;
-    result r = run_median(job_big, &bw, runs, &lo, &hi);
-    char what[96];
-    snprintf(what, sizeof what, "write 100k-node graph (%.1f MB)", (double)file_size(big) / 1e6);
-    report(what, &r, 100, 0);
-    printf("    median of %d runs; cpu %.1f to %.1f MB/s\n", runs, lo, hi);
-    r = run_median(job_big, &br, runs, &lo, &hi);
-    snprintf(what, sizeof what, "read 100k-node graph");
-    report(what, &r, 100, 0);
-    printf("    median of %d runs; cpu %.1f to %.1f MB/s\n", runs, lo, hi);
-    if (!getenv("BENCH_KEEP")) unlink(big);
-    free(big);
+    for (size_t i = 0; i < sizeof flavours / sizeof *flavours; i++) {
+        bool tvm = strcmp(flavours[i].fmt, "tvm") == 0;
+        char *big = gir_path_join(dir, flavours[i].file);
+        big_job bw = { big, flavours[i].fmt, tvm ? exec : NULL, 0, true };
+        big_job br = { big, flavours[i].fmt, NULL, tvm ? 99999 : 50000, false };
+        double lo, hi;
+        char what[96];
+        result r = run_median(job_big, &bw, runs, &lo, &hi);
+        snprintf(what, sizeof what, "write 100k-node %s graph (%.1f MB)", flavours[i].label,
+                 (double)file_size(big) / 1e6);
+        report(what, &r, 100, 0);
+        printf("    median of %d runs; cpu %.1f to %.1f MB/s\n", runs, lo, hi);
+        r = run_median(job_big, &br, runs, &lo, &hi);
+        snprintf(what, sizeof what, "read 100k-node %s graph", flavours[i].label);
+        report(what, &r, 100, 0);
+        printf("    median of %d runs; cpu %.1f to %.1f MB/s\n", runs, lo, hi);
+        if (!getenv("BENCH_KEEP"))
+            unlink(big);
+        free(big);
+    }
+    if (!getenv("BENCH_KEEP"))
+        unlink(exec);
+    free(exec);
     if (!quick) {
         double limit = (double)TENSOR_FLOATS * 4 / 1048576.0 + 64;
         static const char *const fmts[] = { "tvm", "mxnet" };
@@ -467,7 +542,8 @@ int main(int argc, char **argv)
             /* The tvm flavour writes compiled graphs only: weights go as nnvm. */
             const char *wfmt = mx ? "mxnet" : "nnvm";
             weights_job j = { json, params, cjson, cparams, wfmt, 0 };
-            r = run_child(job_weights, &j);
+            char what[96];
+            result r = run_child(job_weights, &j);
             snprintf(what, sizeof what, "write 1 GiB of %s params (generated)", mx ? "MXNet" : "TVM");
             report(what, &r, 500, limit);
             j.mode = 1;
