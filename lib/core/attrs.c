@@ -11,14 +11,6 @@ static void attr_release(gir_attr *a)
         gir_tensor_unref(a->u.t);
 }
 
-/* Attribute names are compared often: canonical names are mostly the op
- * schema's own texts (the same pointer), and the first byte rules most
- * other pairs out without a call. */
-static bool same_name(const char *a, const char *b)
-{
-    return a == b || (a[0] == b[0] && strcmp(a, b) == 0);
-}
-
 /* Gives a room for at least cap items.  The list lives in the graph's
  * arena: a full one moves to a bigger block (the old one stays until the
  * graph goes). */
@@ -44,7 +36,7 @@ static bool grow(gir_graph *g, gir_attrs *a, size_t cap)
 static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name, bool copy_name)
 {
     for (size_t i = 0; i < a->n; i++) {
-        if (same_name(a->items[i].name, name)) {
+        if (gir_attr_name_eq(a->items[i].name, name)) {
             attr_release(&a->items[i]);
             return &a->items[i];
         }
@@ -67,11 +59,13 @@ gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n)
     return grow(g, a, a->n + n) ? GIR_OK : GIR_E_NOMEM;
 }
 
-gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src)
+/* Sets *src in its slot (a new slot's name copied when copy_name); a
+ * tensor gains a reference. */
+static gir_status put(gir_graph *g, gir_attrs *a, const gir_attr *src, bool copy_name)
 {
     if (src->type == GIR_ATTR_TENSOR)
         gir_tensor_ref(src->u.t); /* first: the slot may hold the same tensor */
-    gir_attr *s = slot(g, a, src->name, false);
+    gir_attr *s = slot(g, a, src->name, copy_name);
     if (!s) {
         if (src->type == GIR_ATTR_TENSOR)
             gir_tensor_unref(src->u.t);
@@ -81,6 +75,11 @@ gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src)
     *s = *src;
     s->name = name;
     return GIR_OK;
+}
+
+gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src)
+{
+    return put(g, a, src, false);
 }
 
 gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n)
@@ -202,16 +201,7 @@ gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, c
 
 gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t)
 {
-    /* The new reference first: t may be the tensor the slot releases. */
-    gir_tensor *ref = gir_tensor_ref(t);
-    gir_attr *s = slot(g, a, name, true);
-    if (!s) {
-        gir_tensor_unref(ref);
-        return GIR_E_NOMEM;
-    }
-    s->type = GIR_ATTR_TENSOR;
-    s->u.t = ref;
-    return GIR_OK;
+    return put(g, a, &(gir_attr){ .name = name, .type = GIR_ATTR_TENSOR, .u.t = t }, true);
 }
 
 gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src)
@@ -233,7 +223,7 @@ gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src)
 bool gir_attrs_remove(gir_attrs *a, const char *name)
 {
     for (size_t i = 0; i < a->n; i++) {
-        if (same_name(a->items[i].name, name)) {
+        if (gir_attr_name_eq(a->items[i].name, name)) {
             attr_release(&a->items[i]);
             memmove(&a->items[i], &a->items[i + 1], (a->n - i - 1) * sizeof *a->items);
             a->n--;
@@ -246,7 +236,7 @@ bool gir_attrs_remove(gir_attrs *a, const char *name)
 const gir_attr *gir_attrs_find(const gir_attrs *a, const char *name)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (same_name(a->items[i].name, name))
+        if (gir_attr_name_eq(a->items[i].name, name))
             return &a->items[i];
     return NULL;
 }

@@ -83,12 +83,14 @@ const char *gir_op_name(gir_op op);
 /* The schema row of an op's attribute, or NULL. */
 const gir_attr_schema *gir_op_attr_schema(gir_op op, const char *name);
 
-/* Attribute names are equal.  gir_normalize names canonical attributes with
- * their schema row's text, so against schema names the pointers usually
- * decide. */
+/* Attribute names are equal.  They are compared often: gir_normalize
+ * names canonical attributes with their schema row's text, so against
+ * schema names the pointers usually decide, and the first two bytes rule
+ * most other pairs out without a call (many names share the first one:
+ * num_filter, num_group, no_bias). */
 static inline bool gir_attr_name_eq(const char *a, const char *b)
 {
-    return a == b || (a[0] == b[0] && strcmp(a, b) == 0);
+    return a == b || (a[0] == b[0] && (!a[0] || (a[1] == b[1] && (!a[1] || strcmp(a + 2, b + 2) == 0))));
 }
 
 /* The row of schema rows (an op's attrs) named name, or NULL: searched from

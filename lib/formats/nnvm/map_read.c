@@ -18,19 +18,11 @@ static const nn_node *RN(const nn_reader *r, size_t idx)
     return &r->raw->nodes[idx];
 }
 
-/* Attribute names are compared often, and many share a first byte
- * (num_filter, num_group, no_bias): the first two bytes rule most pairs out
- * without a call. */
-static bool same_key(const char *a, const char *b)
-{
-    return a[0] == b[0] && (!a[0] || (a[1] == b[1] && (!a[1] || strcmp(a + 2, b + 2) == 0)));
-}
-
 static const nn_kv *kv_of(const nn_reader *r, size_t idx, const char *key)
 {
     const nn_node *n = RN(r, idx);
     for (size_t i = 0; i < n->n_attrs; i++)
-        if (same_key(n->attrs[i].key, key))
+        if (gir_attr_name_eq(n->attrs[i].key, key))
             return &n->attrs[i];
     return NULL;
 }
@@ -449,7 +441,7 @@ static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
         const char *k = n->attrs[i].key;
         bool ok = false;
         for (const char *const *p = d->keys; !ok && p && *p; p++)
-            ok = same_key(*p, k);
+            ok = gir_attr_name_eq(*p, k);
         if (!ok && !is_hidden(k))
             return false;
     }
