@@ -354,11 +354,8 @@ static bool arena_copy(builder *b, const void *src, size_t n, size_t sz, void **
     if (!n)
         return true;
     uint64_t bytes;
-    if (!gir_mul_u64(n, sz, &bytes) || bytes > SIZE_MAX ||
-        !(*out = gir_arena_alloc_uninit(&b->doc->arena, (size_t)bytes)))
-        return false;
-    memcpy(*out, src, (size_t)bytes);
-    return true;
+    return gir_mul_u64(n, sz, &bytes) && bytes <= SIZE_MAX &&
+           (*out = gir_arena_memdup(&b->doc->arena, src, (size_t)bytes)) != NULL;
 }
 
 static int close_container(builder *b)
@@ -1216,7 +1213,9 @@ static bool small_digits(const char *s, size_t n, uint64_t *out)
     return true;
 }
 
-bool gir_json_text_i64(const char *s, size_t n, int64_t *out)
+/* The integer a number's source text spells, as gir_json_get_i64 and
+ * gir_json_get_u64 read it (integer literals in range only). */
+static bool text_i64(const char *s, size_t n, int64_t *out)
 {
     uint64_t u;
     if (small_digits(s, n, &u)) {
@@ -1241,7 +1240,7 @@ bool gir_json_text_i64(const char *s, size_t n, int64_t *out)
     return true;
 }
 
-bool gir_json_text_u64(const char *s, size_t n, uint64_t *out)
+static bool text_u64(const char *s, size_t n, uint64_t *out)
 {
     if (small_digits(s, n, out))
         return true;
@@ -1261,12 +1260,12 @@ bool gir_json_text_u64(const char *s, size_t n, uint64_t *out)
 
 bool gir_json_get_i64(const gir_json *v, int64_t *out)
 {
-    return v && v->type == GIR_JSON_NUMBER && gir_json_text_i64(v->u.num, v->len, out);
+    return v && v->type == GIR_JSON_NUMBER && text_i64(v->u.num, v->len, out);
 }
 
 bool gir_json_get_u64(const gir_json *v, uint64_t *out)
 {
-    return v && v->type == GIR_JSON_NUMBER && gir_json_text_u64(v->u.num, v->len, out);
+    return v && v->type == GIR_JSON_NUMBER && text_u64(v->u.num, v->len, out);
 }
 
 bool gir_json_get_double(const gir_json *v, double *out)

@@ -228,11 +228,6 @@ static inline size_t gir_json_skip_space(const char *t, size_t len, size_t p)
  * values until it is parsed or freed. */
 bool gir_json_lex_dom(gir_json_lexer *lx, gir_json_doc *d, const gir_json **out);
 
-/* The integer a number's source text spells, as gir_json_get_i64 and
- * gir_json_get_u64 read it (integer literals in range only). */
-bool gir_json_text_i64(const char *s, size_t n, int64_t *out);
-bool gir_json_text_u64(const char *s, size_t n, uint64_t *out);
-
 /* "null", "a boolean", "a number", "a string", "an array", "an object". */
 const char *gir_json_type_name(gir_json_type t);
 /* A short description of the value for messages: the type name, with the

@@ -60,6 +60,10 @@ typedef struct nn_gattr {
     const gir_json *where;   /* the [type, payload] array */
 } nn_gattr;
 
+/* Limits both readers (raw.c, raw_fast.c) hold files to. */
+#define NN_MAX_NODES ((size_t)INT32_MAX / 4) /* nodes in a graph */
+#define NN_MAX_PORTS 65535u                  /* inputs of a node; an entry's output index is below it */
+
 typedef struct nn_raw {
     gir_arena arena;
     const gir_json_doc *doc; /* raw_fast.c: only "attrs" was parsed into it */
@@ -123,6 +127,10 @@ void nn_raw_free(nn_raw *raw);
  * outputs, the topological order). */
 gir_status nn_raw_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err);
 gir_status nn_raw_finish(nn_raw *raw, gir_error *err);
+/* With raw->row_ptr holding its n_nodes + 1 values: whether it is well
+ * formed (row_ptr_ok: starts at 0, never decreases) and, if so, each
+ * node's row_outputs. */
+void nn_raw_row_ptr_check(nn_raw *raw);
 const nn_gattr *nn_raw_gattr(const nn_raw *raw, const char *key);
 const char *nn_node_attr(const nn_node *n, const char *key);
 

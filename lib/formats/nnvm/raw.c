@@ -78,7 +78,7 @@ static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, size_
         entry_ptr(ptr, sizeof ptr, a, b);
         return fail_ptr(raw, err, v, GIR_E_REFERENCE, msg, ptr);
     }
-    if (f[1] >= 65535) {
+    if (f[1] >= NN_MAX_PORTS) {
         snprintf(msg, sizeof msg, "entry takes output %u of node %u; at most 65535 outputs are supported", f[1],
                  f[0]);
         entry_ptr(ptr, sizeof ptr, a, b);
@@ -279,7 +279,7 @@ static gir_status parse_node(nn_raw *raw, size_t idx, const gir_json *v, gir_err
     }
     n->n_in = inputs->len;
     if (n->n_in) {
-        if (n->n_in > 65535) {
+        if (n->n_in > NN_MAX_PORTS) {
             snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
             return fail_ptr(raw, err, inputs, GIR_E_LIMIT, "a node has more than 65535 inputs", ptr);
         }
@@ -387,13 +387,19 @@ static gir_status parse_row_ptr(nn_raw *raw, const gir_json *v, gir_error *err)
             return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
         }
         raw->row_ptr[i] = x;
-        if ((i == 0 && x != 0) || (i > 0 && x < raw->row_ptr[i - 1]))
-            raw->row_ptr_ok = false;
     }
+    nn_raw_row_ptr_check(raw);
+    return GIR_OK;
+}
+
+void nn_raw_row_ptr_check(nn_raw *raw)
+{
+    raw->row_ptr_ok = raw->row_ptr[0] == 0;
+    for (size_t i = 1; raw->row_ptr_ok && i <= raw->n_nodes; i++)
+        raw->row_ptr_ok = raw->row_ptr[i] >= raw->row_ptr[i - 1];
     if (raw->row_ptr_ok)
         for (size_t i = 0; i < raw->n_nodes; i++)
             raw->nodes[i].row_outputs = raw->row_ptr[i + 1] - raw->row_ptr[i];
-    return GIR_OK;
 }
 
 /* Iterative depth-first post-order over inputs, starting from each node in
@@ -499,7 +505,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
         snprintf(msg, sizeof msg, "\"nodes\" must be an array of nodes, found %s", what);
         return fail_ptr(raw, err, nodes, GIR_E_SCHEMA, msg, "/nodes");
     }
-    if (nodes->len > (size_t)INT32_MAX / 4)
+    if (nodes->len > NN_MAX_NODES)
         return fail_ptr(raw, err, nodes, GIR_E_LIMIT, "too many nodes", "/nodes");
     raw->n_nodes = nodes->len;
     raw->nodes = gir_arena_alloc(&raw->arena, (raw->n_nodes ? raw->n_nodes : 1) * sizeof *raw->nodes);
