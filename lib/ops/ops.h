@@ -122,5 +122,8 @@ gir_status gir_op_check_node(const struct gir_graph *g, const struct gir_node *n
 /* gir_op_check_node, then the op's inference; on failure err names the node.
  * Opaque nodes are left alone. */
 gir_status gir_op_infer(struct gir_graph *g, struct gir_node *n, gir_error *err);
+/* The op's inference alone, for a node gir_op_check_node has passed (as
+ * validation does for every node); on failure err names the node. */
+gir_status gir_op_infer_checked(struct gir_graph *g, struct gir_node *n, gir_error *err);
 
 #endif

@@ -21,16 +21,9 @@ gir_status gir_graph_finish(gir_graph *g, gir_error *err)
     if (st == GIR_OK)
         st = gir_validate_order(g, &order, err);
     /* Validation checked every node against the op table and found the
-     * order: run the inference functions directly (what gir_infer_shapes
-     * does through gir_op_infer, without checking each node again). */
-    for (size_t i = 0; st == GIR_OK && i < g->n_nodes; i++) {
-        gir_node *n = g->nodes[order[i]];
-        if (n->op == GIR_OP_OPAQUE)
-            continue;
-        st = gir_op_get(n->op)->infer(g, n, err);
-        if (st != GIR_OK)
-            gir_err_node(err, n->name);
-    }
+     * order: infer without checking each node again. */
+    for (size_t i = 0; st == GIR_OK && i < g->n_nodes; i++)
+        st = gir_op_infer_checked(g, g->nodes[order[i]], err);
     free(order);
     return st;
 }
