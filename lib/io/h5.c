@@ -944,7 +944,7 @@ static gir_status unbase_superblock(const char *path, uint64_t ub, gir_error *er
     unsigned char sb[64];
     static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
     gir_status st = GIR_OK;
-    if (pread(fd, sb, sizeof sb, (off_t)ub) != (ssize_t)sizeof sb || memcmp(sb, sig, 8) != 0) {
+    if (gir_pread_full(fd, sb, sizeof sb, ub) != sizeof sb || memcmp(sb, sig, 8) != 0) {
         st = gir_fail(err, GIR_E_INTERNAL, "no HDF5 superblock after the user block");
     } else if (sb[8] > 1 || sb[13] != 8) {
         st = gir_fail(err, GIR_E_INTERNAL, "HDF5 wrote superblock version %u with %u-byte addresses", sb[8],
@@ -958,7 +958,7 @@ static gir_status unbase_superblock(const char *path, uint64_t ub, gir_error *er
         else {
             gir_put_le64(sb + b, 0);
             gir_put_le64(sb + b + 16, eof - ub);
-            if (pwrite(fd, sb, sizeof sb, (off_t)ub) != (ssize_t)sizeof sb)
+            if (!gir_pwrite_full(fd, sb, sizeof sb, ub))
                 st = gir_fail(err, GIR_E_IO, "cannot update the HDF5 superblock: %s", strerror(errno));
         }
     }

@@ -804,14 +804,7 @@ static gir_status zipw_append(gir_zipw *w, const void *data, size_t len, gir_err
 
 uint32_t gir_crc32(uint32_t crc, const void *data, size_t len)
 {
-    const unsigned char *p = data;
-    while (len) {
-        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        crc = (uint32_t)crc32(crc, p, chunk);
-        p += chunk;
-        len -= chunk;
-    }
-    return crc;
+    return (uint32_t)crc32_z(crc, data, len);
 }
 
 /* Below this a thread costs more than it saves. */
@@ -927,30 +920,22 @@ static gir_status zipw_check_name(gir_zipw *w, const char *name, gir_error *err)
     return st;
 }
 
-static zipw_entry *zipw_new_entry(gir_zipw *w, const char *name, gir_error *err)
+static gir_status zipw_new_entry(gir_zipw *w, const char *name, zipw_entry **out, gir_error *err)
 {
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 8;
-        zipw_entry *e = realloc(w->e, cap * sizeof *e);
-        if (!e) {
-            gir_nomem(err);
-            return NULL;
-        }
-        w->e = e;
-        w->cap = cap;
-    }
+    *out = NULL;
+    if (!GIR_GROW(w->e, w->cap, w->n + 1))
+        return gir_nomem(err);
     zipw_entry *e = &w->e[w->n];
     memset(e, 0, sizeof *e);
     e->name = gir_strdupf("%s", name);
-    if (!e->name) {
-        gir_nomem(err);
-        return NULL;
-    }
+    if (!e->name)
+        return gir_nomem(err);
     for (const char *c = name; *c; c++)
         if ((unsigned char)*c >= 0x80)
             e->flags = 0x0800; /* the name is UTF-8 */
     w->n++;
-    return e;
+    *out = e;
+    return GIR_OK;
 }
 
 /* Forgets the last entry (its member failed). */
@@ -1085,10 +1070,11 @@ gir_status gir_zipw_add_buffer(gir_zipw *w, const char *name, const void *data, 
     } else {
         compress = false;
     }
-    zipw_entry *e = zipw_new_entry(w, name, err);
-    if (!e) {
+    zipw_entry *e;
+    st = zipw_new_entry(w, name, &e, err);
+    if (st) {
         free(packed);
-        return err && err->code ? err->code : GIR_E_NOMEM;
+        return st;
     }
     e->method = compress ? 8 : 0;
     e->usize = len;
@@ -1134,11 +1120,8 @@ gir_status gir_zipw_add_file(gir_zipw *w, const char *name, const char *src_path
         else
             zinit = true;
     }
-    if (!st) {
-        e = zipw_new_entry(w, name, err);
-        if (!e)
-            st = err && err->code ? err->code : GIR_E_NOMEM;
-    }
+    if (!st)
+        st = zipw_new_entry(w, name, &e, err);
     if (!st) {
         e->method = compress ? 8 : 0;
         e->usize = size;
@@ -1214,9 +1197,8 @@ gir_status gir_zipw_begin(gir_zipw *w, const char *name, uint64_t size, gir_erro
     gir_status st = zipw_check_name(w, name, err);
     if (st)
         return st;
-    zipw_entry *e = zipw_new_entry(w, name, err);
-    if (!e)
-        return err && err->code ? err->code : GIR_E_NOMEM;
+    zipw_entry *e;
+    TRY(zipw_new_entry(w, name, &e, err));
     e->usize = e->csize = size;
     e->zip64_local = size >= U32_MAX_;
     st = zipw_put_local(w, e, err);
@@ -1321,11 +1303,8 @@ gir_status gir_zipw_add_inplace(gir_zipw *w, const char *name, const gir_zip_ext
     if (rfd >= 0)
         close(rfd);
     zipw_entry *e = NULL;
-    if (!st) {
-        e = zipw_new_entry(w, name, err);
-        if (!e)
-            st = err && err->code ? err->code : GIR_E_NOMEM;
-    }
+    if (!st)
+        st = zipw_new_entry(w, name, &e, err);
     if (!st) {
         e->usize = e->csize = size;
         e->crc = crc;
