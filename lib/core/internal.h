@@ -135,18 +135,11 @@ static inline char *gir_arena_strndup(gir_arena *a, const char *s, size_t n)
     return p;
 }
 
-/* A 16-byte aligned copy of n bytes (n 0: a 1-byte block). */
-static inline void *gir_arena_memdup(gir_arena *a, const void *p, size_t n)
-{
-    void *q = gir_arena_alloc_uninit(a, n ? n : 1);
-    if (q && n)
-        memcpy(q, p, n);
-    return q;
-}
-
 void *gir_arena_alloc(gir_arena *a, size_t n);           /* 16-byte aligned, zeroed */
 char *gir_arena_strdup(gir_arena *a, const char *s);      /* NULL in, NULL out */
 char *gir_arena_printf(gir_arena *a, const char *fmt, ...) GIR_PRINTF(2, 3);
+/* A 16-byte aligned copy of n bytes (n 0: a 1-byte block). */
+void *gir_arena_memdup(gir_arena *a, const void *p, size_t n);
 void gir_arena_free(gir_arena *a);
 
 /* ---- checked arithmetic ---------------------------------------------- */

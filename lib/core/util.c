@@ -281,6 +281,14 @@ char *gir_arena_strdup(gir_arena *a, const char *s)
     return s ? gir_arena_strndup(a, s, strlen(s)) : NULL;
 }
 
+void *gir_arena_memdup(gir_arena *a, const void *p, size_t n)
+{
+    void *q = gir_arena_alloc_uninit(a, n ? n : 1);
+    if (q && n)
+        memcpy(q, p, n);
+    return q;
+}
+
 char *gir_arena_printf(gir_arena *a, const char *fmt, ...)
 {
     va_list ap;

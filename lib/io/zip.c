@@ -945,6 +945,31 @@ static void zipw_drop_entry(gir_zipw *w)
     free(w->e[w->n].name);
 }
 
+/* The 26 bytes local and central headers share, from "version needed to
+ * extract" to "extra field length": version, e's flags, method, time,
+ * date and CRC, the 32-bit sizes given, the name and extra lengths. */
+static void put_shared_fields(unsigned char *p, const zipw_entry *e, unsigned version, uint32_t csize,
+                              uint32_t usize, size_t nl, size_t extra)
+{
+    p[0] = (unsigned char)version;
+    p[1] = 0;
+    p[2] = (unsigned char)e->flags;
+    p[3] = (unsigned char)(e->flags >> 8);
+    p[4] = (unsigned char)e->method;
+    p[5] = 0;
+    p[6] = DOS_TIME_0 & 0xff;
+    p[7] = DOS_TIME_0 >> 8;
+    p[8] = DOS_DATE_1980 & 0xff;
+    p[9] = DOS_DATE_1980 >> 8;
+    gir_put_le32(p + 10, e->crc);
+    gir_put_le32(p + 14, csize);
+    gir_put_le32(p + 18, usize);
+    p[22] = (unsigned char)nl;
+    p[23] = (unsigned char)(nl >> 8);
+    p[24] = (unsigned char)extra;
+    p[25] = (unsigned char)(extra >> 8);
+}
+
 /* The local header of e (padding extra field of pad bytes, 0 for none) in
  * buf, which has room for 30 + name + 20 + 4 + pad bytes; returns its size. */
 static size_t local_header(const zipw_entry *e, size_t pad, unsigned char *buf)
@@ -952,23 +977,8 @@ static size_t local_header(const zipw_entry *e, size_t pad, unsigned char *buf)
     size_t nl = strlen(e->name);
     size_t extra = (e->zip64_local ? 20 : 0) + (pad ? 4 + pad : 0);
     gir_put_le32(buf, LFH_SIG);
-    buf[4] = e->zip64_local ? 45 : 20;
-    buf[5] = 0;
-    buf[6] = (unsigned char)e->flags;
-    buf[7] = (unsigned char)(e->flags >> 8);
-    buf[8] = (unsigned char)e->method;
-    buf[9] = 0;
-    buf[10] = DOS_TIME_0 & 0xff;
-    buf[11] = DOS_TIME_0 >> 8;
-    buf[12] = DOS_DATE_1980 & 0xff;
-    buf[13] = DOS_DATE_1980 >> 8;
-    gir_put_le32(buf + 14, e->crc);
-    gir_put_le32(buf + 18, e->zip64_local ? U32_MAX_ : (uint32_t)e->csize);
-    gir_put_le32(buf + 22, e->zip64_local ? U32_MAX_ : (uint32_t)e->usize);
-    buf[26] = (unsigned char)nl;
-    buf[27] = (unsigned char)(nl >> 8);
-    buf[28] = (unsigned char)extra;
-    buf[29] = (unsigned char)(extra >> 8);
+    put_shared_fields(buf + 4, e, e->zip64_local ? 45 : 20, e->zip64_local ? U32_MAX_ : (uint32_t)e->csize,
+                      e->zip64_local ? U32_MAX_ : (uint32_t)e->usize, nl, extra);
     memcpy(buf + 30, e->name, nl);
     size_t p = 30 + nl;
     if (e->zip64_local) {
@@ -1346,23 +1356,8 @@ static gir_status zipw_finish(gir_zipw *w, gir_error *err)
         gir_put_le32(h, CDH_SIG);
         h[4] = (zu || zc || zo || e->zip64_local) ? 45 : 20; /* version made by: 2.0 or 4.5 */
         h[5] = 3;                                            /* unix */
-        h[6] = h[4];
-        h[7] = 0;
-        h[8] = (unsigned char)e->flags;
-        h[9] = (unsigned char)(e->flags >> 8);
-        h[10] = (unsigned char)e->method;
-        h[11] = 0;
-        h[12] = DOS_TIME_0 & 0xff;
-        h[13] = DOS_TIME_0 >> 8;
-        h[14] = DOS_DATE_1980 & 0xff;
-        h[15] = DOS_DATE_1980 >> 8;
-        gir_put_le32(h + 16, e->crc);
-        gir_put_le32(h + 20, zc ? U32_MAX_ : (uint32_t)e->csize);
-        gir_put_le32(h + 24, zu ? U32_MAX_ : (uint32_t)e->usize);
-        h[28] = (unsigned char)nl;
-        h[29] = (unsigned char)(nl >> 8);
-        h[30] = (unsigned char)extra;
-        h[31] = (unsigned char)(extra >> 8);
+        put_shared_fields(h + 6, e, h[4], zc ? U32_MAX_ : (uint32_t)e->csize, zu ? U32_MAX_ : (uint32_t)e->usize, nl,
+                          extra);
         memset(h + 32, 0, 6); /* comment length, disk, internal attributes */
         gir_put_le32(h + 38, (uint32_t)0100644u << 16);
         gir_put_le32(h + 42, zo ? U32_MAX_ : (uint32_t)e->lh_off);
