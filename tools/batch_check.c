@@ -54,12 +54,13 @@ gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char
  * first that nothing would be overwritten (unless force), so either every
  * file moves or none does. */
 static gir_status move_staged(const char *stage, const char *out_path, const char *params_dest, bool force,
-                              gir_error *err)
+                              gc_written *w, gir_error *err)
 {
     char *dir = gir_path_dirname(out_path);
     if (!dir)
         return gir_nomem(err);
     gir_status st = GIR_OK;
+    const char *owner = NULL;
     for (int pass = 0; pass < 2 && st == GIR_OK; pass++) {
         DIR *d = opendir(stage);
         if (!d) {
@@ -77,11 +78,28 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
             if (!from || !to) {
                 st = gir_nomem(err);
             } else if (pass == 0 && !force && gir_path_exists(to)) {
-                st = gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
+                if (strcmp(to, out_path) == 0)
+                    st = gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
+                else
+                    st = gir_fail(err, GIR_E_EXISTS,
+                                  "this conversion's companion file exists (another model's?); name it with "
+                                  "--out-params FILE, or use --force to overwrite it");
                 gir_err_file(err, to);
+            } else if (pass == 0 && w && w->claim && !w->claim(w->claim_ctx, to, &owner)) {
+                st = gir_fail(err, GIR_E_EXISTS, "this conversion's companion file is also written by %s", owner);
+                gir_err_file(err, to);
+            } else if (pass == 0 && w && gir_path_exists(to)) {
+                w->replaced++;
             } else if (pass == 1 && rename(from, to) != 0) {
-                st = gir_fail(err, GIR_E_IO, "cannot move the checked output into place");
+                st = gir_fail(err, GIR_E_IO, "cannot move the written output into place");
                 gir_err_file(err, to);
+            } else if (pass == 1 && w) {
+                char **np = realloc(w->paths, (w->n + 1) * sizeof *np);
+                if (np) {
+                    w->paths = np;
+                    w->paths[w->n++] = to;
+                    to = NULL;
+                }
             }
             free(from);
             free(to);
@@ -92,16 +110,39 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
     return st;
 }
 
+void gc_written_free(gc_written *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n; i++)
+        free(w->paths[i]);
+    free(w->paths);
+    memset(w, 0, sizeof *w);
+}
+
+/* Sorts the written paths so that the model comes first. */
+static void model_first(gc_written *w, const char *out_path)
+{
+    for (size_t i = 1; i < w->n; i++)
+        if (strcmp(w->paths[i], out_path) == 0) {
+            char *t = w->paths[0];
+            w->paths[0] = w->paths[i];
+            w->paths[i] = t;
+        }
+}
+
 gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char *format, const gir_options *wopts,
-                           const gc_check_spec *check, char **metrics_json, char **verdict, gir_error *err)
+                           const gc_check_spec *check, gc_written *w, char **metrics_json, char **verdict,
+                           gir_error *err)
 {
     *metrics_json = NULL;
     *verdict = NULL;
-    if (!check || !check->on)
+    if (gir_path_is_stream(out_path))
         return gir_save(g, out_path, format, wopts, err);
-    /* Written into a private directory beside the output, checked there,
-     * and moved into place only when the check passes: a model that fails
-     * its check is never left where the output goes. */
+    /* Written into a private directory beside the output (checked there
+     * with --check) and moved into place only when everything is written
+     * (and the check passes): a model that fails its check is never left
+     * where the output goes, and every file written is known by name. */
     char *dir = gir_path_dirname(out_path);
     char *stage = dir ? gir_strdupf("%s/.graphconv-check-XXXXXX", dir) : NULL;
     free(dir);
@@ -124,10 +165,12 @@ gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char 
         st = gir_options_set(o, "params", staged_params, err);
     if (st == GIR_OK)
         st = gir_save(g, staged, format, o, err);
-    if (st == GIR_OK)
+    if (st == GIR_OK && check && check->on)
         st = gc_batch_check(g, staged, format, check, metrics_json, verdict, err);
     if (st == GIR_OK)
-        st = move_staged(stage, out_path, params_dest, gir_options_flag(wopts, "force"), err);
+        st = move_staged(stage, out_path, params_dest, gir_options_flag(wopts, "force"), w, err);
+    if (w)
+        model_first(w, out_path);
     if (st != GIR_OK) {
         /* Name the output, not the staging path, in the error. */
         if (err && err->file && strstr(err->file, "/.graphconv-check-")) {

@@ -56,7 +56,45 @@ typedef struct batch {
     atomic_ullong bytes;
     bool progress;
     pthread_mutex_t progress_lock;
+    /* every file put in place in this run, and the job's input that wrote
+     * it: two conversions must not write one companion file */
+    pthread_mutex_t claim_lock;
+    struct claim {
+        char *path;
+        const char *by;
+    } *claimed;
+    size_t n_claimed, cap_claimed;
 } batch;
+
+typedef struct claim_ctx {
+    batch *b;
+    const job *j;
+} claim_ctx;
+
+/* Records that job j writes path; false (naming the other job's input)
+ * when another job of this run wrote it. */
+static bool claim_path(void *ctx, const char *path, const char **owner)
+{
+    claim_ctx *c = ctx;
+    batch *b = c->b;
+    bool ok = true;
+    pthread_mutex_lock(&b->claim_lock);
+    for (size_t i = 0; i < b->n_claimed; i++)
+        if (strcmp(b->claimed[i].path, path) == 0 && b->claimed[i].by != c->j->input) {
+            *owner = b->claimed[i].by;
+            ok = false;
+        }
+    if (ok) {
+        char *copy = gir_strdupf("%s", path);
+        if (copy && GIR_GROW(b->claimed, b->cap_claimed, b->n_claimed + 1)) {
+            b->claimed[b->n_claimed++] = (struct claim){ copy, c->j->input };
+            copy = NULL;
+        }
+        free(copy);
+    }
+    pthread_mutex_unlock(&b->claim_lock);
+    return ok;
+}
 
 static double now_ms(void)
 {
@@ -494,8 +532,11 @@ static void run_job(batch *b, job *j)
         cs.atol = b->atol;
         cs.rtol = b->rtol;
         char *verdict = NULL;
-        st = gc_save_checked(g, j->output, j->to, j->wopts, &cs, &j->check_json, &verdict, &err);
+        claim_ctx cc = { b, j };
+        gc_written w = { .claim = claim_path, .claim_ctx = &cc };
+        st = gc_save_checked(g, j->output, j->to, j->wopts, &cs, &w, &j->check_json, &verdict, &err);
         free(verdict);
+        gc_written_free(&w);
     }
     if (st != GIR_OK) {
         j->status = "failed";
@@ -626,6 +667,7 @@ int cmd_batch(int argc, char **argv)
     b.atol = 1e-4;
     b.rtol = 1e-3;
     pthread_mutex_init(&b.progress_lock, NULL);
+    pthread_mutex_init(&b.claim_lock, NULL);
     b.ropts = gir_options_new();
     b.wopts = gir_options_new();
     const char *report = NULL, *manifest = NULL;
@@ -695,7 +737,7 @@ int cmd_batch(int argc, char **argv)
                    "                       [--shard I/N] [--dry-run] [--keep-going | --fail-fast]\n"
                    "                       [--report FILE] [-I KEY=VALUE] [-O KEY=VALUE] [-f] [-q] [INPUT...]\n");
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (optind >= argc && !manifest) {
@@ -815,5 +857,9 @@ out:
     gir_options_free(b.ropts);
     gir_options_free(b.wopts);
     pthread_mutex_destroy(&b.progress_lock);
+    pthread_mutex_destroy(&b.claim_lock);
+    for (size_t i = 0; i < b.n_claimed; i++)
+        free(b.claimed[i].path);
+    free(b.claimed);
     return rc;
 }

@@ -221,7 +221,7 @@ int cmd_check(int argc, char **argv)
                    "  -q, --quiet              print only errors\n"
                    "Exit status: 0 outputs agree, 4 they differ, 1 usage, 2/3/5 as for conversion.\n");
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
         if (rc)
             goto out;

@@ -50,7 +50,7 @@ int cmd_diff(int argc, char **argv)
                    "                      [--from-a FMT] [--from-b FMT] [--input-shape-a N:D,..]\n"
                    "                      [--input-shape-b N:D,..] A B\n");
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (argc - optind != 2) {

@@ -197,7 +197,7 @@ int cmd_draw(int argc, char **argv)
         case 'h':
             draw_usage(stdout);
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (argc - optind != 2) {

@@ -229,7 +229,7 @@ int cmd_info(int argc, char **argv)
             printf("Usage: graphconv info [--json] [--values] [--from F] [--params FILE] [-I KEY=VALUE] MODEL\n");
             gir_options_free(opts);
             return GC_EXIT_OK;
-        default: gir_options_free(opts); return GC_EXIT_USAGE;
+        default: gir_options_free(opts); return gc_bad_option(argv);
         }
     }
     if (argc - optind != 1) {

@@ -201,7 +201,7 @@ int cmd_run(int argc, char **argv)
                    "  --batch-size N, -I KEY=VALUE  reader options, as for conversion\n"
                    "  -q, --quiet              print only errors (and what the model prints)\n");
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (argc - optind != 1) {
@@ -211,6 +211,7 @@ int cmd_run(int argc, char **argv)
     if (gc_load(argv[optind], from, opts, &g, &err) || gir_session_new(g, (int)threads, &s, &err) ||
         gc_feed_session(s, &feed, seed, &err) || gir_session_run(s, &err)) {
         rc = gc_report(&err);
+        gc_shape_hint(g, &err);
         goto out;
     }
     /* what LightNet would warn about and go on (a Print file that cannot be opened) */

@@ -42,7 +42,7 @@ GIR_API gir_status gir_seeded_input(const gir_value *v, uint64_t seed, size_t in
 {
     gir_shape s = v->shape;
     if (s.rank < 0)
-        return gir_fail(err, GIR_E_SHAPE, "input '%s' has an unknown rank: give its shape (graphconv: --input-shape %s:D0,D1,...) or its data", v->name, v->name);
+        return gir_fail(err, GIR_E_SHAPE, "input '%s' has an unknown rank: its shape or its data must be given", v->name);
     for (int i = 0; i < s.rank; i++)
         if (s.dims[i] < 0)
             s.dims[i] = 1;
@@ -74,8 +74,8 @@ GIR_API gir_status gir_seeded_input(const gir_value *v, uint64_t seed, size_t in
         case GIR_DT_BOOL: ((uint8_t *)p)[i] = (uint8_t)(r >> 63); break;
         default:
             gir_tensor_unref(t);
-            return gir_fail(err, GIR_E_UNSUPPORTED, "cannot generate %s input '%s'; give its data (graphconv: --input %s=FILE.npy)",
-                            gir_dtype_name(dt), v->name, v->name);
+            return gir_fail(err, GIR_E_UNSUPPORTED, "cannot generate %s input '%s': its data must be given",
+                            gir_dtype_name(dt), v->name);
         }
     }
     *out = t;
