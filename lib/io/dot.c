@@ -6,6 +6,31 @@
 
 const gir_dot_options gir_dot_defaults = { .attrs = true, .shapes = true, .max_attrs = 8, .max_attr_text = 40 };
 
+/* Is a canonical node's attribute at its schema default (what the op
+ * means without it)?  Kernel shapes taken from the weight count as such. */
+static bool at_default(const gir_node *n, const gir_attr *a)
+{
+    const gir_attr_schema *sc = n->op == GIR_OP_OPAQUE ? NULL : gir_op_attr_schema(n->op, a->name);
+    if (!sc || sc->presence != GIR_ATTR_DEFAULTED)
+        return false;
+    switch (a->type) {
+    case GIR_ATTR_INT:
+    case GIR_ATTR_BOOL: return sc->fill == GIR_FILL_NONE && a->u.i == sc->i;
+    case GIR_ATTR_FLOAT: return sc->fill == GIR_FILL_NONE && a->u.f == sc->f;
+    case GIR_ATTR_STRING: return sc->s && strcmp(a->u.s, sc->s) == 0;
+    case GIR_ATTR_INTS:
+        if (sc->fill == GIR_FILL_KERNEL)
+            return true;
+        if (sc->fill != GIR_FILL_SPATIAL && sc->fill != GIR_FILL_PADS)
+            return false;
+        for (size_t i = 0; i < a->u.ints.n; i++)
+            if (a->u.ints.v[i] != sc->i)
+                return false;
+        return true;
+    default: return false;
+    }
+}
+
 /* At most this many weight lines in one box; the rest are counted. */
 #define MAX_WEIGHT_LINES 6
 
@@ -118,7 +143,14 @@ static void node_box(gir_buf *b, const gir_graph *g, size_t idx, const gir_dot_o
     if (opt->attrs) {
         size_t max = opt->max_attrs ? opt->max_attrs : 8;
         size_t len = opt->max_attr_text ? opt->max_attr_text : 40;
-        for (size_t i = 0; i < n->attrs.n && i < max; i++) {
+        size_t listed = 0, more = 0;
+        for (size_t i = 0; i < n->attrs.n; i++) {
+            if (!opt->all_attrs && at_default(n, &n->attrs.items[i]))
+                continue;
+            if (listed++ >= max) {
+                more++;
+                continue;
+            }
             gir_buf t = GIR_BUF_INIT;
             gir_buf_printf(&t, "%s=", n->attrs.items[i].name);
             attr_text(&t, &n->attrs.items[i]);
@@ -128,8 +160,8 @@ static void node_box(gir_buf *b, const gir_graph *g, size_t idx, const gir_dot_o
             put_escaped(b, t.data ? t.data : "", len);
             gir_buf_free(&t);
         }
-        if (n->attrs.n > max)
-            gir_buf_printf(b, "\\n(+%zu more attributes)", n->attrs.n - max);
+        if (more)
+            gir_buf_printf(b, "\\n(+%zu more attributes)", more);
     }
     size_t shown = 0, hidden = 0;
     for (size_t i = 0; i < n->n_in; i++) {
@@ -210,7 +242,7 @@ gir_status gir_dot_write(const gir_graph *g, const gir_dot_options *opt, gir_buf
     gir_buf *b = out;
     gir_buf_puts(b, "digraph \"");
     put_escaped(b, g->name && *g->name ? g->name : "graph", 0);
-    gir_buf_puts(b, "\" {\n  graph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, label=\"");
+    gir_buf_puts(b, "\" {\n  graph [rankdir=TB, ranksep=0.25, nodesep=0.2, fontname=\"Helvetica\", labelloc=t, label=\"");
     put_escaped(b, g->name && *g->name ? g->name : "graph", 0);
     gir_buf_printf(b, "\\n%zu nodes, %zu weight tensors, %llu elements\"];\n", g->n_nodes, tensors,
                    (unsigned long long)elements);

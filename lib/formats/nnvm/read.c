@@ -772,6 +772,9 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
     }
     if (!st)
         st = build(&r, err);
+    /* which weights file was read (graphconv info shows it) */
+    if (!st && ppath && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath))
+        st = gir_nomem(err);
     if (st) {
         if (!err || !err->file)
             gir_err_file(err, path);
