@@ -70,6 +70,7 @@ typedef struct gir_check_result {
     char *why;      /* GIR_CHECK_STRUCTURAL: why the models could not both run; else NULL */
 } gir_check_result;
 
+/* Frees the result's strings and zeroes it (NULL is allowed). */
 GIR_API void gir_check_result_clear(gir_check_result *r);
 
 /* Runs a (the reference) and b on the same inputs, matched by name when
