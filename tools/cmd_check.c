@@ -144,6 +144,7 @@ int cmd_check(int argc, char **argv)
         { "batch-size-b", required_argument, NULL, O_BATCH_B },
         { "read-option-b", required_argument, NULL, O_READ_B },
         { "quiet", no_argument, NULL, 'q' },
+        { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -206,6 +207,7 @@ int cmd_check(int argc, char **argv)
             }
             break;
         case 'q': gc_verbosity = 0; break;
+        case 'j': o.json = true; break;
         case 'h':
             printf("Usage: graphconv check [OPTIONS] A B\n"
                    "Runs both models on the same inputs and compares their outputs (A is the reference).\n"
@@ -218,6 +220,8 @@ int cmd_check(int argc, char **argv)
                    "  --input-shape NAME:D0,.., --batch-size N, -I/--read-option KEY=VALUE   reader\n"
                    "                           options for A; --input-shape-b, --batch-size-b,\n"
                    "                           --read-option-b the same for B\n"
+                   "  --json                   one JSON object on stdout: {\"passed\", \"exit\", \"error\"?,\n"
+                   "                           \"metrics\": {\"method\", \"outputs\": [...], ...}}\n"
                    "  -q, --quiet              print only errors\n"
                    "Exit status: 0 outputs agree, 4 they differ, 1 usage, 2/3/5 as for conversion.\n");
             goto out;
