@@ -179,8 +179,14 @@ void gc_flush_notes(void)
                 alike++;
                 done[k] = true;
             }
-        if (alike == 1) {
+        if (alike < 3) {
+            /* two alike are shorter printed as they are */
             fprintf(stderr, "graphconv: note: %s\n", notes[i]);
+            for (size_t k = i + 1; alike == 2 && k < n_notes; k++)
+                if (done[k] && strcmp(note_key(notes[k]), note_key(notes[i])) == 0) {
+                    fprintf(stderr, "graphconv: note: %s\n", notes[k]);
+                    break;
+                }
             continue;
         }
         const char *key = note_key(notes[i]);
