@@ -145,6 +145,8 @@ static void draw_usage(FILE *f)
           "  --batch-size N        set every input's first dimension\n"
           "  --no-attrs            do not list operator attributes\n"
           "  --all-attrs           list attributes at their default value too (hidden by default)\n"
+          "  --collapse            draw a run of alike blocks (the same operators wired the same\n"
+          "                        way, one after another) as its first block and one box\n"
           "  --no-shapes           do not label edges with shapes\n"
           "  -f, --force           overwrite OUT\n"
           "  -q, --quiet           print nothing but errors\n"
@@ -153,7 +155,7 @@ static void draw_usage(FILE *f)
 }
 
 enum { OPT_FORMAT = 300, OPT_FROM, OPT_PARAMS, OPT_NO_ATTRS, OPT_NO_SHAPES, OPT_ALL_ATTRS, OPT_INPUT_SHAPE,
-       OPT_BATCH };
+       OPT_BATCH, OPT_COLLAPSE };
 
 int cmd_draw(int argc, char **argv)
 {
@@ -165,6 +167,7 @@ int cmd_draw(int argc, char **argv)
         { "no-attrs", no_argument, NULL, OPT_NO_ATTRS },
         { "no-shapes", no_argument, NULL, OPT_NO_SHAPES },
         { "all-attrs", no_argument, NULL, OPT_ALL_ATTRS },
+        { "collapse", no_argument, NULL, OPT_COLLAPSE },
         { "input-shape", required_argument, NULL, OPT_INPUT_SHAPE },
         { "batch-size", required_argument, NULL, OPT_BATCH },
         { "force", no_argument, NULL, 'f' },
@@ -194,6 +197,7 @@ int cmd_draw(int argc, char **argv)
         case OPT_NO_ATTRS: dopt.attrs = false; break;
         case OPT_NO_SHAPES: dopt.shapes = false; break;
         case OPT_ALL_ATTRS: dopt.all_attrs = true; break;
+        case OPT_COLLAPSE: dopt.collapse = true; break;
         case OPT_INPUT_SHAPE: gir_options_set(ropts, "input-shape", optarg, NULL); break;
         case OPT_BATCH: gir_options_set(ropts, "batch-size", optarg, NULL); break;
         case 'I':

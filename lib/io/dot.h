@@ -17,6 +17,8 @@ typedef struct gir_dot_options {
     size_t max_attrs;     /* at most this many attribute lines (0 = 8) */
     size_t max_attr_text; /* truncate an attribute's text to this (0 = 40) */
     bool all_attrs;       /* also attributes at their schema default (hidden otherwise) */
+    bool collapse;        /* draw each run of alike consecutive blocks (in topological order: the
+                           * same operators wired the same way) as its first block and one box */
 } gir_dot_options;
 
 /* The defaults: attributes (not at their default) and shapes shown, 8

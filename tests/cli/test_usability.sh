@@ -137,6 +137,14 @@ check "draw hides attributes at their default" sh -c "! grep -q 'dilations=\\[1,
 run draw "$RESNET" "$TMP/rall.dot" --all-attrs
 check "--all-attrs shows them" grep -q 'dilations=\[1,1\]' "$TMP/rall.dot"
 check "the default picture has less text" test "$(wc -c <"$TMP/r.dot")" -lt "$(wc -c <"$TMP/rall.dot")"
+run draw "$RESNET" "$TMP/rc.dot" --collapse
+check "--collapse draws repeated blocks as one box" grep -q 'more block.* like the one above\\nConv, Relu, Conv, Add, Relu' "$TMP/rc.dot"
+check "--collapse draws fewer operator boxes" \
+  test "$(grep -c 'shape=box,' "$TMP/rc.dot")" -lt "$(grep -c 'shape=box,' "$TMP/r.dot")"
+if command -v dot >/dev/null; then
+  dot -Tsvg "$TMP/rc.dot" -o "$TMP/rc.svg"
+  check "the collapsed picture renders" grep -q '<svg' "$TMP/rc.svg"
+fi
 
 # ---- issue 16: --check verdicts ----
 if [ -f "$MTCNN" ]; then
