@@ -229,6 +229,41 @@ static gir_status check_arity(const mctx *m, size_t min_in, size_t max_in, size_
 
 /* ---- opaque --------------------------------------------------------------- */
 
+/* The function's own fields of a newer schema (kept as text), one a line. */
+static gir_status unknown_text(mctx *m, const char **out)
+{
+    *out = NULL;
+    const ProtobufCMessage *b = &m->f->base;
+    gir_buf t = GIR_BUF_INIT;
+    for (unsigned i = 0; i < b->n_unknown_fields; i++) {
+        if (b->unknown_fields[i].tag != 0)
+            continue;
+        if (t.len)
+            gir_buf_putc(&t, '\n');
+        gir_buf_append(&t, b->unknown_fields[i].data, b->unknown_fields[i].len);
+    }
+    if (t.failed) {
+        gir_buf_free(&t);
+        return gir_nomem(m->err);
+    }
+    if (t.len) {
+        *out = gir_arena_strndup(&m->g->arena, t.data, t.len);
+        gir_buf_free(&t);
+        if (!*out)
+            return gir_nomem(m->err);
+    }
+    gir_buf_free(&t);
+    return GIR_OK;
+}
+
+static void first_unknown(void *ctx, const ProtobufCMessage *msg, const char *text, size_t len)
+{
+    char *name = ctx;
+    (void)msg;
+    if (!name[0])
+        gir_pbtext_field_name(text, len, name, 64);
+}
+
 static gir_status map_opaque(mctx *m)
 {
     gir_node *n;
@@ -237,6 +272,19 @@ static gir_status map_opaque(mctx *m)
     n->opaque_op = gir_arena_strdup(&m->g->arena, m->f->type);
     if (!n->opaque_format || !n->opaque_op)
         return gir_nomem(m->err);
+    size_t unknown = gir_pbtext_unknown_count(&m->f->base);
+    if (unknown) {
+        const char *own;
+        TRY(unknown_text(m, &own));
+        if (own)
+            TRY(set_string(m, n, NNB_ATTR_UNKNOWN, own));
+        char first[64] = "";
+        TRY(gir_pbtext_each_unknown(&m->f->base, first_unknown, first, m->err));
+        TRY(gir_graph_note(m->g,
+                           "function '%s' (%s) has %zu field%s this nnabla schema does not know (first '%s'): "
+                           "kept verbatim for nnabla; another format refuses it",
+                           m->name, m->f->type, unknown, unknown == 1 ? "" : "s", first));
+    }
     const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
     if (fd) {
         const ProtobufCMessage *pm = *(ProtobufCMessage *const *)((const char *)m->f + fd->offset);
@@ -1683,14 +1731,17 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
     mctx m = { r, r->g, f, node_name, in, n_in, out, n_out, err, NULL };
     bool mapped = false;
     gir_status st = GIR_OK;
-    for (const fn_map *e = fns; e->type; e++) {
+    /* a function with fields of a newer schema is kept as it is: mapping
+     * it would drop what those fields say */
+    bool newer = gir_pbtext_unknown_count(&f->base) > 0;
+    for (const fn_map *e = fns; e->type && !newer; e++) {
         if (strcmp(e->type, f->type) != 0)
             continue;
         if (!foreign_param(&m, e->param))
             st = e->fn(&m, &mapped);
         break;
     }
-    for (const plain_map *pm = plain; !mapped && !st && pm->type; pm++)
+    for (const plain_map *pm = plain; !newer && !mapped && !st && pm->type; pm++)
         if (strcmp(pm->type, f->type) == 0)
             st = map_plain(&m, &mapped, pm);
     if (!st && !mapped) {

@@ -35,6 +35,7 @@
 #define NNB_META_CONTEXT "nnabla.context"             /* node: Context as text */
 #define NNB_META_BROADCAST_X "nnabla.broadcast_x"     /* node: BroadcastTo's x (the shape giver) */
 #define NNB_META_AXIS "nnabla.axis"                   /* node: BroadcastTo's axis as the file had it */
+#define NNB_ATTR_UNKNOWN "nnabla.unknown_fields"      /* opaque node attr: Function fields of a newer schema, as text */
 
 /* ---- parameters -------------------------------------------------------- */
 

@@ -673,6 +673,34 @@ static gir_status refuse_loops(const Nnabla__Network *net, gir_error *err)
     return GIR_E_UNSUPPORTED;
 }
 
+typedef struct unknown_seen {
+    char name[64];
+    const char *type;
+} unknown_seen;
+
+static void first_unknown_field(void *ctx, const ProtobufCMessage *msg, const char *text, size_t len)
+{
+    unknown_seen *u = ctx;
+    if (!u->name[0]) {
+        gir_pbtext_field_name(text, len, u->name, sizeof u->name);
+        u->type = msg->descriptor->short_name;
+    }
+}
+
+/* A note on the fields of a newer schema the file holds (kept verbatim). */
+static gir_status note_unknown(gir_graph *g, const Nnabla__NNablaProtoBuf *pb, gir_error *err)
+{
+    size_t n = gir_pbtext_unknown_count(&pb->base);
+    if (!n)
+        return GIR_OK;
+    unknown_seen u = { "", "" };
+    TRY(gir_pbtext_each_unknown(&pb->base, first_unknown_field, &u, err));
+    return gir_graph_note(g,
+                          "the file has %zu field%s this nnabla schema does not know (a newer nnabla?), first '%s' "
+                          "in a %s message: kept verbatim when written as nnabla",
+                          n, n == 1 ? "" : "s", u.name, u.type);
+}
+
 static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, ptrdiff_t exec_i, gir_graph **out)
 {
     gir_graph *g;
@@ -696,6 +724,8 @@ static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, pt
         st = keep_params(b);
     if (!st)
         st = keep_rest(g, pb, net_i, exec_i, b->err);
+    if (!st)
+        st = note_unknown(g, pb, b->err);
     if (!st)
         st = gir_graph_finish(g, b->err);
     if (st) {

@@ -1627,6 +1627,16 @@ static void emit_opaque(wctx *w, const gir_node *n)
     Nnabla__Function *f = simple_fn(w, n, n->opaque_op);
     if (pm)
         fn_param(w, f, fd->name, pm);
+    /* the function's fields of a newer schema, as the text they were */
+    const gir_attr *u = gir_attrs_find(&n->attrs, NNB_ATTR_UNKNOWN);
+    if (f && u && u->type == GIR_ATTR_STRING) {
+        gir_error e = GIR_ERROR_INIT;
+        if (gir_pbtext_merge(u->u.s, strlen(u->u.s), &f->base, &e)) {
+            refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s with malformed fields of a newer schema (%s)", n->opaque_op,
+                   e.message ? e.message : "?");
+            gir_error_clear(&e);
+        }
+    }
 }
 
 /* One function of a chain a node becomes: "<node>/<name>", input `in`
