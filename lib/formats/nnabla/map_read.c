@@ -315,6 +315,13 @@ static const plain_map plain[] = {
     { "Minimum2", GIR_OP_Min, 2 },      { "Maximum2", GIR_OP_Max, 2 },      { NULL, GIR_OP_OPAQUE, 0 },
 };
 
+static gir_status step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
+                       gir_node **node, int32_t *made);
+static gir_status step2(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t b, int32_t out, int32_t *made);
+
+static bool own_weight(const mctx *m, int32_t idx);
+static gir_status view_weight(mctx *m, int32_t idx, const int64_t *dims, int rank);
+
 /* ---- layers ---------------------------------------------------------------- */
 
 static gir_status map_affine(mctx *m, bool *mapped)
@@ -390,15 +397,36 @@ static bool spatial(const Nnabla__Shape *s, size_t n, int64_t dflt, int64_t *out
     return true;
 }
 
+/* depthwise: the weight has no input-channel axis, (C', K...); it is
+ * viewed as (C', 1, K...) and group is the input's channel count. */
 static gir_status map_conv_common(mctx *m, bool *mapped, bool transposed, int64_t base_axis,
                                   const Nnabla__Shape *pad, const Nnabla__Shape *stride,
                                   const Nnabla__Shape *dilation, int64_t group, bool channel_last,
-                                  const Nnabla__Shape *output_padding)
+                                  const Nnabla__Shape *output_padding, bool depthwise)
 {
     bool ok;
     check_arity(m, 2, 3, 1, 1, &ok);
-    const gir_value *w = val(m, m->in[1]);
-    if (!ok || channel_last || group < 1 || !w || w->shape.rank < 3)
+    const gir_value *wv = val(m, m->in[1]);
+    if (!ok || !wv || wv->shape.rank < 2)
+        return GIR_OK;
+    gir_value wview = *wv;
+    const gir_value *w = &wview;
+    if (depthwise) {
+        /* (C', K...) -> (C', 1, K...) */
+        int64_t c = rank_of(m, m->in[0]) >= 2 ? val(m, m->in[0])->shape.dims[1] : -1;
+        if (wv->shape.rank + 1 > GIR_MAX_RANK || c < 1 || !own_weight(m, m->in[1]))
+            return GIR_OK;
+        wview.shape.rank = wv->shape.rank + 1;
+        wview.shape.dims[1] = 1;
+        for (int i = 1; i < wv->shape.rank; i++)
+            wview.shape.dims[i + 1] = wv->shape.dims[i];
+        group = c;
+        if (!transposed && wv->shape.dims[0] % c != 0)
+            return GIR_OK;
+        if (transposed && wv->shape.dims[0] != c)
+            return GIR_OK;
+    }
+    if (channel_last || group < 1 || w->shape.rank < 3)
         return GIR_OK;
     size_t ns = (size_t)w->shape.rank - 2;
     int r = rank_of(m, m->in[0]);
@@ -420,6 +448,8 @@ static gir_status map_conv_common(mctx *m, bool *mapped, bool transposed, int64_
         return GIR_OK;
     *mapped = true;
     gir_node *n;
+    if (depthwise)
+        TRY(view_weight(m, m->in[1], w->shape.dims, w->shape.rank));
     TRY(simple(m, transposed ? GIR_OP_ConvTranspose : GIR_OP_Conv, &n));
     TRY(set_ints(m, n, "kernel_shape", k, ns));
     TRY(set_ints(m, n, "strides", strides, ns));
@@ -436,7 +466,7 @@ static gir_status map_convolution(mctx *m, bool *mapped)
     static const Nnabla__ConvolutionParameter zero = NNABLA__CONVOLUTION_PARAMETER__INIT;
     const Nnabla__ConvolutionParameter *p = PARAM(m, CONVOLUTION_PARAM, convolution_param, zero);
     return map_conv_common(m, mapped, false, p->base_axis, p->pad, p->stride, p->dilation, p->group,
-                           p->channel_last, NULL);
+                           p->channel_last, NULL, false);
 }
 
 static gir_status map_deconvolution(mctx *m, bool *mapped)
@@ -444,7 +474,34 @@ static gir_status map_deconvolution(mctx *m, bool *mapped)
     static const Nnabla__DeconvolutionParameter zero = NNABLA__DECONVOLUTION_PARAMETER__INIT;
     const Nnabla__DeconvolutionParameter *p = PARAM(m, DECONVOLUTION_PARAM, deconvolution_param, zero);
     return map_conv_common(m, mapped, true, p->base_axis, p->pad, p->stride, p->dilation, p->group,
-                           p->channel_last, p->output_padding);
+                           p->channel_last, p->output_padding, false);
+}
+
+/* DepthwiseConvolution: Conv with one group per input channel, the weight
+ * (C * multiplier, K...) viewed as (C * multiplier, 1, K...). */
+static gir_status map_depthwise_convolution(mctx *m, bool *mapped)
+{
+    static const Nnabla__DepthwiseConvolutionParameter zero = NNABLA__DEPTHWISE_CONVOLUTION_PARAMETER__INIT;
+    const Nnabla__DepthwiseConvolutionParameter *p =
+        PARAM(m, DEPTHWISE_CONVOLUTION_PARAM, depthwise_convolution_param, zero);
+    const gir_value *w = val(m, m->in[1]), *x = val(m, m->in[0]);
+    int64_t mult = p->multiplier ? p->multiplier : 1;
+    if (m->n_in < 2 || !w || !x || x->shape.rank < 2 || w->shape.rank < 1 ||
+        w->shape.dims[0] != x->shape.dims[1] * mult)
+        return GIR_OK;
+    return map_conv_common(m, mapped, false, p->base_axis, p->pad, p->stride, p->dilation, 1, false, NULL, true);
+}
+
+/* DepthwiseDeconvolution with divisor 1: ConvTranspose with one group per
+ * channel, the weight (C, K...) viewed as (C, 1, K...). */
+static gir_status map_depthwise_deconvolution(mctx *m, bool *mapped)
+{
+    static const Nnabla__DepthwiseDeconvolutionParameter zero = NNABLA__DEPTHWISE_DECONVOLUTION_PARAMETER__INIT;
+    const Nnabla__DepthwiseDeconvolutionParameter *p =
+        PARAM(m, DEPTHWISE_DECONVOLUTION_PARAM, depthwise_deconvolution_param, zero);
+    if (p->divisor > 1)
+        return GIR_OK; /* several input channels summed into one: nnabla's grouping is not ConvTranspose's */
+    return map_conv_common(m, mapped, true, p->base_axis, p->pad, p->stride, p->dilation, 1, false, NULL, true);
 }
 
 int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode)
@@ -797,11 +854,29 @@ static gir_status map_prelu(mctx *m, bool *mapped)
     const Nnabla__PReLUParameter *p = PARAM(m, PRELU_PARAM, prelu_param, zero);
     bool ok;
     check_arity(m, 2, 2, 1, 1, &ok);
-    /* one shared slope broadcasts the same in both; a (C,) slope would need
-     * the ONNX shape (C, 1, ...) */
-    if (!ok || numel_of(m, m->in[1]) != 1 || rank_of(m, m->in[1]) != 1 || p->base_axis != 1)
+    int r = rank_of(m, m->in[0]);
+    int64_t axis = p->base_axis < 0 && r >= 0 ? p->base_axis + r : p->base_axis;
+    if (!ok || rank_of(m, m->in[1]) != 1)
+        return GIR_OK;
+    int64_t c = numel_of(m, m->in[1]);
+    if (c == 1) {
+        /* one shared slope broadcasts the same in both */
+        *mapped = true;
+        gir_node *n;
+        TRY(simple(m, GIR_OP_PRelu, &n));
+        return infer(m, n);
+    }
+    /* a slope per channel of axis base_axis: viewed as (C, 1, ...) so that
+     * it broadcasts over the axes after the channel */
+    if (r < 1 || axis < 0 || axis >= r || c < 1 || val(m, m->in[0])->shape.dims[axis] != c ||
+        !own_weight(m, m->in[1]))
         return GIR_OK;
     *mapped = true;
+    int64_t shape[GIR_MAX_RANK];
+    shape[0] = c;
+    for (int i = 1; i < r - (int)axis; i++)
+        shape[i] = 1;
+    TRY(view_weight(m, m->in[1], shape, r - (int)axis));
     gir_node *n;
     TRY(simple(m, GIR_OP_PRelu, &n));
     return infer(m, n);
@@ -844,6 +919,27 @@ static bool bn_param_ok(const mctx *m, int32_t idx, int64_t c)
     if (c >= 0 && ch != c)
         return false;
     return m->r->bn_only && m->r->bn_only[idx];
+}
+
+/* A parameter read only by this function, viewed in shape dims (the same
+ * values), its declared shape remembered for the writer. */
+static bool own_weight(const mctx *m, int32_t idx)
+{
+    const gir_value *v = val(m, idx);
+    return v && v->kind == GIR_VALUE_WEIGHT && m->r->uses && m->r->uses[idx] == 1;
+}
+
+static gir_status view_weight(mctx *m, int32_t idx, const int64_t *dims, int rank)
+{
+    gir_value *v = m->g->values[idx];
+    if (!gir_attrs_find(&v->meta, NNB_META_SHAPE))
+        TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank));
+    v->shape.rank = rank;
+    memcpy(v->shape.dims, dims, (size_t)rank * sizeof *dims);
+    memset(v->dim_names, 0, sizeof v->dim_names);
+    if (v->data)
+        v->data->shape = v->shape;
+    return GIR_OK;
 }
 
 /* Gives a BN parameter its canonical shape (C), remembering the declared one. */
@@ -939,12 +1035,16 @@ static gir_status map_prod(mctx *m, bool *mapped)
     return map_reduce(m, mapped, GIR_OP_ReduceProd, p->axes, p->n_axes, p->keep_dims);
 }
 
+static gir_status map_arg(mctx *m, bool *mapped, gir_op reduce, gir_op arg, const int64_t *axes, size_t n_axes,
+                          bool keep, bool with_index, bool only_index);
+
 static gir_status map_max(mctx *m, bool *mapped)
 {
     static const Nnabla__MaxParameter zero = NNABLA__MAX_PARAMETER__INIT;
     const Nnabla__MaxParameter *p = PARAM(m, MAX_PARAM, max_param, zero);
     if (p->with_index || p->only_index)
-        return GIR_OK;
+        return map_arg(m, mapped, GIR_OP_ReduceMax, GIR_OP_ArgMax, p->axes, p->n_axes, p->keep_dims, p->with_index,
+                       p->only_index);
     return map_reduce(m, mapped, GIR_OP_ReduceMax, p->axes, p->n_axes, p->keep_dims);
 }
 
@@ -953,7 +1053,8 @@ static gir_status map_min(mctx *m, bool *mapped)
     static const Nnabla__MinParameter zero = NNABLA__MIN_PARAMETER__INIT;
     const Nnabla__MinParameter *p = PARAM(m, MIN_PARAM, min_param, zero);
     if (p->with_index || p->only_index)
-        return GIR_OK;
+        return map_arg(m, mapped, GIR_OP_ReduceMin, GIR_OP_ArgMin, p->axes, p->n_axes, p->keep_dims, p->with_index,
+                       p->only_index);
     return map_reduce(m, mapped, GIR_OP_ReduceMin, p->axes, p->n_axes, p->keep_dims);
 }
 
@@ -1637,6 +1738,241 @@ static gir_status map_plain(mctx *m, bool *mapped, const plain_map *pm)
     return infer(m, n);
 }
 
+/* ---- decompositions into canonical operators ------------------------------------ */
+
+/* One step of a decomposition: a node "<function>/<suffix>" (or the
+ * function's own name for its last step, out >= 0) of op reading ins,
+ * writing out or a new value; *made is the value written. */
+static gir_status step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
+                       gir_node **node, int32_t *made)
+{
+    const char *nm = out >= 0 ? m->name : gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
+    if (!nm)
+        return gir_nomem(m->err);
+    if (out < 0)
+        nm = gir_graph_unique_node_name(m->g, nm);
+    gir_node *n;
+    TRY(add_node(m, nm, op, n_in, 1, &n));
+    for (size_t i = 0; i < n_in; i++)
+        n->in[i] = ins[i];
+    if (out >= 0)
+        TRY(gir_node_set_output(m->g, n, 0, out, m->err));
+    else
+        TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, nm), m->err));
+    if (node)
+        *node = n;
+    if (made)
+        *made = n->out[0];
+    return GIR_OK;
+}
+
+/* The same with the node's shape inferred (its attributes set by then). */
+static gir_status step1(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    TRY(step(m, suffix, op, &a, 1, out, &n, made));
+    return infer(m, n);
+}
+
+static gir_status step2(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t b, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    int32_t ins[2] = { a, b };
+    TRY(step(m, suffix, op, ins, 2, out, &n, made));
+    return infer(m, n);
+}
+
+/* op(x, scalar v), named as the *Scalar function nnabla writes for it
+ * reads back (the constant "<node>/val", the node's nnabla.val) */
+static gir_status step_scalar(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out,
+                              int32_t *made)
+{
+    int32_t ins[2] = { a, -1 };
+    gir_node *n;
+    TRY(step(m, suffix, op, ins, 2, out, &n, made));
+    const char *saved = m->name;
+    m->name = n->name;
+    gir_status st = scalar_value(m, "val", v, &n->in[1]);
+    m->name = saved;
+    TRY(st);
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    return infer(m, n);
+}
+
+/* -x, as nnabla's MulScalar(-1) reads back */
+static gir_status step_neg(mctx *m, const char *suffix, int32_t a, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    TRY(step(m, suffix, GIR_OP_Neg, &a, 1, out, &n, made));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, -1.0));
+    return infer(m, n);
+}
+
+static bool unary(const mctx *m)
+{
+    return m->n_in == 1 && m->n_out == 1 && m->f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET;
+}
+
+/* Swish: x * sigmoid(x) */
+static gir_status map_swish(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t s;
+    TRY(step1(m, "sigmoid", GIR_OP_Sigmoid, m->in[0], -1, &s));
+    return step2(m, NULL, GIR_OP_Mul, m->in[0], s, m->out[0], NULL);
+}
+
+/* TanhShrink: x - tanh(x) */
+static gir_status map_tanh_shrink(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t t;
+    TRY(step1(m, "tanh", GIR_OP_Tanh, m->in[0], -1, &t));
+    return step2(m, NULL, GIR_OP_Sub, m->in[0], t, m->out[0], NULL);
+}
+
+/* Mish: x * tanh(log(1 + exp(x))) */
+static gir_status map_mish(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t sp, t;
+    TRY(step1(m, "softplus", GIR_OP_Softplus, m->in[0], -1, &sp));
+    TRY(step1(m, "tanh", GIR_OP_Tanh, sp, -1, &t));
+    return step2(m, NULL, GIR_OP_Mul, m->in[0], t, m->out[0], NULL);
+}
+
+/* LogSigmoid: log(1 / (1 + exp(-x))) = -softplus(-x) */
+static gir_status map_log_sigmoid(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t nx, sp;
+    TRY(step_neg(m, "neg", m->in[0], -1, &nx));
+    TRY(step1(m, "softplus", GIR_OP_Softplus, nx, -1, &sp));
+    return step_neg(m, NULL, sp, m->out[0], NULL);
+}
+
+/* GELU as nnabla computes it (the tanh form):
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+static gir_status map_gelu(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t x = m->in[0], x2, x3, a, b, c, t, u, v;
+    TRY(step2(m, "square", GIR_OP_Mul, x, x, -1, &x2));
+    TRY(step2(m, "cube", GIR_OP_Mul, x2, x, -1, &x3));
+    TRY(step_scalar(m, "cube_scaled", GIR_OP_Mul, x3, 0.044715, -1, &a));
+    TRY(step2(m, "inner", GIR_OP_Add, x, a, -1, &b));
+    TRY(step_scalar(m, "inner_scaled", GIR_OP_Mul, b, 0.79788456080286535588, -1, &c));
+    TRY(step1(m, "tanh", GIR_OP_Tanh, c, -1, &t));
+    TRY(step_scalar(m, "one_plus", GIR_OP_Add, t, 1.0, -1, &u));
+    TRY(step2(m, "times_x", GIR_OP_Mul, x, u, -1, &v));
+    return step_scalar(m, "half", GIR_OP_Mul, v, 0.5, m->out[0], NULL);
+}
+
+/* CReLU / CELU: f(x) and f(-x) concatenated along axis */
+static gir_status map_concat_pair(mctx *m, bool *mapped, gir_op op, double alpha, int64_t axis)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || r < 0 || axis < -r || axis >= r)
+        return GIR_OK;
+    *mapped = true;
+    int32_t nx, pos, neg;
+    gir_node *n;
+    TRY(step(m, "positive", op, &m->in[0], 1, -1, &n, &pos));
+    if (op == GIR_OP_Elu)
+        TRY(set_float(m, n, "alpha", alpha));
+    TRY(infer(m, n));
+    TRY(step_neg(m, "neg", m->in[0], -1, &nx));
+    TRY(step(m, "negative", op, &nx, 1, -1, &n, &neg));
+    if (op == GIR_OP_Elu)
+        TRY(set_float(m, n, "alpha", alpha));
+    TRY(infer(m, n));
+    int32_t ins[2] = { pos, neg };
+    TRY(step(m, NULL, GIR_OP_Concat, ins, 2, m->out[0], &n, NULL));
+    TRY(set_int(m, n, "axis", axis));
+    return infer(m, n);
+}
+
+static gir_status map_crelu(mctx *m, bool *mapped)
+{
+    static const Nnabla__CReLUParameter zero = NNABLA__CRE_LUPARAMETER__INIT;
+    const Nnabla__CReLUParameter *p = PARAM(m, CRELU_PARAM, crelu_param, zero);
+    return map_concat_pair(m, mapped, GIR_OP_Relu, 0, p->axis);
+}
+
+static gir_status map_celu(mctx *m, bool *mapped)
+{
+    static const Nnabla__CELUParameter zero = NNABLA__CELUPARAMETER__INIT;
+    const Nnabla__CELUParameter *p = PARAM(m, CELU_PARAM, celu_param, zero);
+    return map_concat_pair(m, mapped, GIR_OP_Elu, p->alpha, p->axis);
+}
+
+/* Stack: the inputs joined along a new axis */
+static gir_status map_stack(mctx *m, bool *mapped)
+{
+    static const Nnabla__StackParameter zero = NNABLA__STACK_PARAMETER__INIT;
+    const Nnabla__StackParameter *p = PARAM(m, STACK_PARAM, stack_param, zero);
+    if (m->n_in < 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Stack, &n));
+    TRY(set_int(m, n, "axis", p->axis));
+    return infer(m, n);
+}
+
+/* Max / Min with with_index or only_index over one axis: ArgMax / ArgMin
+ * (the first index of ties, as nnabla's kernel keeps the first extreme);
+ * with_index also gives the values (ReduceMax / ReduceMin). */
+static gir_status map_arg(mctx *m, bool *mapped, gir_op reduce, gir_op arg, const int64_t *axes, size_t n_axes,
+                          bool keep, bool with_index, bool only_index)
+{
+    int r = rank_of(m, m->in[0]);
+    size_t want_out = only_index ? 1 : 2;
+    if (m->n_in != 1 || m->n_out != want_out || r < 0)
+        return GIR_OK;
+    int64_t axis;
+    if (n_axes == 1)
+        axis = axes[0] < 0 ? axes[0] + r : axes[0];
+    else if (n_axes == 0 && r == 1)
+        axis = 0;
+    else
+        return GIR_OK; /* nnabla's index into several flattened axes: no canonical form */
+    if (axis < 0 || axis >= r)
+        return GIR_OK;
+    (void)with_index;
+    *mapped = true;
+    gir_node *n;
+    if (!only_index) {
+        const char *nm = gir_arena_printf(&m->g->arena, "%s/values", m->name);
+        if (!nm)
+            return gir_nomem(m->err);
+        TRY(add_node(m, gir_graph_unique_node_name(m->g, nm), reduce, 1, 1, &n));
+        n->in[0] = m->in[0];
+        TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+        TRY(set_ints(m, n, "axes", &axis, 1));
+        TRY(set_int(m, n, "keepdims", keep));
+        TRY(infer(m, n));
+    }
+    int32_t idx_out = m->out[only_index ? 0 : 1];
+    m->g->values[idx_out]->dtype = GIR_DT_I64; /* indices */
+    TRY(step(m, NULL, arg, &m->in[0], 1, idx_out, &n, NULL));
+    TRY(set_int(m, n, "axis", axis));
+    TRY(set_int(m, n, "keepdims", keep));
+    return infer(m, n);
+}
+
 /* ---- the table ----------------------------------------------------------------- */
 
 typedef struct fn_map {
@@ -1651,12 +1987,22 @@ static const fn_map fns[] = {
     { "Affine", map_affine, P(AFFINE_PARAM) },
     { "Convolution", map_convolution, P(CONVOLUTION_PARAM) },
     { "Deconvolution", map_deconvolution, P(DECONVOLUTION_PARAM) },
+    { "DepthwiseConvolution", map_depthwise_convolution, P(DEPTHWISE_CONVOLUTION_PARAM) },
+    { "DepthwiseDeconvolution", map_depthwise_deconvolution, P(DEPTHWISE_DECONVOLUTION_PARAM) },
     { "MaxPooling", map_max_pooling, P(MAX_POOLING_PARAM) },
     { "AveragePooling", map_average_pooling, P(AVERAGE_POOLING_PARAM) },
     { "SumPooling", map_sum_pooling, P(SUM_POOLING_PARAM) },
     { "GlobalAveragePooling", map_global_average_pooling, NONE },
     { "Unpooling", map_unpooling, P(UNPOOLING_PARAM) },
     { "Embed", map_embed, NONE },
+    { "Swish", map_swish, NONE },
+    { "GELU", map_gelu, NONE },
+    { "Mish", map_mish, NONE },
+    { "LogSigmoid", map_log_sigmoid, NONE },
+    { "TanhShrink", map_tanh_shrink, NONE },
+    { "CReLU", map_crelu, P(CRELU_PARAM) },
+    { "CELU", map_celu, P(CELU_PARAM) },
+    { "Stack", map_stack, P(STACK_PARAM) },
     { "ReLU", map_relu, P(RELU_PARAM) },
     { "LeakyReLU", map_leaky_relu, P(LEAKY_RELU_PARAM) },
     { "Softmax", map_softmax, P(SOFTMAX_PARAM) },

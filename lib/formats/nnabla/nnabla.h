@@ -105,6 +105,7 @@ typedef struct nnb_reader {
     gir_error *err;
     const uint8_t *bn_only; /* value index -> used only as a BatchNormalization parameter */
     const uint8_t *affine_only; /* value index -> used only as an Affine weight */
+    const uint32_t *uses;       /* value index -> how many function inputs read it */
 } nnb_reader;
 
 /* Maps function f (index fi of the network) onto canonical nodes, or an
