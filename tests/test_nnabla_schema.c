@@ -730,6 +730,79 @@ static void test_depthwise(void **state)
     gir_tensor_unref(x);
 }
 
+/* Normalisation over groups of elements: out[i] = (x[i] - mean) / sqrt(var
+ * + eps) * g[gi[i]] + b[gi[i]], statistics per group id grp[i]. */
+static void normalize_ref(const float *x, size_t n, const int *grp, const float *g, const float *b, const int *gi,
+                          float eps, float *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0, sq = 0;
+        size_t cnt = 0;
+        for (size_t j = 0; j < n; j++)
+            if (grp[j] == grp[i]) {
+                sum += x[j];
+                cnt++;
+            }
+        double mean = sum / (double)cnt;
+        for (size_t j = 0; j < n; j++)
+            if (grp[j] == grp[i])
+                sq += (x[j] - mean) * (x[j] - mean);
+        double y = (x[i] - mean) / sqrt(sq / (double)cnt + eps);
+        out[i] = (float)(y * (g ? g[gi[i]] : 1.0) + (b ? b[gi[i]] : 0.0));
+    }
+}
+
+static void test_normalizations(void **state)
+{
+    (void)state;
+    static const float v[8] = { 1, -2, 3, 0.5f, 4, 4.5f, -1, 2 };
+    static const float gam[4] = { 2, 0.5f, -1, 1 }, bet[4] = { 0.25f, -0.5f, 1, 0 };
+    float want[8];
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 3, DIMS(1, 4, 2), v), *y = NULL;
+    const char *gb = "parameter { variable_name: \"beta\" shape: { dim: 1 dim: 4 dim: 1 } data: 0.25 data: -0.5 "
+                     "data: 1 data: 0 }\n"
+                     "parameter { variable_name: \"gamma\" shape: { dim: 1 dim: 4 dim: 1 } data: 2 data: 0.5 "
+                     "data: -1 data: 1 }\n";
+    static const int chan[8] = { 0, 0, 1, 1, 2, 2, 3, 3 }, all[8] = { 0 };
+    /* LayerNormalization: statistics over all but the batch axis */
+    run_net(VAR("x", "dim: 1 dim: 4 dim: 2") PVAR("beta", "dim: 1 dim: 4 dim: 1") PVAR("gamma", "dim: 1 dim: 4 dim: 1")
+                VAR("y", "dim: 1 dim: 4 dim: 2")
+                FN("f", "LayerNormalization", "input: \"x\" input: \"beta\" input: \"gamma\"", "output: \"y\"",
+                   "layer_normalization_param { batch_axis: 0 eps: 1e-05 }"),
+            "y", gb, x, &y, 1);
+    normalize_ref(v, 8, all, gam, bet, chan, 1e-5f, want);
+    rt_expect_f32(y, 3, DIMS(1, 4, 2), want, 2e-5);
+    gir_tensor_unref(y);
+    /* InstanceNormalization: per (batch, channel), no scale or bias */
+    run_net(VAR("x", "dim: 1 dim: 4 dim: 2") VAR("y", "dim: 1 dim: 4 dim: 2")
+                FN("f", "InstanceNormalization", "input: \"x\"", "output: \"y\"",
+                   "instance_normalization_param { channel_axis: 1 batch_axis: 0 eps: 0.01 no_scale: true "
+                   "no_bias: true }"),
+            "y", NULL, x, &y, 1);
+    normalize_ref(v, 8, chan, NULL, NULL, chan, 0.01f, want);
+    rt_expect_f32(y, 3, DIMS(1, 4, 2), want, 2e-5);
+    gir_tensor_unref(y);
+    /* GroupNormalization: 2 groups of 2 channels, gamma only */
+    static const int grp2[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+    run_net(VAR("x", "dim: 1 dim: 4 dim: 2") PVAR("gamma", "dim: 1 dim: 4 dim: 1") VAR("y", "dim: 1 dim: 4 dim: 2")
+                FN("f", "GroupNormalization", "input: \"x\" input: \"gamma\"", "output: \"y\"",
+                   "group_normalization_param { num_groups: 2 channel_axis: 1 batch_axis: 0 eps: 1e-05 "
+                   "no_bias: true }"),
+            "y", strstr(gb, "parameter { variable_name: \"gamma\""), x, &y, 1);
+    normalize_ref(v, 8, grp2, gam, NULL, chan, 1e-5f, want);
+    rt_expect_f32(y, 3, DIMS(1, 4, 2), want, 2e-5);
+    gir_tensor_unref(y);
+    /* TensorNormalization: statistics kept per the listed axes */
+    run_net(VAR("x", "dim: 1 dim: 4 dim: 2") VAR("y", "dim: 1 dim: 4 dim: 2")
+                FN("f", "TensorNormalization", "input: \"x\"", "output: \"y\"",
+                   "tensor_normalization_param { axes: 0 axes: 1 eps: 1e-05 no_scale: true no_bias: true }"),
+            "y", NULL, x, &y, 1);
+    normalize_ref(v, 8, chan, NULL, NULL, chan, 1e-5f, want);
+    rt_expect_f32(y, 3, DIMS(1, 4, 2), want, 2e-5);
+    gir_tensor_unref(y);
+    gir_tensor_unref(x);
+}
+
 /* nnabla's ONNX exporter's asymmetric max pooling: Pad with -inf, then
  * MaxPooling; -inf is read, run and written (nnabla and ONNX). */
 static void test_pad_minus_inf(void **state)
@@ -761,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_max_min_index),
         cmocka_unit_test(test_prelu_per_channel),
         cmocka_unit_test(test_depthwise),
+        cmocka_unit_test(test_normalizations),
         cmocka_unit_test(test_pad_minus_inf),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);

@@ -1799,13 +1799,19 @@ static gir_status step_scalar(mctx *m, const char *suffix, gir_op op, int32_t a,
     return infer(m, n);
 }
 
-/* -x, as nnabla's MulScalar(-1) reads back */
-static gir_status step_neg(mctx *m, const char *suffix, int32_t a, int32_t out, int32_t *made)
+/* A unary op nnabla writes as a *Scalar function of v (Neg: MulScalar -1,
+ * Sqrt: PowScalar 0.5), with the nnabla.val that function reads back. */
+static gir_status step_val(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out, int32_t *made)
 {
     gir_node *n;
-    TRY(step(m, suffix, GIR_OP_Neg, &a, 1, out, &n, made));
-    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, -1.0));
+    TRY(step(m, suffix, op, &a, 1, out, &n, made));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
     return infer(m, n);
+}
+
+static gir_status step_neg(mctx *m, const char *suffix, int32_t a, int32_t out, int32_t *made)
+{
+    return step_val(m, suffix, GIR_OP_Neg, a, -1.0, out, made);
 }
 
 static bool unary(const mctx *m)
@@ -1918,6 +1924,138 @@ static gir_status map_celu(mctx *m, bool *mapped)
     return map_concat_pair(m, mapped, GIR_OP_Elu, p->alpha, p->axis);
 }
 
+/* (x - mean) / sqrt(var + eps) [* gamma] [+ beta], the statistics (biased
+ * variance) taken over every axis of x but the kept ones; the inputs are
+ * x, then beta unless no_bias, then gamma unless no_scale.  groups > 1:
+ * the channel axis 1 is split into (groups, C / groups) for the
+ * statistics (GroupNormalization), x of known shape. */
+static gir_status map_norm_common(mctx *m, bool *mapped, const int64_t *keep_axes, size_t n_keep, float eps,
+                                  bool no_scale, bool no_bias, int64_t groups)
+{
+    size_t want_in = 1 + !no_bias + !no_scale;
+    int r = rank_of(m, m->in[0]);
+    if (m->n_in != want_in || m->n_out != 1 || r < 1 || (groups > 1 && r + 1 > GIR_MAX_RANK))
+        return GIR_OK;
+    const gir_value *x = val(m, m->in[0]);
+    bool keep[GIR_MAX_RANK + 1] = { false };
+    for (size_t i = 0; i < n_keep; i++) {
+        int64_t a = keep_axes[i] < 0 ? keep_axes[i] + r : keep_axes[i];
+        if (a < 0 || a >= r)
+            return GIR_OK;
+        keep[a] = true;
+    }
+    int64_t gshape[GIR_MAX_RANK];
+    int sr = r; /* rank the statistics are taken at */
+    if (groups > 1) {
+        /* (B, C, ...) -> (B, G, C / G, ...), statistics per (B, G) */
+        if (r < 2 || !keep[0] || !keep[1] || n_keep != 2)
+            return GIR_OK;
+        for (int i = 0; i < r; i++)
+            if (x->shape.dims[i] < 0)
+                return GIR_OK;
+        if (x->shape.dims[1] % groups != 0)
+            return GIR_OK;
+        gshape[0] = x->shape.dims[0];
+        gshape[1] = groups;
+        gshape[2] = x->shape.dims[1] / groups;
+        for (int i = 2; i < r; i++)
+            gshape[i + 1] = x->shape.dims[i];
+        sr = r + 1;
+        memset(keep, 0, sizeof keep);
+        keep[0] = keep[1] = true;
+    }
+    int64_t axes[GIR_MAX_RANK + 1];
+    size_t na = 0;
+    for (int i = 0; i < sr; i++)
+        if (!keep[i])
+            axes[na++] = i;
+    if (na == 0)
+        return GIR_OK;
+    *mapped = true;
+    int32_t xs = m->in[0], mean, d, sq, var, ve, sd, nrm;
+    gir_node *n;
+    if (groups > 1) {
+        TRY(step(m, "group", GIR_OP_Reshape, &xs, 1, -1, &n, &xs));
+        TRY(set_ints(m, n, "shape", gshape, (size_t)sr));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1)); /* as nnabla's Reshape reads back */
+        TRY(infer(m, n));
+    }
+    TRY(step(m, "mean", GIR_OP_ReduceMean, &xs, 1, -1, &n, &mean));
+    TRY(set_ints(m, n, "axes", axes, na));
+    TRY(set_int(m, n, "keepdims", 1));
+    TRY(infer(m, n));
+    TRY(step2(m, "centered", GIR_OP_Sub, xs, mean, -1, &d));
+    TRY(step2(m, "squared", GIR_OP_Mul, d, d, -1, &sq));
+    TRY(step(m, "variance", GIR_OP_ReduceMean, &sq, 1, -1, &n, &var));
+    TRY(set_ints(m, n, "axes", axes, na));
+    TRY(set_int(m, n, "keepdims", 1));
+    TRY(infer(m, n));
+    TRY(step_scalar(m, "variance_eps", GIR_OP_Add, var, (double)eps, -1, &ve));
+    TRY(step_val(m, "std", GIR_OP_Sqrt, ve, 0.5, -1, &sd));
+    bool last = no_scale && no_bias && groups <= 1;
+    TRY(step2(m, last ? NULL : "normalized", GIR_OP_Div, d, sd, last ? m->out[0] : -1, &nrm));
+    if (groups > 1) {
+        int32_t back;
+        last = no_scale && no_bias;
+        TRY(step(m, last ? NULL : "ungroup", GIR_OP_Reshape, &nrm, 1, last ? m->out[0] : -1, &n, &back));
+        TRY(set_ints(m, n, "shape", x->shape.dims, (size_t)r));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+        TRY(infer(m, n));
+        nrm = back;
+    }
+    int32_t beta = no_bias ? -1 : m->in[1], gamma = no_scale ? -1 : m->in[no_bias ? 1 : 2];
+    if (gamma >= 0)
+        TRY(step2(m, no_bias ? NULL : "scaled", GIR_OP_Mul, nrm, gamma, no_bias ? m->out[0] : -1, &nrm));
+    if (beta >= 0)
+        TRY(step2(m, NULL, GIR_OP_Add, nrm, beta, m->out[0], NULL));
+    return GIR_OK;
+}
+
+static gir_status map_layer_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__LayerNormalizationParameter zero = NNABLA__LAYER_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__LayerNormalizationParameter *p =
+        PARAM(m, LAYER_NORMALIZATION_PARAM, layer_normalization_param, zero);
+    return map_norm_common(m, mapped, p->batch_axis, p->n_batch_axis, p->eps, p->no_scale, p->no_bias, 1);
+}
+
+static gir_status map_tensor_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__TensorNormalizationParameter zero = NNABLA__TENSOR_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__TensorNormalizationParameter *p =
+        PARAM(m, TENSOR_NORMALIZATION_PARAM, tensor_normalization_param, zero);
+    return map_norm_common(m, mapped, p->axes, p->n_axes, p->eps, p->no_scale, p->no_bias, 1);
+}
+
+static gir_status map_instance_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__InstanceNormalizationParameter zero = NNABLA__INSTANCE_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__InstanceNormalizationParameter *p =
+        PARAM(m, INSTANCE_NORMALIZATION_PARAM, instance_normalization_param, zero);
+    int64_t keep[GIR_MAX_RANK + 1];
+    if (p->n_batch_axis + 1 > GIR_MAX_RANK)
+        return GIR_OK;
+    memcpy(keep, p->batch_axis, p->n_batch_axis * sizeof *keep);
+    keep[p->n_batch_axis] = p->channel_axis;
+    return map_norm_common(m, mapped, keep, p->n_batch_axis + 1, p->eps, p->no_scale, p->no_bias, 1);
+}
+
+static gir_status map_group_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__GroupNormalizationParameter zero = NNABLA__GROUP_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__GroupNormalizationParameter *p =
+        PARAM(m, GROUP_NORMALIZATION_PARAM, group_normalization_param, zero);
+    int r = rank_of(m, m->in[0]);
+    int64_t ca = p->channel_axis < 0 && r >= 0 ? p->channel_axis + r : p->channel_axis;
+    /* the layout nnabla's own networks use: (B, C, ...) */
+    if (ca != 1 || p->n_batch_axis != 1 || (p->batch_axis[0] != 0 && p->batch_axis[0] != -r) || p->num_groups < 1)
+        return GIR_OK;
+    int64_t keep[2] = { 0, 1 };
+    if (p->num_groups == 1)
+        return map_norm_common(m, mapped, keep, 1, p->eps, p->no_scale, p->no_bias, 1);
+    return map_norm_common(m, mapped, keep, 2, p->eps, p->no_scale, p->no_bias, p->num_groups);
+}
+
 /* Stack: the inputs joined along a new axis */
 static gir_status map_stack(mctx *m, bool *mapped)
 {
@@ -2003,6 +2141,10 @@ static const fn_map fns[] = {
     { "CReLU", map_crelu, P(CRELU_PARAM) },
     { "CELU", map_celu, P(CELU_PARAM) },
     { "Stack", map_stack, P(STACK_PARAM) },
+    { "LayerNormalization", map_layer_normalization, P(LAYER_NORMALIZATION_PARAM) },
+    { "TensorNormalization", map_tensor_normalization, P(TENSOR_NORMALIZATION_PARAM) },
+    { "InstanceNormalization", map_instance_normalization, P(INSTANCE_NORMALIZATION_PARAM) },
+    { "GroupNormalization", map_group_normalization, P(GROUP_NORMALIZATION_PARAM) },
     { "ReLU", map_relu, P(RELU_PARAM) },
     { "LeakyReLU", map_leaky_relu, P(LEAKY_RELU_PARAM) },
     { "Softmax", map_softmax, P(SOFTMAX_PARAM) },
