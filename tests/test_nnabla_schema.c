@@ -803,6 +803,59 @@ static void test_normalizations(void **state)
     gir_tensor_unref(x);
 }
 
+/* nnabla's 1-D interpolation of src (iw cells) into ow cells */
+static void interp_ref(const float *src, int iw, int ow, bool linear, bool ac, bool hp, bool hpnn, float *dst)
+{
+    float scale = ow <= 1 ? 0.0f : ac ? (float)(iw - 1) / (float)(ow - 1) : (float)iw / (float)ow;
+    if (!linear && hpnn)
+        scale = (float)iw / (float)ow;
+    for (int o = 0; o < ow; o++) {
+        float fx = hp ? fmaxf(0.0f, scale * ((float)o + 0.5f) - 0.5f) : scale * (float)o;
+        if (!linear) {
+            if (hpnn)
+                fx = scale * ((float)o + 0.5f);
+            int ix = (int)fx < iw - 1 ? (int)fx : iw - 1;
+            dst[o] = src[ix];
+            continue;
+        }
+        int x1 = (int)fx, x2 = x1 + 1 < iw - 1 ? x1 + 1 : iw - 1;
+        float l1 = fx - (float)x1;
+        dst[o] = (1 - l1) * src[x1] + l1 * src[x2];
+    }
+}
+
+static void interp_case(const char *mode, bool ac, bool hp, bool hpnn, int ow)
+{
+    static const float v[5] = { 1, -2, 4, 0.5f, 3 };
+    char body[1024];
+    snprintf(body, sizeof body,
+             VAR("x", "dim: 1 dim: 1 dim: 5") "  variable { name: \"y\" type: \"Buffer\" shape: { dim: 1 dim: 1 dim: %d } }\n"
+             "  function { name: \"f\" type: \"Interpolate\" input: \"x\" output: \"y\" interpolate_param { "
+             "output_size: %d mode: \"%s\" align_corners: %s half_pixel: %s half_pixel_for_nn: %s } }\n",
+             ow, ow, mode, ac ? "true" : "false", hp ? "true" : "false", hpnn ? "true" : "false");
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 3, DIMS(1, 1, 5), v), *y = NULL;
+    run_net(body, "y", NULL, x, &y, 1);
+    float want[16];
+    interp_ref(v, 5, ow, strcmp(mode, "linear") == 0, ac, hp, hpnn, want);
+    rt_expect_f32(y, 3, DIMS(1, 1, ow), want, 1e-6);
+    gir_tensor_unref(x);
+    gir_tensor_unref(y);
+}
+
+static void test_interpolate(void **state)
+{
+    (void)state;
+    for (int ow = 3; ow <= 11; ow += 4) {
+        interp_case("nearest", false, false, false, ow);
+        interp_case("nearest", true, false, false, ow);
+        interp_case("nearest", false, true, false, ow);
+        interp_case("nearest", false, false, true, ow);
+        interp_case("linear", true, false, false, ow);
+        interp_case("linear", false, false, false, ow);
+        interp_case("linear", false, true, false, ow);
+    }
+}
+
 /* nnabla's ONNX exporter's asymmetric max pooling: Pad with -inf, then
  * MaxPooling; -inf is read, run and written (nnabla and ONNX). */
 static void test_pad_minus_inf(void **state)
@@ -835,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_prelu_per_channel),
         cmocka_unit_test(test_depthwise),
         cmocka_unit_test(test_normalizations),
+        cmocka_unit_test(test_interpolate),
         cmocka_unit_test(test_pad_minus_inf),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);

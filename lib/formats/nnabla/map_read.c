@@ -2056,6 +2056,54 @@ static gir_status map_group_normalization(mctx *m, bool *mapped)
     return map_norm_common(m, mapped, keep, 2, p->eps, p->no_scale, p->no_bias, p->num_groups);
 }
 
+/* Interpolate: Resize of the last len(output_size) axes.  nnabla's source
+ * coordinate is scale * dst (align_corners: scale (L - 1) / (L' - 1), else
+ * L / L'), or with half_pixel max(0, scale (dst + 0.5) - 0.5), linear
+ * between floor and the next cell, nearest the floor; half_pixel_for_nn:
+ * floor(L / L' (dst + 0.5)).  Those are ONNX's align_corners, asymmetric,
+ * half_pixel and tf_half_pixel_for_nn modes with nearest_mode floor. */
+static gir_status map_interpolate(mctx *m, bool *mapped)
+{
+    static const Nnabla__InterpolateParameter zero = NNABLA__INTERPOLATE_PARAMETER__INIT;
+    const Nnabla__InterpolateParameter *p = PARAM(m, INTERPOLATE_PARAM, interpolate_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    size_t k = p->n_output_size;
+    if (!ok || p->channel_last || r < 1 || k < 1 || k > (size_t)r)
+        return GIR_OK;
+    bool nearest = strcmp(p->mode, "nearest") == 0, linear = strcmp(p->mode, "linear") == 0;
+    const char *coord;
+    if (nearest && p->half_pixel_for_nn)
+        coord = "tf_half_pixel_for_nn";
+    else if (p->align_corners && p->half_pixel)
+        return GIR_OK; /* half-pixel offsets with the corner-aligned scale: no ONNX mode */
+    else if (p->align_corners)
+        coord = "align_corners";
+    else if (p->half_pixel)
+        coord = "half_pixel";
+    else
+        coord = "asymmetric";
+    if (!nearest && !linear)
+        return GIR_OK;
+    const gir_value *x = val(m, m->in[0]);
+    int64_t sizes[GIR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        sizes[i] = i < r - (int)k ? x->shape.dims[i] : p->output_size[i - (r - (int)k)];
+        if (sizes[i] < 0 || (i >= r - (int)k && (sizes[i] < 1 || x->shape.dims[i] < 1)))
+            return GIR_OK; /* unknown sizes (a symbolic batch) */
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Resize, &n));
+    TRY(set_ints(m, n, "sizes", sizes, (size_t)r));
+    TRY(set_string(m, n, "mode", nearest ? "nearest" : "linear"));
+    TRY(set_string(m, n, "coordinate_transformation_mode", coord));
+    if (nearest)
+        TRY(set_string(m, n, "nearest_mode", "floor"));
+    return infer(m, n);
+}
+
 /* Stack: the inputs joined along a new axis */
 static gir_status map_stack(mctx *m, bool *mapped)
 {
@@ -2141,6 +2189,7 @@ static const fn_map fns[] = {
     { "CReLU", map_crelu, P(CRELU_PARAM) },
     { "CELU", map_celu, P(CELU_PARAM) },
     { "Stack", map_stack, P(STACK_PARAM) },
+    { "Interpolate", map_interpolate, P(INTERPOLATE_PARAM) },
     { "LayerNormalization", map_layer_normalization, P(LAYER_NORMALIZATION_PARAM) },
     { "TensorNormalization", map_tensor_normalization, P(TENSOR_NORMALIZATION_PARAM) },
     { "InstanceNormalization", map_instance_normalization, P(INSTANCE_NORMALIZATION_PARAM) },

@@ -1694,6 +1694,64 @@ static void emit_dropout(wctx *w, const gir_node *n)
     fn_param(w, f, "dropout_param", p);
 }
 
+/* Resize of trailing axes -> Interpolate (see map_interpolate for the
+ * coordinate modes nnabla has). */
+static void emit_interpolate(wctx *w, const gir_node *n)
+{
+    const gir_value *x = V(w, n->in[0]), *y = V(w, n->out[0]);
+    const char *mode = gir_node_string(n, "mode", "nearest");
+    const char *coord = gir_node_string(n, "coordinate_transformation_mode", "half_pixel");
+    const char *nmode = gir_node_string(n, "nearest_mode", "round_prefer_floor");
+    bool nearest = strcmp(mode, "nearest") == 0, linear = strcmp(mode, "linear") == 0;
+    bool ac = false, hp = false, hpnn = false, ok = nearest || linear;
+    if (ok && nearest && strcmp(nmode, "floor") != 0)
+        ok = false;
+    if (ok && strcmp(coord, "align_corners") == 0)
+        ac = true;
+    else if (ok && (strcmp(coord, "half_pixel") == 0 || (linear && strcmp(coord, "pytorch_half_pixel") == 0)))
+        hp = true;
+    else if (ok && nearest && strcmp(coord, "tf_half_pixel_for_nn") == 0)
+        hpnn = true;
+    else if (!ok || strcmp(coord, "asymmetric") != 0)
+        ok = false;
+    int r = x ? x->shape.rank : -1;
+    if (ok && (!y || y->shape.rank != r || r < 1))
+        ok = false;
+    /* the leading axes keep their size; the rest are resized */
+    int first = 0;
+    while (ok && first < r - 1 && x->shape.dims[first] >= 0 && x->shape.dims[first] == y->shape.dims[first])
+        first++;
+    for (int i = first; ok && i < r; i++)
+        ok = y->shape.dims[i] >= 1;
+    /* pytorch_half_pixel equals half_pixel only where no output size is 1 */
+    for (int i = first; ok && strcmp(coord, "pytorch_half_pixel") == 0 && i < r; i++)
+        ok = y->shape.dims[i] > 1;
+    if (!ok) {
+        refuse(w, n, GIR_E_UNSUPPORTED_ATTR,
+               "Resize of mode %s, coordinates %s%s%s (nnabla interpolates linearly or by the floor of the "
+               "align_corners, asymmetric, half_pixel or tf_half_pixel_for_nn coordinate, trailing axes of known "
+               "output size)",
+               mode, coord, nearest ? ", nearest_mode " : "", nearest ? nmode : "");
+        return;
+    }
+    Nnabla__Function *f = fn_new(w, n, "Interpolate", true);
+    fn_in(w, f, n->in[0]);
+    fn_out(w, f, n->out[0]);
+    Nnabla__InterpolateParameter *p = pb_new(w, &nnabla__interpolate_parameter__descriptor);
+    if (p) {
+        p->output_size = dup_ints(w, y->shape.dims + first, (size_t)(r - first));
+        p->n_output_size = p->output_size ? (size_t)(r - first) : 0;
+        str_free(p->mode);
+        p->mode = gir_strdupf("%s", nearest ? "nearest" : "linear");
+        if (!p->mode)
+            w->failed_alloc = true;
+        p->align_corners = ac;
+        p->half_pixel = hp;
+        p->half_pixel_for_nn = hpnn;
+    }
+    fn_param(w, f, "interpolate_param", p);
+}
+
 static void emit_resize(wctx *w, const gir_node *n)
 {
     const gir_value *x = V(w, n->in[0]), *y = V(w, n->out[0]);
@@ -1717,8 +1775,7 @@ static void emit_resize(wctx *w, const gir_node *n)
         k[i] = ok ? (int64_t)sc : 0;
     }
     if (!ok) {
-        refuse(w, n, GIR_E_UNSUPPORTED_ATTR,
-               "Resize other than nearest-neighbour upsampling by whole factors (asymmetric, floor)");
+        emit_interpolate(w, n);
         return;
     }
     int first = 0;
