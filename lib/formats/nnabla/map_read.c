@@ -320,6 +320,7 @@ static gir_status step(mctx *m, const char *suffix, gir_op op, const int32_t *in
 static gir_status step2(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t b, int32_t out, int32_t *made);
 
 static bool own_weight(const mctx *m, int32_t idx);
+static gir_status map_batch_matmul_t(mctx *m, bool *mapped, bool ta, bool tb);
 static gir_status view_weight(mctx *m, int32_t idx, const int64_t *dims, int rank);
 
 /* ---- layers ---------------------------------------------------------------- */
@@ -1224,8 +1225,10 @@ static gir_status map_batch_matmul(mctx *m, bool *mapped)
     bool ok;
     check_arity(m, 2, 2, 1, 1, &ok);
     int ra = rank_of(m, m->in[0]), rb = rank_of(m, m->in[1]);
-    if (!ok || p->transpose_a || p->transpose_b || ra < 2 || ra != rb)
+    if (!ok || ra < 2 || ra != rb)
         return GIR_OK;
+    if (p->transpose_a || p->transpose_b)
+        return map_batch_matmul_t(m, mapped, p->transpose_a, p->transpose_b);
     *mapped = true;
     gir_node *n;
     TRY(simple(m, GIR_OP_MatMul, &n));
@@ -2104,6 +2107,195 @@ static gir_status map_interpolate(mctx *m, bool *mapped)
     return infer(m, n);
 }
 
+/* A float32 constant "<function>/<suffix>" of shape dims holding data
+ * (adopted). */
+static gir_status const_value(mctx *m, const char *suffix, const int64_t *dims, int rank, float *data, int32_t *ci)
+{
+    gir_shape sh = { rank, { 0 } };
+    memcpy(sh.dims, dims, (size_t)rank * sizeof *dims);
+    gir_tensor *t;
+    TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
+    const char *cname = suffix ? gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix) : m->name;
+    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, ci, m->err)
+                          : gir_nomem(m->err);
+    gir_tensor_unref(t);
+    return st;
+}
+
+/* A generator function whose output is known at read time becomes that
+ * constant: the function's output variable, now a constant value. */
+static gir_status become_constant(mctx *m, const int64_t *dims, int rank, float *data)
+{
+    gir_value *out = m->g->values[m->out[0]];
+    gir_shape sh = { rank, { 0 } };
+    memcpy(sh.dims, dims, (size_t)rank * sizeof *dims);
+    gir_tensor *t;
+    TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
+    /* an Identity of the constant keeps the function's output variable */
+    int32_t ci;
+    gir_status st = gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, gir_arena_printf(&m->g->arena,
+                                                                                                "%s/value", m->name)),
+                                        t, &ci, m->err);
+    gir_tensor_unref(t);
+    TRY(st);
+    (void)out;
+    return step1(m, NULL, GIR_OP_Identity, ci, m->out[0], NULL);
+}
+
+/* Arange: start + i * step (float32 arithmetic, as nnabla's kernel),
+ * ceil((stop - start) / step) values, known when the file is read */
+static gir_status map_arange(mctx *m, bool *mapped)
+{
+    static const Nnabla__ArangeParameter zero = NNABLA__ARANGE_PARAMETER__INIT;
+    const Nnabla__ArangeParameter *p = PARAM(m, ARANGE_PARAM, arange_param, zero);
+    if (m->n_in != 0 || m->n_out != 1 || p->step == 0.0f || !isfinite(p->start) || !isfinite(p->stop) ||
+        !isfinite(p->step))
+        return GIR_OK;
+    double len = ceil(((double)p->stop - (double)p->start) / (double)p->step);
+    if (len < 0)
+        len = 0;
+    if (len > 1e8)
+        return GIR_OK;
+    size_t n = (size_t)len;
+    float *data = malloc(n ? n * sizeof *data : 1);
+    if (!data)
+        return gir_nomem(m->err);
+    for (size_t i = 0; i < n; i++)
+        data[i] = p->start + (float)i * p->step;
+    *mapped = true;
+    int64_t d = (int64_t)n;
+    return become_constant(m, &d, 1, data);
+}
+
+/* Constant: shape filled with val */
+static gir_status map_constant(mctx *m, bool *mapped)
+{
+    static const Nnabla__ConstantParameter zero = NNABLA__CONSTANT_PARAMETER__INIT;
+    const Nnabla__ConstantParameter *p = PARAM(m, CONSTANT_PARAM, constant_param, zero);
+    size_t r = p->shape ? p->shape->n_dim : 0;
+    if (m->n_in != 0 || m->n_out != 1 || r > GIR_MAX_RANK)
+        return GIR_OK;
+    int64_t dims[GIR_MAX_RANK];
+    uint64_t n = 1;
+    for (size_t i = 0; i < r; i++) {
+        dims[i] = p->shape->dim[i];
+        if (dims[i] < 0 || !gir_mul_u64(n, (uint64_t)dims[i], &n) || n > 100000000)
+            return GIR_OK; /* a batch placeholder or too big to hold */
+    }
+    float *data = malloc(n ? n * sizeof *data : 1);
+    if (!data)
+        return gir_nomem(m->err);
+    for (uint64_t i = 0; i < n; i++)
+        data[i] = p->val;
+    *mapped = true;
+    return become_constant(m, dims, (int)r, data);
+}
+
+/* OneHot of one index axis: (x[..., 0:1] == 0..n-1) as float */
+static gir_status map_one_hot(mctx *m, bool *mapped)
+{
+    static const Nnabla__OneHotParameter zero = NNABLA__ONE_HOT_PARAMETER__INIT;
+    const Nnabla__OneHotParameter *p = PARAM(m, ONE_HOT_PARAM, one_hot_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || !p->shape || p->shape->n_dim != 1 || r < 1 || val(m, m->in[0])->shape.dims[r - 1] != 1 ||
+        p->shape->dim[0] < 1 || p->shape->dim[0] > 100000000)
+        return GIR_OK;
+    *mapped = true;
+    int64_t n = p->shape->dim[0];
+    float *classes = malloc((size_t)n * sizeof *classes);
+    if (!classes)
+        return gir_nomem(m->err);
+    for (int64_t i = 0; i < n; i++)
+        classes[i] = (float)i;
+    int32_t c, eq;
+    TRY(const_value(m, "classes", &n, 1, classes, &c));
+    TRY(step2(m, "equal", GIR_OP_Equal, m->in[0], c, -1, &eq));
+    gir_node *cast;
+    TRY(step(m, NULL, GIR_OP_Cast, &eq, 1, m->out[0], &cast, NULL));
+    TRY(set_string(m, cast, "to", "float32"));
+    return infer(m, cast);
+}
+
+/* BatchMatmul with transpose_a / transpose_b: the last two axes swapped
+ * first */
+static gir_status map_batch_matmul_t(mctx *m, bool *mapped, bool ta, bool tb)
+{
+    int ra = rank_of(m, m->in[0]), rb = rank_of(m, m->in[1]);
+    int32_t a = m->in[0], b = m->in[1];
+    *mapped = true;
+    for (int k = 0; k < 2; k++) {
+        if (!(k ? tb : ta))
+            continue;
+        int r = k ? rb : ra;
+        int64_t perm[GIR_MAX_RANK];
+        for (int i = 0; i < r; i++)
+            perm[i] = i;
+        perm[r - 2] = r - 1;
+        perm[r - 1] = r - 2;
+        gir_node *t;
+        int32_t *v = k ? &b : &a;
+        TRY(step(m, k ? "transpose_b" : "transpose_a", GIR_OP_Transpose, v, 1, -1, &t, v));
+        TRY(set_ints(m, t, "perm", perm, (size_t)r));
+        TRY(infer(m, t));
+    }
+    return step2(m, NULL, GIR_OP_MatMul, a, b, m->out[0], NULL);
+}
+
+/* WeightStandardization: (w - mean) / sqrt(var + eps) over every axis
+ * but channel_axis */
+static gir_status map_weight_standardization(mctx *m, bool *mapped)
+{
+    static const Nnabla__WeightStandardizationParameter zero = NNABLA__WEIGHT_STANDARDIZATION_PARAMETER__INIT;
+    const Nnabla__WeightStandardizationParameter *p =
+        PARAM(m, WEIGHT_STANDARDIZATION_PARAM, weight_standardization_param, zero);
+    return map_norm_common(m, mapped, &p->channel_axis, 1, p->eps, true, true, 1);
+}
+
+/* WeightNormalization: g * w / sqrt(sum(w^2) + eps), the sum over every
+ * axis but dim, g (one value per index of dim) reshaped to (1.., C, 1..) */
+static gir_status map_weight_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__WeightNormalizationParameter zero = NNABLA__WEIGHT_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__WeightNormalizationParameter *p =
+        PARAM(m, WEIGHT_NORMALIZATION_PARAM, weight_normalization_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    int64_t dim = p->dim < 0 && r >= 0 ? p->dim + r : p->dim;
+    if (!ok || r < 1 || dim < 0 || dim >= r || rank_of(m, m->in[1]) != 1 ||
+        numel_of(m, m->in[1]) != val(m, m->in[0])->shape.dims[dim])
+        return GIR_OK;
+    *mapped = true;
+    int64_t gshape[GIR_MAX_RANK], axes[GIR_MAX_RANK];
+    size_t na = 0;
+    for (int i = 0; i < r; i++)
+        gshape[i] = i == dim ? numel_of(m, m->in[1]) : 1; /* the rank of w: nnabla's Mul2 needs equal ranks */
+    gir_node *n;
+    int32_t g;
+    TRY(step(m, "g", GIR_OP_Reshape, &m->in[1], 1, -1, &n, &g));
+    TRY(set_ints(m, n, "shape", gshape, (size_t)r));
+    TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+    TRY(infer(m, n));
+    for (int i = 0; i < r; i++)
+        if (i != dim)
+            axes[na++] = i;
+    int32_t sq, sum, se, nrm, q;
+    TRY(step2(m, "squared", GIR_OP_Mul, m->in[0], m->in[0], -1, &sq));
+    TRY(step(m, "sum", GIR_OP_ReduceSum, &sq, 1, -1, &n, &sum));
+    if (na)
+        TRY(set_ints(m, n, "axes", axes, na));
+    else
+        TRY(set_int(m, n, "noop_with_empty_axes", 1));
+    TRY(set_int(m, n, "keepdims", 1));
+    TRY(infer(m, n));
+    TRY(step_scalar(m, "sum_eps", GIR_OP_Add, sum, (double)p->eps, -1, &se));
+    TRY(step_val(m, "norm", GIR_OP_Sqrt, se, 0.5, -1, &nrm));
+    TRY(step2(m, "normalized", GIR_OP_Div, m->in[0], nrm, -1, &q));
+    return step2(m, NULL, GIR_OP_Mul, q, g, m->out[0], NULL);
+}
+
 /* Stack: the inputs joined along a new axis */
 static gir_status map_stack(mctx *m, bool *mapped)
 {
@@ -2189,6 +2381,11 @@ static const fn_map fns[] = {
     { "CReLU", map_crelu, P(CRELU_PARAM) },
     { "CELU", map_celu, P(CELU_PARAM) },
     { "Stack", map_stack, P(STACK_PARAM) },
+    { "Arange", map_arange, P(ARANGE_PARAM) },
+    { "Constant", map_constant, P(CONSTANT_PARAM) },
+    { "OneHot", map_one_hot, P(ONE_HOT_PARAM) },
+    { "WeightStandardization", map_weight_standardization, P(WEIGHT_STANDARDIZATION_PARAM) },
+    { "WeightNormalization", map_weight_normalization, P(WEIGHT_NORMALIZATION_PARAM) },
     { "Interpolate", map_interpolate, P(INTERPOLATE_PARAM) },
     { "LayerNormalization", map_layer_normalization, P(LAYER_NORMALIZATION_PARAM) },
     { "TensorNormalization", map_tensor_normalization, P(TENSOR_NORMALIZATION_PARAM) },
