@@ -952,6 +952,47 @@ static void test_more_functions(void **state)
     gir_tensor_unref(x);
 }
 
+static double tan_(double x) { return tan(x); }
+static double sinh_(double x) { return sinh(x); }
+static double cosh_(double x) { return cosh(x); }
+static double sinc(double x) { return x == 0 ? 1 : sin(x) / x; }
+static double bsig(double x) { return x > 0 ? 1 : 0; }
+static double btanh(double x) { return x > 0 ? 1 : -1; }
+
+/* y = f(x) on special values too */
+static void special_case(const char *fn, const char *param, const float *in, const float *want)
+{
+    char body[1024];
+    snprintf(body, sizeof body,
+             VAR("x", "dim: 6") VAR("y", "dim: 6") "  function { name: \"f\" type: \"%s\" input: \"x\" output: "
+                                                 "\"y\" %s }\n",
+             fn, param);
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 1, DIMS(6), in), *y = NULL;
+    run_net(body, "y", NULL, x, &y, 1);
+    rt_expect_f32(y, 1, DIMS(6), want, 0);
+    gir_tensor_unref(x);
+    gir_tensor_unref(y);
+}
+
+static void test_math_and_special_values(void **state)
+{
+    (void)state;
+    elementwise_case("Tan", tan_);
+    elementwise_case("Sinh", sinh_);
+    elementwise_case("Cosh", cosh_);
+    elementwise_case("Sinc", sinc);
+    elementwise_case("BinarySigmoid", bsig);
+    elementwise_case("BinaryTanh", btanh);
+    static const float sp[6] = { NAN, INFINITY, -INFINITY, 0.0f, -1.5f, 2.0f };
+    special_case("IsNaN", "", sp, F32S(1, 0, 0, 0, 0, 0));
+    special_case("IsInf", "", sp, F32S(0, 1, 1, 0, 0, 0));
+    special_case("ResetNaN", "reset_nan_param { val: 7 }", sp, F32S(7, INFINITY, -INFINITY, 0, -1.5f, 2));
+    special_case("ResetInf", "reset_inf_param { val: -3 }", sp, F32S(NAN, -3, -3, 0, -1.5f, 2));
+    static const float fin[6] = { 0.0f, -1.5f, 2.0f, 4.0f, -7.0f, 1e30f };
+    special_case("Unlink", "", fin, fin);
+    special_case("ClipGradByNorm", "clip_grad_by_norm_param { clip_norm: 2 axes: 0 }", fin, fin);
+}
+
 /* nnabla's ONNX exporter's asymmetric max pooling: Pad with -inf, then
  * MaxPooling; -inf is read, run and written (nnabla and ONNX). */
 static void test_pad_minus_inf(void **state)
@@ -986,6 +1027,7 @@ int main(void)
         cmocka_unit_test(test_normalizations),
         cmocka_unit_test(test_interpolate),
         cmocka_unit_test(test_more_functions),
+        cmocka_unit_test(test_math_and_special_values),
         cmocka_unit_test(test_pad_minus_inf),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);

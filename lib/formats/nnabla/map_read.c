@@ -2351,6 +2351,213 @@ static gir_status map_arg(mctx *m, bool *mapped, gir_op reduce, gir_op arg, cons
     return infer(m, n);
 }
 
+/* ---- more functions with an exact canonical form ----------------------------------- */
+
+/* Unlink, ClipGradByValue, ClipGradByNorm: the identity on the forward pass
+ * (they only act on gradients) */
+static gir_status map_forward_identity(mctx *m, bool *mapped)
+{
+    if (m->n_in < 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    return step1(m, NULL, GIR_OP_Identity, m->in[0], m->out[0], NULL);
+}
+
+/* MulN: a chain of Mul */
+static gir_status map_mul_n(mctx *m, bool *mapped)
+{
+    if (m->n_in < 2 || m->n_out != 1 || foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
+        return GIR_OK;
+    *mapped = true;
+    int32_t acc = m->in[0];
+    for (size_t i = 1; i < m->n_in; i++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "mul_%zu", i);
+        bool last = i + 1 == m->n_in;
+        TRY(step2(m, last ? NULL : suffix, GIR_OP_Mul, acc, m->in[i], last ? m->out[0] : -1, &acc));
+    }
+    return GIR_OK;
+}
+
+/* Tan = sin / cos; Sinh, Cosh = (exp(x) -/+ exp(-x)) / 2 */
+static gir_status map_tan(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t sn, cs;
+    TRY(step1(m, "sin", GIR_OP_Sin, m->in[0], -1, &sn));
+    TRY(step1(m, "cos", GIR_OP_Cos, m->in[0], -1, &cs));
+    return step2(m, NULL, GIR_OP_Div, sn, cs, m->out[0], NULL);
+}
+
+static gir_status map_hyperbolic(mctx *m, bool *mapped, gir_op combine)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t e, nx, en, c;
+    TRY(step1(m, "exp", GIR_OP_Exp, m->in[0], -1, &e));
+    TRY(step_neg(m, "neg", m->in[0], -1, &nx));
+    TRY(step1(m, "exp_neg", GIR_OP_Exp, nx, -1, &en));
+    TRY(step2(m, "combined", combine, e, en, -1, &c));
+    return step_scalar(m, NULL, GIR_OP_Mul, c, 0.5, m->out[0], NULL);
+}
+
+static gir_status map_sinh(mctx *m, bool *mapped)
+{
+    return map_hyperbolic(m, mapped, GIR_OP_Sub);
+}
+
+static gir_status map_cosh(mctx *m, bool *mapped)
+{
+    return map_hyperbolic(m, mapped, GIR_OP_Add);
+}
+
+/* A bool result as nnabla carries it between functions (0/1 floats), and
+ * back to bool for the function reading it: the form these decompositions
+ * take again when the written functions are read back. */
+static gir_status via_float(mctx *m, const char *suffix, int32_t b, int32_t *out)
+{
+    char s1[64];
+    snprintf(s1, sizeof s1, "%s_float", suffix);
+    int32_t f;
+    TRY(cast_to(m, s1, b, "float32", -1, &f));
+    snprintf(s1, sizeof s1, "%s_bool", suffix);
+    return cast_to(m, s1, f, "bool", -1, out);
+}
+
+/* x == x is false only for NaN; |x| == inf only for infinities (bool) */
+static gir_status nan_test(mctx *m, int32_t *isnan_bool)
+{
+    int32_t eq;
+    TRY(step2(m, "equal_self", GIR_OP_Equal, m->in[0], m->in[0], -1, &eq));
+    TRY(via_float(m, "equal_self", eq, &eq));
+    return step1(m, "nan", GIR_OP_Not, eq, -1, isnan_bool);
+}
+
+static gir_status inf_test(mctx *m, int32_t *isinf_bool)
+{
+    int32_t a, inf;
+    TRY(step1(m, "abs", GIR_OP_Abs, m->in[0], -1, &a));
+    TRY(scalar_value(m, "inf", INFINITY, &inf));
+    return step2(m, "inf_test", GIR_OP_Equal, a, inf, -1, isinf_bool);
+}
+
+/* IsNaN / IsInf: 0/1 floats, as nnabla gives */
+static gir_status map_is_special(mctx *m, bool *mapped, bool nan)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t b, y;
+    TRY(nan ? nan_test(m, &b) : inf_test(m, &b));
+    return cast_to(m, "float", b, "float32", m->out[0], &y);
+}
+
+static gir_status map_is_nan(mctx *m, bool *mapped)
+{
+    return map_is_special(m, mapped, true);
+}
+
+static gir_status map_is_inf(mctx *m, bool *mapped)
+{
+    return map_is_special(m, mapped, false);
+}
+
+/* ResetNaN / ResetInf: Where(test, val, x) */
+static gir_status map_reset_special(mctx *m, bool *mapped, bool nan, double v)
+{
+    if (m->n_in != 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t b, c;
+    TRY(nan ? nan_test(m, &b) : inf_test(m, &b));
+    TRY(via_float(m, "test", b, &b));
+    TRY(scalar_value(m, "val", v, &c));
+    int32_t ins[3] = { b, c, m->in[0] };
+    gir_node *n;
+    TRY(step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return infer(m, n);
+}
+
+static gir_status map_reset_nan(mctx *m, bool *mapped)
+{
+    static const Nnabla__ResetNaNParameter zero = NNABLA__RESET_NA_NPARAMETER__INIT;
+    const Nnabla__ResetNaNParameter *p = PARAM(m, RESET_NAN_PARAM, reset_nan_param, zero);
+    return map_reset_special(m, mapped, true, p->val);
+}
+
+static gir_status map_reset_inf(mctx *m, bool *mapped)
+{
+    static const Nnabla__ResetInfParameter zero = NNABLA__RESET_INF_PARAMETER__INIT;
+    const Nnabla__ResetInfParameter *p = PARAM(m, RESET_INF_PARAM, reset_inf_param, zero);
+    return map_reset_special(m, mapped, false, p->val);
+}
+
+/* Sinc: 1 at 0, sin(x) / x elsewhere */
+static gir_status map_sinc(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t z, is0, sn, q, one;
+    TRY(scalar_value(m, "zero", 0.0, &z));
+    TRY(step2(m, "is_zero", GIR_OP_Equal, m->in[0], z, -1, &is0));
+    TRY(via_float(m, "is_zero", is0, &is0));
+    TRY(step1(m, "sin", GIR_OP_Sin, m->in[0], -1, &sn));
+    TRY(step2(m, "ratio", GIR_OP_Div, sn, m->in[0], -1, &q));
+    TRY(scalar_value(m, "one", 1.0, &one));
+    int32_t ins[3] = { is0, one, q };
+    gir_node *n;
+    TRY(step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return infer(m, n);
+}
+
+/* BinarySigmoid: x > 0 ? 1 : 0; BinaryTanh: x > 0 ? 1 : -1 */
+static gir_status map_binary_act(mctx *m, bool *mapped, double low)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t z, gt, hi, lo;
+    TRY(scalar_value(m, "zero", 0.0, &z));
+    TRY(step2(m, "positive", GIR_OP_Greater, m->in[0], z, -1, &gt));
+    TRY(via_float(m, "positive", gt, &gt));
+    TRY(scalar_value(m, "high", 1.0, &hi));
+    TRY(scalar_value(m, "low", low, &lo));
+    int32_t ins[3] = { gt, hi, lo };
+    gir_node *n;
+    TRY(step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return infer(m, n);
+}
+
+static gir_status map_binary_sigmoid(mctx *m, bool *mapped)
+{
+    return map_binary_act(m, mapped, 0.0);
+}
+
+static gir_status map_binary_tanh(mctx *m, bool *mapped)
+{
+    return map_binary_act(m, mapped, -1.0);
+}
+
+/* Mod2: fmod=false has the divisor's sign (numpy), true the dividend's */
+static gir_status map_mod2(mctx *m, bool *mapped)
+{
+    static const Nnabla__Mod2Parameter zero = NNABLA__MOD2_PARAMETER__INIT;
+    const Nnabla__Mod2Parameter *p = PARAM(m, MOD2_PARAM, mod2_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Mod, &n));
+    TRY(set_int(m, n, "fmod", p->fmod));
+    return infer(m, n);
+}
+
 /* ---- the table ----------------------------------------------------------------- */
 
 typedef struct fn_map {
@@ -2381,6 +2588,21 @@ static const fn_map fns[] = {
     { "CReLU", map_crelu, P(CRELU_PARAM) },
     { "CELU", map_celu, P(CELU_PARAM) },
     { "Stack", map_stack, P(STACK_PARAM) },
+    { "Unlink", map_forward_identity, NONE },
+    { "ClipGradByValue", map_forward_identity, NONE },
+    { "ClipGradByNorm", map_forward_identity, P(CLIP_GRAD_BY_NORM_PARAM) },
+    { "MulN", map_mul_n, NONE },
+    { "Tan", map_tan, NONE },
+    { "Sinh", map_sinh, NONE },
+    { "Cosh", map_cosh, NONE },
+    { "Sinc", map_sinc, NONE },
+    { "IsNaN", map_is_nan, NONE },
+    { "IsInf", map_is_inf, NONE },
+    { "ResetNaN", map_reset_nan, P(RESET_NAN_PARAM) },
+    { "ResetInf", map_reset_inf, P(RESET_INF_PARAM) },
+    { "BinarySigmoid", map_binary_sigmoid, NONE },
+    { "BinaryTanh", map_binary_tanh, NONE },
+    { "Mod2", map_mod2, P(MOD2_PARAM) },
     { "Arange", map_arange, P(ARANGE_PARAM) },
     { "Constant", map_constant, P(CONSTANT_PARAM) },
     { "OneHot", map_one_hot, P(ONE_HOT_PARAM) },

@@ -2122,6 +2122,14 @@ static void emit_node(wctx *w, size_t ni)
     case GIR_OP_ArgMax:
     case GIR_OP_ArgMin: emit_arg(w, n); return;
     case GIR_OP_Stack: emit_stack(w, n); return;
+    case GIR_OP_Mod: {
+        Nnabla__Function *f = simple_fn(w, n, "Mod2");
+        Nnabla__Mod2Parameter *p = pb_new(w, &nnabla__mod2_parameter__descriptor);
+        if (p)
+            p->fmod = gir_node_int(n, "fmod", 0) != 0;
+        fn_param(w, f, "mod2_param", p);
+        return;
+    }
     default:
         refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
         return;
