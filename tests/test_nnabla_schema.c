@@ -986,6 +986,22 @@ static void test_math_and_special_values(void **state)
     static const float fin[6] = { 0.0f, -1.5f, 2.0f, 4.0f, -7.0f, 1e30f };
     special_case("Unlink", "", fin, fin);
     special_case("ClipGradByNorm", "clip_grad_by_norm_param { clip_norm: 2 axes: 0 }", fin, fin);
+    /* Mod2: numpy's sign (the divisor's), or C fmod's (the dividend's) */
+    static const float num[6] = { 7, -7, 7, -7, 5.5f, -5.5f };
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 1, DIMS(6), num), *y = NULL;
+    const char *div = "parameter { variable_name: \"d\" shape: { dim: 6 } data: 3 data: 3 data: -3 data: -3 "
+                      "data: 2 data: 2 }\n";
+    run_net(VAR("x", "dim: 6") PVAR("d", "dim: 6") VAR("y", "dim: 6")
+                FN("f", "Mod2", "input: \"x\" input: \"d\"", "output: \"y\"", "mod2_param { fmod: false }"),
+            "y", div, x, &y, 1);
+    rt_expect_f32(y, 1, DIMS(6), F32S(1, 2, -2, -1, 1.5f, 0.5f), 0);
+    gir_tensor_unref(y);
+    run_net(VAR("x", "dim: 6") PVAR("d", "dim: 6") VAR("y", "dim: 6")
+                FN("f", "Mod2", "input: \"x\" input: \"d\"", "output: \"y\"", "mod2_param { fmod: true }"),
+            "y", div, x, &y, 1);
+    rt_expect_f32(y, 1, DIMS(6), F32S(1, -1, 1, -1, 1.5f, -1.5f), 0);
+    gir_tensor_unref(y);
+    gir_tensor_unref(x);
 }
 
 /* nnabla's ONNX exporter's asymmetric max pooling: Pad with -inf, then
