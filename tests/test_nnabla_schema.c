@@ -978,6 +978,8 @@ static void test_math_and_special_values(void **state)
     elementwise_case("Sinc", sinc);
     elementwise_case("BinarySigmoid", bsig);
     elementwise_case("BinaryTanh", btanh);
+    static const float halves[6] = { -2.5f, -0.5f, 0.49999997f, 0.5f, 1.5f, 2.5f };
+    special_case("Round", "round_param { }", halves, F32S(-3, -1, 0, 1, 2, 3));
     static const float sp[6] = { NAN, INFINITY, -INFINITY, 0.0f, -1.5f, 2.0f };
     special_case("IsNaN", "", sp, F32S(1, 0, 0, 0, 0, 0));
     special_case("IsInf", "", sp, F32S(0, 1, 1, 0, 0, 0));

@@ -231,6 +231,7 @@ const gir_op_map nnb_op_map[] = {
     { "ResetNaN", GIR_OP_Where, R, NULL, "val where x is NaN (ResetInf: where x is infinite)" },
     { "BinarySigmoid", GIR_OP_Where, R, NULL, "x > 0 ? 1 : 0 (BinaryTanh: 1 : -1)" },
     { "Mod2", GIR_OP_Mod, RW, NULL, "fmod" },
+    { "Round", GIR_OP_Floor, R, NULL, "halves away from zero: Sign(x) * (t + (|x| - t >= 0.5)), t = Floor(|x|)" },
     { "Gather", GIR_OP_Gather, RW, axis_attrs, "batch_dims must be 0" },
     { "ReLU", GIR_OP_Relu, RW, inplace_attrs, NULL },
     { "LeakyReLU", GIR_OP_LeakyRelu, RW, NULL, "alpha; absent means 0" },

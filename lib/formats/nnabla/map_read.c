@@ -2542,6 +2542,31 @@ static gir_status map_binary_tanh(mctx *m, bool *mapped)
     return map_binary_act(m, mapped, -1.0);
 }
 
+/* Round: halves away from zero (std::round), exactly:
+ * sign(x) * (t + (|x| - t >= 0.5)), t = floor(|x|) (|x| - t is exact) */
+static gir_status map_round(mctx *m, bool *mapped)
+{
+    if (m->n_in != 1 || m->n_out != 1 ||
+        (m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET &&
+         m->f->parameter_case != NNABLA__FUNCTION__PARAMETER_ROUND_PARAM))
+        return GIR_OK;
+    *mapped = true;
+    int32_t a, t, fr, half, ge, t1, r, sg;
+    TRY(step1(m, "abs", GIR_OP_Abs, m->in[0], -1, &a));
+    TRY(step1(m, "floor", GIR_OP_Floor, a, -1, &t));
+    TRY(step2(m, "fraction", GIR_OP_Sub, a, t, -1, &fr));
+    TRY(scalar_value(m, "half", 0.5, &half));
+    TRY(step2(m, "round_up", GIR_OP_GreaterOrEqual, fr, half, -1, &ge));
+    TRY(via_float(m, "round_up", ge, &ge));
+    TRY(step_scalar(m, "up", GIR_OP_Add, t, 1.0, -1, &t1));
+    int32_t ins[3] = { ge, t1, t };
+    gir_node *n;
+    TRY(step(m, "magnitude", GIR_OP_Where, ins, 3, -1, &n, &r));
+    TRY(infer(m, n));
+    TRY(step1(m, "sign", GIR_OP_Sign, m->in[0], -1, &sg));
+    return step2(m, NULL, GIR_OP_Mul, sg, r, m->out[0], NULL);
+}
+
 /* Mod2: fmod=false has the divisor's sign (numpy), true the dividend's */
 static gir_status map_mod2(mctx *m, bool *mapped)
 {
@@ -2603,6 +2628,7 @@ static const fn_map fns[] = {
     { "BinarySigmoid", map_binary_sigmoid, NONE },
     { "BinaryTanh", map_binary_tanh, NONE },
     { "Mod2", map_mod2, P(MOD2_PARAM) },
+    { "Round", map_round, P(ROUND_PARAM) },
     { "Arange", map_arange, P(ARANGE_PARAM) },
     { "Constant", map_constant, P(CONSTANT_PARAM) },
     { "OneHot", map_one_hot, P(ONE_HOT_PARAM) },
