@@ -988,6 +988,15 @@ static void test_math_and_special_values(void **state)
     static const float fin[6] = { 0.0f, -1.5f, 2.0f, 4.0f, -7.0f, 1e30f };
     special_case("Unlink", "", fin, fin);
     special_case("ClipGradByNorm", "clip_grad_by_norm_param { clip_norm: 2 axes: 0 }", fin, fin);
+    /* Flip of both axes */
+    static const float grid[6] = { 1, 2, 3, 4, 5, 6 };
+    gir_tensor *gx = rt_tensor_new(GIR_DT_F32, 2, DIMS(2, 3), grid), *gy = NULL;
+    run_net(VAR("x", "dim: 2 dim: 3") VAR("y", "dim: 2 dim: 3")
+                FN("f", "Flip", "input: \"x\"", "output: \"y\"", "flip_param { axes: 0 axes: -1 }"),
+            "y", NULL, gx, &gy, 1);
+    rt_expect_f32(gy, 2, DIMS(2, 3), F32S(6, 5, 4, 3, 2, 1), 0);
+    gir_tensor_unref(gy);
+    gir_tensor_unref(gx);
     /* Mod2: numpy's sign (the divisor's), or C fmod's (the dividend's) */
     static const float num[6] = { 7, -7, 7, -7, 5.5f, -5.5f };
     gir_tensor *x = rt_tensor_new(GIR_DT_F32, 1, DIMS(6), num), *y = NULL;

@@ -2567,6 +2567,43 @@ static gir_status map_round(mctx *m, bool *mapped)
     return step2(m, NULL, GIR_OP_Mul, sg, r, m->out[0], NULL);
 }
 
+/* Flip: a Slice walking the flipped axes backwards */
+static gir_status map_flip(mctx *m, bool *mapped)
+{
+    static const Nnabla__FlipParameter zero = NNABLA__FLIP_PARAMETER__INIT;
+    const Nnabla__FlipParameter *p = PARAM(m, FLIP_PARAM, flip_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || r < 1 || p->n_axes > (size_t)r)
+        return GIR_OK;
+    int64_t starts[GIR_MAX_RANK], ends[GIR_MAX_RANK], axes[GIR_MAX_RANK], steps[GIR_MAX_RANK];
+    bool seen[GIR_MAX_RANK] = { false };
+    size_t k = p->n_axes;
+    for (size_t i = 0; i < k; i++) {
+        int64_t a = p->axes[i] < 0 ? p->axes[i] + r : p->axes[i];
+        if (a < 0 || a >= r || seen[a])
+            return GIR_OK;
+        seen[a] = true;
+        starts[i] = -1;
+        ends[i] = INT64_MIN;
+        axes[i] = a;
+        steps[i] = -1;
+    }
+    if (k == 0) { /* absent axes: proto3 gives an empty list, nothing flipped */
+        *mapped = true;
+        return step1(m, NULL, GIR_OP_Identity, m->in[0], m->out[0], NULL);
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Slice, &n));
+    TRY(set_ints(m, n, "starts", starts, k));
+    TRY(set_ints(m, n, "ends", ends, k));
+    TRY(set_ints(m, n, "axes", axes, k));
+    TRY(set_ints(m, n, "steps", steps, k));
+    return infer(m, n);
+}
+
 /* Mod2: fmod=false has the divisor's sign (numpy), true the dividend's */
 static gir_status map_mod2(mctx *m, bool *mapped)
 {
@@ -2629,6 +2666,7 @@ static const fn_map fns[] = {
     { "BinaryTanh", map_binary_tanh, NONE },
     { "Mod2", map_mod2, P(MOD2_PARAM) },
     { "Round", map_round, P(ROUND_PARAM) },
+    { "Flip", map_flip, P(FLIP_PARAM) },
     { "Arange", map_arange, P(ARANGE_PARAM) },
     { "Constant", map_constant, P(CONSTANT_PARAM) },
     { "OneHot", map_one_hot, P(ONE_HOT_PARAM) },

@@ -1487,6 +1487,28 @@ static void emit_slice(wctx *w, const gir_node *n)
         refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Slice of an input of unknown rank or with mismatched lists");
         return;
     }
+    /* every sliced axis walked whole, backwards: Flip */
+    bool flip = nt == ns && ns > 0;
+    int64_t faxes[GIR_MAX_RANK];
+    for (ptrdiff_t i = 0; flip && i < ns; i++) {
+        int64_t a = na >= 0 ? axes[i] : i;
+        if (a < 0)
+            a += r;
+        int64_t dim = a >= 0 && a < r ? V(w, n->in[0])->shape.dims[a] : -1;
+        flip = a >= 0 && a < r && steps[i] == -1 && (starts[i] == -1 || (dim >= 0 && starts[i] >= dim - 1)) &&
+               (ends[i] <= -(int64_t)NNB_NONE_SENTINEL || (dim >= 0 && ends[i] < -dim));
+        faxes[i] = a;
+    }
+    if (flip) {
+        Nnabla__Function *f = simple_fn(w, n, "Flip");
+        Nnabla__FlipParameter *p = pb_new(w, &nnabla__flip_parameter__descriptor);
+        if (p) {
+            p->axes = dup_ints(w, faxes, (size_t)ns);
+            p->n_axes = p->axes ? (size_t)ns : 0;
+        }
+        fn_param(w, f, "flip_param", p);
+        return;
+    }
     int64_t st[GIR_MAX_RANK], sp[GIR_MAX_RANK], se[GIR_MAX_RANK];
     bool set[GIR_MAX_RANK] = { false };
     int first = r;
