@@ -988,6 +988,22 @@ static void test_math_and_special_values(void **state)
     static const float fin[6] = { 0.0f, -1.5f, 2.0f, 4.0f, -7.0f, 1e30f };
     special_case("Unlink", "", fin, fin);
     special_case("ClipGradByNorm", "clip_grad_by_norm_param { clip_norm: 2 axes: 0 }", fin, fin);
+    /* MulN of three inputs; ClipGradByValue is x on the forward pass */
+    gir_tensor *mx = rt_tensor_new(GIR_DT_F32, 1, DIMS(6), fin), *my = NULL;
+    run_net(VAR("x", "dim: 6") VAR("y", "dim: 6")
+                FN("f", "MulN", "input: \"x\" input: \"x\" input: \"x\"", "output: \"y\"", ""),
+            "y", NULL, mx, &my, 1);
+    float cube[6];
+    for (int i = 0; i < 6; i++)
+        cube[i] = fin[i] * fin[i] * fin[i];
+    rt_expect_f32(my, 1, DIMS(6), cube, 0);
+    gir_tensor_unref(my);
+    run_net(VAR("x", "dim: 6") VAR("y", "dim: 6")
+                FN("f", "ClipGradByValue", "input: \"x\" input: \"x\" input: \"x\"", "output: \"y\"", ""),
+            "y", NULL, mx, &my, 1);
+    rt_expect_f32(my, 1, DIMS(6), fin, 0);
+    gir_tensor_unref(my);
+    gir_tensor_unref(mx);
     /* Flip of both axes */
     static const float grid[6] = { 1, 2, 3, 4, 5, 6 };
     gir_tensor *gx = rt_tensor_new(GIR_DT_F32, 2, DIMS(2, 3), grid), *gy = NULL;
