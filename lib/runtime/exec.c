@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 enum { RV_CONST, RV_INPUT, RV_INTER };
 
@@ -33,6 +34,8 @@ typedef struct rt_node {
     const rt_kernel *k;
     rt_call call;
     bool skip; /* fused into an earlier node */
+    int32_t host; /* skip: the node whose kernel computes it */
+    uint64_t prof_ns; /* profiling: summed run time */
 } rt_node;
 
 typedef struct rt_buffer {
@@ -65,6 +68,8 @@ struct gir_session {
     void *stream;
     char **warnings; /* of the last run */
     size_t n_warnings, cap_warnings;
+    bool profiling;
+    uint64_t prof_runs;
 };
 
 static void clear_warnings(gir_session *s)
@@ -659,6 +664,12 @@ static bool node_act(const gir_node *n, rt_act *act)
     return false;
 }
 
+static void mark_fused(gir_session *s, int32_t q, const rt_node *host)
+{
+    s->nodes[q].skip = true;
+    s->nodes[q].host = (int32_t)(host - s->nodes);
+}
+
 /* Decides fusions for node ni (Conv/Gemm) before it is planned: a following
  * Add whose other operand's buffer can take the result, then Relu/Clip. */
 static void plan_fusion(gir_session *s, rt_node *rn)
@@ -681,7 +692,7 @@ static void plan_fusion(gir_session *s, rt_node *rn)
         if (ov && other != cur && ov->kind == RV_INTER && ov->buf >= 0 && ov->alias < 0 && !ov->is_output &&
             ov->remaining == 1 && s->bufs[ov->buf].refs == 1 && ov->t.dtype == GIR_DT_F32 && ov->produced) {
             rn->call.accumulate = true; /* shape checked after prepare */
-            s->nodes[q].skip = true;
+            mark_fused(s, q, rn);
             cur = qn->out[0];
             q = sole_consumer(s, cur);
             if (q < 0)
@@ -693,7 +704,7 @@ static void plan_fusion(gir_session *s, rt_node *rn)
     }
     if ((rn->k->flags & RT_FUSE_ACT) && qn->n_in >= 1 && qn->in[0] == cur && qn->n_out == 1 && qn->out[0] >= 0 &&
         node_act(qn, &rn->call.act))
-        s->nodes[q].skip = true;
+        mark_fused(s, q, rn);
 }
 
 /* The residual value of a fused Add following node rn. */
@@ -934,6 +945,13 @@ static void *value_data(const gir_session *s, int32_t vi)
     return v->buf >= 0 ? s->bufs[v->buf].p : NULL;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
 {
     const gir_graph *g = s->g;
@@ -962,12 +980,17 @@ GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
             continue;
         rn->call.scratch = s->scratch;
         rn->call.stream = s->stream;
+        uint64_t t0 = s->profiling ? now_ns() : 0;
         st = rn->k->run(&rn->call, err);
         if (st) {
             gir_err_node(err, rn->n->name);
             return st;
         }
+        if (s->profiling)
+            rn->prof_ns += now_ns() - t0;
     }
+    if (s->profiling)
+        s->prof_runs++;
     s->results = calloc(g->n_outputs ? g->n_outputs : 1, sizeof *s->results);
     if (!s->results)
         return gir_nomem(err);
@@ -1047,4 +1070,58 @@ size_t gir_rt_fused_count(const gir_session *s)
     for (size_t i = 0; i < s->g->n_nodes; i++)
         n += s->nodes[i].skip;
     return n;
+}
+
+/* ---- profiling ------------------------------------------------------------ */
+
+GIR_API void gir_session_set_profiling(gir_session *s, bool on)
+{
+    if (on && !s->profiling) {
+        for (size_t i = 0; i < s->g->n_nodes; i++)
+            s->nodes[i].prof_ns = 0;
+        s->prof_runs = 0;
+    }
+    s->profiling = on;
+}
+
+GIR_API size_t gir_session_profile_count(const gir_session *s)
+{
+    if (!s->planned)
+        return 0;
+    size_t n = 0;
+    for (size_t oi = 0; oi < s->n_order; oi++)
+        n += !s->nodes[s->order[oi]].skip;
+    return n;
+}
+
+GIR_API bool gir_session_profile_entry(const gir_session *s, size_t i, gir_profile_entry *e)
+{
+    if (!s->planned)
+        return false;
+    for (size_t oi = 0; oi < s->n_order; oi++) {
+        const rt_node *rn = &s->nodes[s->order[oi]];
+        if (rn->skip || i-- > 0)
+            continue;
+        memset(e, 0, sizeof *e);
+        e->node = rn->n->name;
+        e->op = gir_op_name(rn->n->op);
+        e->total_ms = (double)rn->prof_ns / 1e6;
+        e->runs = s->prof_runs;
+        /* the fused nodes follow it as sole consumers, each marked skip */
+        size_t len = 0;
+        int32_t cur = rn->n->n_out > 0 ? rn->n->out[0] : -1;
+        for (int step = 0; cur >= 0 && step < 8; step++) {
+            int32_t q = sole_consumer(s, cur);
+            if (q < 0 || !s->nodes[q].skip || s->nodes[q].host != s->order[oi])
+                break;
+            const char *name = gir_op_name(s->g->nodes[q]->op);
+            int w = snprintf(e->fused + len, sizeof e->fused - len, "%s%s", len ? "+" : "", name);
+            if (w < 0 || (size_t)w >= sizeof e->fused - len)
+                break;
+            len += (size_t)w;
+            cur = s->g->nodes[q]->n_out > 0 ? s->g->nodes[q]->out[0] : -1;
+        }
+        return true;
+    }
+    return false;
 }

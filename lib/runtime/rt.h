@@ -19,11 +19,29 @@ typedef struct rt_tensor {
 } rt_tensor;
 
 /* An activation a kernel applies to its result when the executor fuses the
- * following Relu or Clip into it (only kernels flagged RT_FUSE_ACT). */
+ * following Relu or Clip into it (kernels flagged RT_FUSE_ACT: kind
+ * RT_ACT_CLAMP only) or one of the other kinds (RT_FUSE_ACTX). */
+enum {
+    RT_ACT_CLAMP = 0, /* Relu, Clip: [lo, hi] */
+    RT_ACT_SIGMOID,
+    RT_ACT_SILU,      /* Sigmoid and Mul: x * sigmoid(x) */
+    RT_ACT_HSWISH,    /* HardSigmoid and Mul: x * clamp(alpha x + beta, 0, 1) */
+    RT_ACT_GELU,      /* 0.5 x (1 + erf(x / sqrt 2)) */
+    RT_ACT_ERF,       /* erf(x) (the unary kernel's vector path) */
+};
 typedef struct rt_act {
     bool on;
     float lo, hi;
+    int kind;          /* RT_ACT_* */
+    float alpha, beta; /* RT_ACT_HSWISH */
 } rt_act;
+
+/* y[i] = act(x[i]) over n floats (x may be y), vectorised (k_act.c). */
+void rt_act_map(const rt_act *a, const float *x, float *y, size_t n);
+/* In place over n floats, or rows of n floats stride apart; nothing when
+ * a->on is false. */
+void rt_act_apply(const rt_act *a, float *y, size_t n);
+void rt_act_apply_rows(const rt_act *a, float *y, size_t rows, size_t n, size_t stride);
 
 typedef struct rt_call {
     const gir_graph *g;
@@ -56,6 +74,7 @@ enum {
     RT_FUSE_ACT = 1u << 2, /* accepts a fused Relu/Clip */
     RT_FUSE_ADD = 1u << 3, /* accepts accumulate (a fused residual Add) */
     RT_SIDE_EFFECT = 1u << 4, /* runs even when nothing consumes its outputs */
+    RT_FUSE_ACTX = 1u << 5, /* accepts every rt_act kind, not only clamps */
 };
 
 typedef struct rt_kernel {
