@@ -26,7 +26,9 @@ typedef struct rt_value {
     gir_tensor *fed; /* RV_INPUT: the tensor of the next run (a reference) */
     gir_tensor *src; /* RV_CONST: the graph's tensor (a reference) */
     bool we_loaded; /* the session loaded src's data (unloaded on free) */
-    bool dropped;   /* unloaded after planning: every reader packed it */
+    bool dropped;   /* unloaded while planning: every reader packed it */
+    bool needed;    /* plan-time: a reader reads its data at run time */
+    int pending;    /* plan-time: reader slots not yet prepared */
 } rt_value;
 
 typedef struct rt_node {
@@ -670,41 +672,110 @@ static void mark_fused(gir_session *s, int32_t q, const rt_node *host)
     s->nodes[q].host = (int32_t)(host - s->nodes);
 }
 
+/* Up to max consumers of value vi, one per input slot that reads it. */
+static size_t consumers_of(const gir_session *s, int32_t vi, int32_t *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->g->n_nodes; i++) {
+        const gir_node *nd = s->g->nodes[i];
+        for (size_t j = 0; j < nd->n_in; j++)
+            if (nd->in[j] == vi) {
+                if (n < max)
+                    out[n] = (int32_t)i;
+                n++;
+            }
+    }
+    return n;
+}
+
+/* x read by exactly a Sigmoid or HardSigmoid and a Mul of x by that gate:
+ * SiLU or HardSwish.  Sets the activation and the two nodes. */
+static bool gated_act(const gir_session *s, int32_t x, rt_act *act, int32_t *gate, int32_t *mul)
+{
+    const gir_graph *g = s->g;
+    const rt_value *v = &s->vals[x];
+    int32_t cs[3];
+    if (v->uses != 2 || v->is_output || consumers_of(s, x, cs, 3) != 2 || cs[0] == cs[1])
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const gir_node *gn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];
+        if ((gn->op != GIR_OP_Sigmoid && gn->op != GIR_OP_HardSigmoid) || gn->n_in != 1 || gn->n_out != 1 ||
+            gn->out[0] < 0)
+            continue;
+        int32_t gv = gn->out[0];
+        if (sole_consumer(s, gv) != cs[1 - k] || mn->op != GIR_OP_Mul || mn->n_in != 2 || mn->n_out != 1 ||
+            mn->out[0] < 0 || !((mn->in[0] == x && mn->in[1] == gv) || (mn->in[1] == x && mn->in[0] == gv)))
+            continue;
+        memset(act, 0, sizeof *act);
+        act->on = true;
+        if (gn->op == GIR_OP_Sigmoid) {
+            act->kind = RT_ACT_SILU;
+        } else {
+            const gir_attr *a = gir_attrs_find(&gn->attrs, "alpha"), *b = gir_attrs_find(&gn->attrs, "beta");
+            if ((a && a->type != GIR_ATTR_FLOAT && a->type != GIR_ATTR_INT) ||
+                (b && b->type != GIR_ATTR_FLOAT && b->type != GIR_ATTR_INT))
+                return false;
+            act->kind = RT_ACT_HSWISH;
+            act->alpha = (float)gir_attrs_get_float(&gn->attrs, "alpha", 0.2);
+            act->beta = (float)gir_attrs_get_float(&gn->attrs, "beta", 0.5);
+        }
+        *gate = cs[k];
+        *mul = cs[1 - k];
+        return true;
+    }
+    return false;
+}
+
 /* Decides fusions for node ni (Conv/Gemm) before it is planned: a following
- * Add whose other operand's buffer can take the result, then Relu/Clip. */
+ * Add whose other operand's buffer can take the result, then Relu/Clip (or,
+ * for RT_FUSE_ACTX kernels, Sigmoid, SiLU or HardSwish). */
 static void plan_fusion(gir_session *s, rt_node *rn)
 {
     const gir_graph *g = s->g;
-    rn->call.act.on = false;
+    memset(&rn->call.act, 0, sizeof rn->call.act);
     rn->call.accumulate = false;
     if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD)) || rn->n->n_out < 1 || rn->n->out[0] < 0)
         return;
     int32_t cur = rn->n->out[0];
     int32_t q = sole_consumer(s, cur);
+    if (q >= 0 && (rn->k->flags & RT_FUSE_ADD)) {
+        const gir_node *qn = g->nodes[q];
+        if (qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
+            int32_t other = qn->in[0] == cur ? qn->in[1] : qn->in[0];
+            rt_value *ov = other >= 0 ? &s->vals[other] : NULL;
+            /* the residual: an intermediate float tensor of the same shape, in
+             * its own buffer, whose last remaining use is this Add */
+            if (ov && other != cur && ov->kind == RV_INTER && ov->buf >= 0 && ov->alias < 0 && !ov->is_output &&
+                ov->remaining == 1 && s->bufs[ov->buf].refs == 1 && ov->t.dtype == GIR_DT_F32 && ov->produced) {
+                rn->call.accumulate = true; /* shape checked after prepare */
+                mark_fused(s, q, rn);
+                cur = qn->out[0];
+                q = sole_consumer(s, cur);
+            } else {
+                return;
+            }
+        }
+    }
+    if (!(rn->k->flags & RT_FUSE_ACT))
+        return;
+    int32_t gate, mul;
+    if ((rn->k->flags & RT_FUSE_ACTX) && gated_act(s, cur, &rn->call.act, &gate, &mul)) {
+        mark_fused(s, gate, rn);
+        mark_fused(s, mul, rn);
+        return;
+    }
     if (q < 0)
         return;
     const gir_node *qn = g->nodes[q];
-    if ((rn->k->flags & RT_FUSE_ADD) && qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
-        int32_t other = qn->in[0] == cur ? qn->in[1] : qn->in[0];
-        rt_value *ov = other >= 0 ? &s->vals[other] : NULL;
-        /* the residual: an intermediate float tensor of the same shape, in
-         * its own buffer, whose last remaining use is this Add */
-        if (ov && other != cur && ov->kind == RV_INTER && ov->buf >= 0 && ov->alias < 0 && !ov->is_output &&
-            ov->remaining == 1 && s->bufs[ov->buf].refs == 1 && ov->t.dtype == GIR_DT_F32 && ov->produced) {
-            rn->call.accumulate = true; /* shape checked after prepare */
-            mark_fused(s, q, rn);
-            cur = qn->out[0];
-            q = sole_consumer(s, cur);
-            if (q < 0)
-                return;
-            qn = g->nodes[q];
-        } else {
-            return;
-        }
-    }
-    if ((rn->k->flags & RT_FUSE_ACT) && qn->n_in >= 1 && qn->in[0] == cur && qn->n_out == 1 && qn->out[0] >= 0 &&
-        node_act(qn, &rn->call.act))
+    if (qn->n_in < 1 || qn->in[0] != cur || qn->n_out != 1 || qn->out[0] < 0)
+        return;
+    if (node_act(qn, &rn->call.act)) {
         mark_fused(s, q, rn);
+    } else if ((rn->k->flags & RT_FUSE_ACTX) && qn->op == GIR_OP_Sigmoid) {
+        rn->call.act.on = true;
+        rn->call.act.kind = RT_ACT_SIGMOID;
+        mark_fused(s, q, rn);
+    }
 }
 
 /* The residual value of a fused Add following node rn. */
@@ -719,16 +790,12 @@ static int32_t fused_residual(const gir_session *s, const rt_node *rn, int32_t *
 
 static void undo_fusion(gir_session *s, rt_node *rn)
 {
-    int32_t cur = rn->n->out[0];
-    for (int step = 0; step < 2; step++) {
-        int32_t q = sole_consumer(s, cur);
-        if (q < 0 || !s->nodes[q].skip)
-            break;
-        s->nodes[q].skip = false;
-        cur = s->g->nodes[q]->out[0];
-    }
+    int32_t self = (int32_t)(rn - s->nodes);
+    for (size_t i = 0; i < s->g->n_nodes; i++)
+        if (s->nodes[i].skip && s->nodes[i].host == self)
+            s->nodes[i].skip = false;
     rn->call.accumulate = false;
-    rn->call.act.on = false;
+    memset(&rn->call.act, 0, sizeof rn->call.act);
 }
 
 /* Constants every reader packed at prepare are unloaded after planning
@@ -752,21 +819,28 @@ static gir_status reload_dropped(gir_session *s, gir_error *err)
     return GIR_OK;
 }
 
-static void drop_packed_constants(gir_session *s)
+/* A constant the session loaded whose readers have all been prepared: if
+ * every one of them packed it (in_done), it is unloaded now, before later
+ * nodes pack theirs, so a model's weights are never held twice. */
+static bool droppable(const gir_session *s, const rt_value *v)
 {
-    const gir_graph *g = s->g;
-    for (size_t i = 0; i < g->n_values; i++) {
-        rt_value *v = &s->vals[i];
-        if (v->kind != RV_CONST || !v->src || !v->we_loaded || v->fed || v->is_output || v->uses == 0 || s->keep)
+    return v->kind == RV_CONST && v->src && v->we_loaded && !v->fed && !v->is_output && v->uses > 0 && !s->keep &&
+           !v->dropped;
+}
+
+static void drop_after_prepare(gir_session *s, const rt_node *rn)
+{
+    const gir_node *n = rn->n;
+    for (size_t j = 0; j < n->n_in; j++) {
+        int32_t vi = n->in[j];
+        if (vi < 0)
             continue;
-        bool all_done = true;
-        for (size_t k = 0; all_done && k < g->n_nodes; k++) {
-            const gir_node *n = g->nodes[k];
-            for (size_t j = 0; j < n->n_in; j++)
-                if (n->in[j] == (int32_t)i && !s->nodes[k].call.in_done[j])
-                    all_done = false;
-        }
-        if (all_done) {
+        rt_value *v = &s->vals[vi];
+        if (!droppable(s, v))
+            continue;
+        if (rn->skip || !rn->call.in_done[j])
+            v->needed = true;
+        if (--v->pending == 0 && !v->needed) {
             gir_tensor_unload(v->src);
             v->t.data = NULL;
             v->dropped = true;
@@ -788,6 +862,8 @@ static gir_status plan(gir_session *s, gir_error *err)
         v->buf = -1;
         v->alias = -1;
         v->produced = v->kind != RV_INTER;
+        v->needed = false;
+        v->pending = v->uses - (v->is_output ? 1 : 0);
         if (v->kind == RV_INPUT) {
             if (!v->fed)
                 return gir_fail(err, GIR_E_ARGUMENT, "input '%s' was not given", g->values[i]->name);
@@ -888,6 +964,7 @@ static gir_status plan(gir_session *s, gir_error *err)
             if (c->scratch_bytes > scratch)
                 scratch = c->scratch_bytes;
         }
+        drop_after_prepare(s, rn);
         /* inputs die after their last use (never in keep mode) */
         for (size_t j = 0; j < n->n_in; j++) {
             int32_t vi = n->in[j];
@@ -919,7 +996,6 @@ static gir_status plan(gir_session *s, gir_error *err)
         s->scratch_bytes = scratch;
     }
     s->planned = true;
-    drop_packed_constants(s);
     return GIR_OK;
 }
 

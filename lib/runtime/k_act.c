@@ -170,10 +170,26 @@ void rt_act_apply(const rt_act *a, float *y, size_t n)
         rt_act_map(a, y, y, n);
 }
 
-void rt_act_apply_rows(const rt_act *a, float *y, size_t rows, size_t n, size_t stride)
+typedef struct rows_job {
+    const rt_act *a;
+    float *y;
+    size_t n, stride;
+} rows_job;
+
+static void rows_part(void *ctx, size_t r0, size_t r1, int worker)
 {
-    if (!a->on)
+    (void)worker;
+    const rows_job *j = ctx;
+    for (size_t r = r0; r < r1; r++)
+        rt_act_map(j->a, j->y + r * j->stride, j->y + r * j->stride, j->n);
+}
+
+void rt_act_apply_rows(const rt_act *a, gir_threads *th, float *y, size_t rows, size_t n, size_t stride)
+{
+    if (!a->on || rows == 0 || n == 0)
         return;
-    for (size_t r = 0; r < rows; r++)
-        rt_act_map(a, y + r * stride, y + r * stride, n);
+    rows_job j = { a, y, n, stride };
+    /* at least ~16k elements per worker, else the hand-off costs more */
+    size_t min_rows = ((size_t)1 << 14) / n + 1;
+    rt_parallel_for(th, rows, 1, min_rows, rows_part, &j);
 }

@@ -500,6 +500,8 @@ static void dw_planes(void *ctx, size_t p0, size_t p1, int worker)
         } else {
             j->fn(&j->plane, xp, wp, b ? b[m] : 0.0f, y + p * cg->P);
         }
+        if (j->c->act.on && j->c->act.kind != RT_ACT_CLAMP)
+            rt_act_map(&j->c->act, y + p * cg->P, y + p * cg->P, cg->P);
     }
 }
 
@@ -537,7 +539,7 @@ static void conv_depthwise(const rt_call *c, const conv_geo *cg)
     a->ow_lo = lo;
     a->ow_hi = hi;
     a->accumulate = c->accumulate;
-    a->act = c->act.on;
+    a->act = c->act.on && c->act.kind == RT_ACT_CLAMP; /* others: after the plane */
     a->lo = c->act.lo;
     a->hi = c->act.hi;
     j.padfn = NULL;
@@ -578,15 +580,26 @@ static gir_status conv_run(rt_call *c, gir_error *err)
             a.packed_a = s->packed ? &s->packed[gi] : NULL;
             a.ldc = cg.P;
             a.bias_m = bias ? bias + gi * cg.Mg : NULL;
-            a.clamp = c->act.on;
+            a.clamp = c->act.on && c->act.kind == RT_ACT_CLAMP;
             a.lo = c->act.lo;
             a.hi = c->act.hi;
+            bool post_act = c->act.on && !a.clamp; /* applied to each block while it is in cache */
             if (cg.pointwise) {
-                a.n = cg.P;
-                a.b = xg;
-                a.ldb = cg.P;
-                a.c = yg;
-                gir_sgemm(&a, c->th);
+                size_t cols = cg.P;
+                if (post_act) {
+                    cols = ((size_t)1 << 16) / (cg.Mg ? cg.Mg : 1) / 64 * 64;
+                    if (cols < 256)
+                        cols = 256;
+                }
+                for (size_t c0 = 0; c0 < cg.P; c0 += cols) {
+                    a.n = cg.P - c0 < cols ? cg.P - c0 : cols;
+                    a.b = xg + c0;
+                    a.ldb = cg.P;
+                    a.c = yg + c0;
+                    gir_sgemm(&a, c->th);
+                    if (post_act)
+                        rt_act_apply_rows(&c->act, c->th, yg + c0, cg.Mg, a.n, cg.P);
+                }
                 continue;
             }
             gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[gi].isa : GIR_GEMM_AUTO);
@@ -599,6 +612,8 @@ static gir_status conv_run(rt_call *c, gir_error *err)
                 a.packed_b = c->scratch;
                 a.c = yg + r0 * OW;
                 gir_sgemm(&a, c->th);
+                if (post_act)
+                    rt_act_apply_rows(&c->act, c->th, a.c, cg.Mg, a.n, cg.P);
             }
         }
     }
@@ -606,7 +621,7 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     return GIR_OK;
 }
 
-const rt_kernel gir_k_conv = { conv_prepare, conv_run, conv_release, RT_FUSE_ACT | RT_FUSE_ADD };
+const rt_kernel gir_k_conv = { conv_prepare, conv_run, conv_release, RT_FUSE_ACT | RT_FUSE_ACTX | RT_FUSE_ADD };
 
 /* ---- ConvTranspose --------------------------------------------------------------- */
 

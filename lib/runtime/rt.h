@@ -38,10 +38,10 @@ typedef struct rt_act {
 
 /* y[i] = act(x[i]) over n floats (x may be y), vectorised (k_act.c). */
 void rt_act_map(const rt_act *a, const float *x, float *y, size_t n);
-/* In place over n floats, or rows of n floats stride apart; nothing when
- * a->on is false. */
+/* In place over n floats, or rows of n floats stride apart (split over
+ * th's workers); nothing when a->on is false. */
 void rt_act_apply(const rt_act *a, float *y, size_t n);
-void rt_act_apply_rows(const rt_act *a, float *y, size_t rows, size_t n, size_t stride);
+void rt_act_apply_rows(const rt_act *a, gir_threads *th, float *y, size_t rows, size_t n, size_t stride);
 
 typedef struct rt_call {
     const gir_graph *g;
