@@ -18,7 +18,6 @@
  *                  [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]
  * Exit status 1 when an output differs, a model fails to run, or setup
  * fails; figures never change the exit status. */
-#define _GNU_SOURCE
 #include "core/ir.h"
 #include "formats/format.h"
 #include "graphir/runtime.h"

@@ -277,6 +277,7 @@ typedef struct conv_state {
     size_t *ow_lo;           /* depthwise: per kw */
     size_t cap_kw;
     void *geo; /* conv_geo or convt_geo of the current plan */
+    rt_wino *wino; /* 3x3 stride 1: Winograd form of the weights (instead of packed) */
 } conv_state;
 
 static void conv_release(void *p)
@@ -289,6 +290,7 @@ static void conv_release(void *p)
     free(s->packed);
     free(s->ow_lo);
     free(s->geo);
+    rt_wino_free(s->wino);
     free(s);
 }
 
@@ -442,8 +444,24 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         }
         return GIR_OK;
     }
-    /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     const rt_tensor *w = c->in[1];
+    const rt_geom *gg = &cg.g;
+    if (s->wino && (s->wino->H != gg->in[1] || s->wino->W != gg->in[2] || s->wino->ph != gg->pb[1] ||
+                    s->wino->pw != gg->pb[2])) {
+        rt_wino_free(s->wino); /* another input size: the weights are loaded again for a new plan */
+        s->wino = NULL;
+    }
+    if (!s->packed && (s->wino || (c->in_const[1] && cg.G == 1 && gg->nsp == 2 && gg->k[1] == 3 && gg->k[2] == 3 &&
+                                   gg->s[1] == 1 && gg->s[2] == 1 && gg->d[1] == 1 && gg->d[2] == 1 &&
+                                   rt_wino_applies(cg.C, cg.M, gg->out[1], gg->out[2])))) {
+        if (!s->wino && (st = rt_wino_new(w->data, cg.M, cg.C, gg->in[1], gg->in[2], gg->out[1], gg->out[2],
+                                          gg->pb[1], gg->pb[2], &s->wino, err)))
+            return st;
+        c->in_done[1] = true;
+        c->scratch_bytes = rt_wino_scratch_floats(s->wino) * sizeof(float);
+        return GIR_OK;
+    }
+    /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     /* (the state lives as long as the weights: overridden constants free it) */
     if (c->in_const[1] && !s->packed) {
         s->packed = calloc(cg.G, sizeof *s->packed);
@@ -565,6 +583,12 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     const float *x = c->in[0]->data, *w = c->in[1]->data;
     const float *bias = c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL;
     float *y = c->out[0]->data;
+    if (s->wino) {
+        for (size_t n = 0; n < cg.N; n++)
+            rt_wino_run(s->wino, x + n * cg.C * cg.insp, bias, y + n * cg.M * cg.P, &c->act, c->accumulate,
+                        c->scratch, c->th);
+        return GIR_OK;
+    }
     const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];
     for (size_t n = 0; n < cg.N; n++) {
         for (size_t gi = 0; gi < cg.G; gi++) {

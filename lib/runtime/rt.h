@@ -228,4 +228,27 @@ rt_dwpad_fn rt_dwpad_select(int isa);
 /* Max pooling over the same padded plane (w and bias unused). */
 rt_dwpad_fn rt_maxpool_select(int isa);
 
+/* ---- Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions (k_winograd.c) ---- */
+
+#include "gemm.h"
+
+typedef struct rt_wino {
+    size_t C, M, H, W, OH, OW, ph, pw;
+    size_t th, tw;  /* tiles down and across */
+    size_t chunk;   /* tiles per pass */
+    gir_gemm_packed u[16]; /* transformed weights, M x C each */
+} rt_wino;
+
+/* Whether the transform pays for a C -> M convolution of OH x OW outputs. */
+bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW);
+/* Transforms and packs weights wt (M x C x 3 x 3) for an H x W input with
+ * pads ph (top), pw (left) and output OH x OW. */
+gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, size_t OH, size_t OW, size_t ph,
+                       size_t pw, rt_wino **out, gir_error *err);
+void rt_wino_free(rt_wino *w);
+size_t rt_wino_scratch_floats(const rt_wino *w);
+/* One image: x is C x H x W, y is M x OH x OW (added to when accumulate). */
+void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, const rt_act *act, bool accumulate,
+                 float *scratch, gir_threads *th);
+
 #endif
