@@ -5,12 +5,12 @@
  *
  * exp: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two parts so n ln2 is
  * exact), e^r by its degree-7 Taylor polynomial (truncation below 1e-8
- * relative), scaled by 2^n through the exponent bits; within 2 ulp of the
- * correctly rounded result over [-87.3, 88.7], 0 below, inf above, NaN
- * kept.  erf: Abramowitz-Stegun 7.1.26-style rational forms are not
+ * relative), scaled by 2^n through the exponent bits: a few ulp over
+ * [-87.3, 88.7] (Sigmoid built on it stays within 3 ulp, test_runtime
+ * checks), 0 below, inf above, NaN kept.  erf: Abramowitz-Stegun 7.1.26-style rational forms are not
  * accurate enough, so it uses erf(x) = 1 - erfc(x) with erfc(x) =
  * t exp(-x^2 + P(t)), t = 1 / (1 + x/2) (the Numerical Recipes erfcc
- * Chebyshev form, fractional error below 1.2e-7), and the odd Taylor
+ * Chebyshev fit, fractional error below 1.2e-7), and the odd Taylor
  * series x (2/sqrt(pi)) (1 - x^2/3 + x^4/10 - ...) for |x| < 0.5 where
  * 1 - erfc would cancel.  Each is compiled for AVX-512F, AVX2+FMA and
  * portable C (GCC vector extensions), chosen at run time. */
