@@ -1183,19 +1183,16 @@ GIR_API bool gir_session_profile_entry(const gir_session *s, size_t i, gir_profi
         e->op = gir_op_name(rn->n->op);
         e->total_ms = (double)rn->prof_ns / 1e6;
         e->runs = s->prof_runs;
-        /* the fused nodes follow it as sole consumers, each marked skip */
+        /* the nodes fused into it, in execution order */
         size_t len = 0;
-        int32_t cur = rn->n->n_out > 0 ? rn->n->out[0] : -1;
-        for (int step = 0; cur >= 0 && step < 8; step++) {
-            int32_t q = sole_consumer(s, cur);
-            if (q < 0 || !s->nodes[q].skip || s->nodes[q].host != s->order[oi])
-                break;
-            const char *name = gir_op_name(s->g->nodes[q]->op);
-            int w = snprintf(e->fused + len, sizeof e->fused - len, "%s%s", len ? "+" : "", name);
+        for (size_t k = oi + 1; k < s->n_order; k++) {
+            const rt_node *fn = &s->nodes[s->order[k]];
+            if (!fn->skip || fn->host != s->order[oi])
+                continue;
+            int w = snprintf(e->fused + len, sizeof e->fused - len, "%s%s", len ? "+" : "", gir_op_name(fn->n->op));
             if (w < 0 || (size_t)w >= sizeof e->fused - len)
                 break;
             len += (size_t)w;
-            cur = s->g->nodes[q]->n_out > 0 ? s->g->nodes[q]->out[0] : -1;
         }
         return true;
     }

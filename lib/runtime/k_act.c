@@ -21,26 +21,42 @@
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
-#define SPLAT(c) ((v8f){ 0 } + (c))
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
 
-#define VM_BODY(SUFFIX, ATTR)                                                                                  \
-    ATTR static inline v8f vexp_##SUFFIX(v8f x)                                                               \
+/* 1/d for d in [1, 2] (and NaN): a division, or on AVX-512 the 14-bit
+ * estimate and one Newton step (relative error ~2^-28 before rounding). */
+static inline v8f recip_generic(v8f d)
+{
+    return 1.0f / d;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx2,fma"))) static inline v8f recip_avx2(v8f d)
+{
+    return 1.0f / d;
+}
+__attribute__((target("avx512f,avx512dq"))) static inline v16f recip_avx512(v16f d)
+{
+    v16f r = (v16f)_mm512_rcp14_ps((__m512)d);
+    return r * (2.0f - d * r);
+}
+#endif
+
+/* One set of functions per vector type VF (lanes of float) and VI (int32
+ * lanes of the same width). */
+#define VM_BODY(SUFFIX, ATTR, VF, VI)                                                                         \
+    ATTR static inline VF vexp_##SUFFIX(VF x)                                                                 \
     {                                                                                                          \
-        const v8f hi = { 88.72283f, 88.72283f, 88.72283f, 88.72283f, 88.72283f, 88.72283f, 88.72283f,        \
-                         88.72283f };                                                                          \
-        v8i big = x > hi, small = x < -87.33654f;                                                              \
-        v8f xc = x;                                                                                            \
-        xc = (v8f)((v8i)xc & ~(big | small)); /* clamped lanes computed at 0, fixed below */                 \
-        v8f t = xc * 1.44269504088896341f;                                                                     \
-        v8f nf = __builtin_convertvector(__builtin_convertvector(t + (v8f)((v8i)(v8f){ 0.5f, 0.5f, 0.5f, 0.5f, \
-                                                                                         0.5f, 0.5f, 0.5f,   \
-                                                                                         0.5f } |             \
-                                                                         ((v8i)t & (int32_t)0x80000000)),    \
-                                                                  v8i),                                        \
-                                         v8f);                                                                 \
-        v8f r = xc - nf * 0.693145751953125f;                                                                  \
+        const VF zero = { 0 };                                                                                 \
+        VI big = x > 88.72283f, small = x < -87.33654f;                                                        \
+        VF xc = (VF)((VI)x & ~(big | small)); /* clamped lanes computed at 0, fixed below */                  \
+        VF t = xc * 1.44269504088896341f;                                                                      \
+        VF half = (VF)((VI)(zero + 0.5f) | ((VI)t & (int32_t)0x80000000)); /* +-0.5: round half away */     \
+        VF nf = __builtin_convertvector(__builtin_convertvector(t + half, VI), VF);                            \
+        VF r = xc - nf * 0.693145751953125f;                                                                   \
         r = r - nf * 1.428606765330187045e-06f;                                                                \
-        v8f p = SPLAT(1.0f / 5040.0f);                                                                                \
+        VF p = zero + 1.0f / 5040.0f;                                                                          \
         p = p * r + 1.0f / 720.0f;                                                                             \
         p = p * r + 1.0f / 120.0f;                                                                             \
         p = p * r + 1.0f / 24.0f;                                                                              \
@@ -48,23 +64,28 @@ typedef int32_t v8i __attribute__((vector_size(32)));
         p = p * r + 0.5f;                                                                                      \
         p = p * r + 1.0f;                                                                                      \
         p = p * r + 1.0f;                                                                                      \
-        v8i n = __builtin_convertvector(nf, v8i);                                                              \
-        v8f res = (v8f)((v8i)p + (n << 23));                                                                   \
-        const v8f inf = { INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY };   \
-        res = (v8f)(((v8i)res & ~(big | small)) | ((v8i)inf & big));                                          \
-        v8i nan = x != x;                                                                                      \
-        return (v8f)(((v8i)res & ~nan) | ((v8i)x & nan));                                                     \
+        VI n = __builtin_convertvector(nf, VI);                                                                \
+        VF res = (VF)((VI)p + (n << 23));                                                                      \
+        res = (VF)(((VI)res & ~(big | small)) | ((VI)(zero + INFINITY) & big));                               \
+        VI nan = x != x;                                                                                       \
+        return (VF)(((VI)res & ~nan) | ((VI)x & nan));                                                        \
     }                                                                                                          \
-    ATTR static inline v8f vsigmoid_##SUFFIX(v8f x)                                                           \
+    /* t = e^-|x| in (0, 1]: 1/(1 + t) for x >= 0, t/(1 + t) below, the      \
+     * divisor in [1, 2] (a reciprocal estimate refined once is exact enough) */ \
+    ATTR static inline VF vsigmoid_##SUFFIX(VF x)                                                             \
     {                                                                                                          \
-        return 1.0f / (1.0f + vexp_##SUFFIX(-x));                                                             \
+        VF t = vexp_##SUFFIX((VF)((VI)x | (int32_t)0x80000000));                                               \
+        VI pos = x >= 0.0f;                                                                                    \
+        VF num = (VF)(((VI)((VF){ 0 } + 1.0f) & pos) | ((VI)t & ~pos));                                       \
+        return num * recip_##SUFFIX(1.0f + t);                                                                 \
     }                                                                                                          \
-    ATTR static inline v8f verf_##SUFFIX(v8f x)                                                               \
+    ATTR static inline VF verf_##SUFFIX(VF x)                                                                 \
     {                                                                                                          \
-        v8i neg = x < 0.0f;                                                                                    \
-        v8f z = (v8f)((v8i)x & 0x7fffffff);                                                                    \
-        v8f t = 1.0f / (1.0f + 0.5f * z);                                                                      \
-        v8f q = SPLAT(0.17087277f);                                                                                   \
+        const VF zero = { 0 };                                                                                 \
+        VI neg = x < 0.0f;                                                                                     \
+        VF z = (VF)((VI)x & 0x7fffffff);                                                                       \
+        VF t = 1.0f / (1.0f + 0.5f * z);                                                                       \
+        VF q = zero + 0.17087277f;                                                                             \
         q = q * t - 0.82215223f;                                                                               \
         q = q * t + 1.48851587f;                                                                               \
         q = q * t - 1.13520398f;                                                                               \
@@ -74,11 +95,11 @@ typedef int32_t v8i __attribute__((vector_size(32)));
         q = q * t + 0.37409196f;                                                                               \
         q = q * t + 1.00002368f;                                                                               \
         q = q * t - 1.26551223f;                                                                               \
-        v8f erfc = t * vexp_##SUFFIX(q - z * z);                                                               \
-        v8f big = 1.0f - erfc;                                                                                 \
-        v8f z2 = z * z;                                                                                        \
+        VF erfc = t * vexp_##SUFFIX(q - z * z);                                                                \
+        VF big = 1.0f - erfc;                                                                                  \
+        VF z2 = z * z;                                                                                         \
         /* odd series for |x| < 0.5: 2/sqrt(pi) * sum (-1)^k x^(2k+1) / (k! (2k+1)) */                      \
-        v8f s = SPLAT(-1.0f / 75600.0f);                                                                              \
+        VF s = zero - 1.0f / 75600.0f;                                                                         \
         s = s * z2 + 1.0f / 9360.0f;                                                                           \
         s = s * z2 - 1.0f / 1320.0f;                                                                           \
         s = s * z2 + 1.0f / 216.0f;                                                                            \
@@ -86,57 +107,66 @@ typedef int32_t v8i __attribute__((vector_size(32)));
         s = s * z2 + 1.0f / 10.0f;                                                                             \
         s = s * z2 - 1.0f / 3.0f;                                                                              \
         s = s * z2 + 1.0f;                                                                                     \
-        v8f smallv = s * z * 1.12837916709551257f;                                                             \
-        v8i use_small = z < 0.5f;                                                                              \
-        v8f r = (v8f)(((v8i)smallv & use_small) | ((v8i)big & ~use_small));                                   \
-        r = (v8f)((v8i)r ^ (neg & (int32_t)0x80000000));                                                       \
-        v8i nan = x != x;                                                                                      \
-        return (v8f)(((v8i)r & ~nan) | ((v8i)x & nan));                                                       \
+        VF smallv = s * z * 1.12837916709551257f;                                                              \
+        VI use_small = z < 0.5f;                                                                               \
+        VF r = (VF)(((VI)smallv & use_small) | ((VI)big & ~use_small));                                        \
+        r = (VF)((VI)r ^ (neg & (int32_t)0x80000000));                                                         \
+        VI nan = x != x;                                                                                       \
+        return (VF)(((VI)r & ~nan) | ((VI)x & nan));                                                          \
     }                                                                                                          \
-    ATTR static inline v8f vact_##SUFFIX(const rt_act *a, v8f x)                                              \
+    ATTR static inline VF vhswish_##SUFFIX(VF x, float alpha, float beta)                                     \
     {                                                                                                          \
-        switch (a->kind) {                                                                                     \
-        case RT_ACT_SIGMOID: return vsigmoid_##SUFFIX(x);                                                     \
-        case RT_ACT_SILU: return x * vsigmoid_##SUFFIX(x);                                                    \
-        case RT_ACT_HSWISH: {                                                                                  \
-            v8f h = a->alpha * x + a->beta;                                                                    \
-            h = (v8f)((v8i)h & ~(h < 0.0f)); /* NaN stays */                                                   \
-            v8i one = h > 1.0f;                                                                                \
-            h = (v8f)(((v8i)h & ~one) | ((v8i)SPLAT(1.0f) & one));                                             \
-            return x * h;                                                                                      \
-        }                                                                                                      \
-        case RT_ACT_GELU: return 0.5f * x * (1.0f + verf_##SUFFIX(x * 0.70710678118654752f));                 \
-        case RT_ACT_ERF: return verf_##SUFFIX(x);                                                             \
-        default: {                                                                                             \
-            /* NaN passes through (comparisons with NaN are false) */                                          \
-            v8i below = x < a->lo, above = x > a->hi;                                                          \
-            v8f lo = a->lo - (v8f){ 0 }, hi = a->hi - (v8f){ 0 };                                              \
-            return (v8f)(((v8i)x & ~(below | above)) | ((v8i)lo & below) | ((v8i)hi & above));               \
-        }                                                                                                      \
-        }                                                                                                      \
+        VF h = alpha * x + beta;                                                                               \
+        h = (VF)((VI)h & ~(h < 0.0f)); /* NaN stays */                                                        \
+        VI one = h > 1.0f;                                                                                     \
+        h = (VF)(((VI)h & ~one) | ((VI)((VF){ 0 } + 1.0f) & one));                                            \
+        return x * h;                                                                                          \
     }                                                                                                          \
+    ATTR static inline VF vclamp_##SUFFIX(VF x, float lo, float hi)                                           \
+    {                                                                                                          \
+        /* NaN passes through (comparisons with NaN are false) */                                              \
+        VI below = x < lo, above = x > hi;                                                                     \
+        VF vlo = (VF){ 0 } + lo, vhi = (VF){ 0 } + hi;                                                         \
+        return (VF)(((VI)x & ~(below | above)) | ((VI)vlo & below) | ((VI)vhi & above));                     \
+    }                                                                                                          \
+    /* the kind is chosen once per call; each loop is over whole vectors and \
+     * a zero-padded tail */                                                                                   \
     ATTR static void act_apply_##SUFFIX(const rt_act *a, const float *x, float *y, size_t n)                  \
     {                                                                                                          \
-        size_t i = 0;                                                                                          \
-        for (; i + 8 <= n; i += 8) {                                                                           \
-            v8f v;                                                                                             \
-            memcpy(&v, x + i, sizeof v);                                                                       \
-            v = vact_##SUFFIX(a, v);                                                                           \
-            memcpy(y + i, &v, sizeof v);                                                                       \
-        }                                                                                                      \
-        if (i < n) {                                                                                           \
-            v8f v = { 0 };                                                                                     \
-            memcpy(&v, x + i, (n - i) * sizeof(float));                                                        \
-            v = vact_##SUFFIX(a, v);                                                                           \
-            memcpy(y + i, &v, (n - i) * sizeof(float));                                                        \
+        const size_t L = sizeof(VF) / sizeof(float);                                                           \
+        const float al = a->alpha, be = a->beta, lo = a->lo, hi = a->hi;                                       \
+        switch (a->kind) {                                                                                     \
+        case RT_ACT_SIGMOID: ACT_LOOP(VF, vsigmoid_##SUFFIX(v)); break;                                       \
+        case RT_ACT_SILU: ACT_LOOP(VF, v * vsigmoid_##SUFFIX(v)); break;                                      \
+        case RT_ACT_HSWISH: ACT_LOOP(VF, vhswish_##SUFFIX(v, al, be)); break;                                 \
+        case RT_ACT_GELU: ACT_LOOP(VF, 0.5f * v * (1.0f + verf_##SUFFIX(v * 0.70710678118654752f))); break;   \
+        case RT_ACT_ERF: ACT_LOOP(VF, verf_##SUFFIX(v)); break;                                               \
+        default: ACT_LOOP(VF, vclamp_##SUFFIX(v, lo, hi)); break;                                             \
         }                                                                                                      \
     }
 
-VM_BODY(generic, )
+#define ACT_LOOP(VF, EXPR)                                                                                     \
+    do {                                                                                                       \
+        size_t i = 0;                                                                                          \
+        for (; i + L <= n; i += L) {                                                                           \
+            VF v;                                                                                              \
+            memcpy(&v, x + i, sizeof v);                                                                       \
+            v = (EXPR);                                                                                        \
+            memcpy(y + i, &v, sizeof v);                                                                       \
+        }                                                                                                      \
+        if (i < n) {                                                                                           \
+            VF v = { 0 };                                                                                      \
+            memcpy(&v, x + i, (n - i) * sizeof(float));                                                        \
+            v = (EXPR);                                                                                        \
+            memcpy(y + i, &v, (n - i) * sizeof(float));                                                        \
+        }                                                                                                      \
+    } while (0)
+
+VM_BODY(generic, , v8f, v8i)
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ACT_X86 1
-VM_BODY(avx2, __attribute__((target("avx2,fma"))))
-VM_BODY(avx512, __attribute__((target("avx512f,avx512dq,avx512vl,prefer-vector-width=256"))))
+VM_BODY(avx2, __attribute__((target("avx2,fma"))), v8f, v8i)
+VM_BODY(avx512, __attribute__((target("avx512f,avx512dq"))), v16f, v16i)
 #endif
 
 typedef void (*act_fn)(const rt_act *a, const float *x, float *y, size_t n);
