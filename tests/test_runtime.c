@@ -654,6 +654,76 @@ static void test_fused_gated(void **state)
     gir_graph_free(g);
 }
 
+/* An elementwise Add takes a following activation: PyTorch's GELU chain
+ * (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: five nodes) and Relu;
+ * an integer Add keeps its Relu apart (activations are float kernels). */
+static void test_fused_elementwise(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    float a[N], b[N], want[N];
+    rt_fill(a, N, 41);
+    rt_fill(b, N, 42);
+    for (int i = 0; i < N; i++) {
+        a[i] *= 4.0f;
+        double v = (double)(a[i] + b[i]);
+        want[i] = (float)(0.5 * v * (1.0 + erf(v / sqrt(2.0))));
+    }
+    gir_graph *g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 2, DIMS(10, 100));
+    rt_input(g, "b", GIR_DT_F32, 2, DIMS(10, 100));
+    rt_const(g, "sqrt2", GIR_DT_F32, 0, NULL, F32S(1.41421353816986083984375f));
+    rt_const(g, "one", GIR_DT_F32, 0, NULL, F32S(1.0f));
+    rt_const(g, "half", GIR_DT_F32, 0, NULL, F32S(0.5f));
+    rt_node(g, GIR_OP_Add, "add", "a,b", "x");
+    rt_node(g, GIR_OP_Div, "div", "x,sqrt2", "d");
+    rt_node(g, GIR_OP_Erf, "erf", "d", "e");
+    rt_node(g, GIR_OP_Add, "add1", "one,e", "p");
+    rt_node(g, GIR_OP_Mul, "mul", "x,p", "m");
+    rt_node(g, GIR_OP_Mul, "mulhalf", "half,m", "y");
+    rt_output(g, "y");
+    gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), a), rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), b) };
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, in[0], &err), &err);
+    TU_OK(gir_session_set_input(s, 1, in[1], &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_fused_count(s), 5);
+    rt_expect_f32(gir_session_output(s, 0), 2, DIMS(10, 100), want, 1e-6);
+    gir_session_free(s);
+    gir_graph_free(g);
+    gir_tensor_unref(in[0]);
+    gir_tensor_unref(in[1]);
+
+    for (int ints = 0; ints < 2; ints++) {
+        g = rt_graph();
+        gir_dtype dt = ints ? GIR_DT_I64 : GIR_DT_F32;
+        rt_input(g, "a", dt, 1, DIMS(4));
+        rt_input(g, "b", dt, 1, DIMS(4));
+        rt_node(g, GIR_OP_Add, "add", "a,b", "x");
+        rt_node(g, GIR_OP_Relu, "relu", "x", "y");
+        rt_output(g, "y");
+        gir_tensor *ta = ints ? rt_tensor_new(dt, 1, DIMS(4), I64S(-5, 2, 3, -1))
+                              : rt_tensor_new(dt, 1, DIMS(4), F32S(-5, 2, 3, -1));
+        gir_tensor *tb = ints ? rt_tensor_new(dt, 1, DIMS(4), I64S(1, 1, -7, 4))
+                              : rt_tensor_new(dt, 1, DIMS(4), F32S(1, 1, -7, 4));
+        TU_OK(gir_session_new(g, 1, &s, &err), &err);
+        TU_OK(gir_session_set_input(s, 0, ta, &err), &err);
+        TU_OK(gir_session_set_input(s, 1, tb, &err), &err);
+        TU_OK(gir_session_run(s, &err), &err);
+        assert_int_equal(gir_rt_fused_count(s), ints ? 0 : 1);
+        if (ints)
+            rt_expect_i64(gir_session_output(s, 0), 1, DIMS(4), I64S(0, 3, 0, 3));
+        else
+            rt_expect_f32(gir_session_output(s, 0), 1, DIMS(4), F32S(0, 3, 0, 3), 0);
+        gir_session_free(s);
+        gir_tensor_unref(ta);
+        gir_tensor_unref(tb);
+        gir_graph_free(g);
+    }
+}
+
 /* The vectorised Sigmoid and Erf against double precision over a sweep
  * (and the special values): Sigmoid within 3 ulp of its result, Erf within
  * 2.5e-7 absolute; NaN stays NaN, the infinities give the limits. */
@@ -1114,6 +1184,7 @@ int main(void)
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math),
+        cmocka_unit_test(test_fused_elementwise),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),
         cmocka_unit_test(test_conv_transpose),

@@ -726,6 +726,72 @@ static bool gated_act(const gir_session *s, int32_t x, rt_act *act, int32_t *gat
     return false;
 }
 
+/* Value vi is a float32 constant holding the one number want (within
+ * 1e-6 relative). */
+static bool const_near(const gir_session *s, int32_t vi, double want)
+{
+    if (vi < 0)
+        return false;
+    const rt_value *v = &s->vals[vi];
+    if (v->kind != RV_CONST || v->fed || v->t.dtype != GIR_DT_F32 || v->t.numel != 1 || !v->t.data)
+        return false;
+    double f = *(const float *)v->t.data;
+    return fabs(f - want) <= 1e-6 * fabs(want);
+}
+
+/* The other operand of a two-input node that reads vi once, or -2. */
+static int32_t other_operand(const gir_node *n, int32_t vi)
+{
+    if (n->n_in != 2 || n->n_out != 1 || n->out[0] < 0)
+        return -2;
+    if (n->in[0] == vi && n->in[1] != vi)
+        return n->in[1];
+    if (n->in[1] == vi && n->in[0] != vi)
+        return n->in[0];
+    return -2;
+}
+
+/* GELU as PyTorch exports it: x read by Div(x, sqrt 2) -> Erf -> Add(1)
+ * and by Mul(x, that), then Mul(0.5).  Sets the activation and the five
+ * nodes. */
+static bool gelu_act(const gir_session *s, int32_t x, rt_act *act, int32_t nodes[5])
+{
+    const gir_graph *g = s->g;
+    const rt_value *v = &s->vals[x];
+    int32_t cs[3];
+    if (v->uses != 2 || v->is_output || consumers_of(s, x, cs, 3) != 2 || cs[0] == cs[1])
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const gir_node *dn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];
+        if (dn->op != GIR_OP_Div || mn->op != GIR_OP_Mul || dn->n_in != 2 || dn->in[0] != x ||
+            !const_near(s, dn->in[1], 1.4142135623730951) || dn->n_out != 1 || dn->out[0] < 0)
+            continue;
+        int32_t q = sole_consumer(s, dn->out[0]);
+        if (q < 0 || g->nodes[q]->op != GIR_OP_Erf || g->nodes[q]->n_out != 1 || g->nodes[q]->out[0] < 0)
+            continue;
+        int32_t erf = q;
+        q = sole_consumer(s, g->nodes[erf]->out[0]);
+        if (q < 0 || g->nodes[q]->op != GIR_OP_Add || !const_near(s, other_operand(g->nodes[q], g->nodes[erf]->out[0]), 1.0))
+            continue;
+        int32_t add = q;
+        if (sole_consumer(s, g->nodes[add]->out[0]) != cs[1 - k] || other_operand(mn, x) != g->nodes[add]->out[0])
+            continue;
+        q = sole_consumer(s, mn->out[0]);
+        if (q < 0 || g->nodes[q]->op != GIR_OP_Mul || !const_near(s, other_operand(g->nodes[q], mn->out[0]), 0.5))
+            continue;
+        memset(act, 0, sizeof *act);
+        act->on = true;
+        act->kind = RT_ACT_GELU;
+        nodes[0] = cs[k];
+        nodes[1] = erf;
+        nodes[2] = add;
+        nodes[3] = cs[1 - k];
+        nodes[4] = q;
+        return true;
+    }
+    return false;
+}
+
 /* Decides fusions for node ni (Conv/Gemm) before it is planned: a following
  * Add whose other operand's buffer can take the result, then Relu/Clip (or,
  * for RT_FUSE_ACTX kernels, Sigmoid, SiLU or HardSwish). */
@@ -762,6 +828,12 @@ static void plan_fusion(gir_session *s, rt_node *rn)
     if ((rn->k->flags & RT_FUSE_ACTX) && gated_act(s, cur, &rn->call.act, &gate, &mul)) {
         mark_fused(s, gate, rn);
         mark_fused(s, mul, rn);
+        return;
+    }
+    int32_t gelu[5];
+    if ((rn->k->flags & RT_FUSE_ACTX) && gelu_act(s, cur, &rn->call.act, gelu)) {
+        for (int i = 0; i < 5; i++)
+            mark_fused(s, gelu[i], rn);
         return;
     }
     if (q < 0)
@@ -896,7 +968,10 @@ static gir_status plan(gir_session *s, gir_error *err)
         if (rn->skip) {
             /* fused into its producer: its output is the producer's result */
             /* (a fused Add's two inputs share one buffer) */
+            /* (the operand in the fused chain: the one with a buffer, not a constant) */
             int32_t o = n->out[0], src = n->in[0];
+            for (size_t j = 0; j < n->n_in && (src < 0 || s->vals[src].buf < 0); j++)
+                src = n->in[j];
             s->vals[o].t = s->vals[src].t;
             s->vals[o].buf = s->vals[src].buf;
             s->bufs[s->vals[o].buf].refs++;
@@ -908,6 +983,8 @@ static gir_status plan(gir_session *s, gir_error *err)
                 gir_err_node(err, n->name);
                 return st;
             }
+            if (c->act.on && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32))
+                undo_fusion(s, rn); /* activations are float kernels */
             if (c->accumulate) {
                 int32_t add;
                 int32_t res = fused_residual(s, rn, &add);

@@ -965,12 +965,11 @@ static gir_status binary_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], ot, &s, err);
 }
 
-static gir_status binary_run(rt_call *c, gir_error *err)
+static void binary_compute(rt_call *c)
 {
-    (void)err;
     if (pow_mixed(c)) {
         pow_mixed_run(c);
-        return GIR_OK;
+        return;
     }
     gir_dtype ot;
     const rt_tensor *a = c->in[0], *b = c->in[1];
@@ -978,15 +977,25 @@ static gir_status binary_run(rt_call *c, gir_error *err)
         *(const float *)b->data == 2.0f) {
         /* x^2 (LayerNorm's variance): x*x is the correctly rounded square powf gives */
         bin_apply(c->th, f32_mul, a, a, c->out[0]);
-        return GIR_OK;
+        return;
     }
     bin_fn fn = bin_for(c->node->op, a->dtype, rt_int(c, "fmod", 0) != 0, &ot);
     bin_apply(c->th, fn, a, b, c->out[0]);
+}
+
+static gir_status binary_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    binary_compute(c);
+    if (c->act.on) { /* a fused activation (float results only: the executor checks) */
+        act_job aj = { c->act, c->out[0]->data, c->out[0]->data };
+        rt_parallel_for(c->th, c->out[0]->numel, 64, 1 << 15, act_part, &aj);
+    }
     return GIR_OK;
 }
 
 /* In place only when out has in[0]'s shape: the executor checks sizes. */
-const rt_kernel gir_k_binary = { binary_prepare, binary_run, NULL, RT_INPLACE };
+const rt_kernel gir_k_binary = { binary_prepare, binary_run, NULL, RT_INPLACE | RT_FUSE_ACT | RT_FUSE_ACTX };
 const rt_kernel gir_k_prelu = { binary_prepare, binary_run, NULL, RT_INPLACE };
 
 /* ---- variadic Max / Min / Sum / Mean --------------------------------------- */
