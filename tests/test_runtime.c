@@ -542,6 +542,10 @@ static void test_conv(void **state)
         { 1, 1, 4, 4, 4, { 17 }, { 3 }, { 1 }, { 1 }, { 1 }, { 1 }, true, NULL },
         { 3, 1, 2, 3, 1, { 5, 6, 7 }, { 3, 2, 3 }, { 1, 2, 1 }, { 1, 1, 2 }, { 1, 0, 1 }, { 1, 1, 0 }, true, NULL },
         { 3, 1, 4, 4, 2, { 4, 5, 6 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, false, NULL },
+        /* outputs 16 or more wide: im2col straight into GEMM panels (narrower
+         * ones above take the plain im2col) */
+        { 2, 1, 3, 8, 1, { 20, 37 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 8, 8, 2, { 9, 40 }, { 3, 3 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, { 1, 2 }, true, NULL },
         /* Winograd F(2x2,3x3): odd sizes (partial tiles), batch 2, asymmetric
          * pads, and rows wider than the row-at-a-time transforms take */
         { 2, 2, 16, 24, 1, { 15, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },

@@ -225,6 +225,47 @@ static void im2col_rows(void *ctx, size_t p0, size_t p1, int worker)
     }
 }
 
+/* Plain columns for narrow outputs (a panel would span many short output
+ * rows): B[k][(row - r0)*OW + ow] row-major, one k row per (c, kd, kh, kw),
+ * each output row a strided copy between zero margins; the GEMM packs it. */
+static void im2col_plain(void *ctx, size_t k0, size_t k1, int worker)
+{
+    (void)worker;
+    const im2col_job *j = ctx;
+    const rt_geom *g = j->g;
+    const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    const size_t D = g->in[0], H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+    const size_t ncols = (j->r1 - j->r0) * OW, sw = g->s[2], pw = g->pb[2];
+    for (size_t k = k0; k < k1; k++) {
+        size_t kw = k % KW, kh = k / KW % KH, kd = k / (KW * KH) % KD, ch = k / (KW * KH * KD);
+        const float *xc = j->x + ch * D * H * W;
+        size_t woff = kw * g->d[2];
+        size_t lo = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
+        size_t hi = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
+        if (hi > OW)
+            hi = OW;
+        if (lo > hi)
+            lo = hi;
+        float *dst = j->col + k * ncols;
+        for (size_t r = j->r0; r < j->r1; r++, dst += OW) {
+            size_t od = r / OH, oh = r % OH;
+            size_t id = od * g->s[0] + kd * g->d[0], ih = oh * g->s[1] + kh * g->d[1];
+            if (id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H || lo >= hi) {
+                zero_run(dst, OW);
+                continue;
+            }
+            const float *xs = xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W + woff - pw;
+            zero_run(dst, lo);
+            if (sw == 1)
+                copy_run(dst + lo, xs + lo, hi - lo);
+            else
+                for (size_t i = lo; i < hi; i++)
+                    dst[i] = xs[i * sw];
+            zero_run(dst + hi, OW - hi);
+        }
+    }
+}
+
 /* ---- depthwise plane kernels -------------------------------------------------- */
 
 #define DW_NAME dw_plane_generic
@@ -308,6 +349,9 @@ struct conv_geo {
     bool depthwise, pointwise;
     size_t chunk_rows; /* output rows per im2col chunk */
 };
+
+/* Outputs narrower than this take the plain im2col (im2col_plain). */
+#define NARROW_OW 16
 
 #define IM2COL_MAX_FLOATS ((size_t)1 << 18) /* 1 MiB of packed columns at a time: they stay in L2 */
 
@@ -630,10 +674,17 @@ static gir_status conv_run(rt_call *c, gir_error *err)
             for (size_t r0 = 0; r0 < rows; r0 += cg.chunk_rows) {
                 size_t r1 = r0 + cg.chunk_rows < rows ? r0 + cg.chunk_rows : rows;
                 im2col_job j = { &cg.g, xg, c->scratch, r0, r1, cg.Kg, l };
-                size_t panels = ((r1 - r0) * OW + l.nr - 1) / l.nr;
-                rt_parallel_for(c->th, panels, 1, 4, im2col_rows, &j);
                 a.n = (r1 - r0) * OW;
-                a.packed_b = c->scratch;
+                if (OW < NARROW_OW) {
+                    rt_parallel_for(c->th, cg.Kg, 1, 16, im2col_plain, &j);
+                    a.b = c->scratch;
+                    a.ldb = a.n;
+                    a.packed_b = NULL;
+                } else {
+                    size_t panels = ((r1 - r0) * OW + l.nr - 1) / l.nr;
+                    rt_parallel_for(c->th, panels, 1, 4, im2col_rows, &j);
+                    a.packed_b = c->scratch;
+                }
                 a.c = yg + r0 * OW;
                 gir_sgemm(&a, c->th);
                 if (post_act)
