@@ -229,8 +229,8 @@ int cmd_run(int argc, char **argv)
                    "  --profile                time every node over the --repeat runs (10 when not\n"
                    "                           given) and print the time per operator type and per\n"
                    "                           node, slowest first (fused nodes: with their producer)\n"
-                   "  --profile-json FILE      the same figures as JSON (FILE '-': standard output;\n"
-                   "                           an existing FILE is replaced only with -f)\n"
+                   "  --profile-json FILE      the same figures as JSON (FILE '-': standard output,\n"
+                   "                           alone there; an existing FILE is replaced only with -f)\n"
                    "  --from FORMAT, --params FILE   the model's format and weights file\n"
                    "  --input-shape NAME:D0,D1,..  an input's shape (formats without shapes)\n"
                    "  --batch-size N, -I KEY=VALUE  reader options, as for conversion\n"
@@ -245,6 +245,8 @@ int cmd_run(int argc, char **argv)
     }
     if ((profile || profile_json) && repeat == 0)
         repeat = 10;
+    /* JSON on standard output stands alone there */
+    bool json_stdout = profile_json && strcmp(profile_json, "-") == 0 && !profile;
     if (gc_load(argv[optind], from, opts, &g, &err) || gir_session_new(g, (int)threads, &s, &err) ||
         gc_feed_session(s, &feed, seed, NULL, &err) || gir_session_run(s, &err)) {
         rc = gc_report(&err);
@@ -271,7 +273,7 @@ int cmd_run(int argc, char **argv)
         }
         qsort(times, (size_t)repeat, sizeof *times, cmp_double);
         double med = repeat % 2 ? times[repeat / 2] : (times[repeat / 2 - 1] + times[repeat / 2]) / 2;
-        if (gc_verbosity >= 1)
+        if (gc_verbosity >= 1 && !json_stdout)
             printf("latency over %lld runs (%lld thread%s): median %.3f ms, min %.3f ms, max %.3f ms\n",
                    (long long)repeat, (long long)threads, threads == 1 ? "" : "s", med, times[0],
                    times[repeat - 1]);
@@ -310,7 +312,7 @@ int cmd_run(int argc, char **argv)
                 fprintf(stderr, "graphconv: wrote %s\n", path);
             free(path);
         }
-    } else if (gc_verbosity >= 1) {
+    } else if (gc_verbosity >= 1 && !json_stdout) {
         for (size_t i = 0; i < nout; i++)
             print_summary(g->values[g->outputs[i]]->name, gir_session_output(s, i));
     }

@@ -30,8 +30,10 @@ static int op_by_ms_desc(const void *a, const void *b)
 }
 
 /* The entries in execution order and the per-op totals (an op is the
- * node's own op; fused ones are part of it).  NULL when out of memory. */
-static gir_profile_entry *collect(const gir_session *s, size_t *n, op_total **ops, size_t *n_ops, double *total)
+ * node's own op; fused ones are part of it), the profiled runs and
+ * 1/runs.  NULL (said on stderr) when out of memory. */
+static gir_profile_entry *collect(const gir_session *s, size_t *n, op_total **ops, size_t *n_ops, double *total,
+                                  uint64_t *runs, double *per)
 {
     *n = gir_session_profile_count(s);
     *n_ops = 0;
@@ -42,6 +44,7 @@ static gir_profile_entry *collect(const gir_session *s, size_t *n, op_total **op
         free(e);
         free(*ops);
         *ops = NULL;
+        fputs("graphconv: out of memory\n", stderr);
         return NULL;
     }
     for (size_t i = 0; i < *n; i++) {
@@ -55,6 +58,8 @@ static gir_profile_entry *collect(const gir_session *s, size_t *n, op_total **op
         (*ops)[k].nodes++;
         (*ops)[k].ms += e[i].total_ms;
     }
+    *runs = *n ? e[0].runs : 0;
+    *per = *runs ? 1.0 / (double)*runs : 0;
     return e;
 }
 
@@ -62,14 +67,11 @@ int gc_profile_print(const gir_session *s, FILE *f)
 {
     size_t n, n_ops;
     op_total *ops;
-    double total;
-    gir_profile_entry *e = collect(s, &n, &ops, &n_ops, &total);
-    if (!e) {
-        fputs("graphconv: out of memory\n", stderr);
+    double total, per;
+    uint64_t runs;
+    gir_profile_entry *e = collect(s, &n, &ops, &n_ops, &total, &runs, &per);
+    if (!e)
         return GC_EXIT_IO;
-    }
-    uint64_t runs = n ? e[0].runs : 0;
-    double per = runs ? 1.0 / (double)runs : 0;
     fprintf(f, "profile over %llu run%s: %.3f ms per run in %zu executed nodes\n", (unsigned long long)runs,
             runs == 1 ? "" : "s", total * per, n);
     fprintf(f, "\nper operator type:\n%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "%");
@@ -96,14 +98,11 @@ int gc_profile_json(const gir_session *s, const char *model, int threads, FILE *
 {
     size_t n, n_ops;
     op_total *ops;
-    double total;
-    gir_profile_entry *e = collect(s, &n, &ops, &n_ops, &total);
-    if (!e) {
-        fputs("graphconv: out of memory\n", stderr);
+    double total, per;
+    uint64_t runs;
+    gir_profile_entry *e = collect(s, &n, &ops, &n_ops, &total, &runs, &per);
+    if (!e)
         return GC_EXIT_IO;
-    }
-    uint64_t runs = n ? e[0].runs : 0;
-    double per = runs ? 1.0 / (double)runs : 0;
     fputs("{\"model\": ", f);
     gc_json_string(f, model);
     fprintf(f, ", \"threads\": %d, \"runs\": %llu, \"ms_per_run\": %.6f,\n \"nodes\": [", threads,

@@ -688,14 +688,25 @@ static size_t consumers_of(const gir_session *s, int32_t vi, int32_t *out, size_
     return n;
 }
 
+/* Value x (not a graph output) is read by exactly two nodes, once each. */
+static bool two_consumers(const gir_session *s, int32_t x, int32_t cs[2])
+{
+    const rt_value *v = &s->vals[x];
+    int32_t c3[3];
+    if (v->uses != 2 || v->is_output || consumers_of(s, x, c3, 3) != 2 || c3[0] == c3[1])
+        return false;
+    cs[0] = c3[0];
+    cs[1] = c3[1];
+    return true;
+}
+
 /* x read by exactly a Sigmoid or HardSigmoid and a Mul of x by that gate:
  * SiLU or HardSwish.  Sets the activation and the two nodes. */
 static bool gated_act(const gir_session *s, int32_t x, rt_act *act, int32_t *gate, int32_t *mul)
 {
     const gir_graph *g = s->g;
-    const rt_value *v = &s->vals[x];
-    int32_t cs[3];
-    if (v->uses != 2 || v->is_output || consumers_of(s, x, cs, 3) != 2 || cs[0] == cs[1])
+    int32_t cs[2];
+    if (!two_consumers(s, x, cs))
         return false;
     for (int k = 0; k < 2; k++) {
         const gir_node *gn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];
@@ -757,9 +768,8 @@ static int32_t other_operand(const gir_node *n, int32_t vi)
 static bool gelu_act(const gir_session *s, int32_t x, rt_act *act, int32_t nodes[5])
 {
     const gir_graph *g = s->g;
-    const rt_value *v = &s->vals[x];
-    int32_t cs[3];
-    if (v->uses != 2 || v->is_output || consumers_of(s, x, cs, 3) != 2 || cs[0] == cs[1])
+    int32_t cs[2];
+    if (!two_consumers(s, x, cs))
         return false;
     for (int k = 0; k < 2; k++) {
         const gir_node *dn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];

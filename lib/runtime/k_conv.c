@@ -126,6 +126,19 @@ typedef struct im2col_job {
     gir_gemm_blayout l;
 } im2col_job;
 
+/* Output columns [*lo, *hi) whose input column for kernel column kw lies
+ * inside the row (the rest read padding). */
+static inline void kw_span(const rt_geom *g, size_t kw, size_t *lo, size_t *hi)
+{
+    size_t woff = kw * g->d[2], pw = g->pb[2], sw = g->s[2], W = g->in[2];
+    size_t l = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
+    size_t h = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
+    if (h > g->out[2])
+        h = g->out[2];
+    *lo = l < h ? l : h;
+    *hi = h;
+}
+
 /* Short copies and fills inline (library calls cost more than the work on
  * runs of at most a panel). */
 static inline void copy_run(float *d, const float *src, size_t n)
@@ -177,13 +190,8 @@ static void im2col_rows(void *ctx, size_t p0, size_t p1, int worker)
             size_t pc = k / KC * KC, kcb = K - pc < KC ? K - pc : KC;
             float *dst = j->col + pc * npad + p * NR * kcb + (k - pc) * NR;
             const float *xc = j->x + ch * D * H * W;
-            size_t woff = kw * dw;
-            size_t lo = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
-            size_t hi = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
-            if (hi > OW)
-                hi = OW;
-            if (lo > hi)
-                lo = hi;
+            size_t woff = kw * dw, lo, hi;
+            kw_span(g, kw, &lo, &hi);
             for (size_t q = 0; q < nseg; q++) {
                 const struct seg *sg = &segs[q];
                 float *d = dst + sg->off;
@@ -239,13 +247,8 @@ static void im2col_plain(void *ctx, size_t k0, size_t k1, int worker)
     for (size_t k = k0; k < k1; k++) {
         size_t kw = k % KW, kh = k / KW % KH, kd = k / (KW * KH) % KD, ch = k / (KW * KH * KD);
         const float *xc = j->x + ch * D * H * W;
-        size_t woff = kw * g->d[2];
-        size_t lo = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
-        size_t hi = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
-        if (hi > OW)
-            hi = OW;
-        if (lo > hi)
-            lo = hi;
+        size_t woff = kw * g->d[2], lo, hi;
+        kw_span(g, kw, &lo, &hi);
         float *dst = j->col + k * ncols;
         for (size_t r = j->r0; r < j->r1; r++, dst += OW) {
             size_t od = r / OH, oh = r % OH;
@@ -589,15 +592,8 @@ static void conv_depthwise(const rt_call *c, const conv_geo *cg)
     a->ph = g->pb[1];
     a->pw = g->pb[2];
     size_t *lo = s->ow_lo, *hi = s->ow_lo + g->k[2];
-    for (size_t kw = 0; kw < g->k[2]; kw++) {
-        size_t woff = kw * g->d[2];
-        lo[kw] = woff >= g->pb[2] ? 0 : (g->pb[2] - woff + g->s[2] - 1) / g->s[2];
-        hi[kw] = g->in[2] - 1 + g->pb[2] < woff ? 0 : (g->in[2] - 1 + g->pb[2] - woff) / g->s[2] + 1;
-        if (hi[kw] > g->out[2])
-            hi[kw] = g->out[2];
-        if (lo[kw] > hi[kw])
-            lo[kw] = hi[kw];
-    }
+    for (size_t kw = 0; kw < g->k[2]; kw++)
+        kw_span(g, kw, &lo[kw], &hi[kw]);
     a->ow_lo = lo;
     a->ow_hi = hi;
     a->accumulate = c->accumulate;
