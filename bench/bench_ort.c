@@ -10,7 +10,8 @@
  *
  * Models: ../shared/models (resnet18, mobilenet_v2, squeezenet1_0) and the
  * torchvision exports of scripts/torchvision_export.py, made in the cache
- * folder (--tv-dir, $GIR_TV_DIR, default ./tv-models) when missing.
+ * folder (--tv-dir, $GIR_TV_DIR, default $XDG_CACHE_HOME or
+ * ~/.cache /graphconv-torchvision) when missing.
  * ONNX Runtime: $ORT_DIR (or --ort-dir) is a folder where
  * `npm install --ignore-scripts onnxruntime-node` was run.
  *
@@ -274,25 +275,29 @@ static bool selected(const char *only, const char *name)
  * script; false when that fails. */
 static bool export_tv(const char *dir, const char *root, const char *only)
 {
-    bool missing = false;
-    for (size_t i = 0; i < sizeof tv_names / sizeof *tv_names; i++) {
+    enum { NTV = sizeof tv_names / sizeof *tv_names };
+    char *argv[NTV + 4] = { "/usr/bin/python3", NULL, (char *)dir };
+    int argc = 3;
+    for (size_t i = 0; i < NTV; i++) {
         if (!selected(only, tv_names[i]))
             continue;
         char *p = gir_strdupf("%s/%s.onnx", dir, tv_names[i]);
         char *q = gir_strdupf("%s/%s.input.npy", dir, tv_names[i]);
         if (!p || !q || !exists(p) || !exists(q))
-            missing = true;
+            argv[argc++] = (char *)tv_names[i];
         free(p);
         free(q);
     }
-    if (!missing)
+    if (argc == 3)
         return true;
+    argv[argc] = NULL;
     char *script = gir_strdupf("%s/scripts/torchvision_export.py", root);
     if (!script)
         return false;
-    fprintf(stderr, "bench_ort: exporting torchvision models into %s (once; needs python3-torchvision)\n", dir);
+    argv[1] = script;
+    fprintf(stderr, "bench_ort: exporting %d torchvision model%s into %s (once; needs python3-torchvision)\n",
+            argc - 3, argc == 4 ? "" : "s", dir);
     mkdir(dir, 0777);
-    char *argv[] = { "/usr/bin/python3", script, (char *)dir, NULL };
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
@@ -348,8 +353,18 @@ int main(int argc, char **argv)
     setenv("ORT_DIR", ort_dir, 1);
     if (!shared)
         shared = "../shared";
-    if (!tv_dir)
-        tv_dir = "tv-models";
+    char *tv_default = NULL;
+    if (!tv_dir) {
+        /* a cache outside the repository: $XDG_CACHE_HOME or ~/.cache */
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        char *base = xdg && *xdg ? gir_strdupf("%s", xdg) : gir_strdupf("%s/.cache", home && *home ? home : "/tmp");
+        if (base) {
+            mkdir(base, 0777);
+            tv_default = gir_strdupf("%s/graphconv-torchvision", base);
+        }
+        free(base);
+        tv_dir = tv_default ? tv_default : "tv-models";
+    }
     char *ort_js = gir_strdupf("%s/bench/ort_worker.js", root);
     char tmpl[] = "/tmp/bench_ort.XXXXXX";
     if (!ort_js || !mkdtemp(tmpl)) {
@@ -465,6 +480,7 @@ int main(int argc, char **argv)
     free(t_ours);
     free(t_ort);
     free(ort_js);
+    free(tv_default);
     if (failures)
         printf("%d failure%s (outputs differ or a model did not run)\n", failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;
