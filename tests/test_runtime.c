@@ -728,6 +728,49 @@ static void test_fused_elementwise(void **state)
     }
 }
 
+/* Transposes that move the contiguous axis (the tiled copy), against the
+ * index formula: NCHW <-> NHWC and a full reversal, sizes not multiples of
+ * the tile. */
+static void test_transpose_tiled(void **state)
+{
+    (void)state;
+    const int64_t d[4] = { 3, 5, 37, 19 };
+    const int64_t perms[3][4] = { { 0, 2, 3, 1 }, { 0, 3, 1, 2 }, { 3, 2, 1, 0 } };
+    size_t n = 3 * 5 * 37 * 19;
+    float *x = malloc(n * sizeof(float)), *want = malloc(n * sizeof(float));
+    rt_fill(x, n, 61);
+    for (int p = 0; p < 3; p++) {
+        const int64_t *pm = perms[p];
+        int64_t od[4];
+        for (int i = 0; i < 4; i++)
+            od[i] = d[pm[i]];
+        size_t o = 0;
+        int64_t idx[4];
+        for (idx[0] = 0; idx[0] < od[0]; idx[0]++)
+            for (idx[1] = 0; idx[1] < od[1]; idx[1]++)
+                for (idx[2] = 0; idx[2] < od[2]; idx[2]++)
+                    for (idx[3] = 0; idx[3] < od[3]; idx[3]++) {
+                        int64_t src[4];
+                        for (int i = 0; i < 4; i++)
+                            src[pm[i]] = idx[i];
+                        want[o++] = x[((src[0] * d[1] + src[1]) * d[2] + src[2]) * d[3] + src[3]];
+                    }
+        gir_graph *g = rt_graph();
+        rt_input(g, "x", GIR_DT_F32, 4, d);
+        gir_node *t = rt_node(g, GIR_OP_Transpose, "t", "x", "y");
+        rt_attr_ints(g, t, "perm", pm, 4);
+        rt_output(g, "y");
+        gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, d, x), *out;
+        rt_run(g, 1, &in, 1, &out, 1);
+        rt_expect_f32(out, 4, od, want, 0);
+        gir_tensor_unref(out);
+        gir_tensor_unref(in);
+        gir_graph_free(g);
+    }
+    free(x);
+    free(want);
+}
+
 /* The vectorised Sigmoid and Erf against double precision over a sweep
  * (and the special values): Sigmoid within 3 ulp of its result, Erf within
  * 2.5e-7 absolute; NaN stays NaN, the infinities give the limits. */
@@ -1188,7 +1231,7 @@ int main(void)
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math),
-        cmocka_unit_test(test_fused_elementwise),
+        cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),
         cmocka_unit_test(test_conv_transpose),
