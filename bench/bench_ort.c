@@ -44,6 +44,14 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* CPU time of the whole process (every thread), user and system. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -95,12 +103,12 @@ static int worker(char **argv)
     while (fgets(line, sizeof line, stdin)) {
         if (strncmp(line, "run", 3) != 0)
             continue;
-        double t0 = now_ms();
+        double t0 = now_ms(), c0 = cpu_ms();
         if (gir_session_run(s, &err)) {
             report_error(model, &err);
             goto done;
         }
-        printf("%.4f\n", now_ms() - t0);
+        printf("%.4f %.4f\n", now_ms() - t0, cpu_ms() - c0);
         fflush(stdout);
     }
     rc = 0;
@@ -160,15 +168,18 @@ static bool proc_start(proc *p, char *const argv[])
     return p->ok;
 }
 
-/* One timed run: the latency the worker measured, or -1. */
-static double proc_run(proc *p)
+/* One timed run: the latency the worker measured (and its CPU time in
+ * *cpu), or -1. */
+static double proc_run(proc *p, double *cpu)
 {
-    char line[64];
+    char line[96], *end;
     if (!p->ok || write(p->to, "run\n", 4) != 4 || !fgets(line, sizeof line, p->from)) {
         p->ok = false;
         return -1;
     }
-    return strtod(line, NULL);
+    double ms = strtod(line, &end);
+    *cpu = strtod(end, NULL);
+    return ms;
 }
 
 static void proc_finish(proc *p)
@@ -401,22 +412,25 @@ int main(int argc, char **argv)
 
     printf("runtime vs ONNX Runtime, side by side: median of %d interleaved runs after %d warm-up runs\n", runs,
            warmup);
-    printf("ratio = ours / ORT (below 1: we are faster); RSS = peak resident set of each worker process\n");
-    printf("(ORT's includes node's own ~40 MiB); bound = 1.25 x file + 80 MiB; diff = max |ours - ort|\n\n");
+    printf("ms: median wall time of a run; cpu: median CPU time of the worker process during a run (all its\n");
+    printf("threads: robust to other load at 1 thread); ratio = ours / ORT (below 1: we are faster); MiB = peak\n");
+    printf("resident set of each worker process (ORT's includes node's own ~40 MiB); bound = 1.25 x file + 80 MiB;\n");
+    printf("file = model file MiB; diff = max |ours - ort|\n\n");
     int failures = 0;
     double *t_ours = calloc((size_t)runs, sizeof *t_ours), *t_ort = calloc((size_t)runs, sizeof *t_ort);
-    if (!t_ours || !t_ort)
+    double *c_ours = calloc((size_t)runs, sizeof *c_ours), *c_ort = calloc((size_t)runs, sizeof *c_ort);
+    if (!t_ours || !t_ort || !c_ours || !c_ort)
         return 1;
     for (int ti = 0; ti < nt; ti++) {
         int th = thread_counts[ti];
-        double log_sum = 0;
+        double log_sum = 0, log_cpu = 0;
         int n_ratio = 0, over_13 = 0, over_rss = 0;
         char ths[16], wus[16];
         snprintf(ths, sizeof ths, "%d", th);
         snprintf(wus, sizeof wus, "%d", warmup);
         printf("%d thread%s\n", th, th == 1 ? "" : "s");
-        printf("%-20s %9s %9s %6s %9s %9s %9s %9s  %s\n", "model", "ours ms", "ort ms", "ratio", "ours MiB",
-               "ort MiB", "bound", "file MiB", "diff");
+        printf("%-20s %9s %9s %6s %9s %9s %6s %8s %8s %6s %7s  %s\n", "model", "ours ms", "ort ms", "ratio",
+               "ours cpu", "ort cpu", "ratio", "ours MiB", "ort MiB", "bound", "file", "diff");
         fflush(stdout);
         for (size_t mi = 0; mi < nm; mi++) {
             model *m = &models[mi];
@@ -429,11 +443,11 @@ int main(int argc, char **argv)
             bool ok_b = ok_a && proc_start(&b, ort_argv);
             for (int r = 0; ok_a && ok_b && r < runs; r++) {
                 if (r % 2 == 0) {
-                    t_ours[r] = proc_run(&a);
-                    t_ort[r] = proc_run(&b);
+                    t_ours[r] = proc_run(&a, &c_ours[r]);
+                    t_ort[r] = proc_run(&b, &c_ort[r]);
                 } else {
-                    t_ort[r] = proc_run(&b);
-                    t_ours[r] = proc_run(&a);
+                    t_ort[r] = proc_run(&b, &c_ort[r]);
+                    t_ours[r] = proc_run(&a, &c_ours[r]);
                 }
                 if (t_ours[r] < 0 || t_ort[r] < 0)
                     ok_a = ok_b = false;
@@ -447,15 +461,17 @@ int main(int argc, char **argv)
                 failures++;
             } else {
                 double mo = median(t_ours, runs), mr = median(t_ort, runs), ratio = mo / mr;
+                double co = median(c_ours, runs), cr = median(c_ort, runs), cratio = cr > 0 ? co / cr : 0;
                 double fm = file_mib(m->path), bound = 1.25 * fm + 80;
                 double rss_a = (double)a.maxrss_kib / 1024, rss_b = (double)b.maxrss_kib / 1024;
                 double max_abs;
                 double rel = compare_outputs(out_ours, out_ort, &max_abs);
                 bool match = rel >= 0 && rel <= 1e-4;
-                printf("%-20s %9.2f %9.2f %6.2f %9.0f %9.0f %9.0f %9.1f  %.2e%s%s%s\n", m->name, mo, mr, ratio, rss_a,
-                       rss_b, bound, fm, max_abs, match ? "" : " MISMATCH", ratio > 1.3 ? " slow" : "",
-                       rss_a > bound ? " rss-over" : "");
+                printf("%-20s %9.2f %9.2f %6.2f %9.2f %9.2f %6.2f %8.0f %8.0f %6.0f %7.1f  %.2e%s%s%s\n", m->name, mo,
+                       mr, ratio, co, cr, cratio, rss_a, rss_b, bound, fm, max_abs, match ? "" : " MISMATCH",
+                       ratio > 1.3 ? " slow" : "", rss_a > bound ? " rss-over" : "");
                 log_sum += log(ratio);
+                log_cpu += cratio > 0 ? log(cratio) : 0;
                 n_ratio++;
                 over_13 += ratio > 1.3;
                 over_rss += rss_a > bound;
@@ -469,8 +485,9 @@ int main(int argc, char **argv)
             free(out_ort);
         }
         if (n_ratio)
-            printf("geometric mean of %d ratios (%d thread%s): %.3f; above 1.3: %d; RSS above bound: %d\n\n", n_ratio,
-                   th, th == 1 ? "" : "s", exp(log_sum / n_ratio), over_13, over_rss);
+            printf("geometric mean of %d ratios (%d thread%s): latency %.3f, CPU time %.3f; latency above 1.3: %d; "
+                   "RSS above bound: %d\n\n",
+                   n_ratio, th, th == 1 ? "" : "s", exp(log_sum / n_ratio), exp(log_cpu / n_ratio), over_13, over_rss);
     }
     rmdir(tmpl);
     for (size_t i = 0; i < nm; i++) {
@@ -479,6 +496,8 @@ int main(int argc, char **argv)
     }
     free(t_ours);
     free(t_ort);
+    free(c_ours);
+    free(c_ort);
     free(ort_js);
     free(tv_default);
     if (failures)

@@ -3,8 +3,9 @@
 // Loads MODEL into onnxruntime-node (found in $ORT_DIR/node_modules), feeds
 // INPUT.npy (float32, C order) to the first input, runs WARMUP times, writes
 // the first output to OUT.npy and prints "ready".  Then each "run" line on
-// stdin runs the model once and prints the latency in milliseconds; end of
-// input ends the process.
+// stdin runs the model once and prints its latency in milliseconds; end of
+// input ends the process.  A run's line is "WALL_MS CPU_MS" (CPU time of
+// the whole process during the run: user + system).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -74,9 +75,11 @@ function npyWrite(file, data, dims) {
   const rl = readline.createInterface({ input: process.stdin });
   for await (const line of rl) {
     if (line.trim() !== 'run') continue;
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await session.run(feeds);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    process.stdout.write(ms.toFixed(4) + '\n');
+    const c = process.cpuUsage(c0);
+    process.stdout.write(ms.toFixed(4) + ' ' + ((c.user + c.system) / 1000).toFixed(4) + '\n');
   }
 })().catch((e) => fail(String(e && e.message ? e.message : e)));
