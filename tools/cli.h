@@ -68,6 +68,12 @@ typedef struct gc_param_stats {
 } gc_param_stats;
 gc_param_stats gc_parameters(const gir_graph *g);
 
+/* graphconv run --profile: the session's profile (gir_session_set_profiling)
+ * as tables per operator type and per node, or as JSON. */
+struct gir_session;
+int gc_profile_print(const struct gir_session *s, FILE *f);
+int gc_profile_json(const struct gir_session *s, const char *model, int threads, FILE *f);
+
 /* Subcommands: argv[0] is the subcommand name. */
 int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
