@@ -203,7 +203,7 @@ const gir_op_map nnb_op_map[] = {
     { "LogSoftmax", GIR_OP_LogSoftmax, RW, axis_attrs, NULL },
     { "ELU", GIR_OP_Elu, RW, NULL, NULL },
     { "SELU", GIR_OP_Selu, RW, NULL, "scale is gamma" },
-    { "PReLU", GIR_OP_PRelu, RW, NULL, "one shared slope only (a (C,) slope is kept opaque)" },
+    { "PReLU", GIR_OP_PRelu, RW, NULL, "one shared slope, or one per channel of axis 1 (base_axis=1)" },
     { "SoftPlus", GIR_OP_Softplus, RW, NULL, "beta must be 1" },
     { "HardSigmoid", GIR_OP_HardSigmoid, RW, NULL, "alpha 0.2, beta 0.5" },
     { "HardTanh", GIR_OP_Clip, RW, NULL, "Clip(-1, 1)" },

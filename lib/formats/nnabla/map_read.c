@@ -749,13 +749,37 @@ static gir_status map_prelu(mctx *m, bool *mapped)
     const Nnabla__PReLUParameter *p = PARAM(m, PRELU_PARAM, prelu_param, zero);
     bool ok;
     check_arity(m, 2, 2, 1, 1, &ok);
-    /* one shared slope broadcasts the same in both; a (C,) slope would need
-     * the ONNX shape (C, 1, ...) */
-    if (!ok || numel_of(m, m->in[1]) != 1 || rank_of(m, m->in[1]) != 1 || p->base_axis != 1)
+    /* one shared slope broadcasts the same in both; a (C,) slope of axis 1
+     * gets trailing unit axes (an Unsqueeze the writer folds back) */
+    if (!ok || rank_of(m, m->in[1]) != 1 || p->base_axis != 1)
+        return GIR_OK;
+    const gir_value *x = val(m, m->in[0]);
+    int rx = x ? x->shape.rank : -1;
+    int64_t c = numel_of(m, m->in[1]);
+    if (c != 1 && (rx < 2 || x->shape.dims[1] != c))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
-    TRY(simple(m, GIR_OP_PRelu, &n));
+    if (c == 1 || rx == 2) {
+        TRY(simple(m, GIR_OP_PRelu, &n));
+        return infer(m, n);
+    }
+    const char *uname = gir_arena_printf(&m->g->arena, "%s/slope", m->name);
+    if (!uname)
+        return gir_nomem(m->err);
+    gir_node *u;
+    TRY(add_node(m, gir_graph_unique_node_name(m->g, uname), GIR_OP_Unsqueeze, 1, 1, &u));
+    u->in[0] = m->in[1];
+    int64_t axes[GIR_MAX_RANK];
+    for (int i = 0; i < rx - 2; i++)
+        axes[i] = i + 1;
+    TRY(set_ints(m, u, "axes", axes, (size_t)rx - 2));
+    TRY(gir_node_make_output(m->g, u, 0, gir_graph_unique_value_name(m->g, uname), m->err));
+    TRY(infer(m, u));
+    TRY(add_node(m, m->name, GIR_OP_PRelu, 2, 1, &n));
+    n->in[0] = m->in[0];
+    n->in[1] = u->out[0];
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
     return infer(m, n);
 }
 

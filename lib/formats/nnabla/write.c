@@ -1863,8 +1863,10 @@ static void emit_node(wctx *w, size_t ni)
         return;
     }
     case GIR_OP_PRelu: {
-        const gir_value *s = V(w, n->in[1]);
-        if (!s || gir_shape_numel(&s->shape) != 1) {
+        const gir_value *s = V(w, root(w, n->in[1])), *x = V(w, n->in[0]);
+        bool per_channel = s && x && s->shape.rank == 1 && x->shape.rank >= 2 && s->shape.dims[0] >= 1 &&
+                           s->shape.dims[0] == x->shape.dims[1] && (x->shape.rank == 2 || root(w, n->in[1]) != n->in[1]);
+        if (!s || (gir_shape_numel(&s->shape) != 1 && !per_channel)) {
             refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "PRelu with a slope per channel");
             return;
         }
@@ -2016,6 +2018,22 @@ static void fold_pairs(wctx *w)
             if (rs->op == GIR_OP_Reshape && gir_attrs_find(&rs->meta, NNB_META_FUSED)) {
                 w->fuse_src[i] = r->producer;
                 w->node_done[r->producer] = 1;
+            }
+        } else if (n->op == GIR_OP_PRelu && n->in[1] >= 0 && single_use(w, n->in[1]) &&
+                   g->values[n->in[1]]->producer >= 0) {
+            /* a slope per channel, unsqueezed to [C,1,..] for canonical
+             * broadcasting: PReLU(base_axis=1) takes the [C] itself */
+            int32_t ui = g->values[n->in[1]]->producer;
+            const gir_node *u = g->nodes[ui];
+            const int64_t *ax;
+            ptrdiff_t k = u->op == GIR_OP_Unsqueeze ? gir_attrs_get_ints(&u->attrs, "axes", &ax) : -1;
+            const gir_value *x = V(w, n->in[0]), *sl = u->n_in == 1 ? V(w, u->in[0]) : NULL;
+            bool ok = k >= 1 && x && x->shape.rank == k + 2 && sl && sl->shape.rank == 1;
+            for (ptrdiff_t j = 0; ok && j < k; j++)
+                ok = ax[j] == j + 1;
+            if (ok) {
+                w->alias[n->in[1]] = u->in[0];
+                w->node_done[ui] = 1;
             }
         } else if (n->op == GIR_OP_AveragePool && strcmp(type, "SumPooling") == 0 &&
                    gir_node_int(n, "count_include_pad", 0) && !gir_node_int(n, "ceil_mode", 0)) {

@@ -703,6 +703,55 @@ static gir_status wr_leaky(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     return finish_attrs(w, n, f, &l, err);
 }
 
+/* The Unsqueeze giving PRelu's per-channel slope its trailing unit axes
+ * (as the readers make it), folded into LeakyReLU prelu / prelu, or -1. */
+int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *n)
+{
+    if (n->op != GIR_OP_PRelu || n->n_in != 2 || n->in[1] < 0)
+        return -1;
+    const gir_value *s = w->g->values[n->in[1]];
+    if (s->producer < 0 || w->uses[n->in[1]] != 1)
+        return -1;
+    const gir_node *u = w->g->nodes[s->producer];
+    const int64_t *ax;
+    ptrdiff_t k = u->op == GIR_OP_Unsqueeze ? aints(u, "axes", &ax) : -1;
+    const gir_value *x = VAL(w, n->in[0]), *g = u->n_in == 1 ? VAL(w, u->in[0]) : NULL;
+    if (k < 1 || !x || x->shape.rank != k + 2 || !g || g->shape.rank != 1)
+        return -1;
+    for (ptrdiff_t i = 0; i < k; i++)
+        if (ax[i] != i + 1)
+            return -1;
+    for (size_t i = 0; i < w->g->n_outputs; i++)
+        if (w->g->outputs[i] == n->in[1])
+            return -1;
+    return s->producer;
+}
+
+static gir_status wr_prelu(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    int32_t u = nn_prelu_slope_of(w, n);
+    int32_t in[2] = { n->in[0], u >= 0 ? w->g->nodes[u]->in[0] : n->in[1] };
+    const gir_value *x = VAL(w, n->in[0]), *s = VAL(w, in[1]);
+    /* A slope per channel (axis 1) or a single one. */
+    bool ok = u >= 0 || (s && x && s->shape.rank == 1 && (x->shape.rank == 2 || s->shape.dims[0] == 1));
+    if (!ok) {
+        char sh[96];
+        return unsup_attr(err, n, "PRelu with a slope of shape %s (%s takes one slope per channel of axis 1, "
+                          "as [C] or an Unsqueeze of it to [C,1,..])",
+                          s ? gir_shape_str(&s->shape, sh, sizeof sh) : "?", is_mx(w) ? "LeakyReLU" : "prelu");
+    }
+    falist l = { .n = 0 };
+    if (is_mx(w)) {
+        f->op = "LeakyReLU";
+        fa_str(&l, "act_type", "prelu", true);
+    } else {
+        f->op = "prelu";
+        fa_int(&l, "axis", 1, false);
+    }
+    TRY(set_inputs(w, f, in, 2, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     int64_t axis = ai(n, "axis", -1);
@@ -895,7 +944,22 @@ static gir_status wr_reshape(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
         return unsup_attr(err, n, "Reshape with allowzero=1");
     falist l = { .n = 0 };
     f->op = pick_alias(w, n);
-    fa_tuple(&l, "shape", s, (size_t)k, NOFILL, true);
+    /* The source's special codes, while they still give this shape. */
+    const char *raw = same_op(w, n, f->op) ? raw_attr(w, n, "shape") : NULL;
+    const char *rev = raw_attr(w, n, "reverse");
+    const gir_value *x = VAL(w, n->in[0]);
+    int64_t code[NN_MAX_TUPLE], dims[GIR_MAX_RANK];
+    size_t nc;
+    int rank;
+    bool r = false;
+    if (raw && (!rev || (nn_parse_bool(rev, &r) && !r)) && nn_parse_tuple(raw, code, &nc) && x &&
+        gir_shape_is_known(&x->shape) && nn_mx_reshape_dims(code, nc, &x->shape, dims, &rank) && rank == k &&
+        memcmp(dims, s, (size_t)k * sizeof *s) == 0)
+        fa_str(&l, "shape", raw, true);
+    else
+        fa_tuple(&l, "shape", s, (size_t)k, NOFILL, true);
+    if (is_mx(w))
+        fa_bool(&l, "reverse", false, 0, false);
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
 }
@@ -1146,6 +1210,7 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_MaxPool: case GIR_OP_AveragePool: case GIR_OP_GlobalMaxPool: case GIR_OP_GlobalAveragePool:
         return wr_pool;
     case GIR_OP_LeakyRelu: case GIR_OP_Elu: case GIR_OP_Selu: return wr_leaky;
+    case GIR_OP_PRelu: return wr_prelu;
     case GIR_OP_Softmax: case GIR_OP_LogSoftmax: return wr_softmax;
     case GIR_OP_Concat: case GIR_OP_Sum: return wr_concat;
     case GIR_OP_Add: case GIR_OP_Sub: case GIR_OP_Mul: case GIR_OP_Div: case GIR_OP_Pow: case GIR_OP_Max:

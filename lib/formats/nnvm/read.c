@@ -573,31 +573,44 @@ static gir_status setup_params(nn_reader *r, const nn_params *p, gir_error *err)
     return GIR_OK;
 }
 
-/* Variables that only SoftmaxOutput reads, as its label: dropped. */
+/* Nodes that only compute the labels of output layers (a label variable,
+ * or operators reshaping one): dropped, as inference never reads them.  A
+ * node is kept when the heads reach it through other edges. */
 static gir_status find_labels(nn_reader *r, gir_error *err)
 {
     const nn_raw *raw = r->raw;
     if (r->fl != NN_MXNET)
         return GIR_OK;
-    unsigned char *bad = calloc(raw->n_nodes ? raw->n_nodes : 1, 1);
-    if (!bad)
+    size_t n = raw->n_nodes;
+    unsigned char *need = calloc(n ? n : 1, 1), *lab = calloc(n ? n : 1, 1);
+    if (!need || !lab) {
+        free(need);
+        free(lab);
         return gir_nomem(err);
-    for (size_t i = 0; i < raw->n_nodes; i++) {
-        const nn_node *n = &raw->nodes[i];
-        bool so = strcmp(n->op, "SoftmaxOutput") == 0 || strcmp(n->op, "Softmax") == 0;
-        for (size_t j = 0; j < n->n_in; j++) {
-            uint32_t s = n->in[j].node;
-            if (so && j == 1 && n->n_in == 2)
-                r->label_only[s] = true;
-            else
-                bad[s] = 1;
-        }
     }
     for (size_t i = 0; i < raw->n_heads; i++)
-        bad[raw->heads[i].node] = 1;
-    for (size_t i = 0; i < raw->n_nodes; i++)
-        r->label_only[i] = r->label_only[i] && !bad[i] && raw->nodes[i].var;
-    free(bad);
+        need[raw->heads[i].node] = 1;
+    /* raw->order is topological: walk it backwards. */
+    for (size_t k = n; k-- > 0;) {
+        size_t i = raw->order[k];
+        const nn_node *nd = &raw->nodes[i];
+        for (size_t j = 0; j < nd->n_in; j++) {
+            uint32_t s = nd->in[j].node;
+            if (nn_is_label_edge(nd, j))
+                lab[s] = 1;
+            else if (need[i])
+                need[s] = 1;
+            if (lab[i])
+                lab[s] = 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->label_only[i] = lab[i] && !need[i];
+        if (r->label_only[i] && !raw->nodes[i].var)
+            r->n_label_ops++;
+    }
+    free(need);
+    free(lab);
     return GIR_OK;
 }
 
@@ -636,9 +649,10 @@ static gir_status build(nn_reader *r, gir_error *err)
     TRY(find_labels(r, err));
     for (size_t k = 0; k < raw->n_nodes; k++) {
         size_t i = raw->order[k];
+        if (r->label_only[i])
+            continue;
         if (raw->nodes[i].var) {
-            if (!r->label_only[i])
-                TRY(nn_make_var(r, i, err));
+            TRY(nn_make_var(r, i, err));
         } else {
             TRY(nn_map_node(r, i, err));
         }
@@ -681,9 +695,12 @@ static gir_status build(nn_reader *r, gir_error *err)
                                         "<name>_moving_mean and <name>_moving_var, as MXNet's loader does",
                                      r->n_synth, r->n_synth == 1 ? "" : "s"))
         return gir_nomem(err);
-    if (r->n_labels && gir_graph_note(g, "dropped the label input of %zu SoftmaxOutput node%s (inference does not "
-                                         "read it; an MXNet writer puts it back)",
+    if (r->n_labels && gir_graph_note(g, "dropped the label input of %zu output layer%s (SoftmaxOutput and the like: "
+                                         "inference does not read it; an MXNet writer puts a label variable back)",
                                       r->n_labels, r->n_labels == 1 ? "" : "s"))
+        return gir_nomem(err);
+    if (r->n_label_ops && gir_graph_note(g, "dropped %zu operator%s that only computed labels of output layers",
+                                         r->n_label_ops, r->n_label_ops == 1 ? "" : "s"))
         return gir_nomem(err);
     if (r->fl == NN_TVM)
         TRY(tvm_entries(r, err));
@@ -720,6 +737,7 @@ static void reader_free(nn_reader *r)
     free(r->claimed);
     free(r->by_key);
     free(r->ishapes);
+    free(r->why);
 }
 
 /* Everything after the structure: raw (parsed with status st, freed here)

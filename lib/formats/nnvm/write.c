@@ -839,6 +839,11 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
             if (f >= 0)
                 w->absorbed[f] = true;
         }
+    for (size_t i = 0; w->fl != NN_TVM && i < g->n_nodes; i++) {
+        int32_t u = nn_prelu_slope_of(w, g->nodes[i]);
+        if (u >= 0)
+            w->absorbed[u] = true;
+    }
     gir_unsupported *u = gir_unsupported_new();
     if (!u)
         return gir_nomem(err);
