@@ -4,6 +4,7 @@
 #define GIR_NNVM_MAP_H
 
 #include "nnvm.h"
+#include "../format.h"
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -23,11 +24,7 @@ typedef struct nn_reader {
     int32_t *claimed;        /* per param: value it was matched to, -1 */
     size_t *by_key;          /* param indices sorted by key */
     /* input-shape option */
-    struct nn_ishape {
-        const char *name;
-        gir_shape shape;
-        bool used;
-    } *ishapes;
+    gir_input_shape *ishapes;
     size_t n_ishapes;
     int64_t batch;           /* batch-size option, 0 if none */
     int64_t mx_version;      /* mxnet_version, 0 when absent (0.8 layout) */
@@ -133,6 +130,8 @@ int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm);
 /* The Unsqueeze feeding a PRelu's slope that the PRelu's node absorbs, or
  * -1. */
 int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *prelu);
+/* The Cast to bool feeding a Where's condition that where absorbs, or -1. */
+int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n);
 
 /* Family-wide meta keys (understood by the nnvm and mxnet writers). */
 #define NN_META_IGNORED_GAMMA "nnvm.ignored_gamma" /* BN: variable the ones stand for */

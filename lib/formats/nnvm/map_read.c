@@ -2353,6 +2353,22 @@ static gir_status rd_refused(nn_reader *r, size_t idx, const int32_t *in, int32_
     return keep(r, res, err, "%s", why);
 }
 
+/* NNVM upsampling(scale, layout, method): nearest neighbour in NCHW. */
+static gir_status rd_upsampling_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                     gir_error *err)
+{
+    int64_t scale;
+    TRY(g_int(r, idx, "scale", true, 0, &scale, err));
+    if (scale < 1)
+        return bad_attr(r, idx, "scale", "a positive integer", err);
+    const char *layout = g_str(r, idx, "layout", "NCHW"), *method = g_str(r, idx, "method", "NEAREST_NEIGHBOR");
+    if (strcmp(layout, "NCHW") != 0)
+        return keep(r, res, err, "layout=%s", layout);
+    if (strcmp(method, "NEAREST_NEIGHBOR") != 0 && strcmp(method, "nearest_neighbor") != 0)
+        return keep(r, res, err, "method=%s", method);
+    return resize_nearest(r, idx, NULL, in[0], (double)scale, &out[0], err);
+}
+
 /* ---- the tables ------------------------------------------------------------------------------ */
 
 static const char *const k_conv_mx[] = { "kernel",   "stride",     "dilate",    "pad",    "num_filter",
@@ -2417,6 +2433,7 @@ static const char *const k_rate[] = { "rate", NULL };
 static const char *const k_shape[] = { "shape", NULL };
 static const char *const k_expand_nnvm[] = { "axis", "num_newaxis", NULL };
 static const char *const k_split_nnvm[] = { "indices_or_sections", "axis", NULL };
+static const char *const k_upsampling_nnvm[] = { "scale", "layout", "method", NULL };
 static const char *const k_lrn_nnvm[] = { "size", "axis", "alpha", "beta", "bias", NULL };
 
 #define SIMPLE(nm, o) { nm, GIR_OP_##o, rd_simple, 1, 1, 1, NULL }
@@ -2575,6 +2592,7 @@ static const nn_rdef nnvm_defs[] = {
     BINARY("broadcast_mul", Mul),
     BINARY("broadcast_pow", Pow),
     BINARY("broadcast_sub", Sub),
+    { "broadcast_to", GIR_OP_Expand, rd_bcast_to, 1, 1, 1, k_shape },
     { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
     SIMPLE("ceil", Ceil),
     { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
@@ -2619,6 +2637,7 @@ static const nn_rdef nnvm_defs[] = {
     { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("tanh", Tanh),
     { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
+    { "upsampling", GIR_OP_Resize, rd_upsampling_nnvm, 1, 1, 1, k_upsampling_nnvm },
     { NULL, 0, NULL, 0, 0, 0, NULL },
 };
 

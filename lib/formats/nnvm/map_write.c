@@ -1071,9 +1071,47 @@ static gir_status wr_slice(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
             max_axis = axes[i];
     }
     falist l = { .n = 0 };
-    if (is_mx(w)) {
-        if (k != 1 || steps[0] != 1)
-            return unsup_attr(err, n, "Slice of more than one axis or with steps (MXNet writes slice_axis)");
+    if (is_mx(w) && (k != 1 || steps[0] != 1 || same_op(w, n, "slice"))) {
+        /* slice(begin, end, step) over axes 0..max, None for the whole axis */
+        gir_buf bb = GIR_BUF_INIT, eb = GIR_BUF_INIT, sb = GIR_BUF_INIT;
+        bool any_step = false;
+        for (int64_t a = 0; a <= max_axis; a++) {
+            ptrdiff_t j = -1;
+            for (ptrdiff_t i = 0; i < k; i++)
+                if (axes[i] == a)
+                    j = i;
+            const char *sep = a ? ", " : "";
+            if (j < 0) {
+                gir_buf_printf(&bb, "%sNone", sep);
+                gir_buf_printf(&eb, "%sNone", sep);
+                gir_buf_printf(&sb, "%sNone", sep);
+                continue;
+            }
+            gir_buf_printf(&bb, "%s%lld", sep, (long long)st[j]);
+            if (en[j] >= NN_SLICE_END && steps[j] > 0)
+                gir_buf_printf(&eb, "%sNone", sep);
+            else
+                gir_buf_printf(&eb, "%s%lld", sep, (long long)en[j]);
+            gir_buf_printf(&sb, "%s%lld", sep, (long long)steps[j]);
+            any_step = any_step || steps[j] != 1;
+        }
+        char *bt = bb.failed ? NULL : gir_arena_printf(&w->arena, "(%s%s)", bb.data, max_axis == 0 ? "," : "");
+        char *et = eb.failed ? NULL : gir_arena_printf(&w->arena, "(%s%s)", eb.data, max_axis == 0 ? "," : "");
+        char *stt = sb.failed ? NULL : gir_arena_printf(&w->arena, "(%s%s)", sb.data, max_axis == 0 ? "," : "");
+        gir_buf_free(&bb);
+        gir_buf_free(&eb);
+        gir_buf_free(&sb);
+        if (!bt || !et || !stt)
+            return gir_nomem(err);
+        for (ptrdiff_t i = 0; i < k; i++)
+            if (steps[i] < 0 && (st[i] >= NN_SLICE_END || en[i] < -NN_SLICE_END))
+                return unsup_attr(err, n, "Slice with a negative step over a whole axis");
+        f->op = "slice";
+        fa_str(&l, "begin", bt, true);
+        fa_str(&l, "end", et, true);
+        if (any_step)
+            fa_str(&l, "step", stt, true);
+    } else if (is_mx(w)) {
         f->op = "slice_axis";
         fa_int(&l, "axis", axes[0], true);
         fa_int(&l, "begin", st[0], true);
@@ -1165,6 +1203,110 @@ static gir_status wr_cast(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     return finish_attrs(w, n, f, &l, err);
 }
 
+/* Resize that repeats each pixel an integer number of times in H and W:
+ * UpSampling (MXNet) / upsampling (NNVM), nearest. */
+static gir_status wr_resize(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    const char *mode = gir_node_string(n, "mode", "nearest");
+    const char *ct = gir_node_string(n, "coordinate_transformation_mode", "half_pixel");
+    const char *nm = gir_node_string(n, "nearest_mode", "round_prefer_floor");
+    const gir_value *x = VAL(w, n->in[0]);
+    if (strcmp(mode, "nearest") != 0)
+        return unsup_attr(err, n, "Resize with mode=%s (%s repeats pixels only)", mode,
+                          is_mx(w) ? "UpSampling" : "upsampling");
+    /* For an integer scale these all pick input pixel floor(y / scale). */
+    bool floor_like = (strcmp(ct, "asymmetric") == 0 && strcmp(nm, "floor") == 0) ||
+                      ((strcmp(ct, "half_pixel") == 0 || strcmp(ct, "pytorch_half_pixel") == 0) &&
+                       strncmp(nm, "round_prefer_", 13) == 0);
+    if (!floor_like)
+        return unsup_attr(err, n, "Resize nearest with coordinate_transformation_mode=%s, nearest_mode=%s", ct, nm);
+    const double *sc;
+    const int64_t *sz;
+    ptrdiff_t ns = gir_attrs_get_floats(&n->attrs, "scales", &sc), nz = aints(n, "sizes", &sz);
+    double scale[4] = { 0 };
+    if (ns == 4) {
+        memcpy(scale, sc, sizeof scale);
+    } else if (nz == 4 && x && x->shape.rank == 4 && gir_shape_is_known(&x->shape)) {
+        for (int i = 0; i < 4; i++)
+            scale[i] = sz[i] % x->shape.dims[i] ? 0.5 : (double)(sz[i] / x->shape.dims[i]);
+    } else {
+        return unsup_attr(err, n, "Resize without 4 scales (or sizes of a known 4-d input)");
+    }
+    if (scale[0] != 1 || scale[1] != 1 || scale[2] != scale[3] || scale[2] < 1 || scale[2] != floor(scale[2]) ||
+        scale[2] > 1e6)
+        return unsup_attr(err, n, "Resize by scales other than (1, 1, s, s) with a whole s");
+    falist l = { .n = 0 };
+    if (is_mx(w)) {
+        f->op = "UpSampling";
+        fa_int(&l, "scale", (int64_t)scale[2], true);
+        fa_str(&l, "sample_type", "nearest", true);
+        fa_int(&l, "num_args", 1, true);
+    } else {
+        f->op = "upsampling";
+        fa_int(&l, "scale", (int64_t)scale[2], true);
+    }
+    int32_t in = n->in[0];
+    TRY(set_inputs(w, f, &in, 1, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
+/* Expand -> broadcast_to of the same rank, 0 keeping a dimension. */
+static gir_status wr_expand(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    const int64_t *s;
+    ptrdiff_t k = aints(n, "shape", &s);
+    const gir_value *x = VAL(w, n->in[0]);
+    if (k < 1 || k > NN_MAX_TUPLE || !x || x->shape.rank != k)
+        return unsup_attr(err, n, "Expand to a rank other than the input's (broadcast_to keeps the rank)");
+    int64_t t[NN_MAX_TUPLE];
+    for (ptrdiff_t i = 0; i < k; i++)
+        t[i] = s[i] == 1 ? 0 : s[i];
+    falist l = { .n = 0 };
+    f->op = "broadcast_to";
+    fa_tuple(&l, "shape", t, (size_t)k, NOFILL, true);
+    TRY(node_inputs(w, n, f, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
+/* The Cast to bool a Where's condition is made by (as the MXNet reader
+ * makes it from a numeric condition), folded into where, or -1. */
+int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n)
+{
+    if (n->op != GIR_OP_Where || n->n_in != 3 || n->in[0] < 0 || w->uses[n->in[0]] != 1)
+        return -1;
+    const gir_value *c = w->g->values[n->in[0]];
+    if (c->producer < 0)
+        return -1;
+    const gir_node *p = w->g->nodes[c->producer];
+    const char *to = gir_node_string(p, "to", "");
+    if (p->op != GIR_OP_Cast || strcmp(to, "bool") != 0 || p->n_in != 1 || p->in[0] < 0)
+        return -1;
+    for (size_t i = 0; i < w->g->n_outputs; i++)
+        if (w->g->outputs[i] == n->in[0])
+            return -1;
+    return c->producer;
+}
+
+static gir_status wr_where(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    if (!is_mx(w))
+        return unsup_op(w, err, n);
+    int32_t cast = nn_where_cast_of(w, n);
+    if (cast < 0)
+        return unsup_attr(err, n, "Where with a boolean condition not cast from numbers (MXNet's where takes a "
+                                  "numeric condition)");
+    int32_t in[3] = { w->g->nodes[cast]->in[0], n->in[1], n->in[2] };
+    const gir_value *c = VAL(w, in[0]), *x = VAL(w, in[1]), *y = VAL(w, in[2]);
+    if (!c || !x || !y || !gir_shape_is_known(&x->shape) || !gir_shape_equal(&c->shape, &x->shape) ||
+        !gir_shape_equal(&x->shape, &y->shape))
+        return unsup_attr(err, n, "Where of operands of different or unknown shapes (MXNet's where does not "
+                                  "broadcast)");
+    falist l = { .n = 0 };
+    f->op = "where";
+    TRY(set_inputs(w, f, in, 3, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 /* An operator kept verbatim: its attributes as text. */
 static gir_status wr_opaque(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
@@ -1229,6 +1371,9 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_ReduceProd:
         return wr_reduce;
     case GIR_OP_Cast: return wr_cast;
+    case GIR_OP_Resize: return wr_resize;
+    case GIR_OP_Expand: return wr_expand;
+    case GIR_OP_Where: return wr_where;
     case GIR_OP_OPAQUE: return wr_opaque;
     default: return wr_unary;
     }

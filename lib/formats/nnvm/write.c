@@ -843,6 +843,9 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
         int32_t u = nn_prelu_slope_of(w, g->nodes[i]);
         if (u >= 0)
             w->absorbed[u] = true;
+        u = w->fl == NN_MXNET ? nn_where_cast_of(w, g->nodes[i]) : -1;
+        if (u >= 0)
+            w->absorbed[u] = true;
     }
     gir_unsupported *u = gir_unsupported_new();
     if (!u)
