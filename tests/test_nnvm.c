@@ -13,11 +13,16 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
+/* Most files here come without their weights: they are accepted as
+ * inputs (test_missing_weights checks the refusal without the option). */
 static gir_graph *load_opts(const char *path, const char *format, gir_options *o)
 {
     gir_graph *g = NULL;
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_load(path, format, o, &g, &err), &err);
+    gir_options *c = gir_options_dup(o);
+    TU_OK(gir_options_set(c, "weights-as-inputs", "1", &err), &err);
+    TU_OK(gir_load(path, format, c, &g, &err), &err);
+    gir_options_free(c);
     gir_error_clear(&err);
     return g;
 }
@@ -438,7 +443,8 @@ static void test_bn_pending(void **state)
     assert_string_equal(gir_node_op(bn), "BatchNorm");
     assert_string_equal(note(g, 0), "5 inputs without a recorded type (first 'data') taken as float32, the MXNet "
                                     "default");
-    assert_string_equal(note(g, 1), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
+    assert_string_equal(note(g, 1), "no weights file: 4 weights (first 'g') taken as graph inputs");
+    assert_string_equal(note(g, 2), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
                                     "channel count; give the params or --input-shape");
     save(g, out, "mxnet");
     char *written = tu_slurp(out, NULL);
@@ -509,7 +515,8 @@ static void test_mxnet_vgg(void **state)
     assert_int_equal(count_op(g, "Softmax"), 1);
     /* No params: every variable is an input; num_filter shapes the weights. */
     assert_int_equal(gir_graph_input_count(g), 33);
-    assert_shape(val(g, "conv5_3_weight"), "[512,?,3,3]");
+    /* weights taken as inputs: their input channels come from the data */
+    assert_shape(val(g, "conv5_3_weight"), "[512,512,3,3]");
     assert_shape(val(g, "conv5_3_bias"), "[512]");
     assert_int_equal(gir_node_int(node(g, "pool3"), "ceil_mode", 0), 1);
     assert_int_equal(gir_node_int(node(g, "pool1"), "ceil_mode", 1), 0);
@@ -751,7 +758,7 @@ static void test_mxnet_mapping(void **state)
     gir_graph *g = load_opts(p, NULL, o);
     /* input-shape wins over the __shape__ hint (0 = unknown). */
     assert_shape(val(g, "data"), "[2,3,8,8]");
-    assert_shape(val(g, "w"), "[4,?,3,3]");
+    assert_shape(val(g, "w"), "[4,3,3,3]"); /* completed from the data (weights as inputs) */
     const gir_node *c = node(g, "c");
     assert_int_equal(c->n_in, 2);
     const int64_t *v;

@@ -147,6 +147,8 @@ static void usage(FILE *f)
           "  --out-params FILE    where to write the output's companion weights file\n"
           "  --batch-size N       fix symbolic (-1) batch dimensions on read\n"
           "  --input-shape N:D,.. give an input's shape (formats without shapes)\n"
+          "  --weights-as-inputs  MXNet/NNVM/TVM graph without its weights file: take the weights\n"
+          "                       as graph inputs (refused otherwise)\n"
           "  -I, --read-option KEY=VALUE   a reader option (see 'graphconv formats')\n"
           "  -O, --write-option KEY=VALUE  a writer option (see 'graphconv formats')\n"
           "  --allow-opaque       keep operators the target cannot map, verbatim\n"
@@ -190,6 +192,7 @@ enum {
     OPT_ATOL,
     OPT_RTOL,
     OPT_PROGRESS,
+    OPT_WEIGHTS_AS_INPUTS,
 };
 
 int cmd_convert(int argc, char **argv)
@@ -210,6 +213,7 @@ int cmd_convert(int argc, char **argv)
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
         { "progress", no_argument, NULL, OPT_PROGRESS },
+        { "weights-as-inputs", no_argument, NULL, OPT_WEIGHTS_AS_INPUTS },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },
@@ -243,6 +247,7 @@ int cmd_convert(int argc, char **argv)
         case OPT_ATOL: atol = strtod(optarg, NULL); break;
         case OPT_RTOL: rtol = strtod(optarg, NULL); break;
         case OPT_PROGRESS: pv.forced = true; break;
+        case OPT_WEIGHTS_AS_INPUTS: gir_options_set(ropts, "weights-as-inputs", "1", NULL); break;
         case 'I':
             if (!gc_parse_kv(ropts, optarg, "--read-option")) {
                 rc = GC_EXIT_USAGE;

@@ -65,7 +65,7 @@ check "no progress when stderr is not a terminal" sh -c "! printf '%s' \"\$1\" |
 # Standard input ("-", or any pipe): read whole into a temporary file that
 # is gone afterwards, tensors loaded; the result is the file's own.
 mkdir "$TMP/spool"
-run_piped "$SHARED/realworld/mxnet/lenet-symbol.json" info -
+run_piped "$SHARED/realworld/mxnet/lenet-symbol.json" info - -I weights-as-inputs=1
 expect_out "info - reads a pipe" "file:       -" "format:     mxnet (by content)"
 TMPDIR="$TMP/spool" run_piped "$SHARED/models/squeezenet1_0.onnx" - "$TMP/piped.nnp"
 expect_rc "a model converts from a pipe" 0

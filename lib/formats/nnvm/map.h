@@ -40,6 +40,8 @@ typedef struct nn_reader {
     size_t n_label_ops;      /* operators that only computed labels, dropped */
     size_t inferred;         /* nodes made so far whose shapes were inferred */
     char *why;               /* why the last read function kept its node verbatim */
+    const char *path;        /* the graph file */
+    bool weights_as_inputs;  /* option: no weights file is fine, weights become inputs */
 } nn_reader;
 
 /* MXNet's Reshape codes (0, -1, -2, -3, -4) applied to a known shape. */

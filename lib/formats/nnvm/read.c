@@ -254,6 +254,27 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
     }
     if (r->fl == NN_MXNET && r->mx_version > 0 && gir_attrs_set_int(g, &g->meta, "mxnet.version", r->mx_version))
         return gir_nomem(err);
+    /* For a byte-identical same-format write: the params file's order and
+     * a final newline dmlc would not write. */
+    if (r->params && r->params->n) {
+        const char **names = malloc(r->params->n * sizeof *names);
+        if (!names)
+            return gir_nomem(err);
+        for (size_t i = 0; i < r->params->n; i++)
+            names[i] = r->params->items[i].name;
+        gir_status st = gir_attrs_set_strings(g, &g->meta, "nnvm.param_order", names, r->params->n) ? gir_nomem(err)
+                                                                                                    : GIR_OK;
+        free(names);
+        TRY(st);
+    }
+    if (r->path) {
+        FILE *f = fopen(r->path, "rb");
+        bool nl = f && fseek(f, -1, SEEK_END) == 0 && fgetc(f) == '\n';
+        if (f)
+            fclose(f);
+        if (nl && gir_attrs_set_string(g, &g->meta, "nnvm.final_newline", "1"))
+            return gir_nomem(err);
+    }
     if (r->fl == NN_TVM && raw->relay_layout && gir_attrs_set_string(g, &g->meta, "tvm.layout", "relay"))
         return gir_nomem(err);
     bool any = false;
@@ -571,6 +592,117 @@ static gir_status find_labels(nn_reader *r, gir_error *err)
     return GIR_OK;
 }
 
+/* Whether graph input v is a weight by its use (an operand of Conv, Gemm,
+ * BatchNormalization or PRelu other than the data) or its MXNet name. */
+static bool weight_like(const gir_graph *g, int32_t v)
+{
+    static const char *const sfx[] = { "_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var",
+                                       "_running_mean", "_running_var", NULL };
+    const char *name = g->values[v]->name;
+    size_t len = strlen(name);
+    for (size_t i = 0; sfx[i]; i++)
+        if (len > strlen(sfx[i]) && strcmp(name + len - strlen(sfx[i]), sfx[i]) == 0)
+            return true;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        bool w = n->op == GIR_OP_Conv || n->op == GIR_OP_ConvTranspose || n->op == GIR_OP_Gemm ||
+                 n->op == GIR_OP_BatchNormalization || n->op == GIR_OP_PRelu;
+        for (size_t k = 1; w && k < n->n_in; k++)
+            if (n->in[k] == v)
+                return true;
+        /* PRelu's slope through its Unsqueeze */
+        if (n->op == GIR_OP_Unsqueeze && n->n_in == 1 && n->in[0] == v && n->out[0] >= 0)
+            for (size_t j = 0; j < g->n_nodes; j++)
+                if (g->nodes[j]->op == GIR_OP_PRelu && g->nodes[j]->n_in == 2 && g->nodes[j]->in[1] == n->out[0])
+                    return true;
+    }
+    return false;
+}
+
+/* The weights files nn_find_params looks for, for messages. */
+static char *params_looked_for(const char *path)
+{
+    size_t len = strlen(path);
+    const char *base = gir_path_basename(path);
+    if (ends_with(path, "-symbol.json") && strlen(base) > strlen("-symbol.json")) {
+        int k = (int)(strlen(base) - strlen("-symbol.json"));
+        return gir_strdupf("%.*s-NNNN.params or %.*s-symbol.params", k, base, k, base);
+    }
+    char *full = ends_with(path, "_graph.json") ? gir_strdupf("%.*s_param.params", (int)(len - 11), path)
+               : ends_with(path, ".json")       ? gir_strdupf("%.*s.params", (int)(len - 5), path)
+               : ends_with(path, ".graph")      ? gir_strdupf("%.*s.params", (int)(len - 6), path)
+                                                : gir_strdupf("%s.params", path);
+    char *out = full ? gir_strdupf("%s", gir_path_basename(full)) : NULL;
+    free(full);
+    return out;
+}
+
+/* With no weights file, a graph whose variables include weights would run
+ * on whatever the caller feeds them: refused unless the caller accepts the
+ * weights as inputs (then their shapes are completed from the data's). */
+static gir_status check_weights(nn_reader *r, const char *path, bool as_inputs, gir_error *err)
+{
+    gir_graph *g = r->g;
+    size_t n = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        bool w = r->fl == NN_TVM ? i > 0 : weight_like(g, g->inputs[i]);
+        if (w && !n++)
+            first = g->values[g->inputs[i]]->name;
+    }
+    if (!n)
+        return GIR_OK;
+    if (as_inputs)
+        return gir_graph_note(g, "no weights file: %zu weight%s (first '%s') taken as graph inputs", n,
+                              n == 1 ? "" : "s", first) ? gir_nomem(err) : GIR_OK;
+    char *looked = params_looked_for(path);
+    gir_fail(err, GIR_E_PARAMS, "no weights file found beside the graph (looked for %s): its %zu weight%s (first "
+             "'%s') would become graph inputs; give the file with --params FILE, or accept weights as inputs with "
+             "--weights-as-inputs (reader option weights-as-inputs=1)",
+             looked ? looked : "?", n, n == 1 ? "" : "s", first);
+    free(looked);
+    gir_err_file(err, path);
+    return GIR_E_PARAMS;
+}
+
+/* Weights taken as inputs: dimensions the data's shape decides (input
+ * channels, Gemm's K, per-channel vectors) completed after inference. */
+static gir_status complete_weight_shapes(gir_graph *g, gir_error *err)
+{
+    bool changed = false;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0)
+            continue;
+        const gir_shape *x = &g->values[n->in[0]]->shape;
+        gir_value *w = g->values[n->in[1]];
+        if (w->kind != GIR_VALUE_INPUT || x->rank < 2 || x->dims[1] < 0)
+            continue;
+        int64_t c = x->dims[1];
+        if (n->op == GIR_OP_Conv && w->shape.rank >= 2 && w->shape.dims[1] < 0) {
+            w->shape.dims[1] = c / gir_attrs_get_int(&n->attrs, "group", 1);
+            changed = true;
+        } else if (n->op == GIR_OP_ConvTranspose && w->shape.rank >= 2 && w->shape.dims[0] < 0) {
+            w->shape.dims[0] = c;
+            changed = true;
+        } else if (n->op == GIR_OP_Gemm && x->rank == 2 && w->shape.rank == 2 && w->shape.dims[1] < 0) {
+            w->shape.dims[gir_attrs_get_int(&n->attrs, "transB", 0) ? 1 : 0] = c;
+            changed = true;
+        } else if (n->op == GIR_OP_BatchNormalization) {
+            for (size_t k = 1; k < n->n_in && k < 5; k++) {
+                gir_value *p = n->in[k] >= 0 ? g->values[n->in[k]] : NULL;
+                if (p && p->kind == GIR_VALUE_INPUT && p->producer < 0 && p->shape.rank <= 1 &&
+                    (p->shape.rank < 0 || p->shape.dims[0] < 0)) {
+                    p->shape.rank = 1;
+                    p->shape.dims[0] = c;
+                    changed = true;
+                }
+            }
+        }
+    }
+    return changed ? gir_graph_finish(g, err) : GIR_OK;
+}
+
 static gir_status build(nn_reader *r, gir_error *err)
 {
     const nn_raw *raw = r->raw;
@@ -679,6 +811,11 @@ static gir_status build(nn_reader *r, gir_error *err)
                                   r->fl == NN_MXNET ? "MXNet" : "NNVM"))
         return gir_nomem(err);
     TRY(gir_graph_finish(g, err));
+    if (!r->params) {
+        TRY(check_weights(r, r->path, r->weights_as_inputs, err));
+        if (r->weights_as_inputs)
+            TRY(complete_weight_shapes(g, err));
+    }
     return nn_resolve_pending(r, err);
 }
 
@@ -723,6 +860,8 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
             gir_json_err_at(err, raw->doc, ver->where, "/attrs/mxnet_version");
         }
     }
+    r.path = path;
+    r.weights_as_inputs = gir_options_flag(opts, "weights-as-inputs");
     const char *spec = gir_options_get(opts, "input-shape");
     if (!st && spec)
         st = parse_ishapes(&r, spec, err);
