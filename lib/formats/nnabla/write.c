@@ -1598,8 +1598,9 @@ static void emit_matmul(wctx *w, const gir_node *n)
 static void emit_opaque(wctx *w, const gir_node *n)
 {
     if (!n->opaque_format || strcmp(n->opaque_format, "nnabla") != 0) {
-        refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of format %s)", n->opaque_op ? n->opaque_op : "?",
-               n->opaque_format ? n->opaque_format : "?");
+        const char *why = gir_node_opaque_why(n);
+        refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of format %s%s%s)", n->opaque_op ? n->opaque_op : "?",
+               n->opaque_format ? n->opaque_format : "?", why ? ": " : "", why ? why : "");
         return;
     }
     /* the parameter message, kept as text under its field name */

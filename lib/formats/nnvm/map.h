@@ -47,7 +47,7 @@ typedef struct nn_reader {
 /* MXNet's Reshape codes (0, -1, -2, -3, -4) applied to a known shape. */
 bool nn_mx_reshape_dims(const int64_t *code, size_t n, const gir_shape *in, int64_t *out, int *rank);
 /* Node meta: why a reader kept the node verbatim ("act_type=rrelu ..."). */
-#define NN_META_WHY "opaque.why"
+#define NN_META_WHY GIR_META_OPAQUE_WHY
 /* True for an input of an MXNet output layer (SoftmaxOutput, ...) that is
  * its label: inference never reads it. */
 bool nn_is_label_edge(const nn_node *n, size_t j);

@@ -31,6 +31,7 @@ typedef struct fa {
     size_t tn;
     int64_t fill;      /* TUPLE: what each element of "()" stands for */
     bool emit;         /* write even without source text (not the default, or required) */
+    bool drop;         /* never write it, not even the source's text (done by other nodes) */
 } fa;
 
 typedef struct falist {
@@ -186,6 +187,8 @@ static gir_status finish_attrs(nn_writer *w, const gir_node *n, nn_fnode *f, con
     f->n_attrs = 0;
     for (size_t i = 0; i < l->n; i++) {
         const fa *x = &l->a[i];
+        if (x->drop)
+            continue;
         const char *raw = same ? raw_attr(w, n, x->key) : NULL;
         const char *text = NULL;
         if (raw && equiv(raw, x))
@@ -228,9 +231,10 @@ static gir_status unsup_attr(gir_error *err, const gir_node *n, const char *fmt,
 static gir_status unsup_op(nn_writer *w, gir_error *err, const gir_node *n)
 {
     (void)w;
+    const char *why = gir_node_opaque_why(n);
     if (n->op == GIR_OP_OPAQUE)
-        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim)", n->opaque_op,
-                        n->opaque_format ? n->opaque_format : "foreign");
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim%s%s)", n->opaque_op,
+                        n->opaque_format ? n->opaque_format : "foreign", why ? ": " : "", why ? why : "");
     return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
 }
 
@@ -805,6 +809,7 @@ static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
             return finish_attrs(w, n, f, &l, err);
         }
         f->op = log ? "log_softmax" : "softmax";
+        fa_add(&l, "temperature", FK_STR, false)->drop = true; /* a Div node of its own now */
     } else {
         f->op = log ? "log_softmax" : "softmax";
     }
@@ -1034,6 +1039,7 @@ static gir_status wr_split(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     if (is_mx(w)) {
         fa_int(&l, "num_outputs", (int64_t)n->n_out, true);
         fa_int(&l, "axis", axis, axis != 1);
+        fa_bool(&l, "squeeze_axis", false, 0, false); /* squeezing is the Squeeze nodes' */
     } else {
         fa_int(&l, "indices_or_sections", (int64_t)n->n_out, true);
         fa_int(&l, "axis", axis, axis != 1);

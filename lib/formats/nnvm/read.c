@@ -637,6 +637,42 @@ static char *params_looked_for(const char *path)
     return out;
 }
 
+/* Graph inputs of unknown rank take the rank their consumers imply (the
+ * data of a 2-d convolution or pooling is 4-d, of a Gemm 2-d), so that
+ * formats that declare every input's rank can be written. */
+static gir_status ranks_from_consumers(gir_graph *g, gir_error *err)
+{
+    bool changed = false;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        gir_value *v = g->values[g->inputs[i]];
+        if (v->shape.rank >= 0)
+            continue;
+        int rank = -1;
+        for (size_t j = 0; j < g->n_nodes && rank < 0; j++) {
+            const gir_node *n = g->nodes[j];
+            if (n->n_in < 1 || n->in[0] != g->inputs[i])
+                continue;
+            const int64_t *k;
+            ptrdiff_t nk;
+            switch (n->op) {
+            case GIR_OP_Conv: case GIR_OP_ConvTranspose: case GIR_OP_MaxPool: case GIR_OP_AveragePool:
+                nk = gir_attrs_get_ints(&n->attrs, "kernel_shape", &k);
+                rank = nk >= 1 ? (int)nk + 2 : -1;
+                break;
+            case GIR_OP_Gemm: rank = 2; break;
+            default: break;
+            }
+        }
+        if (rank < 0)
+            continue;
+        v->shape.rank = rank;
+        for (int d = 0; d < rank; d++)
+            v->shape.dims[d] = -1;
+        changed = true;
+    }
+    return changed ? gir_graph_finish(g, err) : GIR_OK;
+}
+
 /* With no weights file, a graph whose variables include weights would run
  * on whatever the caller feeds them: refused unless the caller accepts the
  * weights as inputs (then their shapes are completed from the data's). */
@@ -811,6 +847,7 @@ static gir_status build(nn_reader *r, gir_error *err)
                                   r->fl == NN_MXNET ? "MXNet" : "NNVM"))
         return gir_nomem(err);
     TRY(gir_graph_finish(g, err));
+    TRY(ranks_from_consumers(g, err));
     if (!r->params) {
         TRY(check_weights(r, r->path, r->weights_as_inputs, err));
         if (r->weights_as_inputs)
