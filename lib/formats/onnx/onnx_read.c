@@ -1173,6 +1173,11 @@ static gir_status convert_node(reader *r, int32_t index, gir_error *err)
         goto fail;
     if (np->domain && *np->domain && (st = meta_str(g, &n->meta, ONNX_META_DOMAIN, np->domain, err)))
         goto fail;
+    /* classical machine learning (trees, linear models, encoders): nothing
+     * canonical computes these; other writers refuse them by name */
+    if (!canon && np->domain && strcmp(np->domain, "ai.onnx.ml") == 0 &&
+        (st = meta_str(g, &n->meta, GIR_META_OPAQUE_WHY, "an ai.onnx.ml operator, which no other format has", err)))
+        goto fail;
     if (np->doc_string && (st = meta_str(g, &n->meta, ONNX_META_DOC, np->doc_string, err)))
         goto fail;
     /* Inputs. */
