@@ -64,6 +64,12 @@ gir_status gc_seeded_tensor(const gir_value *v, uint64_t seed, size_t index, gir
     gir_shape s = v->shape;
     if (s.rank < 0)
         return gir_fail(err, GIR_E_SHAPE, "input '%s' has an unknown rank; give it with --input", v->name);
+    bool none = s.rank > 1;
+    for (int i = 0; i < s.rank; i++)
+        none = none && s.dims[i] < 0;
+    if (none) /* a rank known from the consumers only: 1s would not fit */
+        return gir_fail(err, GIR_E_SHAPE, "input '%s' has no known dimension (shape %s); give it with --input-shape "
+                        "or --input", v->name, gir_shape_str(&s, (char[96]){ 0 }, 96));
     for (int i = 0; i < s.rank; i++)
         if (s.dims[i] < 0)
             s.dims[i] = 1;
