@@ -265,6 +265,8 @@ static void usage(FILE *f)
           "  --batch-size N       set every input's first dimension (shapes inferred again; a model\n"
           "                       whose constants pin the batch is refused, naming the node)\n"
           "  --input-shape NAME:D0,D1,..[;NAME:..]  give inputs shapes, any format (-1: unknown)\n"
+          "  --weights-as-inputs  MXNet/NNVM/TVM graph without its weights file: take the weights\n"
+          "                       as graph inputs (refused otherwise)\n"
           "  -I, --read-option KEY=VALUE   a reader option (see 'graphconv formats')\n"
           "  -O, --write-option KEY=VALUE  a writer option (see 'graphconv formats')\n"
           "  --allow-opaque       keep operators the target cannot map, verbatim\n"
@@ -352,6 +354,7 @@ enum {
     OPT_ATOL,
     OPT_RTOL,
     OPT_PROGRESS,
+    OPT_WEIGHTS_AS_INPUTS,
 };
 
 int cmd_convert(int argc, char **argv)
@@ -372,6 +375,7 @@ int cmd_convert(int argc, char **argv)
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
         { "progress", no_argument, NULL, OPT_PROGRESS },
+        { "weights-as-inputs", no_argument, NULL, OPT_WEIGHTS_AS_INPUTS },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },
@@ -410,6 +414,7 @@ int cmd_convert(int argc, char **argv)
         case OPT_ATOL: atol = strtod(optarg, NULL); break;
         case OPT_RTOL: rtol = strtod(optarg, NULL); break;
         case OPT_PROGRESS: pv.forced = true; break;
+        case OPT_WEIGHTS_AS_INPUTS: gir_options_set(ropts, "weights-as-inputs", "1", NULL); break;
         case 'I':
             if (!gc_parse_kv(ropts, optarg, "--read-option")) {
                 rc = GC_EXIT_USAGE;

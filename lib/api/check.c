@@ -43,6 +43,14 @@ GIR_API gir_status gir_seeded_input(const gir_value *v, uint64_t seed, size_t in
     gir_shape s = v->shape;
     if (s.rank < 0)
         return gir_fail(err, GIR_E_SHAPE, "input '%s' has an unknown rank: its shape or its data must be given", v->name);
+    bool none = s.rank > 1;
+    for (int i = 0; i < s.rank; i++)
+        none = none && s.dims[i] < 0;
+    if (none) { /* a rank known from the consumers only: 1s would not fit */
+        char text[96];
+        return gir_fail(err, GIR_E_SHAPE, "input '%s' has no known dimension (shape %s): its shape or its data must "
+                        "be given", v->name, gir_shape_str(&s, text, sizeof text));
+    }
     for (int i = 0; i < s.rank; i++)
         if (s.dims[i] < 0)
             s.dims[i] = 1;

@@ -355,70 +355,15 @@ GIR_API gir_status gir_graph_set_batch_size(gir_graph *g, int64_t n, gir_error *
     return st;
 }
 
-gir_status gir_input_shapes_parse(const char *spec, gir_input_shape **out, size_t *n, gir_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    char *copy = gir_strdupf("%s", spec ? spec : "");
-    if (!copy)
-        return gir_nomem(err);
-    size_t cap = 0;
-    gir_status st = GIR_OK;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ";", &save); item && !st; item = strtok_r(NULL, ";", &save)) {
-        char *colon = strrchr(item, ':');
-        if (!colon || colon == item) {
-            st = gir_fail(err, GIR_E_ARGUMENT, "input-shape=%s: expected NAME:D1,D2,... (e.g. data:1,3,224,224)",
-                          spec);
-            break;
-        }
-        *colon = '\0';
-        gir_shape s = { .rank = 0 };
-        char *save2 = NULL;
-        for (char *d = strtok_r(colon + 1, ",", &save2); d; d = strtok_r(NULL, ",", &save2)) {
-            int64_t v;
-            if (s.rank >= GIR_MAX_RANK || !gir_parse_i64(d, &v) || v < -1 || v == 0) {
-                st = gir_fail(err, GIR_E_ARGUMENT,
-                              "input-shape=%s: dimensions of '%s' must be positive integers (-1 for unknown), "
-                              "at most %d of them",
-                              spec, item, GIR_MAX_RANK);
-                break;
-            }
-            s.dims[s.rank++] = v;
-        }
-        if (st)
-            break;
-        char *name = gir_strdupf("%s", item);
-        if (!name || !GIR_GROW(*out, cap, *n + 1)) {
-            free(name);
-            st = gir_nomem(err);
-            break;
-        }
-        (*out)[*n].name = name;
-        (*out)[*n].shape = s;
-        (*n)++;
-    }
-    free(copy);
-    if (st) {
-        gir_input_shapes_free(*out, *n);
-        *out = NULL;
-        *n = 0;
-    }
-    return st;
-}
-
-void gir_input_shapes_free(gir_input_shape *v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        free(v[i].name);
-    free(v);
-}
-
 GIR_API gir_status gir_graph_apply_input_shapes(gir_graph *g, const char *spec, gir_error *err)
 {
-    gir_input_shape *v;
-    size_t n;
-    TRY(gir_input_shapes_parse(spec, &v, &n, err));
+    gir_input_shape *v = NULL;
+    size_t n = 0;
+    gir_status pst = gir_input_shapes_parse(spec ? spec : "", &g->arena, &v, &n, err);
+    if (pst) {
+        free(v);
+        return pst;
+    }
     shape_snapshot snap = { 0 };
     gir_status st = snapshot_take(g, &snap, err);
     for (size_t i = 0; st == GIR_OK && i < n; i++)
@@ -426,7 +371,7 @@ GIR_API gir_status gir_graph_apply_input_shapes(gir_graph *g, const char *spec, 
     if (st)
         snapshot_restore(g, &snap);
     snapshot_free(&snap);
-    gir_input_shapes_free(v, n);
+    free(v);
     return st;
 }
 

@@ -468,6 +468,12 @@ GIR_API const char *gir_node_op(const gir_node *n)
     return n->op == GIR_OP_OPAQUE ? (n->opaque_op ? n->opaque_op : "?") : gir_op_name(n->op);
 }
 GIR_API bool gir_node_is_opaque(const gir_node *n) { return n->op == GIR_OP_OPAQUE; }
+
+const char *gir_node_opaque_why(const gir_node *n)
+{
+    const gir_attr *a = n->op == GIR_OP_OPAQUE ? gir_attrs_find(&n->meta, GIR_META_OPAQUE_WHY) : NULL;
+    return a && a->type == GIR_ATTR_STRING ? a->u.s : NULL;
+}
 GIR_API const char *gir_node_opaque_format(const gir_node *n)
 {
     return n->op == GIR_OP_OPAQUE ? n->opaque_format : NULL;

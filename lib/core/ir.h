@@ -177,6 +177,12 @@ void gir_value_set_data(gir_value *v, gir_tensor *t);
  * graph metadata "notes" (STRINGS); graphconv prints them. */
 #define GIR_META_NOTES "notes"
 gir_status gir_graph_note(gir_graph *g, const char *fmt, ...) GIR_PRINTF(2, 3);
+/* Node meta a reader sets on a node it keeps verbatim: why it has no
+ * canonical form ("act_type=rrelu with its mask output read"); writers
+ * that refuse the node quote it. */
+#define GIR_META_OPAQUE_WHY "opaque.why"
+/* That reason, or NULL. */
+const char *gir_node_opaque_why(const gir_node *n);
 gir_status gir_graph_vnote(gir_graph *g, const char *fmt, va_list ap);
 
 /* ---- attribute lists ------------------------------------------------------ */

@@ -25,7 +25,7 @@ name='../evil.nntxt'
 
 out1=$TMP/out1
 run batch "$zoo" --to nnvm -o "$out1" --report "$TMP/report1.jsonl" -j 1
-expect_err "a mixed zoo exits with the input-error status" 2 "batch: 8 models" "4 converted, 4 failed"
+expect_err "a mixed zoo exits with the input-error status" 2 "batch: 8 models" "3 converted, 5 failed"
 lines=$(wc -l <"$TMP/report1.jsonl")
 check "one report line per model" test "$lines" = 8
 if command -v json_verify >/dev/null; then
@@ -38,6 +38,7 @@ check "the truncated model is reported with its code" grep -q '"input": ".*trunc
 check "the zip-slip archive is reported as an unsafe archive" grep -q 'zipslip.nnp".*"code": "archive".*evil.nntxt' "$TMP/report1.jsonl"
 check "the wrong-magic archive is reported" grep -q 'wrongmagic.nnp".*"status": "failed", "code": "archive"' "$TMP/report1.jsonl"
 check "invalid JSON is reported" grep -q 'invalid.json".*"status": "failed"' "$TMP/report1.jsonl"
+check "a symbol without its weights file is refused, naming the flag" grep -q 'vgg-symbol.json".*"status": "failed", "code": "params".*looked for vgg-NNNN.params or vgg-symbol.params.*--weights-as-inputs' "$TMP/report1.jsonl"
 check "no output for a failed model" test ! -e "$out1/bad"
 check "reports carry op histograms" grep -q '"ops": {.*"Conv": 2' "$TMP/report1.jsonl"
 

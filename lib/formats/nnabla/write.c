@@ -1826,8 +1826,9 @@ static void emit_matmul(wctx *w, const gir_node *n)
 static void emit_opaque(wctx *w, const gir_node *n)
 {
     if (!n->opaque_format || strcmp(n->opaque_format, "nnabla") != 0) {
-        refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of format %s)", n->opaque_op ? n->opaque_op : "?",
-               n->opaque_format ? n->opaque_format : "?");
+        const char *why = gir_node_opaque_why(n);
+        refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of format %s%s%s)", n->opaque_op ? n->opaque_op : "?",
+               n->opaque_format ? n->opaque_format : "?", why ? ": " : "", why ? why : "");
         return;
     }
     /* the parameter message, kept as text under its field name */
@@ -2253,6 +2254,22 @@ static void fold_pairs(wctx *w)
             if (rs->op == GIR_OP_Reshape && gir_attrs_find(&rs->meta, NNB_META_FUSED)) {
                 w->fuse_src[i] = r->producer;
                 w->node_done[r->producer] = 1;
+            }
+        } else if (n->op == GIR_OP_PRelu && n->in[1] >= 0 && single_use(w, n->in[1]) &&
+                   g->values[n->in[1]]->producer >= 0) {
+            /* a slope per channel, unsqueezed to [C,1,..] for canonical
+             * broadcasting: PReLU(base_axis=1) takes the [C] itself */
+            int32_t ui = g->values[n->in[1]]->producer;
+            const gir_node *u = g->nodes[ui];
+            const int64_t *ax;
+            ptrdiff_t k = u->op == GIR_OP_Unsqueeze ? gir_attrs_get_ints(&u->attrs, "axes", &ax) : -1;
+            const gir_value *x = V(w, n->in[0]), *sl = u->n_in == 1 ? V(w, u->in[0]) : NULL;
+            bool ok = k >= 1 && x && x->shape.rank == k + 2 && sl && sl->shape.rank == 1;
+            for (ptrdiff_t j = 0; ok && j < k; j++)
+                ok = ax[j] == j + 1;
+            if (ok) {
+                w->alias[n->in[1]] = u->in[0];
+                w->node_done[ui] = 1;
             }
         } else if (n->op == GIR_OP_AveragePool && strcmp(type, "SumPooling") == 0 &&
                    gir_node_int(n, "count_include_pad", 0) && !gir_node_int(n, "ceil_mode", 0)) {
