@@ -1,0 +1,589 @@
+"""The package's API over libgraphir (see the package docstring)."""
+from __future__ import annotations
+
+import collections
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ._ffi import ffi, lib
+
+PathLike = Union[str, "os.PathLike[str]"]
+Source = Union[PathLike, bytes, bytearray, memoryview]
+
+# ---- errors ---------------------------------------------------------------
+
+
+class Error(Exception):
+    """A failure reported by libgraphir.
+
+    Attributes:
+        code: the stable name of the error code ("syntax", "unsupported-op", ...;
+            ``graphconv errors`` lists them).
+        exit_status: the exit status graphconv's CLI gives for it (1 usage,
+            2 bad input, 3 unsupported content, 4 check failed, 5 I/O).
+        where: file, location (JSON pointer, line:column, ...) and node the
+            error is about, joined with ": ", or None.
+        message: the message without its location.
+    """
+
+    def __init__(self, text: str, code: str, exit_status: int, where: Optional[str] = None,
+                 message: Optional[str] = None):
+        super().__init__(text)
+        self.code = code
+        self.exit_status = exit_status
+        self.where = where
+        self.message = message if message is not None else text
+
+
+class UsageError(Error):
+    """A call the library cannot act on: an unknown option or format, a wrong argument."""
+
+
+class BadInputError(Error):
+    """A model file that is malformed or inconsistent."""
+
+
+class UnsupportedError(Error):
+    """Content the library or the target format cannot express faithfully."""
+
+
+class CheckFailedError(Error):
+    """Two models that should compute the same outputs do not."""
+
+
+class IOError(Error):  # noqa: A001 - graphconv.IOError, as the CLI's exit status 5
+    """A file that cannot be read or written."""
+
+
+_BY_EXIT = {1: UsageError, 2: BadInputError, 3: UnsupportedError, 4: CheckFailedError, 5: IOError}
+
+
+def _text(p) -> Optional[str]:
+    return ffi.string(p).decode("utf-8", "replace") if p != ffi.NULL else None
+
+
+def _error_from(err) -> Error:
+    code = err.code
+    name = _text(lib.gir_status_name(code)) or str(code)
+    status = lib.gir_status_exit_code(code)
+    formatted = lib.gir_error_format(err)
+    try:
+        text = _text(formatted) if formatted != ffi.NULL else name
+    finally:
+        if formatted != ffi.NULL:
+            lib.free(formatted)
+    where_parts = [_text(p) for p in (err.file, err.location, err.node) if p != ffi.NULL]
+    if err.node != ffi.NULL:
+        where_parts[-1] = f"node '{where_parts[-1]}'"
+    message = _text(err.message) or _text(lib.gir_status_describe(code))
+    lib.gir_error_clear(err)
+    cls = _BY_EXIT.get(status, Error)
+    return cls(text, name, status, ": ".join(where_parts) or None, message)
+
+
+class _Err:
+    """A gir_error for one call; raise_if raises the library's failure."""
+
+    def __init__(self):
+        self.err = ffi.new("gir_error *")
+
+    def check(self, status: int) -> None:
+        if status != 0:
+            if self.err.code == 0:
+                self.err.code = status
+            raise _error_from(self.err)
+
+
+def _usage(msg: str) -> UsageError:
+    return UsageError(msg, "argument", 1, None, msg)
+
+
+# ---- types ----------------------------------------------------------------
+
+_NP_OF = {
+    "float32": np.float32, "float64": np.float64, "float16": np.float16,
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "bool": np.bool_,
+}
+
+
+def _dtype_name(dt: int) -> str:
+    return _text(lib.gir_dtype_name(dt))
+
+
+def _shape_tuple(shape) -> Optional[Tuple[Optional[int], ...]]:
+    if shape == ffi.NULL or shape.rank < 0:
+        return None
+    return tuple(int(shape.dims[i]) if shape.dims[i] >= 0 else None for i in range(shape.rank))
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A graph input or output: its name, shape (None for an unknown
+    dimension; None for an unknown rank) and element type ("float32", ...)."""
+    name: str
+    shape: Optional[Tuple[Optional[int], ...]]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Node:
+    """One operator application: canonical operator name (or, for a node
+    kept opaque, its name in ``opaque_format``), input and output value
+    names (None for an omitted optional input) and attributes."""
+    name: str
+    op: str
+    inputs: Tuple[Optional[str], ...]
+    outputs: Tuple[str, ...]
+    attrs: Dict[str, Any]
+    opaque_format: Optional[str] = None
+
+
+def _tensor_array(t, copy: bool = True) -> np.ndarray:
+    """The data of a gir_tensor as a numpy array (loaded if lazy, copied once)."""
+    e = _Err()
+    data = ffi.new("const void **")
+    e.check(lib.gir_tensor_load(t, data, e.err))
+    dt = _dtype_name(lib.gir_tensor_dtype(t))
+    shape = _shape_tuple(lib.gir_tensor_shape(t)) or ()
+    nbytes = int(lib.gir_tensor_nbytes(t))
+    raw = ffi.buffer(data[0], nbytes) if nbytes else b""
+    if dt == "bfloat16":
+        # bfloat16 is the top half of a float32: widened exactly.
+        bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
+        arr = bits.view(np.float32)
+    elif dt in _NP_OF:
+        arr = np.frombuffer(raw, dtype=np.dtype(_NP_OF[dt]).newbyteorder("<"))
+        if copy:
+            arr = arr.copy()
+    else:
+        raise UnsupportedError(f"a tensor of element type {dt} has no numpy form", "unsupported-dtype", 3)
+    return arr.reshape(shape)
+
+
+def _attr_value(a) -> Any:
+    t = lib.gir_attr_get_type(a)
+    n = lib.gir_attr_list_len(a)
+    if t == 0:
+        return int(lib.gir_attr_int(a))
+    if t == 1:
+        return float(lib.gir_attr_float(a))
+    if t == 2:
+        return bool(lib.gir_attr_int(a))
+    if t == 3:
+        return _text(lib.gir_attr_string(a))
+    if t == 4:
+        p = lib.gir_attr_ints(a)
+        return [int(p[i]) for i in range(n)]
+    if t == 5:
+        p = lib.gir_attr_floats(a)
+        return [float(p[i]) for i in range(n)]
+    if t == 6:
+        p = lib.gir_attr_strings(a)
+        return [_text(p[i]) for i in range(n)]
+    if t == 7:
+        tensor = lib.gir_attr_tensor(a)
+        return _tensor_array(tensor) if tensor != ffi.NULL else None
+    return None
+
+
+def _value_info(v) -> TensorInfo:
+    return TensorInfo(_text(lib.gir_value_name(v)), _shape_tuple(lib.gir_value_shape(v)),
+                      _dtype_name(lib.gir_value_dtype(v)))
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(x) for x in value)
+    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+
+
+def _input_shapes_text(shapes: Mapping[str, Sequence[int]]) -> str:
+    parts = []
+    for name, dims in shapes.items():
+        parts.append(f"{name}:" + ",".join(str(int(d)) for d in dims))
+    return ";".join(parts)
+
+
+class _Options:
+    """A gir_options built from keyword arguments (batch_size=4 is the
+    library's batch-size=4), collecting the writer's notes."""
+
+    def __init__(self, options: Mapping[str, Any]):
+        self.ptr = ffi.gc(lib.gir_options_new(), lib.gir_options_free)
+        if self.ptr == ffi.NULL:
+            raise MemoryError("graphconv: out of memory")
+        self.notes: List[str] = []
+        e = _Err()
+        for key, value in options.items():
+            if value is None:
+                continue
+            if key == "input_shapes" and isinstance(value, Mapping):
+                value = _input_shapes_text(value)
+                key = "input-shape"
+            e.check(lib.gir_options_set(self.ptr, key.replace("_", "-").encode(), _option_text(value).encode(),
+                                        e.err))
+
+        @ffi.callback("void(void *, const char *)")
+        def on_note(_ctx, note):
+            self.notes.append(_text(note))
+
+        self._on_note = on_note  # kept alive as long as the options
+        lib.gir_options_set_note_handler(self.ptr, on_note, ffi.NULL)
+
+
+def _fspath(p: PathLike) -> bytes:
+    return os.fsencode(os.fspath(p))
+
+
+# ---- models ---------------------------------------------------------------
+
+
+class _Parameters(Mapping):
+    """name -> numpy array of a model's weights and constants, loaded only
+    when asked for (and then released in the library: the array is a copy)."""
+
+    def __init__(self, model: "Model"):
+        self._model = model
+        self._values = {}
+        g = model._g
+        for i in range(lib.gir_graph_value_count(g)):
+            v = lib.gir_graph_value(g, i)
+            if lib.gir_value_tensor(v) != ffi.NULL:
+                self._values[_text(lib.gir_value_name(v))] = v
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        v = self._values[name]
+        t = lib.gir_value_tensor(v)
+        arr = _tensor_array(t)
+        lib.gir_tensor_unload(t)
+        return arr
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"<graphconv parameters: {len(self)} tensors>"
+
+
+class Model:
+    """A model read by :func:`load`: its graph in graphconv's canonical
+    operators, with lazily loaded weights.  Use it in a ``with`` block or
+    call :meth:`close` to release the files it reads weights from at once;
+    otherwise that happens when it is garbage collected."""
+
+    def __init__(self, graph, source: Optional[str], fmt: Optional[str]):
+        self._g = graph
+        self._source = source
+        self._format = fmt
+        self._sessions: Dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    # lifetime
+    def close(self) -> None:
+        """Frees the graph and its runtime sessions now."""
+        with self._lock:
+            # Sessions first: they use the graph.
+            for s in self._sessions.values():
+                ffi.release(s)
+            self._sessions.clear()
+            if self._g is not None:
+                ffi.release(self._g)
+                self._g = None
+
+    def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _graph(self):
+        if self._g is None:
+            raise _usage("graphconv: the model is closed")
+        return self._g
+
+    # description
+    @property
+    def name(self) -> Optional[str]:
+        """The graph's name, when the file gives one."""
+        return _text(lib.gir_graph_name(self._graph()))
+
+    @property
+    def format(self) -> Optional[str]:
+        """The format the model was read as ("onnx", "nnabla", ...)."""
+        return self._format
+
+    @property
+    def inputs(self) -> List[TensorInfo]:
+        """The graph inputs a caller feeds (weights are not inputs)."""
+        g = self._graph()
+        return [_value_info(lib.gir_graph_input(g, i)) for i in range(lib.gir_graph_input_count(g))]
+
+    @property
+    def outputs(self) -> List[TensorInfo]:
+        g = self._graph()
+        return [_value_info(lib.gir_graph_output(g, i)) for i in range(lib.gir_graph_output_count(g))]
+
+    @property
+    def nodes(self) -> List[Node]:
+        """Every node, in the graph's (topological) order."""
+        g = self._graph()
+        out = []
+        for i in range(lib.gir_graph_node_count(g)):
+            n = lib.gir_graph_node(g, i)
+            ins = []
+            for k in range(lib.gir_node_input_count(n)):
+                v = lib.gir_node_input(n, k)
+                ins.append(_text(lib.gir_value_name(v)) if v != ffi.NULL else None)
+            outs = tuple(_text(lib.gir_value_name(lib.gir_node_output(n, k)))
+                         for k in range(lib.gir_node_output_count(n)))
+            attrs = {}
+            for k in range(lib.gir_node_attr_count(n)):
+                a = lib.gir_node_attr(n, k)
+                attrs[_text(lib.gir_attr_name(a))] = _attr_value(a)
+            out.append(Node(_text(lib.gir_node_name(n)), _text(lib.gir_node_op(n)), tuple(ins), outs, attrs,
+                            _text(lib.gir_node_opaque_format(n)) if lib.gir_node_is_opaque(n) else None))
+        return out
+
+    def op_histogram(self) -> Dict[str, int]:
+        """Operator -> node count, most frequent first (ties by name)."""
+        g = self._graph()
+        c = collections.Counter(_text(lib.gir_node_op(lib.gir_graph_node(g, i)))
+                                for i in range(lib.gir_graph_node_count(g)))
+        return dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @property
+    def parameters(self) -> Mapping[str, np.ndarray]:
+        """Weights and constants by name, each loaded when first read."""
+        self._graph()
+        return _Parameters(self)
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """Format extras: "source.format", "producer", notes of the reader..."""
+        g = self._graph()
+        meta = {}
+        for i in range(lib.gir_graph_meta_count(g)):
+            a = lib.gir_graph_meta(g, i)
+            meta[_text(lib.gir_attr_name(a))] = _attr_value(a)
+        return meta
+
+    def __repr__(self) -> str:
+        if self._g is None:
+            return "<graphconv.Model (closed)>"
+        return (f"<graphconv.Model {self._format or '?'} {self._source or ''}: "
+                f"{lib.gir_graph_node_count(self._g)} nodes, {len(self.inputs)} inputs, "
+                f"{len(self.outputs)} outputs>")
+
+    # writing
+    def save(self, path: PathLike, format: Optional[str] = None, **options: Any) -> List[str]:
+        """Writes the model to ``path`` (atomically: a temporary file renamed
+        when complete, companion weight files too).  ``format`` defaults to
+        the one the extension names.  ``options`` are the library's write
+        options with ``_`` for ``-`` (``force=True``, ``opset=13``,
+        ``param_format="protobuf"``...; ``graphconv formats`` lists them).
+        Returns the writer's notes (what it wrote in another form without
+        changing the meaning)."""
+        opts = _Options(options)
+        e = _Err()
+        e.check(lib.gir_save(self._graph(), _fspath(path), format.encode() if format else ffi.NULL, opts.ptr,
+                             e.err))
+        return opts.notes
+
+    # running
+    def _session(self, threads: int):
+        s = self._sessions.get(threads)
+        if s is None:
+            e = _Err()
+            out = ffi.new("gir_session **")
+            e.check(lib.gir_session_new(self._graph(), threads, out, e.err))
+            s = ffi.gc(out[0], lib.gir_session_free)
+            self._sessions[threads] = s
+        return s
+
+    def run(self, inputs: Mapping[str, np.ndarray], threads: int = 1) -> Dict[str, np.ndarray]:
+        """Runs the model on graphconv's reference CPU runtime.
+
+        ``inputs`` maps every graph input's name to an array of its element
+        type and shape.  Returns output name -> array (each copied once out
+        of the runtime).  A model keeps one runtime session per thread count,
+        so repeated runs do not reload weights; runs of one model are
+        serialised."""
+        if not isinstance(threads, int) or not 1 <= threads <= 256:
+            raise _usage(f"graphconv: threads must be an integer from 1 to 256, not {threads!r}")
+        with self._lock:
+            g = self._graph()
+            wanted = self.inputs
+            names = {i.name for i in wanted}
+            unknown = [k for k in inputs if k not in names]
+            if unknown:
+                raise _usage("graphconv: the model has no input named " + ", ".join(repr(k) for k in unknown)
+                             + " (inputs: " + ", ".join(repr(n.name) for n in wanted) + ")")
+            missing = [i.name for i in wanted if i.name not in inputs]
+            if missing:
+                raise _usage("graphconv: no data given for input " + ", ".join(repr(n) for n in missing))
+            s = self._session(threads)
+            e = _Err()
+            for info in wanted:
+                arr = np.asarray(inputs[info.name])
+                want = _NP_OF.get(info.dtype)
+                if want is not None and arr.dtype != np.dtype(want):
+                    raise _usage(f"graphconv: input '{info.name}' is {info.dtype}; got an array of {arr.dtype}")
+                arr = np.ascontiguousarray(arr)
+                if arr.dtype.byteorder == ">":
+                    arr = arr.astype(arr.dtype.newbyteorder("<"))
+                shape = ffi.new("gir_shape *")
+                if arr.ndim > 8:
+                    raise _usage(f"graphconv: input '{info.name}' has rank {arr.ndim}; at most 8")
+                shape.rank = arr.ndim
+                for k, d in enumerate(arr.shape):
+                    shape.dims[k] = d
+                t = ffi.new("gir_tensor **")
+                dt = lib.gir_dtype_from_name(str(arr.dtype).encode()) if want is None else \
+                    lib.gir_dtype_from_name(info.dtype.encode())
+                e.check(lib.gir_tensor_create(dt, shape, ffi.from_buffer(arr), arr.nbytes, t, e.err))
+                try:
+                    e.check(lib.gir_session_set_input_named(s, info.name.encode(), t[0], e.err))
+                finally:
+                    lib.gir_tensor_unref(t[0])
+            e.check(lib.gir_session_run(s, e.err))
+            result = {}
+            for i in range(lib.gir_session_output_count(s)):
+                name = _text(lib.gir_value_name(lib.gir_graph_output(g, i)))
+                result[name] = _tensor_array(lib.gir_session_output(s, i))
+            return result
+
+
+def load(source: Source, format: Optional[str] = None, **options: Any) -> Model:
+    """Reads a model from a path or from bytes.
+
+    ``format`` is a registry name ("onnx", "nnabla", "mxnet", "nnvm", "tvm",
+    "lightnet", "relayviz"); by default it is detected from the content,
+    then the extension.  ``options`` are the library's read options with
+    ``_`` for ``-``: ``params="w.params"``, ``batch_size=4``,
+    ``input_shapes={"data": (1, 3, 224, 224)}``, ``executor="runtime"``...
+    Bytes are fed to the library through a pipe in a private temporary
+    directory: the format is detected from the content, every tensor is
+    loaded, and nothing stays on disk."""
+    opts = _Options(options)
+    e = _Err()
+    out = ffi.new("gir_graph **")
+    fmt = format.encode() if format else ffi.NULL
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        with tempfile.TemporaryDirectory(prefix="graphconv-") as d:
+            # The library reads a FIFO whole into its own temporary copy and
+            # loads every tensor: the graph needs no file once gir_load returns.
+            fifo = os.path.join(d, "model.pipe")
+            os.mkfifo(fifo)
+            writer = threading.Thread(target=_feed_fifo, args=(fifo, source), daemon=True)
+            writer.start()
+            try:
+                e.check(lib.gir_load(fifo.encode(), fmt, opts.ptr, out, e.err))
+            finally:
+                writer.join()
+        src_name = None
+    else:
+        e.check(lib.gir_load(_fspath(source), fmt, opts.ptr, out, e.err))
+        src_name = os.fspath(source)
+    g = ffi.gc(out[0], lib.gir_graph_free)
+    meta_fmt = None
+    for i in range(lib.gir_graph_meta_count(g)):
+        a = lib.gir_graph_meta(g, i)
+        if _text(lib.gir_attr_name(a)) == "source.format" and lib.gir_attr_get_type(a) == 3:
+            meta_fmt = _text(lib.gir_attr_string(a))
+    return Model(g, src_name, format or meta_fmt)
+
+
+def _feed_fifo(path: str, data) -> None:
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except BrokenPipeError:
+        pass
+
+
+# ---- formats --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Format:
+    """A format this build of libgraphir knows."""
+    name: str
+    description: str
+    can_read: bool
+    can_write: bool
+
+
+def formats() -> List[Format]:
+    """Every format of the library, in registry order."""
+    return [Format(_text(lib.gir_format_name(i)), _text(lib.gir_format_description(i)),
+                   bool(lib.gir_format_can_read(i)), bool(lib.gir_format_can_write(i)))
+            for i in range(lib.gir_format_count())]
+
+
+# ---- checks and conversions -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    """How one output of model B agrees with model A's (the reference):
+    a mismatch is an element with |b - a| > atol + rtol * |a|."""
+    name: str
+    shape: Tuple[int, ...]
+    max_abs_error: float
+    max_rel_error: float
+    cosine: float
+    mismatches: int
+    elements: int
+    nan_agree: bool
+    passed: bool
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Both models run on the same inputs and their outputs compared."""
+    passed: bool
+    atol: float
+    rtol: float
+    seed: int
+    outputs: List[OutputComparison]
+    first_diverging_node: Optional[str] = None
+
+
+@dataclass
+class ConversionReport:
+    """What :func:`convert` did: the fields of ``graphconv batch --report``."""
+    input: str
+    output: str
+    source_format: Optional[str]
+    target_format: Optional[str]
+    status: str
+    nodes: int = 0
+    opaque_nodes: int = 0
+    ops: Dict[str, int] = field(default_factory=dict)
+    parameters: int = 0
+    parameter_elements: int = 0
+    parameter_bytes: int = 0
+    check: Optional[CheckResult] = None
+    notes: List[str] = field(default_factory=list)
+    wall_ms: float = 0.0
+
+
+def check(*a, **k):
+    raise NotImplementedError
+
+
+def convert(*a, **k):
+    raise NotImplementedError
