@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import collections
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -441,23 +440,11 @@ class Model:
                 want = _NP_OF.get(info.dtype)
                 if want is not None and arr.dtype != np.dtype(want):
                     raise _usage(f"graphconv: input '{info.name}' is {info.dtype}; got an array of {arr.dtype}")
-                arr = np.ascontiguousarray(arr)
-                if arr.dtype.byteorder == ">":
-                    arr = arr.astype(arr.dtype.newbyteorder("<"))
-                shape = ffi.new("gir_shape *")
-                if arr.ndim > 8:
-                    raise _usage(f"graphconv: input '{info.name}' has rank {arr.ndim}; at most 8")
-                shape.rank = arr.ndim
-                for k, d in enumerate(arr.shape):
-                    shape.dims[k] = d
-                t = ffi.new("gir_tensor **")
-                dt = lib.gir_dtype_from_name(str(arr.dtype).encode()) if want is None else \
-                    lib.gir_dtype_from_name(info.dtype.encode())
-                e.check(lib.gir_tensor_create(dt, shape, ffi.from_buffer(arr), arr.nbytes, t, e.err))
+                t = _new_tensor(info.name, arr)
                 try:
-                    e.check(lib.gir_session_set_input_named(s, info.name.encode(), t[0], e.err))
+                    e.check(lib.gir_session_set_input_named(s, info.name.encode(), t, e.err))
                 finally:
-                    lib.gir_tensor_unref(t[0])
+                    lib.gir_tensor_unref(t)
             e.check(lib.gir_session_run(s, e.err))
             result = {}
             for i in range(lib.gir_session_output_count(s)):
@@ -466,7 +453,8 @@ class Model:
             return result
 
 
-def load(source: Source, format: Optional[str] = None, **options: Any) -> Model:
+def load(source: Source, format: Optional[str] = None, params: Union[PathLike, bytes, None] = None,
+         **options: Any) -> Model:
     """Reads a model from a path or from bytes.
 
     ``format`` is a registry name ("onnx", "nnabla", "mxnet", "nnvm", "tvm",
@@ -474,25 +462,23 @@ def load(source: Source, format: Optional[str] = None, **options: Any) -> Model:
     then the extension.  ``options`` are the library's read options with
     ``_`` for ``-``: ``params="w.params"``, ``batch_size=4``,
     ``input_shapes={"data": (1, 3, 224, 224)}``, ``executor="runtime"``...
-    Bytes are fed to the library through a pipe in a private temporary
-    directory: the format is detected from the content, every tensor is
-    loaded, and nothing stays on disk."""
+    ``params`` is the companion weights file of formats that keep weights
+    beside the model (MXNet/NNVM/TVM ``.params``, LightNet ``.wts``,
+    RelayViz); by default it is found beside the model's path.  From bytes
+    (``source`` and ``params`` both bytes), the format is detected from the
+    content, every tensor is loaded, and nothing stays on disk."""
+    if params is not None and not isinstance(params, (bytes, bytearray, memoryview)):
+        options["params"] = params
     opts = _Options(options)
     e = _Err()
     out = ffi.new("gir_graph **")
     fmt = format.encode() if format else ffi.NULL
     if isinstance(source, (bytes, bytearray, memoryview)):
-        with tempfile.TemporaryDirectory(prefix="graphconv-") as d:
-            # The library reads a FIFO whole into its own temporary copy and
-            # loads every tensor: the graph needs no file once gir_load returns.
-            fifo = os.path.join(d, "model.pipe")
-            os.mkfifo(fifo)
-            writer = threading.Thread(target=_feed_fifo, args=(fifo, source), daemon=True)
-            writer.start()
-            try:
-                e.check(lib.gir_load(fifo.encode(), fmt, opts.ptr, out, e.err))
-            finally:
-                writer.join()
+        buf = ffi.from_buffer(source)
+        pbuf, psize = ffi.NULL, 0
+        if isinstance(params, (bytes, bytearray, memoryview)):
+            pbuf, psize = ffi.from_buffer(params), len(params)
+        e.check(lib.gir_load_memory(buf, len(buf), pbuf, psize, fmt, opts.ptr, out, e.err))
         src_name = None
     else:
         e.check(lib.gir_load(_fspath(source), fmt, opts.ptr, out, e.err))
@@ -504,14 +490,6 @@ def load(source: Source, format: Optional[str] = None, **options: Any) -> Model:
         if _text(lib.gir_attr_name(a)) == "source.format" and lib.gir_attr_get_type(a) == 3:
             meta_fmt = _text(lib.gir_attr_string(a))
     return Model(g, src_name, format or meta_fmt)
-
-
-def _feed_fifo(path: str, data) -> None:
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except BrokenPipeError:
-        pass
 
 
 # ---- formats --------------------------------------------------------------
@@ -541,25 +519,32 @@ class OutputComparison:
     """How one output of model B agrees with model A's (the reference):
     a mismatch is an element with |b - a| > atol + rtol * |a|."""
     name: str
-    shape: Tuple[int, ...]
+    elements: int
     max_abs_error: float
     max_rel_error: float
     cosine: float
     mismatches: int
-    elements: int
-    nan_agree: bool
-    passed: bool
+    nan_inf_disagreements: int
+
+    @property
+    def passed(self) -> bool:
+        return self.mismatches == 0 and self.nan_inf_disagreements == 0
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Both models run on the same inputs and their outputs compared."""
+    """What a check found: ``method`` is "run" (both models ran on the same
+    inputs and ``outputs`` compares them) or "structural" (they could not
+    both run: graphs and weights were compared; ``why`` says why)."""
     passed: bool
+    method: str
+    verdict: Optional[str]
+    report: Optional[str]
+    outputs: List[OutputComparison]
     atol: float
     rtol: float
     seed: int
-    outputs: List[OutputComparison]
-    first_diverging_node: Optional[str] = None
+    why: Optional[str] = None
 
 
 @dataclass
@@ -581,9 +566,214 @@ class ConversionReport:
     wall_ms: float = 0.0
 
 
-def check(*a, **k):
-    raise NotImplementedError
+def _model(x: Union["Model", PathLike], what: str) -> Tuple["Model", bool]:
+    """A Model for x (loaded when a path is given; the flag says so)."""
+    if isinstance(x, Model):
+        return x, False
+    if isinstance(x, (str, bytes, bytearray, memoryview)) or isinstance(x, os.PathLike):
+        return load(x), True
+    raise _usage(f"graphconv: {what} must be a graphconv.Model, a path or bytes, not {type(x).__name__}")
 
 
-def convert(*a, **k):
-    raise NotImplementedError
+class _CheckOptions:
+    """A gir_check_options with its input tensors kept alive."""
+
+    def __init__(self, atol: float, rtol: float, seed: int, threads: int, per_node: bool,
+                 inputs: Optional[Mapping[str, np.ndarray]], allow_structural: bool = False):
+        self.o = ffi.new("gir_check_options *")
+        lib.gir_check_options_init(self.o)
+        self.o.atol = float(atol)
+        self.o.rtol = float(rtol)
+        self.o.seed = int(seed)
+        if not isinstance(threads, int) or not 1 <= threads <= 256:
+            raise _usage(f"graphconv: threads must be an integer from 1 to 256, not {threads!r}")
+        self.o.threads = threads
+        self.o.per_node = bool(per_node)
+        self.o.allow_structural = bool(allow_structural)
+        self._keep = []
+        self._tensors = []
+        if inputs:
+            names = [ffi.new("char[]", k.encode()) for k in inputs]
+            tensors = [_new_tensor(k, np.asarray(v)) for k, v in inputs.items()]
+            self._tensors = tensors
+            self._keep = names
+            self._names = ffi.new("const char *[]", names)
+            self._arr = ffi.new("gir_tensor *[]", tensors)
+            self.o.n_feeds = len(tensors)
+            self.o.feed_names = self._names
+            self.o.feed_tensors = self._arr
+
+    def close(self) -> None:
+        for t in self._tensors:
+            lib.gir_tensor_unref(t)
+        self._tensors = []
+
+
+def _result_from(r) -> CheckResult:
+    import json
+    js = json.loads(_text(r.json)) if r.json != ffi.NULL else {}
+    outs = [OutputComparison(o.get("name", ""), int(o.get("elements", 0)), float(o.get("max_abs", 0.0)),
+                             float(o.get("max_rel", 0.0)), float(o.get("cosine", 0.0)),
+                             int(o.get("mismatches", 0)), int(o.get("nan_inf_disagree", 0)))
+            for o in js.get("outputs", [])]
+    method = {1: "run", 2: "structural"}.get(r.method, "none")
+    return CheckResult(bool(r.passed), method, _text(r.verdict), _text(r.report), outs,
+                       float(js.get("atol", 0.0)), float(js.get("rtol", 0.0)), int(js.get("seed", 0)),
+                       _text(r.why))
+
+
+def check(a: Union["Model", PathLike], b: Union["Model", PathLike], atol: float = 1e-4, rtol: float = 1e-3,
+          inputs: Optional[Mapping[str, np.ndarray]] = None, seed: int = 0, threads: int = 1,
+          per_node: bool = False) -> CheckResult:
+    """Runs model ``a`` (the reference) and ``b`` on the same inputs and
+    compares their outputs: what ``graphconv check A B`` prints.
+
+    Inputs not given are seeded (floats uniform in [0, 1), from ``seed``).
+    Returns the comparison whether or not the models agree (see
+    ``.passed``); raises :class:`Error` when a model cannot be read or run."""
+    ma, own_a = _model(a, "a")
+    try:
+        mb, own_b = _model(b, "b")
+    except BaseException:
+        if own_a:
+            ma.close()
+        raise
+    opts = _CheckOptions(atol, rtol, seed, threads, per_node, inputs)
+    r = ffi.new("gir_check_result *")
+    try:
+        e = _Err()
+        st = lib.gir_check_models(ma._graph(), mb._graph(), opts.o, r, e.err)
+        if st != 0 and r.method == 0:
+            e.check(st)
+        lib.gir_error_clear(e.err)
+        return _result_from(r)
+    finally:
+        lib.gir_check_result_clear(r)
+        opts.close()
+        if own_a:
+            ma.close()
+        if own_b:
+            mb.close()
+
+
+def _new_tensor(name: str, arr: np.ndarray):
+    """A new gir_tensor holding a copy of arr (the caller unrefs it)."""
+    dt = _dtype_name_of(arr, name)
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.byteorder == ">":
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    if arr.ndim > 8:
+        raise _usage(f"graphconv: input '{name}' has rank {arr.ndim}; at most 8")
+    shape = ffi.new("gir_shape *")
+    shape.rank = arr.ndim
+    for k, d in enumerate(arr.shape):
+        shape.dims[k] = d
+    t = ffi.new("gir_tensor **")
+    e = _Err()
+    e.check(lib.gir_tensor_create(lib.gir_dtype_from_name(dt.encode()), shape, ffi.from_buffer(arr), arr.nbytes,
+                                  t, e.err))
+    return t[0]
+
+
+def _dtype_name_of(arr: np.ndarray, name: str) -> str:
+    for dt, np_type in _NP_OF.items():
+        if arr.dtype == np.dtype(np_type):
+            return dt
+    raise _usage(f"graphconv: input '{name}' is an array of {arr.dtype}, which the runtime does not take")
+
+
+def convert(src: Source, dst: PathLike, to: Optional[str] = None, check: bool = True,
+            input_shapes: Optional[Mapping[str, Sequence[int]]] = None, atol: float = 1e-4, rtol: float = 1e-3,
+            seed: int = 0, allow_structural: bool = False, from_format: Optional[str] = None,
+            read_options: Optional[Mapping[str, Any]] = None, **options: Any) -> ConversionReport:
+    """Converts ``src`` (a path or bytes) into ``dst``, like ``graphconv SRC
+    DST [--to TO] [--check]``.
+
+    ``to`` defaults to the format ``dst``'s extension names; ``options`` are
+    write options (``force=True``, ``opset=13``, ...), ``read_options`` and
+    ``input_shapes`` go to the reader.  With ``check`` (the default) the
+    written model is read back and run beside the source on the same seeded
+    inputs; the output appears only when they agree (else
+    :class:`CheckFailedError`, whose ``.result`` holds the comparison).  A
+    model the runtime cannot run is compared by structure and weights only
+    with ``allow_structural=True``.  Returns a :class:`ConversionReport`."""
+    t0 = time.monotonic()
+    ropts = dict(read_options or {})
+    if input_shapes:
+        ropts["input_shapes"] = input_shapes
+    model = load(src, format=from_format, **ropts)
+    try:
+        fmt = to
+        wopts = _Options(options)
+        e = _Err()
+        g = model._graph()
+        result = None
+        if check:
+            result = _checked_save(model, dst, fmt, wopts, atol, rtol, seed, allow_structural)
+        else:
+            e.check(lib.gir_save(g, _fspath(dst), fmt.encode() if fmt else ffi.NULL, wopts.ptr, e.err))
+        nodes = model.nodes
+        params = model.parameters
+        n_elem = n_bytes = 0
+        for v in params._values.values():
+            t = lib.gir_value_tensor(v)
+            shape = _shape_tuple(lib.gir_tensor_shape(t)) or ()
+            n_elem += int(np.prod(shape, dtype=np.int64)) if shape else 1
+            n_bytes += int(lib.gir_tensor_nbytes(t))
+        return ConversionReport(
+            input=os.fspath(src) if not isinstance(src, (bytes, bytearray, memoryview)) else "<bytes>",
+            output=os.fspath(dst), source_format=model.format, target_format=fmt or _format_for(dst),
+            status="ok", nodes=len(nodes), opaque_nodes=sum(1 for n in nodes if n.opaque_format),
+            ops=model.op_histogram(), parameters=len(params), parameter_elements=n_elem,
+            parameter_bytes=n_bytes, check=result, notes=list(wopts.notes),
+            wall_ms=(time.monotonic() - t0) * 1000.0)
+    finally:
+        model.close()
+
+
+def _format_for(path: PathLike) -> Optional[str]:
+    p = lib.gir_format_for_extension(_fspath(path))
+    return _text(p)
+
+
+def _checked_save(model: "Model", dst: PathLike, fmt: Optional[str], wopts: "_Options", atol: float,
+                  rtol: float, seed: int, allow_structural: bool) -> CheckResult:
+    """Writes the model to memory, reads it back, checks it against the
+    model, and only then writes dst: a model that fails its check is never
+    left where the output goes."""
+    g = model._graph()
+    e = _Err()
+    name = fmt or _format_for(dst)
+    if name is None:
+        raise _usage(f"graphconv: cannot tell the output format from '{os.fspath(dst)}': give to=")
+    data = ffi.new("void **")
+    size = ffi.new("size_t *")
+    pdata = ffi.new("void **")
+    psize = ffi.new("size_t *")
+    e.check(lib.gir_save_memory(g, name.encode(), wopts.ptr, data, size, pdata, psize, e.err))
+    back = ffi.new("gir_graph **")
+    try:
+        e.check(lib.gir_load_memory(data[0], size[0], pdata[0] if pdata[0] != ffi.NULL else ffi.NULL, psize[0],
+                                    name.encode(), ffi.NULL, back, e.err))
+    finally:
+        lib.free(data[0])
+        if pdata[0] != ffi.NULL:
+            lib.free(pdata[0])
+    b = ffi.gc(back[0], lib.gir_graph_free)
+    opts = _CheckOptions(atol, rtol, seed, 1, False, None, allow_structural)
+    r = ffi.new("gir_check_result *")
+    try:
+        st = lib.gir_check_written(g, b, opts.o, r, e.err)
+        result = _result_from(r) if r.method != 0 else None
+        if st != 0:
+            if e.err.code == 0:
+                e.err.code = st
+            exc = _error_from(e.err)
+            exc.result = result
+            raise exc
+    finally:
+        lib.gir_check_result_clear(r)
+        opts.close()
+        ffi.release(b)
+    e.check(lib.gir_save(g, _fspath(dst), name.encode(), wopts.ptr, e.err))
+    return result

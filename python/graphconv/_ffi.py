@@ -127,6 +127,37 @@ size_t gir_session_output_count(const gir_session *s);
 gir_tensor *gir_session_output(const gir_session *s, size_t i);
 size_t gir_session_warning_count(const gir_session *s);
 const char *gir_session_warning(const gir_session *s, size_t i);
+const char *gir_format_for_extension(const char *path);
+
+gir_status gir_load_memory(const void *data, size_t size, const void *params, size_t params_size,
+                           const char *format, const gir_options *opts, gir_graph **out, gir_error *err);
+gir_status gir_save_memory(const gir_graph *g, const char *format, const gir_options *opts, void **data,
+                           size_t *size, void **params, size_t *params_size, gir_error *err);
+
+typedef struct gir_check_options {
+    double atol, rtol;
+    uint64_t seed;
+    int threads;
+    bool per_node;
+    size_t n_feeds;
+    const char *const *feed_names;
+    gir_tensor *const *feed_tensors;
+    bool allow_structural;
+} gir_check_options;
+void gir_check_options_init(gir_check_options *o);
+typedef struct gir_check_result {
+    int method;
+    bool passed;
+    char *verdict;
+    char *report;
+    char *json;
+    char *why;
+} gir_check_result;
+void gir_check_result_clear(gir_check_result *r);
+gir_status gir_check_models(const gir_graph *a, const gir_graph *b, const gir_check_options *o,
+                            gir_check_result *res, gir_error *err);
+gir_status gir_check_written(const gir_graph *src, gir_graph *b, const gir_check_options *o,
+                             gir_check_result *res, gir_error *err);
 """
 
 ffi = cffi.FFI()

@@ -178,6 +178,7 @@ def test_convert_with_check(tmp_path):
     assert report.source_format == "onnx" and report.target_format == "nnabla"
     assert report.nodes > 0 and report.parameters > 0
     assert report.check is not None and report.check.passed
+    assert report.check.method == "run"
     assert report.check.outputs[0].max_abs_error <= 1e-5
     assert report.check.outputs[0].cosine > 0.9999
     assert out.exists()
@@ -196,17 +197,41 @@ def test_convert_refusal_is_unsupported(tmp_path):
 
 # ---- check -----------------------------------------------------------------
 
-def test_check_same_model_agrees(resnet_input):
-    r = graphconv.check(need(RESNET), need(RESNET), inputs={"data": resnet_input})
-    assert r.passed
-    assert r.outputs[0].max_abs_error == 0.0
-    assert r.outputs[0].mismatches == 0
+def test_check_same_model_agrees(resnet, resnet_input):
+    r = graphconv.check(need(RESNET), resnet, inputs={"data": resnet_input})
+    assert r.passed and r.method == "run"
+    (o,) = r.outputs
+    assert o.name == "logits" and o.elements == 1000
+    assert o.max_abs_error == 0.0 and o.mismatches == 0 and o.passed
+    assert r.atol == 1e-4 and r.rtol == 1e-3
 
 
-def test_check_different_models_fails(tmp_path):
+def test_check_different_models_disagree():
+    r = graphconv.check(need(RESNET), need(os.path.join(MODELS, "squeezenet1_0.onnx")), seed=3)
+    assert not r.passed
+    assert r.method == "run"
+    assert r.seed == 3
+    assert r.outputs[0].mismatches > 0
+    assert r.outputs[0].max_abs_error > 1e-3
+
+
+def test_check_unreadable_model_raises(tmp_path):
+    p = tmp_path / "bad.onnx"
+    p.write_bytes(b"\x08\x07garbage")
+    with pytest.raises(graphconv.BadInputError):
+        graphconv.check(need(RESNET), p)
+
+
+def test_convert_check_failure_leaves_no_output(tmp_path):
+    # atol=rtol=-1 makes every element a mismatch: the check must fail and
+    # nothing may appear where the output goes.
+    out = tmp_path / "r.nnp"
     with pytest.raises(graphconv.CheckFailedError) as e:
-        graphconv.check(need(RESNET), need(os.path.join(MODELS, "squeezenet1_0.onnx")))
+        graphconv.convert(need(RESNET), out, check=True, atol=-1.0, rtol=0.0)
     assert e.value.exit_status == 4
+    assert e.value.result is not None and not e.value.result.passed
+    assert not out.exists()
+    assert os.listdir(tmp_path) == []
 
 
 # ---- formats and errors ----------------------------------------------------
