@@ -4,17 +4,29 @@
 
 #include "cli.h"
 
-/* Re-reads the written output and checks it against the source graph;
- * on success *metrics_json (malloc'd) describes what was compared.
- * Fails with GIR_E_CHECK_FAILED when they disagree. */
-gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char *out_format, double atol,
-                          double rtol, char **metrics_json, gir_error *err);
+/* What --check asks: on, whether a structural comparison (when the models
+ * cannot both run) is accepted, the tolerances. */
+typedef struct gc_check_spec {
+    bool on, structural_ok;
+    double atol, rtol;
+} gc_check_spec;
 
-/* gir_save, and with check: written into a staging directory beside the
- * output, checked with gc_batch_check, and moved into place only when the
- * check passes (a failed check leaves no output). */
+/* Parses the argument of --check[=run|structure] into c (on). */
+bool gc_parse_check_arg(const char *arg, gc_check_spec *c);
+
+/* Re-reads the written output and checks it against the source graph with
+ * gir_check_written; *metrics_json and *verdict (malloc'd, may stay NULL)
+ * say what was compared, on failure too.  Fails with GIR_E_CHECK_FAILED
+ * when they disagree or could only be compared structurally without
+ * c->structural_ok. */
+gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char *out_format, const gc_check_spec *c,
+                          char **metrics_json, char **verdict, gir_error *err);
+
+/* gir_save, and with check->on: written into a staging directory beside
+ * the output, checked with gc_batch_check, and moved into place only when
+ * the check passes (a failed check leaves no output). */
 gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char *format, const gir_options *wopts,
-                           bool check, double atol, double rtol, char **metrics_json, gir_error *err);
+                           const gc_check_spec *check, char **metrics_json, char **verdict, gir_error *err);
 
 /* Removes a directory tree (for dry runs). */
 void gc_rmtree(const char *dir);

@@ -48,6 +48,7 @@ typedef struct batch {
     const char *outdir;
     gir_options *ropts, *wopts; /* from the command line, copied into each job */
     bool check, dry_run, fail_fast;
+    gc_check_spec check_spec; /* --check=structure accepts structural checks */
     double atol, rtol;
     atomic_size_t next;
     atomic_size_t done, failed;
@@ -488,7 +489,13 @@ static void run_job(batch *b, job *j)
         if (dir)
             mkdir(dir, 0777);
         free(dir);
-        st = gc_save_checked(g, j->output, j->to, j->wopts, j->check, b->atol, b->rtol, &j->check_json, &err);
+        gc_check_spec cs = b->check_spec;
+        cs.on = j->check;
+        cs.atol = b->atol;
+        cs.rtol = b->rtol;
+        char *verdict = NULL;
+        st = gc_save_checked(g, j->output, j->to, j->wopts, &cs, &j->check_json, &verdict, &err);
+        free(verdict);
     }
     if (st != GIR_OK) {
         j->status = "failed";
@@ -604,7 +611,7 @@ int cmd_batch(int argc, char **argv)
         { "fail-fast", no_argument, NULL, OPT_FAILFAST },
         { "report", required_argument, NULL, OPT_REPORT },
         { "manifest", required_argument, NULL, OPT_MANIFEST },
-        { "check", no_argument, NULL, OPT_CHECK },
+        { "check", optional_argument, NULL, OPT_CHECK },
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
         { "read-option", required_argument, NULL, 'I' },
@@ -660,7 +667,13 @@ int cmd_batch(int argc, char **argv)
         case OPT_FAILFAST: b.fail_fast = true; break;
         case OPT_REPORT: report = optarg; break;
         case OPT_MANIFEST: manifest = optarg; break;
-        case OPT_CHECK: b.check = true; break;
+        case OPT_CHECK:
+            if (!gc_parse_check_arg(optarg, &b.check_spec)) {
+                rc = gc_usage_error("--check takes 'run' (the default) or 'structure', not '%s'", optarg);
+                goto out;
+            }
+            b.check = true;
+            break;
         case OPT_ATOL: b.atol = strtod(optarg, NULL); break;
         case OPT_RTOL: b.rtol = strtod(optarg, NULL); break;
         case 'I':

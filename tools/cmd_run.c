@@ -209,7 +209,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     if (gc_load(argv[optind], from, opts, &g, &err) || gir_session_new(g, (int)threads, &s, &err) ||
-        gc_feed_session(s, &feed, seed, NULL, &err) || gir_session_run(s, &err)) {
+        gc_feed_session(s, &feed, seed, &err) || gir_session_run(s, &err)) {
         rc = gc_report(&err);
         goto out;
     }

@@ -206,7 +206,7 @@ int cmd_convert(int argc, char **argv)
         { "allow-opaque", no_argument, NULL, OPT_ALLOW_OPAQUE },
         { "opset", required_argument, NULL, OPT_OPSET },
         { "external-data", no_argument, NULL, OPT_EXTERNAL_DATA },
-        { "check", no_argument, NULL, OPT_CHECK },
+        { "check", optional_argument, NULL, OPT_CHECK },
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
         { "progress", no_argument, NULL, OPT_PROGRESS },
@@ -217,7 +217,7 @@ int cmd_convert(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *from = NULL, *to = NULL;
-    bool check = false;
+    gc_check_spec check = { false, false, 1e-4, 1e-3 };
     progress_view pv = { NULL, false, isatty(STDERR_FILENO) != 0, -1 };
     double atol = 1e-4, rtol = 1e-3;
     gir_options *ropts = gir_options_new(), *wopts = gir_options_new();
@@ -239,7 +239,12 @@ int cmd_convert(int argc, char **argv)
         case OPT_ALLOW_OPAQUE: gir_options_set(wopts, "allow-opaque", "1", NULL); break;
         case OPT_OPSET: gir_options_set(wopts, "opset", optarg, NULL); break;
         case OPT_EXTERNAL_DATA: gir_options_set(wopts, "external-data", "1", NULL); break;
-        case OPT_CHECK: check = true; break;
+        case OPT_CHECK:
+            if (!gc_parse_check_arg(optarg, &check)) {
+                rc = gc_usage_error("--check takes 'run' (the default) or 'structure', not '%s'", optarg);
+                goto out;
+            }
+            break;
         case OPT_ATOL: atol = strtod(optarg, NULL); break;
         case OPT_RTOL: rtol = strtod(optarg, NULL); break;
         case OPT_PROGRESS: pv.forced = true; break;
@@ -298,12 +303,15 @@ int cmd_convert(int argc, char **argv)
         pv.path = outp;
         gir_options_set_progress_handler(wopts, show_progress, &pv);
     }
-    char *metrics = NULL;
+    char *metrics = NULL, *verdict = NULL;
+    check.atol = atol;
+    check.rtol = rtol;
     if (st == GIR_OK)
-        st = gc_save_checked(g, outp, to, wopts, check, atol, rtol, &metrics, &err);
-    if (st == GIR_OK && check && gc_verbosity >= 1)
-        fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
+        st = gc_save_checked(g, outp, to, wopts, &check, &metrics, &verdict, &err);
+    if (check.on && verdict && gc_verbosity >= 1)
+        fprintf(stderr, "graphconv: check %s: %s\n", st == GIR_OK ? "passed" : "failed", verdict);
     free(metrics);
+    free(verdict);
     if (st) {
         rc = gc_report(&err);
     } else if (gc_verbosity >= 1) {
