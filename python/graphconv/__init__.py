@@ -34,14 +34,15 @@ from ._api import (  # noqa: F401
     TensorInfo,
     UnsupportedError,
     UsageError,
-    check, 
+    check,
+    common_options,
     convert,
     formats,
     load,
 )
 
 __all__ = [
-    "load", "convert", "check", "formats",
+    "load", "convert", "check", "formats", "common_options",
     "Model", "Node", "TensorInfo", "Format", "ConversionReport", "CheckResult", "OutputComparison",
     "Error", "UsageError", "BadInputError", "UnsupportedError", "CheckFailedError", "IOError",
 ]

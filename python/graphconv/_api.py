@@ -497,18 +497,42 @@ def load(source: Source, format: Optional[str] = None, params: Union[PathLike, b
 
 @dataclass(frozen=True)
 class Format:
-    """A format this build of libgraphir knows."""
+    """A format this build of libgraphir knows, with the options its reader
+    and writer take (name -> one-sentence description), beside the
+    options every format takes (:func:`common_options`).  Pass them to
+    :func:`load` and :meth:`Model.save` with ``_`` for ``-``."""
     name: str
     description: str
     can_read: bool
     can_write: bool
+    read_options: Dict[str, str]
+    write_options: Dict[str, str]
+
+
+def _option_docs(get) -> Dict[str, str]:
+    key = ffi.new("const char **")
+    doc = ffi.new("const char **")
+    out = {}
+    k = 0
+    while get(k, key, doc):
+        out[_text(key[0])] = _text(doc[0])
+        k += 1
+    return out
 
 
 def formats() -> List[Format]:
     """Every format of the library, in registry order."""
     return [Format(_text(lib.gir_format_name(i)), _text(lib.gir_format_description(i)),
-                   bool(lib.gir_format_can_read(i)), bool(lib.gir_format_can_write(i)))
+                   bool(lib.gir_format_can_read(i)), bool(lib.gir_format_can_write(i)),
+                   _option_docs(lambda k, key, doc, i=i: lib.gir_format_option(i, False, k, key, doc)),
+                   _option_docs(lambda k, key, doc, i=i: lib.gir_format_option(i, True, k, key, doc)))
             for i in range(lib.gir_format_count())]
+
+
+def common_options() -> Dict[str, str]:
+    """The options every format takes (params, batch-size, input-shape,
+    force, ...), name -> description."""
+    return _option_docs(lib.gir_common_option)
 
 
 # ---- checks and conversions -----------------------------------------------

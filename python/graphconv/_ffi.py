@@ -111,6 +111,8 @@ const char *gir_format_name(size_t i);
 const char *gir_format_description(size_t i);
 bool gir_format_can_read(size_t i);
 bool gir_format_can_write(size_t i);
+bool gir_format_option(size_t i, bool for_writing, size_t k, const char **key, const char **doc);
+bool gir_common_option(size_t k, const char **key, const char **doc);
 gir_status gir_detect(const char *path, const char **name, const char **reason, gir_error *err);
 gir_status gir_load(const char *path, const char *format, const gir_options *opts, gir_graph **out,
                     gir_error *err);

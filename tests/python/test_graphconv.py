@@ -241,6 +241,12 @@ def test_formats():
     assert {"onnx", "nnabla", "mxnet", "nnvm", "tvm", "lightnet", "relayviz"} <= set(fs)
     assert fs["onnx"].can_read and fs["onnx"].can_write
     assert "ONNX" in fs["onnx"].description
+    assert "opset" in fs["onnx"].write_options
+    assert "executor" in fs["nnabla"].read_options
+    assert not fs["tvm"].read_options.keys() & {"opset"}
+    common = graphconv.common_options()
+    assert {"params", "batch-size", "force", "max-bytes"} <= set(common)
+    assert all(isinstance(v, str) and v for v in common.values())
 
 
 def test_malformed_file_is_bad_input(tmp_path):
