@@ -56,6 +56,12 @@ GIR_API const char *gir_format_name(size_t i);
 GIR_API const char *gir_format_description(size_t i);
 GIR_API bool gir_format_can_read(size_t i);
 GIR_API bool gir_format_can_write(size_t i);
+/* Option k (0, 1, ...) of format i for reading (for_writing false) or
+ * writing: *key ("executor") and *doc (one sentence) are static strings.
+ * Returns false past the last one. */
+GIR_API bool gir_format_option(size_t i, bool for_writing, size_t k, const char **key, const char **doc);
+/* Option k of every format (params, batch-size, force, ...), as above. */
+GIR_API bool gir_common_option(size_t k, const char **key, const char **doc);
 
 /* Detects the format of a file: by content first, then by extension.
  * *name is a registry name; *reason says which rule decided.  It reads the
