@@ -1,4 +1,4 @@
-/* Writing ONNX: gir_graph -> ModelProto at opset 7..18.
+/* Writing ONNX: gir_graph -> ModelProto at opset 6..18.
  *
  * The whole graph is checked first and every construct that cannot be
  * written is reported at once.  The model is then streamed: small messages
@@ -692,6 +692,74 @@ static void old_resize(writer *w, const gir_node *n, nb *b, gir_error *err)
     nb_outputs(w, b, n);
 }
 
+/* Before opset 7, binary operators broadcast only B over A and only when
+ * told (broadcast=1: B's shape is A's trailing dimensions); Gemm
+ * broadcasts C when told; BatchNormalization and Dropout compute the
+ * inference form with is_test=1; PRelu takes a slope of one element or of
+ * X's shape; the recurrent operators write Y only with output_sequence=1.
+ * Adds those attributes, or records why the node has no opset-6 form. */
+static bool opset6_form(writer *w, const gir_node *n, nb *b)
+{
+    const gir_graph *g = w->g;
+    const gir_value *a = gir_in(g, n, 0), *bv = gir_in(g, n, 1), *y = gir_out(g, n, 0);
+    char sa[96], sb[96];
+    switch (n->op) {
+    case GIR_OP_Add: case GIR_OP_Sub: case GIR_OP_Mul: case GIR_OP_Div: case GIR_OP_Pow:
+    case GIR_OP_And: case GIR_OP_Or: case GIR_OP_Xor: case GIR_OP_Equal: case GIR_OP_Greater: case GIR_OP_Less: {
+        bool same = a && bv && a->shape.rank >= 0 && gir_shape_equal(&a->shape, &bv->shape);
+        bool known = same;
+        if (!same && a && bv && y && a->shape.rank >= 0 && bv->shape.rank >= 0 && bv->shape.rank <= a->shape.rank &&
+            gir_shape_equal(&a->shape, &y->shape)) {
+            known = true; /* B's dimensions are A's last ones */
+            for (int i = 0; i < bv->shape.rank; i++) {
+                int64_t da = a->shape.dims[a->shape.rank - bv->shape.rank + i];
+                known &= da >= 0 && da == bv->shape.dims[i];
+            }
+        }
+        if (!known) {
+            unsupported(w, n, GIR_E_UNSUPPORTED_OP, "%s of %s and %s at opset %lld (before opset 7 only B broadcasts, "
+                        "over A's trailing dimensions)", gir_op_name(n->op),
+                        a ? gir_shape_str(&a->shape, sa, sizeof sa) : "?",
+                        bv ? gir_shape_str(&bv->shape, sb, sizeof sb) : "?", (long long)w->opset);
+            return false;
+        }
+        if (!same)
+            nb_attr(w, b, attr_int(w, "broadcast", 1));
+        return true;
+    }
+    case GIR_OP_Gemm:
+        if (n->n_in > 2 && n->in[2] >= 0)
+            nb_attr(w, b, attr_int(w, "broadcast", 1));
+        return true;
+    case GIR_OP_BatchNormalization:
+    case GIR_OP_Dropout:
+        if (n->op == GIR_OP_Dropout && gir_node_int(n, "training_mode", 0)) {
+            unsupported(w, n, GIR_E_UNSUPPORTED_ATTR, "Dropout in training mode at opset %lld", (long long)w->opset);
+            return false;
+        }
+        nb_attr(w, b, attr_int(w, "is_test", 1));
+        return true;
+    case GIR_OP_PRelu: {
+        bool ok = a && bv && a->shape.rank >= 0 && bv->shape.rank >= 0 &&
+                  (gir_shape_equal(&a->shape, &bv->shape) || gir_shape_numel(&bv->shape) == 1);
+        if (!ok) {
+            unsupported(w, n, GIR_E_UNSUPPORTED_OP, "PRelu with a slope of shape %s at opset %lld (before opset 7 the "
+                        "slope has one element or X's shape)", bv ? gir_shape_str(&bv->shape, sb, sizeof sb) : "?",
+                        (long long)w->opset);
+            return false;
+        }
+        return true;
+    }
+    case GIR_OP_LSTM:
+    case GIR_OP_GRU:
+    case GIR_OP_RNN:
+        if (y)
+            nb_attr(w, b, attr_int(w, "output_sequence", 1));
+        return true;
+    default: return true;
+    }
+}
+
 /* Writes a canonical node at the target opset, or records why it cannot. */
 static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
 {
@@ -717,6 +785,12 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
         nb_outputs(w, b, n);
         return;
     }
+    if (op == GIR_OP_Resize && W < 7) {
+        unsupported(w, n, GIR_E_UNSUPPORTED_OP, "Resize needs opset 7 or later (writing opset %lld)", (long long)W);
+        return;
+    }
+    if (W < 7 && !opset6_form(w, n, b))
+        return;
     if (op == GIR_OP_Resize && W < 11) {
         old_resize(w, n, b, err);
         return;
@@ -1092,8 +1166,8 @@ static void write_node(writer *w, const gir_node *n, gir_error *err)
 
 static int64_t ir_for_opset(int64_t opset)
 {
-    static const int64_t ir[] = { 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8 }; /* opsets 7..18 */
-    return opset >= 7 && opset <= 18 ? ir[opset - 7] : 8;
+    static const int64_t ir[] = { 3, 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8 }; /* opsets 6..18 */
+    return opset >= 6 && opset <= 18 ? ir[opset - 6] : 8;
 }
 
 static int64_t source_opset(const gir_graph *g)
