@@ -2214,8 +2214,7 @@ static const char *const ch_rnn_direction[] = { "forward", "reverse", "bidirecti
 #define RNN_COMMON                                                                                              \
     FLTS_O("activation_alpha", "alpha of the activations that take one, in order (default: each one's own)"),  \
     FLTS_O("activation_beta", "beta of the activations that take one, in order (default: each one's own)"),    \
-    STRS_O("activations", "activation names per direction (Relu, Tanh, Sigmoid, Affine, LeakyRelu, "           \
-                          "ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)"),              \
+    STRS_O("activations", "ONNX activation names, per direction (default Sigmoid, Tanh, Tanh; RNN Tanh)"),      \
     FLT_O("clip", "gate inputs are clipped to [-clip, clip]; absent: no clipping"),                             \
     STR_D("direction", "forward", ch_rnn_direction, "forward, reverse, or bidirectional (two directions)"),   \
     INT_R("hidden_size", GIR_RANGE_POSITIVE, "number of hidden units")

@@ -27,6 +27,7 @@ typedef struct writer {
     const gir_graph *g;
     const gir_options *opts;
     int64_t opset;
+    int64_t fallback_opset; /* the opset to use when no option asks for one (0: the source's) */
     int64_t ir_version;
     gir_arena a;
     bool oom;
@@ -1189,6 +1190,8 @@ static gir_status setup(writer *w, gir_error *err)
     const gir_graph *g = w->g;
     int64_t src = source_opset(g);
     int64_t dflt = src >= ONNX_WRITE_OPSET_MIN && src <= ONNX_WRITE_OPSET_MAX ? src : ONNX_DEFAULT_OPSET;
+    if (w->fallback_opset)
+        dflt = w->fallback_opset;
     gir_status st = gir_options_int(w->opts, "opset", dflt, &w->opset, err);
     if (st)
         return st;
@@ -1718,15 +1721,20 @@ static gir_status stream(writer *w, const char *path, gir_error *err)
     return st;
 }
 
-gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+/* One attempt at opset `fallback` (0: the option's or the source's). */
+static gir_status write_once(const gir_graph *g, const char *path, const gir_options *opts, int64_t fallback,
+                             int64_t *opset, size_t *n_unsupported, gir_error *err)
 {
     writer w;
     memset(&w, 0, sizeof w);
     w.g = g;
     w.opts = opts;
+    w.fallback_opset = fallback;
     gir_status st = setup(&w, err);
     if (!st) {
         build_graph(&w, err);
+        *opset = w.opset;
+        *n_unsupported = gir_unsupported_count(w.u);
         if (err && err->code)
             st = err->code;
         else if (w.oom)
@@ -1744,5 +1752,27 @@ gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *o
     onnx_map_free(&w.names);
     gir_unsupported_free(w.u);
     gir_arena_free(&w.a);
+    return st;
+}
+
+/* A model read at an opset before 7 is written back at that opset; when
+ * that old opset cannot express the graph (and no opset was asked for), it
+ * is written at the default opset instead, with a note saying why. */
+gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+{
+    int64_t opset = 0;
+    size_t bad = 0;
+    gir_status st = write_once(g, path, opts, 0, &opset, &bad, err);
+    if (bad && opset < 7 && !gir_options_get(opts, "opset") &&
+        (st == GIR_E_UNSUPPORTED_OP || st == GIR_E_UNSUPPORTED_ATTR || st == GIR_E_UNSUPPORTED)) {
+        char *why = err ? gir_error_format(err) : NULL;
+        gir_error_clear(err);
+        int64_t old = opset;
+        st = write_once(g, path, opts, ONNX_DEFAULT_OPSET, &opset, &bad, err);
+        if (!st)
+            gir_write_note(opts, "written at opset %lld: the source's opset %lld cannot express it (%s)",
+                           (long long)opset, (long long)old, why ? why : "?");
+        free(why);
+    }
     return st;
 }
