@@ -18,12 +18,26 @@ run "$LSTM" "$TMP/o13.onnx" --opset 13 --check
 expect_err "onnx -> onnx at opset 13 with --check" 0 "check passed" '"method": "run"'
 run "$LSTM" "$TMP/o14.onnx" --opset 14 --check
 expect_err "onnx -> onnx at opset 14 with --check" 0 "check passed"
-run "$LSTM" "$TMP/lstm.nnp" --check
-expect_err "onnx -> nnabla with --check" 0 "check passed" '"method": "run"'
-run "$TMP/lstm.nnp" "$TMP/lstm2.onnx" --check
-expect_err "nnabla -> onnx with --check" 0 "check passed" '"method": "run"'
-run "$LSTM" "$TMP/lstm.json" --to mxnet --check
-expect_err "onnx -> mxnet (fused RNN) with --check" 0 "check passed" '"method": "run"'
+# targets without a recurrent operator refuse by name, writing nothing
+mkdir "$TMP/refused"
+run "$LSTM" "$TMP/refused/lstm.nnp"
+expect_err "onnx -> nnabla names the LSTM it cannot write" 3 "cannot write as nnabla: LSTM" "[unsupported-op]"
+run "$LSTM" "$TMP/refused/lstm.json" --to mxnet
+expect_err "onnx -> mxnet names the LSTM it cannot write" 3 "cannot write as mxnet: LSTM" "[unsupported-op]"
+check "a refused conversion writes nothing" test -z "$(ls -A "$TMP/refused")"
+
+# MXNet's fused RNN reads into canonical layers and converts to ONNX
+TD=${GIR_TESTDATA_DIR:?GIR_TESTDATA_DIR must point at testdata/}
+MX=$TD/mxnet_rnn
+run info "$MX/lstm2bi-symbol.json"
+expect_out "a 2-layer bidirectional MXNet RNN(lstm) reads as two LSTM nodes" "LSTM                     2" "(0 opaque)"
+run run "$MX/gru2bi-symbol.json" --input "data=$MX/gru2bi.data.npy" --input "state=$MX/gru2bi.state.npy" -o "$TMP/mx"
+expect_rc "MXNet RNN(gru) runs" 0
+run "$MX/gru2bi-symbol.json" "$TMP/gru2bi.onnx"
+expect_rc "MXNet RNN(gru) -> onnx" 0
+run run "$TMP/gru2bi.onnx" --input "data=$MX/gru2bi.data.npy" --input "state=$MX/gru2bi.state.npy" -o "$TMP/onnx"
+expect_rc "the ONNX file runs" 0
+check "both give the same bytes" cmp -s "$TMP/mx/rnn_l1_reshape.npy" "$TMP/onnx/rnn_l1_reshape.npy"
 run ops --format onnx
 expect_out "the ONNX mapping lists the recurrent operators" "LSTM" "GRU" "output_sequence"
 finish
