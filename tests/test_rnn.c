@@ -434,6 +434,77 @@ static void test_pytorch03_lstm(void **state)
     free(path);
 }
 
+/* ---- against ONNX Runtime --------------------------------------------------------- */
+
+/* What ONNX's test data leaves out (bidirectional with clip, peepholes and
+ * sequence_lens; reverse with input_forget; activations with alpha/beta;
+ * linear_before_reset), against ONNX Runtime's outputs
+ * (testdata/onnx_rnn, scripts/onnx_rnn_ort_fixtures.*); and unrolled where
+ * the lengths are constants equal to the sequence length. */
+static void test_against_onnxruntime(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        const char *ins[3];
+        size_t n_in, n_out;
+    } cases[] = {
+        { "lstm_bi_clip_seq", { "X", "h0", "c0" }, 3, 3 }, { "lstm_rev_if", { "X", "h0", "c0" }, 3, 3 },
+        { "lstm_acts", { "X" }, 1, 3 },                    { "gru_bi_seq", { "X", "h0" }, 2, 2 },
+        { "gru_lbr_acts", { "X", "h0" }, 2, 2 },           { "rnn_bi_relu", { "X", "h0" }, 2, 2 },
+        { "rnn_rev", { "X" }, 1, 2 },
+    };
+    static const char *const outs[] = { "Y", "Y_h", "Y_c" };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "onnx_rnn/%s.onnx", cases[c].name);
+        char *path = tu_testdata(rel);
+        gir_error err = GIR_ERROR_INIT;
+        gir_graph *g;
+        TU_OK(gir_load(path, "onnx", NULL, &g, &err), &err);
+        gir_tensor *in[3] = { 0 }, *got[3] = { 0 }, *want[3] = { 0 };
+        for (size_t i = 0; i < cases[c].n_in; i++) {
+            snprintf(rel, sizeof rel, "onnx_rnn/%s.%s.npy", cases[c].name, cases[c].ins[i]);
+            char *p = tu_testdata(rel);
+            TU_OK(gir_npy_read(p, &in[i], &err), &err);
+            free(p);
+        }
+        for (size_t k = 0; k < cases[c].n_out; k++) {
+            snprintf(rel, sizeof rel, "onnx_rnn/%s.ort.%s.npy", cases[c].name, outs[k]);
+            char *p = tu_testdata(rel);
+            TU_OK(gir_npy_read(p, &want[k], &err), &err);
+            free(p);
+        }
+        rt_run(g, 1, in, cases[c].n_in, got, cases[c].n_out);
+        for (size_t k = 0; k < cases[c].n_out; k++) {
+            print_message("%s %s vs onnxruntime\n", cases[c].name, outs[k]);
+            expect_close(got[k], want[k], 1e-7, 4e-6);
+            gir_tensor_unref(got[k]);
+            got[k] = NULL;
+        }
+        size_t count = 0;
+        if (gir_rnn_unroll_all(g, &count, &err) == GIR_OK) {
+            rt_run(g, 1, in, cases[c].n_in, got, cases[c].n_out);
+            for (size_t k = 0; k < cases[c].n_out; k++) {
+                print_message("%s %s unrolled vs onnxruntime\n", cases[c].name, outs[k]);
+                expect_close(got[k], want[k], 1e-6, 1e-5);
+            }
+        } else {
+            /* only the cases with per-row lengths cannot be unrolled */
+            assert_int_equal(err.code, GIR_E_UNSUPPORTED);
+            assert_non_null(strstr(err.message, "sequence_lens["));
+            gir_error_clear(&err);
+        }
+        for (size_t k = 0; k < 3; k++) {
+            gir_tensor_unref(in[k]);
+            gir_tensor_unref(got[k]);
+            gir_tensor_unref(want[k]);
+        }
+        gir_graph_free(g);
+        free(path);
+    }
+}
+
 /* ---- MXNet's fused RNN ---------------------------------------------------------- */
 
 static gir_tensor *npy(const char *name, const char *what)
@@ -544,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_attributes_unrolled),
         cmocka_unit_test(test_attribute_checks),
         cmocka_unit_test(test_pytorch03_lstm),
+        cmocka_unit_test(test_against_onnxruntime),
         cmocka_unit_test(test_mxnet_fused_rnn),
         cmocka_unit_test(test_mxnet_rnn_refusals),
     };

@@ -2221,7 +2221,7 @@ static const char *const ch_rnn_direction[] = { "forward", "reverse", "bidirecti
 
 static const gir_attr_schema attrs_LSTM[] = {
     RNN_COMMON,
-    INT_D("input_forget", 0, GIR_RANGE_BOOL, "1 couples the input and forget gates: i = 1 - f"),
+    INT_D("input_forget", 0, GIR_RANGE_BOOL, "1 couples the forget gate to the input gate: f = 1 - i (as ONNX Runtime)"),
     INT_D("layout", 0, GIR_RANGE_BOOL, "0: X [seq, batch, input]; 1: X [batch, seq, input] (batch first)"),
     A_END,
 };

@@ -334,8 +334,8 @@ gir_status gir_rnn_unroll(gir_graph *g, gir_node *n, gir_error *err)
                     gi = op2(&u, GIR_OP_Add, gi, op2(&u, GIR_OP_Mul, pi, c));
                     gf = op2(&u, GIR_OP_Add, gf, op2(&u, GIR_OP_Mul, pf, c));
                 }
-                int32_t f = activate(&u, &d, &fn[0], gf, true);
-                int32_t i = d.input_forget ? op2(&u, GIR_OP_Sub, onev, f) : activate(&u, &d, &fn[0], gi, true);
+                int32_t i = activate(&u, &d, &fn[0], gi, true);
+                int32_t f = d.input_forget ? op2(&u, GIR_OP_Sub, onev, i) : activate(&u, &d, &fn[0], gf, true);
                 int32_t cc = activate(&u, &d, &fn[1], gc, true);
                 c = op2(&u, GIR_OP_Add, op2(&u, GIR_OP_Mul, f, c), op2(&u, GIR_OP_Mul, i, cc));
                 if (P)

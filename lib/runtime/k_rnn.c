@@ -2,7 +2,8 @@
  * layouts, any of ONNX's activations with alpha/beta, clip, per-batch
  * sequence lengths (steps past a sequence's length give zeros in Y, and
  * the reverse direction starts at its last valid step), initial states,
- * peepholes, input_forget and GRU's linear_before_reset.
+ * peepholes, input_forget (the forget gate is 1 - the input gate, as in
+ * ONNX Runtime) and GRU's linear_before_reset.
  *
  * Each gate's input is computed as ONNX's reference does, in float32 with
  * the same association: X W^T and H R^T (each a dot product accumulated in
@@ -200,8 +201,8 @@ static void rnn_step(const rnn_run_ctx *r, size_t dr, const float *xt, float *h,
             i += p[j] * cst[j];
             f += p[2 * H + j] * cst[j];
         }
-        f = gir_rnn_apply(&fn[0], clipf(d, f));
-        i = d->input_forget ? 1.0f - f : gir_rnn_apply(&fn[0], clipf(d, i));
+        i = gir_rnn_apply(&fn[0], clipf(d, i));
+        f = d->input_forget ? 1.0f - i : gir_rnn_apply(&fn[0], clipf(d, f));
         float cc = gir_rnn_apply(&fn[1], clipf(d, gc[j]));
         cst[j] = f * cst[j] + i * cc;
         float o = go[j];
