@@ -436,6 +436,19 @@ static void test_pytorch03_lstm(void **state)
 
 /* ---- against ONNX Runtime --------------------------------------------------------- */
 
+/* Reads testdata/DIR/NAME SUFFIX as format. */
+static gir_graph *load_fixture(const char *dir, const char *name, const char *suffix, const char *format)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "%s/%s%s", dir, name, suffix);
+    char *path = tu_testdata(rel);
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g;
+    TU_OK(gir_load(path, format, NULL, &g, &err), &err);
+    free(path);
+    return g;
+}
+
 /* What ONNX's test data leaves out (bidirectional with clip, peepholes and
  * sequence_lens; reverse with input_forget; activations with alpha/beta;
  * linear_before_reset), against ONNX Runtime's outputs
@@ -457,11 +470,8 @@ static void test_against_onnxruntime(void **state)
     static const char *const outs[] = { "Y", "Y_h", "Y_c" };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char rel[128];
-        snprintf(rel, sizeof rel, "onnx_rnn/%s.onnx", cases[c].name);
-        char *path = tu_testdata(rel);
         gir_error err = GIR_ERROR_INIT;
-        gir_graph *g;
-        TU_OK(gir_load(path, "onnx", NULL, &g, &err), &err);
+        gir_graph *g = load_fixture("onnx_rnn", cases[c].name, ".onnx", "onnx");
         gir_tensor *in[3] = { 0 }, *got[3] = { 0 }, *want[3] = { 0 };
         for (size_t i = 0; i < cases[c].n_in; i++) {
             snprintf(rel, sizeof rel, "onnx_rnn/%s.%s.npy", cases[c].name, cases[c].ins[i]);
@@ -501,7 +511,6 @@ static void test_against_onnxruntime(void **state)
             gir_tensor_unref(want[k]);
         }
         gir_graph_free(g);
-        free(path);
     }
 }
 
@@ -555,11 +564,8 @@ static void test_mxnet_fused_rnn(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char rel[128];
-        snprintf(rel, sizeof rel, "mxnet_rnn/%s-symbol.json", cases[c].name);
-        char *path = tu_testdata(rel);
         gir_error err = GIR_ERROR_INIT;
-        gir_graph *g;
-        TU_OK(gir_load(path, "mxnet", NULL, &g, &err), &err);
+        gir_graph *g = load_fixture("mxnet_rnn", cases[c].name, "-symbol.json", "mxnet");
         size_t layers = 0;
         for (size_t i = 0; i < g->n_nodes; i++) {
             assert_false(gir_node_is_opaque(g->nodes[i]));
@@ -577,7 +583,6 @@ static void test_mxnet_fused_rnn(void **state)
         gir_graph_free(g2);
         free(onnx);
         gir_graph_free(g);
-        free(path);
     }
 }
 
