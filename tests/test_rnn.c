@@ -580,6 +580,19 @@ static void test_mxnet_fused_rnn(void **state)
         gir_graph *g2;
         TU_OK(gir_load(onnx, "onnx", NULL, &g2, &err), &err);
         mx_expect(g2, cases[c].name, cases[c].outs);
+        /* to MXNet (one fused RNN per layer) and back */
+        snprintf(rel, sizeof rel, "%s-symbol.json", cases[c].name);
+        char *mx = tu_tmp(rel);
+        TU_OK(gir_save(g, mx, "mxnet", NULL, &err), &err);
+        gir_graph *g3;
+        TU_OK(gir_load(mx, "mxnet", NULL, &g3, &err), &err);
+        size_t layers3 = 0;
+        for (size_t i = 0; i < g3->n_nodes; i++)
+            layers3 += strcmp(gir_node_op(g3->nodes[i]), cases[c].op) == 0;
+        assert_int_equal(layers3, cases[c].layers);
+        mx_expect(g3, cases[c].name, cases[c].outs);
+        gir_graph_free(g3);
+        free(mx);
         gir_graph_free(g2);
         free(onnx);
         gir_graph_free(g);
@@ -589,6 +602,31 @@ static void test_mxnet_fused_rnn(void **state)
 static void test_mxnet_rnn_refusals(void **state)
 {
     (void)state;
+    /* what MXNet's RNN cannot compute is refused by name on writing */
+    static const struct {
+        const char *dir, *attr, *why;
+    } w[] = {
+        { "reverse", NULL, "LSTM direction=reverse (MXNet's RNN runs forward or both ways)" },
+        { "forward", "clip", "LSTM with clip (MXNet's RNN has no gate clipping)" },
+        { "forward", "input_forget", "LSTM input_forget=1 (MXNet's RNN has no coupled gates)" },
+        { "forward", "layout", "LSTM layout=1 (MXNet's RNN takes [T, N, I])" },
+    };
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        bool l1 = w[i].attr && strcmp(w[i].attr, "layout") == 0;
+        gir_graph *g = rnn_graph(GIR_OP_LSTM, w[i].dir, l1, 2, 1, 2, 2, false, true, false);
+        gir_node *n = g->nodes[0];
+        if (w[i].attr && strcmp(w[i].attr, "clip") == 0)
+            rt_attr_float(g, n, "clip", 1.0);
+        if (w[i].attr && strcmp(w[i].attr, "input_forget") == 0)
+            rt_attr_int(g, n, "input_forget", 1);
+        gir_error err = GIR_ERROR_INIT;
+        char *out = tu_tmp("refused-symbol.json");
+        TU_FAILS(gir_save(g, out, "mxnet", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, w[i].why);
+        gir_error_clear(&err);
+        free(out);
+        gir_graph_free(g);
+    }
+
     char *dir = tu_tempdir();
     char *sym = tu_join(dir, "bad-symbol.json");
     FILE *f = fopen(sym, "w");

@@ -23,7 +23,8 @@ mkdir "$TMP/refused"
 run "$LSTM" "$TMP/refused/lstm.nnp"
 expect_err "onnx -> nnabla names the LSTM it cannot write" 3 "cannot write as nnabla: LSTM" "[unsupported-op]"
 run "$LSTM" "$TMP/refused/lstm.json" --to mxnet
-expect_err "onnx -> mxnet names the LSTM it cannot write" 3 "cannot write as mxnet: LSTM" "[unsupported-op]"
+expect_err "onnx -> mxnet: an LSTM whose weights are computed cannot be packed" 3 \
+  "cannot write as mxnet: LSTM with weights that are not float32 constants" "[unsupported-attribute]"
 check "a refused conversion writes nothing" test -z "$(ls -A "$TMP/refused")"
 
 # MXNet's fused RNN reads into canonical layers and converts to ONNX
@@ -38,6 +39,12 @@ expect_rc "MXNet RNN(gru) -> onnx" 0
 run run "$TMP/gru2bi.onnx" --input "data=$MX/gru2bi.data.npy" --input "state=$MX/gru2bi.state.npy" -o "$TMP/onnx"
 expect_rc "the ONNX file runs" 0
 check "both give the same bytes" cmp -s "$TMP/mx/rnn_l1_reshape.npy" "$TMP/onnx/rnn_l1_reshape.npy"
+run "$TMP/gru2bi.onnx" "$TMP/back-symbol.json" --to mxnet
+expect_rc "onnx -> mxnet: one fused RNN per layer" 0
+check "two RNN operators written" test "$(grep -c '"op": "RNN"' "$TMP/back-symbol.json")" = 2
+run run "$TMP/back-symbol.json" --input "data=$MX/gru2bi.data.npy" --input "state=$MX/gru2bi.state.npy" -o "$TMP/back"
+expect_rc "the MXNet file runs" 0
+check "and gives the same bytes" cmp -s "$TMP/mx/rnn_l1_reshape.npy" "$TMP/back/rnn_l1_l0_reshape.npy"
 run ops --format onnx
 expect_out "the ONNX mapping lists the recurrent operators" "LSTM" "GRU" "output_sequence"
 finish

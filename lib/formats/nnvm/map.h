@@ -113,6 +113,7 @@ typedef struct nn_xvar {
     const char *name;
     const char **keys, **vals;
     size_t n_attrs;
+    gir_tensor *t; /* its data for the params file (owned), or NULL */
 } nn_xvar;
 
 typedef struct nn_writer {
@@ -141,6 +142,13 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err);
 /* The Flatten node folded into a Gemm written as FullyConnected(flatten),
  * or -1. */
 int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm);
+
+/* LSTM, GRU and RNN written as MXNet's fused RNN (map_rnn.c): the packed
+ * parameters become a synthesised variable with data; the Squeeze (one
+ * direction) or Transpose + Reshape (two) that turns Y into RNN's
+ * [T, N, D*H] is folded into it (nn_rnn_absorb marks those nodes). */
+gir_status nn_wr_rnn(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err);
+void nn_rnn_absorb(nn_writer *w);
 
 /* Family-wide meta keys (understood by the nnvm and mxnet writers). */
 #define NN_META_IGNORED_GAMMA "nnvm.ignored_gamma" /* BN: variable the ones stand for */

@@ -21,6 +21,8 @@
  * constants (no weights file). */
 #include "map.h"
 
+#include "ops/rnn.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +248,8 @@ gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
             gir_attrs_set_string(r->g, &n->attrs, "direction", dir) ||
             (m->op == GIR_OP_GRU && gir_attrs_set_int(r->g, &n->attrs, "linear_before_reset", 1)))
             return gir_nomem(err);
+        if (L == 1 && gir_attrs_set_string(r->g, &n->meta, "mxnet.rnn_parameters", pv->name))
+            return gir_nomem(err);
         if (strcmp(m->name, "rnn_relu") == 0) {
             const char *acts[2] = { "Relu", "Relu" };
             if (gir_attrs_set_strings(r->g, &n->attrs, "activations", acts, (size_t)D))
@@ -278,5 +282,223 @@ gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         TRY(nn_rd_out(r, n, 0, &out[k], err));
     }
     *res = NN_MAPPED;
+    return GIR_OK;
+}
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+static bool is_output(const gir_graph *g, int32_t v)
+{
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v)
+            return true;
+    return false;
+}
+
+/* The one node reading v (v read once, not a graph output), or NULL. */
+static const gir_node *sole_reader(const nn_writer *w, int32_t v)
+{
+    if (v < 0 || w->uses[v] != 1 || is_output(w->g, v))
+        return NULL;
+    for (size_t i = 0; i < w->g->n_nodes; i++) {
+        const gir_node *c = w->g->nodes[i];
+        for (size_t k = 0; k < c->n_in; k++)
+            if (c->in[k] == v)
+                return c;
+    }
+    return NULL;
+}
+
+static bool ints_are(const gir_node *n, const char *name, const int64_t *want, size_t k)
+{
+    const int64_t *v;
+    ptrdiff_t nv = gir_attrs_get_ints(&n->attrs, name, &v);
+    return nv == (ptrdiff_t)k && memcmp(v, want, k * sizeof *v) == 0;
+}
+
+/* The nodes that turn recurrent node n's Y [T, D, N, H] into [T, N, D*H]
+ * (Squeeze(axes=[1]) for one direction, Transpose(0, 2, 1, 3) then
+ * Reshape(0, 0, -1) for two): their count (0 when Y is unused, -1 when Y
+ * is used otherwise), the nodes and the value they end in. */
+static int y_tail(const nn_writer *w, const gir_node *n, const gir_node **tail, int32_t *final)
+{
+    *final = -1;
+    if (n->n_out == 0 || n->out[0] < 0)
+        return 0;
+    const char *dir = gir_node_string(n, "direction", "forward");
+    bool bi = strcmp(dir, "bidirectional") == 0;
+    const gir_node *c = sole_reader(w, n->out[0]);
+    if (!c || c->n_out != 1)
+        return -1;
+    if (!bi) {
+        if (c->op != GIR_OP_Squeeze || !(ints_are(c, "axes", (const int64_t[]){ 1 }, 1) ||
+                                         ints_are(c, "axes", (const int64_t[]){ -3 }, 1)))
+            return -1;
+        tail[0] = c;
+        *final = c->out[0];
+        return 1;
+    }
+    if (c->op != GIR_OP_Transpose || !ints_are(c, "perm", (const int64_t[]){ 0, 2, 1, 3 }, 4))
+        return -1;
+    const gir_node *r = sole_reader(w, c->out[0]);
+    if (!r || r->op != GIR_OP_Reshape || r->n_out != 1 || !ints_are(r, "shape", (const int64_t[]){ 0, 0, -1 }, 3))
+        return -1;
+    tail[0] = c;
+    tail[1] = r;
+    *final = r->out[0];
+    return 2;
+}
+
+void nn_rnn_absorb(nn_writer *w)
+{
+    for (size_t i = 0; i < w->g->n_nodes; i++) {
+        const gir_node *n = w->g->nodes[i];
+        if (n->op != GIR_OP_LSTM && n->op != GIR_OP_GRU && n->op != GIR_OP_RNN)
+            continue;
+        const gir_node *tail[2];
+        int32_t final;
+        int k = y_tail(w, n, tail, &final);
+        for (int j = 0; j < k; j++) {
+            int32_t ix = gir_graph_node_index(w->g, tail[j]->name);
+            if (ix >= 0)
+                w->absorbed[ix] = true;
+        }
+    }
+}
+
+static gir_status refuse(const gir_node *n, const char *why, gir_error *err)
+{
+    return gir_fail(err, GIR_E_UNSUPPORTED_ATTR, "%s %s", gir_op_name(n->op), why);
+}
+
+/* The data of constant input i (float32), or NULL. */
+static const float *const_data(const nn_writer *w, const gir_node *n, size_t i, gir_error *err, gir_status *st)
+{
+    *st = GIR_OK;
+    if (i >= n->n_in || n->in[i] < 0)
+        return NULL;
+    const gir_value *v = w->g->values[n->in[i]];
+    if (!v->data || v->dtype != GIR_DT_F32)
+        return NULL;
+    const void *d = NULL;
+    *st = gir_tensor_load(v->data, &d, err);
+    return d;
+}
+
+gir_status nn_wr_rnn(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    if (w->fl != NN_MXNET)
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (nnvm has no recurrent operator)", gir_op_name(n->op));
+    gir_rnn_desc d;
+    TRY(gir_rnn_desc_read(n, &d, err));
+    const rnn_mode *m = &modes[n->op == GIR_OP_LSTM ? 0 : n->op == GIR_OP_GRU ? 1 : 2];
+    bool relu = false;
+    if (n->op == GIR_OP_RNN) {
+        relu = d.fn[0][0].act == GIR_RNN_RELU;
+        for (int dr = 0; dr < d.dirs; dr++)
+            if (d.fn[dr][0].act != (relu ? GIR_RNN_RELU : GIR_RNN_TANH))
+                return refuse(n, "with activations other than all Tanh or all Relu (MXNet's rnn_tanh, rnn_relu)", err);
+        if (relu)
+            m = &modes[3];
+    } else if (!d.default_fns) {
+        return refuse(n, "with activations other than the default ones (MXNet's RNN has no others)", err);
+    }
+    if (d.direction == GIR_RNN_REVERSE)
+        return refuse(n, "direction=reverse (MXNet's RNN runs forward or both ways)", err);
+    if (d.layout)
+        return refuse(n, "layout=1 (MXNet's RNN takes [T, N, I])", err);
+    if (d.has_clip)
+        return refuse(n, "with clip (MXNet's RNN has no gate clipping)", err);
+    if (d.input_forget)
+        return refuse(n, "input_forget=1 (MXNet's RNN has no coupled gates)", err);
+    if (n->op == GIR_OP_GRU && !d.linear_before_reset)
+        return refuse(n, "linear_before_reset=0 (MXNet's GRU applies the reset after the recurrent product)", err);
+    if (n->n_in > 4 && n->in[4] >= 0)
+        return refuse(n, "with sequence_lens", err);
+    if (n->op == GIR_OP_LSTM && n->n_in > 7 && n->in[7] >= 0)
+        return refuse(n, "with peepholes (P)", err);
+    if (n->n_in <= 5 || n->in[5] < 0 || (n->op == GIR_OP_LSTM && (n->n_in <= 6 || n->in[6] < 0)))
+        return refuse(n, "without initial states (MXNet's RNN takes them as inputs)", err);
+    const gir_node *tail[2];
+    int32_t final;
+    if (y_tail(w, n, tail, &final) < 0)
+        return refuse(n, "output Y used other than through Squeeze(axes=[1]) (one direction) or Transpose(0, 2, 1, 3) "
+                      "and Reshape(0, 0, -1) (two): MXNet's RNN gives [T, N, D*H]", err);
+    gir_status st;
+    const float *W = const_data(w, n, 1, err, &st), *R = W ? const_data(w, n, 2, err, &st) : NULL;
+    const float *Bv = R ? const_data(w, n, 3, err, &st) : NULL;
+    if (st)
+        return st;
+    if (!W || !R || (n->in[3] >= 0 && !Bv))
+        return refuse(n, "with weights that are not float32 constants (MXNet's RNN packs them into one vector)", err);
+    const gir_value *wv = w->g->values[n->in[1]];
+    if (wv->shape.rank != 3)
+        return refuse(n, "with weights of unknown shape", err);
+    int64_t D = d.dirs, H = d.hidden, G = d.gates, GH = G * H, I = wv->shape.dims[2];
+    uint64_t total = (uint64_t)(D * GH * (I + H) + 2 * D * GH);
+    gir_shape ps = { 1, { (int64_t)total } };
+    gir_tensor *t;
+    TRY(gir_tensor_new(GIR_DT_F32, &ps, &t, err));
+    float *p = t->data, *b = p + D * GH * (I + H);
+    for (int64_t dr = 0; dr < D; dr++) {
+        float *wi = p + dr * GH * (I + H), *wh = wi + GH * I;
+        const float *bw = Bv ? Bv + dr * 2 * GH : NULL, *br = bw ? bw + GH : NULL;
+        for (int64_t k = 0; k < G; k++) {
+            int64_t s = m->perm[k]; /* MXNet gate s holds ONNX gate k */
+            memcpy(wi + s * H * I, W + (dr * GH + k * H) * I, (size_t)(H * I) * sizeof *p);
+            memcpy(wh + s * H * H, R + (dr * GH + k * H) * H, (size_t)(H * H) * sizeof *p);
+            for (int64_t j = 0; j < H; j++) {
+                b[dr * 2 * GH + s * H + j] = bw ? bw[k * H + j] : 0.0f;
+                b[dr * 2 * GH + GH + s * H + j] = br ? br[k * H + j] : 0.0f;
+            }
+        }
+    }
+    /* the packed vector: a new variable with its data */
+    /* its name: the one it was read from (when that value is left
+     * unused), else "<node>_parameters" */
+    const char *name = gir_attrs_get_string(&n->meta, "mxnet.rnn_parameters", NULL);
+    int32_t old = name ? gir_graph_value_index(w->g, name) : -1;
+    if (!name || (old >= 0 && (w->uses[old] || is_output(w->g, old))))
+        name = gir_arena_printf(&w->arena, "%s_parameters", n->name);
+    for (int k = 1; name && gir_graph_value_index(w->g, name) >= 0 &&
+                    (w->uses[gir_graph_value_index(w->g, name)] || is_output(w->g, gir_graph_value_index(w->g, name)));
+         k++)
+        name = gir_arena_printf(&w->arena, "%s_parameters%d", n->name, k);
+    if (!name || !GIR_GROW(w->xv, w->cap_xv, w->n_xv + 1)) {
+        gir_tensor_unref(t);
+        return gir_nomem(err);
+    }
+    nn_xvar *x = &w->xv[w->n_xv];
+    memset(x, 0, sizeof *x);
+    x->name = name;
+    x->t = t;
+    int32_t xi = (int32_t)w->n_xv++;
+    size_t nin = n->op == GIR_OP_LSTM ? 4 : 3;
+    f->in = gir_arena_alloc(&w->arena, nin * sizeof *f->in);
+    f->keys = gir_arena_alloc(&w->arena, 5 * sizeof *f->keys);
+    f->vals = gir_arena_alloc(&w->arena, 5 * sizeof *f->vals);
+    const char *hs = gir_arena_printf(&w->arena, "%lld", (long long)H);
+    if (!f->in || !f->keys || !f->vals || !hs)
+        return gir_nomem(err);
+    f->in[0] = (nn_fref){ n->in[0], -1 };
+    f->in[1] = (nn_fref){ -1, xi };
+    f->in[2] = (nn_fref){ n->in[5], -1 };
+    if (n->op == GIR_OP_LSTM)
+        f->in[3] = (nn_fref){ n->in[6], -1 };
+    f->n_in = nin;
+    f->op = "RNN";
+    static const char *const keys[] = { "bidirectional", "mode", "num_layers", "state_outputs", "state_size" };
+    const char *vals[] = { D == 2 ? "True" : "False", m->name, "1", n->n_out > 1 ? "True" : "False", hs };
+    for (size_t k = 0; k < 5; k++) {
+        f->keys[k] = keys[k];
+        f->vals[k] = vals[k];
+    }
+    f->n_attrs = 5;
+    f->keep_order = true;
+    if (final >= 0) {
+        /* the folded Squeeze / Reshape's value is RNN's output 0 */
+        w->vprod[final] = (int32_t)w->n_fn;
+        w->vidx[final] = 0;
+    }
     return GIR_OK;
 }

@@ -169,9 +169,11 @@ const gir_op_map nn_mxnet_ops[] = {
     { "add_n", GIR_OP_Sum, RW, NULL, "alias ElementWiseSum; num_args = input count" },
     { "Dropout", GIR_OP_Dropout, RW, mx_dropout, NULL },
     { "Reshape", GIR_OP_Reshape, RW, mx_reshape, "alias reshape" },
-    { "RNN", GIR_OP_LSTM, R, mx_rnn,
+    { "RNN", GIR_OP_LSTM, RW, mx_rnn,
       "data [T, N, I], parameters (packed, unpacked into per-layer W/R/B in ONNX gate order), state, "
-      "state_cell; also GRU and RNN; needs the weights file; not written" },
+      "state_cell; also GRU and RNN; needs the weights file; written one layer per RNN from constant "
+      "weights, with initial states, forward or bidirectional, default activations, Y through "
+      "Squeeze or Transpose + Reshape" },
     { "transpose", GIR_OP_Transpose, RW, axes_perm, NULL },
     { "clip", GIR_OP_Clip, RW, clip_map, NULL },
     { "expand_dims", GIR_OP_Unsqueeze, RW, expand_mx, NULL },
