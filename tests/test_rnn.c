@@ -337,6 +337,50 @@ static void test_attributes_unrolled(void **state)
     }
 }
 
+/* ONNX forms per opset: layout needs opset 14, linear_before_reset 3;
+ * opset 6 writes output_sequence=1 when Y is used. */
+static void test_onnx_opsets(void **state)
+{
+    (void)state;
+    gir_graph *g = rnn_graph(GIR_OP_GRU, "forward", 1, 2, 1, 2, 2, false, false, false);
+    gir_error err = GIR_ERROR_INIT;
+    gir_options *o = gir_options_new();
+    TU_OK(gir_options_set(o, "opset", "13", &err), &err);
+    char *out = tu_tmp("gru13.onnx");
+    TU_FAILS(gir_save(g, out, "onnx", o, &err), &err, GIR_E_UNSUPPORTED_ATTR,
+             "GRU attribute layout needs opset 14 (writing opset 13)");
+    gir_error_clear(&err);
+    gir_graph_free(g);
+    g = rnn_graph(GIR_OP_GRU, "forward", 0, 2, 1, 2, 2, false, false, false);
+    rt_attr_int(g, g->nodes[0], "linear_before_reset", 1);
+    TU_OK(gir_graph_finish(g, &err), &err);
+    TU_OK(gir_options_set(o, "opset", "1", &err), &err);
+    TU_FAILS(gir_save(g, out, "onnx", o, &err), &err, GIR_E_ARGUMENT, "opset=1 is outside");
+    gir_error_clear(&err);
+    TU_OK(gir_options_set(o, "opset", "6", &err), &err);
+    TU_OK(gir_save(g, out, "onnx", o, &err), &err);
+    gir_graph *g2;
+    TU_OK(gir_load(out, "onnx", NULL, &g2, &err), &err);
+    const gir_node *n = NULL;
+    for (size_t i = 0; i < g2->n_nodes; i++)
+        if (g2->nodes[i]->op == GIR_OP_GRU)
+            n = g2->nodes[i];
+    assert_non_null(n);
+    assert_int_equal(gir_node_int(n, "linear_before_reset", 0), 1);
+    assert_null(gir_attrs_find(&n->attrs, "output_sequence")); /* read as Y being there */
+    size_t len;
+    char *bytes = tu_slurp(out, &len);
+    bool has = false;
+    for (size_t i = 0; bytes && i + 15 <= len && !has; i++)
+        has = memcmp(bytes + i, "output_sequence", 15) == 0;
+    assert_true(has);
+    free(bytes);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+    gir_options_free(o);
+    free(out);
+}
+
 static void test_attribute_checks(void **state)
 {
     (void)state;
@@ -657,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_sequence_lens),
         cmocka_unit_test(test_attributes_unrolled),
         cmocka_unit_test(test_attribute_checks),
+        cmocka_unit_test(test_onnx_opsets),
         cmocka_unit_test(test_pytorch03_lstm),
         cmocka_unit_test(test_against_onnxruntime),
         cmocka_unit_test(test_mxnet_fused_rnn),
