@@ -377,6 +377,45 @@ static void test_onnx_opsets(void **state)
     free(bytes);
     gir_graph_free(g2);
     gir_graph_free(g);
+    /* opset 6's binary operators broadcast B over A's trailing dimensions
+     * when told (broadcast=1); other broadcasting has no opset-6 form */
+    g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 2, DIMS(2, 3));
+    rt_input(g, "b", GIR_DT_F32, 1, DIMS(3));
+    rt_input(g, "c", GIR_DT_F32, 2, DIMS(2, 1));
+    rt_node(g, GIR_OP_Add, "add", "a,b", "s");
+    rt_node(g, GIR_OP_Mul, "mul", "s,c", "p");
+    rt_output(g, "p");
+    TU_OK(gir_graph_finish(g, &err), &err);
+    TU_FAILS(gir_save(g, out, "onnx", o, &err), &err, GIR_E_UNSUPPORTED_OP,
+             "Mul of [2,3] and [2,1] at opset 6 (before opset 7 only B broadcasts, over A's trailing dimensions)");
+    gir_error_clear(&err);
+    gir_graph_free(g);
+    g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 2, DIMS(2, 3));
+    rt_input(g, "b", GIR_DT_F32, 1, DIMS(3));
+    rt_node(g, GIR_OP_Add, "add", "a,b", "s");
+    rt_output(g, "s");
+    TU_OK(gir_graph_finish(g, &err), &err);
+    remove(out);
+    TU_OK(gir_save(g, out, "onnx", o, &err), &err);
+    bytes = tu_slurp(out, &len);
+    has = false;
+    for (size_t i = 0; bytes && i + 9 <= len && !has; i++)
+        has = memcmp(bytes + i, "broadcast", 9) == 0;
+    assert_true(has);
+    free(bytes);
+    TU_OK(gir_load(out, "onnx", NULL, &g2, &err), &err);
+    float av[6] = { 1, 2, 3, 4, 5, 6 }, bvv[3] = { 10, 20, 30 };
+    gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 2, DIMS(2, 3), av), rt_tensor_new(GIR_DT_F32, 1, DIMS(3), bvv) };
+    gir_tensor *res[1];
+    rt_run(g2, 1, in, 2, res, 1);
+    rt_expect_f32(res[0], 2, DIMS(2, 3), F32S(11, 22, 33, 14, 25, 36), 0);
+    gir_tensor_unref(res[0]);
+    gir_tensor_unref(in[0]);
+    gir_tensor_unref(in[1]);
+    gir_graph_free(g2);
+    gir_graph_free(g);
     gir_options_free(o);
     free(out);
 }

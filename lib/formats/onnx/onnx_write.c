@@ -707,7 +707,9 @@ static bool opset6_form(writer *w, const gir_node *n, nb *b)
     switch (n->op) {
     case GIR_OP_Add: case GIR_OP_Sub: case GIR_OP_Mul: case GIR_OP_Div: case GIR_OP_Pow:
     case GIR_OP_And: case GIR_OP_Or: case GIR_OP_Xor: case GIR_OP_Equal: case GIR_OP_Greater: case GIR_OP_Less: {
-        bool same = a && bv && a->shape.rank >= 0 && gir_shape_equal(&a->shape, &bv->shape);
+        /* shapes must be known to be equal: an unknown dimension may differ */
+        bool same = a && bv && a->shape.rank >= 0 && gir_shape_equal(&a->shape, &bv->shape) &&
+                    gir_shape_is_known(&a->shape);
         bool known = same;
         if (!same && a && bv && y && a->shape.rank >= 0 && bv->shape.rank >= 0 && bv->shape.rank <= a->shape.rank &&
             gir_shape_equal(&a->shape, &y->shape)) {
