@@ -163,6 +163,10 @@ gir_status gir_graph_add_output(gir_graph *g, int32_t value, gir_error *err);
 /* Resizes a node's input array (new slots are -1). */
 gir_status gir_node_resize_inputs(gir_graph *g, gir_node *n, size_t n_in, gir_error *err);
 
+/* Renames value (is_node false) or node idx; E_DUPLICATE when the name is
+ * taken by another. */
+gir_status gir_graph_rename(gir_graph *g, bool is_node, int32_t idx, const char *name, gir_error *err);
+
 /* Makes a constant value holding t (takes a reference). */
 gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, int32_t *idx, gir_error *err);
 /* Sets a value's data (takes a reference), dtype and shape from the tensor. */

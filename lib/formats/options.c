@@ -25,7 +25,10 @@ static _Thread_local progress_state progress;
 
 const gir_option_doc gir_common_options[] = {
     { "params", "companion weights file: read it from / write it to this path" },
-    { "batch-size", "fix symbolic or -1 batch dimensions to this size when reading" },
+    { "batch-size", "set the first dimension of every input to this size when reading (the shapes are inferred "
+                    "again; a model whose constants pin the batch is refused)" },
+    { "input-shape", "give inputs these shapes when reading, NAME:D1,D2,...;NAME:... (-1: unknown); the shapes "
+                     "are inferred again" },
     { "allow-opaque", "write operators the target cannot map verbatim, as opaque nodes (1/0)" },
     { "force", "overwrite existing output files (1/0)" },
     { "max-bytes", "refuse inputs (or decompressed members) larger than this many bytes" },

@@ -8,7 +8,7 @@ run --version
 expect_out "version names the libraries" "graphconv 0.1.0" "yajl" "libzip" "hdf5"
 run
 expect_rc "no arguments is a usage error" 1
-run only-one-arg
+run only-one.onnx
 expect_err "one file is a usage error" 1 "exactly an input and an output"
 run --bogus a b
 expect_rc "unknown option is a usage error" 1

@@ -4,6 +4,7 @@
  * read through the DOM (gir_json_doc_parse, then raw.c), whose values give
  * every error its JSON pointer and line:column. */
 #include "map.h"
+#include "api/api.h"
 #include "passes/passes.h"
 
 #include <dirent.h>
@@ -156,51 +157,27 @@ char *nn_params_path_for(const char *json_path, nn_flavour fl)
 
 /* ---- options ---------------------------------------------------------------- */
 
-/* input-shape=NAME:D,D,...[;NAME:...] */
+/* input-shape=NAME:D,D,...[;NAME:...] (parsed as gir_load parses it for
+ * every format) */
 static gir_status parse_ishapes(nn_reader *r, const char *spec, gir_error *err)
 {
-    char *copy = gir_strdupf("%s", spec);
-    if (!copy)
-        return gir_nomem(err);
-    size_t cap = 0;
+    gir_input_shape *v;
+    size_t n;
+    TRY(gir_input_shapes_parse(spec, &v, &n, err));
     gir_status st = GIR_OK;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ";", &save); item && !st; item = strtok_r(NULL, ";", &save)) {
-        char *colon = strrchr(item, ':');
-        if (!colon || colon == item) {
-            st = gir_fail(err, GIR_E_ARGUMENT, "input-shape=%s: expected NAME:D1,D2,... (e.g. data:1,3,224,224)",
-                          spec);
-            break;
-        }
-        *colon = '\0';
-        gir_shape s = { .rank = 0 };
-        char *save2 = NULL;
-        for (char *d = strtok_r(colon + 1, ",", &save2); d; d = strtok_r(NULL, ",", &save2)) {
-            int64_t v;
-            if (s.rank >= GIR_MAX_RANK || !gir_parse_i64(d, &v) || v < -1 || v == 0) {
-                st = gir_fail(err, GIR_E_ARGUMENT,
-                              "input-shape=%s: dimensions of '%s' must be positive integers (-1 for unknown), "
-                              "at most %d of them", spec, item, GIR_MAX_RANK);
-                break;
-            }
-            s.dims[s.rank++] = v;
-        }
-        if (st)
-            break;
-        if (!GIR_GROW(r->ishapes, cap, r->n_ishapes + 1)) {
+    r->ishapes = n ? calloc(n, sizeof *r->ishapes) : NULL;
+    if (n && !r->ishapes)
+        st = gir_nomem(err);
+    for (size_t i = 0; st == GIR_OK && i < n; i++) {
+        r->ishapes[i].name = gir_arena_strdup(&r->g->arena, v[i].name);
+        r->ishapes[i].shape = v[i].shape;
+        r->ishapes[i].used = false;
+        if (!r->ishapes[i].name)
             st = gir_nomem(err);
-            break;
-        }
-        r->ishapes[r->n_ishapes].name = gir_arena_strdup(&r->g->arena, item);
-        r->ishapes[r->n_ishapes].shape = s;
-        r->ishapes[r->n_ishapes].used = false;
-        if (!r->ishapes[r->n_ishapes].name) {
-            st = gir_nomem(err);
-            break;
-        }
-        r->n_ishapes++;
+        else
+            r->n_ishapes++;
     }
-    free(copy);
+    gir_input_shapes_free(v, n);
     return st;
 }
 
@@ -772,6 +749,9 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
     }
     if (!st)
         st = build(&r, err);
+    /* which weights file was read (graphconv info shows it) */
+    if (!st && ppath && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath))
+        st = gir_nomem(err);
     if (st) {
         if (!err || !err->file)
             gir_err_file(err, path);

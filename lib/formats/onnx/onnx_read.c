@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 /* A constant known by name: an initializer or a Constant node's output. */
@@ -1528,6 +1529,11 @@ static void reader_free(reader *r)
         onnx__model_proto__free_unpacked(r->m, NULL);
 }
 
+/* Models from this size on keep initializers of at least ONNX_STRIP_MIN_TENSOR
+ * bytes in the file until they are needed. */
+#define ONNX_STRIP_MIN_FILE ((size_t)16 << 20)
+#define ONNX_STRIP_MIN_TENSOR ((size_t)64 << 10)
+
 gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
 {
     *out = NULL;
@@ -1550,6 +1556,22 @@ gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out,
     size_t len;
     if ((st = gir_read_file(path, (size_t)max_bytes, &data, &len, err)))
         return st;
+    struct stat fst;
+    if (len >= ONNX_STRIP_MIN_FILE && stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && (uint64_t)fst.st_size == len) {
+        /* large weights stay in the file, read when needed (onnx_strip.c) */
+        char *small;
+        size_t small_len;
+        if ((st = onnx_strip_raw_data((const uint8_t *)data, len, gir_path_basename(path), ONNX_STRIP_MIN_TENSOR,
+                                      &small, &small_len, err))) {
+            free(data);
+            return st;
+        }
+        if (small) {
+            free(data);
+            data = small;
+            len = small_len;
+        }
+    }
     r.m = len ? onnx__model_proto__unpack(NULL, len, (const uint8_t *)data) : NULL;
     if (!r.m) {
         st = unpack_failed((const uint8_t *)data, len, err);
