@@ -9,6 +9,7 @@
  * Semantics are ONNX opset 13 with our rule that constant operands are
  * attributes (see ops.def). */
 #include "core/ir.h"
+#include "rnn.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -2205,6 +2206,131 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
     return GIR_OK;
 }
 
+/* ==== recurrent ============================================================= */
+
+static const char *const ch_rnn_direction[] = { "forward", "reverse", "bidirectional", NULL };
+
+#define STRS_O(nm, dc) { .name = nm, .type = GIR_ATTR_STRINGS, .presence = GIR_ATTR_OPTIONAL, .doc = dc }
+#define RNN_COMMON                                                                                              \
+    FLTS_O("activation_alpha", "alpha of the activations that take one, in order (default: each one's own)"),  \
+    FLTS_O("activation_beta", "beta of the activations that take one, in order (default: each one's own)"),    \
+    STRS_O("activations", "ONNX activation names, per direction (default Sigmoid, Tanh, Tanh; RNN Tanh)"),      \
+    FLT_O("clip", "gate inputs are clipped to [-clip, clip]; absent: no clipping"),                             \
+    STR_D("direction", "forward", ch_rnn_direction, "forward, reverse, or bidirectional (two directions)"),   \
+    INT_R("hidden_size", GIR_RANGE_POSITIVE, "number of hidden units")
+
+static const gir_attr_schema attrs_LSTM[] = {
+    RNN_COMMON,
+    INT_D("input_forget", 0, GIR_RANGE_BOOL, "1 couples the forget gate to the input gate: f = 1 - i (as ONNX Runtime)"),
+    INT_D("layout", 0, GIR_RANGE_BOOL, "0: X [seq, batch, input]; 1: X [batch, seq, input] (batch first)"),
+    A_END,
+};
+static const gir_attr_schema attrs_GRU[] = {
+    RNN_COMMON,
+    INT_D("layout", 0, GIR_RANGE_BOOL, "0: X [seq, batch, input]; 1: X [batch, seq, input] (batch first)"),
+    INT_D("linear_before_reset", 0, GIR_RANGE_BOOL,
+          "1 applies the reset gate after the recurrent product of the hidden gate (cuDNN's form)"),
+    A_END,
+};
+static const gir_attr_schema attrs_RNN[] = {
+    RNN_COMMON,
+    INT_D("layout", 0, GIR_RANGE_BOOL, "0: X [seq, batch, input]; 1: X [batch, seq, input] (batch first)"),
+    A_END,
+};
+
+/* Input i of a recurrent node has rank r and, where known, the dims in
+ * want (-1: any). */
+static gir_status rnn_operand(const gir_graph *g, const gir_node *n, size_t i, int r, const int64_t *want,
+                              gir_error *err)
+{
+    const gir_value *v = gir_in(g, n, i);
+    if (!v || v->shape.rank < 0)
+        return GIR_OK;
+    bool ok = v->shape.rank == r;
+    for (int k = 0; ok && k < r; k++)
+        if (want[k] >= 0 && v->shape.dims[k] >= 0 && v->shape.dims[k] != want[k])
+            ok = false;
+    if (ok)
+        return GIR_OK;
+    char nm[32], wb[200];
+    size_t o = 0;
+    o += (size_t)snprintf(wb + o, sizeof wb - o, "[");
+    for (int k = 0; k < r && o < sizeof wb; k++)
+        o += want[k] >= 0 ? (size_t)snprintf(wb + o, sizeof wb - o, "%s%lld", k ? ", " : "", (ll)want[k])
+                          : (size_t)snprintf(wb + o, sizeof wb - o, "%s?", k ? ", " : "");
+    if (o < sizeof wb)
+        snprintf(wb + o, sizeof wb - o, "]");
+    return gir_fail(err, GIR_E_SHAPE, "%s input %zu (%s) has shape %s, expected %s", OPN(n), i,
+                    gir_op_operand_name(n->op, false, i, nm, sizeof nm), SHP(&v->shape), wb);
+}
+
+static gir_status infer_rnn(gir_graph *g, gir_node *n, gir_error *err)
+{
+    gir_rnn_desc d;
+    TRY(gir_rnn_desc_read(n, &d, err));
+    const gir_value *x;
+    TRY(input(g, n, 0, &x, err));
+    gir_dtype dt;
+    TRY(same_dtype(g, n, 0, 4, &dt, err));
+    for (size_t i = 5; i < n->n_in; i++) {
+        const gir_value *v = gir_in(g, n, i);
+        if (v && dt != GIR_DT_UNKNOWN && v->dtype != GIR_DT_UNKNOWN && v->dtype != dt)
+            return gir_fail(err, GIR_E_DTYPE, "%s inputs 0 and %zu have different types %s and %s", OPN(n), i,
+                            gir_dtype_name(dt), gir_dtype_name(v->dtype));
+    }
+    const gir_value *sl = gir_in(g, n, 4);
+    if (sl)
+        TRY(need_dtype(n, sl, 4, sl->dtype == GIR_DT_I32, "int32", err));
+    ish xs;
+    ish_of(x, &xs);
+    if (xs.s.rank >= 0 && xs.s.rank != 3)
+        return gir_fail(err, GIR_E_SHAPE, "%s input X must have rank 3, found %s", OPN(n), SHP(&xs.s));
+    int64_t seq = -1, batch = -1, in = -1, H = d.hidden, GH = d.gates * d.hidden, nd = d.dirs;
+    const char *seq_nm = NULL, *batch_nm = NULL;
+    if (xs.s.rank == 3) {
+        int sa = d.layout ? 1 : 0, ba = d.layout ? 0 : 1;
+        seq = xs.s.dims[sa];
+        batch = xs.s.dims[ba];
+        seq_nm = xs.nm[sa];
+        batch_nm = xs.nm[ba];
+        in = xs.s.dims[2];
+    }
+    TRY(rnn_operand(g, n, 1, 3, (int64_t[]){ nd, GH, in }, err));
+    TRY(rnn_operand(g, n, 2, 3, (int64_t[]){ nd, GH, H }, err));
+    TRY(rnn_operand(g, n, 3, 2, (int64_t[]){ nd, 2 * GH }, err));
+    TRY(rnn_operand(g, n, 4, 1, (int64_t[]){ batch }, err));
+    const int64_t st_dims[2][3] = { { nd, batch, H }, { batch, nd, H } };
+    TRY(rnn_operand(g, n, 5, 3, st_dims[d.layout], err));
+    if (n->op == GIR_OP_LSTM) {
+        TRY(rnn_operand(g, n, 6, 3, st_dims[d.layout], err));
+        TRY(rnn_operand(g, n, 7, 2, (int64_t[]){ nd, 3 * H }, err));
+    }
+    ish y, s;
+    ish_rank(&y, 0);
+    ish_rank(&s, 0);
+    if (d.layout) {
+        ish_push(&y, batch, batch_nm);
+        ish_push(&y, seq, seq_nm);
+        ish_push(&y, nd, NULL);
+        ish_push(&y, H, NULL);
+        ish_push(&s, batch, batch_nm);
+        ish_push(&s, nd, NULL);
+        ish_push(&s, H, NULL);
+    } else {
+        ish_push(&y, seq, seq_nm);
+        ish_push(&y, nd, NULL);
+        ish_push(&y, batch, batch_nm);
+        ish_push(&y, H, NULL);
+        ish_push(&s, nd, NULL);
+        ish_push(&s, batch, batch_nm);
+        ish_push(&s, H, NULL);
+    }
+    TRY(set_out(g, n, 0, dt, &y, err));
+    for (size_t k = 1; k < n->n_out; k++)
+        TRY(set_out(g, n, k, dt, &s, err));
+    return GIR_OK;
+}
+
 /* ==== the table ============================================================= */
 
 /* SPEC(attribute schema, inference, inputs, outputs, one-line doc) */
@@ -2355,6 +2481,16 @@ static gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
     SPEC(no_attrs, infer_DotProduct, "A, B", "dot", "sum of the elementwise products of two equal-shaped tensors, shape [1]")
 #define SPEC_Stack SPEC(attrs_Stack, infer_Stack, "inputs...", "stacked", "joins equal-shaped tensors along a new axis")
 #define SPEC_Unstack SPEC(attrs_Unstack, infer_Unstack, "input", "outputs...", "splits a tensor into its slices along axis, the axis removed")
+
+#define SPEC_LSTM                                                                                         \
+    SPEC(attrs_LSTM, infer_rnn, "X, W, R, B?, sequence_lens?, initial_h?, initial_c?, P?", "Y?, Y_h?, Y_c?", \
+         "one LSTM layer over a sequence (gates i, o, f, c; optional peepholes), one or two directions")
+#define SPEC_GRU                                                                               \
+    SPEC(attrs_GRU, infer_rnn, "X, W, R, B?, sequence_lens?, initial_h?", "Y?, Y_h?",            \
+         "one GRU layer over a sequence (gates z, r, h), one or two directions")
+#define SPEC_RNN                                                                               \
+    SPEC(attrs_RNN, infer_rnn, "X, W, R, B?, sequence_lens?, initial_h?", "Y?, Y_h?",            \
+         "one simple recurrent layer H = f(X W^T + H R^T + b) over a sequence, one or two directions")
 
 /* Every row of ops.def has a SPEC (else SPEC_<op> is undeclared) whose doc
  * is a real sentence. */

@@ -99,6 +99,9 @@
 #define KERNEL_DotProduct (&gir_k_dot_product)
 #define KERNEL_Stack (&gir_k_stack)
 #define KERNEL_Unstack (&gir_k_unstack)
+#define KERNEL_LSTM (&gir_k_rnn)
+#define KERNEL_GRU (&gir_k_rnn)
+#define KERNEL_RNN (&gir_k_rnn)
 
 static const rt_kernel *const kernel_table[] = {
     [GIR_OP_OPAQUE] = NULL, /* opaque nodes: see gir_rt_kernel */

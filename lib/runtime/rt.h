@@ -195,6 +195,7 @@ extern const rt_kernel gir_k_reshape, gir_k_flatten, gir_k_transpose, gir_k_sque
     gir_k_depth_to_space, gir_k_space_to_depth, gir_k_shape;
 extern const rt_kernel gir_k_print, gir_k_sort, gir_k_gather_blocks, gir_k_range_fill, gir_k_squeezedet_box_decode,
     gir_k_yolov3_decode, gir_k_submean, gir_k_dot_product, gir_k_stack, gir_k_unstack;
+extern const rt_kernel gir_k_rnn;
 
 /* ---- depthwise convolution plane (k_conv.c; exposed for tests) ------------ */
 

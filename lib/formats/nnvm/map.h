@@ -78,6 +78,28 @@ uint32_t nn_node_outputs(const nn_reader *r, size_t idx);
 /* Maps raw op node idx (its inputs already made), canonically or verbatim. */
 gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err);
 
+/* The reading helpers of map_read.c, for mappings kept in their own files:
+ * the node standing for raw node idx (its attributes in meta), a helper
+ * node "<name>_<suffix>", output k's value, attribute getters (errors name
+ * the attribute and its JSON path). */
+gir_status nn_rd_node(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_out, gir_node **out,
+                      gir_error *err);
+gir_status nn_rd_part(nn_reader *r, size_t idx, const char *suffix, gir_op op, size_t n_in, size_t n_out,
+                      gir_node **out, gir_error *err);
+gir_status nn_rd_out(nn_reader *r, gir_node *n, size_t k, int32_t *vidx, gir_error *err);
+gir_status nn_rd_int(const nn_reader *r, size_t idx, const char *key, bool req, int64_t dflt, int64_t *out,
+                     gir_error *err);
+gir_status nn_rd_bool(const nn_reader *r, size_t idx, const char *key, bool dflt, bool *out, gir_error *err);
+const char *nn_rd_str(const nn_reader *r, size_t idx, const char *key, const char *dflt);
+gir_status nn_rd_bad_attr(const nn_reader *r, size_t idx, const char *key, const char *what, gir_error *err);
+
+/* MXNet's fused RNN operator (map_rnn.c): its attribute keys, its output
+ * count (1, or with state_outputs 2, LSTM 3) and its reading into one
+ * canonical LSTM/GRU/RNN per layer. */
+extern const char *const nn_k_rnn_mx[];
+size_t nn_mx_rnn_outputs(const nn_node *n);
+gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
 /* ---- writing --------------------------------------------------------------- */
 
 typedef struct nn_fref {
@@ -101,6 +123,7 @@ typedef struct nn_xvar {
     const char *name;
     const char **keys, **vals;
     size_t n_attrs;
+    gir_tensor *t; /* its data for the params file (owned), or NULL */
 } nn_xvar;
 
 typedef struct nn_writer {
@@ -134,6 +157,13 @@ int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm);
 int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *prelu);
 /* The Cast to bool feeding a Where's condition that where absorbs, or -1. */
 int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n);
+
+/* LSTM, GRU and RNN written as MXNet's fused RNN (map_rnn.c): the packed
+ * parameters become a synthesised variable with data; the Squeeze (one
+ * direction) or Transpose + Reshape (two) that turns Y into RNN's
+ * [T, N, D*H] is folded into it (nn_rnn_absorb marks those nodes). */
+gir_status nn_wr_rnn(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err);
+void nn_rnn_absorb(nn_writer *w);
 
 /* Family-wide meta keys (understood by the nnvm and mxnet writers). */
 #define NN_META_IGNORED_GAMMA "nnvm.ignored_gamma" /* BN: variable the ones stand for */

@@ -2460,6 +2460,7 @@ static const nn_rdef mx_defs[] = {
     { "MAERegressionOutput", GIR_OP_Identity, rd_output_layer, 1, 1, 2, k_grad_scale },
     { "MakeLoss", GIR_OP_Identity, rd_output_layer, 1, 1, 1, k_make_loss },
     { "Pooling", GIR_OP_MaxPool, rd_mx_pool, 1, 1, 1, k_pool_mx },
+    { "RNN", GIR_OP_LSTM, nn_rd_mx_rnn, 0, 3, 5, nn_k_rnn_mx },
     { "Reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
     { "SliceChannel", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
     { "Softmax", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
@@ -2698,6 +2699,8 @@ static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, c
         s = nn_node_attr(n, "act_type");
         return s && strcmp(s, "rrelu") == 0 ? 2 : 1;
     }
+    if (fl == NN_MXNET && strcmp(op, "RNN") == 0)
+        return nn_mx_rnn_outputs(n);
     if (fl == NN_MXNET) {
         s = nn_node_attr(n, "num_outputs");
         return s && nn_parse_int(s, &k) && k >= 1 && k <= 65535 ? (size_t)k : 0;
@@ -3046,4 +3049,43 @@ gir_status nn_resolve_pending(nn_reader *r, gir_error *err)
                                  opaque, opaque == 1 ? "" : "s", first))
         return gir_nomem(err);
     return GIR_OK;
+}
+
+/* ---- for the mappings kept in their own files (map_rnn.c) ------------------------------- */
+
+gir_status nn_rd_node(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_out, gir_node **out, gir_error *err)
+{
+    return mk(r, idx, op, n_in, n_out, out, err);
+}
+
+gir_status nn_rd_part(nn_reader *r, size_t idx, const char *suffix, gir_op op, size_t n_in, size_t n_out,
+                      gir_node **out, gir_error *err)
+{
+    return mk_part(r, idx, suffix, op, n_in, n_out, out, err);
+}
+
+gir_status nn_rd_out(nn_reader *r, gir_node *n, size_t k, int32_t *vidx, gir_error *err)
+{
+    return mkout(r, n, k, vidx, err);
+}
+
+gir_status nn_rd_int(const nn_reader *r, size_t idx, const char *key, bool req, int64_t dflt, int64_t *out,
+                     gir_error *err)
+{
+    return g_int(r, idx, key, req, dflt, out, err);
+}
+
+gir_status nn_rd_bool(const nn_reader *r, size_t idx, const char *key, bool dflt, bool *out, gir_error *err)
+{
+    return g_bool(r, idx, key, dflt, out, err);
+}
+
+const char *nn_rd_str(const nn_reader *r, size_t idx, const char *key, const char *dflt)
+{
+    return g_str(r, idx, key, dflt);
+}
+
+gir_status nn_rd_bad_attr(const nn_reader *r, size_t idx, const char *key, const char *what, gir_error *err)
+{
+    return bad_attr(r, idx, key, what, err);
 }

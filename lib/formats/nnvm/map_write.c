@@ -1380,6 +1380,7 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_Resize: return wr_resize;
     case GIR_OP_Expand: return wr_expand;
     case GIR_OP_Where: return wr_where;
+    case GIR_OP_LSTM: case GIR_OP_GRU: case GIR_OP_RNN: return nn_wr_rnn;
     case GIR_OP_OPAQUE: return wr_opaque;
     default: return wr_unary;
     }
@@ -1408,11 +1409,12 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err)
     const char *op = f->op;
     nn_node probe = { .op = op };
     if (w->fl != NN_TVM) {
-        nn_kv kv[2];
+        nn_kv kv[4];
         size_t nk = 0;
-        for (size_t a = 0; a < f->n_attrs && nk < 2; a++)
+        for (size_t a = 0; a < f->n_attrs && nk < 4; a++)
             if (!strcmp(f->keys[a], "num_outputs") || !strcmp(f->keys[a], "act_type") ||
-                !strcmp(f->keys[a], "indices_or_sections"))
+                !strcmp(f->keys[a], "indices_or_sections") || !strcmp(f->keys[a], "state_outputs") ||
+                !strcmp(f->keys[a], "mode"))
                 kv[nk++] = (nn_kv){ f->keys[a], f->vals[a], NULL, NULL };
         probe.attrs = kv;
         probe.n_attrs = nk;

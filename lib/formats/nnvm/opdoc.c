@@ -96,6 +96,18 @@ static const gir_attr_map mx_dropout[] = {
     { "mode", NULL, "training (identity at inference); always is kept verbatim" },
     END,
 };
+static const gir_attr_map mx_rnn[] = {
+    { "mode", NULL, "lstm -> LSTM, gru -> GRU (linear_before_reset=1), rnn_tanh / rnn_relu -> RNN (Tanh / Relu)" },
+    { "state_size", "hidden_size", "required" },
+    { "num_layers", NULL, "one canonical node per layer; between layers Y [T, D, N, H] becomes [T, N, D*H]" },
+    { "bidirectional", "direction", "True: bidirectional, else forward" },
+    { "state_outputs", NULL, "output count: hy (and cy) concatenated over the layers" },
+    { "p", NULL, "dropout between layers: training only, dropped" },
+    { "projection_size", NULL, "set: the node is kept verbatim" },
+    { "lstm_state_clip_min", NULL, "set (or _max): kept verbatim" },
+    { "use_sequence_length", NULL, "True: kept verbatim" },
+    END,
+};
 static const gir_attr_map mx_reshape[] = {
     { "shape", "shape", "0 copies, -1 infers; -2, -3, -4 and reverse resolved from the input shape (verbatim without it); the codes are written back while they give the same shape" },
     END,
@@ -167,6 +179,11 @@ const gir_op_map nn_mxnet_ops[] = {
     { "add_n", GIR_OP_Sum, RW, NULL, "alias ElementWiseSum; num_args = input count" },
     { "Dropout", GIR_OP_Dropout, RW, mx_dropout, NULL },
     { "Reshape", GIR_OP_Reshape, RW, mx_reshape, "alias reshape" },
+    { "RNN", GIR_OP_LSTM, RW, mx_rnn,
+      "data [T, N, I], parameters (packed, unpacked into per-layer W/R/B in ONNX gate order), state, "
+      "state_cell; also GRU and RNN; needs the weights file; written one layer per RNN from constant "
+      "weights, with initial states, forward or bidirectional, default activations, Y through "
+      "Squeeze or Transpose + Reshape" },
     { "transpose", GIR_OP_Transpose, RW, axes_perm, NULL },
     { "clip", GIR_OP_Clip, RW, clip_map, NULL },
     { "expand_dims", GIR_OP_Unsqueeze, RW, expand_mx, NULL },

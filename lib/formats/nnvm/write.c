@@ -675,6 +675,16 @@ static gir_status collect_params(emit *e, nn_param_out **out, size_t *n_out, gir
     size_t n = 0;
     gir_status st = GIR_OK;
     for (size_t j = 0; j < e->n_order && !st; j++) {
+        if (e->order[j].kind == IT_XV && w->xv[e->order[j].id].t) {
+            /* data the writer made (MXNet RNN's packed parameters) */
+            const nn_xvar *x = &w->xv[e->order[j].id];
+            p[n].name = gir_arena_printf(&w->arena, "arg:%s", x->name);
+            p[n].t = x->t;
+            if (!p[n].name)
+                st = gir_nomem(err);
+            n++;
+            continue;
+        }
         if (e->order[j].kind != IT_VAR)
             continue;
         const gir_value *v = g->values[e->order[j].id];
@@ -858,6 +868,8 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
 static void writer_free(nn_writer *w, emit *e)
 {
     free(w->fn);
+    for (size_t i = 0; i < w->n_xv; i++)
+        gir_tensor_unref(w->xv[i].t);
     free(w->xv);
     free(w->vprod);
     free(w->vidx);
@@ -895,6 +907,8 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
         if (u >= 0)
             w->absorbed[u] = true;
     }
+    if (w->fl == NN_MXNET)
+        nn_rnn_absorb(w);
     gir_unsupported *u = gir_unsupported_new();
     if (!u)
         return gir_nomem(err);

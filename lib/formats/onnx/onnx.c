@@ -72,7 +72,7 @@ static const gir_option_doc read_options[] = {
 };
 
 static const gir_option_doc write_options[] = {
-    { "opset", "opset of the default domain to write, 7..18 (default: 13, or the opset of a model read from ONNX)" },
+    { "opset", "opset of the default domain to write, 6..18 (default: 13, or the opset of a model read from ONNX)" },
     { "external-data", "write tensors of at least external-threshold bytes to NAME.data beside the model (1/0)" },
     { "external-threshold", "smallest tensor, in bytes, that external-data moves out of the model (default 1024)" },
     { NULL, NULL },

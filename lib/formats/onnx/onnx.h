@@ -2,7 +2,7 @@
  *
  * The reader maps a ModelProto of opset 1..18 onto the canonical operators
  * (ONNX opset 13 semantics, constant operands as attributes); the writer
- * maps them back at opset 7..18.  Everything a same-format round trip needs
+ * maps them back at opset 6..18.  Everything a same-format round trip needs
  * and the IR cannot carry rides in "onnx.*" metadata. */
 #ifndef GIR_ONNX_H
 #define GIR_ONNX_H
@@ -12,7 +12,7 @@
 
 /* Opsets of the default domain the reader accepts and the writer emits. */
 #define ONNX_READ_OPSET_MAX 18
-#define ONNX_WRITE_OPSET_MIN 7
+#define ONNX_WRITE_OPSET_MIN 6
 #define ONNX_WRITE_OPSET_MAX 18
 #define ONNX_DEFAULT_OPSET 13
 

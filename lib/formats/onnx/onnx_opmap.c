@@ -112,6 +112,13 @@ static const gir_attr_map a_constant[] = {
     { "value_string(s)", NULL, "kept as an opaque node" }, END
 };
 
+#define RNN_ATTRS V("activation_alpha"), V("activation_beta"), V("activations"), V("clip"), V("direction"), \
+    N("hidden_size", "taken from R when absent"), N("layout", "opset 14+; 0 is left out before"),           \
+    { "output_sequence", NULL, "before opset 7: dropped on reading (Y is there when named); written 1 when Y is used" }
+static const gir_attr_map a_lstm[] = { RNN_ATTRS, V("input_forget"), END };
+static const gir_attr_map a_gru[] = { RNN_ATTRS, N("linear_before_reset", "opset 3+; 0 is left out before"), END };
+static const gir_attr_map a_rnn[] = { RNN_ATTRS, END };
+
 #define OP(name, attrs, note) { #name, GIR_OP_##name, RW, attrs, note }
 
 const gir_op_map onnx_op_map[] = {
@@ -199,6 +206,9 @@ const gir_op_map onnx_op_map[] = {
     OP(DepthToSpace, a_d2s, NULL),
     OP(SpaceToDepth, a_s2d, NULL),
     OP(Shape, a_shape, NULL),
+    OP(LSTM, a_lstm, NULL),
+    OP(GRU, a_gru, NULL),
+    OP(RNN, a_rnn, NULL),
     { "Constant", GIR_OP_OPAQUE, RW, a_constant, "becomes a constant value; written back as a Constant node" },
     { "(any other operator)", GIR_OP_OPAQUE, RW, NULL,
       "kept verbatim (attributes, subgraphs); written back only at the opset it was read at" },

@@ -4,6 +4,8 @@
  * attributes) form. */
 #include "onnx.h"
 
+#include "ops/rnn.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,9 @@ static const onnx_rule rules[] = {
     { GIR_OP_Where, 9, { END }, { { NULL, 0 } } },
     { GIR_OP_GreaterOrEqual, 12, { END }, { { NULL, 0 } } },
     { GIR_OP_LessOrEqual, 12, { END }, { { NULL, 0 } } },
+    { GIR_OP_LSTM, 1, { END }, { { "layout", 14 }, { NULL, 0 } } },
+    { GIR_OP_GRU, 1, { END }, { { "linear_before_reset", 3 }, { "layout", 14 }, { NULL, 0 } } },
+    { GIR_OP_RNN, 1, { END }, { { "layout", 14 }, { NULL, 0 } } },
 };
 
 const onnx_rule *onnx_rule_for(gir_op op)
@@ -741,6 +746,26 @@ static gir_status cast_to(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_t v
 
 /* ---- the conversion ----------------------------------------------------- */
 
+/* LSTM, GRU, RNN: hidden_size is optional in ONNX (R's last dimension);
+ * the attributes are checked as the canonical operator reads them. */
+static gir_status recurrent(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_conv *cv, gir_error *err)
+{
+    if (!gir_attrs_find(&cv->attrs, "hidden_size")) {
+        const char *rn = input_name(np, 2);
+        gir_dtype dt;
+        gir_shape rs = { -1, { 0 } };
+        if (rn)
+            c->shape_of(c, rn, &dt, &rs);
+        if (rs.rank != 3 || rs.dims[2] < 1)
+            return opaque(cv, "hidden_size is absent and the shape of R is unknown");
+        if (gir_attrs_set_int(c->g, &cv->attrs, "hidden_size", rs.dims[2]))
+            return nomem(err);
+    }
+    gir_node tmp = { .op = cv->op, .attrs = cv->attrs };
+    gir_rnn_desc d;
+    return gir_rnn_desc_read(&tmp, &d, err);
+}
+
 gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_t v, onnx_conv *cv, gir_error *err)
 {
     memset(cv, 0, sizeof *cv);
@@ -771,6 +796,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
     static const char *const skip_resize[] = { "antialias", "keep_aspect_ratio_policy", "axes", NULL };
     static const char *const skip_cast[] = { "to", NULL };
     static const char *const skip_shape[] = { "start", "end", NULL };
+    static const char *const skip_rnn[] = { "output_sequence", NULL };
     static const char *const ren_pad[] = { "paddings", "pads", "value", "constant_value", NULL };
     const char *const *skip = skip_none, *const *ren = NULL;
     if (is_legacy_broadcast_op(op) && v < 7)
@@ -792,6 +818,8 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
         skip = skip_cast;
     else if (op == GIR_OP_Shape)
         skip = skip_shape;
+    else if ((op == GIR_OP_LSTM || op == GIR_OP_GRU || op == GIR_OP_RNN) && v < 7)
+        skip = skip_rnn; /* Y is there when it is named, whatever output_sequence says */
     if (op == GIR_OP_Pad && v < 11)
         ren = ren_pad;
     gir_status st = copy_attrs(c, np, cv, skip, ren, err);
@@ -1004,6 +1032,12 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
     case GIR_OP_MaxPool:
     case GIR_OP_AveragePool:
         if ((st = spatial_attrs(c, np, cv, err)))
+            return st;
+        break;
+    case GIR_OP_LSTM:
+    case GIR_OP_GRU:
+    case GIR_OP_RNN:
+        if ((st = recurrent(c, np, cv, err)))
             return st;
         break;
     default: break;

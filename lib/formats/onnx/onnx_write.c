@@ -1,4 +1,4 @@
-/* Writing ONNX: gir_graph -> ModelProto at opset 7..18.
+/* Writing ONNX: gir_graph -> ModelProto at opset 6..18.
  *
  * The whole graph is checked first and every construct that cannot be
  * written is reported at once.  The model is then streamed: small messages
@@ -27,6 +27,7 @@ typedef struct writer {
     const gir_graph *g;
     const gir_options *opts;
     int64_t opset;
+    int64_t fallback_opset; /* the opset to use when no option asks for one (0: the source's) */
     int64_t ir_version;
     gir_arena a;
     bool oom;
@@ -692,6 +693,76 @@ static void old_resize(writer *w, const gir_node *n, nb *b, gir_error *err)
     nb_outputs(w, b, n);
 }
 
+/* Before opset 7, binary operators broadcast only B over A and only when
+ * told (broadcast=1: B's shape is A's trailing dimensions); Gemm
+ * broadcasts C when told; BatchNormalization and Dropout compute the
+ * inference form with is_test=1; PRelu takes a slope of one element or of
+ * X's shape; the recurrent operators write Y only with output_sequence=1.
+ * Adds those attributes, or records why the node has no opset-6 form. */
+static bool opset6_form(writer *w, const gir_node *n, nb *b)
+{
+    const gir_graph *g = w->g;
+    const gir_value *a = gir_in(g, n, 0), *bv = gir_in(g, n, 1), *y = gir_out(g, n, 0);
+    char sa[96], sb[96];
+    switch (n->op) {
+    case GIR_OP_Add: case GIR_OP_Sub: case GIR_OP_Mul: case GIR_OP_Div: case GIR_OP_Pow:
+    case GIR_OP_And: case GIR_OP_Or: case GIR_OP_Xor: case GIR_OP_Equal: case GIR_OP_Greater: case GIR_OP_Less: {
+        /* shapes must be known to be equal: an unknown dimension may differ */
+        bool same = a && bv && a->shape.rank >= 0 && gir_shape_equal(&a->shape, &bv->shape) &&
+                    gir_shape_is_known(&a->shape);
+        bool known = same;
+        if (!same && a && bv && y && a->shape.rank >= 0 && bv->shape.rank >= 0 && bv->shape.rank <= a->shape.rank &&
+            gir_shape_equal(&a->shape, &y->shape)) {
+            known = true; /* B's dimensions are A's last ones */
+            for (int i = 0; i < bv->shape.rank; i++) {
+                int64_t da = a->shape.dims[a->shape.rank - bv->shape.rank + i];
+                known &= da >= 0 && da == bv->shape.dims[i];
+            }
+        }
+        if (!known) {
+            unsupported(w, n, GIR_E_UNSUPPORTED_OP, "%s of %s and %s at opset %lld (before opset 7 only B broadcasts, "
+                        "over A's trailing dimensions)", gir_op_name(n->op),
+                        a ? gir_shape_str(&a->shape, sa, sizeof sa) : "?",
+                        bv ? gir_shape_str(&bv->shape, sb, sizeof sb) : "?", (long long)w->opset);
+            return false;
+        }
+        if (!same)
+            nb_attr(w, b, attr_int(w, "broadcast", 1));
+        return true;
+    }
+    case GIR_OP_Gemm:
+        if (n->n_in > 2 && n->in[2] >= 0)
+            nb_attr(w, b, attr_int(w, "broadcast", 1));
+        return true;
+    case GIR_OP_BatchNormalization:
+    case GIR_OP_Dropout:
+        if (n->op == GIR_OP_Dropout && gir_node_int(n, "training_mode", 0)) {
+            unsupported(w, n, GIR_E_UNSUPPORTED_ATTR, "Dropout in training mode at opset %lld", (long long)w->opset);
+            return false;
+        }
+        nb_attr(w, b, attr_int(w, "is_test", 1));
+        return true;
+    case GIR_OP_PRelu: {
+        bool ok = a && bv && a->shape.rank >= 0 && bv->shape.rank >= 0 &&
+                  (gir_shape_equal(&a->shape, &bv->shape) || gir_shape_numel(&bv->shape) == 1);
+        if (!ok) {
+            unsupported(w, n, GIR_E_UNSUPPORTED_OP, "PRelu with a slope of shape %s at opset %lld (before opset 7 the "
+                        "slope has one element or X's shape)", bv ? gir_shape_str(&bv->shape, sb, sizeof sb) : "?",
+                        (long long)w->opset);
+            return false;
+        }
+        return true;
+    }
+    case GIR_OP_LSTM:
+    case GIR_OP_GRU:
+    case GIR_OP_RNN:
+        if (y)
+            nb_attr(w, b, attr_int(w, "output_sequence", 1));
+        return true;
+    default: return true;
+    }
+}
+
 /* Writes a canonical node at the target opset, or records why it cannot. */
 static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
 {
@@ -717,6 +788,12 @@ static void canonical_node(writer *w, const gir_node *n, nb *b, gir_error *err)
         nb_outputs(w, b, n);
         return;
     }
+    if (op == GIR_OP_Resize && W < 7) {
+        unsupported(w, n, GIR_E_UNSUPPORTED_OP, "Resize needs opset 7 or later (writing opset %lld)", (long long)W);
+        return;
+    }
+    if (W < 7 && !opset6_form(w, n, b))
+        return;
     if (op == GIR_OP_Resize && W < 11) {
         old_resize(w, n, b, err);
         return;
@@ -1094,8 +1171,8 @@ static void write_node(writer *w, const gir_node *n, gir_error *err)
 
 static int64_t ir_for_opset(int64_t opset)
 {
-    static const int64_t ir[] = { 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8 }; /* opsets 7..18 */
-    return opset >= 7 && opset <= 18 ? ir[opset - 7] : 8;
+    static const int64_t ir[] = { 3, 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8 }; /* opsets 6..18 */
+    return opset >= 6 && opset <= 18 ? ir[opset - 6] : 8;
 }
 
 static int64_t source_opset(const gir_graph *g)
@@ -1117,6 +1194,8 @@ static gir_status setup(writer *w, gir_error *err)
     const gir_graph *g = w->g;
     int64_t src = source_opset(g);
     int64_t dflt = src >= ONNX_WRITE_OPSET_MIN && src <= ONNX_WRITE_OPSET_MAX ? src : ONNX_DEFAULT_OPSET;
+    if (w->fallback_opset)
+        dflt = w->fallback_opset;
     gir_status st = gir_options_int(w->opts, "opset", dflt, &w->opset, err);
     if (st)
         return st;
@@ -1652,15 +1731,20 @@ static gir_status stream(writer *w, const char *path, gir_error *err)
     return st;
 }
 
-gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+/* One attempt at opset `fallback` (0: the option's or the source's). */
+static gir_status write_once(const gir_graph *g, const char *path, const gir_options *opts, int64_t fallback,
+                             int64_t *opset, size_t *n_unsupported, gir_error *err)
 {
     writer w;
     memset(&w, 0, sizeof w);
     w.g = g;
     w.opts = opts;
+    w.fallback_opset = fallback;
     gir_status st = setup(&w, err);
     if (!st) {
         build_graph(&w, err);
+        *opset = w.opset;
+        *n_unsupported = gir_unsupported_count(w.u);
         if (err && err->code)
             st = err->code;
         else if (w.oom)
@@ -1678,5 +1762,27 @@ gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *o
     onnx_map_free(&w.names);
     gir_unsupported_free(w.u);
     gir_arena_free(&w.a);
+    return st;
+}
+
+/* A model read at an opset before 7 is written back at that opset; when
+ * that old opset cannot express the graph (and no opset was asked for), it
+ * is written at the default opset instead, with a note saying why. */
+gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
+{
+    int64_t opset = 0;
+    size_t bad = 0;
+    gir_status st = write_once(g, path, opts, 0, &opset, &bad, err);
+    if (bad && opset < 7 && !gir_options_get(opts, "opset") &&
+        (st == GIR_E_UNSUPPORTED_OP || st == GIR_E_UNSUPPORTED_ATTR || st == GIR_E_UNSUPPORTED)) {
+        char *why = err ? gir_error_format(err) : NULL;
+        gir_error_clear(err);
+        int64_t old = opset;
+        st = write_once(g, path, opts, ONNX_DEFAULT_OPSET, &opset, &bad, err);
+        if (!st)
+            gir_write_note(opts, "written at opset %lld: the source's opset %lld cannot express it (%s)",
+                           (long long)opset, (long long)old, why ? why : "?");
+        free(why);
+    }
     return st;
 }
