@@ -245,7 +245,13 @@ static void im2col_rows(void *ctx, size_t p0, size_t p1, int worker)
 #undef DW_ATTR
 #undef DW_FMA
 #define DW_NAME dw_plane_avx512
+#ifdef __clang__
+/* clang has no prefer-vector-width target feature (it would ignore the
+ * whole attribute): its min_vector_width says the same */
+#define DW_ATTR __attribute__((target("avx512f"), min_vector_width(512)))
+#else
 #define DW_ATTR __attribute__((target("avx512f,prefer-vector-width=512")))
+#endif
 #define DW_FMA(a, b, c) fmaf((a), (b), (c))
 #include "k_dw_body.h"
 #undef DW_NAME
