@@ -12,6 +12,51 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 R=$SHARED/realworld
 
+SRC=${GIR_SOURCE_DIR:-$here/../..}
+RG=$SRC/fuzz/regress/graph_json
+
+# ---- the findings of the first fuzzing run, by hand ---------------------------------
+
+run info "$RG/tvm_storage_id_negative"
+expect_err "TVM storage_id -1" 2 "storage_id entries must be buffer numbers from 0 to the entry count less one, found the number -1"
+run info "$RG/tvm_storage_id_huge"
+expect_err "TVM storage_id 2^40" 2 "found the number 1099511627776"
+run info "$RG/tvm_dltype_float4096"
+expect_err "TVM dltype float4096" 2 "dltype entries must be TVM type names"
+run info "$RG/tvm_shape_2p66"
+expect_err "TVM shape of 2^68 elements" 2 "shape entries must be shapes whose element count fits in 64 bits"
+run info "$RG/tvm_node_row_ptr_negative"
+expect_err "negative node_row_ptr" 2 '"node_row_ptr" must hold offsets of 0 or more, found -1'
+run info "$RG/lightnet_probe_overread"
+expect_err "LightNet probe at the end of its window" 2 "JSON text ends early"
+printf '{"nodes":[{"op":"nope","name":"a\\u001b[31mred","inputs":[]}],"arg_nodes":[],"heads":[[0,0,0]]}' >"$TMP/esc.json"
+run "$TMP/esc.json" "$TMP/esc.onnx"
+case "$err" in *$'\x1b'*) rc=-; bad "no control byte reaches the terminal" ;; *'\x1b[31mred'*) ok "control bytes in names are escaped" ;; *) bad "control bytes in names are escaped (message lacks the escaped name)" ;; esac
+mkfifo "$TMP/fifo"
+run "$R/nnvm/lenet_nnvm_graph.json" "$TMP/fifo" --to onnx --force
+expect_err "--force onto a FIFO is refused" 5 "output is a FIFO; graphconv replaces only regular files"
+check "the FIFO is still a FIFO" test -p "$TMP/fifo"
+
+# parameter.h5 files crafted like the ones that broke libhdf5 (our own
+# file, written by graphconv, with the same structures damaged)
+split() { python3 -c 'import sys
+d = open(sys.argv[1], "rb").read(); s = b"\n#--graphconv-fuzz-companion--#\n"; i = d.find(s)
+open(sys.argv[2], "wb").write(d[:i]); open(sys.argv[3], "wb").write(d[i + len(s):])' "$@"; }
+h5_ok=true
+for f in "$SRC"/fuzz/regress/h5/*; do
+  split "$f" "$TMP/h.nntxt" "$TMP/h.h5"
+  "$GC" "$TMP/h.nntxt" "$TMP/h.onnx" --params "$TMP/h.h5" --force -q >"$CAP/out" 2>"$CAP/err"
+  r=$?
+  case "$(basename "$f"):$r" in
+    valid:0) ;;
+    valid:*) h5_ok=false; echo "  $f: exit $r" ;;
+    *:2) grep -q 'HDF5\|tensor of float32 is larger' "$CAP/err" || { h5_ok=false; echo "  $f: $(cat "$CAP/err")"; } ;;
+    *) h5_ok=false; echo "  $f: exit $r: $(cat "$CAP/err")" ;;
+  esac
+done
+rc=-
+check "crafted parameter.h5 files are refused with a message (exit 2)" $h5_ok
+
 # ---- truncation and byte flips ------------------------------------------------
 
 work=$TMP/hostile
