@@ -26,6 +26,8 @@
 #define FUZZ_MAX_RUN_ELEMS 65536       /* per value, to run the model */
 #define FUZZ_MAX_RUN_NODES 256
 #define FUZZ_MAX_WEIGHT_BYTES (16u << 20)
+#define FUZZ_MAX_WRITE_NODES 2000
+#define FUZZ_MAX_WRITE_BYTES (1u << 20)
 
 static char dir[64];
 
@@ -68,9 +70,24 @@ static void ensure_dir(void)
         abort();
 }
 
-/* Writes to every format that can be written. */
+static uint64_t weight_bytes(const gir_graph *g)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < gir_graph_value_count(g); i++) {
+        gir_tensor *t = gir_value_tensor(gir_graph_value(g, i));
+        if (t && !gir_add_u64(total, gir_tensor_nbytes(t), &total))
+            return UINT64_MAX;
+    }
+    return total;
+}
+
+/* Writes to every format that can be written (a graph too large for
+ * that to take well under the time limit under the sanitizers is only
+ * read). */
 static void write_all(const gir_graph *g)
 {
+    if (gir_graph_node_count(g) > FUZZ_MAX_WRITE_NODES || weight_bytes(g) > FUZZ_MAX_WRITE_BYTES)
+        return;
     gir_options *o = gir_options_new();
     gir_error err = GIR_ERROR_INIT;
     gir_options_set(o, "force", "1", &err);
@@ -87,17 +104,6 @@ static void write_all(const gir_graph *g)
         gir_error_clear(&err);
     }
     gir_options_free(o);
-}
-
-static uint64_t weight_bytes(const gir_graph *g)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < gir_graph_value_count(g); i++) {
-        gir_tensor *t = gir_value_tensor(gir_graph_value(g, i));
-        if (t && !gir_add_u64(total, gir_tensor_nbytes(t), &total))
-            return UINT64_MAX;
-    }
-    return total;
 }
 
 /* Runs g with seeded inputs when every value is small. */

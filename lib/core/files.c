@@ -262,6 +262,41 @@ struct gir_outfile {
     bool overwrite;
 };
 
+/* The temporary files alive in this process, for gir_outfile_remove_temps
+ * (a signal handler's cleanup).  The only mutable global state of the
+ * library: a fixed table of atomic slots, safe to read from a signal
+ * handler.  A file that finds no free slot is still removed by the next
+ * run (its process is gone by then). */
+#define LIVE_SLOTS 256
+static _Atomic(char *) live_tmp[LIVE_SLOTS];
+
+static void live_add(char *tmp)
+{
+    for (size_t i = 0; i < LIVE_SLOTS; i++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&live_tmp[i], &none, tmp))
+            return;
+    }
+}
+
+static void live_remove(char *tmp)
+{
+    for (size_t i = 0; i < LIVE_SLOTS; i++) {
+        char *want = tmp;
+        if (atomic_compare_exchange_strong(&live_tmp[i], &want, NULL))
+            return;
+    }
+}
+
+void gir_outfile_remove_temps(void)
+{
+    for (size_t i = 0; i < LIVE_SLOTS; i++) {
+        char *t = atomic_exchange(&live_tmp[i], NULL);
+        if (t)
+            unlink(t); /* async-signal-safe */
+    }
+}
+
 static const char *file_kind(mode_t m)
 {
     return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
@@ -414,6 +449,7 @@ static int create_temp(const char *dir, const char *base, char **out)
         }
         int fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
         if (fd >= 0) {
+            live_add(t);
             *out = t;
             return fd;
         }
@@ -482,6 +518,8 @@ const char *gir_outfile_temp_path(const gir_outfile *f)
 
 static void outfile_free(gir_outfile *f)
 {
+    if (f->tmp)
+        live_remove(f->tmp);
     free(f->tmp);
     free(f->path);
     free(f);

@@ -244,6 +244,9 @@ gir_status gir_outfile_commit(gir_outfile *f, gir_error *err); /* frees f */
  * where nothing was replaced are removed again). */
 gir_status gir_outfile_commit_all(gir_outfile **fs, size_t n, gir_error *err);
 void gir_outfile_abort(gir_outfile *f);                        /* removes temp, frees f */
+/* Removes every temporary output file this process has open; only
+ * async-signal-safe calls: for the CLI's SIGINT/SIGTERM/SIGHUP handler. */
+void gir_outfile_remove_temps(void);
 
 /* Path helpers (results are malloc'd). */
 char *gir_path_dirname(const char *path);

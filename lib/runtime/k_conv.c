@@ -572,7 +572,9 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];
     for (size_t n = 0; n < cg.N; n++) {
         for (size_t gi = 0; gi < cg.G; gi++) {
-            const float *xg = x + (n * cg.C + gi * cg.Cg) * cg.insp;
+            /* an empty input (no channels, or padding around nothing) has no
+             * data pointer: form no address from it (GEMM reads none) */
+            const float *xg = x ? x + (n * cg.C + gi * cg.Cg) * cg.insp : x;
             float *yg = y + (n * cg.M + gi * cg.Mg) * cg.P;
             gir_gemm_args a = { 0 };
             a.m = cg.Mg;

@@ -164,6 +164,26 @@ done
 rc=-
 check "SIGKILL at 12 moments: the previous or the new pair, complete; no temporary file after the next run" $kills_ok
 
+# ---- SIGINT and SIGTERM: the process cleans up itself ---------------------------------
+
+sd=$TMP/sig
+mkdir -p "$sd"
+sig_ok=true
+for s in INT TERM; do
+  for delay in 0.2 0.4 0.6; do
+    "$GC" "$src" "$sd/m.json" --to nnvm --force -q 2>/dev/null &
+    pid=$!
+    sleep "$delay"
+    kill -s "$s" "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    if ls -A "$sd" | grep -q graphconv; then
+      sig_ok=false
+      echo "  SIG$s after $delay s: left $(ls -A "$sd" | tr '\n' ' ')"
+    fi
+  done
+done
+check "SIGINT/SIGTERM at 6 moments leave no temporary file (without a next run)" $sig_ok
+
 # ---- four concurrent --force writers ---------------------------------------------
 
 cd4=$TMP/conc
