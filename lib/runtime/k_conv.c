@@ -581,7 +581,7 @@ static gir_status conv_run(rt_call *c, gir_error *err)
             a.k = cg.Kg;
             a.alpha = 1.0f;
             a.beta = c->accumulate ? 1.0f : 0.0f;
-            a.a = w + gi * cg.Mg * cg.Kg;
+            a.a = w ? w + gi * cg.Mg * cg.Kg : w; /* empty weights (Kg 0): no data pointer */
             a.lda = cg.Kg;
             a.packed_a = s->packed ? &s->packed[gi] : NULL;
             a.ldc = cg.P;
