@@ -12,6 +12,7 @@ packages=(
   libonnx-dev libonnx-testdata
   hdf5-tools unzip graphviz yajl-tools man-db
   clang libclang-rt-14-dev llvm
+  python3 python3-cffi python3-numpy python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do
