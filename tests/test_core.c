@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void test_status_registry(void **state)
 {
@@ -337,6 +338,121 @@ static void test_tensors(void **state)
     assert_int_equal(gir_dtype_from_name("quux"), GIR_DT_UNKNOWN);
 }
 
+
+/* The output promise: only regular files are replaced; the umask decides
+ * the mode (and is not changed); stale temporary files of dead processes
+ * go; a model and its companions commit as one unit, and a commit cut
+ * short by a crash is finished by the next output in that directory. */
+static void test_outfile_promise(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    char *dir = tu_tempdir();
+    char *fifo = tu_join(dir, "fifo"), *a = tu_join(dir, "a.json"), *b = tu_join(dir, "a.params");
+    gir_outfile *f, *g;
+
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    TU_FAILS(gir_outfile_open(fifo, true, &f, &err), &err, GIR_E_IO,
+             "output is a FIFO; graphconv replaces only regular files");
+    gir_error_clear(&err);
+    char *link_path = tu_join(dir, "link");
+    assert_int_equal(symlink("a.json", link_path), 0);
+    TU_FAILS(gir_outfile_open(link_path, true, &f, &err), &err, GIR_E_IO, "output is a symbolic link");
+    gir_error_clear(&err);
+    unlink(link_path);
+    free(link_path);
+
+    /* the mode is 0666 less the umask, which stays as it was */
+    mode_t old = umask(027);
+    TU_OK(gir_outfile_open(a, false, &f, &err), &err);
+    TU_OK(gir_outfile_commit(f, &err), &err);
+    assert_int_equal(umask(old), 027);
+    struct stat st;
+    assert_int_equal(stat(a, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    unlink(a);
+
+    /* a dead process's temporary file goes at the next output */
+    char *stale = tu_join(dir, ".a.json.graphconv-999999999-abcdef.tmp");
+    FILE *sf = fopen(stale, "w");
+    assert_non_null(sf);
+    fclose(sf);
+    TU_OK(gir_outfile_open(a, false, &f, &err), &err);
+    assert_false(gir_path_exists(stale));
+    gir_outfile_abort(f);
+
+    /* two files as one unit */
+    TU_OK(gir_outfile_open(b, false, &f, &err), &err);
+    TU_OK(gir_outfile_open(a, false, &g, &err), &err);
+    TU_OK(gir_outfile_write(f, "P1", 2, &err), &err);
+    TU_OK(gir_outfile_write(g, "G1", 2, &err), &err);
+    gir_outfile *both[2] = { f, g };
+    TU_OK(gir_outfile_commit_all(both, 2, &err), &err);
+    assert_int_equal(tu_count_entries(dir), 3); /* fifo, a.json, a.params */
+    /* without overwrite, one existing target fails the whole unit and the
+     * other is not published */
+    unlink(b);
+    TU_OK(gir_outfile_open(b, false, &f, &err), &err);
+    char *c = tu_join(dir, "c.json");
+    TU_OK(gir_outfile_open(c, false, &g, &err), &err);
+    FILE *cf = fopen(c, "w"); /* appears while we write */
+    fclose(cf);
+    gir_outfile *both2[2] = { f, g };
+    TU_FAILS(gir_outfile_commit_all(both2, 2, &err), &err, GIR_E_EXISTS, "--force");
+    gir_error_clear(&err);
+    assert_false(gir_path_exists(b));
+    assert_int_equal(tu_count_entries(dir), 3); /* fifo, a.json, c.json */
+
+    /* a journal left by a writer that died between its renames: the next
+     * output in the directory finishes the commit */
+    char *t1 = tu_join(dir, ".a.params.graphconv-999999999-000001.tmp");
+    char *t2 = tu_join(dir, ".a.json.graphconv-999999999-000002.tmp");
+    char *jn = tu_join(dir, ".a.params.graphconv-commit");
+    FILE *x = fopen(t2, "w");
+    fputs("G2", x);
+    fclose(x);
+    x = fopen(jn, "w");
+    fputs("graphconv-commit 1 999999999\n.a.params.graphconv-999999999-000001.tmp\ta.params\n"
+          ".a.json.graphconv-999999999-000002.tmp\ta.json\n",
+          x);
+    fclose(x);
+    /* (the params were renamed already: t1 is gone) */
+    TU_OK(gir_outfile_open(c, true, &f, &err), &err);
+    gir_outfile_abort(f);
+    assert_false(gir_path_exists(jn));
+    assert_false(gir_path_exists(t1));
+    assert_false(gir_path_exists(t2));
+    size_t n;
+    char *data = tu_slurp(a, &n);
+    assert_int_equal(n, 2);
+    assert_memory_equal(data, "G2", 2);
+    free(data);
+    free(t1);
+    free(t2);
+    free(jn);
+    free(c);
+    free(stale);
+    free(fifo);
+    free(a);
+    free(b);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Control bytes from files never reach a terminal through messages. */
+static void test_error_escapes(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    gir_fail(&err, GIR_E_SCHEMA, "node '%s' is odd", "a\x1b[31mred\n\x7f");
+    gir_err_node(&err, "n\r1");
+    gir_err_file(&err, "f\x07.json");
+    char *s = gir_error_format(&err);
+    assert_string_equal(s, "f\\x07.json: node 'n\\x0d1': node 'a\\x1b[31mred\\x0a\\x7f' is odd [schema]");
+    free(s);
+    gir_error_clear(&err);
+}
+
 static void test_outfile(void **state)
 {
     (void)state;
@@ -438,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_characters),
         cmocka_unit_test(test_tensors),         cmocka_unit_test(test_outfile),
         cmocka_unit_test(test_paths_and_files), cmocka_unit_test(test_options_and_unsupported),
+        cmocka_unit_test(test_outfile_promise), cmocka_unit_test(test_error_escapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

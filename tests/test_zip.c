@@ -519,11 +519,12 @@ static void test_read_size_mismatch(void **state)
     TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
     assert_int_equal(gir_zip_size(z, 1), 1000);
     TU_FAILS(gir_zip_read(z, 1, &data, &len, &err), &err, GIR_E_ARCHIVE,
-             "member 'big': declared 1000 bytes, got 2097152", "bomb.zip");
+             "member 'big': declared 1000 bytes, got more than 1049576", "bomb.zip");
     assert_null(data);
     assert_int_equal(len, 0);
     gir_error_clear(&err);
     gir_zip_close(z);
+    /* (1 MiB more than declared is all that is inflated: the member holds 2 MiB) */
 
     /* ... and beyond the member limit: counting stops there */
     gir_zip_limits lim;

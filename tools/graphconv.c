@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,8 @@ static void usage(FILE *f)
           "\n"
           "'graphconv COMMAND --help' explains each command's options.\n"
           "An input named - is standard input (a pipe is read whole first).\n"
+          "Inputs may be hostile: -I max-bytes=N caps input and decompressed sizes; only regular\n"
+          "files are replaced; a model and its companion files are committed together.\n"
           "Exit status: 0 ok, 1 usage, 2 bad input, 3 unsupported content,\n"
           "4 check failed or models differ, 5 I/O or system error.\n"
           "See graphconv(1) and graphconv-formats(5).\n",
@@ -517,6 +520,15 @@ static const struct {
     { "batch", cmd_batch },     { "run", cmd_run },       { "check", cmd_check },
 };
 
+/* Interrupted or terminated: no temporary output stays behind (the
+ * signal is then taken as it would have been). */
+static void on_signal(int sig)
+{
+    gir_outfile_remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 /* Levenshtein distance of two short words (command names). */
 static size_t edit_distance(const char *a, const char *b)
 {
@@ -545,6 +557,15 @@ static size_t edit_distance(const char *a, const char *b)
 
 int main(int argc, char **argv)
 {
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa = { .sa_handler = on_signal };
+        sigemptyset(&sa.sa_mask);
+        struct sigaction old;
+        /* a signal ignored by whoever started us stays ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
     if (argc < 2) {
         usage(stderr);
         return GC_EXIT_USAGE;

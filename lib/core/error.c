@@ -90,6 +90,40 @@ char *gir_strdupf(const char *fmt, ...)
     return s;
 }
 
+/* Error texts carry names from files (nodes, tensors, members): control
+ * bytes (C0, DEL) are written as \xNN so that a file cannot move the
+ * cursor, recolour a terminal or forge lines of output.  Takes s. */
+static char *escape_controls(char *s)
+{
+    if (!s)
+        return NULL;
+    size_t extra = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        extra += *p < 0x20 || *p == 0x7f ? 3 : 0;
+    if (!extra)
+        return s;
+    size_t len = strlen(s);
+    char *e = malloc(len + extra + 1), *q = e;
+    if (!e) {
+        free(s);
+        return NULL;
+    }
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            static const char hex[] = "0123456789abcdef";
+            *q++ = '\\';
+            *q++ = 'x';
+            *q++ = hex[*p >> 4];
+            *q++ = hex[*p & 15];
+        } else {
+            *q++ = (char)*p;
+        }
+    }
+    *q = '\0';
+    free(s);
+    return e;
+}
+
 gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...)
 {
     if (!err || err->code != GIR_OK)
@@ -98,7 +132,7 @@ gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...)
     if (fmt) {
         va_list ap;
         va_start(ap, fmt);
-        err->message = gir_vstrdupf(fmt, ap);
+        err->message = escape_controls(gir_vstrdupf(fmt, ap));
         va_end(ap);
     }
     return code;
@@ -116,19 +150,19 @@ static void set_once(gir_error *err, char **slot, const char *fmt, va_list ap)
 {
     if (!err || err->code == GIR_OK || *slot)
         return;
-    *slot = gir_vstrdupf(fmt, ap);
+    *slot = escape_controls(gir_vstrdupf(fmt, ap));
 }
 
 void gir_err_file(gir_error *err, const char *path)
 {
     if (err && err->code != GIR_OK && !err->file && path)
-        err->file = gir_strdupf("%s", path);
+        err->file = escape_controls(gir_strdupf("%s", path));
 }
 
 void gir_err_node(gir_error *err, const char *name)
 {
     if (err && err->code != GIR_OK && !err->node && name)
-        err->node = gir_strdupf("%s", name);
+        err->node = escape_controls(gir_strdupf("%s", name));
 }
 
 void gir_err_loc(gir_error *err, const char *fmt, ...)
@@ -145,7 +179,7 @@ void gir_err_replace_message(gir_error *err, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    char *m = gir_vstrdupf(fmt, ap);
+    char *m = escape_controls(gir_vstrdupf(fmt, ap));
     va_end(ap);
     if (m) {
         free(err->message);

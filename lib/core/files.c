@@ -6,7 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static gir_status io_fail(gir_error *err, const char *what, const char *path)
@@ -61,9 +67,10 @@ bool gir_path_is_stream(const char *path)
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
-gir_status gir_spool(const char *path, char **tmp, gir_error *err)
+gir_status gir_spool(const char *path, char **tmp, int *keep_fd, gir_error *err)
 {
     *tmp = NULL;
+    *keep_fd = -1;
     const char *dir = getenv("TMPDIR");
     char *t = gir_path_join(dir && *dir ? dir : "/tmp", "graphconv-input-XXXXXX");
     if (!t)
@@ -102,6 +109,19 @@ gir_status gir_spool(const char *path, char **tmp, gir_error *err)
         copied += (uint64_t)n;
     }
     close(in);
+    /* Where /proc is there, the copy loses its name at once and lives on as
+     * /proc/self/fd/N while the descriptor is open: nothing is left behind
+     * whatever ends the process. */
+    char *proc = st ? NULL : gir_strdupf("/proc/self/fd/%d", out);
+    struct stat a, b;
+    if (proc && stat(proc, &a) == 0 && fstat(out, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
+        unlink(t) == 0) {
+        free(t);
+        *tmp = proc;
+        *keep_fd = out;
+        return GIR_OK;
+    }
+    free(proc);
     if (close(out) != 0 && !st)
         st = io_fail(err, "cannot copy the input to a temporary file", path);
     if (st) {
@@ -221,6 +241,20 @@ gir_status gir_read_head(const char *path, unsigned char *buf, size_t n, size_t 
 
 /* ---- atomic outputs ------------------------------------------------------ */
 
+/* A temporary output is NAME's directory's ".NAME.graphconv-PID-RANDOM.tmp";
+ * a commit of several files at once writes the journal
+ * ".FIRST.graphconv-commit" listing them.  Commits hold an exclusive
+ * flock() on the output directory, so commits into one directory follow
+ * one another (concurrent --force writers never mix their files), and a
+ * journal seen by a process holding the lock belongs to a writer that died
+ * mid-commit: its renames are finished (rolled forward) before anything
+ * else.  Temporary files of processes that no longer exist are removed by
+ * the next output opened in their directory. */
+
+#define TMP_TAG ".graphconv-"
+#define TMP_SUFFIX ".tmp"
+#define JOURNAL_SUFFIX ".graphconv-commit"
+
 struct gir_outfile {
     char *path;
     char *tmp;
@@ -228,54 +262,235 @@ struct gir_outfile {
     bool overwrite;
 };
 
+/* The temporary files alive in this process, for gir_outfile_remove_temps
+ * (a signal handler's cleanup).  The only mutable global state of the
+ * library: a fixed table of atomic slots, safe to read from a signal
+ * handler.  A file that finds no free slot is still removed by the next
+ * run (its process is gone by then). */
+#define LIVE_SLOTS 256
+static _Atomic(char *) live_tmp[LIVE_SLOTS];
+
+static void live_add(char *tmp)
+{
+    for (size_t i = 0; i < LIVE_SLOTS; i++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&live_tmp[i], &none, tmp))
+            return;
+    }
+}
+
+static void live_remove(char *tmp)
+{
+    for (size_t i = 0; i < LIVE_SLOTS; i++) {
+        char *want = tmp;
+        if (atomic_compare_exchange_strong(&live_tmp[i], &want, NULL))
+            return;
+    }
+}
+
+void gir_outfile_remove_temps(void)
+{
+    for (size_t i = 0; i < LIVE_SLOTS; i++) {
+        char *t = atomic_exchange(&live_tmp[i], NULL);
+        if (t)
+            unlink(t); /* async-signal-safe */
+    }
+}
+
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+           : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link"
+           : "not a regular file";
+}
+
+/* Whether path may be written: absent, or a regular file and overwrite.
+ * Only regular files are ever replaced. */
+static gir_status check_target(const char *path, bool overwrite, gir_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? GIR_OK : io_fail(err, "cannot look at the output", path);
+    if (!S_ISREG(st.st_mode)) {
+        gir_fail(err, GIR_E_IO, "output is %s; graphconv replaces only regular files", file_kind(st.st_mode));
+        gir_err_file(err, path);
+        return GIR_E_IO;
+    }
+    if (!overwrite) {
+        gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
+        gir_err_file(err, path);
+        return GIR_E_EXISTS;
+    }
+    return GIR_OK;
+}
+
+static int open_dir(const char *path)
+{
+    char *dir = gir_path_dirname(path);
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    free(dir);
+    return fd;
+}
+
+/* Parses "PID-" after TMP_TAG in a directory entry name; 0 if not ours. */
+static long tmp_owner(const char *name)
+{
+    if (name[0] != '.' || !gir_str_ends_with(name, TMP_SUFFIX))
+        return 0;
+    const char *tag = strstr(name, TMP_TAG);
+    if (!tag)
+        return 0;
+    for (const char *t = strstr(tag + 1, TMP_TAG); t; t = strstr(t + 1, TMP_TAG))
+        tag = t; /* the last tag: NAME may hold one too */
+    char *end;
+    long pid = strtol(tag + strlen(TMP_TAG), &end, 10);
+    return pid > 0 && *end == '-' ? pid : 0;
+}
+
+/* Finishes the commit a journal describes: each "LEN TEMP\tLEN TARGET"
+ * line whose temporary file still exists is renamed onto its target. */
+static void roll_forward(int dfd, const char *journal)
+{
+    int fd = openat(dfd, journal, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    char buf[16384];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n > 0) {
+        buf[n] = '\0';
+        char *p = strchr(buf, '\n'); /* skip the header line */
+        while (p && *++p) {
+            char *a = p, *tab = strchr(a, '\t'), *nl = tab ? strchr(tab, '\n') : NULL;
+            if (!nl)
+                break;
+            *tab = *nl = '\0';
+            if (!strchr(a, '/') && !strchr(tab + 1, '/') && tmp_owner(a))
+                (void)renameat(dfd, a, dfd, tab + 1);
+            p = nl;
+        }
+    }
+    (void)fsync(dfd);
+    (void)unlinkat(dfd, journal, 0);
+    (void)fsync(dfd);
+}
+
+/* With the directory lock held: completes dead writers' commits, removes
+ * temporary files of processes that are gone. */
+static void recover_dir(int dfd)
+{
+    int d2 = dup(dfd);
+    DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
+    if (!d) {
+        if (d2 >= 0)
+            close(d2);
+        return;
+    }
+    /* journals first: they name temporary files to keep */
+    for (int pass = 0; pass < 2; pass++) {
+        rewinddir(d);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (pass == 0 && e->d_name[0] == '.' && gir_str_ends_with(e->d_name, JOURNAL_SUFFIX)) {
+                roll_forward(dfd, e->d_name);
+            } else if (pass == 1) {
+                long pid = tmp_owner(e->d_name);
+                if (pid && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+                    (void)unlinkat(dfd, e->d_name, 0);
+            }
+        }
+    }
+    closedir(d);
+}
+
+/* Locks path's directory (exclusive flock on the directory itself: no lock
+ * file is left behind) and cleans it up; -1 if the directory cannot be
+ * opened or locked (a file system without flock: no cleanup then). */
+static int lock_dir(const char *path)
+{
+    int dfd = open_dir(path);
+    if (dfd < 0)
+        return -1;
+    while (flock(dfd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            close(dfd);
+            return -1;
+        }
+    }
+    recover_dir(dfd);
+    return dfd;
+}
+
+static void unlock_dir(int dfd)
+{
+    if (dfd >= 0) {
+        flock(dfd, LOCK_UN);
+        close(dfd);
+    }
+}
+
+/* A new file tmpl-with-RANDOM.tmp created exclusively, mode 0666 less the
+ * umask (applied by open itself: the process umask is never changed). */
+static int create_temp(const char *dir, const char *base, char **out)
+{
+    static _Atomic unsigned long counter;
+    unsigned long long seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20) ^
+                              (unsigned long long)(uintptr_t)&seed;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned long long r = seed + (unsigned long long)atomic_fetch_add(&counter, 1) * 0x9e3779b97f4a7c15ull;
+        r ^= r >> 29;
+        r *= 0xbf58476d1ce4e5b9ull;
+        r ^= r >> 32;
+        char *t = gir_strdupf("%s/.%s" TMP_TAG "%ld-%06llx" TMP_SUFFIX, dir, base, (long)getpid(),
+                              r & 0xffffffull);
+        if (!t) {
+            errno = ENOMEM;
+            return -1;
+        }
+        int fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+        if (fd >= 0) {
+            live_add(t);
+            *out = t;
+            return fd;
+        }
+        free(t);
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
 gir_status gir_outfile_open(const char *path, bool overwrite, gir_outfile **out, gir_error *err)
 {
     *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            gir_fail(err, GIR_E_IO, "output is a directory");
-            gir_err_file(err, path);
-            return GIR_E_IO;
-        }
-        if (!overwrite) {
-            gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
-            gir_err_file(err, path);
-            return GIR_E_EXISTS;
-        }
-    }
+    TRY(check_target(path, overwrite, err));
+    /* stale files of earlier runs go first */
+    unlock_dir(lock_dir(path));
     gir_outfile *o = calloc(1, sizeof *o);
     if (!o)
         return gir_nomem(err);
     o->overwrite = overwrite;
     o->path = gir_strdupf("%s", path);
     char *dir = gir_path_dirname(path);
-    char *tmpl = dir ? gir_strdupf("%s/.%s.tmpXXXXXX", dir, gir_path_basename(path)) : NULL;
-    free(dir);
-    if (!o->path || !tmpl) {
-        free(tmpl);
+    if (!o->path || !dir) {
+        free(dir);
         free(o->path);
         free(o);
         return gir_nomem(err);
     }
-    int fd = mkstemp(tmpl);
+    int fd = create_temp(dir, gir_path_basename(path), &o->tmp);
+    free(dir);
     if (fd < 0) {
         gir_status st2 = io_fail(err, "cannot create a temporary file beside the output", path);
-        free(tmpl);
         free(o->path);
         free(o);
         return st2;
     }
-    /* mkstemp makes 0600; outputs get the usual umask-governed mode. */
-    mode_t um = umask(0);
-    umask(um);
-    (void)fchmod(fd, 0666 & ~um);
-    o->tmp = tmpl;
     o->f = fdopen(fd, "wb");
     if (!o->f) {
         close(fd);
-        unlink(tmpl);
-        free(tmpl);
+        unlink(o->tmp);
+        free(o->tmp);
         free(o->path);
         free(o);
         return gir_nomem(err);
@@ -303,42 +518,135 @@ const char *gir_outfile_temp_path(const gir_outfile *f)
 
 static void outfile_free(gir_outfile *f)
 {
+    if (f->tmp)
+        live_remove(f->tmp);
     free(f->tmp);
     free(f->path);
     free(f);
 }
 
-gir_status gir_outfile_commit(gir_outfile *f, gir_error *err)
+/* Puts tmp at path without ever replacing an existing file: link() (which
+ * fails if path exists), else renameat2(RENAME_NOREPLACE) on file systems
+ * without hard links; never a plain rename(). */
+static gir_status publish_new(const gir_outfile *f, gir_error *err)
+{
+    if (link(f->tmp, f->path) == 0) {
+        unlink(f->tmp);
+        return GIR_OK;
+    }
+    int e = errno;
+    if (e != EEXIST) {
+#ifdef RENAME_NOREPLACE
+        if (renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->path, RENAME_NOREPLACE) == 0)
+            return GIR_OK;
+        e = errno;
+#endif
+    }
+    if (e == EEXIST) {
+        gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
+        gir_err_file(err, f->path);
+        return GIR_E_EXISTS;
+    }
+    errno = e;
+    return io_fail(err, "cannot move the temporary file to the output without risking to overwrite another file",
+                   f->path);
+}
+
+/* The journal of a commit of n > 1 files (all in dfd's directory). */
+static gir_status write_journal(int dfd, gir_outfile **fs, size_t n, char **name, gir_error *err)
+{
+    gir_buf b = GIR_BUF_INIT;
+    gir_buf_printf(&b, "graphconv-commit 1 %ld\n", (long)getpid());
+    for (size_t i = 0; i < n; i++)
+        gir_buf_printf(&b, "%s\t%s\n", gir_path_basename(fs[i]->tmp), gir_path_basename(fs[i]->path));
+    *name = gir_strdupf(".%s" JOURNAL_SUFFIX, gir_path_basename(fs[0]->path));
+    char *tmp = gir_strdupf(".%s" TMP_TAG "%ld-journal" TMP_SUFFIX, gir_path_basename(fs[0]->path),
+                            (long)getpid());
+    if (!b.data || !*name || !tmp) {
+        gir_buf_free(&b);
+        free(tmp);
+        free(*name);
+        *name = NULL;
+        return gir_nomem(err);
+    }
+    gir_status st = GIR_OK;
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || !gir_pwrite_full(fd, b.data, b.len, 0) || fsync(fd) != 0 ||
+        renameat(dfd, tmp, dfd, *name) != 0 || fsync(dfd) != 0)
+        st = io_fail(err, "cannot write the commit journal beside", fs[0]->path);
+    if (fd >= 0)
+        close(fd);
+    if (st) {
+        unlinkat(dfd, tmp, 0);
+        free(*name);
+        *name = NULL;
+    }
+    gir_buf_free(&b);
+    free(tmp);
+    return st;
+}
+
+gir_status gir_outfile_commit_all(gir_outfile **fs, size_t n, gir_error *err)
 {
     gir_status st = GIR_OK;
-    if (f->f) {
-        if (fflush(f->f) != 0 || fsync(fileno(f->f)) != 0)
+    for (size_t i = 0; i < n; i++) {
+        gir_outfile *f = fs[i];
+        if (!f->f)
+            continue;
+        if ((fflush(f->f) != 0 || fsync(fileno(f->f)) != 0) && st == GIR_OK)
             st = io_fail(err, "cannot write", f->path);
         if (fclose(f->f) != 0 && st == GIR_OK)
             st = io_fail(err, "cannot write", f->path);
         f->f = NULL;
     }
-    if (st == GIR_OK && !f->overwrite) {
-        /* Re-check: something may have appeared while we wrote. link()
-         * fails if the target exists, so the check and the move are one. */
-        if (link(f->tmp, f->path) == 0) {
-            unlink(f->tmp);
-            outfile_free(f);
-            return GIR_OK;
-        }
-        if (errno == EEXIST) {
-            gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
-            gir_err_file(err, f->path);
-            st = GIR_E_EXISTS;
-        }
-        /* other errors (e.g. no hard links on this file system): rename */
+    int dfd = st == GIR_OK ? lock_dir(fs[0]->path) : -1;
+    bool same_dir = true;
+    for (size_t i = 1; i < n; i++) {
+        char *a = gir_path_dirname(fs[0]->path), *b = gir_path_dirname(fs[i]->path);
+        same_dir = same_dir && a && b && strcmp(a, b) == 0;
+        free(a);
+        free(b);
     }
-    if (st == GIR_OK && rename(f->tmp, f->path) != 0)
-        st = io_fail(err, "cannot rename the temporary file onto", f->path);
-    if (st != GIR_OK)
-        unlink(f->tmp);
-    outfile_free(f);
+    for (size_t i = 0; st == GIR_OK && i < n; i++)
+        st = check_target(fs[i]->path, fs[i]->overwrite, err);
+    char *journal = NULL;
+    if (st == GIR_OK && n > 1 && dfd >= 0 && same_dir)
+        st = write_journal(dfd, fs, n, &journal, err);
+    size_t done = 0;
+    for (; st == GIR_OK && done < n; done++) {
+        gir_outfile *f = fs[done];
+        if (!f->overwrite)
+            st = publish_new(f, err);
+        else if (rename(f->tmp, f->path) != 0)
+            st = io_fail(err, "cannot rename the temporary file onto", f->path);
+        if (st)
+            break;
+    }
+    if (st && done > 0) {
+        /* undo what this commit published where nothing was replaced */
+        for (size_t i = 0; i < done; i++)
+            if (!fs[i]->overwrite)
+                unlink(fs[i]->path);
+    }
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        if (journal) {
+            unlinkat(dfd, journal, 0);
+            (void)fsync(dfd);
+        }
+    }
+    free(journal);
+    unlock_dir(dfd);
+    for (size_t i = 0; i < n; i++) {
+        unlink(fs[i]->tmp); /* gone when published */
+        outfile_free(fs[i]);
+    }
     return st;
+}
+
+gir_status gir_outfile_commit(gir_outfile *f, gir_error *err)
+{
+    return gir_outfile_commit_all(&f, 1, err);
 }
 
 void gir_outfile_abort(gir_outfile *f)

@@ -30,7 +30,7 @@ void gir_err_loc(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
 void gir_err_replace_message(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
 
 char *gir_strdupf(const char *fmt, ...) GIR_PRINTF(1, 2);
-char *gir_vstrdupf(const char *fmt, va_list ap);
+char *gir_vstrdupf(const char *fmt, va_list ap) GIR_PRINTF(1, 0);
 
 /* TRY(call): returns the status of a call that failed (internal code that
  * has nothing to clean up on the way out). */
@@ -221,11 +221,15 @@ bool gir_pwrite_full(int fd, const void *buf, uint64_t n, uint64_t off);
  * read only once (not a regular file, not a directory). */
 bool gir_path_is_stream(const char *path);
 /* Copies such a file whole into a new temporary file (in $TMPDIR, else
- * /tmp); *tmp is its malloc'd path, for the caller to unlink and free. */
-gir_status gir_spool(const char *path, char **tmp, gir_error *err);
+ * /tmp); *tmp is its malloc'd path.  With *keep_fd >= 0 the copy has no
+ * name left (*tmp is /proc/self/fd/N): close *keep_fd when done; else
+ * unlink *tmp.  Free *tmp either way. */
+gir_status gir_spool(const char *path, char **tmp, int *keep_fd, gir_error *err);
 
 /* Atomic output: data is written to a temporary file in the target's
- * directory, and renamed over the target only on gir_outfile_commit. */
+ * directory, and renamed over the target only on gir_outfile_commit.  Only
+ * regular files are replaced (GIR_E_IO for a FIFO, device, directory or
+ * symbolic link), and without overwrite never any existing file. */
 typedef struct gir_outfile gir_outfile;
 gir_status gir_outfile_open(const char *path, bool overwrite, gir_outfile **out, gir_error *err);
 gir_status gir_outfile_write(gir_outfile *f, const void *p, size_t n, gir_error *err);
@@ -233,7 +237,16 @@ gir_status gir_outfile_write(gir_outfile *f, const void *p, size_t n, gir_error 
 void *gir_outfile_stream(gir_outfile *f);
 const char *gir_outfile_temp_path(const gir_outfile *f);
 gir_status gir_outfile_commit(gir_outfile *f, gir_error *err); /* frees f */
+/* Commits a model and its companion files as one unit (frees them all):
+ * under an exclusive lock of fs[0]'s directory, with a journal that the
+ * next output opened there rolls forward if this process dies between the
+ * renames.  On failure nothing new is left (files published by this call
+ * where nothing was replaced are removed again). */
+gir_status gir_outfile_commit_all(gir_outfile **fs, size_t n, gir_error *err);
 void gir_outfile_abort(gir_outfile *f);                        /* removes temp, frees f */
+/* Removes every temporary output file this process has open; only
+ * async-signal-safe calls: for the CLI's SIGINT/SIGTERM/SIGHUP handler. */
+void gir_outfile_remove_temps(void);
 
 /* Path helpers (results are malloc'd). */
 char *gir_path_dirname(const char *path);

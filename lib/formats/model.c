@@ -128,13 +128,17 @@ static gir_status load_stream(const char *path, const char *format, const gir_op
                               gir_error *err)
 {
     char *tmp;
-    TRY(gir_spool(path, &tmp, err));
+    int keep_fd;
+    TRY(gir_spool(path, &tmp, &keep_fd, err));
     gir_status st = load_file(tmp, format, opts, out, err);
     if (st == GIR_OK && (st = gir_graph_own_tensors(*out, err)) != GIR_OK) {
         gir_graph_free(*out);
         *out = NULL;
     }
-    unlink(tmp);
+    if (keep_fd >= 0)
+        close(keep_fd);
+    else
+        unlink(tmp);
     if (st && err && err->file && strcmp(err->file, tmp) == 0) {
         free(err->file);
         err->file = NULL;

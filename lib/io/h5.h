@@ -6,13 +6,22 @@
  * reading) and index (any integer width) restoring the parameter order.
  *
  * Reading works on a file image in memory (the .h5 usually sits inside a
- * zip).  Writing streams one parameter at a time and is deterministic
- * (no time stamps, fixed creation properties).
+ * zip) with graphconv's own code, not libhdf5 (h5read.c): a parameter file
+ * comes from anywhere, and libhdf5 has memory errors on crafted files.  It
+ * reads the part of the format nnabla and h5py write by default (superblock
+ * 0 or 1, version 1 object headers, symbol-table groups, compact or
+ * contiguous datasets of integer, IEEE float or h5py-bool elements) and
+ * refuses everything else by name (GIR_E_UNSUPPORTED), corrupt structure
+ * with GIR_E_PARAMS.  The whole structure is checked when the image is
+ * opened.  Values are read in the element type they are stored in (either
+ * byte order).
  *
- * The library never lets HDF5 print; HDF5 error stacks become gir_error
- * messages.  Every HDF5 call is serialised through one mutex (the system
- * HDF5 is not thread-safe), so these functions may be called from any
- * thread.
+ * Writing goes through libhdf5 (it writes our own data only), streams one
+ * parameter at a time and is deterministic (no time stamps, fixed creation
+ * properties).  The library never lets HDF5 print; HDF5 error stacks become
+ * gir_error messages.  Every HDF5 call is serialised through one mutex (the
+ * system HDF5 is not thread-safe).  All of these functions may be called
+ * from any thread.
  */
 #ifndef GIR_IO_H5_H
 #define GIR_IO_H5_H
@@ -36,16 +45,17 @@ typedef struct gir_h5_param {
 
 /* Lists every dataset of the image, sorted by index (datasets without an
  * index and ties: by name, after those with one).  Refuses (GIR_E_PARAMS /
- * GIR_E_DTYPE / GIR_E_LIMIT) unsupported element types, rank above
- * GIR_MAX_RANK, element counts or byte sizes that overflow, group nesting
- * deeper than 64, and more than 1,000,000 objects.  *params is malloc'd
+ * GIR_E_DTYPE / GIR_E_LIMIT / GIR_E_UNSUPPORTED) unsupported element types,
+ * rank above GIR_MAX_RANK, element counts or byte sizes that overflow, group
+ * nesting deeper than 64, more than 1,000,000 objects, soft links and an
+ * object reached by two links.  *params is malloc'd
  * (free with gir_h5_params_free); *n may be 0. */
 gir_status gir_h5_list(const void *image, size_t len, gir_h5_param **params, size_t *n, gir_error *err);
 
-/* Reads dataset name (with or without a leading '/') converting its values
- * to little-endian dtype into dst.  nbytes must be exactly the element count
- * times the size of dtype (GIR_E_SHAPE otherwise).  Integer/float
- * conversions follow HDF5's rules (out-of-range integers saturate). */
+/* Reads dataset name (with or without a leading '/') into dst as
+ * little-endian values of dtype, which must be the stored element type
+ * (GIR_E_DTYPE otherwise: no conversions).  nbytes must be exactly the
+ * element count times the size of dtype (GIR_E_SHAPE otherwise). */
 gir_status gir_h5_read(const void *image, size_t len, const char *name, void *dst, uint64_t nbytes,
                        gir_dtype dtype, gir_error *err);
 
@@ -60,9 +70,9 @@ gir_status gir_h5_list_open(gir_h5 *h, gir_h5_param **params, size_t *n, gir_err
 gir_status gir_h5_read_open(gir_h5 *h, const char *name, void *dst, uint64_t nbytes, gir_dtype dtype,
                             gir_error *err);
 /* Where the values of dataset name lie in the image when they can be read
- * as raw bytes, without HDF5: a contiguous, unfiltered dataset stored in
- * exactly the little-endian layout of dtype (not bool) in a file without a
- * user block.  *found is false otherwise (read it with gir_h5_read_open).
+ * as raw bytes: a non-empty dataset stored in exactly the little-endian
+ * layout of dtype (not bool).  *found is false otherwise (read it with
+ * gir_h5_read_open).
  * Lets a caller holding the image's bytes elsewhere (a stored zip member)
  * read a large dataset straight from there. */
 gir_status gir_h5_raw_extent_open(gir_h5 *h, const char *name, gir_dtype dtype, uint64_t *offset, uint64_t *nbytes,

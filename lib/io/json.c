@@ -346,16 +346,17 @@ static const gir_json_member *find_duplicate(const gir_json_member *m, size_t n,
     return best;
 }
 
-/* A copy of n elements of size sz in the document's arena (NULL for none);
- * false when out of memory. */
-static bool arena_copy(builder *b, const void *src, size_t n, size_t sz, void **out)
+/* A copy of elements [start, start + n) of size sz of base in the
+ * document's arena (NULL for none: base may then be NULL, and no pointer is
+ * formed from it); false when out of memory. */
+static bool arena_copy(builder *b, const void *base, size_t start, size_t n, size_t sz, void **out)
 {
     *out = NULL;
     if (!n)
         return true;
     uint64_t bytes;
     return gir_mul_u64(n, sz, &bytes) && bytes <= SIZE_MAX &&
-           (*out = gir_arena_memdup(&b->doc->arena, src, (size_t)bytes)) != NULL;
+           (*out = gir_arena_memdup(&b->doc->arena, (const char *)base + start * sz, (size_t)bytes)) != NULL;
 }
 
 static int close_container(builder *b)
@@ -365,8 +366,8 @@ static int close_container(builder *b)
     void *copy;
     if (f.type == GIR_JSON_OBJECT) {
         n = b->n_pending - f.start;
-        const gir_json_member *src = b->pending + f.start;
-        if (!b->allow_dup) {
+        const gir_json_member *src = n ? b->pending + f.start : NULL;
+        if (n && !b->allow_dup) {
             bool failed;
             const gir_json_member *dup = find_duplicate(src, n, &failed);
             if (failed)
@@ -375,12 +376,12 @@ static int close_container(builder *b)
                 return cancel(b, GIR_E_DUPLICATE, dup->key_offset, "duplicate key \"%s\" in a JSON object",
                               dup->key);
         }
-        if (!arena_copy(b, src, n, sizeof *src, &copy))
+        if (!arena_copy(b, b->pending, f.start, n, sizeof *src, &copy))
             return oom(b);
         b->n_pending = f.start;
     } else {
         n = b->n_pending_items - f.start;
-        if (!arena_copy(b, b->pending_items + f.start, n, sizeof *b->pending_items, &copy))
+        if (!arena_copy(b, b->pending_items, f.start, n, sizeof *b->pending_items, &copy))
             return oom(b);
         b->n_pending_items = f.start;
     }

@@ -16,6 +16,7 @@
 #include "core/internal.h"
 
 #define GIR_ZIP_RATIO_FLOOR (1u << 20) /* the ratio check applies above 1 MiB */
+#define ZIP_OVERRUN (UINT64_C(1) << 20) /* inflated past a lying size to report it */
 
 void gir_zip_limits_default(gir_zip_limits *lim)
 {
@@ -574,7 +575,12 @@ static gir_status read_locked(gir_zip *z, size_t i, void **data, size_t *len, gi
         got += (uint64_t)r;
     }
     if (st == GIR_OK && got > m->size) {
-        /* Count the rest, up to the member limit, to report the real size. */
+        /* Count the rest to report the real size, but inflate no more than
+         * ZIP_OVERRUN past the declared size (nor past the member limit):
+         * a lying size must not make us inflate gigabytes. */
+        uint64_t stop = m->size + ZIP_OVERRUN;
+        if (stop > z->max_member)
+            stop = z->max_member;
         unsigned char scratch[16384];
         bool more = false;
         for (;;) {
@@ -582,14 +588,14 @@ static gir_status read_locked(gir_zip *z, size_t i, void **data, size_t *len, gi
             if (r <= 0)
                 break;
             got += (uint64_t)r;
-            if (got > z->max_member) {
+            if (got > stop) {
                 more = true;
                 break;
             }
         }
         if (more)
             st = gir_fail(err, GIR_E_ARCHIVE, "member '%s': declared %llu bytes, got more than %llu", m->name,
-                          (unsigned long long)m->size, (unsigned long long)z->max_member);
+                          (unsigned long long)m->size, (unsigned long long)stop);
         else
             st = gir_fail(err, GIR_E_ARCHIVE, "member '%s': declared %llu bytes, got %llu", m->name,
                           (unsigned long long)m->size, (unsigned long long)got);

@@ -289,7 +289,13 @@ static void im2col_plain(void *ctx, size_t k0, size_t k1, int worker)
 #undef DW_ATTR
 #undef DW_FMA
 #define DW_NAME dw_plane_avx512
+#ifdef __clang__
+/* clang has no prefer-vector-width target feature (it would ignore the
+ * whole attribute): its min_vector_width says the same */
+#define DW_ATTR __attribute__((target("avx512f"), min_vector_width(512)))
+#else
 #define DW_ATTR __attribute__((target("avx512f,prefer-vector-width=512")))
+#endif
 #define DW_FMA(a, b, c) fmaf((a), (b), (c))
 #include "k_dw_body.h"
 #undef DW_NAME
@@ -632,14 +638,16 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];
     for (size_t n = 0; n < cg.N; n++) {
         for (size_t gi = 0; gi < cg.G; gi++) {
-            const float *xg = x + (n * cg.C + gi * cg.Cg) * cg.insp;
+            /* an empty input (no channels, or padding around nothing) has no
+             * data pointer: form no address from it (GEMM reads none) */
+            const float *xg = x ? x + (n * cg.C + gi * cg.Cg) * cg.insp : x;
             float *yg = y + (n * cg.M + gi * cg.Mg) * cg.P;
             gir_gemm_args a = { 0 };
             a.m = cg.Mg;
             a.k = cg.Kg;
             a.alpha = 1.0f;
             a.beta = c->accumulate ? 1.0f : 0.0f;
-            a.a = w + gi * cg.Mg * cg.Kg;
+            a.a = w ? w + gi * cg.Mg * cg.Kg : w; /* empty weights (Kg 0): no data pointer */
             a.lda = cg.Kg;
             a.packed_a = s->packed ? &s->packed[gi] : NULL;
             a.ldc = cg.P;

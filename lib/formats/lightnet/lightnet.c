@@ -41,7 +41,8 @@ static int ln_probe(const unsigned char *head, size_t n, const char *path)
             ops = true;
         else if (rest >= 7 && strncasecmp(s, "optype\"", 7) == 0)
             optype = true;
-        else if (rest >= 11 && (strncasecmp(s, "tensors_in\"", 11) == 0 || strncasecmp(s, "tensors_out\"", 12) == 0))
+        else if ((rest >= 11 && strncasecmp(s, "tensors_in\"", 11) == 0) ||
+                 (rest >= 12 && strncasecmp(s, "tensors_out\"", 12) == 0))
             tensors = true;
     }
     if (ops && optype && tensors)

@@ -2336,12 +2336,12 @@ gir_status ln_write(const gir_graph *g, const char *path, const gir_options *opt
         st = order_wts(&w);
     if (!st && need_wts)
         st = ln_wts_write(wts_out, w.wts, w.n_wts, err);
-    if (!st && need_wts) {
-        st = gir_outfile_commit(wts_out, err);
-        wts_out = NULL;
-    }
     if (!st) {
-        st = gir_outfile_commit(w.out, err);
+        /* the weights, then the graph, as one unit */
+        gir_outfile *both[2] = { wts_out, w.out };
+        st = need_wts ? gir_outfile_commit_all(both, 2, err) : gir_outfile_commit(w.out, err);
+        if (need_wts)
+            wts_out = NULL;
         w.out = NULL;
     }
 out:

@@ -2964,10 +2964,14 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
             if (!st)
                 st = protobuf ? nnb_write_protobuf(gir_outfile_temp_path(po), params, n_params, err)
                               : nnb_write_h5(gir_outfile_temp_path(po), params, n_params, err);
-            if (!st)
-                st = gir_outfile_commit(po, err);
-            else
+            if (!st) {
+                /* the parameters, then the network, as one unit */
+                gir_outfile *both[2] = { po, out };
+                st = gir_outfile_commit_all(both, 2, err);
+                out = NULL;
+            } else {
                 gir_outfile_abort(po);
+            }
             free(own);
         }
     }

@@ -167,6 +167,9 @@ gir_dtype nn_mxnet_dtype(int64_t flag);           /* mshadow type flag */
 int nn_mxnet_flag(gir_dtype t);                    /* -1 if none */
 gir_dtype nn_dltype(const char *s);                /* "float32" ...; UNKNOWN otherwise */
 const char *nn_dltype_name(gir_dtype t);           /* NULL if none */
+/* Whether s has the form of a TVM type name (class, bits <= 128, lanes
+ * <= 1024) even if graphconv has no dtype for it. */
+bool nn_dltype_plausible(const char *s);
 int nn_nnvm_dtype_code(gir_dtype t);               /* NNVM TypeFlag, -1 if none */
 
 /* ---- params files (params.c) ------------------------------------------------ */

@@ -75,6 +75,35 @@ gir_dtype nn_dltype(const char *s)
     return GIR_DT_UNKNOWN;
 }
 
+bool nn_dltype_plausible(const char *s)
+{
+    static const char *const classes[] = { "bfloat", "float", "uint", "int", "bool", "handle" };
+    size_t k = 0;
+    for (; k < sizeof classes / sizeof *classes; k++)
+        if (strncmp(s, classes[k], strlen(classes[k])) == 0)
+            break;
+    if (k == sizeof classes / sizeof *classes)
+        return false;
+    const char *p = s + strlen(classes[k]);
+    unsigned long bits = 0, lanes = 1;
+    char *end = (char *)p;
+    if (*p >= '0' && *p <= '9')
+        bits = strtoul(p, &end, 10);
+    else if (k < 4)
+        return false; /* int, uint, float and bfloat need their bits */
+    if (bits > 128 || (end != p && bits == 0))
+        return false;
+    if (*end == 'x') {
+        p = end + 1;
+        if (*p < '1' || *p > '9')
+            return false;
+        lanes = strtoul(p, &end, 10);
+        if (lanes > 1024)
+            return false;
+    }
+    return *end == '\0';
+}
+
 const char *nn_dltype_name(gir_dtype t)
 {
     for (size_t i = 0; i < N_DL; i++)

@@ -386,6 +386,11 @@ static gir_status parse_row_ptr(nn_raw *raw, const gir_json *v, gir_error *err)
             snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
             return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
         }
+        if (x < 0) {
+            snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold offsets of 0 or more, found %lld", (long long)x);
+            snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
+            return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
+        }
         raw->row_ptr[i] = x;
     }
     nn_raw_row_ptr_check(raw);

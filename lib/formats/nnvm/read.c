@@ -384,6 +384,14 @@ static gir_status nnvm_entries(nn_reader *r, gir_error *err)
                                          "shapes of non-negative integers", err);
                     s.dims[d] = x ? x : -1;
                 }
+                if (s.rank > 0 && gir_shape_numel(&s) < 0) {
+                    bool known = true;
+                    for (int d = 0; d < s.rank; d++)
+                        known = known && s.dims[d] >= 0;
+                    if (known)
+                        return entry_err(r, "shape", e, sj, GIR_E_LIMIT,
+                                         "shapes whose element count fits in 64 bits", err);
+                }
                 /* The input-shape option wins over the file. */
                 bool given = false;
                 for (size_t q = 0; q < r->n_ishapes && !given; q++)
@@ -460,12 +468,28 @@ static gir_status tvm_entries(nn_reader *r, gir_error *err)
                 gir_err_node(err, v->name);
                 return GIR_E_SHAPE;
             }
+            if (gir_shape_numel(&s) < 0)
+                return entry_err(r, "shape", e, sj, GIR_E_LIMIT, "shapes whose element count fits in 64 bits",
+                                 err);
             v->shape = s;
             const char *dl = gir_json_get_cstr(gir_json_at(dltype, e));
             if (!dl)
                 return entry_err(r, "dltype", e, gir_json_at(dltype, e), GIR_E_SCHEMA,
                                  "type names", err);
             gir_dtype dt = nn_dltype(dl);
+            if (dt == GIR_DT_UNKNOWN && !nn_dltype_plausible(dl))
+                return entry_err(r, "dltype", e, gir_json_at(dltype, e), GIR_E_DTYPE,
+                                 "TVM type names (int, uint, float, bfloat, bool or handle, bits up to 128, lanes "
+                                 "up to 1024)",
+                                 err);
+            if (dt != GIR_DT_UNKNOWN) {
+                uint64_t nb;
+                gir_status sst = gir_tensor_size(dt, &s, &nb, err);
+                if (sst) {
+                    gir_json_err_at(err, raw->doc, sj, "/attrs/shape/1/%zu", e);
+                    return sst;
+                }
+            }
             if (dt == GIR_DT_UNKNOWN) {
                 if (gir_attrs_set_string(g, &v->meta, "tvm.dltype", dl))
                     return gir_nomem(err);
@@ -482,6 +506,10 @@ static gir_status tvm_entries(nn_reader *r, gir_error *err)
             if (!gir_json_get_i64(gir_json_at(sid, e), &x))
                 return entry_err(r, "storage_id", e, gir_json_at(sid, e), GIR_E_SCHEMA,
                                  "integers", err);
+            /* storage ids number the executor's buffers: at most one per entry */
+            if (x < 0 || (uint64_t)x >= (uint64_t)n)
+                return entry_err(r, "storage_id", e, gir_json_at(sid, e), GIR_E_SCHEMA,
+                                 "buffer numbers from 0 to the entry count less one", err);
             TRY(set_meta_int(g, v, "tvm.storage_id", x, err));
             if (dev) {
                 if (!gir_json_get_i64(gir_json_at(dev, e), &x))

@@ -1063,13 +1063,11 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
         if (st)
             gir_err_file(err, ppath);
     }
-    if (!st && pf) {
-        st = gir_outfile_commit(pf, err);
-        pf = NULL;
-    }
     if (!st) {
-        st = gir_outfile_commit(jf, err);
-        jf = NULL;
+        /* params, then the graph, as one unit */
+        gir_outfile *both[2] = { pf, jf };
+        st = pf ? gir_outfile_commit_all(both, 2, err) : gir_outfile_commit(jf, err);
+        pf = jf = NULL;
     }
     if (pf)
         gir_outfile_abort(pf);

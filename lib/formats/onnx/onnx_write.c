@@ -1720,13 +1720,9 @@ static gir_status stream(writer *w, const char *path, gir_error *err)
         free(data_path);
         return st;
     }
-    if (df && (st = gir_outfile_commit(df, err))) {
-        gir_outfile_abort(mf);
-        free(data_path);
-        return st;
-    }
-    if ((st = gir_outfile_commit(mf, err)) && df)
-        unlink(data_path);
+    /* the external data, then the model, as one unit */
+    gir_outfile *both[2] = { df, mf };
+    st = df ? gir_outfile_commit_all(both, 2, err) : gir_outfile_commit(mf, err);
     free(data_path);
     return st;
 }

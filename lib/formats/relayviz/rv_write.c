@@ -771,15 +771,11 @@ gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_op
     }
 out_json:
     gir_jw_free(&w.jw);
-    if (!st && pfile) {
-        st = gir_outfile_commit(pfile, err);
-        pfile = NULL;
-    }
     if (!st) {
-        st = gir_outfile_commit(w.file, err);
-        w.file = NULL;
-        if (st && ppath)
-            remove(ppath); /* the model did not make it: neither does its params file */
+        /* params, then the model, as one unit */
+        gir_outfile *both[2] = { pfile, w.file };
+        st = pfile ? gir_outfile_commit_all(both, 2, err) : gir_outfile_commit(w.file, err);
+        pfile = w.file = NULL;
     }
 out:
     if (pfile)
