@@ -1128,7 +1128,8 @@ static gir_status setup(writer *w, gir_error *err)
             w->ir_version = iv;
     }
     w->allow_opaque = gir_options_flag(w->opts, "allow-opaque");
-    w->u = gir_unsupported_new();
+    if (!w->u)
+        w->u = gir_unsupported_new();
     w->const_done = calloc(g->n_values ? g->n_values : 1, sizeof *w->const_done);
     if (!w->u || !w->const_done)
         return gir_nomem(err);
@@ -1167,7 +1168,7 @@ static void build_graph(writer *w, gir_error *err)
         if (!is_initializer(v))
             continue;
         if (!onnx_dtype_from_gir(v->data->dtype)) {
-            gir_unsupported_add(w->u, GIR_E_UNSUPPORTED, "a weight of unknown element type", v->name);
+            gir_unsupported_add_value(w->u, GIR_E_UNSUPPORTED, "a weight of unknown element type", v->name);
             continue;
         }
         add_init(w, v->name, v->data);
@@ -1644,31 +1645,58 @@ static gir_status stream(writer *w, const char *path, gir_error *err)
     return st;
 }
 
+/* Builds every node's protobuf message and collects what cannot be
+ * written into w->u: the planning both onnx_plan and onnx_write do. */
+static gir_status prepare(writer *w, gir_error *err)
+{
+    gir_status st = setup(w, err);
+    if (st)
+        return st;
+    build_graph(w, err);
+    if (err && err->code)
+        return err->code;
+    return w->oom ? gir_nomem(err) : GIR_OK;
+}
+
+static void writer_free(writer *w, bool own_u)
+{
+    for (size_t i = 0; i < w->n_inits; i++)
+        gir_tensor_unref(w->inits[i].t);
+    free(w->inits);
+    free(w->nodes);
+    free(w->const_done);
+    onnx_map_free(&w->names);
+    if (own_u)
+        gir_unsupported_free(w->u);
+    gir_arena_free(&w->a);
+}
+
+gir_status onnx_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
+{
+    writer w;
+    memset(&w, 0, sizeof w);
+    w.g = g;
+    w.opts = opts;
+    w.u = u;
+    gir_status st = prepare(&w, err);
+    writer_free(&w, false);
+    return st;
+}
+
 gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
 {
     writer w;
     memset(&w, 0, sizeof w);
     w.g = g;
     w.opts = opts;
-    gir_status st = setup(&w, err);
+    gir_status st = prepare(&w, err);
     if (!st) {
-        build_graph(&w, err);
-        if (err && err->code)
-            st = err->code;
-        else if (w.oom)
-            st = gir_nomem(err);
-        else if (gir_unsupported_count(w.u))
+        if (gir_unsupported_count(w.u))
             st = gir_unsupported_fail(w.u, "onnx", err);
         else
             st = stream(&w, path, err);
     }
-    for (size_t i = 0; i < w.n_inits; i++)
-        gir_tensor_unref(w.inits[i].t);
-    free(w.inits);
-    free(w.nodes);
-    free(w.const_done);
-    onnx_map_free(&w.names);
-    gir_unsupported_free(w.u);
-    gir_arena_free(&w.a);
+    writer_free(&w, true);
     return st;
 }
+

@@ -1,0 +1,239 @@
+/* Legalization: graph editing, the driver, and every pattern checked by
+ * running the graph before and after the rewrite. */
+#include "patutil.h"
+
+#include "passes/edit.h"
+
+/* ---- editing ------------------------------------------------------------ */
+
+static void test_edit_fold_and_sweep(void **state)
+{
+    (void)state;
+    /* c0 -> Neg -> Relu -> (y = Add(x, relu)); folding Relu's value leaves Neg dead */
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(2));
+    rt_const(g, "c0", GIR_DT_F32, 1, DIMS(2), F32S(1.5f, -2.0f));
+    rt_node(g, GIR_OP_Neg, "neg", "c0", "n1");
+    rt_node(g, GIR_OP_Relu, "relu", "n1", "r1");
+    rt_node(g, GIR_OP_Add, "add", "x,r1", "y");
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    gir_edit *e;
+    TU_OK(gir_edit_begin(g, &e, &err), &err);
+    gir_tensor *t = rt_tensor_new(GIR_DT_F32, 1, DIMS(2), F32S(0.0f, 2.0f));
+    TU_OK(gir_edit_fold(e, gir_graph_node_index(g, "relu"), &t, false, &err), &err);
+    gir_tensor_unref(t);
+    TU_OK(gir_edit_commit(e, &err), &err);
+    assert_int_equal(gir_graph_node_count(g), 1);
+    assert_string_equal(gir_node_name(gir_graph_node(g, 0)), "add");
+    const gir_value *r1 = gir_graph_find_value(g, "r1");
+    assert_non_null(r1);
+    assert_int_equal(gir_value_get_kind(r1), GIR_VALUE_CONST);
+    /* the orphaned constant and Neg's output went; nothing else */
+    assert_null(gir_graph_find_value(g, "c0"));
+    assert_null(gir_graph_find_value(g, "n1"));
+    assert_int_equal(gir_graph_value_count(g), 3);
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 1, DIMS(2), F32S(1.0f, 1.0f)), *out;
+    rt_run(g, 1, &in, 1, &out, 1);
+    rt_expect_f32(out, 1, DIMS(2), F32S(1.0f, 3.0f), 0);
+    gir_tensor_unref(in);
+    gir_tensor_unref(out);
+    gir_graph_free(g);
+}
+
+/* A replacement takes its node's place; a graph output keeps its name, also
+ * when the replacement is a value that already existed. */
+static void test_edit_replace_keeps_names(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(3));
+    rt_node(g, GIR_OP_Relu, "a", "x", "ya");
+    rt_node(g, GIR_OP_Clip, "b", "ya", "yb");
+    rt_node(g, GIR_OP_Neg, "c", "yb", "yc");
+    rt_output(g, "yb");
+    rt_output(g, "yc");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    gir_edit *e;
+    TU_OK(gir_edit_begin(g, &e, &err), &err);
+    gir_rw rw;
+    gir_edit_rewrite(e, gir_graph_node_index(g, "b"), &rw);
+    int32_t ya = gir_graph_value_index(g, "ya");
+    TU_OK(gir_rw_done(&rw, &ya, &err), &err); /* Clip without bounds is x */
+    TU_OK(gir_edit_commit(e, &err), &err);
+    assert_int_equal(gir_graph_node_count(g), 3);
+    assert_string_equal(gir_node_name(gir_graph_node(g, 0)), "a");
+    assert_string_equal(gir_node_op(gir_graph_node(g, 1)), "Identity");
+    assert_string_equal(gir_value_name(gir_node_output(gir_graph_node(g, 1), 0)), "yb");
+    assert_string_equal(gir_node_name(gir_graph_node(g, 2)), "c");
+    assert_string_equal(gir_value_name(gir_node_input(gir_graph_node(g, 2), 0)), "yb");
+    gir_graph_free(g);
+}
+
+static void test_clone_is_deep(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(2, 2));
+    gir_node *n = rt_node(g, GIR_OP_LeakyRelu, "lr", "x", "y");
+    rt_attr_float(g, n, "alpha", 0.25);
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    gir_graph *c;
+    TU_OK(gir_graph_clone(g, &c, &err), &err);
+    gir_graph_free(g);
+    assert_int_equal(gir_graph_node_count(c), 1);
+    const gir_node *m = gir_graph_node(c, 0);
+    assert_string_equal(gir_node_name(m), "lr");
+    assert_true(gir_attr_float(gir_node_find_attr(m, "alpha")) == 0.25);
+    assert_non_null(gir_graph_find_value(c, "y"));
+    assert_string_equal(gir_value_name(gir_graph_output(c, 0)), "y");
+    gir_graph_free(c);
+}
+
+/* ---- the driver ------------------------------------------------------------ */
+
+/* A target that refuses the ops listed in ctx (NULL-terminated names), and
+ * Clip unless it has both bounds. */
+static gir_status fake_plan(void *ctx, const gir_graph *g, gir_plan *p, gir_error *err)
+{
+    const char *const *refused = ctx;
+    p->n_nodes = g->n_nodes;
+    p->why = calloc(g->n_nodes + 1, sizeof *p->why);
+    if (!p->why)
+        return gir_nomem(err);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        const char *why = NULL;
+        for (const char *const *r = refused; *r; r++)
+            if (strcmp(*r, gir_node_op(n)) == 0)
+                why = "refused op";
+        if (n->op == GIR_OP_Clip && (!gir_attrs_find(&n->attrs, "min") || !gir_attrs_find(&n->attrs, "max")))
+            why = "Clip without both bounds";
+        if (why) {
+            p->why[i] = gir_strdupf("%s %s", gir_node_op(n), why);
+            p->n_bad++;
+        }
+    }
+    return GIR_OK;
+}
+
+static gir_graph *two_activations(void)
+{
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(4, 8));
+    gir_node *h = rt_node(g, GIR_OP_HardSigmoid, "hs", "x", "h");
+    rt_attr_float(g, h, "alpha", 1.0 / 6.0);
+    gir_node *c = rt_node(g, GIR_OP_Clip, "relu_ish", "h", "c");
+    rt_attr_float(g, c, "min", 0.25);
+    rt_node(g, GIR_OP_HardSigmoid, "hs2", "c", "y");
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    return g;
+}
+
+static void test_legalize_rewrites_what_is_refused(void **state)
+{
+    (void)state;
+    gir_graph *g = two_activations();
+    gir_tensor *before, *after;
+    pat_run(g, PAT_EDGES, &before);
+    const char *refused[] = { "HardSigmoid", NULL };
+    gir_legal_report rep = { 0 };
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_legalize(&g, fake_plan, (void *)refused, &rep, &err), &err);
+    assert_int_equal(pat_count(g, "HardSigmoid"), 0);
+    assert_int_equal(pat_count(g, "Clip"), 2);
+    assert_int_equal(pat_count(g, "Max"), 1);
+    assert_int_equal(rep.applied[0], 2); /* hardsigmoid-as-clip */
+    assert_int_equal(rep.applied[1], 1); /* clip-one-bound */
+    assert_null(rep.tried);
+    pat_run(g, PAT_EDGES, &after);
+    pat_compare(before, after, 0);
+    gir_tensor_unref(before);
+    gir_tensor_unref(after);
+    gir_legal_report_free(&rep);
+    gir_graph_free(g);
+}
+
+/* A rewrite that leaves the target refusing as much is not kept, and the
+ * report says what it left. */
+static void test_legalize_keeps_only_what_helps(void **state)
+{
+    (void)state;
+    gir_graph *g = two_activations();
+    const char *refused[] = { "HardSigmoid", "Mul", NULL };
+    gir_legal_report rep = { 0 };
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_legalize(&g, fake_plan, (void *)refused, &rep, &err), &err);
+    assert_int_equal(pat_count(g, "HardSigmoid"), 2);
+    assert_int_equal(pat_count(g, "Mul"), 0);
+    assert_int_equal(rep.applied[0], 0);
+    assert_int_equal(rep.applied[1], 1);
+    assert_non_null(rep.tried);
+    assert_string_equal(rep.tried, "HardSigmoid: hardsigmoid-as-clip (Mul refused op)");
+    gir_legal_report_free(&rep);
+    gir_graph_free(g);
+}
+
+/* ---- patterns ---------------------------------------------------------------- */
+
+static void test_pat_hardsigmoid(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(2, 5, 7));
+    gir_node *n = rt_node(g, GIR_OP_HardSigmoid, "hs", "x", "y");
+    rt_attr_float(g, n, "alpha", 1.0 / 6.0);
+    rt_attr_float(g, n, "beta", 0.5);
+    rt_output(g, "y");
+    gir_graph *r = pat_check(g, "hardsigmoid-as-clip", "hs", PAT_EDGES, 0);
+    assert_int_equal(pat_count(r, "Clip"), 1);
+    gir_graph_free(r);
+    /* defaults */
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(64));
+    rt_node(g, GIR_OP_HardSigmoid, "hs", "x", "y");
+    rt_output(g, "y");
+    gir_graph_free(pat_check(g, "hardsigmoid-as-clip", "hs", PAT_EDGES, 0));
+}
+
+static void test_pat_clip_one_bound(void **state)
+{
+    (void)state;
+    static const char *const which[] = { "min", "max", NULL };
+    for (int k = 0; k < 3; k++) {
+        gir_graph *g = rt_graph();
+        rt_input(g, "x", GIR_DT_F32, 2, DIMS(6, 9));
+        gir_node *n = rt_node(g, GIR_OP_Clip, "c", "x", "y");
+        if (which[k])
+            rt_attr_float(g, n, which[k], k ? 6.0 : -0.5);
+        rt_output(g, "y");
+        gir_graph_free(pat_check(g, "clip-one-bound", "c", PAT_EDGES | PAT_NAN, 0));
+    }
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(3));
+    gir_node *n = rt_node(g, GIR_OP_Clip, "c", "x", "y");
+    rt_attr_float(g, n, "min", 0);
+    rt_attr_float(g, n, "max", 6);
+    rt_output(g, "y");
+    pat_refuses(g, "clip-one-bound", "c", "both bounds");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edit_fold_and_sweep),
+        cmocka_unit_test(test_edit_replace_keeps_names),
+        cmocka_unit_test(test_clone_is_deep),
+        cmocka_unit_test(test_legalize_rewrites_what_is_refused),
+        cmocka_unit_test(test_legalize_keeps_only_what_helps),
+        cmocka_unit_test(test_pat_hardsigmoid),
+        cmocka_unit_test(test_pat_clip_one_bound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
