@@ -2,6 +2,7 @@
  * running the graph before and after the rewrite. */
 #include "patutil.h"
 
+#include "gbuild.h"
 #include "passes/edit.h"
 
 /* ---- editing ------------------------------------------------------------ */
@@ -224,6 +225,78 @@ static void test_pat_clip_one_bound(void **state)
     pat_refuses(g, "clip-one-bound", "c", "both bounds");
 }
 
+/* A weight of shape dims filled with seeded values in [-1, 1). */
+static void weight(gir_graph *g, const char *name, int rank, const int64_t *dims, uint64_t seed)
+{
+    size_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= (size_t)dims[i];
+    float *d = malloc(n * sizeof *d);
+    rt_fill(d, n, seed);
+    int32_t v = rt_const(g, name, GIR_DT_F32, rank, dims, d);
+    g->values[v]->kind = GIR_VALUE_WEIGHT;
+    free(d);
+}
+
+static void test_pat_gemm_plain(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 4; c++) {
+        gir_graph *g = rt_graph();
+        rt_input(g, "a", GIR_DT_F32, 2, (c & 1) ? DIMS(7, 3) : DIMS(3, 7));
+        weight(g, "b", 2, (c & 2) ? DIMS(5, 7) : DIMS(7, 5), 11);
+        weight(g, "c", 1, DIMS(5), 12);
+        gir_node *n = rt_node(g, GIR_OP_Gemm, "gemm", c == 3 ? "a,b" : "a,b,c", "y");
+        rt_attr_float(g, n, "alpha", c == 2 ? 1.0 : 0.375);
+        rt_attr_float(g, n, "beta", 2.5);
+        rt_attr_int(g, n, "transA", c & 1);
+        rt_attr_int(g, n, "transB", (c & 2) >> 1);
+        rt_output(g, "y");
+        gir_graph *r = pat_check(g, "gemm-plain", "gemm", PAT_EDGES, 1e-6);
+        const gir_node *m = NULL;
+        for (size_t i = 0; i < gir_graph_node_count(r); i++)
+            if (!strcmp(gir_node_op(gir_graph_node(r, i)), "Gemm"))
+                m = gir_graph_node(r, i);
+        assert_non_null(m);
+        assert_true(gir_attr_float(gir_node_find_attr(m, "alpha")) == 1.0);
+        assert_true(gir_attr_float(gir_node_find_attr(m, "beta")) == 1.0);
+        assert_int_equal(gir_attr_int(gir_node_find_attr(m, "transA")), 0);
+        gir_graph_free(r);
+    }
+}
+
+static void test_pat_matmul_gemm(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 4, DIMS(2, 3, 4, 8));
+    weight(g, "b", 2, DIMS(8, 5), 21);
+    rt_node(g, GIR_OP_MatMul, "mm", "a,b", "y");
+    rt_output(g, "y");
+    gir_graph *r = pat_check(g, "matmul-as-gemm", "mm", PAT_EDGES, 1e-6);
+    assert_int_equal(pat_count(r, "Reshape"), 2);
+    assert_int_equal(pat_count(r, "Gemm"), 1);
+    char buf[64];
+    assert_string_equal(gb_text(gir_graph_output(r, 0), buf, sizeof buf), "[2,3,4,5]");
+    gir_graph_free(r);
+    /* 2-D: Gemm alone */
+    g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 2, DIMS(6, 8));
+    weight(g, "b", 2, DIMS(8, 3), 22);
+    rt_node(g, GIR_OP_MatMul, "mm", "a,b", "y");
+    rt_output(g, "y");
+    r = pat_check(g, "matmul-as-gemm", "mm", PAT_EDGES, 1e-6);
+    assert_int_equal(gir_graph_node_count(r), 1);
+    gir_graph_free(r);
+    /* batched B: not this pattern */
+    g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 3, DIMS(2, 6, 8));
+    weight(g, "b", 3, DIMS(2, 8, 3), 23);
+    rt_node(g, GIR_OP_MatMul, "mm", "a,b", "y");
+    rt_output(g, "y");
+    pat_refuses(g, "matmul-as-gemm", "mm", "ranks 3 and 3");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +307,8 @@ int main(void)
         cmocka_unit_test(test_legalize_keeps_only_what_helps),
         cmocka_unit_test(test_pat_hardsigmoid),
         cmocka_unit_test(test_pat_clip_one_bound),
+        cmocka_unit_test(test_pat_gemm_plain),
+        cmocka_unit_test(test_pat_matmul_gemm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

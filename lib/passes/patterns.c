@@ -9,6 +9,8 @@
 static const gir_pattern *const registry[] = {
     &gir_pat_hardsigmoid_clip,
     &gir_pat_clip_one_bound,
+    &gir_pat_gemm_plain,
+    &gir_pat_matmul_gemm,
     NULL /* sentinel: patterns are listed above this line */
 };
 

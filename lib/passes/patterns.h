@@ -8,6 +8,9 @@
 /* pat_act.c: activations */
 extern const gir_pattern gir_pat_hardsigmoid_clip;
 extern const gir_pattern gir_pat_clip_one_bound;
+/* pat_linalg.c: matrix products */
+extern const gir_pattern gir_pat_gemm_plain;
+extern const gir_pattern gir_pat_matmul_gemm;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
