@@ -122,6 +122,15 @@ static gir_status fake_plan(void *ctx, const gir_graph *g, gir_plan *p, gir_erro
     return GIR_OK;
 }
 
+static size_t pattern_index(const char *name)
+{
+    for (size_t i = 0; gir_pattern_at(i); i++)
+        if (!strcmp(gir_pattern_at(i)->name, name))
+            return i;
+    fail_msg("no pattern %s", name);
+    return 0;
+}
+
 static gir_graph *two_activations(void)
 {
     gir_graph *g = rt_graph();
@@ -150,8 +159,8 @@ static void test_legalize_rewrites_what_is_refused(void **state)
     assert_int_equal(pat_count(g, "HardSigmoid"), 0);
     assert_int_equal(pat_count(g, "Clip"), 2);
     assert_int_equal(pat_count(g, "Max"), 1);
-    assert_int_equal(rep.applied[0], 2); /* hardsigmoid-as-clip */
-    assert_int_equal(rep.applied[1], 1); /* clip-one-bound */
+    assert_int_equal(rep.applied[pattern_index("hardsigmoid-as-clip")], 2);
+    assert_int_equal(rep.applied[pattern_index("clip-one-bound")], 1);
     assert_null(rep.tried);
     pat_run(g, PAT_EDGES, &after);
     pat_compare(before, after, 0);
@@ -173,8 +182,8 @@ static void test_legalize_keeps_only_what_helps(void **state)
     TU_OK(gir_legalize(&g, fake_plan, (void *)refused, &rep, &err), &err);
     assert_int_equal(pat_count(g, "HardSigmoid"), 2);
     assert_int_equal(pat_count(g, "Mul"), 0);
-    assert_int_equal(rep.applied[0], 0);
-    assert_int_equal(rep.applied[1], 1);
+    assert_int_equal(rep.applied[pattern_index("hardsigmoid-as-clip")], 0);
+    assert_int_equal(rep.applied[pattern_index("clip-one-bound")], 1);
     assert_non_null(rep.tried);
     assert_string_equal(rep.tried, "HardSigmoid: hardsigmoid-as-clip (Mul refused op)");
     gir_legal_report_free(&rep);
