@@ -320,6 +320,25 @@ static void test_pat_gemm_plain(void **state)
     }
 }
 
+static void test_pat_gemm_transb(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 2, DIMS(6, 8));
+    weight(g, "b", 2, DIMS(8, 5), 31);
+    weight(g, "c", 1, DIMS(5), 32);
+    gir_node *n = rt_node(g, GIR_OP_Gemm, "gemm", "a,b,c", "y");
+    rt_attr_float(g, n, "alpha", 0.5);
+    rt_output(g, "y");
+    gir_graph *r = pat_check(g, "gemm-transb", "gemm", PAT_EDGES, 1e-6);
+    assert_int_equal(pat_count(r, "Transpose"), 1);
+    const gir_node *m = gir_graph_node(r, 1);
+    assert_string_equal(gir_node_op(m), "Gemm");
+    assert_int_equal(gir_attr_int(gir_node_find_attr(m, "transB")), 1);
+    assert_true(gir_attr_float(gir_node_find_attr(m, "alpha")) == 0.5);
+    gir_graph_free(r);
+}
+
 static void test_pat_matmul_gemm(void **state)
 {
     (void)state;
@@ -365,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_pat_clip_one_bound),
         cmocka_unit_test(test_pat_gemm_plain),
         cmocka_unit_test(test_pat_matmul_gemm),
+        cmocka_unit_test(test_pat_gemm_transb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

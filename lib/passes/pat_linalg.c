@@ -47,6 +47,30 @@ const gir_pattern gir_pat_gemm_plain = {
     "gemm-plain", GIR_OP_Gemm, "Gemm with alpha, beta or transA as Gemm with Transpose and Mul", gemm_plain,
 };
 
+/* Gemm with transB = 0 as Gemm with transB = 1 reading Transpose(B) (a
+ * constant B folds when the target has no Transpose). */
+static gir_status gemm_transb(gir_rw *rw, const gir_node *n, gir_error *err)
+{
+    if (gir_node_int(n, "transB", 0))
+        return gir_pat_skip(err, "Gemm with transB=1 already");
+    int32_t bt;
+    gir_node *t, *g2;
+    TRY(gir_rw_unary(rw, GIR_OP_Transpose, n->in[1], &t, &bt, err));
+    if (gir_attrs_set_ints(rw->g, &t->attrs, "perm", (const int64_t[]){ 1, 0 }, 2))
+        return gir_nomem(err);
+    TRY(gir_rw_node(rw, GIR_OP_Gemm, (int32_t[]){ n->in[0], bt, n->n_in > 2 ? n->in[2] : -1 }, n->n_in, 1, &g2, err));
+    for (size_t i = 0; i < n->attrs.n; i++)
+        if (gir_attrs_copy_attr(rw->g, &g2->attrs, &n->attrs.items[i]))
+            return gir_nomem(err);
+    if (gir_attrs_set_int(rw->g, &g2->attrs, "transB", 1))
+        return gir_nomem(err);
+    return gir_rw_done(rw, &g2->out[0], err);
+}
+
+const gir_pattern gir_pat_gemm_transb = {
+    "gemm-transb", GIR_OP_Gemm, "Gemm with transB=0 as Gemm of Transpose(B) with transB=1", gemm_transb,
+};
+
 /* MatMul(A, B) with B 2-D and A of rank >= 2: Gemm on A flattened to rows
  * (Reshape to [-1, K]), reshaped back to A's leading dimensions. */
 static gir_status matmul_gemm(gir_rw *rw, const gir_node *n, gir_error *err)

@@ -12,6 +12,7 @@ static const gir_pattern *const registry[] = {
     &gir_pat_clip_one_bound,
     &gir_pat_gemm_plain,
     &gir_pat_matmul_gemm,
+    &gir_pat_gemm_transb,
     NULL /* sentinel: patterns are listed above this line */
 };
 

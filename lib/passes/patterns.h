@@ -13,6 +13,7 @@ extern const gir_pattern gir_pat_fold_constants;
 /* pat_linalg.c: matrix products */
 extern const gir_pattern gir_pat_gemm_plain;
 extern const gir_pattern gir_pat_matmul_gemm;
+extern const gir_pattern gir_pat_gemm_transb;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
