@@ -11,6 +11,7 @@ packages=(
   libyajl-dev libprotobuf-c-dev protobuf-c-compiler libzip-dev zlib1g-dev libhdf5-dev libcmocka-dev
   libonnx-dev libonnx-testdata
   hdf5-tools unzip graphviz yajl-tools man-db
+  python3 python3-cffi python3-numpy python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

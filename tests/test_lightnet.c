@@ -1214,8 +1214,11 @@ static void via_format(const char *fmt, const char *ext)
     gir_graph *g = models[0];
     gir_graph *s = load_real("squeezedet.json");
     char *p2 = tu_join(tmp, "sq_via");
-    TU_FAILS(gir_save(s, p2, fmt, NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "SqueezeDetBoxDecode", "Sort",
-             "GatherBlocks");
+    /* (nnabla writes its ArgMax, as Max with only_index; the Cast of the
+     * indices to int32 that follows is the first refusal there) */
+    bool nnp = strcmp(fmt, "nnabla") == 0;
+    TU_FAILS(gir_save(s, p2, fmt, NULL, &err), &err, nnp ? GIR_E_UNSUPPORTED_ATTR : GIR_E_UNSUPPORTED_OP,
+             nnp ? "Cast from int64 to int32" : "ArgMax", "SqueezeDetBoxDecode", "Sort", "GatherBlocks");
     gir_error_clear(&err);
     gir_graph_free(s);
     s = load_real("test_ops.json");

@@ -13,11 +13,16 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
+/* Most files here come without their weights: they are accepted as
+ * inputs (test_missing_weights checks the refusal without the option). */
 static gir_graph *load_opts(const char *path, const char *format, gir_options *o)
 {
     gir_graph *g = NULL;
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_load(path, format, o, &g, &err), &err);
+    gir_options *c = gir_options_dup(o);
+    TU_OK(gir_options_set(c, "weights-as-inputs", "1", &err), &err);
+    TU_OK(gir_load(path, format, c, &g, &err), &err);
+    gir_options_free(c);
     gir_error_clear(&err);
     return g;
 }
@@ -438,7 +443,8 @@ static void test_bn_pending(void **state)
     assert_string_equal(gir_node_op(bn), "BatchNorm");
     assert_string_equal(note(g, 0), "5 inputs without a recorded type (first 'data') taken as float32, the MXNet "
                                     "default");
-    assert_string_equal(note(g, 1), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
+    assert_string_equal(note(g, 1), "no weights file: 4 weights (first 'g') taken as graph inputs");
+    assert_string_equal(note(g, 2), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
                                     "channel count; give the params or --input-shape");
     save(g, out, "mxnet");
     char *written = tu_slurp(out, NULL);
@@ -489,8 +495,8 @@ static void test_mxnet_legacy(void **state)
     assert_shape(val(g, "fc1_weight"), "[128,?]");
     assert_string_equal(note(g, 0), "MXNet 0.8 file: gave 1 BatchNorm node the auxiliary inputs <name>_moving_mean "
                                     "and <name>_moving_var, as MXNet's loader does");
-    assert_string_equal(note(g, 1), "dropped the label input of 1 SoftmaxOutput node (inference does not read it; "
-                                    "an MXNet writer puts it back)");
+    assert_string_equal(note(g, 1), "dropped the label input of 1 output layer (SoftmaxOutput and the like: "
+                                    "inference does not read it; an MXNet writer puts a label variable back)");
     gir_graph_free(g);
 }
 
@@ -509,7 +515,8 @@ static void test_mxnet_vgg(void **state)
     assert_int_equal(count_op(g, "Softmax"), 1);
     /* No params: every variable is an input; num_filter shapes the weights. */
     assert_int_equal(gir_graph_input_count(g), 33);
-    assert_shape(val(g, "conv5_3_weight"), "[512,?,3,3]");
+    /* weights taken as inputs: their input channels come from the data */
+    assert_shape(val(g, "conv5_3_weight"), "[512,512,3,3]");
     assert_shape(val(g, "conv5_3_bias"), "[512]");
     assert_int_equal(gir_node_int(node(g, "pool3"), "ceil_mode", 0), 1);
     assert_int_equal(gir_node_int(node(g, "pool1"), "ceil_mode", 1), 0);
@@ -751,7 +758,7 @@ static void test_mxnet_mapping(void **state)
     gir_graph *g = load_opts(p, NULL, o);
     /* input-shape wins over the __shape__ hint (0 = unknown). */
     assert_shape(val(g, "data"), "[2,3,8,8]");
-    assert_shape(val(g, "w"), "[4,?,3,3]");
+    assert_shape(val(g, "w"), "[4,3,3,3]"); /* completed from the data (weights as inputs) */
     const gir_node *c = node(g, "c");
     assert_int_equal(c->n_in, 2);
     const int64_t *v;
@@ -782,7 +789,12 @@ static void test_mxnet_mapping(void **state)
     /* No exact canonical form: kept verbatim. */
     assert_true(gir_node_is_opaque(node(g, "lp")));
     assert_string_equal(gir_node_op(node(g, "lp")), "Pooling");
-    assert_true(gir_node_is_opaque(node(g, "rs")));
+    /* Reshape's special codes, resolved from the shape: (2,8,7,7) by
+     * (0, -3, -2) is (2, 56, 7). */
+    const gir_node *rs = node(g, "rs");
+    assert_int_equal(rs->op, GIR_OP_Reshape);
+    assert_int_equal(gir_attrs_get_ints(&rs->attrs, "shape", &v), 3);
+    assert_true(v[0] == 2 && v[1] == 56 && v[2] == 7);
     assert_true(gir_node_float(node(g, "d"), "ratio", 0) == 0.3);
     /* The round trip writes the source's text back. */
     char *out = tu_tmp("misc2-symbol.json");
@@ -802,8 +814,7 @@ static void test_mxnet_mapping(void **state)
     /* As NNVM: the scalar becomes __add_scalar__; lp pooling cannot go. */
     char *nv = tu_tmp("misc_graph.json");
     TU_FAILS(gir_save(g, nv, "nnvm", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as nnvm: ",
-             "Pooling (a mxnet operator kept verbatim) (1 node, first 'lp')",
-             "Reshape (a mxnet operator kept verbatim) (1 node, first 'rs')");
+             "Pooling (a mxnet operator kept verbatim) (1 node, first 'lp')");
     gir_error_clear(&err);
     assert_false(gir_path_exists(nv));
     free(nv);

@@ -329,10 +329,61 @@ static void test_node_tests(void **state)
     assert_true(totals[R_PASS] >= 380); /* 388 when written: a drop is a regression */
 }
 
+/* A model of 16 MiB or more: its large initializer is read in place (an
+ * external-data reference into the model file itself, loaded when needed),
+ * small ones are read as usual; the weights and the results are the same. */
+static void test_large_model_in_place(void **state)
+{
+    (void)state;
+    enum { K = 2048, N = 2176 }; /* 17 MiB of weights */
+    float *w = malloc((size_t)K * N * sizeof(float)), x[K], b[N];
+    assert_non_null(w);
+    rt_fill(w, (size_t)K * N, 31);
+    rt_fill(x, K, 32);
+    rt_fill(b, N, 33);
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(1, K));
+    rt_const(g, "w", GIR_DT_F32, 2, DIMS(K, N), w);
+    rt_const(g, "b", GIR_DT_F32, 1, DIMS(N), b);
+    rt_node(g, GIR_OP_Gemm, "fc", "x,w,b", "y");
+    rt_output(g, "y");
+    char *path = tu_tmp("large.onnx");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_save(g, path, "onnx", NULL, &err), &err);
+    gir_graph_free(g);
+    gir_graph *r;
+    TU_OK(gir_load(path, NULL, NULL, &r, &err), &err);
+    const gir_value *wv = r->values[gir_graph_value_index(r, "w")], *bv = r->values[gir_graph_value_index(r, "b")];
+    assert_null(wv->data->data);     /* still in the file */
+    assert_non_null(bv->data->data); /* 8.5 KiB: read with the model */
+    const void *p;
+    TU_OK(gir_tensor_load(wv->data, &p, &err), &err);
+    assert_memory_equal(p, w, (size_t)K * N * sizeof(float));
+    gir_tensor_unload(wv->data);
+    float *want = malloc(N * sizeof(float));
+    assert_non_null(want);
+    for (int j = 0; j < N; j++) {
+        double acc = b[j];
+        for (int k = 0; k < K; k++)
+            acc += (double)x[k] * w[(size_t)k * N + j];
+        want[j] = (float)acc;
+    }
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 2, DIMS(1, K), x), *out;
+    rt_run(r, 1, &in, 1, &out, 1);
+    rt_expect_f32(out, 2, DIMS(1, N), want, 1e-4);
+    gir_tensor_unref(out);
+    gir_tensor_unref(in);
+    gir_graph_free(r);
+    free(want);
+    free(w);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_tests),
+        cmocka_unit_test(test_large_model_in_place),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

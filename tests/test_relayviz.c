@@ -1053,7 +1053,8 @@ static void test_dot(void **state)
     assert_string_equal(
         a.data,
         "digraph \"opaque\" {\n"
-        "  graph [rankdir=TB, fontname=\"Helvetica\", labelloc=t, label=\"opaque\\n2 nodes, 0 weight "
+        "  graph [rankdir=TB, ranksep=0.25, nodesep=0.2, fontname=\"Helvetica\", labelloc=t, "
+        "label=\"opaque\\n2 nodes, 0 weight "
         "tensors, 0 elements\"];\n"
         "  node [fontname=\"Helvetica\", fontsize=10];\n"
         "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#4b5563\"];\n"
@@ -1077,10 +1078,18 @@ static void test_dot(void **state)
     /* Weights are summarised in the box that reads them, not drawn apart. */
     g = small_cnn();
     TU_OK(gir_dot_write(g, NULL, &a, &err), &err);
-    assert_non_null(strstr(a.data, "label=\"Conv\\nconv0\\nauto_pad=NOTSET\\ndilations=[1,1]\\ngroup=1"
+    /* attributes at their default are hidden (pads are not the default) */
+    assert_non_null(strstr(a.data, "label=\"Conv\\nconv0\\npads=[1,1,1,1]"
+                                   "\\nweight conv0_weight float32 [4,3,3,3]"
+                                   "\\nweight conv0_bias float32 [4]\"]"));
+    gir_dot_options all = gir_dot_defaults;
+    all.all_attrs = true;
+    TU_OK(gir_dot_write(g, &all, &b, &err), &err);
+    assert_non_null(strstr(b.data, "label=\"Conv\\nconv0\\nauto_pad=NOTSET\\ndilations=[1,1]\\ngroup=1"
                                    "\\nkernel_shape=[3,3]\\npads=[1,1,1,1]\\nstrides=[1,1]"
                                    "\\nweight conv0_weight float32 [4,3,3,3]"
                                    "\\nweight conv0_bias float32 [4]\"]"));
+    gir_buf_free(&b);
     assert_non_null(strstr(a.data, "4 weight tensors, 762 elements"));
     assert_null(strstr(a.data, "-> n0 [label=\"[4,3,3,3]\"]"));
     assert_non_null(strstr(a.data, "  n0 -> n1 [label=\"[1,4,8,8]\"];\n"));

@@ -5,6 +5,7 @@
 #include "runtime/rt.h"
 #include "runtime/gemm.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,10 +542,277 @@ static void test_conv(void **state)
         { 1, 1, 4, 4, 4, { 17 }, { 3 }, { 1 }, { 1 }, { 1 }, { 1 }, true, NULL },
         { 3, 1, 2, 3, 1, { 5, 6, 7 }, { 3, 2, 3 }, { 1, 2, 1 }, { 1, 1, 2 }, { 1, 0, 1 }, { 1, 1, 0 }, true, NULL },
         { 3, 1, 4, 4, 2, { 4, 5, 6 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, false, NULL },
+        /* outputs 16 or more wide: im2col straight into GEMM panels (narrower
+         * ones above take the plain im2col) */
+        { 2, 1, 3, 8, 1, { 20, 37 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 8, 8, 2, { 9, 40 }, { 3, 3 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, { 1, 2 }, true, NULL },
+        /* Winograd F(2x2,3x3): odd sizes (partial tiles), batch 2, asymmetric
+         * pads, and rows wider than the row-at-a-time transforms take */
+        { 2, 2, 16, 24, 1, { 15, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 20, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 2, 2 }, false, NULL },
+        { 2, 1, 16, 16, 1, { 3, 1100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)
             check_conv(&specs[i], tail);
+}
+
+/* Conv followed by Sigmoid and Mul (SiLU) or HardSigmoid and Mul
+ * (HardSwish), the Mul's operands in either order, on the GEMM path, the
+ * depthwise path and Winograd: both nodes run inside the convolution, and the
+ * values are the reference convolution's through the activation. */
+static void check_gated(int64_t c, int64_t m, int64_t group, int64_t k, bool hard, bool swap)
+{
+    convspec cs = { 2, 1, c, m, group, { 12, 11 }, { k, k }, { 1, 1 }, { 1, 1 }, { k / 2, k / 2 }, { k / 2, k / 2 }, true,
+                    NULL };
+    int64_t xd[4] = { 1, c, 12, 11 }, wd[4] = { m, c / group, k, k }, yd[4] = { 1, m, conv_out(&cs, 0), conv_out(&cs, 1) };
+    size_t xn = (size_t)(c * 12 * 11), wn = (size_t)(m * (c / group) * k * k), yn = (size_t)(m * yd[2] * yd[3]);
+    float *x = malloc(xn * sizeof(float)), *w = malloc(wn * sizeof(float)), *b = malloc((size_t)m * sizeof(float));
+    float *want = malloc(yn * sizeof(float));
+    rt_fill(x, xn, 11);
+    rt_fill(w, wn, 12);
+    rt_fill(b, (size_t)m, 13);
+    for (size_t i = 0; i < wn; i++)
+        w[i] *= 3.0f; /* results spread over the activations' curved parts */
+    conv_ref(&cs, x, w, b, want);
+    for (size_t i = 0; i < yn; i++) {
+        double v = want[i];
+        want[i] = (float)(hard ? v * fmin(1.0, fmax(0.0, v / 6.0 + 0.5)) : v / (1.0 + exp(-v)));
+    }
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, xd);
+    rt_const(g, "w", GIR_DT_F32, 4, wd, w);
+    rt_const(g, "b", GIR_DT_F32, 1, &m, b);
+    gir_node *nd = rt_node(g, GIR_OP_Conv, "conv", "x,w,b", "y");
+    set_window_attrs(g, nd, &cs, false);
+    if (group != 1)
+        rt_attr_int(g, nd, "group", group);
+    gir_node *gate = rt_node(g, hard ? GIR_OP_HardSigmoid : GIR_OP_Sigmoid, "gate", "y", "s");
+    if (hard)
+        rt_attr_float(g, gate, "alpha", 1.0 / 6.0);
+    rt_node(g, GIR_OP_Mul, "mul", swap ? "s,y" : "y,s", "z");
+    rt_output(g, "z");
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, xd, x);
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, in, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_fused_count(s), 2);
+    gir_session_free(s);
+    gir_tensor *o1, *o2;
+    rt_run(g, 1, &in, 1, &o1, 1);
+    rt_run(g, 2, &in, 1, &o2, 1);
+    rt_expect_f32(o1, 4, yd, want, 2e-5 * (double)(wn / (size_t)m + 1));
+    const void *p1, *p2;
+    TU_OK(gir_tensor_load(o1, &p1, NULL), NULL);
+    TU_OK(gir_tensor_load(o2, &p2, NULL), NULL);
+    assert_memory_equal(p1, p2, yn * sizeof(float));
+    gir_tensor_unref(o1);
+    gir_tensor_unref(o2);
+    gir_tensor_unref(in);
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+    gir_graph_free(g);
+}
+
+static void test_fused_gated(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 4; v++) {
+        bool hard = v & 1, swap = v & 2;
+        check_gated(5, 7, 1, 3, hard, swap);    /* im2col + GEMM */
+        check_gated(8, 12, 1, 1, hard, swap);   /* pointwise */
+        check_gated(6, 6, 6, 3, hard, swap);    /* depthwise */
+        check_gated(16, 16, 1, 3, hard, swap);  /* Winograd */
+    }
+    /* a Sigmoid alone after a Conv runs in it too */
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, 2, 3, 3));
+    float w[2 * 2];
+    rt_fill(w, 4, 21);
+    rt_const(g, "w", GIR_DT_F32, 4, DIMS(2, 2, 1, 1), w);
+    rt_node(g, GIR_OP_Conv, "conv", "x,w", "y");
+    rt_node(g, GIR_OP_Sigmoid, "sig", "y", "z");
+    rt_output(g, "z");
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    float x[18];
+    rt_fill(x, 18, 22);
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 2, 3, 3), x);
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, in, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_fused_count(s), 1);
+    const void *p;
+    TU_OK(gir_tensor_load(gir_session_output(s, 0), &p, &err), &err);
+    for (int o = 0; o < 2; o++)
+        for (int i = 0; i < 9; i++) {
+            double v = (double)w[o * 2] * x[i] + (double)w[o * 2 + 1] * x[9 + i];
+            assert_float_equal(((const float *)p)[o * 9 + i], 1.0 / (1.0 + exp(-v)), 2e-7);
+        }
+    gir_session_free(s);
+    gir_tensor_unref(in);
+    gir_graph_free(g);
+}
+
+/* An elementwise Add takes a following activation: PyTorch's GELU chain
+ * (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: five nodes) and Relu;
+ * an integer Add keeps its Relu apart (activations are float kernels). */
+static void test_fused_elementwise(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    float a[N], b[N], want[N];
+    rt_fill(a, N, 41);
+    rt_fill(b, N, 42);
+    for (int i = 0; i < N; i++) {
+        a[i] *= 4.0f;
+        double v = (double)(a[i] + b[i]);
+        want[i] = (float)(0.5 * v * (1.0 + erf(v / sqrt(2.0))));
+    }
+    gir_graph *g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 2, DIMS(10, 100));
+    rt_input(g, "b", GIR_DT_F32, 2, DIMS(10, 100));
+    rt_const(g, "sqrt2", GIR_DT_F32, 0, NULL, F32S(1.41421353816986083984375f));
+    rt_const(g, "one", GIR_DT_F32, 0, NULL, F32S(1.0f));
+    rt_const(g, "half", GIR_DT_F32, 0, NULL, F32S(0.5f));
+    rt_node(g, GIR_OP_Add, "add", "a,b", "x");
+    rt_node(g, GIR_OP_Div, "div", "x,sqrt2", "d");
+    rt_node(g, GIR_OP_Erf, "erf", "d", "e");
+    rt_node(g, GIR_OP_Add, "add1", "one,e", "p");
+    rt_node(g, GIR_OP_Mul, "mul", "x,p", "m");
+    rt_node(g, GIR_OP_Mul, "mulhalf", "half,m", "y");
+    rt_output(g, "y");
+    gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), a), rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), b) };
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, in[0], &err), &err);
+    TU_OK(gir_session_set_input(s, 1, in[1], &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_fused_count(s), 5);
+    rt_expect_f32(gir_session_output(s, 0), 2, DIMS(10, 100), want, 1e-6);
+    gir_session_free(s);
+    gir_graph_free(g);
+    gir_tensor_unref(in[0]);
+    gir_tensor_unref(in[1]);
+
+    for (int ints = 0; ints < 2; ints++) {
+        g = rt_graph();
+        gir_dtype dt = ints ? GIR_DT_I64 : GIR_DT_F32;
+        rt_input(g, "a", dt, 1, DIMS(4));
+        rt_input(g, "b", dt, 1, DIMS(4));
+        rt_node(g, GIR_OP_Add, "add", "a,b", "x");
+        rt_node(g, GIR_OP_Relu, "relu", "x", "y");
+        rt_output(g, "y");
+        gir_tensor *ta = ints ? rt_tensor_new(dt, 1, DIMS(4), I64S(-5, 2, 3, -1))
+                              : rt_tensor_new(dt, 1, DIMS(4), F32S(-5, 2, 3, -1));
+        gir_tensor *tb = ints ? rt_tensor_new(dt, 1, DIMS(4), I64S(1, 1, -7, 4))
+                              : rt_tensor_new(dt, 1, DIMS(4), F32S(1, 1, -7, 4));
+        TU_OK(gir_session_new(g, 1, &s, &err), &err);
+        TU_OK(gir_session_set_input(s, 0, ta, &err), &err);
+        TU_OK(gir_session_set_input(s, 1, tb, &err), &err);
+        TU_OK(gir_session_run(s, &err), &err);
+        assert_int_equal(gir_rt_fused_count(s), ints ? 0 : 1);
+        if (ints)
+            rt_expect_i64(gir_session_output(s, 0), 1, DIMS(4), I64S(0, 3, 0, 3));
+        else
+            rt_expect_f32(gir_session_output(s, 0), 1, DIMS(4), F32S(0, 3, 0, 3), 0);
+        gir_session_free(s);
+        gir_tensor_unref(ta);
+        gir_tensor_unref(tb);
+        gir_graph_free(g);
+    }
+}
+
+/* Transposes that move the contiguous axis (the tiled copy), against the
+ * index formula: NCHW <-> NHWC and a full reversal, sizes not multiples of
+ * the tile. */
+static void test_transpose_tiled(void **state)
+{
+    (void)state;
+    const int64_t d[4] = { 3, 5, 37, 19 };
+    const int64_t perms[3][4] = { { 0, 2, 3, 1 }, { 0, 3, 1, 2 }, { 3, 2, 1, 0 } };
+    size_t n = 3 * 5 * 37 * 19;
+    float *x = malloc(n * sizeof(float)), *want = malloc(n * sizeof(float));
+    rt_fill(x, n, 61);
+    for (int p = 0; p < 3; p++) {
+        const int64_t *pm = perms[p];
+        int64_t od[4];
+        for (int i = 0; i < 4; i++)
+            od[i] = d[pm[i]];
+        size_t o = 0;
+        int64_t idx[4];
+        for (idx[0] = 0; idx[0] < od[0]; idx[0]++)
+            for (idx[1] = 0; idx[1] < od[1]; idx[1]++)
+                for (idx[2] = 0; idx[2] < od[2]; idx[2]++)
+                    for (idx[3] = 0; idx[3] < od[3]; idx[3]++) {
+                        int64_t src[4];
+                        for (int i = 0; i < 4; i++)
+                            src[pm[i]] = idx[i];
+                        want[o++] = x[((src[0] * d[1] + src[1]) * d[2] + src[2]) * d[3] + src[3]];
+                    }
+        gir_graph *g = rt_graph();
+        rt_input(g, "x", GIR_DT_F32, 4, d);
+        gir_node *t = rt_node(g, GIR_OP_Transpose, "t", "x", "y");
+        rt_attr_ints(g, t, "perm", pm, 4);
+        rt_output(g, "y");
+        gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, d, x), *out;
+        rt_run(g, 1, &in, 1, &out, 1);
+        rt_expect_f32(out, 4, od, want, 0);
+        gir_tensor_unref(out);
+        gir_tensor_unref(in);
+        gir_graph_free(g);
+    }
+    free(x);
+    free(want);
+}
+
+/* The vectorised Sigmoid and Erf against double precision over a sweep
+ * (and the special values): Sigmoid within 3 ulp of its result, Erf within
+ * 2.5e-7 absolute; NaN stays NaN, the infinities give the limits. */
+static void test_vector_math(void **state)
+{
+    (void)state;
+    enum { N = 20011 };
+    float *x = malloc(N * sizeof(float));
+    for (int i = 0; i < N - 5; i++)
+        x[i] = -100.0f + 200.0f * (float)i / (float)(N - 6);
+    x[N - 5] = NAN;
+    x[N - 4] = INFINITY;
+    x[N - 3] = -INFINITY;
+    x[N - 2] = 0.0f;
+    x[N - 1] = 1e-30f;
+    for (int op = 0; op < 2; op++) {
+        gir_graph *g = rt_graph();
+        rt_input(g, "x", GIR_DT_F32, 1, DIMS(N));
+        rt_node(g, op ? GIR_OP_Erf : GIR_OP_Sigmoid, "f", "x", "y");
+        rt_output(g, "y");
+        gir_tensor *in = rt_tensor_new(GIR_DT_F32, 1, DIMS(N), x), *out;
+        rt_run(g, 1, &in, 1, &out, 1);
+        const void *p;
+        TU_OK(gir_tensor_load(out, &p, NULL), NULL);
+        const float *y = p;
+        for (int i = 0; i < N; i++) {
+            double v = x[i], want = op ? erf(v) : 1.0 / (1.0 + exp(-v));
+            if (isnan(v)) {
+                assert_true(isnan(y[i]));
+                continue;
+            }
+            float wf = (float)want;
+            double ulp = (double)nextafterf(wf, INFINITY) - (double)wf;
+            double tol = op ? 2.5e-7 : fmax(3.0 * ulp, (double)FLT_MIN); /* below FLT_MIN: 0 */
+            if (fabs(y[i] - want) > tol)
+                fail_msg("%s(%.9g) = %.9g, want %.9g", op ? "Erf" : "Sigmoid", v, (double)y[i], want);
+        }
+        gir_tensor_unref(out);
+        gir_tensor_unref(in);
+        gir_graph_free(g);
+    }
+    free(x);
 }
 
 static void test_conv_errors(void **state)
@@ -962,6 +1230,8 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
+        cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math),
+        cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),
         cmocka_unit_test(test_conv_transpose),

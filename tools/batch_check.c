@@ -9,64 +9,42 @@
 
 #include "check.h"
 #include "formats/format.h"
-#include "passes/diff.h"
 
-/* The structural comparison, for models the runtime cannot run. */
-static gir_status structural_check(const gir_graph *src, const gir_graph *back, const char *why,
-                                   char **metrics_json, gir_error *err)
+bool gc_parse_check_arg(const char *arg, gc_check_spec *c)
 {
-    gir_diff_options dopt = { .names = false, .meta = false, .weights = true, .max_report = 5 };
-    gir_buf report = GIR_BUF_INIT;
-    size_t count = 0;
-    gir_status st = gir_graph_diff(src, back, &dopt, &report, &count, err);
-    if (st == GIR_OK && count > 0) {
-        char *first = report.data ? strtok(report.data, "\n") : NULL;
-        st = gir_fail(err, GIR_E_CHECK_FAILED,
-                      "the written model differs from the source in %zu place%s (%s, so compared structurally); "
-                      "first: %s",
-                      count, count == 1 ? "" : "s", why, first ? first : "?");
-    }
-    if (st == GIR_OK) {
-        gir_buf m = GIR_BUF_INIT;
-        gir_buf_printf(&m, "{\"method\": \"structural\", \"why\": ");
-        gc_json_escape(&m, why);
-        gir_buf_printf(&m, ", \"differences\": 0, \"nodes\": %zu}", back->n_nodes);
-        *metrics_json = gir_buf_take(&m);
-    }
-    gir_buf_free(&report);
-    return st;
+    c->on = true;
+    if (!arg || strcmp(arg, "run") == 0)
+        c->structural_ok = false;
+    else if (strcmp(arg, "structure") == 0)
+        c->structural_ok = true;
+    else
+        return false;
+    return true;
 }
 
-gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char *out_format, double atol,
-                          double rtol, char **metrics_json, gir_error *err)
+gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char *out_format, const gc_check_spec *c,
+                          char **metrics_json, char **verdict, gir_error *err)
 {
     *metrics_json = NULL;
+    *verdict = NULL;
     gir_graph *back = NULL;
     gir_status st = gir_load(out_path, out_format, NULL, &back, err);
     if (st)
         return st;
-    /* Numbers first: both models run on the same seeded inputs. */
-    gc_check_opts o = { .atol = atol, .rtol = rtol, .seed = 0, .threads = 1, .feed = NULL, .per_node = false,
-                        .out = NULL };
-    gir_error cerr = GIR_ERROR_INIT;
-    st = gc_check_compare(src, back, &o, metrics_json, &cerr);
-    if (st == GIR_E_NO_KERNEL || st == GIR_E_UNSUPPORTED || st == GIR_E_SHAPE || st == GIR_E_PARAMS) {
-        /* The runtime cannot run it (an opaque operator, an input of
-         * unknown shape, weights without data): compare the graphs and
-         * weights instead, and say so in the metrics. */
-        char *why = gir_error_format(&cerr);
-        free(*metrics_json);
-        *metrics_json = NULL;
-        st = structural_check(src, back, why ? why : "the runtime cannot run it", metrics_json, err);
-        free(why);
-    } else if (st != GIR_OK) {
-        /* Carry the check's error over as is. */
-        if (err && err->code == GIR_OK) {
-            *err = cerr;
-            gir_error_init(&cerr);
-        }
-    }
-    gir_error_clear(&cerr);
+    gir_check_options o;
+    gir_check_options_init(&o);
+    o.atol = c->atol;
+    o.rtol = c->rtol;
+    o.allow_structural = c->structural_ok;
+    gir_check_result res;
+    st = gir_check_written(src, back, &o, &res, err);
+    if (st && res.method == GIR_CHECK_STRUCTURAL && err && err->message &&
+        strstr(err->message, "structural check was not accepted"))
+        gir_err_replace_message(err, "%s (accept one with --check=structure)", err->message);
+    *metrics_json = res.json;
+    *verdict = res.verdict;
+    res.json = res.verdict = NULL;
+    gir_check_result_clear(&res);
     gir_graph_free(back);
     return st;
 }
@@ -76,12 +54,13 @@ gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char
  * first that nothing would be overwritten (unless force), so either every
  * file moves or none does. */
 static gir_status move_staged(const char *stage, const char *out_path, const char *params_dest, bool force,
-                              gir_error *err)
+                              gc_written *w, gir_error *err)
 {
     char *dir = gir_path_dirname(out_path);
     if (!dir)
         return gir_nomem(err);
     gir_status st = GIR_OK;
+    const char *owner = NULL;
     for (int pass = 0; pass < 2 && st == GIR_OK; pass++) {
         DIR *d = opendir(stage);
         if (!d) {
@@ -99,11 +78,28 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
             if (!from || !to) {
                 st = gir_nomem(err);
             } else if (pass == 0 && !force && gir_path_exists(to)) {
-                st = gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
+                if (strcmp(to, out_path) == 0)
+                    st = gir_fail(err, GIR_E_EXISTS, "output exists; use --force to overwrite it");
+                else
+                    st = gir_fail(err, GIR_E_EXISTS,
+                                  "this conversion's companion file exists (another model's?); name it with "
+                                  "--out-params FILE, or use --force to overwrite it");
                 gir_err_file(err, to);
+            } else if (pass == 0 && w && w->claim && !w->claim(w->claim_ctx, to, &owner)) {
+                st = gir_fail(err, GIR_E_EXISTS, "this conversion's companion file is also written by %s", owner);
+                gir_err_file(err, to);
+            } else if (pass == 0 && w && gir_path_exists(to)) {
+                w->replaced++;
             } else if (pass == 1 && rename(from, to) != 0) {
-                st = gir_fail(err, GIR_E_IO, "cannot move the checked output into place");
+                st = gir_fail(err, GIR_E_IO, "cannot move the written output into place");
                 gir_err_file(err, to);
+            } else if (pass == 1 && w) {
+                char **np = realloc(w->paths, (w->n + 1) * sizeof *np);
+                if (np) {
+                    w->paths = np;
+                    w->paths[w->n++] = to;
+                    to = NULL;
+                }
             }
             free(from);
             free(to);
@@ -114,15 +110,39 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
     return st;
 }
 
+void gc_written_free(gc_written *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->n; i++)
+        free(w->paths[i]);
+    free(w->paths);
+    memset(w, 0, sizeof *w);
+}
+
+/* Sorts the written paths so that the model comes first. */
+static void model_first(gc_written *w, const char *out_path)
+{
+    for (size_t i = 1; i < w->n; i++)
+        if (strcmp(w->paths[i], out_path) == 0) {
+            char *t = w->paths[0];
+            w->paths[0] = w->paths[i];
+            w->paths[i] = t;
+        }
+}
+
 gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char *format, const gir_options *wopts,
-                           bool check, double atol, double rtol, char **metrics_json, gir_error *err)
+                           const gc_check_spec *check, gc_written *w, char **metrics_json, char **verdict,
+                           gir_error *err)
 {
     *metrics_json = NULL;
-    if (!check)
+    *verdict = NULL;
+    if (gir_path_is_stream(out_path))
         return gir_save(g, out_path, format, wopts, err);
-    /* Written into a private directory beside the output, checked there,
-     * and moved into place only when the check passes: a model that fails
-     * its check is never left where the output goes. */
+    /* Written into a private directory beside the output (checked there
+     * with --check) and moved into place only when everything is written
+     * (and the check passes): a model that fails its check is never left
+     * where the output goes, and every file written is known by name. */
     char *dir = gir_path_dirname(out_path);
     char *stage = dir ? gir_strdupf("%s/.graphconv-check-XXXXXX", dir) : NULL;
     free(dir);
@@ -145,18 +165,18 @@ gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char 
         st = gir_options_set(o, "params", staged_params, err);
     if (st == GIR_OK)
         st = gir_save(g, staged, format, o, err);
+    if (st == GIR_OK && check && check->on)
+        st = gc_batch_check(g, staged, format, check, metrics_json, verdict, err);
     if (st == GIR_OK)
-        st = gc_batch_check(g, staged, format, atol, rtol, metrics_json, err);
-    if (st == GIR_OK)
-        st = move_staged(stage, out_path, params_dest, gir_options_flag(wopts, "force"), err);
+        st = move_staged(stage, out_path, params_dest, gir_options_flag(wopts, "force"), w, err);
+    if (w)
+        model_first(w, out_path);
     if (st != GIR_OK) {
         /* Name the output, not the staging path, in the error. */
         if (err && err->file && strstr(err->file, "/.graphconv-check-")) {
             free(err->file);
             err->file = gir_strdupf("%s", out_path);
         }
-        free(*metrics_json);
-        *metrics_json = NULL;
     }
     gc_rmtree(stage);
     free(stage);

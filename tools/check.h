@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "graphir/runtime.h"
+#include "graphir/check.h"
 
 #define GC_MAX_THREADS 256
 
@@ -22,18 +22,9 @@ typedef struct gc_feed {
 gir_status gc_feed_add(gc_feed *f, const char *arg, gir_error *err);
 void gc_feed_free(gc_feed *f);
 
-/* The tensor fed to a graph input that was not given: float types uniform
- * in [0, 1), integers uniform in [0, 4), bool 0 or 1, from a generator
- * seeded by (seed, index); unknown dimensions are 1, an unknown type is
- * float32.  The same (value
- * shape, dtype, seed, index) always gives the same bytes. */
-gir_status gc_seeded_tensor(const gir_value *v, uint64_t seed, size_t index, gir_tensor **out, gir_error *err);
-
-/* Feeds every input of s: given tensors by name, then positional ones in
- * order to the inputs left, then seeded tensors.  A given name the graph
- * lacks is an error.  When used is not NULL, used[i] receives input i's
- * tensor (a new reference) for reuse with another session. */
-gir_status gc_feed_session(gir_session *s, const gc_feed *f, uint64_t seed, gir_tensor **used, gir_error *err);
+/* Feeds every input of s with gir_session_feed (given tensors by name,
+ * then in order, then seeded ones). */
+gir_status gc_feed_session(gir_session *s, const gc_feed *f, uint64_t seed, gir_error *err);
 
 typedef struct gc_check_opts {
     double atol, rtol;  /* a mismatch: |b - a| > atol + rtol * |a| (a = reference) */
@@ -42,18 +33,10 @@ typedef struct gc_check_opts {
     const gc_feed *feed; /* may be NULL */
     bool per_node;       /* name the first node whose outputs diverge */
     FILE *out;           /* the report; NULL prints nothing */
+    bool json;           /* one JSON object on stdout instead of the report */
 } gc_check_opts;
 
-/* Runs a (the reference) and b on the same inputs, matched by name when
- * every input of b has a namesake in a, else by position, and compares the
- * outputs the same way: max abs error, max relative error, cosine
- * similarity, mismatch fraction, NaN/Inf agreement per output.
- * GIR_E_CHECK_FAILED when any output disagrees; *metrics_json (optional,
- * malloc'd) summarises the comparison either way. */
-gir_status gc_check_compare(const gir_graph *a, const gir_graph *b, const gc_check_opts *o, char **metrics_json,
-                            gir_error *err);
-
-/* gc_check_compare printing its report and any error to stdout/stderr;
+/* gir_check_models printing its report and any error to stdout/stderr;
  * returns the exit status (0 agree, 4 disagree, else the error's). */
 int gc_check_graphs(const gir_graph *a, const gir_graph *b, const gc_check_opts *o);
 

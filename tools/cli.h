@@ -22,6 +22,13 @@ extern int gc_verbosity; /* 0 quiet, 1 normal, 2+ verbose */
 
 /* Prints "graphconv: MESSAGE" to stderr and returns GC_EXIT_USAGE. */
 int gc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* After getopt_long returned '?' (opterr is 0): names the unknown option,
+ * or the option that needs a value, with "graphconv: " and a hint of the
+ * subcommand's --help; returns GC_EXIT_USAGE.  argv[0] is the subcommand. */
+int gc_bad_option(char **argv);
+/* After an error about shapes: a hint naming the inputs of g whose shapes
+ * are not known and the --input-shape that gives them. */
+void gc_shape_hint(const gir_graph *g, const gir_error *err);
 /* Prints the error and returns its exit status. */
 int gc_report(const gir_error *err);
 /* Parses "KEY=VALUE" into opts; false (after printing) when malformed. */
@@ -37,8 +44,11 @@ gir_status gc_load_detect(const char *path, const char *format, const gir_option
 
 /* Prints a graph's reader notes ("graphconv: note: ...") unless quiet. */
 void gc_print_graph_notes(const gir_graph *g);
-/* Makes a writer's notes print the same way. */
+/* Makes a writer's notes print the same way (gathered: gc_flush_notes
+ * prints them). */
 void gc_note_to_stderr(gir_options *wopts);
+/* Prints the notes gathered, alike ones once with a count (each with -v). */
+void gc_flush_notes(void);
 
 /* Writes s as a JSON string literal (with quotes), to a stream or a buffer. */
 void gc_json_string(FILE *f, const char *s);
@@ -57,6 +67,12 @@ typedef struct gc_param_stats {
     uint64_t elements, bytes;
 } gc_param_stats;
 gc_param_stats gc_parameters(const gir_graph *g);
+
+/* graphconv run --profile: the session's profile (gir_session_set_profiling)
+ * as tables per operator type and per node, or as JSON. */
+struct gir_session;
+int gc_profile_print(const struct gir_session *s, FILE *f);
+int gc_profile_json(const struct gir_session *s, const char *model, int threads, FILE *f);
 
 /* Subcommands: argv[0] is the subcommand name. */
 int cmd_convert(int argc, char **argv);

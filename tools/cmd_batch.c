@@ -48,6 +48,7 @@ typedef struct batch {
     const char *outdir;
     gir_options *ropts, *wopts; /* from the command line, copied into each job */
     bool check, dry_run, fail_fast;
+    gc_check_spec check_spec; /* --check=structure accepts structural checks */
     double atol, rtol;
     atomic_size_t next;
     atomic_size_t done, failed;
@@ -55,7 +56,45 @@ typedef struct batch {
     atomic_ullong bytes;
     bool progress;
     pthread_mutex_t progress_lock;
+    /* every file put in place in this run, and the job's input that wrote
+     * it: two conversions must not write one companion file */
+    pthread_mutex_t claim_lock;
+    struct claim {
+        char *path;
+        const char *by;
+    } *claimed;
+    size_t n_claimed, cap_claimed;
 } batch;
+
+typedef struct claim_ctx {
+    batch *b;
+    const job *j;
+} claim_ctx;
+
+/* Records that job j writes path; false (naming the other job's input)
+ * when another job of this run wrote it. */
+static bool claim_path(void *ctx, const char *path, const char **owner)
+{
+    claim_ctx *c = ctx;
+    batch *b = c->b;
+    bool ok = true;
+    pthread_mutex_lock(&b->claim_lock);
+    for (size_t i = 0; i < b->n_claimed; i++)
+        if (strcmp(b->claimed[i].path, path) == 0 && b->claimed[i].by != c->j->input) {
+            *owner = b->claimed[i].by;
+            ok = false;
+        }
+    if (ok) {
+        char *copy = gir_strdupf("%s", path);
+        if (copy && GIR_GROW(b->claimed, b->cap_claimed, b->n_claimed + 1)) {
+            b->claimed[b->n_claimed++] = (struct claim){ copy, c->j->input };
+            copy = NULL;
+        }
+        free(copy);
+    }
+    pthread_mutex_unlock(&b->claim_lock);
+    return ok;
+}
 
 static double now_ms(void)
 {
@@ -488,7 +527,16 @@ static void run_job(batch *b, job *j)
         if (dir)
             mkdir(dir, 0777);
         free(dir);
-        st = gc_save_checked(g, j->output, j->to, j->wopts, j->check, b->atol, b->rtol, &j->check_json, &err);
+        gc_check_spec cs = b->check_spec;
+        cs.on = j->check;
+        cs.atol = b->atol;
+        cs.rtol = b->rtol;
+        char *verdict = NULL;
+        claim_ctx cc = { b, j };
+        gc_written w = { .claim = claim_path, .claim_ctx = &cc };
+        st = gc_save_checked(g, j->output, j->to, j->wopts, &cs, &w, &j->check_json, &verdict, &err);
+        free(verdict);
+        gc_written_free(&w);
     }
     if (st != GIR_OK) {
         j->status = "failed";
@@ -590,6 +638,80 @@ static int severity(int exit_code)
     return exit_code >= 0 && exit_code <= 5 ? rank[exit_code] : 6;
 }
 
+/* A whole positive... or non-negative number from the environment. */
+static bool env_long(const char *name, long *out)
+{
+    const char *v = getenv(name);
+    int64_t x;
+    if (!v || !*v || !gir_parse_i64(v, &x) || x < 0 || x > 1000000000)
+        return false;
+    *out = (long)x;
+    return true;
+}
+
+/* --shard auto[/N]: this job's shard from the job-array variables of GitLab
+ * CI (CI_NODE_INDEX 1..CI_NODE_TOTAL, `parallel: N`), Slurm
+ * (SLURM_ARRAY_TASK_ID from SLURM_ARRAY_TASK_MIN by SLURM_ARRAY_TASK_STEP,
+ * SLURM_ARRAY_TASK_COUNT tasks) or a Kubernetes indexed Job
+ * (JOB_COMPLETION_INDEX 0..N-1; Kubernetes does not export the count: N is
+ * given as auto/N).  An N given overrides the environment's count. */
+static bool shard_from_env(const char *arg, long *index, long *total)
+{
+    long given = 0, id, n, lo, step;
+    if (arg[4] == '/') {
+        char *end;
+        given = strtol(arg + 5, &end, 10);
+        if (*end || given < 1) {
+            gc_usage_error("--shard auto/N takes a shard count N >= 1, not '%s'", arg + 5);
+            return false;
+        }
+    } else if (arg[4]) {
+        gc_usage_error("--shard takes I/N, auto or auto/N, not '%s'", arg);
+        return false;
+    }
+    const char *src;
+    if (env_long("CI_NODE_INDEX", &id) && env_long("CI_NODE_TOTAL", &n)) {
+        src = "CI_NODE_INDEX/CI_NODE_TOTAL";
+        *index = id;
+        *total = n;
+    } else if (env_long("SLURM_ARRAY_TASK_ID", &id) && env_long("SLURM_ARRAY_TASK_COUNT", &n)) {
+        src = "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT";
+        if (!env_long("SLURM_ARRAY_TASK_MIN", &lo))
+            lo = 0;
+        if (!env_long("SLURM_ARRAY_TASK_STEP", &step) || step < 1)
+            step = 1;
+        if (id < lo || (id - lo) % step) {
+            gc_usage_error("--shard auto: SLURM_ARRAY_TASK_ID=%ld is not in the array from %ld by %ld", id, lo, step);
+            return false;
+        }
+        *index = (id - lo) / step + 1;
+        *total = n;
+    } else if (env_long("JOB_COMPLETION_INDEX", &id)) {
+        src = "JOB_COMPLETION_INDEX";
+        if (!given) {
+            gc_usage_error("--shard auto: JOB_COMPLETION_INDEX is set but Kubernetes exports no shard count; "
+                           "give it as --shard auto/N (N = the Job's completions)");
+            return false;
+        }
+        *index = id + 1;
+        *total = given;
+    } else {
+        gc_usage_error("--shard auto: none of CI_NODE_INDEX/CI_NODE_TOTAL (GitLab), "
+                       "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT (Slurm) or JOB_COMPLETION_INDEX (Kubernetes, "
+                       "with auto/N) is set");
+        return false;
+    }
+    if (given)
+        *total = given;
+    if (*total < 1 || *index < 1 || *index > *total) {
+        gc_usage_error("--shard auto: %s gives shard %ld of %ld", src, *index, *total);
+        return false;
+    }
+    if (gc_verbosity >= 2)
+        fprintf(stderr, "graphconv: batch: shard %ld of %ld (from %s)\n", *index, *total, src);
+    return true;
+}
+
 enum { OPT_SHARD = 256, OPT_DRY, OPT_KEEP, OPT_FAILFAST, OPT_REPORT, OPT_MANIFEST, OPT_ATOL, OPT_RTOL, OPT_CHECK };
 
 int cmd_batch(int argc, char **argv)
@@ -604,7 +726,7 @@ int cmd_batch(int argc, char **argv)
         { "fail-fast", no_argument, NULL, OPT_FAILFAST },
         { "report", required_argument, NULL, OPT_REPORT },
         { "manifest", required_argument, NULL, OPT_MANIFEST },
-        { "check", no_argument, NULL, OPT_CHECK },
+        { "check", optional_argument, NULL, OPT_CHECK },
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
         { "read-option", required_argument, NULL, 'I' },
@@ -619,6 +741,7 @@ int cmd_batch(int argc, char **argv)
     b.atol = 1e-4;
     b.rtol = 1e-3;
     pthread_mutex_init(&b.progress_lock, NULL);
+    pthread_mutex_init(&b.claim_lock, NULL);
     b.ropts = gir_options_new();
     b.wopts = gir_options_new();
     const char *report = NULL, *manifest = NULL;
@@ -649,9 +772,14 @@ int cmd_batch(int argc, char **argv)
             break;
         }
         case OPT_SHARD:
-            if (sscanf(optarg, "%ld/%ld", &shard_i, &shard_n) != 2 || shard_n < 1 || shard_i < 1 ||
-                shard_i > shard_n) {
-                rc = gc_usage_error("--shard takes I/N with 1 <= I <= N, not '%s'", optarg);
+            if (strncmp(optarg, "auto", 4) == 0) {
+                if (!shard_from_env(optarg, &shard_i, &shard_n)) {
+                    rc = GC_EXIT_USAGE;
+                    goto out;
+                }
+            } else if (sscanf(optarg, "%ld/%ld", &shard_i, &shard_n) != 2 || shard_n < 1 || shard_i < 1 ||
+                       shard_i > shard_n) {
+                rc = gc_usage_error("--shard takes I/N with 1 <= I <= N, or auto[/N], not '%s'", optarg);
                 goto out;
             }
             break;
@@ -660,7 +788,13 @@ int cmd_batch(int argc, char **argv)
         case OPT_FAILFAST: b.fail_fast = true; break;
         case OPT_REPORT: report = optarg; break;
         case OPT_MANIFEST: manifest = optarg; break;
-        case OPT_CHECK: b.check = true; break;
+        case OPT_CHECK:
+            if (!gc_parse_check_arg(optarg, &b.check_spec)) {
+                rc = gc_usage_error("--check takes 'run' (the default) or 'structure', not '%s'", optarg);
+                goto out;
+            }
+            b.check = true;
+            break;
         case OPT_ATOL: b.atol = strtod(optarg, NULL); break;
         case OPT_RTOL: b.rtol = strtod(optarg, NULL); break;
         case 'I':
@@ -678,11 +812,39 @@ int cmd_batch(int argc, char **argv)
         case 'f': gir_options_set(b.wopts, "force", "1", NULL); break;
         case 'q': gc_verbosity = 0; break;
         case 'h':
-            printf("Usage: graphconv batch [--to FORMAT] [-o DIR] [--manifest FILE] [-j N] [--check]\n"
-                   "                       [--shard I/N] [--dry-run] [--keep-going | --fail-fast]\n"
-                   "                       [--report FILE] [-I KEY=VALUE] [-O KEY=VALUE] [-f] [-q] [INPUT...]\n");
+            printf("Usage: graphconv batch [OPTIONS] [INPUT...]\n"
+                   "Converts many models: files, directories (walked for model files) and the entries of a\n"
+                   "manifest.  Prints one JSON line per model (input, output, formats, status, error code\n"
+                   "and message, op histogram, parameters, check metrics, notes, time, memory) and a\n"
+                   "summary on stderr.  Exit status: the worst of the models' (0 when all converted).\n"
+                   "  -t, --to FORMAT        output format (required unless the manifest names one)\n"
+                   "  -o, --output-dir DIR   where outputs go (mirroring the inputs' folders; default: beside)\n"
+                   "  --manifest FILE        JSON lines, one model each: {\"input\", \"output\"?, \"from\"?,\n"
+                   "                         \"to\"?, \"params\"?, \"read_options\"?, \"write_options\"?, \"check\"?}\n"
+                   "  -j, --jobs N           convert N models at a time (1..256, default 1)\n"
+                   "  --check[=run|structure]  check each output against its source by running both;\n"
+                   "                         =structure also accepts a comparison of graphs and weights\n"
+                   "                         when they cannot be run (the report says which was done)\n"
+                   "  --atol X, --rtol Y     tolerances of --check (default 1e-4, 1e-3)\n"
+                   "  --shard I/N            convert only shard I of N (models split by a hash of their path)\n"
+                   "  --shard auto[/N]       the shard from the job-array environment:\n"
+                   "                           GitLab CI (parallel: 4): CI_NODE_INDEX of CI_NODE_TOTAL\n"
+                   "                             graphconv batch --shard auto -t onnx -o out zoo/\n"
+                   "                           Slurm (sbatch --array=0-7): SLURM_ARRAY_TASK_ID minus\n"
+                   "                             SLURM_ARRAY_TASK_MIN (by _STEP) of SLURM_ARRAY_TASK_COUNT\n"
+                   "                             srun graphconv batch --shard auto -t onnx -o out zoo/\n"
+                   "                           Kubernetes indexed Job (completions: 8): JOB_COMPLETION_INDEX,\n"
+                   "                             the count given as N: graphconv batch --shard auto/8 ...\n"
+                   "  --dry-run              convert into a temporary place and throw the result away\n"
+                   "  --keep-going           convert every model whatever fails (the default)\n"
+                   "  --fail-fast            stop starting models after the first failure\n"
+                   "  --report FILE          write the JSON lines to FILE instead of stdout\n"
+                   "  -I, --read-option KEY=VALUE, -O, --write-option KEY=VALUE  as for conversion\n"
+                   "  -f, --force            overwrite existing outputs\n"
+                   "  -q, --quiet            no summary, no progress\n"
+                   "  -h, --help             this help\n");
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (optind >= argc && !manifest) {
@@ -802,5 +964,9 @@ out:
     gir_options_free(b.ropts);
     gir_options_free(b.wopts);
     pthread_mutex_destroy(&b.progress_lock);
+    pthread_mutex_destroy(&b.claim_lock);
+    for (size_t i = 0; i < b.n_claimed; i++)
+        free(b.claimed[i].path);
+    free(b.claimed);
     return rc;
 }

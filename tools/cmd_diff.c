@@ -18,6 +18,8 @@ int cmd_diff(int argc, char **argv)
         { "from-b", required_argument, NULL, 'B' },
         { "input-shape-a", required_argument, NULL, 'S' },
         { "input-shape-b", required_argument, NULL, 'T' },
+        { "batch-size-a", required_argument, NULL, 'x' },
+        { "batch-size-b", required_argument, NULL, 'y' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -44,13 +46,25 @@ int cmd_diff(int argc, char **argv)
         case 'B': from[1] = optarg; break;
         case 'S': gir_options_set(opts[0], "input-shape", optarg, NULL); break;
         case 'T': gir_options_set(opts[1], "input-shape", optarg, NULL); break;
+        case 'x': gir_options_set(opts[0], "batch-size", optarg, NULL); break;
+        case 'y': gir_options_set(opts[1], "batch-size", optarg, NULL); break;
         case 'q': gc_verbosity = 0; break;
         case 'h':
-            printf("Usage: graphconv diff [--names] [--meta] [--no-weights] [--params-a F] [--params-b F]\n"
-                   "                      [--from-a FMT] [--from-b FMT] [--input-shape-a N:D,..]\n"
-                   "                      [--input-shape-b N:D,..] A B\n");
+            printf("Usage: graphconv diff [OPTIONS] A B\n"
+                   "Compares two models' graphs and weights: nodes are paired by walking back from the\n"
+                   "outputs, so renamed models still compare.  One line per difference (at most 100).\n"
+                   "Exit status 0 when they are the same, 4 when they differ.\n"
+                   "  --names                also compare node and value names\n"
+                   "  --meta                 also compare format metadata (graph, node, value)\n"
+                   "  --no-weights           do not compare weight and constant data\n"
+                   "  --from-a/--from-b FORMAT    each model's format (default: detected)\n"
+                   "  --params-a/--params-b FILE  each model's companion weights file\n"
+                   "  --input-shape-a/--input-shape-b NAME:D0,D1,..  give each model's inputs shapes\n"
+                   "  --batch-size-a/--batch-size-b N               set each model's batch\n"
+                   "  -q, --quiet            print nothing, only the exit status\n"
+                   "  -h, --help             this help\n");
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (argc - optind != 2) {

@@ -141,7 +141,12 @@ static void draw_usage(FILE *f)
           "  --from FORMAT         MODEL's format (default: detected)\n"
           "  --params FILE         MODEL's companion weights file\n"
           "  -I, --read-option KEY=VALUE  a reader option\n"
+          "  --input-shape NAME:D0,D1,..[;NAME:..]  give inputs shapes (edges show the shapes inferred)\n"
+          "  --batch-size N        set every input's first dimension\n"
           "  --no-attrs            do not list operator attributes\n"
+          "  --all-attrs           list attributes at their default value too (hidden by default)\n"
+          "  --collapse            draw a run of alike blocks (the same operators wired the same\n"
+          "                        way, one after another) as its first block and one box\n"
           "  --no-shapes           do not label edges with shapes\n"
           "  -f, --force           overwrite OUT\n"
           "  -q, --quiet           print nothing but errors\n"
@@ -149,7 +154,8 @@ static void draw_usage(FILE *f)
           f);
 }
 
-enum { OPT_FORMAT = 300, OPT_FROM, OPT_PARAMS, OPT_NO_ATTRS, OPT_NO_SHAPES };
+enum { OPT_FORMAT = 300, OPT_FROM, OPT_PARAMS, OPT_NO_ATTRS, OPT_NO_SHAPES, OPT_ALL_ATTRS, OPT_INPUT_SHAPE,
+       OPT_BATCH, OPT_COLLAPSE };
 
 int cmd_draw(int argc, char **argv)
 {
@@ -160,6 +166,10 @@ int cmd_draw(int argc, char **argv)
         { "read-option", required_argument, NULL, 'I' },
         { "no-attrs", no_argument, NULL, OPT_NO_ATTRS },
         { "no-shapes", no_argument, NULL, OPT_NO_SHAPES },
+        { "all-attrs", no_argument, NULL, OPT_ALL_ATTRS },
+        { "collapse", no_argument, NULL, OPT_COLLAPSE },
+        { "input-shape", required_argument, NULL, OPT_INPUT_SHAPE },
+        { "batch-size", required_argument, NULL, OPT_BATCH },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -186,6 +196,10 @@ int cmd_draw(int argc, char **argv)
         case OPT_PARAMS: gir_options_set(ropts, "params", optarg, NULL); break;
         case OPT_NO_ATTRS: dopt.attrs = false; break;
         case OPT_NO_SHAPES: dopt.shapes = false; break;
+        case OPT_ALL_ATTRS: dopt.all_attrs = true; break;
+        case OPT_COLLAPSE: dopt.collapse = true; break;
+        case OPT_INPUT_SHAPE: gir_options_set(ropts, "input-shape", optarg, NULL); break;
+        case OPT_BATCH: gir_options_set(ropts, "batch-size", optarg, NULL); break;
         case 'I':
             if (!gc_parse_kv(ropts, optarg, "--read-option")) {
                 rc = GC_EXIT_USAGE;
@@ -197,7 +211,7 @@ int cmd_draw(int argc, char **argv)
         case 'h':
             draw_usage(stdout);
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (argc - optind != 2) {

@@ -156,13 +156,23 @@ static void info_text(const char *path, const char *fmt, const char *reason, con
         attr_value_text(a, stdout, false);
         printf("\n");
     }
-    printf("inputs:     %zu\n", g->n_inputs);
+    /* ONNX: the operator sets the model imports */
+    const gir_attr *od = gir_attrs_find(&g->meta, "onnx.opset_domains");
+    const gir_attr *ov = gir_attrs_find(&g->meta, "onnx.opset_versions");
+    if (od && ov && od->type == GIR_ATTR_STRINGS && ov->type == GIR_ATTR_INTS && od->u.strs.n == ov->u.ints.n) {
+        printf("opset:      ");
+        for (size_t i = 0; i < od->u.strs.n; i++)
+            printf("%s%s %lld", i ? ", " : "", *od->u.strs.v[i] ? od->u.strs.v[i] : "ai.onnx",
+                   (long long)ov->u.ints.v[i]);
+        printf("\n");
+    }
+    printf("input%s:%s%zu\n", g->n_inputs == 1 ? "" : "s", g->n_inputs == 1 ? "      " : "     ", g->n_inputs);
     for (size_t i = 0; i < g->n_inputs; i++) {
         const gir_value *v = g->values[g->inputs[i]];
         shape_text(v, shp, sizeof shp);
         printf("  %s  %s %s\n", v->name, gir_dtype_name(v->dtype), shp);
     }
-    printf("outputs:    %zu\n", g->n_outputs);
+    printf("output%s:%s%zu\n", g->n_outputs == 1 ? "" : "s", g->n_outputs == 1 ? "     " : "    ", g->n_outputs);
     for (size_t i = 0; i < g->n_outputs; i++) {
         const gir_value *v = g->values[g->outputs[i]];
         shape_text(v, shp, sizeof shp);
@@ -226,10 +236,22 @@ int cmd_info(int argc, char **argv)
             break;
         case 'v': gc_verbosity++; break;
         case 'h':
-            printf("Usage: graphconv info [--json] [--values] [--from F] [--params FILE] [-I KEY=VALUE] MODEL\n");
+            printf("Usage: graphconv info [OPTIONS] MODEL\n"
+                   "Shows a model's format (and the rule that chose it), producer, ONNX opsets, the weights\n"
+                   "file read, inputs and outputs with types and shapes, the operator histogram and the\n"
+                   "parameter count.  MODEL - reads standard input.\n"
+                   "  --json                 one JSON object instead of text\n"
+                   "  --values               also list every value (name, type, shape, kind)\n"
+                   "  --from FORMAT          the model's format (default: detected)\n"
+                   "  --params FILE          its companion weights file (default: found beside it)\n"
+                   "  --input-shape NAME:D0,D1,..[;NAME:..]  give inputs shapes; the rest is inferred\n"
+                   "  --batch-size N         set every input's first dimension; the rest is inferred\n"
+                   "  -I, --read-option KEY=VALUE  a reader option (see 'graphconv formats')\n"
+                   "  -v, --verbose          say which rule chose the format\n"
+                   "  -h, --help             this help\n");
             gir_options_free(opts);
             return GC_EXIT_OK;
-        default: gir_options_free(opts); return GC_EXIT_USAGE;
+        default: gir_options_free(opts); return gc_bad_option(argv);
         }
     }
     if (argc - optind != 1) {

@@ -109,9 +109,34 @@ static void print_summary(const char *name, gir_tensor *t)
     putchar('\n');
 }
 
+/* --profile-json FILE ("-": standard output), written atomically. */
+static int write_profile_json(const gir_session *s, const char *model, int threads, const char *path, bool force)
+{
+    if (strcmp(path, "-") == 0)
+        return gc_profile_json(s, model, threads, stdout);
+    gir_error err = GIR_ERROR_INIT;
+    gir_outfile *of = NULL;
+    if (gir_outfile_open(path, force, &of, &err) != GIR_OK) {
+        int rc = gc_report(&err);
+        gir_error_clear(&err);
+        return rc;
+    }
+    int rc = gc_profile_json(s, model, threads, gir_outfile_stream(of));
+    if (rc != GC_EXIT_OK) {
+        gir_outfile_abort(of);
+        return rc;
+    }
+    if (gir_outfile_commit(of, &err) != GIR_OK) {
+        rc = gc_report(&err);
+        gir_error_clear(&err);
+    }
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    enum { O_INPUT = 256, O_SEED, O_REPEAT, O_THREADS, O_FROM, O_PARAMS, O_INPUT_SHAPE, O_BATCH };
+    enum { O_INPUT = 256, O_SEED, O_REPEAT, O_THREADS, O_FROM, O_PARAMS, O_INPUT_SHAPE, O_BATCH, O_PROFILE,
+           O_PROFILE_JSON };
     static const struct option longopts[] = {
         { "input", required_argument, NULL, O_INPUT },
         { "output-dir", required_argument, NULL, 'o' },
@@ -123,13 +148,16 @@ int cmd_run(int argc, char **argv)
         { "input-shape", required_argument, NULL, O_INPUT_SHAPE },
         { "batch-size", required_argument, NULL, O_BATCH },
         { "read-option", required_argument, NULL, 'I' },
+        { "profile", no_argument, NULL, O_PROFILE },
+        { "profile-json", required_argument, NULL, O_PROFILE_JSON },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     gc_feed feed = { 0 };
-    const char *outdir = NULL, *from = NULL;
+    const char *outdir = NULL, *from = NULL, *profile_json = NULL;
+    bool profile = false;
     uint64_t seed = 0;
     int64_t repeat = 0, threads = 1, v;
     bool force = false;
@@ -183,6 +211,8 @@ int cmd_run(int argc, char **argv)
                 goto out;
             }
             break;
+        case O_PROFILE: profile = true; break;
+        case O_PROFILE_JSON: profile_json = optarg; break;
         case 'f': force = true; break;
         case 'q': gc_verbosity = 0; break;
         case 'h':
@@ -196,26 +226,38 @@ int cmd_run(int argc, char **argv)
                    "  --repeat N               after one warm-up run, time N runs and print the median,\n"
                    "                           minimum and maximum latency (loading excluded)\n"
                    "  --threads N              worker threads (default 1)\n"
+                   "  --profile                time every node over the --repeat runs (10 when not\n"
+                   "                           given) and print the time per operator type and per\n"
+                   "                           node, slowest first (fused nodes: with their producer)\n"
+                   "  --profile-json FILE      the same figures as JSON (FILE '-': standard output,\n"
+                   "                           alone there; an existing FILE is replaced only with -f)\n"
                    "  --from FORMAT, --params FILE   the model's format and weights file\n"
                    "  --input-shape NAME:D0,D1,..  an input's shape (formats without shapes)\n"
                    "  --batch-size N, -I KEY=VALUE  reader options, as for conversion\n"
                    "  -q, --quiet              print only errors (and what the model prints)\n");
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (argc - optind != 1) {
         rc = gc_usage_error("run needs exactly one model file");
         goto out;
     }
+    if ((profile || profile_json) && repeat == 0)
+        repeat = 10;
+    /* JSON on standard output stands alone there */
+    bool json_stdout = profile_json && strcmp(profile_json, "-") == 0 && !profile;
     if (gc_load(argv[optind], from, opts, &g, &err) || gir_session_new(g, (int)threads, &s, &err) ||
-        gc_feed_session(s, &feed, seed, NULL, &err) || gir_session_run(s, &err)) {
+        gc_feed_session(s, &feed, seed, &err) || gir_session_run(s, &err)) {
         rc = gc_report(&err);
+        gc_shape_hint(g, &err);
         goto out;
     }
     /* what LightNet would warn about and go on (a Print file that cannot be opened) */
     for (size_t i = 0; i < gir_session_warning_count(s); i++)
         fprintf(stderr, "graphconv: warning: %s\n", gir_session_warning(s, i));
+    if (profile || profile_json)
+        gir_session_set_profiling(s, true);
     if (repeat > 0) {
         times = malloc((size_t)repeat * sizeof *times);
         if (!times) {
@@ -232,11 +274,15 @@ int cmd_run(int argc, char **argv)
         }
         qsort(times, (size_t)repeat, sizeof *times, cmp_double);
         double med = repeat % 2 ? times[repeat / 2] : (times[repeat / 2 - 1] + times[repeat / 2]) / 2;
-        if (gc_verbosity >= 1)
+        if (gc_verbosity >= 1 && !json_stdout)
             printf("latency over %lld runs (%lld thread%s): median %.3f ms, min %.3f ms, max %.3f ms\n",
                    (long long)repeat, (long long)threads, threads == 1 ? "" : "s", med, times[0],
                    times[repeat - 1]);
     }
+    if (profile && (rc = gc_profile_print(s, stdout)) != GC_EXIT_OK)
+        goto out;
+    if (profile_json && (rc = write_profile_json(s, argv[optind], (int)threads, profile_json, force)) != GC_EXIT_OK)
+        goto out;
     size_t nout = gir_session_output_count(s);
     if (outdir) {
         if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
@@ -267,7 +313,7 @@ int cmd_run(int argc, char **argv)
                 fprintf(stderr, "graphconv: wrote %s\n", path);
             free(path);
         }
-    } else if (gc_verbosity >= 1) {
+    } else if (gc_verbosity >= 1 && !json_stdout) {
         for (size_t i = 0; i < nout; i++)
             print_summary(g->values[g->outputs[i]]->name, gir_session_output(s, i));
     }

@@ -102,12 +102,13 @@ int cmd_simplify(int argc, char **argv)
     if (!st && check) {
         st = gir_load(outp, to, NULL, &back, &err);
         if (!st) {
-            gc_check_opts o = { .atol = 1e-4, .rtol = 1e-3, .threads = 1 };
-            char *metrics = NULL;
-            st = gc_check_compare(orig, back, &o, &metrics, &err);
+            gir_check_options o;
+            gir_check_options_init(&o);
+            gir_check_result res = { 0 };
+            st = gir_check_models(orig, back, &o, &res, &err);
             if (!st && gc_verbosity >= 1)
-                fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
-            free(metrics);
+                fprintf(stderr, "graphconv: check passed: %s\n", res.json ? res.json : "");
+            gir_check_result_clear(&res);
         }
     }
     if (st)

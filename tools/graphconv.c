@@ -24,6 +24,67 @@ int gc_usage_error(const char *fmt, ...)
     return GC_EXIT_USAGE;
 }
 
+int gc_bad_option(char **argv)
+{
+    /* argv[0] is the subcommand ("graphconv" itself for a bare convert);
+     * getopt left the offending word before optind. */
+    const char *cmd = argv[0] && strcmp(gir_path_basename(argv[0]), "graphconv") != 0 ? argv[0] : NULL;
+    const char *word = optind > 0 ? argv[optind - 1] : "?";
+    char shortopt[3] = { '-', (char)optopt, '\0' };
+    bool needs_value = optopt != 0;
+    if (optopt > 0 && optopt < 128 && strncmp(word, "--", 2) != 0)
+        word = shortopt;
+    if (needs_value && strchr(word, '=') == NULL && strncmp(word, "--", 2) == 0)
+        fprintf(stderr, "graphconv: %s%soption '%s' needs a value\n", cmd ? cmd : "", cmd ? ": " : "", word);
+    else if (optopt > 0 && optopt < 128 && word == shortopt)
+        fprintf(stderr, "graphconv: %s%sunknown option '%s' or it needs a value\n", cmd ? cmd : "",
+                cmd ? ": " : "", word);
+    else
+        fprintf(stderr, "graphconv: %s%sunknown option '%s'\n", cmd ? cmd : "", cmd ? ": " : "", word);
+    fprintf(stderr, "Try 'graphconv %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+    return GC_EXIT_USAGE;
+}
+
+void gc_shape_hint(const gir_graph *g, const gir_error *err)
+{
+    if (!g || gc_verbosity < 1 ||
+        !(err->code == GIR_E_SHAPE || err->code == GIR_E_UNSUPPORTED_ATTR || err->code == GIR_E_UNSUPPORTED))
+        return;
+    gir_buf b = GIR_BUF_INIT;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const gir_value *v = g->values[g->inputs[i]];
+        if (v->data || gir_shape_is_known(&v->shape))
+            continue;
+        gir_buf_printf(&b, "%s%s:", b.len ? ";" : "", v->name);
+        if (v->shape.rank < 0)
+            gir_buf_puts(&b, "D0,D1,...");
+        for (int d = 0; d < v->shape.rank; d++)
+            gir_buf_printf(&b, d ? ",%s" : "%s", v->shape.dims[d] >= 0 ? "" : "N");
+        for (int d = 0; d < v->shape.rank; d++)
+            if (v->shape.dims[d] >= 0) {
+                /* print the known dimensions as they are */
+                b.len = 0;
+                break;
+            }
+    }
+    if (b.len && !b.failed)
+        fprintf(stderr, "graphconv: hint: the model's input shapes are not known; give them with --input-shape "
+                        "%.*s\n", (int)b.len, b.data);
+    else if (!b.failed) {
+        for (size_t i = 0; i < g->n_inputs; i++) {
+            const gir_value *v = g->values[g->inputs[i]];
+            if (!v->data && !gir_shape_is_known(&v->shape)) {
+                char sh[96];
+                fprintf(stderr, "graphconv: hint: input '%s' is %s; give its shape with --input-shape %s:D0,D1,... "
+                                "or the batch with --batch-size N\n",
+                        v->name, gir_shape_str(&v->shape, sh, sizeof sh), v->name);
+                break;
+            }
+        }
+    }
+    gir_buf_free(&b);
+}
+
 int gc_report(const gir_error *err)
 {
     char *msg = gir_error_format(err);
@@ -81,23 +142,79 @@ gir_status gc_load(const char *path, const char *format, const gir_options *opts
     return gc_load_detect(path, format, opts, g, &fmt, &reason, err);
 }
 
-static void print_note(void *ctx, const char *note)
+/* Notes are gathered and printed together (gc_flush_notes), so that
+ * notes alike (the same text after "SUBJECT: ") print once with a count.
+ * -v prints each. */
+static char **notes;
+static size_t n_notes, cap_notes;
+
+static void collect_note(void *ctx, const char *note)
 {
     (void)ctx;
-    if (gc_verbosity >= 1)
-        fprintf(stderr, "graphconv: note: %s\n", note);
+    char *copy = gir_strdupf("%s", note);
+    if (copy && GIR_GROW(notes, cap_notes, n_notes + 1))
+        notes[n_notes++] = copy;
+    else
+        free(copy);
+}
+
+/* What notes alike share: the text after the first ": " (a note without
+ * one is alike only to itself). */
+static const char *note_key(const char *note)
+{
+    const char *c = strstr(note, ": ");
+    return c ? c + 2 : note;
+}
+
+void gc_flush_notes(void)
+{
+    bool *done = calloc(n_notes ? n_notes : 1, sizeof *done);
+    for (size_t i = 0; i < n_notes; i++) {
+        if (gc_verbosity < 1 || (done && done[i]))
+            continue;
+        size_t alike = 1;
+        for (size_t k = i + 1; gc_verbosity < 2 && done && k < n_notes; k++)
+            if (strcmp(note_key(notes[k]), note_key(notes[i])) == 0 &&
+                (note_key(notes[i]) != notes[i] || strcmp(notes[k], notes[i]) == 0)) {
+                alike++;
+                done[k] = true;
+            }
+        if (alike < 3) {
+            /* two alike are shorter printed as they are */
+            fprintf(stderr, "graphconv: note: %s\n", notes[i]);
+            for (size_t k = i + 1; alike == 2 && k < n_notes; k++)
+                if (done[k] && strcmp(note_key(notes[k]), note_key(notes[i])) == 0) {
+                    fprintf(stderr, "graphconv: note: %s\n", notes[k]);
+                    break;
+                }
+            continue;
+        }
+        const char *key = note_key(notes[i]);
+        if (key == notes[i])
+            fprintf(stderr, "graphconv: note (%zu times): %s\n", alike, key);
+        else
+            fprintf(stderr, "graphconv: note (%zu alike, first %.*s; -v lists each): %s\n", alike,
+                    (int)(key - 2 - notes[i]), notes[i], key);
+    }
+    free(done);
+    for (size_t i = 0; i < n_notes; i++)
+        free(notes[i]);
+    free(notes);
+    notes = NULL;
+    n_notes = cap_notes = 0;
 }
 
 void gc_print_graph_notes(const gir_graph *g)
 {
     const gir_attr *a = gir_attrs_find(&g->meta, GIR_META_NOTES);
     for (size_t i = 0; a && a->type == GIR_ATTR_STRINGS && i < a->u.strs.n; i++)
-        print_note(NULL, a->u.strs.v[i]);
+        collect_note(NULL, a->u.strs.v[i]);
+    gc_flush_notes();
 }
 
 void gc_note_to_stderr(gir_options *wopts)
 {
-    gir_options_set_note_handler(wopts, print_note, NULL);
+    gir_options_set_note_handler(wopts, collect_note, NULL);
 }
 
 /* Progress of writing the weights: on a terminal, one line redrawn for
@@ -146,14 +263,19 @@ static void usage(FILE *f)
           "  --to FORMAT          output format (default: from the output's extension)\n"
           "  --params FILE        the input's companion weights file\n"
           "  --out-params FILE    where to write the output's companion weights file\n"
-          "  --batch-size N       fix symbolic (-1) batch dimensions on read\n"
-          "  --input-shape N:D,.. give an input's shape (formats without shapes)\n"
+          "  --batch-size N       set every input's first dimension (shapes inferred again; a model\n"
+          "                       whose constants pin the batch is refused, naming the node)\n"
+          "  --input-shape NAME:D0,D1,..[;NAME:..]  give inputs shapes, any format (-1: unknown)\n"
+          "  --weights-as-inputs  MXNet/NNVM/TVM graph without its weights file: take the weights\n"
+          "                       as graph inputs (refused otherwise)\n"
           "  -I, --read-option KEY=VALUE   a reader option (see 'graphconv formats')\n"
           "  -O, --write-option KEY=VALUE  a writer option (see 'graphconv formats')\n"
           "  --allow-opaque       keep operators the target cannot map, verbatim\n"
           "  --opset N            ONNX opset to write (-O opset=N)\n"
           "  --external-data      ONNX: large tensors in MODEL.data beside the model\n"
-          "  --check              after writing, run input and output on the same seeded inputs and compare\n"
+          "  --check[=run|structure]  after writing, run input and output on the same seeded inputs and\n"
+          "                       compare; when they cannot both run, =structure accepts a comparison of\n"
+          "                       graphs and weights (plain --check then fails, saying so)\n"
           "  --atol X, --rtol Y   tolerances of --check (default 1e-4, 1e-3)\n"
           "  --progress           show the progress of writing the weights (default: on a terminal,\n"
           "                       for 64 MiB of tensors or more)\n"
@@ -163,6 +285,7 @@ static void usage(FILE *f)
           "  -h, --help           this help\n"
           "  -V, --version        versions of graphconv and its libraries\n"
           "\n"
+          "'graphconv COMMAND --help' explains each command's options.\n"
           "An input named - is standard input (a pipe is read whole first).\n"
           "Exit status: 0 ok, 1 usage, 2 bad input, 3 unsupported content,\n"
           "4 check failed or models differ, 5 I/O or system error.\n"
@@ -175,6 +298,47 @@ static void version(void)
     printf("graphconv %s\n", GIR_VERSION);
     printf("libraries: yajl %s, protobuf-c %s, libzip %s, hdf5 %s\n", GIR_YAJL_VERSION, GIR_PROTOBUFC_VERSION,
            GIR_LIBZIP_VERSION, GIR_HDF5_VERSION);
+}
+
+static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
+
+/* Says which format an output is written in when its extension leaves a
+ * choice (several formats take .json), and warns when --to contradicts
+ * the extension. */
+static void explain_output_format(const char *outp, const char *to, bool to_given)
+{
+    const char *ext_fmt = gir_format_for_extension(outp);
+    if (to_given) {
+        bool takes = false;
+        const gir_format *f = gir_format_find(to);
+        for (const char *const *e = f->extensions; e && *e; e++)
+            takes = takes || gir_str_ends_with(outp, *e);
+        if (!takes && ext_fmt && gc_verbosity >= 1)
+            fprintf(stderr, "graphconv: warning: %s is written as %s, but its extension is %s's\n", outp, to,
+                    ext_fmt);
+        return;
+    }
+    /* The formats that take the extension chosen, with it as long. */
+    size_t n = 0, best = 0;
+    gir_buf others = GIR_BUF_INIT;
+    for (size_t i = 0; gir_format_at(i); i++)
+        for (const char *const *e = gir_format_at(i)->extensions; e && *e; e++)
+            if (gir_str_ends_with(outp, *e) && strlen(*e) > best)
+                best = strlen(*e);
+    for (size_t i = 0; gir_format_at(i); i++) {
+        const gir_format *f = gir_format_at(i);
+        for (const char *const *e = f->extensions; e && *e; e++)
+            if (gir_format_at(i)->write && gir_str_ends_with(outp, *e) && strlen(*e) == best) {
+                if (strcmp(f->name, to) != 0)
+                    gir_buf_printf(&others, "%s%s", others.len ? ", " : "", f->name);
+                n++;
+                break;
+            }
+    }
+    if (n > 1 && gc_verbosity >= 1 && others.data)
+        fprintf(stderr, "graphconv: note: %s: writing %s (%s take the extension too; choose with --to)\n", outp,
+                to, others.data);
+    gir_buf_free(&others);
 }
 
 enum {
@@ -191,6 +355,7 @@ enum {
     OPT_ATOL,
     OPT_RTOL,
     OPT_PROGRESS,
+    OPT_WEIGHTS_AS_INPUTS,
 };
 
 int cmd_convert(int argc, char **argv)
@@ -207,10 +372,11 @@ int cmd_convert(int argc, char **argv)
         { "allow-opaque", no_argument, NULL, OPT_ALLOW_OPAQUE },
         { "opset", required_argument, NULL, OPT_OPSET },
         { "external-data", no_argument, NULL, OPT_EXTERNAL_DATA },
-        { "check", no_argument, NULL, OPT_CHECK },
+        { "check", optional_argument, NULL, OPT_CHECK },
         { "atol", required_argument, NULL, OPT_ATOL },
         { "rtol", required_argument, NULL, OPT_RTOL },
         { "progress", no_argument, NULL, OPT_PROGRESS },
+        { "weights-as-inputs", no_argument, NULL, OPT_WEIGHTS_AS_INPUTS },
         { "force", no_argument, NULL, 'f' },
         { "quiet", no_argument, NULL, 'q' },
         { "verbose", no_argument, NULL, 'v' },
@@ -218,7 +384,7 @@ int cmd_convert(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *from = NULL, *to = NULL;
-    bool check = false;
+    gc_check_spec check = { false, false, 1e-4, 1e-3 };
     progress_view pv = { NULL, false, isatty(STDERR_FILENO) != 0, -1 };
     double atol = 1e-4, rtol = 1e-3;
     gir_options *ropts = gir_options_new(), *wopts = gir_options_new();
@@ -240,10 +406,16 @@ int cmd_convert(int argc, char **argv)
         case OPT_ALLOW_OPAQUE: gir_options_set(wopts, "allow-opaque", "1", NULL); break;
         case OPT_OPSET: gir_options_set(wopts, "opset", optarg, NULL); break;
         case OPT_EXTERNAL_DATA: gir_options_set(wopts, "external-data", "1", NULL); break;
-        case OPT_CHECK: check = true; break;
+        case OPT_CHECK:
+            if (!gc_parse_check_arg(optarg, &check)) {
+                rc = gc_usage_error("--check takes 'run' (the default) or 'structure', not '%s'", optarg);
+                goto out;
+            }
+            break;
         case OPT_ATOL: atol = strtod(optarg, NULL); break;
         case OPT_RTOL: rtol = strtod(optarg, NULL); break;
         case OPT_PROGRESS: pv.forced = true; break;
+        case OPT_WEIGHTS_AS_INPUTS: gir_options_set(ropts, "weights-as-inputs", "1", NULL); break;
         case 'I':
             if (!gc_parse_kv(ropts, optarg, "--read-option")) {
                 rc = GC_EXIT_USAGE;
@@ -262,7 +434,7 @@ int cmd_convert(int argc, char **argv)
         case 'h':
             usage(stdout);
             goto out;
-        default: rc = GC_EXIT_USAGE; goto out;
+        default: rc = gc_bad_option(argv); goto out;
         }
     }
     if (argc - optind != 2) {
@@ -274,6 +446,7 @@ int cmd_convert(int argc, char **argv)
         rc = gc_usage_error("unknown input format '%s' (see 'graphconv formats')", from);
         goto out;
     }
+    bool to_given = to != NULL;
     if (!to)
         to = gir_format_for_extension(outp);
     if (!to) {
@@ -284,6 +457,8 @@ int cmd_convert(int argc, char **argv)
         rc = gc_usage_error("unknown output format '%s' (see 'graphconv formats')", to);
         goto out;
     }
+    to = gir_format_find(to)->name;
+    explain_output_format(outp, to, to_given);
     /* Fail before reading anything if the output exists. */
     if (!gir_options_flag(wopts, "force") && gir_path_exists(outp)) {
         fprintf(stderr, "graphconv: %s: output exists; use --force to overwrite it [output-exists]\n", outp);
@@ -299,20 +474,32 @@ int cmd_convert(int argc, char **argv)
         pv.path = outp;
         gir_options_set_progress_handler(wopts, show_progress, &pv);
     }
-    char *metrics = NULL;
+    char *metrics = NULL, *verdict = NULL;
+    check.atol = atol;
+    check.rtol = rtol;
+    gc_written written = { 0 };
     if (st == GIR_OK)
-        st = gc_save_checked(g, outp, to, wopts, check, atol, rtol, &metrics, &err);
-    if (st == GIR_OK && check && gc_verbosity >= 1)
-        fprintf(stderr, "graphconv: check passed: %s\n", metrics ? metrics : "");
+        st = gc_save_checked(g, outp, to, wopts, &check, &written, &metrics, &verdict, &err);
+    gc_flush_notes();
+    if (check.on && verdict && gc_verbosity >= 1)
+        fprintf(stderr, "graphconv: check %s: %s\n", st == GIR_OK ? "passed" : "failed", verdict);
     free(metrics);
+    free(verdict);
     if (st) {
         rc = gc_report(&err);
+        gc_shape_hint(g, &err);
     } else if (gc_verbosity >= 1) {
         const gir_attr *src = gir_attrs_find(&g->meta, "source.format");
-        fprintf(stderr, "graphconv: %s (%s) -> %s (%s): %zu nodes, %zu inputs, %zu outputs\n", in,
-                src && src->type == GIR_ATTR_STRING ? src->u.s : "?", outp, to, g->n_nodes, g->n_inputs,
-                g->n_outputs);
+        fprintf(stderr, "graphconv: %s (%s) -> %s (%s): %zu node%s, %zu input%s, %zu output%s", in,
+                src && src->type == GIR_ATTR_STRING ? src->u.s : "?", outp, to, g->n_nodes, plural(g->n_nodes),
+                g->n_inputs, plural(g->n_inputs), g->n_outputs, plural(g->n_outputs));
+        for (size_t i = 0; i < written.n; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "; wrote ", written.paths[i]);
+        if (written.replaced)
+            fprintf(stderr, " (%zu replaced)", written.replaced);
+        fputc('\n', stderr);
     }
+    gc_written_free(&written);
     gir_error_clear(&err);
     gir_graph_free(g);
 out:
@@ -332,6 +519,32 @@ static const struct {
     { "simplify", cmd_simplify },
 };
 
+/* Levenshtein distance of two short words (command names). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return SIZE_MAX;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -346,9 +559,30 @@ int main(int argc, char **argv)
         version();
         return GC_EXIT_OK;
     }
+    opterr = 0; /* gc_bad_option words the messages */
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
+    /* A word that is neither a command nor a file given alone, or before
+     * no file: a mistyped command. */
+    if (argv[1][0] != '-' && !gir_path_exists(argv[1]) && !strchr(argv[1], '/') && !strchr(argv[1], '.') &&
+        strcmp(argv[1], "-") != 0) {
+        fprintf(stderr, "graphconv: '%s' is not a graphconv command (nor a model file)\n", argv[1]);
+        size_t best = SIZE_MAX, bi = 0;
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+            size_t d = edit_distance(argv[1], commands[i].name);
+            if (d < best) {
+                best = d;
+                bi = i;
+            }
+        }
+        if (best <= 2 || (strlen(argv[1]) >= 3 && strncmp(argv[1], commands[bi].name, 3) == 0))
+            fprintf(stderr, "Did you mean 'graphconv %s'?\n", commands[bi].name);
+        fputs("Commands: convert, info, diff, draw, formats, ops, errors, batch, run, check; see 'graphconv "
+              "--help'.\n",
+              stderr);
+        return GC_EXIT_USAGE;
+    }
     /* No command word: `graphconv [OPTIONS] IN OUT` converts. */
     return cmd_convert(argc, argv);
 }

@@ -402,6 +402,38 @@ gir_status gir_graph_note(gir_graph *g, const char *fmt, ...)
     return st;
 }
 
+/* Gives value (is_node false) or node idx a new name and rebuilds that
+ * index: O(values) per rename, for the editing API. */
+gir_status gir_graph_rename(gir_graph *g, bool is_node, int32_t idx, const char *name, gir_error *err)
+{
+    if (!name || !*name)
+        return gir_fail(err, GIR_E_ARGUMENT, "a new name must not be empty");
+    int32_t other = is_node ? gir_graph_node_index(g, name) : gir_graph_value_index(g, name);
+    if (other >= 0 && other != idx)
+        return gir_fail(err, GIR_E_DUPLICATE, "a %s is already named '%s'", is_node ? "node" : "value", name);
+    const char *copy = gir_arena_strndup(&g->arena, name, strlen(name));
+    size_t n = is_node ? g->n_nodes : g->n_values;
+    gir_name_slot *tab = NULL;
+    size_t cap = 0;
+    if (!copy || !index_grow(&tab, &cap, n))
+        return gir_nomem(err);
+    if (is_node)
+        g->nodes[idx]->name = copy;
+    else
+        g->values[idx]->name = copy;
+    for (size_t i = 0; i < n; i++)
+        index_put(tab, cap, (uint32_t)hash_str(is_node ? g->nodes[i]->name : g->values[i]->name), (int32_t)i);
+    free(is_node ? g->nindex : g->vindex);
+    if (is_node) {
+        g->nindex = tab;
+        g->nindex_cap = cap;
+    } else {
+        g->vindex = tab;
+        g->vindex_cap = cap;
+    }
+    return GIR_OK;
+}
+
 /* ---- public accessors ------------------------------------------------------ */
 
 GIR_API const char *gir_graph_name(const gir_graph *g) { return g->name ? g->name : ""; }
@@ -436,6 +468,12 @@ GIR_API const char *gir_node_op(const gir_node *n)
     return n->op == GIR_OP_OPAQUE ? (n->opaque_op ? n->opaque_op : "?") : gir_op_name(n->op);
 }
 GIR_API bool gir_node_is_opaque(const gir_node *n) { return n->op == GIR_OP_OPAQUE; }
+
+const char *gir_node_opaque_why(const gir_node *n)
+{
+    const gir_attr *a = n->op == GIR_OP_OPAQUE ? gir_attrs_find(&n->meta, GIR_META_OPAQUE_WHY) : NULL;
+    return a && a->type == GIR_ATTR_STRING ? a->u.s : NULL;
+}
 GIR_API const char *gir_node_opaque_format(const gir_node *n)
 {
     return n->op == GIR_OP_OPAQUE ? n->opaque_format : NULL;

@@ -169,6 +169,10 @@ gir_status gir_graph_add_output(gir_graph *g, int32_t value, gir_error *err);
 /* Resizes a node's input array (new slots are -1). */
 gir_status gir_node_resize_inputs(gir_graph *g, gir_node *n, size_t n_in, gir_error *err);
 
+/* Renames value (is_node false) or node idx; E_DUPLICATE when the name is
+ * taken by another. */
+gir_status gir_graph_rename(gir_graph *g, bool is_node, int32_t idx, const char *name, gir_error *err);
+
 /* Makes a constant value holding t (takes a reference). */
 gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, int32_t *idx, gir_error *err);
 /* Sets a value's data (takes a reference), dtype and shape from the tensor. */
@@ -179,6 +183,12 @@ void gir_value_set_data(gir_value *v, gir_tensor *t);
  * graph metadata "notes" (STRINGS); graphconv prints them. */
 #define GIR_META_NOTES "notes"
 gir_status gir_graph_note(gir_graph *g, const char *fmt, ...) GIR_PRINTF(2, 3);
+/* Node meta a reader sets on a node it keeps verbatim: why it has no
+ * canonical form ("act_type=rrelu with its mask output read"); writers
+ * that refuse the node quote it. */
+#define GIR_META_OPAQUE_WHY "opaque.why"
+/* That reason, or NULL. */
+const char *gir_node_opaque_why(const gir_node *n);
 gir_status gir_graph_vnote(gir_graph *g, const char *fmt, va_list ap);
 
 /* ---- attribute lists ------------------------------------------------------ */

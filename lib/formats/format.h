@@ -68,6 +68,16 @@ bool gir_options_flag(const gir_options *opts, const char *key);
 /* Parses an integer option; GIR_E_ARGUMENT when malformed. */
 gir_status gir_options_int(const gir_options *opts, const char *key, int64_t dflt, int64_t *out, gir_error *err);
 
+/* The input-shape reader option: NAME:D1,D2,...[;NAME:...], -1 for an
+ * unknown dimension.  Names are copied into arena; *out is malloc'd. */
+typedef struct gir_input_shape {
+    const char *name;
+    gir_shape shape;
+    bool used;
+} gir_input_shape;
+gir_status gir_input_shapes_parse(const char *spec, gir_arena *arena, gir_input_shape **out, size_t *n,
+                                  gir_error *err);
+
 /* A writer's note (see gir_options_set_note_handler). */
 void gir_write_note(const gir_options *opts, const char *fmt, ...) GIR_PRINTF(2, 3);
 /* Progress of the save on this thread (gir_save calls begin and end):

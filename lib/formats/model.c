@@ -2,6 +2,8 @@
 #include "format.h"
 #include "passes/legalize.h"
 
+#include "api/api.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,6 +101,13 @@ static gir_status load_file(const char *path, const char *format, const gir_opti
     if (st)
         return st;
     st = f->read(path, opts, out, err);
+    /* input-shape (for readers that do not take it themselves) and
+     * batch-size, for every format: applied and the shapes inferred again. */
+    bool took = false;
+    for (const gir_option_doc *d = f->read_options; d && d->key; d++)
+        took = took || strcmp(d->key, "input-shape") == 0;
+    if (st == GIR_OK)
+        st = gir_apply_shape_options(*out, opts, took, err);
     /* Which format the graph came from, where the reader did not say more
      * precisely (the NNVM family names its flavour). */
     if (st == GIR_OK && !gir_attrs_find(&(*out)->meta, "source.format") &&

@@ -25,7 +25,10 @@ static _Thread_local progress_state progress;
 
 const gir_option_doc gir_common_options[] = {
     { "params", "companion weights file: read it from / write it to this path" },
-    { "batch-size", "fix symbolic or -1 batch dimensions to this size when reading" },
+    { "batch-size", "set the first dimension of every input to this size when reading (the shapes are inferred "
+                    "again; a model whose constants pin the batch is refused)" },
+    { "input-shape", "give inputs these shapes when reading, NAME:D1,D2,...;NAME:... (-1: unknown); the shapes "
+                     "are inferred again" },
     { "allow-opaque", "write operators the target cannot map verbatim, as opaque nodes (1/0)" },
     { "force", "overwrite existing output files (1/0)" },
     { "max-bytes", "refuse inputs (or decompressed members) larger than this many bytes" },
@@ -205,4 +208,52 @@ void gir_write_note(const gir_options *opts, const char *fmt, ...)
     if (s)
         opts->note_fn(opts->note_ctx, s);
     free(s);
+}
+
+gir_status gir_input_shapes_parse(const char *spec, gir_arena *arena, gir_input_shape **out, size_t *n,
+                                  gir_error *err)
+{
+    char *copy = gir_strdupf("%s", spec);
+    if (!copy)
+        return gir_nomem(err);
+    size_t cap = 0;
+    gir_status st = GIR_OK;
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ";", &save); item && !st; item = strtok_r(NULL, ";", &save)) {
+        char *colon = strrchr(item, ':');
+        if (!colon || colon == item) {
+            st = gir_fail(err, GIR_E_ARGUMENT, "input-shape=%s: expected NAME:D1,D2,... (e.g. data:1,3,224,224)",
+                          spec);
+            break;
+        }
+        *colon = '\0';
+        gir_shape s = { .rank = 0 };
+        char *save2 = NULL;
+        for (char *d = strtok_r(colon + 1, ",", &save2); d; d = strtok_r(NULL, ",", &save2)) {
+            int64_t v;
+            if (s.rank >= GIR_MAX_RANK || !gir_parse_i64(d, &v) || v < -1 || v == 0) {
+                st = gir_fail(err, GIR_E_ARGUMENT,
+                              "input-shape=%s: dimensions of '%s' must be positive integers (-1 for unknown), "
+                              "at most %d of them", spec, item, GIR_MAX_RANK);
+                break;
+            }
+            s.dims[s.rank++] = v;
+        }
+        if (st)
+            break;
+        if (!GIR_GROW((*out), cap, (*n) + 1)) {
+            st = gir_nomem(err);
+            break;
+        }
+        (*out)[(*n)].name = gir_arena_strdup(arena, item);
+        (*out)[(*n)].shape = s;
+        (*out)[(*n)].used = false;
+        if (!(*out)[(*n)].name) {
+            st = gir_nomem(err);
+            break;
+        }
+        (*n)++;
+    }
+    free(copy);
+    return st;
 }

@@ -53,3 +53,28 @@ GIR_API const char *gir_format_description(size_t i)
 }
 GIR_API bool gir_format_can_read(size_t i) { return i < REGISTRY_COUNT && registry[i]->read; }
 GIR_API bool gir_format_can_write(size_t i) { return i < REGISTRY_COUNT && registry[i]->write; }
+
+GIR_API bool gir_format_option(size_t i, bool for_writing, size_t k, const char **key, const char **doc)
+{
+    if (i >= REGISTRY_COUNT)
+        return false;
+    const gir_option_doc *d = for_writing ? registry[i]->write_options : registry[i]->read_options;
+    for (size_t j = 0; d && d[j].key; j++)
+        if (j == k) {
+            *key = d[j].key;
+            *doc = d[j].doc;
+            return true;
+        }
+    return false;
+}
+
+GIR_API bool gir_common_option(size_t k, const char **key, const char **doc)
+{
+    for (size_t j = 0; gir_common_options[j].key; j++)
+        if (j == k) {
+            *key = gir_common_options[j].key;
+            *doc = gir_common_options[j].doc;
+            return true;
+        }
+    return false;
+}

@@ -16,9 +16,13 @@ typedef struct gir_dot_options {
     bool shapes;          /* label edges with the value's dtype-less shape */
     size_t max_attrs;     /* at most this many attribute lines (0 = 8) */
     size_t max_attr_text; /* truncate an attribute's text to this (0 = 40) */
+    bool all_attrs;       /* also attributes at their schema default (hidden otherwise) */
+    bool collapse;        /* draw each run of alike consecutive blocks (in topological order: the
+                           * same operators wired the same way) as its first block and one box */
 } gir_dot_options;
 
-/* The defaults: attributes and shapes shown, 8 attributes of 40 chars. */
+/* The defaults: attributes (not at their default) and shapes shown, 8
+ * attributes of 40 chars. */
 extern const gir_dot_options gir_dot_defaults;
 
 /* Appends the DOT text of g to out.  Fails only when memory runs out. */

@@ -3,6 +3,7 @@
  * an explicit stack, so the input never controls the C stack depth. */
 #include "io/pbtext.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -866,6 +867,122 @@ static void try_separator(lexer *L)
         lx_next(L);
 }
 
+/* Appends the normalised text of an unknown field (src[start..end)) to
+ * msg's unknown fields as a text span (tag 0). */
+static gir_status add_text_span(parser *P, ProtobufCMessage *msg, size_t start, size_t end)
+{
+    const char *s = P->L.src;
+    gir_buf b = GIR_BUF_INIT;
+    bool space = false;
+    size_t i = start;
+    while (i < end) {
+        char c = s[i];
+        if (c == '"' || c == '\'') {
+            /* a string, copied as it is */
+            if (space && b.len)
+                gir_buf_putc(&b, ' ');
+            space = false;
+            size_t j = i + 1;
+            while (j < end && s[j] != c && s[j] != '\n') {
+                if (s[j] == '\\' && j + 1 < end && s[j + 1] != '\n')
+                    j++;
+                j++;
+            }
+            if (j < end && s[j] == c)
+                j++;
+            gir_buf_append(&b, s + i, j - i);
+            i = j;
+            continue;
+        }
+        if (c == '#') {
+            while (i < end && s[i] != '\n')
+                i++;
+            space = true;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            space = true;
+            i++;
+            continue;
+        }
+        if (space && b.len)
+            gir_buf_putc(&b, ' ');
+        space = false;
+        gir_buf_putc(&b, c);
+        i++;
+    }
+    size_t n = b.len;
+    char *text = gir_buf_take(&b);
+    if (!text)
+        return gir_nomem(P->err);
+    ProtobufCMessageUnknownField *u =
+        realloc(msg->unknown_fields, (msg->n_unknown_fields + 1) * sizeof *msg->unknown_fields);
+    if (!u) {
+        free(text);
+        return gir_nomem(P->err);
+    }
+    msg->unknown_fields = u;
+    u[msg->n_unknown_fields++] = (ProtobufCMessageUnknownField){ 0, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, n,
+                                                                 (uint8_t *)text };
+    return GIR_OK;
+}
+
+/* The current token names a field msg's type does not have: skips its
+ * value ("name: scalar", "name: [..]", "name {..}", "name: {..}") without
+ * knowing its type, and keeps the whole field as text. */
+static gir_status keep_unknown(parser *P, ProtobufCMessage *msg)
+{
+    lexer *L = &P->L;
+    char desc[64];
+    size_t start = L->start;
+    char fname[64];
+    size_t fl = L->end - L->start < sizeof fname - 1 ? L->end - L->start : sizeof fname - 1;
+    memcpy(fname, L->src + L->start, fl);
+    fname[fl] = '\0';
+    lx_next(L);
+    bool colon = lx_is(L, ':');
+    if (colon)
+        lx_next(L);
+    size_t end;
+    if (lx_is(L, '{') || lx_is(L, '<') || (colon && lx_is(L, '['))) {
+        /* a balanced group, skipped without knowing what it holds */
+        size_t depth = 0;
+        for (;;) {
+            if (L->kind == T_EOF) {
+                return perr_tok(P, GIR_E_SYNTAX, "unterminated value of field \"%s\" before the end of the input",
+                                fname);
+            }
+            if (L->kind == T_PUNCT) {
+                char c = L->src[L->start];
+                if (c == '{' || c == '<' || c == '[') {
+                    if (++depth > GIR_PBTEXT_MAX_DEPTH)
+                        return perr_tok(P, GIR_E_LIMIT, "field \"%s\" nests deeper than %d levels", fname,
+                                        GIR_PBTEXT_MAX_DEPTH);
+                } else if (c == '}' || c == '>' || c == ']') {
+                    depth--;
+                }
+            }
+            end = L->end;
+            lx_next(L);
+            if (depth == 0)
+                break;
+        }
+    } else if (colon && (L->kind == T_NUMBER || L->kind == T_IDENT || L->kind == T_STRING)) {
+        bool str = L->kind == T_STRING;
+        end = L->end;
+        lx_next(L);
+        while (str && L->kind == T_STRING) { /* adjacent strings */
+            end = L->end;
+            lx_next(L);
+        }
+    } else {
+        lx_describe(L, desc);
+        return perr_tok(P, GIR_E_SYNTAX, "expected a value for field \"%s\", found %s", fname, desc);
+    }
+    try_separator(L);
+    return add_text_span(P, msg, start, end);
+}
+
 static gir_status parse_loop(parser *P)
 {
     lexer *L = &P->L;
@@ -947,8 +1064,15 @@ static gir_status parse_loop(parser *P)
             f = protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
         }
         if (!f) {
-            lx_describe(L, desc);
-            return perr_tok(P, GIR_E_SCHEMA, "message %s has no field named %s", msg->descriptor->name, desc);
+            /* a field of a newer schema: kept as text on the message */
+            if (nn == 0 || nn >= sizeof name) {
+                lx_describe(L, desc);
+                return perr_tok(P, GIR_E_SCHEMA, "message %s has no field named %s", msg->descriptor->name, desc);
+            }
+            gir_status st = keep_unknown(P, msg);
+            if (st)
+                return st;
+            continue;
         }
         lx_next(L);
         bool repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
@@ -1298,6 +1422,7 @@ static size_t *sorted_entries(ProtobufCMessage *const *e, size_t n)
 typedef struct pframe {
     const ProtobufCMessage *msg;
     unsigned fi;  /* field index */
+    unsigned ui;  /* unknown field index (after the known fields) */
     size_t ei;    /* element index within the field */
     size_t *perm; /* map fields: entries in key order */
     bool map;     /* entries print key and value always */
@@ -1316,10 +1441,20 @@ gir_status gir_pbtext_print(const ProtobufCMessage *msg, gir_buf *out, gir_error
     gir_status rc = GIR_OK;
     if (!GIR_GROW(st, cap, 1))
         return gir_nomem(err);
-    st[depth++] = (pframe){msg, 0, 0, NULL, false};
+    st[depth++] = (pframe){msg, 0, 0, 0, NULL, false};
     while (depth) {
         pframe *fr = &st[depth - 1];
         const ProtobufCMessageDescriptor *d = fr->msg->descriptor;
+        if (fr->fi >= d->n_fields && fr->ui < fr->msg->n_unknown_fields) {
+            /* fields of a newer schema, as the text they were read from */
+            const ProtobufCMessageUnknownField *u = &fr->msg->unknown_fields[fr->ui++];
+            if (u->tag == 0) {
+                put_indent(out, depth - 1);
+                gir_buf_append(out, (const char *)u->data, u->len);
+                gir_buf_putc(out, '\n');
+            }
+            continue;
+        }
         if (fr->fi >= d->n_fields) {
             depth--;
             if (depth) {
@@ -1370,7 +1505,7 @@ gir_status gir_pbtext_print(const ProtobufCMessage *msg, gir_buf *out, gir_error
                 rc = gir_nomem(err);
                 break;
             }
-            st[depth++] = (pframe){sub, 0, 0, NULL, map};
+            st[depth++] = (pframe){sub, 0, 0, 0, NULL, map};
             continue;
         }
         put_indent(out, depth - 1);
@@ -1386,4 +1521,78 @@ gir_status gir_pbtext_print(const ProtobufCMessage *msg, gir_buf *out, gir_error
     if (!rc && out->failed)
         rc = gir_nomem(err);
     return rc;
+}
+
+/* ======================================================================
+ * Fields of a newer schema
+ * ====================================================================== */
+
+gir_status gir_pbtext_each_unknown(const ProtobufCMessage *msg, gir_pbtext_unknown_fn fn, void *ctx, gir_error *err)
+{
+    const ProtobufCMessage **st = NULL;
+    size_t depth = 0, cap = 0;
+    if (!GIR_GROW(st, cap, 1))
+        return gir_nomem(err);
+    st[depth++] = msg;
+    while (depth) {
+        const ProtobufCMessage *m = st[--depth];
+        for (unsigned i = 0; i < m->n_unknown_fields; i++)
+            if (m->unknown_fields[i].tag == 0)
+                fn(ctx, m, (const char *)m->unknown_fields[i].data, m->unknown_fields[i].len);
+        /* sub-messages, pushed last first so they are visited in order */
+        const ProtobufCMessageDescriptor *d = m->descriptor;
+        for (unsigned fi = d->n_fields; fi-- > 0;) {
+            const ProtobufCFieldDescriptor *f = &d->fields[fi];
+            if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+                continue;
+            size_t n = field_count(m, f);
+            for (size_t k = n; k-- > 0;) {
+                const ProtobufCMessage *sub =
+                    f->label == PROTOBUF_C_LABEL_REPEATED
+                        ? (*(ProtobufCMessage *const *const *)CMEMBER(m, f->offset, void))[k]
+                        : *(ProtobufCMessage *const *)CMEMBER(m, f->offset, void);
+                if (!sub)
+                    continue;
+                if (!GIR_GROW(st, cap, depth + 1)) {
+                    free(st);
+                    return gir_nomem(err);
+                }
+                st[depth++] = sub;
+            }
+        }
+    }
+    free(st);
+    return GIR_OK;
+}
+
+static void count_one(void *ctx, const ProtobufCMessage *m, const char *text, size_t len)
+{
+    (void)m;
+    (void)text;
+    (void)len;
+    (*(size_t *)ctx)++;
+}
+
+size_t gir_pbtext_unknown_count(const ProtobufCMessage *msg)
+{
+    size_t n = 0;
+    gir_error e = GIR_ERROR_INIT;
+    if (gir_pbtext_each_unknown(msg, count_one, &n, &e) != GIR_OK) {
+        gir_error_clear(&e);
+        return n ? n : 1; /* out of memory: at least say "some" */
+    }
+    return n;
+}
+
+size_t gir_pbtext_field_name(const char *text, size_t len, char *out, size_t cap)
+{
+    size_t n = 0;
+    while (n < len && (isalnum((unsigned char)text[n]) || text[n] == '_'))
+        n++;
+    size_t k = n < cap ? n : (cap ? cap - 1 : 0);
+    if (cap) {
+        memcpy(out, text, k);
+        out[k] = '\0';
+    }
+    return n;
 }

@@ -10,8 +10,14 @@
  * (\n \t \r \\ \' \" \? \a \b \f \v, octal, \xHH, \uXXXX, \UXXXXXXXX),
  * adjacent strings concatenated.  Merge semantics: repeated fields append,
  * a singular scalar is replaced, a singular sub-message is merged into.
+ * A field the message type does not have (a file from a newer version of
+ * the schema) is skipped without knowing its type ("name: scalar", "name:
+ * [...]", "name {...}", "name: {...}") and kept on its message as text: an
+ * unknown field with tag 0 whose data is the field's text with whitespace
+ * and comments outside strings collapsed to single spaces.  The printer
+ * writes such fields back, after the known ones, as that text.
  * Errors carry "line L:C" (1-based, columns in bytes) as their location:
- * GIR_E_SYNTAX for malformed text, GIR_E_SCHEMA for an unknown field, a
+ * GIR_E_SYNTAX for malformed text, GIR_E_SCHEMA for a
  * value of the wrong type or out of range, two members of one oneof, or a
  * string that is not UTF-8 or holds a NUL byte; GIR_E_LIMIT for nesting
  * deeper than GIR_PBTEXT_MAX_DEPTH.
@@ -53,6 +59,16 @@ gir_status gir_pbtext_parse(const ProtobufCMessageDescriptor *d, const char *tex
 
 /* Appends the text of msg to out (GIR_E_NOMEM when out fails to grow). */
 gir_status gir_pbtext_print(const ProtobufCMessage *msg, gir_buf *out, gir_error *err);
+
+/* Calls fn for every field kept as text (see above) in msg and in its
+ * sub-messages, depth first in field order; text[0..len) is the field. */
+typedef void (*gir_pbtext_unknown_fn)(void *ctx, const ProtobufCMessage *msg, const char *text, size_t len);
+gir_status gir_pbtext_each_unknown(const ProtobufCMessage *msg, gir_pbtext_unknown_fn fn, void *ctx, gir_error *err);
+/* How many fields kept as text msg and its sub-messages hold. */
+size_t gir_pbtext_unknown_count(const ProtobufCMessage *msg);
+/* The name at the start of such a field's text, copied into out[cap]
+ * (truncated, NUL-terminated); returns its full length. */
+size_t gir_pbtext_field_name(const char *text, size_t len, char *out, size_t cap);
 
 /* Python's text for one float32 / double value ("1.0", "1e-05", "inf"). */
 void gir_pbtext_fmt_float(char out[48], float v);

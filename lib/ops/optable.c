@@ -2481,9 +2481,8 @@ static gir_status check_attr(const gir_node *n, const gir_attr *a, const gir_att
                 return check_range(n, s, a->u.ints.v[i], i, true, err);
         return GIR_OK;
     }
-    if (s->type == GIR_ATTR_FLOAT && !isfinite(a->u.f) && strcmp(s->name, "min") && strcmp(s->name, "max"))
-        return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute '%s' is %g, expected a finite number", OPN(n), a->name,
-                        a->u.f);
+    /* float attributes may be infinite or NaN: a Pad of -inf before a max
+     * pooling, a Clip without a bound, ... are legitimate computations */
     if (s->type == GIR_ATTR_STRING && s->choices) {
         if (choice_index(s->choices, a->u.s) >= 0)
             return GIR_OK;

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 enum { RV_CONST, RV_INPUT, RV_INTER };
 
@@ -25,7 +26,9 @@ typedef struct rt_value {
     gir_tensor *fed; /* RV_INPUT: the tensor of the next run (a reference) */
     gir_tensor *src; /* RV_CONST: the graph's tensor (a reference) */
     bool we_loaded; /* the session loaded src's data (unloaded on free) */
-    bool dropped;   /* unloaded after planning: every reader packed it */
+    bool dropped;   /* unloaded while planning: every reader packed it */
+    bool needed;    /* plan-time: a reader reads its data at run time */
+    int pending;    /* plan-time: reader slots not yet prepared */
 } rt_value;
 
 typedef struct rt_node {
@@ -33,6 +36,8 @@ typedef struct rt_node {
     const rt_kernel *k;
     rt_call call;
     bool skip; /* fused into an earlier node */
+    int32_t host; /* skip: the node whose kernel computes it */
+    uint64_t prof_ns; /* profiling: summed run time */
 } rt_node;
 
 typedef struct rt_buffer {
@@ -65,6 +70,8 @@ struct gir_session {
     void *stream;
     char **warnings; /* of the last run */
     size_t n_warnings, cap_warnings;
+    bool profiling;
+    uint64_t prof_runs;
 };
 
 static void clear_warnings(gir_session *s)
@@ -659,41 +666,198 @@ static bool node_act(const gir_node *n, rt_act *act)
     return false;
 }
 
+static void mark_fused(gir_session *s, int32_t q, const rt_node *host)
+{
+    s->nodes[q].skip = true;
+    s->nodes[q].host = (int32_t)(host - s->nodes);
+}
+
+/* Up to max consumers of value vi, one per input slot that reads it. */
+static size_t consumers_of(const gir_session *s, int32_t vi, int32_t *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->g->n_nodes; i++) {
+        const gir_node *nd = s->g->nodes[i];
+        for (size_t j = 0; j < nd->n_in; j++)
+            if (nd->in[j] == vi) {
+                if (n < max)
+                    out[n] = (int32_t)i;
+                n++;
+            }
+    }
+    return n;
+}
+
+/* Value x (not a graph output) is read by exactly two nodes, once each. */
+static bool two_consumers(const gir_session *s, int32_t x, int32_t cs[2])
+{
+    const rt_value *v = &s->vals[x];
+    int32_t c3[3];
+    if (v->uses != 2 || v->is_output || consumers_of(s, x, c3, 3) != 2 || c3[0] == c3[1])
+        return false;
+    cs[0] = c3[0];
+    cs[1] = c3[1];
+    return true;
+}
+
+/* x read by exactly a Sigmoid or HardSigmoid and a Mul of x by that gate:
+ * SiLU or HardSwish.  Sets the activation and the two nodes. */
+static bool gated_act(const gir_session *s, int32_t x, rt_act *act, int32_t *gate, int32_t *mul)
+{
+    const gir_graph *g = s->g;
+    int32_t cs[2];
+    if (!two_consumers(s, x, cs))
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const gir_node *gn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];
+        if ((gn->op != GIR_OP_Sigmoid && gn->op != GIR_OP_HardSigmoid) || gn->n_in != 1 || gn->n_out != 1 ||
+            gn->out[0] < 0)
+            continue;
+        int32_t gv = gn->out[0];
+        if (sole_consumer(s, gv) != cs[1 - k] || mn->op != GIR_OP_Mul || mn->n_in != 2 || mn->n_out != 1 ||
+            mn->out[0] < 0 || !((mn->in[0] == x && mn->in[1] == gv) || (mn->in[1] == x && mn->in[0] == gv)))
+            continue;
+        memset(act, 0, sizeof *act);
+        act->on = true;
+        if (gn->op == GIR_OP_Sigmoid) {
+            act->kind = RT_ACT_SILU;
+        } else {
+            const gir_attr *a = gir_attrs_find(&gn->attrs, "alpha"), *b = gir_attrs_find(&gn->attrs, "beta");
+            if ((a && a->type != GIR_ATTR_FLOAT && a->type != GIR_ATTR_INT) ||
+                (b && b->type != GIR_ATTR_FLOAT && b->type != GIR_ATTR_INT))
+                return false;
+            act->kind = RT_ACT_HSWISH;
+            act->alpha = (float)gir_attrs_get_float(&gn->attrs, "alpha", 0.2);
+            act->beta = (float)gir_attrs_get_float(&gn->attrs, "beta", 0.5);
+        }
+        *gate = cs[k];
+        *mul = cs[1 - k];
+        return true;
+    }
+    return false;
+}
+
+/* Value vi is a float32 constant holding the one number want (within
+ * 1e-6 relative). */
+static bool const_near(const gir_session *s, int32_t vi, double want)
+{
+    if (vi < 0)
+        return false;
+    const rt_value *v = &s->vals[vi];
+    if (v->kind != RV_CONST || v->fed || v->t.dtype != GIR_DT_F32 || v->t.numel != 1 || !v->t.data)
+        return false;
+    double f = *(const float *)v->t.data;
+    return fabs(f - want) <= 1e-6 * fabs(want);
+}
+
+/* The other operand of a two-input node that reads vi once, or -2. */
+static int32_t other_operand(const gir_node *n, int32_t vi)
+{
+    if (n->n_in != 2 || n->n_out != 1 || n->out[0] < 0)
+        return -2;
+    if (n->in[0] == vi && n->in[1] != vi)
+        return n->in[1];
+    if (n->in[1] == vi && n->in[0] != vi)
+        return n->in[0];
+    return -2;
+}
+
+/* GELU as PyTorch exports it: x read by Div(x, sqrt 2) -> Erf -> Add(1)
+ * and by Mul(x, that), then Mul(0.5).  Sets the activation and the five
+ * nodes. */
+static bool gelu_act(const gir_session *s, int32_t x, rt_act *act, int32_t nodes[5])
+{
+    const gir_graph *g = s->g;
+    int32_t cs[2];
+    if (!two_consumers(s, x, cs))
+        return false;
+    for (int k = 0; k < 2; k++) {
+        const gir_node *dn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];
+        if (dn->op != GIR_OP_Div || mn->op != GIR_OP_Mul || dn->n_in != 2 || dn->in[0] != x ||
+            !const_near(s, dn->in[1], 1.4142135623730951) || dn->n_out != 1 || dn->out[0] < 0)
+            continue;
+        int32_t q = sole_consumer(s, dn->out[0]);
+        if (q < 0 || g->nodes[q]->op != GIR_OP_Erf || g->nodes[q]->n_out != 1 || g->nodes[q]->out[0] < 0)
+            continue;
+        int32_t erf = q;
+        q = sole_consumer(s, g->nodes[erf]->out[0]);
+        if (q < 0 || g->nodes[q]->op != GIR_OP_Add || !const_near(s, other_operand(g->nodes[q], g->nodes[erf]->out[0]), 1.0))
+            continue;
+        int32_t add = q;
+        if (sole_consumer(s, g->nodes[add]->out[0]) != cs[1 - k] || other_operand(mn, x) != g->nodes[add]->out[0])
+            continue;
+        q = sole_consumer(s, mn->out[0]);
+        if (q < 0 || g->nodes[q]->op != GIR_OP_Mul || !const_near(s, other_operand(g->nodes[q], mn->out[0]), 0.5))
+            continue;
+        memset(act, 0, sizeof *act);
+        act->on = true;
+        act->kind = RT_ACT_GELU;
+        nodes[0] = cs[k];
+        nodes[1] = erf;
+        nodes[2] = add;
+        nodes[3] = cs[1 - k];
+        nodes[4] = q;
+        return true;
+    }
+    return false;
+}
+
 /* Decides fusions for node ni (Conv/Gemm) before it is planned: a following
- * Add whose other operand's buffer can take the result, then Relu/Clip. */
+ * Add whose other operand's buffer can take the result, then Relu/Clip (or,
+ * for RT_FUSE_ACTX kernels, Sigmoid, SiLU or HardSwish). */
 static void plan_fusion(gir_session *s, rt_node *rn)
 {
     const gir_graph *g = s->g;
-    rn->call.act.on = false;
+    memset(&rn->call.act, 0, sizeof rn->call.act);
     rn->call.accumulate = false;
     if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD)) || rn->n->n_out < 1 || rn->n->out[0] < 0)
         return;
     int32_t cur = rn->n->out[0];
     int32_t q = sole_consumer(s, cur);
+    if (q >= 0 && (rn->k->flags & RT_FUSE_ADD)) {
+        const gir_node *qn = g->nodes[q];
+        if (qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
+            int32_t other = qn->in[0] == cur ? qn->in[1] : qn->in[0];
+            rt_value *ov = other >= 0 ? &s->vals[other] : NULL;
+            /* the residual: an intermediate float tensor of the same shape, in
+             * its own buffer, whose last remaining use is this Add */
+            if (ov && other != cur && ov->kind == RV_INTER && ov->buf >= 0 && ov->alias < 0 && !ov->is_output &&
+                ov->remaining == 1 && s->bufs[ov->buf].refs == 1 && ov->t.dtype == GIR_DT_F32 && ov->produced) {
+                rn->call.accumulate = true; /* shape checked after prepare */
+                mark_fused(s, q, rn);
+                cur = qn->out[0];
+                q = sole_consumer(s, cur);
+            } else {
+                return;
+            }
+        }
+    }
+    if (!(rn->k->flags & RT_FUSE_ACT))
+        return;
+    int32_t gate, mul;
+    if ((rn->k->flags & RT_FUSE_ACTX) && gated_act(s, cur, &rn->call.act, &gate, &mul)) {
+        mark_fused(s, gate, rn);
+        mark_fused(s, mul, rn);
+        return;
+    }
+    int32_t gelu[5];
+    if ((rn->k->flags & RT_FUSE_ACTX) && gelu_act(s, cur, &rn->call.act, gelu)) {
+        for (int i = 0; i < 5; i++)
+            mark_fused(s, gelu[i], rn);
+        return;
+    }
     if (q < 0)
         return;
     const gir_node *qn = g->nodes[q];
-    if ((rn->k->flags & RT_FUSE_ADD) && qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
-        int32_t other = qn->in[0] == cur ? qn->in[1] : qn->in[0];
-        rt_value *ov = other >= 0 ? &s->vals[other] : NULL;
-        /* the residual: an intermediate float tensor of the same shape, in
-         * its own buffer, whose last remaining use is this Add */
-        if (ov && other != cur && ov->kind == RV_INTER && ov->buf >= 0 && ov->alias < 0 && !ov->is_output &&
-            ov->remaining == 1 && s->bufs[ov->buf].refs == 1 && ov->t.dtype == GIR_DT_F32 && ov->produced) {
-            rn->call.accumulate = true; /* shape checked after prepare */
-            s->nodes[q].skip = true;
-            cur = qn->out[0];
-            q = sole_consumer(s, cur);
-            if (q < 0)
-                return;
-            qn = g->nodes[q];
-        } else {
-            return;
-        }
+    if (qn->n_in < 1 || qn->in[0] != cur || qn->n_out != 1 || qn->out[0] < 0)
+        return;
+    if (node_act(qn, &rn->call.act)) {
+        mark_fused(s, q, rn);
+    } else if ((rn->k->flags & RT_FUSE_ACTX) && qn->op == GIR_OP_Sigmoid) {
+        rn->call.act.on = true;
+        rn->call.act.kind = RT_ACT_SIGMOID;
+        mark_fused(s, q, rn);
     }
-    if ((rn->k->flags & RT_FUSE_ACT) && qn->n_in >= 1 && qn->in[0] == cur && qn->n_out == 1 && qn->out[0] >= 0 &&
-        node_act(qn, &rn->call.act))
-        s->nodes[q].skip = true;
 }
 
 /* The residual value of a fused Add following node rn. */
@@ -708,16 +872,12 @@ static int32_t fused_residual(const gir_session *s, const rt_node *rn, int32_t *
 
 static void undo_fusion(gir_session *s, rt_node *rn)
 {
-    int32_t cur = rn->n->out[0];
-    for (int step = 0; step < 2; step++) {
-        int32_t q = sole_consumer(s, cur);
-        if (q < 0 || !s->nodes[q].skip)
-            break;
-        s->nodes[q].skip = false;
-        cur = s->g->nodes[q]->out[0];
-    }
+    int32_t self = (int32_t)(rn - s->nodes);
+    for (size_t i = 0; i < s->g->n_nodes; i++)
+        if (s->nodes[i].skip && s->nodes[i].host == self)
+            s->nodes[i].skip = false;
     rn->call.accumulate = false;
-    rn->call.act.on = false;
+    memset(&rn->call.act, 0, sizeof rn->call.act);
 }
 
 /* Constants every reader packed at prepare are unloaded after planning
@@ -741,21 +901,28 @@ static gir_status reload_dropped(gir_session *s, gir_error *err)
     return GIR_OK;
 }
 
-static void drop_packed_constants(gir_session *s)
+/* A constant the session loaded whose readers have all been prepared: if
+ * every one of them packed it (in_done), it is unloaded now, before later
+ * nodes pack theirs, so a model's weights are never held twice. */
+static bool droppable(const gir_session *s, const rt_value *v)
 {
-    const gir_graph *g = s->g;
-    for (size_t i = 0; i < g->n_values; i++) {
-        rt_value *v = &s->vals[i];
-        if (v->kind != RV_CONST || !v->src || !v->we_loaded || v->fed || v->is_output || v->uses == 0 || s->keep)
+    return v->kind == RV_CONST && v->src && v->we_loaded && !v->fed && !v->is_output && v->uses > 0 && !s->keep &&
+           !v->dropped;
+}
+
+static void drop_after_prepare(gir_session *s, const rt_node *rn)
+{
+    const gir_node *n = rn->n;
+    for (size_t j = 0; j < n->n_in; j++) {
+        int32_t vi = n->in[j];
+        if (vi < 0)
             continue;
-        bool all_done = true;
-        for (size_t k = 0; all_done && k < g->n_nodes; k++) {
-            const gir_node *n = g->nodes[k];
-            for (size_t j = 0; j < n->n_in; j++)
-                if (n->in[j] == (int32_t)i && !s->nodes[k].call.in_done[j])
-                    all_done = false;
-        }
-        if (all_done) {
+        rt_value *v = &s->vals[vi];
+        if (!droppable(s, v))
+            continue;
+        if (rn->skip || !rn->call.in_done[j])
+            v->needed = true;
+        if (--v->pending == 0 && !v->needed) {
             gir_tensor_unload(v->src);
             v->t.data = NULL;
             v->dropped = true;
@@ -777,6 +944,8 @@ static gir_status plan(gir_session *s, gir_error *err)
         v->buf = -1;
         v->alias = -1;
         v->produced = v->kind != RV_INTER;
+        v->needed = false;
+        v->pending = v->uses - (v->is_output ? 1 : 0);
         if (v->kind == RV_INPUT) {
             if (!v->fed)
                 return gir_fail(err, GIR_E_ARGUMENT, "input '%s' was not given", g->values[i]->name);
@@ -809,7 +978,10 @@ static gir_status plan(gir_session *s, gir_error *err)
         if (rn->skip) {
             /* fused into its producer: its output is the producer's result */
             /* (a fused Add's two inputs share one buffer) */
+            /* (the operand in the fused chain: the one with a buffer, not a constant) */
             int32_t o = n->out[0], src = n->in[0];
+            for (size_t j = 0; j < n->n_in && (src < 0 || s->vals[src].buf < 0); j++)
+                src = n->in[j];
             s->vals[o].t = s->vals[src].t;
             s->vals[o].buf = s->vals[src].buf;
             s->bufs[s->vals[o].buf].refs++;
@@ -821,6 +993,8 @@ static gir_status plan(gir_session *s, gir_error *err)
                 gir_err_node(err, n->name);
                 return st;
             }
+            if (c->act.on && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32))
+                undo_fusion(s, rn); /* activations are float kernels */
             if (c->accumulate) {
                 int32_t add;
                 int32_t res = fused_residual(s, rn, &add);
@@ -877,6 +1051,7 @@ static gir_status plan(gir_session *s, gir_error *err)
             if (c->scratch_bytes > scratch)
                 scratch = c->scratch_bytes;
         }
+        drop_after_prepare(s, rn);
         /* inputs die after their last use (never in keep mode) */
         for (size_t j = 0; j < n->n_in; j++) {
             int32_t vi = n->in[j];
@@ -908,7 +1083,6 @@ static gir_status plan(gir_session *s, gir_error *err)
         s->scratch_bytes = scratch;
     }
     s->planned = true;
-    drop_packed_constants(s);
     return GIR_OK;
 }
 
@@ -932,6 +1106,13 @@ static void *value_data(const gir_session *s, int32_t vi)
     if (v->kind == RV_CONST)
         return v->src ? v->src->data : NULL;
     return v->buf >= 0 ? s->bufs[v->buf].p : NULL;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
@@ -962,12 +1143,17 @@ GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
             continue;
         rn->call.scratch = s->scratch;
         rn->call.stream = s->stream;
+        uint64_t t0 = s->profiling ? now_ns() : 0;
         st = rn->k->run(&rn->call, err);
         if (st) {
             gir_err_node(err, rn->n->name);
             return st;
         }
+        if (s->profiling)
+            rn->prof_ns += now_ns() - t0;
     }
+    if (s->profiling)
+        s->prof_runs++;
     s->results = calloc(g->n_outputs ? g->n_outputs : 1, sizeof *s->results);
     if (!s->results)
         return gir_nomem(err);
@@ -1047,4 +1233,55 @@ size_t gir_rt_fused_count(const gir_session *s)
     for (size_t i = 0; i < s->g->n_nodes; i++)
         n += s->nodes[i].skip;
     return n;
+}
+
+/* ---- profiling ------------------------------------------------------------ */
+
+GIR_API void gir_session_set_profiling(gir_session *s, bool on)
+{
+    if (on && !s->profiling) {
+        for (size_t i = 0; i < s->g->n_nodes; i++)
+            s->nodes[i].prof_ns = 0;
+        s->prof_runs = 0;
+    }
+    s->profiling = on;
+}
+
+GIR_API size_t gir_session_profile_count(const gir_session *s)
+{
+    if (!s->planned)
+        return 0;
+    size_t n = 0;
+    for (size_t oi = 0; oi < s->n_order; oi++)
+        n += !s->nodes[s->order[oi]].skip;
+    return n;
+}
+
+GIR_API bool gir_session_profile_entry(const gir_session *s, size_t i, gir_profile_entry *e)
+{
+    if (!s->planned)
+        return false;
+    for (size_t oi = 0; oi < s->n_order; oi++) {
+        const rt_node *rn = &s->nodes[s->order[oi]];
+        if (rn->skip || i-- > 0)
+            continue;
+        memset(e, 0, sizeof *e);
+        e->node = rn->n->name;
+        e->op = gir_op_name(rn->n->op);
+        e->total_ms = (double)rn->prof_ns / 1e6;
+        e->runs = s->prof_runs;
+        /* the nodes fused into it, in execution order */
+        size_t len = 0;
+        for (size_t k = oi + 1; k < s->n_order; k++) {
+            const rt_node *fn = &s->nodes[s->order[k]];
+            if (!fn->skip || fn->host != s->order[oi])
+                continue;
+            int w = snprintf(e->fused + len, sizeof e->fused - len, "%s%s", len ? "+" : "", gir_op_name(fn->n->op));
+            if (w < 0 || (size_t)w >= sizeof e->fused - len)
+                break;
+            len += (size_t)w;
+        }
+        return true;
+    }
+    return false;
 }

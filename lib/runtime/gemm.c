@@ -351,53 +351,97 @@ static float dot_v4(const float *x, const float *y, size_t n)
     return r;
 }
 
-static void gemv_cols(const gir_gemm_args *g, size_t j0, size_t j1)
-{
-    gemm_ep ep = { g->alpha, g->beta, g->bias_m, NULL, g->clamp, g->lo, g->hi };
-    const float *a = g->a; /* one row of op(A): contiguous unless transposed */
-    size_t sa = g->trans_a ? g->lda : 1;
-    if (g->trans_b) {
-        /* op(B)[k][j] = b[j*ldb + k]: one dot product per column */
-        for (size_t j = j0; j < j1; j++) {
-            float acc;
-            if (sa == 1) {
-                acc = dot_v4(a, g->b + j * g->ldb, g->k);
-            } else {
-                acc = 0.0f;
-                for (size_t k = 0; k < g->k; k++)
-                    acc += a[k * sa] * g->b[j * g->ldb + k];
-            }
-            gemm_ep e = ep;
-            e.bias_n = g->bias_n ? g->bias_n + j : NULL;
-            float *p = &g->c[j];
-            *p = gemm_ep_apply(&e, acc, g->beta != 0.0f ? *p : 0.0f, 0, 0);
-        }
-        return;
-    }
-    /* op(B) rows are contiguous: accumulate a[k] * B[k, j0..j1) in blocks */
-    enum { BLK = 512 };
-    float acc[BLK];
-    for (size_t jb = j0; jb < j1; jb += BLK) {
-        size_t nb = j1 - jb < BLK ? j1 - jb : BLK;
-        for (size_t j = 0; j < nb; j++)
-            acc[j] = 0.0f;
-        for (size_t k = 0; k < g->k; k++) {
-            const float av = a[k * sa];
-            const float *br = g->b + k * g->ldb + jb;
-            for (size_t j = 0; j < nb; j++)
-                acc[j] += av * br[j];
-        }
-        gemm_ep e2 = ep;
-        e2.bias_n = g->bias_n ? g->bias_n + jb : NULL;
-        for (size_t j = 0; j < nb; j++) {
-            float *p = &g->c[jb + j];
-            *p = gemm_ep_apply(&e2, acc[j], g->beta != 0.0f ? *p : 0.0f, 0, j);
-        }
-    }
+/* y = a row times op(B) (m == 1), columns [j0, j1): compiled portable and,
+ * on x86-64, for AVX-512 with 16-lane dot products. */
+#define GEMV_BODY(NAME, ATTR, DOT)                                                                                     \
+    ATTR static void NAME(const gir_gemm_args *g, size_t j0, size_t j1)                                             \
+{                                                                                                                   \
+    gemm_ep ep = { g->alpha, g->beta, g->bias_m, NULL, g->clamp, g->lo, g->hi };                                    \
+    const float *a = g->a; /* one row of op(A): contiguous unless transposed */                                     \
+    size_t sa = g->trans_a ? g->lda : 1;                                                                            \
+    if (g->trans_b) {                                                                                               \
+        /* op(B)[k][j] = b[j*ldb + k]: one dot product per column */                                                \
+        for (size_t j = j0; j < j1; j++) {                                                                          \
+            float acc;                                                                                              \
+            if (sa == 1) {                                                                                          \
+                acc = DOT(a, g->b + j * g->ldb, g->k);                                                           \
+            } else {                                                                                                \
+                acc = 0.0f;                                                                                         \
+                for (size_t k = 0; k < g->k; k++)                                                                   \
+                    acc += a[k * sa] * g->b[j * g->ldb + k];                                                        \
+            }                                                                                                       \
+            gemm_ep e = ep;                                                                                         \
+            e.bias_n = g->bias_n ? g->bias_n + j : NULL;                                                            \
+            float *p = &g->c[j];                                                                                    \
+            *p = gemm_ep_apply(&e, acc, g->beta != 0.0f ? *p : 0.0f, 0, 0);                                         \
+        }                                                                                                           \
+        return;                                                                                                     \
+    }                                                                                                               \
+    /* op(B) rows are contiguous: accumulate a[k] * B[k, j0..j1) in blocks */                                       \
+    enum { BLK = 512 };                                                                                             \
+    float acc[BLK];                                                                                                 \
+    for (size_t jb = j0; jb < j1; jb += BLK) {                                                                      \
+        size_t nb = j1 - jb < BLK ? j1 - jb : BLK;                                                                  \
+        for (size_t j = 0; j < nb; j++)                                                                             \
+            acc[j] = 0.0f;                                                                                          \
+        for (size_t k = 0; k < g->k; k++) {                                                                         \
+            const float av = a[k * sa];                                                                             \
+            const float *br = g->b + k * g->ldb + jb;                                                               \
+            for (size_t j = 0; j < nb; j++)                                                                         \
+                acc[j] += av * br[j];                                                                               \
+        }                                                                                                           \
+        gemm_ep e2 = ep;                                                                                            \
+        e2.bias_n = g->bias_n ? g->bias_n + jb : NULL;                                                              \
+        for (size_t j = 0; j < nb; j++) {                                                                           \
+            float *p = &g->c[jb + j];                                                                               \
+            *p = gemm_ep_apply(&e2, acc[j], g->beta != 0.0f ? *p : 0.0f, 0, j);                                     \
+        }                                                                                                           \
+    }                                                                                                               \
 }
+
+GEMV_BODY(gemv_cols, , dot_v4)
+
+#ifdef GIR_GEMM_X86
+typedef float v16f __attribute__((vector_size(64)));
+
+__attribute__((target("avx512f"))) static float dot_avx512(const float *x, const float *y, size_t n)
+{
+    v16f s0 = { 0 }, s1 = s0, s2 = s0, s3 = s0, a, b;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        for (int u = 0; u < 4; u++) {
+            memcpy(&a, x + i + 16 * u, sizeof a);
+            memcpy(&b, y + i + 16 * u, sizeof b);
+            if (u == 0)
+                s0 += a * b;
+            else if (u == 1)
+                s1 += a * b;
+            else if (u == 2)
+                s2 += a * b;
+            else
+                s3 += a * b;
+        }
+    }
+    for (; i + 16 <= n; i += 16) {
+        memcpy(&a, x + i, sizeof a);
+        memcpy(&b, y + i, sizeof b);
+        s0 += a * b;
+    }
+    v16f s = (s0 + s1) + (s2 + s3);
+    float r = 0.0f;
+    for (int l = 0; l < 16; l++)
+        r += s[l];
+    for (; i < n; i++)
+        r += x[i] * y[i];
+    return r;
+}
+
+GEMV_BODY(gemv_cols_avx512, __attribute__((target("avx512f"))), dot_avx512)
+#endif
 
 typedef struct gemv_job {
     const gir_gemm_args *g;
+    void (*fn)(const gir_gemm_args *g, size_t j0, size_t j1);
 } gemv_job;
 
 static void gemv_worker(void *ctx, int w, int nw)
@@ -406,7 +450,7 @@ static void gemv_worker(void *ctx, int w, int nw)
     size_t b, e;
     gir_split_range(j->g->n, 16, w, nw, &b, &e);
     if (b < e)
-        gemv_cols(j->g, b, e);
+        j->fn(j->g, b, e);
 }
 
 /* k == 0: C = beta*C + biases, clamped. */
@@ -429,11 +473,15 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
         return;
     }
     if (g->m == 1 && !g->packed_a && !g->packed_b) {
-        gemv_job gj = { g };
+        gemv_job gj = { g, gemv_cols };
+#ifdef GIR_GEMM_X86
+        if ((g->isa == GIR_GEMM_AUTO ? gir_gemm_isa_best() : g->isa) == GIR_GEMM_AVX512)
+            gj.fn = gemv_cols_avx512;
+#endif
         if (gir_threads_count(th) > 1 && (double)g->n * (double)g->k >= 65536.0)
             gir_threads_run(th, gemv_worker, &gj);
         else
-            gemv_cols(g, 0, g->n);
+            gj.fn(g, 0, g->n);
         return;
     }
     const gemm_impl *im = g->packed_a ? impl_for(g->packed_a->isa) : impl_for(g->isa);

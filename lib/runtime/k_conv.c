@@ -126,6 +126,19 @@ typedef struct im2col_job {
     gir_gemm_blayout l;
 } im2col_job;
 
+/* Output columns [*lo, *hi) whose input column for kernel column kw lies
+ * inside the row (the rest read padding). */
+static inline void kw_span(const rt_geom *g, size_t kw, size_t *lo, size_t *hi)
+{
+    size_t woff = kw * g->d[2], pw = g->pb[2], sw = g->s[2], W = g->in[2];
+    size_t l = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
+    size_t h = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
+    if (h > g->out[2])
+        h = g->out[2];
+    *lo = l < h ? l : h;
+    *hi = h;
+}
+
 /* Short copies and fills inline (library calls cost more than the work on
  * runs of at most a panel). */
 static inline void copy_run(float *d, const float *src, size_t n)
@@ -177,13 +190,8 @@ static void im2col_rows(void *ctx, size_t p0, size_t p1, int worker)
             size_t pc = k / KC * KC, kcb = K - pc < KC ? K - pc : KC;
             float *dst = j->col + pc * npad + p * NR * kcb + (k - pc) * NR;
             const float *xc = j->x + ch * D * H * W;
-            size_t woff = kw * dw;
-            size_t lo = woff >= pw ? 0 : (pw - woff + sw - 1) / sw;
-            size_t hi = W - 1 + pw < woff ? 0 : (W - 1 + pw - woff) / sw + 1;
-            if (hi > OW)
-                hi = OW;
-            if (lo > hi)
-                lo = hi;
+            size_t woff = kw * dw, lo, hi;
+            kw_span(g, kw, &lo, &hi);
             for (size_t q = 0; q < nseg; q++) {
                 const struct seg *sg = &segs[q];
                 float *d = dst + sg->off;
@@ -221,6 +229,42 @@ static void im2col_rows(void *ctx, size_t p0, size_t p1, int worker)
                     }
                 }
             }
+        }
+    }
+}
+
+/* Plain columns for narrow outputs (a panel would span many short output
+ * rows): B[k][(row - r0)*OW + ow] row-major, one k row per (c, kd, kh, kw),
+ * each output row a strided copy between zero margins; the GEMM packs it. */
+static void im2col_plain(void *ctx, size_t k0, size_t k1, int worker)
+{
+    (void)worker;
+    const im2col_job *j = ctx;
+    const rt_geom *g = j->g;
+    const size_t KD = g->k[0], KH = g->k[1], KW = g->k[2];
+    const size_t D = g->in[0], H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+    const size_t ncols = (j->r1 - j->r0) * OW, sw = g->s[2], pw = g->pb[2];
+    for (size_t k = k0; k < k1; k++) {
+        size_t kw = k % KW, kh = k / KW % KH, kd = k / (KW * KH) % KD, ch = k / (KW * KH * KD);
+        const float *xc = j->x + ch * D * H * W;
+        size_t woff = kw * g->d[2], lo, hi;
+        kw_span(g, kw, &lo, &hi);
+        float *dst = j->col + k * ncols;
+        for (size_t r = j->r0; r < j->r1; r++, dst += OW) {
+            size_t od = r / OH, oh = r % OH;
+            size_t id = od * g->s[0] + kd * g->d[0], ih = oh * g->s[1] + kh * g->d[1];
+            if (id < g->pb[0] || id - g->pb[0] >= D || ih < g->pb[1] || ih - g->pb[1] >= H || lo >= hi) {
+                zero_run(dst, OW);
+                continue;
+            }
+            const float *xs = xc + ((id - g->pb[0]) * H + (ih - g->pb[1])) * W + woff - pw;
+            zero_run(dst, lo);
+            if (sw == 1)
+                copy_run(dst + lo, xs + lo, hi - lo);
+            else
+                for (size_t i = lo; i < hi; i++)
+                    dst[i] = xs[i * sw];
+            zero_run(dst + hi, OW - hi);
         }
     }
 }
@@ -277,6 +321,7 @@ typedef struct conv_state {
     size_t *ow_lo;           /* depthwise: per kw */
     size_t cap_kw;
     void *geo; /* conv_geo or convt_geo of the current plan */
+    rt_wino *wino; /* 3x3 stride 1: Winograd form of the weights (instead of packed) */
 } conv_state;
 
 static void conv_release(void *p)
@@ -289,6 +334,7 @@ static void conv_release(void *p)
     free(s->packed);
     free(s->ow_lo);
     free(s->geo);
+    rt_wino_free(s->wino);
     free(s);
 }
 
@@ -306,6 +352,9 @@ struct conv_geo {
     bool depthwise, pointwise;
     size_t chunk_rows; /* output rows per im2col chunk */
 };
+
+/* Outputs narrower than this take the plain im2col (im2col_plain). */
+#define NARROW_OW 16
 
 #define IM2COL_MAX_FLOATS ((size_t)1 << 18) /* 1 MiB of packed columns at a time: they stay in L2 */
 
@@ -442,8 +491,24 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         }
         return GIR_OK;
     }
-    /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     const rt_tensor *w = c->in[1];
+    const rt_geom *gg = &cg.g;
+    if (s->wino && (s->wino->H != gg->in[1] || s->wino->W != gg->in[2] || s->wino->ph != gg->pb[1] ||
+                    s->wino->pw != gg->pb[2])) {
+        rt_wino_free(s->wino); /* another input size: the weights are loaded again for a new plan */
+        s->wino = NULL;
+    }
+    if (!s->packed && (s->wino || (c->in_const[1] && cg.G == 1 && gg->nsp == 2 && gg->k[1] == 3 && gg->k[2] == 3 &&
+                                   gg->s[1] == 1 && gg->s[2] == 1 && gg->d[1] == 1 && gg->d[2] == 1 &&
+                                   rt_wino_applies(cg.C, cg.M, gg->out[1], gg->out[2])))) {
+        if (!s->wino && (st = rt_wino_new(w->data, cg.M, cg.C, gg->in[1], gg->in[2], gg->out[1], gg->out[2],
+                                          gg->pb[1], gg->pb[2], &s->wino, err)))
+            return st;
+        c->in_done[1] = true;
+        c->scratch_bytes = rt_wino_scratch_floats(s->wino) * sizeof(float);
+        return GIR_OK;
+    }
+    /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     /* (the state lives as long as the weights: overridden constants free it) */
     if (c->in_const[1] && !s->packed) {
         s->packed = calloc(cg.G, sizeof *s->packed);
@@ -500,6 +565,8 @@ static void dw_planes(void *ctx, size_t p0, size_t p1, int worker)
         } else {
             j->fn(&j->plane, xp, wp, b ? b[m] : 0.0f, y + p * cg->P);
         }
+        if (j->c->act.on && j->c->act.kind != RT_ACT_CLAMP)
+            rt_act_map(&j->c->act, y + p * cg->P, y + p * cg->P, cg->P);
     }
 }
 
@@ -525,19 +592,12 @@ static void conv_depthwise(const rt_call *c, const conv_geo *cg)
     a->ph = g->pb[1];
     a->pw = g->pb[2];
     size_t *lo = s->ow_lo, *hi = s->ow_lo + g->k[2];
-    for (size_t kw = 0; kw < g->k[2]; kw++) {
-        size_t woff = kw * g->d[2];
-        lo[kw] = woff >= g->pb[2] ? 0 : (g->pb[2] - woff + g->s[2] - 1) / g->s[2];
-        hi[kw] = g->in[2] - 1 + g->pb[2] < woff ? 0 : (g->in[2] - 1 + g->pb[2] - woff) / g->s[2] + 1;
-        if (hi[kw] > g->out[2])
-            hi[kw] = g->out[2];
-        if (lo[kw] > hi[kw])
-            lo[kw] = hi[kw];
-    }
+    for (size_t kw = 0; kw < g->k[2]; kw++)
+        kw_span(g, kw, &lo[kw], &hi[kw]);
     a->ow_lo = lo;
     a->ow_hi = hi;
     a->accumulate = c->accumulate;
-    a->act = c->act.on;
+    a->act = c->act.on && c->act.kind == RT_ACT_CLAMP; /* others: after the plane */
     a->lo = c->act.lo;
     a->hi = c->act.hi;
     j.padfn = NULL;
@@ -563,6 +623,12 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     const float *x = c->in[0]->data, *w = c->in[1]->data;
     const float *bias = c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL;
     float *y = c->out[0]->data;
+    if (s->wino) {
+        for (size_t n = 0; n < cg.N; n++)
+            rt_wino_run(s->wino, x + n * cg.C * cg.insp, bias, y + n * cg.M * cg.P, &c->act, c->accumulate,
+                        c->scratch, c->th);
+        return GIR_OK;
+    }
     const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];
     for (size_t n = 0; n < cg.N; n++) {
         for (size_t gi = 0; gi < cg.G; gi++) {
@@ -578,27 +644,47 @@ static gir_status conv_run(rt_call *c, gir_error *err)
             a.packed_a = s->packed ? &s->packed[gi] : NULL;
             a.ldc = cg.P;
             a.bias_m = bias ? bias + gi * cg.Mg : NULL;
-            a.clamp = c->act.on;
+            a.clamp = c->act.on && c->act.kind == RT_ACT_CLAMP;
             a.lo = c->act.lo;
             a.hi = c->act.hi;
+            bool post_act = c->act.on && !a.clamp; /* applied to each block while it is in cache */
             if (cg.pointwise) {
-                a.n = cg.P;
-                a.b = xg;
-                a.ldb = cg.P;
-                a.c = yg;
-                gir_sgemm(&a, c->th);
+                size_t cols = cg.P;
+                if (post_act) {
+                    cols = ((size_t)1 << 16) / (cg.Mg ? cg.Mg : 1) / 64 * 64;
+                    if (cols < 256)
+                        cols = 256;
+                }
+                for (size_t c0 = 0; c0 < cg.P; c0 += cols) {
+                    a.n = cg.P - c0 < cols ? cg.P - c0 : cols;
+                    a.b = xg + c0;
+                    a.ldb = cg.P;
+                    a.c = yg + c0;
+                    gir_sgemm(&a, c->th);
+                    if (post_act)
+                        rt_act_apply_rows(&c->act, c->th, yg + c0, cg.Mg, a.n, cg.P);
+                }
                 continue;
             }
             gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[gi].isa : GIR_GEMM_AUTO);
             for (size_t r0 = 0; r0 < rows; r0 += cg.chunk_rows) {
                 size_t r1 = r0 + cg.chunk_rows < rows ? r0 + cg.chunk_rows : rows;
                 im2col_job j = { &cg.g, xg, c->scratch, r0, r1, cg.Kg, l };
-                size_t panels = ((r1 - r0) * OW + l.nr - 1) / l.nr;
-                rt_parallel_for(c->th, panels, 1, 4, im2col_rows, &j);
                 a.n = (r1 - r0) * OW;
-                a.packed_b = c->scratch;
+                if (OW < NARROW_OW) {
+                    rt_parallel_for(c->th, cg.Kg, 1, 16, im2col_plain, &j);
+                    a.b = c->scratch;
+                    a.ldb = a.n;
+                    a.packed_b = NULL;
+                } else {
+                    size_t panels = ((r1 - r0) * OW + l.nr - 1) / l.nr;
+                    rt_parallel_for(c->th, panels, 1, 4, im2col_rows, &j);
+                    a.packed_b = c->scratch;
+                }
                 a.c = yg + r0 * OW;
                 gir_sgemm(&a, c->th);
+                if (post_act)
+                    rt_act_apply_rows(&c->act, c->th, a.c, cg.Mg, a.n, cg.P);
             }
         }
     }
@@ -606,7 +692,7 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     return GIR_OK;
 }
 
-const rt_kernel gir_k_conv = { conv_prepare, conv_run, conv_release, RT_FUSE_ACT | RT_FUSE_ADD };
+const rt_kernel gir_k_conv = { conv_prepare, conv_run, conv_release, RT_FUSE_ACT | RT_FUSE_ACTX | RT_FUSE_ADD };
 
 /* ---- ConvTranspose --------------------------------------------------------------- */
 

@@ -165,6 +165,19 @@ static void unary_part(void *ctx, size_t b, size_t e, int worker)
     j->fn(j->x + b, j->y + b, e - b, j->p);
 }
 
+typedef struct act_job {
+    rt_act act;
+    const float *x;
+    float *y;
+} act_job;
+
+static void act_part(void *ctx, size_t b, size_t e, int worker)
+{
+    (void)worker;
+    act_job *j = ctx;
+    rt_act_map(&j->act, j->x + b, j->y + b, e - b);
+}
+
 #define INT_UNARY(T, TMIN, TMAX)                                                                    \
     static void int_unary_##T(gir_op op, const T *x, T *y, size_t n, const unary_params *p)         \
     {                                                                                               \
@@ -199,6 +212,13 @@ static gir_status unary_run(rt_call *c, gir_error *err)
     }
     if (x->dtype == GIR_DT_I64) {
         int_unary_int64_t(c->node->op, x->data, y->data, x->numel, &st->p);
+        return GIR_OK;
+    }
+    if (c->node->op == GIR_OP_Sigmoid || c->node->op == GIR_OP_Erf) {
+        /* the vectorised forms of k_act.c */
+        act_job aj = { { true, 0, 0, c->node->op == GIR_OP_Sigmoid ? RT_ACT_SIGMOID : RT_ACT_ERF, 0, 0 }, x->data,
+                       y->data };
+        rt_parallel_for(c->th, x->numel, 64, 1 << 15, act_part, &aj);
         return GIR_OK;
     }
     unary_job j = { unary_for(c->node->op), x->data, y->data, &st->p };
@@ -945,21 +965,37 @@ static gir_status binary_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], ot, &s, err);
 }
 
+static void binary_compute(rt_call *c)
+{
+    if (pow_mixed(c)) {
+        pow_mixed_run(c);
+        return;
+    }
+    gir_dtype ot;
+    const rt_tensor *a = c->in[0], *b = c->in[1];
+    if (c->node->op == GIR_OP_Pow && a->dtype == GIR_DT_F32 && b->numel == 1 && b->shape.rank <= a->shape.rank &&
+        *(const float *)b->data == 2.0f) {
+        /* x^2 (LayerNorm's variance): x*x is the correctly rounded square powf gives */
+        bin_apply(c->th, f32_mul, a, a, c->out[0]);
+        return;
+    }
+    bin_fn fn = bin_for(c->node->op, a->dtype, rt_int(c, "fmod", 0) != 0, &ot);
+    bin_apply(c->th, fn, a, b, c->out[0]);
+}
+
 static gir_status binary_run(rt_call *c, gir_error *err)
 {
     (void)err;
-    if (pow_mixed(c)) {
-        pow_mixed_run(c);
-        return GIR_OK;
+    binary_compute(c);
+    if (c->act.on) { /* a fused activation (float results only: the executor checks) */
+        act_job aj = { c->act, c->out[0]->data, c->out[0]->data };
+        rt_parallel_for(c->th, c->out[0]->numel, 64, 1 << 15, act_part, &aj);
     }
-    gir_dtype ot;
-    bin_fn fn = bin_for(c->node->op, c->in[0]->dtype, rt_int(c, "fmod", 0) != 0, &ot);
-    bin_apply(c->th, fn, c->in[0], c->in[1], c->out[0]);
     return GIR_OK;
 }
 
 /* In place only when out has in[0]'s shape: the executor checks sizes. */
-const rt_kernel gir_k_binary = { binary_prepare, binary_run, NULL, RT_INPLACE };
+const rt_kernel gir_k_binary = { binary_prepare, binary_run, NULL, RT_INPLACE | RT_FUSE_ACT | RT_FUSE_ACTX };
 const rt_kernel gir_k_prelu = { binary_prepare, binary_run, NULL, RT_INPLACE };
 
 /* ---- variadic Max / Min / Sum / Mean --------------------------------------- */

@@ -88,6 +88,24 @@ static gir_status reduce_run(rt_call *c, gir_error *err)
             ks[nk++] = st[i];
         }
     }
+    /* float Sum/Mean over trailing axes (global pooling, LayerNorm's means):
+     * each output is one contiguous run, summed in the same order as below */
+    bool trailing = nr > 0 && x->dtype == GIR_DT_F32 && (op == GIR_OP_ReduceSum || op == GIR_OP_ReduceMean);
+    for (int i = 0; trailing && i < r; i++)
+        if (s->reduced[i] != (i >= r - nr))
+            trailing = false;
+    if (trailing) {
+        const float *xs = x->data;
+        float *ys = y->data;
+        for (size_t o = 0; o < y->numel; o++) {
+            const float *p = xs + o * count;
+            double acc = 0.0;
+            for (size_t k = 0; k < count; k++)
+                acc += p[k];
+            ys[o] = (float)(op == GIR_OP_ReduceMean ? acc / (double)count : acc);
+        }
+        return GIR_OK;
+    }
     /* innermost reduced dim contiguous: a straight loop */
     for (size_t o = 0; o < y->numel; o++) {
         size_t base = 0, t = o;

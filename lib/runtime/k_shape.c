@@ -171,10 +171,67 @@ typedef struct strided {
     size_t es;
 } strided;
 
+/* 4-byte elements whose source-contiguous axis a is not the innermost one
+ * (a transpose): a 2-D tiled copy between axis a and the innermost axis
+ * for each index of the other axes, so both sides move in cache lines. */
+static void strided_copy_tiled(const strided *s, int a, const float *src, float *dst)
+{
+    enum { T = 16 };
+    const int r = s->rank;
+    const size_t A = s->dims[a], I = s->dims[r - 1], S = s->st[r - 1];
+    size_t dst_st[GIR_MAX_RANK], acc = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        dst_st[d] = acc;
+        acc *= s->dims[d];
+    }
+    const size_t DA = dst_st[a];
+    size_t outer = 1;
+    for (int d = 0; d < r - 1; d++)
+        if (d != a)
+            outer *= s->dims[d];
+    size_t idx[GIR_MAX_RANK] = { 0 }, so = 0, dof = 0;
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t i0 = 0; i0 < A; i0 += T) {
+            size_t i1 = i0 + T < A ? i0 + T : A;
+            for (size_t j0 = 0; j0 < I; j0 += T) {
+                size_t j1 = j0 + T < I ? j0 + T : I;
+                for (size_t i = i0; i < i1; i++) {
+                    const float *sp = src + so + i;
+                    float *dp = dst + dof + i * DA;
+                    for (size_t j = j0; j < j1; j++)
+                        dp[j] = sp[j * S];
+                }
+            }
+        }
+        /* next index over the axes other than a and the innermost */
+        for (int d = r - 2; d >= 0; d--) {
+            if (d == a)
+                continue;
+            so += s->st[d];
+            dof += dst_st[d];
+            if (++idx[d] < s->dims[d])
+                break;
+            so -= s->st[d] * s->dims[d];
+            dof -= dst_st[d] * s->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
 /* Copies with the source strides; the innermost dim with source stride 1
  * moves as a block. */
 static void strided_copy(const strided *s, const char *src, char *dst)
 {
+    if (s->es == 4 && s->rank >= 2 && s->st[s->rank - 1] != 1 && s->dims[s->rank - 1] >= 4) {
+        int a = -1;
+        for (int d = 0; d < s->rank - 1; d++)
+            if (s->st[d] == 1 && s->dims[d] > 1)
+                a = d;
+        if (a >= 0 && s->dims[a] >= 4) {
+            strided_copy_tiled(s, a, (const float *)(const void *)src, (float *)(void *)dst);
+            return;
+        }
+    }
     size_t total = 1;
     for (int i = 0; i < s->rank; i++)
         total *= s->dims[i];

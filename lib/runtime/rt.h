@@ -19,11 +19,29 @@ typedef struct rt_tensor {
 } rt_tensor;
 
 /* An activation a kernel applies to its result when the executor fuses the
- * following Relu or Clip into it (only kernels flagged RT_FUSE_ACT). */
+ * following Relu or Clip into it (kernels flagged RT_FUSE_ACT: kind
+ * RT_ACT_CLAMP only) or one of the other kinds (RT_FUSE_ACTX). */
+enum {
+    RT_ACT_CLAMP = 0, /* Relu, Clip: [lo, hi] */
+    RT_ACT_SIGMOID,
+    RT_ACT_SILU,      /* Sigmoid and Mul: x * sigmoid(x) */
+    RT_ACT_HSWISH,    /* HardSigmoid and Mul: x * clamp(alpha x + beta, 0, 1) */
+    RT_ACT_GELU,      /* 0.5 x (1 + erf(x / sqrt 2)) */
+    RT_ACT_ERF,       /* erf(x) (the unary kernel's vector path) */
+};
 typedef struct rt_act {
     bool on;
     float lo, hi;
+    int kind;          /* RT_ACT_* */
+    float alpha, beta; /* RT_ACT_HSWISH */
 } rt_act;
+
+/* y[i] = act(x[i]) over n floats (x may be y), vectorised (k_act.c). */
+void rt_act_map(const rt_act *a, const float *x, float *y, size_t n);
+/* In place over n floats, or rows of n floats stride apart (split over
+ * th's workers); nothing when a->on is false. */
+void rt_act_apply(const rt_act *a, float *y, size_t n);
+void rt_act_apply_rows(const rt_act *a, gir_threads *th, float *y, size_t rows, size_t n, size_t stride);
 
 typedef struct rt_call {
     const gir_graph *g;
@@ -56,6 +74,7 @@ enum {
     RT_FUSE_ACT = 1u << 2, /* accepts a fused Relu/Clip */
     RT_FUSE_ADD = 1u << 3, /* accepts accumulate (a fused residual Add) */
     RT_SIDE_EFFECT = 1u << 4, /* runs even when nothing consumes its outputs */
+    RT_FUSE_ACTX = 1u << 5, /* accepts every rt_act kind, not only clamps */
 };
 
 typedef struct rt_kernel {
@@ -208,5 +227,28 @@ void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad);
 rt_dwpad_fn rt_dwpad_select(int isa);
 /* Max pooling over the same padded plane (w and bias unused). */
 rt_dwpad_fn rt_maxpool_select(int isa);
+
+/* ---- Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions (k_winograd.c) ---- */
+
+#include "gemm.h"
+
+typedef struct rt_wino {
+    size_t C, M, H, W, OH, OW, ph, pw;
+    size_t th, tw;  /* tiles down and across */
+    size_t chunk;   /* tiles per pass */
+    gir_gemm_packed u[16]; /* transformed weights, M x C each */
+} rt_wino;
+
+/* Whether the transform pays for a C -> M convolution of OH x OW outputs. */
+bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW);
+/* Transforms and packs weights wt (M x C x 3 x 3) for an H x W input with
+ * pads ph (top), pw (left) and output OH x OW. */
+gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, size_t OH, size_t OW, size_t ph,
+                       size_t pw, rt_wino **out, gir_error *err);
+void rt_wino_free(rt_wino *w);
+size_t rt_wino_scratch_floats(const rt_wino *w);
+/* One image: x is C x H x W, y is M x OH x OW (added to when accumulate). */
+void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, const rt_act *act, bool accumulate,
+                 float *scratch, gir_threads *th);
 
 #endif

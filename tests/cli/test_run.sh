@@ -46,6 +46,22 @@ check "another seed another output" bash -c "! cmp -s '$TMP/s7/out.npy' '$TMP/o1
 
 run run "$NET" --repeat 3
 expect_out "--repeat prints the latency" "latency over 3 runs (1 thread): median" "ms, min" "ms, max"
+run run "$NET" --profile --repeat 2
+expect_out "--profile prints a table per op type and per node" "profile over 2 runs:" "in 11 executed nodes" \
+  "per operator type:" "Conv                          1" "per node (slowest first):" "conv1"
+run run "$NET" --profile
+expect_out "--profile alone times 10 runs" "latency over 10 runs" "profile over 10 runs:"
+run run "$NET" --profile-json - --repeat 3 -o "$TMP/pj"
+expect_out "--profile-json - is the only thing on standard output" '{"model": ' '"threads": 1, "runs": 3' \
+  '"nodes": [' '{"name": "conv1", "op": "Conv", "fused": [], "ms_per_run": ' '"ops": ['
+check "--profile-json - leaves no other line" bash -c "! grep -q latency '$CAP/out' && head -c 10 '$CAP/out' | grep -q '^{\"model'"
+run run "$NET" --profile-json "$TMP/prof.json"
+expect_rc "--profile-json FILE" 0
+check "the profile file is written" grep -q '"runs": 10' "$TMP/prof.json"
+run run "$NET" --profile-json "$TMP/prof.json"
+expect_err "an existing profile file is kept" 5 "prof.json" "[output-exists]"
+run run "$NET" --profile-json "$TMP/prof.json" --force --repeat 4
+check "--force replaces it" grep -q '"runs": 4' "$TMP/prof.json"
 run run "$NET" --input "nosuch=$TMP/zeros.npy"
 expect_err "an unknown input name" 1 "the model has no input named 'nosuch'"
 npy "$TMP/bad.npy" "2, 3" 6
@@ -61,7 +77,7 @@ expect_err "a missing model" 5 "missing.json"
 # ---- reader options: MXNet stores no input shape or type -------------------------
 LENET=$SHARED/realworld/mxnet/lenet-symbol.json
 run run "$LENET"
-expect_err "an input of unknown rank must be given" 2 "input 'data' has an unknown rank"
+expect_err "an input of unknown dimensions must be given" 2 "input 'data' has no known dimension (shape [?,?,?,?]); give it with --input-shape"
 run run "$LENET" --input-shape data:1,1,28,28
 expect_out "--input-shape runs it (float32 assumed)" "hybridsequential0_dense1_fwd: float32 [1,10] min"
 run "$LENET" "$TMP/lenet.onnx" --input-shape data:1,1,28,28

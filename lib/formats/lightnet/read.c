@@ -2030,6 +2030,9 @@ static gir_status finish(rd *r)
         r->cur = r->n_ops; /* no op context for weight-file errors */
         st = ln_wts_scan(wp, wts_lookup, r, max_bytes > 0 ? (size_t)max_bytes : 0, &wts, r->err);
     }
+    /* which weights file was read (graphconv info shows it) */
+    if (!st && wts && gir_attrs_set_string(r->g, &r->g->meta, "source.params", wp))
+        st = gir_nomem(r->err);
     if (!st && wts) {
         if (wts->n_skipped)
             st = ln_note(r->g, "%s: %zu record%s name%s no tensor of the model and %s skipped like LightNet does "

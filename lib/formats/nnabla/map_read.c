@@ -229,6 +229,41 @@ static gir_status check_arity(const mctx *m, size_t min_in, size_t max_in, size_
 
 /* ---- opaque --------------------------------------------------------------- */
 
+/* The function's own fields of a newer schema (kept as text), one a line. */
+static gir_status unknown_text(mctx *m, const char **out)
+{
+    *out = NULL;
+    const ProtobufCMessage *b = &m->f->base;
+    gir_buf t = GIR_BUF_INIT;
+    for (unsigned i = 0; i < b->n_unknown_fields; i++) {
+        if (b->unknown_fields[i].tag != 0)
+            continue;
+        if (t.len)
+            gir_buf_putc(&t, '\n');
+        gir_buf_append(&t, b->unknown_fields[i].data, b->unknown_fields[i].len);
+    }
+    if (t.failed) {
+        gir_buf_free(&t);
+        return gir_nomem(m->err);
+    }
+    if (t.len) {
+        *out = gir_arena_strndup(&m->g->arena, t.data, t.len);
+        gir_buf_free(&t);
+        if (!*out)
+            return gir_nomem(m->err);
+    }
+    gir_buf_free(&t);
+    return GIR_OK;
+}
+
+static void first_unknown(void *ctx, const ProtobufCMessage *msg, const char *text, size_t len)
+{
+    char *name = ctx;
+    (void)msg;
+    if (!name[0])
+        gir_pbtext_field_name(text, len, name, 64);
+}
+
 static gir_status map_opaque(mctx *m)
 {
     gir_node *n;
@@ -237,6 +272,19 @@ static gir_status map_opaque(mctx *m)
     n->opaque_op = gir_arena_strdup(&m->g->arena, m->f->type);
     if (!n->opaque_format || !n->opaque_op)
         return gir_nomem(m->err);
+    size_t unknown = gir_pbtext_unknown_count(&m->f->base);
+    if (unknown) {
+        const char *own;
+        TRY(unknown_text(m, &own));
+        if (own)
+            TRY(set_string(m, n, NNB_ATTR_UNKNOWN, own));
+        char first[64] = "";
+        TRY(gir_pbtext_each_unknown(&m->f->base, first_unknown, first, m->err));
+        TRY(gir_graph_note(m->g,
+                           "function '%s' (%s) has %zu field%s this nnabla schema does not know (first '%s'): "
+                           "kept verbatim for nnabla; another format refuses it",
+                           m->name, m->f->type, unknown, unknown == 1 ? "" : "s", first));
+    }
     const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
     if (fd) {
         const ProtobufCMessage *pm = *(ProtobufCMessage *const *)((const char *)m->f + fd->offset);
@@ -266,6 +314,14 @@ static const plain_map plain[] = {
     { "Erf", GIR_OP_Erf, 1 },           { "Ceil", GIR_OP_Ceil, 1 },         { "Floor", GIR_OP_Floor, 1 },
     { "Minimum2", GIR_OP_Min, 2 },      { "Maximum2", GIR_OP_Max, 2 },      { NULL, GIR_OP_OPAQUE, 0 },
 };
+
+static gir_status step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
+                       gir_node **node, int32_t *made);
+static gir_status step2(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t b, int32_t out, int32_t *made);
+
+static bool own_weight(const mctx *m, int32_t idx);
+static gir_status map_batch_matmul_t(mctx *m, bool *mapped, bool ta, bool tb);
+static gir_status view_weight(mctx *m, int32_t idx, const int64_t *dims, int rank);
 
 /* ---- layers ---------------------------------------------------------------- */
 
@@ -342,15 +398,36 @@ static bool spatial(const Nnabla__Shape *s, size_t n, int64_t dflt, int64_t *out
     return true;
 }
 
+/* depthwise: the weight has no input-channel axis, (C', K...); it is
+ * viewed as (C', 1, K...) and group is the input's channel count. */
 static gir_status map_conv_common(mctx *m, bool *mapped, bool transposed, int64_t base_axis,
                                   const Nnabla__Shape *pad, const Nnabla__Shape *stride,
                                   const Nnabla__Shape *dilation, int64_t group, bool channel_last,
-                                  const Nnabla__Shape *output_padding)
+                                  const Nnabla__Shape *output_padding, bool depthwise)
 {
     bool ok;
     check_arity(m, 2, 3, 1, 1, &ok);
-    const gir_value *w = val(m, m->in[1]);
-    if (!ok || channel_last || group < 1 || !w || w->shape.rank < 3)
+    const gir_value *wv = val(m, m->in[1]);
+    if (!ok || !wv || wv->shape.rank < 2)
+        return GIR_OK;
+    gir_value wview = *wv;
+    const gir_value *w = &wview;
+    if (depthwise) {
+        /* (C', K...) -> (C', 1, K...) */
+        int64_t c = rank_of(m, m->in[0]) >= 2 ? val(m, m->in[0])->shape.dims[1] : -1;
+        if (wv->shape.rank + 1 > GIR_MAX_RANK || c < 1 || !own_weight(m, m->in[1]))
+            return GIR_OK;
+        wview.shape.rank = wv->shape.rank + 1;
+        wview.shape.dims[1] = 1;
+        for (int i = 1; i < wv->shape.rank; i++)
+            wview.shape.dims[i + 1] = wv->shape.dims[i];
+        group = c;
+        if (!transposed && wv->shape.dims[0] % c != 0)
+            return GIR_OK;
+        if (transposed && wv->shape.dims[0] != c)
+            return GIR_OK;
+    }
+    if (channel_last || group < 1 || w->shape.rank < 3)
         return GIR_OK;
     size_t ns = (size_t)w->shape.rank - 2;
     int r = rank_of(m, m->in[0]);
@@ -372,6 +449,8 @@ static gir_status map_conv_common(mctx *m, bool *mapped, bool transposed, int64_
         return GIR_OK;
     *mapped = true;
     gir_node *n;
+    if (depthwise)
+        TRY(view_weight(m, m->in[1], w->shape.dims, w->shape.rank));
     TRY(simple(m, transposed ? GIR_OP_ConvTranspose : GIR_OP_Conv, &n));
     TRY(set_ints(m, n, "kernel_shape", k, ns));
     TRY(set_ints(m, n, "strides", strides, ns));
@@ -388,7 +467,7 @@ static gir_status map_convolution(mctx *m, bool *mapped)
     static const Nnabla__ConvolutionParameter zero = NNABLA__CONVOLUTION_PARAMETER__INIT;
     const Nnabla__ConvolutionParameter *p = PARAM(m, CONVOLUTION_PARAM, convolution_param, zero);
     return map_conv_common(m, mapped, false, p->base_axis, p->pad, p->stride, p->dilation, p->group,
-                           p->channel_last, NULL);
+                           p->channel_last, NULL, false);
 }
 
 static gir_status map_deconvolution(mctx *m, bool *mapped)
@@ -396,7 +475,34 @@ static gir_status map_deconvolution(mctx *m, bool *mapped)
     static const Nnabla__DeconvolutionParameter zero = NNABLA__DECONVOLUTION_PARAMETER__INIT;
     const Nnabla__DeconvolutionParameter *p = PARAM(m, DECONVOLUTION_PARAM, deconvolution_param, zero);
     return map_conv_common(m, mapped, true, p->base_axis, p->pad, p->stride, p->dilation, p->group,
-                           p->channel_last, p->output_padding);
+                           p->channel_last, p->output_padding, false);
+}
+
+/* DepthwiseConvolution: Conv with one group per input channel, the weight
+ * (C * multiplier, K...) viewed as (C * multiplier, 1, K...). */
+static gir_status map_depthwise_convolution(mctx *m, bool *mapped)
+{
+    static const Nnabla__DepthwiseConvolutionParameter zero = NNABLA__DEPTHWISE_CONVOLUTION_PARAMETER__INIT;
+    const Nnabla__DepthwiseConvolutionParameter *p =
+        PARAM(m, DEPTHWISE_CONVOLUTION_PARAM, depthwise_convolution_param, zero);
+    const gir_value *w = val(m, m->in[1]), *x = val(m, m->in[0]);
+    int64_t mult = p->multiplier ? p->multiplier : 1;
+    if (m->n_in < 2 || !w || !x || x->shape.rank < 2 || w->shape.rank < 1 ||
+        w->shape.dims[0] != x->shape.dims[1] * mult)
+        return GIR_OK;
+    return map_conv_common(m, mapped, false, p->base_axis, p->pad, p->stride, p->dilation, 1, false, NULL, true);
+}
+
+/* DepthwiseDeconvolution with divisor 1: ConvTranspose with one group per
+ * channel, the weight (C, K...) viewed as (C, 1, K...). */
+static gir_status map_depthwise_deconvolution(mctx *m, bool *mapped)
+{
+    static const Nnabla__DepthwiseDeconvolutionParameter zero = NNABLA__DEPTHWISE_DECONVOLUTION_PARAMETER__INIT;
+    const Nnabla__DepthwiseDeconvolutionParameter *p =
+        PARAM(m, DEPTHWISE_DECONVOLUTION_PARAM, depthwise_deconvolution_param, zero);
+    if (p->divisor > 1)
+        return GIR_OK; /* several input channels summed into one: nnabla's grouping is not ConvTranspose's */
+    return map_conv_common(m, mapped, true, p->base_axis, p->pad, p->stride, p->dilation, 1, false, NULL, true);
 }
 
 int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode)
@@ -749,11 +855,29 @@ static gir_status map_prelu(mctx *m, bool *mapped)
     const Nnabla__PReLUParameter *p = PARAM(m, PRELU_PARAM, prelu_param, zero);
     bool ok;
     check_arity(m, 2, 2, 1, 1, &ok);
-    /* one shared slope broadcasts the same in both; a (C,) slope would need
-     * the ONNX shape (C, 1, ...) */
-    if (!ok || numel_of(m, m->in[1]) != 1 || rank_of(m, m->in[1]) != 1 || p->base_axis != 1)
+    int r = rank_of(m, m->in[0]);
+    int64_t axis = p->base_axis < 0 && r >= 0 ? p->base_axis + r : p->base_axis;
+    if (!ok || rank_of(m, m->in[1]) != 1)
+        return GIR_OK;
+    int64_t c = numel_of(m, m->in[1]);
+    if (c == 1) {
+        /* one shared slope broadcasts the same in both */
+        *mapped = true;
+        gir_node *n;
+        TRY(simple(m, GIR_OP_PRelu, &n));
+        return infer(m, n);
+    }
+    /* a slope per channel of axis base_axis: viewed as (C, 1, ...) so that
+     * it broadcasts over the axes after the channel */
+    if (r < 1 || axis < 0 || axis >= r || c < 1 || val(m, m->in[0])->shape.dims[axis] != c ||
+        !own_weight(m, m->in[1]))
         return GIR_OK;
     *mapped = true;
+    int64_t shape[GIR_MAX_RANK];
+    shape[0] = c;
+    for (int i = 1; i < r - (int)axis; i++)
+        shape[i] = 1;
+    TRY(view_weight(m, m->in[1], shape, r - (int)axis));
     gir_node *n;
     TRY(simple(m, GIR_OP_PRelu, &n));
     return infer(m, n);
@@ -796,6 +920,27 @@ static bool bn_param_ok(const mctx *m, int32_t idx, int64_t c)
     if (c >= 0 && ch != c)
         return false;
     return m->r->bn_only && m->r->bn_only[idx];
+}
+
+/* A parameter read only by this function, viewed in shape dims (the same
+ * values), its declared shape remembered for the writer. */
+static bool own_weight(const mctx *m, int32_t idx)
+{
+    const gir_value *v = val(m, idx);
+    return v && v->kind == GIR_VALUE_WEIGHT && m->r->uses && m->r->uses[idx] == 1;
+}
+
+static gir_status view_weight(mctx *m, int32_t idx, const int64_t *dims, int rank)
+{
+    gir_value *v = m->g->values[idx];
+    if (!gir_attrs_find(&v->meta, NNB_META_SHAPE))
+        TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank));
+    v->shape.rank = rank;
+    memcpy(v->shape.dims, dims, (size_t)rank * sizeof *dims);
+    memset(v->dim_names, 0, sizeof v->dim_names);
+    if (v->data)
+        v->data->shape = v->shape;
+    return GIR_OK;
 }
 
 /* Gives a BN parameter its canonical shape (C), remembering the declared one. */
@@ -891,12 +1036,16 @@ static gir_status map_prod(mctx *m, bool *mapped)
     return map_reduce(m, mapped, GIR_OP_ReduceProd, p->axes, p->n_axes, p->keep_dims);
 }
 
+static gir_status map_arg(mctx *m, bool *mapped, gir_op reduce, gir_op arg, const int64_t *axes, size_t n_axes,
+                          bool keep, bool with_index, bool only_index);
+
 static gir_status map_max(mctx *m, bool *mapped)
 {
     static const Nnabla__MaxParameter zero = NNABLA__MAX_PARAMETER__INIT;
     const Nnabla__MaxParameter *p = PARAM(m, MAX_PARAM, max_param, zero);
     if (p->with_index || p->only_index)
-        return GIR_OK;
+        return map_arg(m, mapped, GIR_OP_ReduceMax, GIR_OP_ArgMax, p->axes, p->n_axes, p->keep_dims, p->with_index,
+                       p->only_index);
     return map_reduce(m, mapped, GIR_OP_ReduceMax, p->axes, p->n_axes, p->keep_dims);
 }
 
@@ -905,7 +1054,8 @@ static gir_status map_min(mctx *m, bool *mapped)
     static const Nnabla__MinParameter zero = NNABLA__MIN_PARAMETER__INIT;
     const Nnabla__MinParameter *p = PARAM(m, MIN_PARAM, min_param, zero);
     if (p->with_index || p->only_index)
-        return GIR_OK;
+        return map_arg(m, mapped, GIR_OP_ReduceMin, GIR_OP_ArgMin, p->axes, p->n_axes, p->keep_dims, p->with_index,
+                       p->only_index);
     return map_reduce(m, mapped, GIR_OP_ReduceMin, p->axes, p->n_axes, p->keep_dims);
 }
 
@@ -1075,8 +1225,10 @@ static gir_status map_batch_matmul(mctx *m, bool *mapped)
     bool ok;
     check_arity(m, 2, 2, 1, 1, &ok);
     int ra = rank_of(m, m->in[0]), rb = rank_of(m, m->in[1]);
-    if (!ok || p->transpose_a || p->transpose_b || ra < 2 || ra != rb)
+    if (!ok || ra < 2 || ra != rb)
         return GIR_OK;
+    if (p->transpose_a || p->transpose_b)
+        return map_batch_matmul_t(m, mapped, p->transpose_a, p->transpose_b);
     *mapped = true;
     gir_node *n;
     TRY(simple(m, GIR_OP_MatMul, &n));
@@ -1589,6 +1741,885 @@ static gir_status map_plain(mctx *m, bool *mapped, const plain_map *pm)
     return infer(m, n);
 }
 
+/* ---- decompositions into canonical operators ------------------------------------ */
+
+/* One step of a decomposition: a node "<function>/<suffix>" (or the
+ * function's own name for its last step, out >= 0) of op reading ins,
+ * writing out or a new value; *made is the value written. */
+static gir_status step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
+                       gir_node **node, int32_t *made)
+{
+    const char *nm = out >= 0 ? m->name : gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
+    if (!nm)
+        return gir_nomem(m->err);
+    if (out < 0)
+        nm = gir_graph_unique_node_name(m->g, nm);
+    gir_node *n;
+    TRY(add_node(m, nm, op, n_in, 1, &n));
+    for (size_t i = 0; i < n_in; i++)
+        n->in[i] = ins[i];
+    if (out >= 0)
+        TRY(gir_node_set_output(m->g, n, 0, out, m->err));
+    else
+        TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, nm), m->err));
+    if (node)
+        *node = n;
+    if (made)
+        *made = n->out[0];
+    return GIR_OK;
+}
+
+/* The same with the node's shape inferred (its attributes set by then). */
+static gir_status step1(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    TRY(step(m, suffix, op, &a, 1, out, &n, made));
+    return infer(m, n);
+}
+
+static gir_status step2(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t b, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    int32_t ins[2] = { a, b };
+    TRY(step(m, suffix, op, ins, 2, out, &n, made));
+    return infer(m, n);
+}
+
+/* op(x, scalar v), named as the *Scalar function nnabla writes for it
+ * reads back (the constant "<node>/val", the node's nnabla.val) */
+static gir_status step_scalar(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out,
+                              int32_t *made)
+{
+    int32_t ins[2] = { a, -1 };
+    gir_node *n;
+    TRY(step(m, suffix, op, ins, 2, out, &n, made));
+    const char *saved = m->name;
+    m->name = n->name;
+    gir_status st = scalar_value(m, "val", v, &n->in[1]);
+    m->name = saved;
+    TRY(st);
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    return infer(m, n);
+}
+
+/* A unary op nnabla writes as a *Scalar function of v (Neg: MulScalar -1,
+ * Sqrt: PowScalar 0.5), with the nnabla.val that function reads back. */
+static gir_status step_val(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    TRY(step(m, suffix, op, &a, 1, out, &n, made));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    return infer(m, n);
+}
+
+static gir_status step_neg(mctx *m, const char *suffix, int32_t a, int32_t out, int32_t *made)
+{
+    return step_val(m, suffix, GIR_OP_Neg, a, -1.0, out, made);
+}
+
+static bool unary(const mctx *m)
+{
+    return m->n_in == 1 && m->n_out == 1 && m->f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET;
+}
+
+/* Swish: x * sigmoid(x) */
+static gir_status map_swish(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t s;
+    TRY(step1(m, "sigmoid", GIR_OP_Sigmoid, m->in[0], -1, &s));
+    return step2(m, NULL, GIR_OP_Mul, m->in[0], s, m->out[0], NULL);
+}
+
+/* TanhShrink: x - tanh(x) */
+static gir_status map_tanh_shrink(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t t;
+    TRY(step1(m, "tanh", GIR_OP_Tanh, m->in[0], -1, &t));
+    return step2(m, NULL, GIR_OP_Sub, m->in[0], t, m->out[0], NULL);
+}
+
+/* Mish: x * tanh(log(1 + exp(x))) */
+static gir_status map_mish(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t sp, t;
+    TRY(step1(m, "softplus", GIR_OP_Softplus, m->in[0], -1, &sp));
+    TRY(step1(m, "tanh", GIR_OP_Tanh, sp, -1, &t));
+    return step2(m, NULL, GIR_OP_Mul, m->in[0], t, m->out[0], NULL);
+}
+
+/* LogSigmoid: log(1 / (1 + exp(-x))) = -softplus(-x) */
+static gir_status map_log_sigmoid(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t nx, sp;
+    TRY(step_neg(m, "neg", m->in[0], -1, &nx));
+    TRY(step1(m, "softplus", GIR_OP_Softplus, nx, -1, &sp));
+    return step_neg(m, NULL, sp, m->out[0], NULL);
+}
+
+/* GELU as nnabla computes it (the tanh form):
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+static gir_status map_gelu(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t x = m->in[0], x2, x3, a, b, c, t, u, v;
+    TRY(step2(m, "square", GIR_OP_Mul, x, x, -1, &x2));
+    TRY(step2(m, "cube", GIR_OP_Mul, x2, x, -1, &x3));
+    TRY(step_scalar(m, "cube_scaled", GIR_OP_Mul, x3, 0.044715, -1, &a));
+    TRY(step2(m, "inner", GIR_OP_Add, x, a, -1, &b));
+    TRY(step_scalar(m, "inner_scaled", GIR_OP_Mul, b, 0.79788456080286535588, -1, &c));
+    TRY(step1(m, "tanh", GIR_OP_Tanh, c, -1, &t));
+    TRY(step_scalar(m, "one_plus", GIR_OP_Add, t, 1.0, -1, &u));
+    TRY(step2(m, "times_x", GIR_OP_Mul, x, u, -1, &v));
+    return step_scalar(m, "half", GIR_OP_Mul, v, 0.5, m->out[0], NULL);
+}
+
+/* CReLU / CELU: f(x) and f(-x) concatenated along axis */
+static gir_status map_concat_pair(mctx *m, bool *mapped, gir_op op, double alpha, int64_t axis)
+{
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || r < 0 || axis < -r || axis >= r)
+        return GIR_OK;
+    *mapped = true;
+    int32_t nx, pos, neg;
+    gir_node *n;
+    TRY(step(m, "positive", op, &m->in[0], 1, -1, &n, &pos));
+    if (op == GIR_OP_Elu)
+        TRY(set_float(m, n, "alpha", alpha));
+    TRY(infer(m, n));
+    TRY(step_neg(m, "neg", m->in[0], -1, &nx));
+    TRY(step(m, "negative", op, &nx, 1, -1, &n, &neg));
+    if (op == GIR_OP_Elu)
+        TRY(set_float(m, n, "alpha", alpha));
+    TRY(infer(m, n));
+    int32_t ins[2] = { pos, neg };
+    TRY(step(m, NULL, GIR_OP_Concat, ins, 2, m->out[0], &n, NULL));
+    TRY(set_int(m, n, "axis", axis));
+    return infer(m, n);
+}
+
+static gir_status map_crelu(mctx *m, bool *mapped)
+{
+    static const Nnabla__CReLUParameter zero = NNABLA__CRE_LUPARAMETER__INIT;
+    const Nnabla__CReLUParameter *p = PARAM(m, CRELU_PARAM, crelu_param, zero);
+    return map_concat_pair(m, mapped, GIR_OP_Relu, 0, p->axis);
+}
+
+static gir_status map_celu(mctx *m, bool *mapped)
+{
+    static const Nnabla__CELUParameter zero = NNABLA__CELUPARAMETER__INIT;
+    const Nnabla__CELUParameter *p = PARAM(m, CELU_PARAM, celu_param, zero);
+    return map_concat_pair(m, mapped, GIR_OP_Elu, p->alpha, p->axis);
+}
+
+/* (x - mean) / sqrt(var + eps) [* gamma] [+ beta], the statistics (biased
+ * variance) taken over every axis of x but the kept ones; the inputs are
+ * x, then beta unless no_bias, then gamma unless no_scale.  groups > 1:
+ * the channel axis 1 is split into (groups, C / groups) for the
+ * statistics (GroupNormalization), x of known shape. */
+static gir_status map_norm_common(mctx *m, bool *mapped, const int64_t *keep_axes, size_t n_keep, float eps,
+                                  bool no_scale, bool no_bias, int64_t groups)
+{
+    size_t want_in = 1 + !no_bias + !no_scale;
+    int r = rank_of(m, m->in[0]);
+    if (m->n_in != want_in || m->n_out != 1 || r < 1 || (groups > 1 && r + 1 > GIR_MAX_RANK))
+        return GIR_OK;
+    const gir_value *x = val(m, m->in[0]);
+    bool keep[GIR_MAX_RANK + 1] = { false };
+    for (size_t i = 0; i < n_keep; i++) {
+        int64_t a = keep_axes[i] < 0 ? keep_axes[i] + r : keep_axes[i];
+        if (a < 0 || a >= r)
+            return GIR_OK;
+        keep[a] = true;
+    }
+    int64_t gshape[GIR_MAX_RANK];
+    int sr = r; /* rank the statistics are taken at */
+    if (groups > 1) {
+        /* (B, C, ...) -> (B, G, C / G, ...), statistics per (B, G) */
+        if (r < 2 || !keep[0] || !keep[1] || n_keep != 2)
+            return GIR_OK;
+        for (int i = 0; i < r; i++)
+            if (x->shape.dims[i] < 0)
+                return GIR_OK;
+        if (x->shape.dims[1] % groups != 0)
+            return GIR_OK;
+        gshape[0] = x->shape.dims[0];
+        gshape[1] = groups;
+        gshape[2] = x->shape.dims[1] / groups;
+        for (int i = 2; i < r; i++)
+            gshape[i + 1] = x->shape.dims[i];
+        sr = r + 1;
+        memset(keep, 0, sizeof keep);
+        keep[0] = keep[1] = true;
+    }
+    int64_t axes[GIR_MAX_RANK + 1];
+    size_t na = 0;
+    for (int i = 0; i < sr; i++)
+        if (!keep[i])
+            axes[na++] = i;
+    if (na == 0)
+        return GIR_OK;
+    *mapped = true;
+    int32_t xs = m->in[0], mean, d, sq, var, ve, sd, nrm;
+    gir_node *n;
+    if (groups > 1) {
+        TRY(step(m, "group", GIR_OP_Reshape, &xs, 1, -1, &n, &xs));
+        TRY(set_ints(m, n, "shape", gshape, (size_t)sr));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1)); /* as nnabla's Reshape reads back */
+        TRY(infer(m, n));
+    }
+    TRY(step(m, "mean", GIR_OP_ReduceMean, &xs, 1, -1, &n, &mean));
+    TRY(set_ints(m, n, "axes", axes, na));
+    TRY(set_int(m, n, "keepdims", 1));
+    TRY(infer(m, n));
+    TRY(step2(m, "centered", GIR_OP_Sub, xs, mean, -1, &d));
+    TRY(step2(m, "squared", GIR_OP_Mul, d, d, -1, &sq));
+    TRY(step(m, "variance", GIR_OP_ReduceMean, &sq, 1, -1, &n, &var));
+    TRY(set_ints(m, n, "axes", axes, na));
+    TRY(set_int(m, n, "keepdims", 1));
+    TRY(infer(m, n));
+    TRY(step_scalar(m, "variance_eps", GIR_OP_Add, var, (double)eps, -1, &ve));
+    TRY(step_val(m, "std", GIR_OP_Sqrt, ve, 0.5, -1, &sd));
+    bool last = no_scale && no_bias && groups <= 1;
+    TRY(step2(m, last ? NULL : "normalized", GIR_OP_Div, d, sd, last ? m->out[0] : -1, &nrm));
+    if (groups > 1) {
+        int32_t back;
+        last = no_scale && no_bias;
+        TRY(step(m, last ? NULL : "ungroup", GIR_OP_Reshape, &nrm, 1, last ? m->out[0] : -1, &n, &back));
+        TRY(set_ints(m, n, "shape", x->shape.dims, (size_t)r));
+        TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+        TRY(infer(m, n));
+        nrm = back;
+    }
+    int32_t beta = no_bias ? -1 : m->in[1], gamma = no_scale ? -1 : m->in[no_bias ? 1 : 2];
+    if (gamma >= 0)
+        TRY(step2(m, no_bias ? NULL : "scaled", GIR_OP_Mul, nrm, gamma, no_bias ? m->out[0] : -1, &nrm));
+    if (beta >= 0)
+        TRY(step2(m, NULL, GIR_OP_Add, nrm, beta, m->out[0], NULL));
+    return GIR_OK;
+}
+
+static gir_status map_layer_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__LayerNormalizationParameter zero = NNABLA__LAYER_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__LayerNormalizationParameter *p =
+        PARAM(m, LAYER_NORMALIZATION_PARAM, layer_normalization_param, zero);
+    return map_norm_common(m, mapped, p->batch_axis, p->n_batch_axis, p->eps, p->no_scale, p->no_bias, 1);
+}
+
+static gir_status map_tensor_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__TensorNormalizationParameter zero = NNABLA__TENSOR_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__TensorNormalizationParameter *p =
+        PARAM(m, TENSOR_NORMALIZATION_PARAM, tensor_normalization_param, zero);
+    return map_norm_common(m, mapped, p->axes, p->n_axes, p->eps, p->no_scale, p->no_bias, 1);
+}
+
+static gir_status map_instance_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__InstanceNormalizationParameter zero = NNABLA__INSTANCE_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__InstanceNormalizationParameter *p =
+        PARAM(m, INSTANCE_NORMALIZATION_PARAM, instance_normalization_param, zero);
+    int64_t keep[GIR_MAX_RANK + 1];
+    if (p->n_batch_axis + 1 > GIR_MAX_RANK)
+        return GIR_OK;
+    memcpy(keep, p->batch_axis, p->n_batch_axis * sizeof *keep);
+    keep[p->n_batch_axis] = p->channel_axis;
+    return map_norm_common(m, mapped, keep, p->n_batch_axis + 1, p->eps, p->no_scale, p->no_bias, 1);
+}
+
+static gir_status map_group_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__GroupNormalizationParameter zero = NNABLA__GROUP_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__GroupNormalizationParameter *p =
+        PARAM(m, GROUP_NORMALIZATION_PARAM, group_normalization_param, zero);
+    int r = rank_of(m, m->in[0]);
+    int64_t ca = p->channel_axis < 0 && r >= 0 ? p->channel_axis + r : p->channel_axis;
+    /* the layout nnabla's own networks use: (B, C, ...) */
+    if (ca != 1 || p->n_batch_axis != 1 || (p->batch_axis[0] != 0 && p->batch_axis[0] != -r) || p->num_groups < 1)
+        return GIR_OK;
+    int64_t keep[2] = { 0, 1 };
+    if (p->num_groups == 1)
+        return map_norm_common(m, mapped, keep, 1, p->eps, p->no_scale, p->no_bias, 1);
+    return map_norm_common(m, mapped, keep, 2, p->eps, p->no_scale, p->no_bias, p->num_groups);
+}
+
+/* Interpolate: Resize of the last len(output_size) axes.  nnabla's source
+ * coordinate is scale * dst (align_corners: scale (L - 1) / (L' - 1), else
+ * L / L'), or with half_pixel max(0, scale (dst + 0.5) - 0.5), linear
+ * between floor and the next cell, nearest the floor; half_pixel_for_nn:
+ * floor(L / L' (dst + 0.5)).  Those are ONNX's align_corners, asymmetric,
+ * half_pixel and tf_half_pixel_for_nn modes with nearest_mode floor. */
+static gir_status map_interpolate(mctx *m, bool *mapped)
+{
+    static const Nnabla__InterpolateParameter zero = NNABLA__INTERPOLATE_PARAMETER__INIT;
+    const Nnabla__InterpolateParameter *p = PARAM(m, INTERPOLATE_PARAM, interpolate_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    size_t k = p->n_output_size;
+    if (!ok || p->channel_last || r < 1 || k < 1 || k > (size_t)r)
+        return GIR_OK;
+    bool nearest = strcmp(p->mode, "nearest") == 0, linear = strcmp(p->mode, "linear") == 0;
+    const char *coord;
+    if (nearest && p->half_pixel_for_nn)
+        coord = "tf_half_pixel_for_nn";
+    else if (p->align_corners && p->half_pixel)
+        return GIR_OK; /* half-pixel offsets with the corner-aligned scale: no ONNX mode */
+    else if (p->align_corners)
+        coord = "align_corners";
+    else if (p->half_pixel)
+        coord = "half_pixel";
+    else
+        coord = "asymmetric";
+    if (!nearest && !linear)
+        return GIR_OK;
+    const gir_value *x = val(m, m->in[0]);
+    int64_t sizes[GIR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        sizes[i] = i < r - (int)k ? x->shape.dims[i] : p->output_size[i - (r - (int)k)];
+        if (sizes[i] < 0 || (i >= r - (int)k && (sizes[i] < 1 || x->shape.dims[i] < 1)))
+            return GIR_OK; /* unknown sizes (a symbolic batch) */
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Resize, &n));
+    TRY(set_ints(m, n, "sizes", sizes, (size_t)r));
+    TRY(set_string(m, n, "mode", nearest ? "nearest" : "linear"));
+    TRY(set_string(m, n, "coordinate_transformation_mode", coord));
+    if (nearest)
+        TRY(set_string(m, n, "nearest_mode", "floor"));
+    return infer(m, n);
+}
+
+/* A float32 constant "<function>/<suffix>" of shape dims holding data
+ * (adopted). */
+static gir_status const_value(mctx *m, const char *suffix, const int64_t *dims, int rank, float *data, int32_t *ci)
+{
+    gir_shape sh = { rank, { 0 } };
+    memcpy(sh.dims, dims, (size_t)rank * sizeof *dims);
+    gir_tensor *t;
+    TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
+    const char *cname = suffix ? gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix) : m->name;
+    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, ci, m->err)
+                          : gir_nomem(m->err);
+    gir_tensor_unref(t);
+    return st;
+}
+
+/* A generator function whose output is known at read time becomes that
+ * constant: the function's output variable, now a constant value. */
+static gir_status become_constant(mctx *m, const int64_t *dims, int rank, float *data)
+{
+    gir_value *out = m->g->values[m->out[0]];
+    gir_shape sh = { rank, { 0 } };
+    memcpy(sh.dims, dims, (size_t)rank * sizeof *dims);
+    gir_tensor *t;
+    TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
+    /* an Identity of the constant keeps the function's output variable */
+    int32_t ci;
+    gir_status st = gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, gir_arena_printf(&m->g->arena,
+                                                                                                "%s/value", m->name)),
+                                        t, &ci, m->err);
+    gir_tensor_unref(t);
+    TRY(st);
+    (void)out;
+    return step1(m, NULL, GIR_OP_Identity, ci, m->out[0], NULL);
+}
+
+/* Arange: start + i * step (float32 arithmetic, as nnabla's kernel),
+ * ceil((stop - start) / step) values, known when the file is read */
+static gir_status map_arange(mctx *m, bool *mapped)
+{
+    static const Nnabla__ArangeParameter zero = NNABLA__ARANGE_PARAMETER__INIT;
+    const Nnabla__ArangeParameter *p = PARAM(m, ARANGE_PARAM, arange_param, zero);
+    if (m->n_in != 0 || m->n_out != 1 || p->step == 0.0f || !isfinite(p->start) || !isfinite(p->stop) ||
+        !isfinite(p->step))
+        return GIR_OK;
+    double len = ceil(((double)p->stop - (double)p->start) / (double)p->step);
+    if (len < 0)
+        len = 0;
+    if (len > 1e8)
+        return GIR_OK;
+    size_t n = (size_t)len;
+    float *data = malloc(n ? n * sizeof *data : 1);
+    if (!data)
+        return gir_nomem(m->err);
+    for (size_t i = 0; i < n; i++)
+        data[i] = p->start + (float)i * p->step;
+    *mapped = true;
+    int64_t d = (int64_t)n;
+    return become_constant(m, &d, 1, data);
+}
+
+/* Constant: shape filled with val */
+static gir_status map_constant(mctx *m, bool *mapped)
+{
+    static const Nnabla__ConstantParameter zero = NNABLA__CONSTANT_PARAMETER__INIT;
+    const Nnabla__ConstantParameter *p = PARAM(m, CONSTANT_PARAM, constant_param, zero);
+    size_t r = p->shape ? p->shape->n_dim : 0;
+    if (m->n_in != 0 || m->n_out != 1 || r > GIR_MAX_RANK)
+        return GIR_OK;
+    int64_t dims[GIR_MAX_RANK];
+    uint64_t n = 1;
+    for (size_t i = 0; i < r; i++) {
+        dims[i] = p->shape->dim[i];
+        if (dims[i] < 0 || !gir_mul_u64(n, (uint64_t)dims[i], &n) || n > 100000000)
+            return GIR_OK; /* a batch placeholder or too big to hold */
+    }
+    float *data = malloc(n ? n * sizeof *data : 1);
+    if (!data)
+        return gir_nomem(m->err);
+    for (uint64_t i = 0; i < n; i++)
+        data[i] = p->val;
+    *mapped = true;
+    return become_constant(m, dims, (int)r, data);
+}
+
+/* OneHot of one index axis: (x[..., 0:1] == 0..n-1) as float */
+static gir_status map_one_hot(mctx *m, bool *mapped)
+{
+    static const Nnabla__OneHotParameter zero = NNABLA__ONE_HOT_PARAMETER__INIT;
+    const Nnabla__OneHotParameter *p = PARAM(m, ONE_HOT_PARAM, one_hot_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || !p->shape || p->shape->n_dim != 1 || r < 1 || val(m, m->in[0])->shape.dims[r - 1] != 1 ||
+        p->shape->dim[0] < 1 || p->shape->dim[0] > 100000000)
+        return GIR_OK;
+    *mapped = true;
+    int64_t n = p->shape->dim[0];
+    float *classes = malloc((size_t)n * sizeof *classes);
+    if (!classes)
+        return gir_nomem(m->err);
+    for (int64_t i = 0; i < n; i++)
+        classes[i] = (float)i;
+    int32_t c, eq;
+    TRY(const_value(m, "classes", &n, 1, classes, &c));
+    TRY(step2(m, "equal", GIR_OP_Equal, m->in[0], c, -1, &eq));
+    gir_node *cast;
+    TRY(step(m, NULL, GIR_OP_Cast, &eq, 1, m->out[0], &cast, NULL));
+    TRY(set_string(m, cast, "to", "float32"));
+    return infer(m, cast);
+}
+
+/* BatchMatmul with transpose_a / transpose_b: the last two axes swapped
+ * first */
+static gir_status map_batch_matmul_t(mctx *m, bool *mapped, bool ta, bool tb)
+{
+    int ra = rank_of(m, m->in[0]), rb = rank_of(m, m->in[1]);
+    int32_t a = m->in[0], b = m->in[1];
+    *mapped = true;
+    for (int k = 0; k < 2; k++) {
+        if (!(k ? tb : ta))
+            continue;
+        int r = k ? rb : ra;
+        int64_t perm[GIR_MAX_RANK];
+        for (int i = 0; i < r; i++)
+            perm[i] = i;
+        perm[r - 2] = r - 1;
+        perm[r - 1] = r - 2;
+        gir_node *t;
+        int32_t *v = k ? &b : &a;
+        TRY(step(m, k ? "transpose_b" : "transpose_a", GIR_OP_Transpose, v, 1, -1, &t, v));
+        TRY(set_ints(m, t, "perm", perm, (size_t)r));
+        TRY(infer(m, t));
+    }
+    return step2(m, NULL, GIR_OP_MatMul, a, b, m->out[0], NULL);
+}
+
+/* WeightStandardization: (w - mean) / sqrt(var + eps) over every axis
+ * but channel_axis */
+static gir_status map_weight_standardization(mctx *m, bool *mapped)
+{
+    static const Nnabla__WeightStandardizationParameter zero = NNABLA__WEIGHT_STANDARDIZATION_PARAMETER__INIT;
+    const Nnabla__WeightStandardizationParameter *p =
+        PARAM(m, WEIGHT_STANDARDIZATION_PARAM, weight_standardization_param, zero);
+    return map_norm_common(m, mapped, &p->channel_axis, 1, p->eps, true, true, 1);
+}
+
+/* WeightNormalization: g * w / sqrt(sum(w^2) + eps), the sum over every
+ * axis but dim, g (one value per index of dim) reshaped to (1.., C, 1..) */
+static gir_status map_weight_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__WeightNormalizationParameter zero = NNABLA__WEIGHT_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__WeightNormalizationParameter *p =
+        PARAM(m, WEIGHT_NORMALIZATION_PARAM, weight_normalization_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    int64_t dim = p->dim < 0 && r >= 0 ? p->dim + r : p->dim;
+    if (!ok || r < 1 || dim < 0 || dim >= r || rank_of(m, m->in[1]) != 1 ||
+        numel_of(m, m->in[1]) != val(m, m->in[0])->shape.dims[dim])
+        return GIR_OK;
+    *mapped = true;
+    int64_t gshape[GIR_MAX_RANK], axes[GIR_MAX_RANK];
+    size_t na = 0;
+    for (int i = 0; i < r; i++)
+        gshape[i] = i == dim ? numel_of(m, m->in[1]) : 1; /* the rank of w: nnabla's Mul2 needs equal ranks */
+    gir_node *n;
+    int32_t g;
+    TRY(step(m, "g", GIR_OP_Reshape, &m->in[1], 1, -1, &n, &g));
+    TRY(set_ints(m, n, "shape", gshape, (size_t)r));
+    TRY(meta_int(m, n, NNB_META_INPLACE, 1));
+    TRY(infer(m, n));
+    for (int i = 0; i < r; i++)
+        if (i != dim)
+            axes[na++] = i;
+    int32_t sq, sum, se, nrm, q;
+    TRY(step2(m, "squared", GIR_OP_Mul, m->in[0], m->in[0], -1, &sq));
+    TRY(step(m, "sum", GIR_OP_ReduceSum, &sq, 1, -1, &n, &sum));
+    if (na)
+        TRY(set_ints(m, n, "axes", axes, na));
+    else
+        TRY(set_int(m, n, "noop_with_empty_axes", 1));
+    TRY(set_int(m, n, "keepdims", 1));
+    TRY(infer(m, n));
+    TRY(step_scalar(m, "sum_eps", GIR_OP_Add, sum, (double)p->eps, -1, &se));
+    TRY(step_val(m, "norm", GIR_OP_Sqrt, se, 0.5, -1, &nrm));
+    TRY(step2(m, "normalized", GIR_OP_Div, m->in[0], nrm, -1, &q));
+    return step2(m, NULL, GIR_OP_Mul, q, g, m->out[0], NULL);
+}
+
+/* Stack: the inputs joined along a new axis */
+static gir_status map_stack(mctx *m, bool *mapped)
+{
+    static const Nnabla__StackParameter zero = NNABLA__STACK_PARAMETER__INIT;
+    const Nnabla__StackParameter *p = PARAM(m, STACK_PARAM, stack_param, zero);
+    if (m->n_in < 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Stack, &n));
+    TRY(set_int(m, n, "axis", p->axis));
+    return infer(m, n);
+}
+
+/* Max / Min with with_index or only_index over one axis: ArgMax / ArgMin
+ * (the first index of ties, as nnabla's kernel keeps the first extreme);
+ * with_index also gives the values (ReduceMax / ReduceMin). */
+static gir_status map_arg(mctx *m, bool *mapped, gir_op reduce, gir_op arg, const int64_t *axes, size_t n_axes,
+                          bool keep, bool with_index, bool only_index)
+{
+    int r = rank_of(m, m->in[0]);
+    size_t want_out = only_index ? 1 : 2;
+    if (m->n_in != 1 || m->n_out != want_out || r < 0)
+        return GIR_OK;
+    int64_t axis;
+    if (n_axes == 1)
+        axis = axes[0] < 0 ? axes[0] + r : axes[0];
+    else if (n_axes == 0 && r == 1)
+        axis = 0;
+    else
+        return GIR_OK; /* nnabla's index into several flattened axes: no canonical form */
+    if (axis < 0 || axis >= r)
+        return GIR_OK;
+    (void)with_index;
+    *mapped = true;
+    gir_node *n;
+    if (!only_index) {
+        const char *nm = gir_arena_printf(&m->g->arena, "%s/values", m->name);
+        if (!nm)
+            return gir_nomem(m->err);
+        TRY(add_node(m, gir_graph_unique_node_name(m->g, nm), reduce, 1, 1, &n));
+        n->in[0] = m->in[0];
+        TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+        TRY(set_ints(m, n, "axes", &axis, 1));
+        TRY(set_int(m, n, "keepdims", keep));
+        TRY(infer(m, n));
+    }
+    int32_t idx_out = m->out[only_index ? 0 : 1];
+    m->g->values[idx_out]->dtype = GIR_DT_I64; /* indices */
+    TRY(step(m, NULL, arg, &m->in[0], 1, idx_out, &n, NULL));
+    TRY(set_int(m, n, "axis", axis));
+    TRY(set_int(m, n, "keepdims", keep));
+    return infer(m, n);
+}
+
+/* ---- more functions with an exact canonical form ----------------------------------- */
+
+/* Unlink, ClipGradByValue, ClipGradByNorm: the identity on the forward pass
+ * (they only act on gradients) */
+static gir_status map_forward_identity(mctx *m, bool *mapped)
+{
+    if (m->n_in < 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    return step1(m, NULL, GIR_OP_Identity, m->in[0], m->out[0], NULL);
+}
+
+/* MulN: a chain of Mul */
+static gir_status map_mul_n(mctx *m, bool *mapped)
+{
+    if (m->n_in < 2 || m->n_out != 1 || foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
+        return GIR_OK;
+    *mapped = true;
+    int32_t acc = m->in[0];
+    for (size_t i = 1; i < m->n_in; i++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "mul_%zu", i);
+        bool last = i + 1 == m->n_in;
+        TRY(step2(m, last ? NULL : suffix, GIR_OP_Mul, acc, m->in[i], last ? m->out[0] : -1, &acc));
+    }
+    return GIR_OK;
+}
+
+/* Tan = sin / cos; Sinh, Cosh = (exp(x) -/+ exp(-x)) / 2 */
+static gir_status map_tan(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t sn, cs;
+    TRY(step1(m, "sin", GIR_OP_Sin, m->in[0], -1, &sn));
+    TRY(step1(m, "cos", GIR_OP_Cos, m->in[0], -1, &cs));
+    return step2(m, NULL, GIR_OP_Div, sn, cs, m->out[0], NULL);
+}
+
+static gir_status map_hyperbolic(mctx *m, bool *mapped, gir_op combine)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t e, nx, en, c;
+    TRY(step1(m, "exp", GIR_OP_Exp, m->in[0], -1, &e));
+    TRY(step_neg(m, "neg", m->in[0], -1, &nx));
+    TRY(step1(m, "exp_neg", GIR_OP_Exp, nx, -1, &en));
+    TRY(step2(m, "combined", combine, e, en, -1, &c));
+    return step_scalar(m, NULL, GIR_OP_Mul, c, 0.5, m->out[0], NULL);
+}
+
+static gir_status map_sinh(mctx *m, bool *mapped)
+{
+    return map_hyperbolic(m, mapped, GIR_OP_Sub);
+}
+
+static gir_status map_cosh(mctx *m, bool *mapped)
+{
+    return map_hyperbolic(m, mapped, GIR_OP_Add);
+}
+
+/* A bool result as nnabla carries it between functions (0/1 floats), and
+ * back to bool for the function reading it: the form these decompositions
+ * take again when the written functions are read back. */
+static gir_status via_float(mctx *m, const char *suffix, int32_t b, int32_t *out)
+{
+    char s1[64];
+    snprintf(s1, sizeof s1, "%s_float", suffix);
+    int32_t f;
+    TRY(cast_to(m, s1, b, "float32", -1, &f));
+    snprintf(s1, sizeof s1, "%s_bool", suffix);
+    return cast_to(m, s1, f, "bool", -1, out);
+}
+
+/* x == x is false only for NaN; |x| == inf only for infinities (bool) */
+static gir_status nan_test(mctx *m, int32_t *isnan_bool)
+{
+    int32_t eq;
+    TRY(step2(m, "equal_self", GIR_OP_Equal, m->in[0], m->in[0], -1, &eq));
+    TRY(via_float(m, "equal_self", eq, &eq));
+    return step1(m, "nan", GIR_OP_Not, eq, -1, isnan_bool);
+}
+
+static gir_status inf_test(mctx *m, int32_t *isinf_bool)
+{
+    int32_t a, inf;
+    TRY(step1(m, "abs", GIR_OP_Abs, m->in[0], -1, &a));
+    TRY(scalar_value(m, "inf", INFINITY, &inf));
+    return step2(m, "inf_test", GIR_OP_Equal, a, inf, -1, isinf_bool);
+}
+
+/* IsNaN / IsInf: 0/1 floats, as nnabla gives */
+static gir_status map_is_special(mctx *m, bool *mapped, bool nan)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t b, y;
+    TRY(nan ? nan_test(m, &b) : inf_test(m, &b));
+    return cast_to(m, "float", b, "float32", m->out[0], &y);
+}
+
+static gir_status map_is_nan(mctx *m, bool *mapped)
+{
+    return map_is_special(m, mapped, true);
+}
+
+static gir_status map_is_inf(mctx *m, bool *mapped)
+{
+    return map_is_special(m, mapped, false);
+}
+
+/* ResetNaN / ResetInf: Where(test, val, x) */
+static gir_status map_reset_special(mctx *m, bool *mapped, bool nan, double v)
+{
+    if (m->n_in != 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t b, c;
+    TRY(nan ? nan_test(m, &b) : inf_test(m, &b));
+    TRY(via_float(m, "test", b, &b));
+    TRY(scalar_value(m, "val", v, &c));
+    int32_t ins[3] = { b, c, m->in[0] };
+    gir_node *n;
+    TRY(step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return infer(m, n);
+}
+
+static gir_status map_reset_nan(mctx *m, bool *mapped)
+{
+    static const Nnabla__ResetNaNParameter zero = NNABLA__RESET_NA_NPARAMETER__INIT;
+    const Nnabla__ResetNaNParameter *p = PARAM(m, RESET_NAN_PARAM, reset_nan_param, zero);
+    return map_reset_special(m, mapped, true, p->val);
+}
+
+static gir_status map_reset_inf(mctx *m, bool *mapped)
+{
+    static const Nnabla__ResetInfParameter zero = NNABLA__RESET_INF_PARAMETER__INIT;
+    const Nnabla__ResetInfParameter *p = PARAM(m, RESET_INF_PARAM, reset_inf_param, zero);
+    return map_reset_special(m, mapped, false, p->val);
+}
+
+/* Sinc: 1 at 0, sin(x) / x elsewhere */
+static gir_status map_sinc(mctx *m, bool *mapped)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t z, is0, sn, q, one;
+    TRY(scalar_value(m, "zero", 0.0, &z));
+    TRY(step2(m, "is_zero", GIR_OP_Equal, m->in[0], z, -1, &is0));
+    TRY(via_float(m, "is_zero", is0, &is0));
+    TRY(step1(m, "sin", GIR_OP_Sin, m->in[0], -1, &sn));
+    TRY(step2(m, "ratio", GIR_OP_Div, sn, m->in[0], -1, &q));
+    TRY(scalar_value(m, "one", 1.0, &one));
+    int32_t ins[3] = { is0, one, q };
+    gir_node *n;
+    TRY(step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return infer(m, n);
+}
+
+/* BinarySigmoid: x > 0 ? 1 : 0; BinaryTanh: x > 0 ? 1 : -1 */
+static gir_status map_binary_act(mctx *m, bool *mapped, double low)
+{
+    if (!unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t z, gt, hi, lo;
+    TRY(scalar_value(m, "zero", 0.0, &z));
+    TRY(step2(m, "positive", GIR_OP_Greater, m->in[0], z, -1, &gt));
+    TRY(via_float(m, "positive", gt, &gt));
+    TRY(scalar_value(m, "high", 1.0, &hi));
+    TRY(scalar_value(m, "low", low, &lo));
+    int32_t ins[3] = { gt, hi, lo };
+    gir_node *n;
+    TRY(step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return infer(m, n);
+}
+
+static gir_status map_binary_sigmoid(mctx *m, bool *mapped)
+{
+    return map_binary_act(m, mapped, 0.0);
+}
+
+static gir_status map_binary_tanh(mctx *m, bool *mapped)
+{
+    return map_binary_act(m, mapped, -1.0);
+}
+
+/* Round: halves away from zero (std::round), exactly:
+ * sign(x) * (t + (|x| - t >= 0.5)), t = floor(|x|) (|x| - t is exact) */
+static gir_status map_round(mctx *m, bool *mapped)
+{
+    if (m->n_in != 1 || m->n_out != 1 ||
+        (m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET &&
+         m->f->parameter_case != NNABLA__FUNCTION__PARAMETER_ROUND_PARAM))
+        return GIR_OK;
+    *mapped = true;
+    int32_t a, t, fr, half, ge, t1, r, sg;
+    TRY(step1(m, "abs", GIR_OP_Abs, m->in[0], -1, &a));
+    TRY(step1(m, "floor", GIR_OP_Floor, a, -1, &t));
+    TRY(step2(m, "fraction", GIR_OP_Sub, a, t, -1, &fr));
+    TRY(scalar_value(m, "half", 0.5, &half));
+    TRY(step2(m, "round_up", GIR_OP_GreaterOrEqual, fr, half, -1, &ge));
+    TRY(via_float(m, "round_up", ge, &ge));
+    TRY(step_scalar(m, "up", GIR_OP_Add, t, 1.0, -1, &t1));
+    int32_t ins[3] = { ge, t1, t };
+    gir_node *n;
+    TRY(step(m, "magnitude", GIR_OP_Where, ins, 3, -1, &n, &r));
+    TRY(infer(m, n));
+    TRY(step1(m, "sign", GIR_OP_Sign, m->in[0], -1, &sg));
+    return step2(m, NULL, GIR_OP_Mul, sg, r, m->out[0], NULL);
+}
+
+/* Flip: a Slice walking the flipped axes backwards */
+static gir_status map_flip(mctx *m, bool *mapped)
+{
+    static const Nnabla__FlipParameter zero = NNABLA__FLIP_PARAMETER__INIT;
+    const Nnabla__FlipParameter *p = PARAM(m, FLIP_PARAM, flip_param, zero);
+    bool ok;
+    check_arity(m, 1, 1, 1, 1, &ok);
+    int r = rank_of(m, m->in[0]);
+    if (!ok || r < 1 || p->n_axes > (size_t)r)
+        return GIR_OK;
+    int64_t starts[GIR_MAX_RANK], ends[GIR_MAX_RANK], axes[GIR_MAX_RANK], steps[GIR_MAX_RANK];
+    bool seen[GIR_MAX_RANK] = { false };
+    size_t k = p->n_axes;
+    for (size_t i = 0; i < k; i++) {
+        int64_t a = p->axes[i] < 0 ? p->axes[i] + r : p->axes[i];
+        if (a < 0 || a >= r || seen[a])
+            return GIR_OK;
+        seen[a] = true;
+        starts[i] = -1;
+        ends[i] = INT64_MIN;
+        axes[i] = a;
+        steps[i] = -1;
+    }
+    if (k == 0) { /* absent axes: proto3 gives an empty list, nothing flipped */
+        *mapped = true;
+        return step1(m, NULL, GIR_OP_Identity, m->in[0], m->out[0], NULL);
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Slice, &n));
+    TRY(set_ints(m, n, "starts", starts, k));
+    TRY(set_ints(m, n, "ends", ends, k));
+    TRY(set_ints(m, n, "axes", axes, k));
+    TRY(set_ints(m, n, "steps", steps, k));
+    return infer(m, n);
+}
+
+/* Mod2: fmod=false has the divisor's sign (numpy), true the dividend's */
+static gir_status map_mod2(mctx *m, bool *mapped)
+{
+    static const Nnabla__Mod2Parameter zero = NNABLA__MOD2_PARAMETER__INIT;
+    const Nnabla__Mod2Parameter *p = PARAM(m, MOD2_PARAM, mod2_param, zero);
+    bool ok;
+    check_arity(m, 2, 2, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(simple(m, GIR_OP_Mod, &n));
+    TRY(set_int(m, n, "fmod", p->fmod));
+    return infer(m, n);
+}
+
 /* ---- the table ----------------------------------------------------------------- */
 
 typedef struct fn_map {
@@ -1603,12 +2634,49 @@ static const fn_map fns[] = {
     { "Affine", map_affine, P(AFFINE_PARAM) },
     { "Convolution", map_convolution, P(CONVOLUTION_PARAM) },
     { "Deconvolution", map_deconvolution, P(DECONVOLUTION_PARAM) },
+    { "DepthwiseConvolution", map_depthwise_convolution, P(DEPTHWISE_CONVOLUTION_PARAM) },
+    { "DepthwiseDeconvolution", map_depthwise_deconvolution, P(DEPTHWISE_DECONVOLUTION_PARAM) },
     { "MaxPooling", map_max_pooling, P(MAX_POOLING_PARAM) },
     { "AveragePooling", map_average_pooling, P(AVERAGE_POOLING_PARAM) },
     { "SumPooling", map_sum_pooling, P(SUM_POOLING_PARAM) },
     { "GlobalAveragePooling", map_global_average_pooling, NONE },
     { "Unpooling", map_unpooling, P(UNPOOLING_PARAM) },
     { "Embed", map_embed, NONE },
+    { "Swish", map_swish, NONE },
+    { "GELU", map_gelu, NONE },
+    { "Mish", map_mish, NONE },
+    { "LogSigmoid", map_log_sigmoid, NONE },
+    { "TanhShrink", map_tanh_shrink, NONE },
+    { "CReLU", map_crelu, P(CRELU_PARAM) },
+    { "CELU", map_celu, P(CELU_PARAM) },
+    { "Stack", map_stack, P(STACK_PARAM) },
+    { "Unlink", map_forward_identity, NONE },
+    { "ClipGradByValue", map_forward_identity, NONE },
+    { "ClipGradByNorm", map_forward_identity, P(CLIP_GRAD_BY_NORM_PARAM) },
+    { "MulN", map_mul_n, NONE },
+    { "Tan", map_tan, NONE },
+    { "Sinh", map_sinh, NONE },
+    { "Cosh", map_cosh, NONE },
+    { "Sinc", map_sinc, NONE },
+    { "IsNaN", map_is_nan, NONE },
+    { "IsInf", map_is_inf, NONE },
+    { "ResetNaN", map_reset_nan, P(RESET_NAN_PARAM) },
+    { "ResetInf", map_reset_inf, P(RESET_INF_PARAM) },
+    { "BinarySigmoid", map_binary_sigmoid, NONE },
+    { "BinaryTanh", map_binary_tanh, NONE },
+    { "Mod2", map_mod2, P(MOD2_PARAM) },
+    { "Round", map_round, P(ROUND_PARAM) },
+    { "Flip", map_flip, P(FLIP_PARAM) },
+    { "Arange", map_arange, P(ARANGE_PARAM) },
+    { "Constant", map_constant, P(CONSTANT_PARAM) },
+    { "OneHot", map_one_hot, P(ONE_HOT_PARAM) },
+    { "WeightStandardization", map_weight_standardization, P(WEIGHT_STANDARDIZATION_PARAM) },
+    { "WeightNormalization", map_weight_normalization, P(WEIGHT_NORMALIZATION_PARAM) },
+    { "Interpolate", map_interpolate, P(INTERPOLATE_PARAM) },
+    { "LayerNormalization", map_layer_normalization, P(LAYER_NORMALIZATION_PARAM) },
+    { "TensorNormalization", map_tensor_normalization, P(TENSOR_NORMALIZATION_PARAM) },
+    { "InstanceNormalization", map_instance_normalization, P(INSTANCE_NORMALIZATION_PARAM) },
+    { "GroupNormalization", map_group_normalization, P(GROUP_NORMALIZATION_PARAM) },
     { "ReLU", map_relu, P(RELU_PARAM) },
     { "LeakyReLU", map_leaky_relu, P(LEAKY_RELU_PARAM) },
     { "Softmax", map_softmax, P(SOFTMAX_PARAM) },
@@ -1683,14 +2751,17 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
     mctx m = { r, r->g, f, node_name, in, n_in, out, n_out, err, NULL };
     bool mapped = false;
     gir_status st = GIR_OK;
-    for (const fn_map *e = fns; e->type; e++) {
+    /* a function with fields of a newer schema is kept as it is: mapping
+     * it would drop what those fields say */
+    bool newer = gir_pbtext_unknown_count(&f->base) > 0;
+    for (const fn_map *e = fns; e->type && !newer; e++) {
         if (strcmp(e->type, f->type) != 0)
             continue;
         if (!foreign_param(&m, e->param))
             st = e->fn(&m, &mapped);
         break;
     }
-    for (const plain_map *pm = plain; !mapped && !st && pm->type; pm++)
+    for (const plain_map *pm = plain; !newer && !mapped && !st && pm->type; pm++)
         if (strcmp(pm->type, f->type) == 0)
             st = map_plain(&m, &mapped, pm);
     if (!st && !mapped) {

@@ -35,6 +35,7 @@
 #define NNB_META_CONTEXT "nnabla.context"             /* node: Context as text */
 #define NNB_META_BROADCAST_X "nnabla.broadcast_x"     /* node: BroadcastTo's x (the shape giver) */
 #define NNB_META_AXIS "nnabla.axis"                   /* node: BroadcastTo's axis as the file had it */
+#define NNB_ATTR_UNKNOWN "nnabla.unknown_fields"      /* opaque node attr: Function fields of a newer schema, as text */
 
 /* ---- parameters -------------------------------------------------------- */
 
@@ -104,6 +105,7 @@ typedef struct nnb_reader {
     gir_error *err;
     const uint8_t *bn_only; /* value index -> used only as a BatchNormalization parameter */
     const uint8_t *affine_only; /* value index -> used only as an Affine weight */
+    const uint32_t *uses;       /* value index -> how many function inputs read it */
 } nnb_reader;
 
 /* Maps function f (index fi of the network) onto canonical nodes, or an

@@ -297,6 +297,7 @@ typedef struct builder {
     uint8_t *consumed;    /* value -> used as a function input */
     uint8_t *bn_only;
     uint8_t *affine_only;
+    uint32_t *uses;       /* value -> function inputs reading it */
     uint8_t *used_param;  /* params index -> attached to a value */
     gir_error *err;
 } builder;
@@ -382,7 +383,8 @@ static gir_status scan_uses(builder *b)
     uint8_t *other = calloc(nv ? nv : 1, 1), *not_affine = calloc(nv ? nv : 1, 1);
     b->bn_only = calloc(nv ? nv : 1, 1);
     b->affine_only = calloc(nv ? nv : 1, 1);
-    if (!b->producer || !b->consumed || !other || !not_affine || !b->bn_only || !b->affine_only) {
+    b->uses = calloc(nv ? nv : 1, sizeof *b->uses);
+    if (!b->producer || !b->consumed || !other || !not_affine || !b->bn_only || !b->affine_only || !b->uses) {
         free(other);
         free(not_affine);
         return gir_nomem(b->err);
@@ -401,6 +403,7 @@ static gir_status scan_uses(builder *b)
             if (st)
                 break;
             b->consumed[idx] = 1;
+            b->uses[idx]++;
             if (bn && k >= 1 && k <= 4)
                 b->bn_only[idx] = 1;
             else
@@ -550,7 +553,7 @@ static gir_status map_functions(builder *b)
 {
     gir_graph *g = b->g;
     const Nnabla__Network *net = b->net;
-    nnb_reader r = { g, net, b->err, b->bn_only, b->affine_only };
+    nnb_reader r = { g, net, b->err, b->bn_only, b->affine_only, b->uses };
     int32_t *in = NULL, *out = NULL;
     size_t cap_in = 0, cap_out = 0;
     gir_status st = GIR_OK;
@@ -673,6 +676,34 @@ static gir_status refuse_loops(const Nnabla__Network *net, gir_error *err)
     return GIR_E_UNSUPPORTED;
 }
 
+typedef struct unknown_seen {
+    char name[64];
+    const char *type;
+} unknown_seen;
+
+static void first_unknown_field(void *ctx, const ProtobufCMessage *msg, const char *text, size_t len)
+{
+    unknown_seen *u = ctx;
+    if (!u->name[0]) {
+        gir_pbtext_field_name(text, len, u->name, sizeof u->name);
+        u->type = msg->descriptor->short_name;
+    }
+}
+
+/* A note on the fields of a newer schema the file holds (kept verbatim). */
+static gir_status note_unknown(gir_graph *g, const Nnabla__NNablaProtoBuf *pb, gir_error *err)
+{
+    size_t n = gir_pbtext_unknown_count(&pb->base);
+    if (!n)
+        return GIR_OK;
+    unknown_seen u = { "", "" };
+    TRY(gir_pbtext_each_unknown(&pb->base, first_unknown_field, &u, err));
+    return gir_graph_note(g,
+                          "the file has %zu field%s this nnabla schema does not know (a newer nnabla?), first '%s' "
+                          "in a %s message: kept verbatim when written as nnabla",
+                          n, n == 1 ? "" : "s", u.name, u.type);
+}
+
 static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, ptrdiff_t exec_i, gir_graph **out)
 {
     gir_graph *g;
@@ -696,6 +727,8 @@ static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, pt
         st = keep_params(b);
     if (!st)
         st = keep_rest(g, pb, net_i, exec_i, b->err);
+    if (!st)
+        st = note_unknown(g, pb, b->err);
     if (!st)
         st = gir_graph_finish(g, b->err);
     if (st) {
@@ -768,6 +801,7 @@ gir_status nnb_read(const char *path, const gir_options *opts, gir_graph **out, 
     free(b.consumed);
     free(b.bn_only);
     free(b.affine_only);
+    free(b.uses);
     free(b.used_param);
     nnb_params_free(&params);
     gir_pb_free(&pb->base);

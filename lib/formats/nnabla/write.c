@@ -707,8 +707,51 @@ static void emit_conv(wctx *w, const gir_node *n)
         refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "ConvTranspose with output_shape");
         return;
     }
-    Nnabla__Function *f = simple_fn(w, n, tr ? "Deconvolution" : "Convolution");
     int64_t group = gir_node_int(n, "group", 1);
+    /* a weight declared (C', K...) (read from a depthwise function) */
+    const int64_t *decl;
+    ptrdiff_t kd = gir_attrs_get_ints(&wt->meta, NNB_META_SHAPE, &decl);
+    if (kd == wt->shape.rank - 1 && wt->shape.dims[1] == 1) {
+        const gir_value *x = V(w, n->in[0]);
+        int64_t c = x && x->shape.rank >= 2 ? x->shape.dims[1] : -1;
+        if (c != group || (tr && wt->shape.dims[0] != c) || (!tr && wt->shape.dims[0] % c != 0)) {
+            refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s whose weight is declared without its channel axis but is not "
+                   "depthwise", gir_op_name(n->op));
+            return;
+        }
+        bool opad_zero = true;
+        for (size_t i = 0; i < ns; i++)
+            opad_zero &= op[i] == 0;
+        if (tr && !opad_zero) {
+            refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "a depthwise ConvTranspose with output_padding");
+            return;
+        }
+        Nnabla__Function *f = simple_fn(w, n, tr ? "DepthwiseDeconvolution" : "DepthwiseConvolution");
+        if (tr) {
+            Nnabla__DepthwiseDeconvolutionParameter *q =
+                pb_new(w, &nnabla__depthwise_deconvolution_parameter__descriptor);
+            if (q) {
+                q->base_axis = 1;
+                q->pad = shape_msg(w, p, ns);
+                q->stride = shape_msg(w, s, ns);
+                q->dilation = shape_msg(w, d, ns);
+                q->divisor = 1;
+            }
+            fn_param(w, f, "depthwise_deconvolution_param", q);
+        } else {
+            Nnabla__DepthwiseConvolutionParameter *q = pb_new(w, &nnabla__depthwise_convolution_parameter__descriptor);
+            if (q) {
+                q->base_axis = 1;
+                q->pad = shape_msg(w, p, ns);
+                q->stride = shape_msg(w, s, ns);
+                q->dilation = shape_msg(w, d, ns);
+                q->multiplier = wt->shape.dims[0] / c;
+            }
+            fn_param(w, f, "depthwise_convolution_param", q);
+        }
+        return;
+    }
+    Nnabla__Function *f = simple_fn(w, n, tr ? "Deconvolution" : "Convolution");
     if (tr) {
         Nnabla__DeconvolutionParameter *q = pb_new(w, &nnabla__deconvolution_parameter__descriptor);
         if (q) {
@@ -1214,6 +1257,112 @@ static void emit_concat(wctx *w, const gir_node *n)
     fn_param(w, f, "concatenate_param", p);
 }
 
+static Nnabla__Function *chain_fn(wctx *w, const gir_node *n, const char *type, const char *name, int32_t in,
+                                  const char *in_name, const char *out_name);
+
+/* PRelu: one shared slope, or a slope (C, 1, ..., 1) per channel of axis
+ * rank(x) - rank(slope), which nnabla takes as (C,) with that base_axis
+ * (a Reshape of the slope first). */
+static void emit_prelu(wctx *w, const gir_node *n)
+{
+    const gir_value *s = V(w, n->in[1]);
+    const gir_value *x = V(w, n->in[0]);
+    int64_t c = s ? gir_shape_numel(&s->shape) : -1;
+    int64_t base_axis = 1;
+    const char *slope = NULL;
+    if (c != 1) {
+        int rs = s ? s->shape.rank : -1, rx = x ? x->shape.rank : -1;
+        bool ok = rs >= 1 && rx >= rs && c == s->shape.dims[0] && c >= 1;
+        for (int i = 1; ok && i < rs; i++)
+            ok = s->shape.dims[i] == 1;
+        if (!ok || x->shape.dims[rx - rs] != c) {
+            refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "PRelu with a slope that is neither one value nor one per channel");
+            return;
+        }
+        base_axis = rx - rs;
+        const int64_t *decl;
+        bool declared_c = gir_attrs_get_ints(&s->meta, NNB_META_SHAPE, &decl) == 1 && decl[0] == c;
+        if (rs != 1 && !declared_c) {
+            gir_shape cs = { 1, { c } };
+            slope = extra_variable(w, n, "slope_channels", &cs, NULL);
+            Nnabla__Function *rf = chain_fn(w, n, "Reshape", "slope_reshape", n->in[1], NULL, slope);
+            Nnabla__ReshapeParameter *rp = pb_new(w, &nnabla__reshape_parameter__descriptor);
+            if (rp) {
+                rp->shape = pb_new(w, &nnabla__shape__descriptor);
+                if (rp->shape) {
+                    rp->shape->dim = dup_ints(w, &c, 1);
+                    rp->shape->n_dim = rp->shape->dim ? 1 : 0;
+                }
+                rp->inplace = 1;
+            }
+            fn_param(w, rf, "reshape_param", rp);
+        }
+    }
+    Nnabla__Function *f = fn_new(w, n, "PReLU", true);
+    fn_in(w, f, n->in[0]);
+    if (slope)
+        fn_in_name(w, f, slope);
+    else
+        fn_in(w, f, n->in[1]);
+    fn_out(w, f, n->out[0]);
+    Nnabla__PReLUParameter *p = pb_new(w, &nnabla__pre_luparameter__descriptor);
+    if (p)
+        p->base_axis = base_axis;
+    fn_param(w, f, "prelu_param", p);
+}
+
+/* ArgMax / ArgMin: Max / Min with only_index over the one axis (nnabla
+ * keeps the first of equal extremes, as select_last_index=0 does). */
+static void emit_arg(wctx *w, const gir_node *n)
+{
+    if (gir_node_int(n, "select_last_index", 0)) {
+        refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s with select_last_index=1 (nnabla gives the first index of ties)",
+               gir_op_name(n->op));
+        return;
+    }
+    int64_t axis = gir_node_int(n, "axis", 0);
+    int r = rank(w, n->in[0]);
+    if (axis < 0 && r >= 0)
+        axis += r;
+    if (axis < 0) {
+        refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s of a negative axis on an input of unknown rank", gir_op_name(n->op));
+        return;
+    }
+    bool max = n->op == GIR_OP_ArgMax;
+    Nnabla__Function *f = simple_fn(w, n, max ? "Max" : "Min");
+    int64_t *ax = dup_ints(w, &axis, 1);
+    bool keep = gir_node_int(n, "keepdims", 1) != 0;
+    if (max) {
+        Nnabla__MaxParameter *p = pb_new(w, &nnabla__max_parameter__descriptor);
+        if (p) {
+            p->axes = ax, p->n_axes = ax ? 1 : 0, p->keep_dims = keep, p->only_index = 1;
+            ax = NULL;
+        }
+        fn_param(w, f, "max_param", p);
+    } else {
+        Nnabla__MinParameter *p = pb_new(w, &nnabla__min_parameter__descriptor);
+        if (p) {
+            p->axes = ax, p->n_axes = ax ? 1 : 0, p->keep_dims = keep, p->only_index = 1;
+            ax = NULL;
+        }
+        fn_param(w, f, "min_param", p);
+    }
+    free(ax);
+}
+
+static void emit_stack(wctx *w, const gir_node *n)
+{
+    Nnabla__Function *f = simple_fn(w, n, "Stack");
+    Nnabla__StackParameter *p = pb_new(w, &nnabla__stack_parameter__descriptor);
+    int64_t axis = gir_node_int(n, "axis", 0);
+    int r = rank(w, n->in[0]);
+    if (axis < 0 && r >= 0)
+        axis += r + 1;
+    if (p)
+        p->axis = axis;
+    fn_param(w, f, "stack_param", p);
+}
+
 /* Is this Split an unstack (parts of 1, each squeezed by a Squeeze)? */
 static bool split_is_unstack(const wctx *w, const gir_node *n, int64_t *axis_out)
 {
@@ -1336,6 +1485,28 @@ static void emit_slice(wctx *w, const gir_node *n)
     ptrdiff_t nt = gir_attrs_get_ints(&n->attrs, "steps", &steps);
     if (r < 0 || ns < 0 || ne != ns || (na >= 0 && na != ns) || (nt >= 0 && nt != ns)) {
         refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Slice of an input of unknown rank or with mismatched lists");
+        return;
+    }
+    /* every sliced axis walked whole, backwards: Flip */
+    bool flip = nt == ns && ns > 0;
+    int64_t faxes[GIR_MAX_RANK];
+    for (ptrdiff_t i = 0; flip && i < ns; i++) {
+        int64_t a = na >= 0 ? axes[i] : i;
+        if (a < 0)
+            a += r;
+        int64_t dim = a >= 0 && a < r ? V(w, n->in[0])->shape.dims[a] : -1;
+        flip = a >= 0 && a < r && steps[i] == -1 && (starts[i] == -1 || (dim >= 0 && starts[i] >= dim - 1)) &&
+               (ends[i] <= -(int64_t)NNB_NONE_SENTINEL || (dim >= 0 && ends[i] < -dim));
+        faxes[i] = a;
+    }
+    if (flip) {
+        Nnabla__Function *f = simple_fn(w, n, "Flip");
+        Nnabla__FlipParameter *p = pb_new(w, &nnabla__flip_parameter__descriptor);
+        if (p) {
+            p->axes = dup_ints(w, faxes, (size_t)ns);
+            p->n_axes = p->axes ? (size_t)ns : 0;
+        }
+        fn_param(w, f, "flip_param", p);
         return;
     }
     int64_t st[GIR_MAX_RANK], sp[GIR_MAX_RANK], se[GIR_MAX_RANK];
@@ -1545,6 +1716,64 @@ static void emit_dropout(wctx *w, const gir_node *n)
     fn_param(w, f, "dropout_param", p);
 }
 
+/* Resize of trailing axes -> Interpolate (see map_interpolate for the
+ * coordinate modes nnabla has). */
+static void emit_interpolate(wctx *w, const gir_node *n)
+{
+    const gir_value *x = V(w, n->in[0]), *y = V(w, n->out[0]);
+    const char *mode = gir_node_string(n, "mode", "nearest");
+    const char *coord = gir_node_string(n, "coordinate_transformation_mode", "half_pixel");
+    const char *nmode = gir_node_string(n, "nearest_mode", "round_prefer_floor");
+    bool nearest = strcmp(mode, "nearest") == 0, linear = strcmp(mode, "linear") == 0;
+    bool ac = false, hp = false, hpnn = false, ok = nearest || linear;
+    if (ok && nearest && strcmp(nmode, "floor") != 0)
+        ok = false;
+    if (ok && strcmp(coord, "align_corners") == 0)
+        ac = true;
+    else if (ok && (strcmp(coord, "half_pixel") == 0 || (linear && strcmp(coord, "pytorch_half_pixel") == 0)))
+        hp = true;
+    else if (ok && nearest && strcmp(coord, "tf_half_pixel_for_nn") == 0)
+        hpnn = true;
+    else if (!ok || strcmp(coord, "asymmetric") != 0)
+        ok = false;
+    int r = x ? x->shape.rank : -1;
+    if (ok && (!y || y->shape.rank != r || r < 1))
+        ok = false;
+    /* the leading axes keep their size; the rest are resized */
+    int first = 0;
+    while (ok && first < r - 1 && x->shape.dims[first] >= 0 && x->shape.dims[first] == y->shape.dims[first])
+        first++;
+    for (int i = first; ok && i < r; i++)
+        ok = y->shape.dims[i] >= 1;
+    /* pytorch_half_pixel equals half_pixel only where no output size is 1 */
+    for (int i = first; ok && strcmp(coord, "pytorch_half_pixel") == 0 && i < r; i++)
+        ok = y->shape.dims[i] > 1;
+    if (!ok) {
+        refuse(w, n, GIR_E_UNSUPPORTED_ATTR,
+               "Resize of mode %s, coordinates %s%s%s (nnabla interpolates linearly or by the floor of the "
+               "align_corners, asymmetric, half_pixel or tf_half_pixel_for_nn coordinate, trailing axes of known "
+               "output size)",
+               mode, coord, nearest ? ", nearest_mode " : "", nearest ? nmode : "");
+        return;
+    }
+    Nnabla__Function *f = fn_new(w, n, "Interpolate", true);
+    fn_in(w, f, n->in[0]);
+    fn_out(w, f, n->out[0]);
+    Nnabla__InterpolateParameter *p = pb_new(w, &nnabla__interpolate_parameter__descriptor);
+    if (p) {
+        p->output_size = dup_ints(w, y->shape.dims + first, (size_t)(r - first));
+        p->n_output_size = p->output_size ? (size_t)(r - first) : 0;
+        str_free(p->mode);
+        p->mode = gir_strdupf("%s", nearest ? "nearest" : "linear");
+        if (!p->mode)
+            w->failed_alloc = true;
+        p->align_corners = ac;
+        p->half_pixel = hp;
+        p->half_pixel_for_nn = hpnn;
+    }
+    fn_param(w, f, "interpolate_param", p);
+}
+
 static void emit_resize(wctx *w, const gir_node *n)
 {
     const gir_value *x = V(w, n->in[0]), *y = V(w, n->out[0]);
@@ -1568,8 +1797,7 @@ static void emit_resize(wctx *w, const gir_node *n)
         k[i] = ok ? (int64_t)sc : 0;
     }
     if (!ok) {
-        refuse(w, n, GIR_E_UNSUPPORTED_ATTR,
-               "Resize other than nearest-neighbour upsampling by whole factors (asymmetric, floor)");
+        emit_interpolate(w, n);
         return;
     }
     int first = 0;
@@ -1598,8 +1826,9 @@ static void emit_matmul(wctx *w, const gir_node *n)
 static void emit_opaque(wctx *w, const gir_node *n)
 {
     if (!n->opaque_format || strcmp(n->opaque_format, "nnabla") != 0) {
-        refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of format %s)", n->opaque_op ? n->opaque_op : "?",
-               n->opaque_format ? n->opaque_format : "?");
+        const char *why = gir_node_opaque_why(n);
+        refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of format %s%s%s)", n->opaque_op ? n->opaque_op : "?",
+               n->opaque_format ? n->opaque_format : "?", why ? ": " : "", why ? why : "");
         return;
     }
     /* the parameter message, kept as text under its field name */
@@ -1627,6 +1856,16 @@ static void emit_opaque(wctx *w, const gir_node *n)
     Nnabla__Function *f = simple_fn(w, n, n->opaque_op);
     if (pm)
         fn_param(w, f, fd->name, pm);
+    /* the function's fields of a newer schema, as the text they were */
+    const gir_attr *u = gir_attrs_find(&n->attrs, NNB_ATTR_UNKNOWN);
+    if (f && u && u->type == GIR_ATTR_STRING) {
+        gir_error e = GIR_ERROR_INIT;
+        if (gir_pbtext_merge(u->u.s, strlen(u->u.s), &f->base, &e)) {
+            refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "%s with malformed fields of a newer schema (%s)", n->opaque_op,
+                   e.message ? e.message : "?");
+            gir_error_clear(&e);
+        }
+    }
 }
 
 /* One function of a chain a node becomes: "<node>/<name>", input `in`
@@ -1862,19 +2101,7 @@ static void emit_node(wctx *w, size_t ni)
         fn_param(w, f, "softplus_param", p);
         return;
     }
-    case GIR_OP_PRelu: {
-        const gir_value *s = V(w, n->in[1]);
-        if (!s || gir_shape_numel(&s->shape) != 1) {
-            refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "PRelu with a slope per channel");
-            return;
-        }
-        Nnabla__Function *f = simple_fn(w, n, "PReLU");
-        Nnabla__PReLUParameter *p = pb_new(w, &nnabla__pre_luparameter__descriptor);
-        if (p)
-            p->base_axis = 1;
-        fn_param(w, f, "prelu_param", p);
-        return;
-    }
+    case GIR_OP_PRelu: emit_prelu(w, n); return;
     case GIR_OP_Clip: emit_clip(w, n); return;
     case GIR_OP_Add:
     case GIR_OP_Sub:
@@ -1915,6 +2142,17 @@ static void emit_node(wctx *w, size_t ni)
     case GIR_OP_Expand: emit_expand(w, n, ni); return;
     case GIR_OP_Gather: emit_gather(w, n); return;
     case GIR_OP_Resize: emit_resize(w, n); return;
+    case GIR_OP_ArgMax:
+    case GIR_OP_ArgMin: emit_arg(w, n); return;
+    case GIR_OP_Stack: emit_stack(w, n); return;
+    case GIR_OP_Mod: {
+        Nnabla__Function *f = simple_fn(w, n, "Mod2");
+        Nnabla__Mod2Parameter *p = pb_new(w, &nnabla__mod2_parameter__descriptor);
+        if (p)
+            p->fmod = gir_node_int(n, "fmod", 0) != 0;
+        fn_param(w, f, "mod2_param", p);
+        return;
+    }
     default:
         refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
         return;
@@ -2016,6 +2254,22 @@ static void fold_pairs(wctx *w)
             if (rs->op == GIR_OP_Reshape && gir_attrs_find(&rs->meta, NNB_META_FUSED)) {
                 w->fuse_src[i] = r->producer;
                 w->node_done[r->producer] = 1;
+            }
+        } else if (n->op == GIR_OP_PRelu && n->in[1] >= 0 && single_use(w, n->in[1]) &&
+                   g->values[n->in[1]]->producer >= 0) {
+            /* a slope per channel, unsqueezed to [C,1,..] for canonical
+             * broadcasting: PReLU(base_axis=1) takes the [C] itself */
+            int32_t ui = g->values[n->in[1]]->producer;
+            const gir_node *u = g->nodes[ui];
+            const int64_t *ax;
+            ptrdiff_t k = u->op == GIR_OP_Unsqueeze ? gir_attrs_get_ints(&u->attrs, "axes", &ax) : -1;
+            const gir_value *x = V(w, n->in[0]), *sl = u->n_in == 1 ? V(w, u->in[0]) : NULL;
+            bool ok = k >= 1 && x && x->shape.rank == k + 2 && sl && sl->shape.rank == 1;
+            for (ptrdiff_t j = 0; ok && j < k; j++)
+                ok = ax[j] == j + 1;
+            if (ok) {
+                w->alias[n->in[1]] = u->in[0];
+                w->node_done[ui] = 1;
             }
         } else if (n->op == GIR_OP_AveragePool && strcmp(type, "SumPooling") == 0 &&
                    gir_node_int(n, "count_include_pad", 0) && !gir_node_int(n, "ceil_mode", 0)) {

@@ -90,6 +90,18 @@ bool nn_parse_float(const char *s, double *v)
     s = skip_ws(s);
     if (!*s)
         return false;
+    /* infinities and NaN as Python prints them (str(float("-inf"))) */
+    static const struct { const char *w; double v; } special[] = {
+        { "inf", INFINITY }, { "+inf", INFINITY }, { "-inf", -INFINITY }, { "infinity", INFINITY },
+        { "-infinity", -INFINITY }, { "nan", NAN }, { "-nan", NAN }, { "+nan", NAN },
+    };
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+        size_t n = strlen(special[i].w);
+        if (strncasecmp(s, special[i].w, n) == 0 && blank(s + n)) {
+            *v = special[i].v;
+            return true;
+        }
+    }
     errno = 0;
     char *end;
     double x = strtod(s, &end);

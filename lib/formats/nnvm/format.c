@@ -169,6 +169,8 @@ static gir_status write_tvm(const gir_graph *g, const char *path, const gir_opti
 static const gir_option_doc read_opts[] = {
     { "input-shape", "shapes of graph inputs, NAME:D1,D2,...;NAME:... (MXNet files record none), e.g. "
                      "data:1,3,224,224" },
+    { "weights-as-inputs", "with no weights file, take the weights as graph inputs (shapes completed from "
+                           "input-shape) instead of refusing (1/0)" },
     { NULL, NULL },
 };
 

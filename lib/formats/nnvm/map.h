@@ -4,6 +4,7 @@
 #define GIR_NNVM_MAP_H
 
 #include "nnvm.h"
+#include "../format.h"
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -23,11 +24,7 @@ typedef struct nn_reader {
     int32_t *claimed;        /* per param: value it was matched to, -1 */
     size_t *by_key;          /* param indices sorted by key */
     /* input-shape option */
-    struct nn_ishape {
-        const char *name;
-        gir_shape shape;
-        bool used;
-    } *ishapes;
+    gir_input_shape *ishapes;
     size_t n_ishapes;
     int64_t batch;           /* batch-size option, 0 if none */
     int64_t mx_version;      /* mxnet_version, 0 when absent (0.8 layout) */
@@ -40,7 +37,20 @@ typedef struct nn_reader {
         size_t n;
     } pairs_memo[NN_PAIRS_MEMO];
     size_t n_synth, n_labels; /* for the notes */
+    size_t n_label_ops;      /* operators that only computed labels, dropped */
+    size_t inferred;         /* nodes made so far whose shapes were inferred */
+    char *why;               /* why the last read function kept its node verbatim */
+    const char *path;        /* the graph file */
+    bool weights_as_inputs;  /* option: no weights file is fine, weights become inputs */
 } nn_reader;
+
+/* MXNet's Reshape codes (0, -1, -2, -3, -4) applied to a known shape. */
+bool nn_mx_reshape_dims(const int64_t *code, size_t n, const gir_shape *in, int64_t *out, int *rank);
+/* Node meta: why a reader kept the node verbatim ("act_type=rrelu ..."). */
+#define NN_META_WHY GIR_META_OPAQUE_WHY
+/* True for an input of an MXNet output layer (SoftmaxOutput, ...) that is
+ * its label: inference never reads it. */
+bool nn_is_label_edge(const nn_node *n, size_t j);
 
 /* Result of a read function: mapped, or keep the node verbatim. */
 typedef enum nn_rres { NN_MAPPED = 0, NN_OPAQUE } nn_rres;
@@ -119,6 +129,11 @@ gir_status nn_lower_node(nn_writer *w, size_t i, gir_error *err);
 /* The Flatten node folded into a Gemm written as FullyConnected(flatten),
  * or -1. */
 int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm);
+/* The Unsqueeze feeding a PRelu's slope that the PRelu's node absorbs, or
+ * -1. */
+int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *prelu);
+/* The Cast to bool feeding a Where's condition that where absorbs, or -1. */
+int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n);
 
 /* Family-wide meta keys (understood by the nnvm and mxnet writers). */
 #define NN_META_IGNORED_GAMMA "nnvm.ignored_gamma" /* BN: variable the ones stand for */

@@ -6,6 +6,8 @@
  * it back. */
 #include "map.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,16 +370,28 @@ static int known_rank(const nn_reader *r, int32_t v)
         if (val->producer < 0)
             return -1;
         const gir_node *p = r->g->nodes[val->producer];
+        const int64_t *li;
+        ptrdiff_t ln;
         switch (p->op) {
         case GIR_OP_Flatten:
         case GIR_OP_Gemm:
             return 2;
+        case GIR_OP_Reshape:
+            ln = gir_attrs_get_ints(&p->attrs, "shape", &li);
+            return ln >= 0 ? (int)ln : -1;
+        case GIR_OP_Conv:
+        case GIR_OP_ConvTranspose:
+            ln = gir_attrs_get_ints(&p->attrs, "kernel_shape", &li);
+            if (ln >= 1)
+                return (int)ln + 2;
+            v = p->n_in ? p->in[0] : -1;
+            break;
         case GIR_OP_Identity: case GIR_OP_Relu: case GIR_OP_Sigmoid: case GIR_OP_Tanh: case GIR_OP_LeakyRelu:
         case GIR_OP_Elu: case GIR_OP_Selu: case GIR_OP_Softplus: case GIR_OP_Softsign: case GIR_OP_Clip:
         case GIR_OP_Exp: case GIR_OP_Log: case GIR_OP_Sqrt: case GIR_OP_Abs: case GIR_OP_Neg: case GIR_OP_Floor:
         case GIR_OP_Ceil: case GIR_OP_Round: case GIR_OP_Reciprocal: case GIR_OP_Sign: case GIR_OP_Erf:
         case GIR_OP_Sin: case GIR_OP_Cos: case GIR_OP_Cast: case GIR_OP_Dropout: case GIR_OP_BatchNormalization:
-        case GIR_OP_Softmax: case GIR_OP_LogSoftmax: case GIR_OP_Conv: case GIR_OP_ConvTranspose:
+        case GIR_OP_Softmax: case GIR_OP_LogSoftmax: case GIR_OP_PRelu:
         case GIR_OP_MaxPool: case GIR_OP_AveragePool: case GIR_OP_GlobalMaxPool: case GIR_OP_GlobalAveragePool:
         case GIR_OP_LRN:
             v = p->n_in ? p->in[0] : -1;
@@ -417,6 +431,91 @@ static gir_status hint_shape(nn_reader *r, size_t idx, int32_t v, const int64_t 
     return GIR_OK;
 }
 
+/* Keeps raw node idx verbatim, saying why (node meta NN_META_WHY, which the
+ * writers' refusals quote). */
+static gir_status keep(nn_reader *r, nn_rres *res, gir_error *err, const char *fmt, ...) GIR_PRINTF(4, 5);
+static gir_status keep(nn_reader *r, nn_rres *res, gir_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(r->why);
+    r->why = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    *res = NN_OPAQUE;
+    return r->why ? GIR_OK : gir_nomem(err);
+}
+
+/* Infers the shapes of the nodes made so far (in the order made, which is
+ * topological), each once; a failure leaves shapes unknown for
+ * gir_graph_finish to report.  Mappings that depend on shapes call it. */
+static void catch_up(nn_reader *r)
+{
+    for (; r->inferred < r->g->n_nodes; r->inferred++) {
+        gir_node *n = r->g->nodes[r->inferred];
+        for (size_t k = 0; k < n->n_out; k++)
+            if (n->out[k] < 0)
+                return; /* still being made */
+        gir_error e = GIR_ERROR_INIT;
+        (void)gir_op_infer(r->g, n, &e);
+        gir_error_clear(&e);
+    }
+}
+
+/* Value v's shape when all its dimensions are known, else NULL. */
+static const gir_shape *full_shape(nn_reader *r, int32_t v)
+{
+    catch_up(r);
+    const gir_value *val = V(r, v);
+    if (!val || val->shape.rank < 0)
+        return NULL;
+    for (int i = 0; i < val->shape.rank; i++)
+        if (val->shape.dims[i] < 0)
+            return NULL;
+    return &val->shape;
+}
+
+static int rank_of(nn_reader *r, int32_t v)
+{
+    catch_up(r);
+    return known_rank(r, v);
+}
+
+/* A node of raw node idx's mapping taking a (and b unless -1): a helper
+ * "<name>_<sfx>", or with sfx NULL the node standing for idx itself. */
+static gir_status node2(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t a, int32_t b, gir_node **pn,
+                        int32_t *out, gir_error *err)
+{
+    gir_node *n;
+    size_t k = b >= 0 ? 2 : 1;
+    if (sfx)
+        TRY(mk_part(r, idx, sfx, op, k, 1, &n, err));
+    else
+        TRY(mk(r, idx, op, k, 1, &n, err));
+    set_in(n, 0, a);
+    if (b >= 0)
+        set_in(n, 1, b);
+    if (pn)
+        *pn = n;
+    return mkout(r, n, 0, out, err);
+}
+
+/* x op scalar (a rank-0 constant of x's float type). */
+static gir_status scalar_op(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t x, double c, int32_t *out,
+                            gir_error *err)
+{
+    gir_node *n;
+    if (sfx)
+        TRY(mk_part(r, idx, sfx, op, 2, 1, &n, err));
+    else
+        TRY(mk(r, idx, op, 2, 1, &n, err));
+    int32_t cv;
+    const gir_value *xv = V(r, x);
+    TRY(const_scalar(r, n, c, xv && xv->dtype == GIR_DT_F64 ? GIR_DT_F64 : GIR_DT_F32, &cv, err));
+    set_in(n, 0, x);
+    set_in(n, 1, cv);
+    return mkout(r, n, 0, out, err);
+}
+
 /* MXNet's hidden attributes (training hints, placement): harmless anywhere. */
 static bool is_hidden(const char *k)
 {
@@ -434,7 +533,7 @@ static bool is_hidden(const char *k)
     return (n > 8 && (strcmp(k + n - 8, "_lr_mult") == 0 || strcmp(k + n - 8, "_wd_mult") == 0));
 }
 
-static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
+static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d, const char **unknown)
 {
     const nn_node *n = RN(r, idx);
     for (size_t i = 0; i < n->n_attrs; i++) {
@@ -442,8 +541,10 @@ static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d)
         bool ok = false;
         for (const char *const *p = d->keys; !ok && p && *p; p++)
             ok = gir_attr_name_eq(*p, k);
-        if (!ok && !is_hidden(k))
+        if (!ok && !is_hidden(k)) {
+            *unknown = k;
             return false;
+        }
     }
     return true;
 }
@@ -517,25 +618,86 @@ static gir_status rd_activation(nn_reader *r, size_t idx, const int32_t *in, int
     return mkout(r, n, 0, &out[0], err);
 }
 
+/* MXNet's gelu, 0.5 * x * (1 + erf(x / sqrt(2))), in canonical operators. */
+static gir_status gelu(nn_reader *r, size_t idx, int32_t x, int32_t *out, gir_error *err)
+{
+    int32_t t1, t2, t3, t4;
+    TRY(scalar_op(r, idx, "div", GIR_OP_Div, x, M_SQRT2, &t1, err));
+    TRY(node2(r, idx, "erf", GIR_OP_Erf, t1, -1, NULL, &t2, err));
+    TRY(scalar_op(r, idx, "add", GIR_OP_Add, t2, 1.0, &t3, err));
+    TRY(node2(r, idx, "mul", GIR_OP_Mul, x, t3, NULL, &t4, err));
+    return scalar_op(r, idx, NULL, GIR_OP_Mul, t4, 0.5, out, err);
+}
+
+/* prelu: gamma holds one slope per channel (axis 1), or a single one;
+ * canonical PRelu broadcasts from the last axis, so gamma gets trailing
+ * unit axes (an Unsqueeze the writers fold back). */
+static gir_status prelu(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    int rank = rank_of(r, in[0]);
+    if (rank < 2)
+        return keep(r, res, err, "act_type=prelu on data of unknown rank (give --input-shape)");
+    const gir_value *x = V(r, in[0]);
+    int64_t c = x->shape.rank >= 2 ? x->shape.dims[1] : -1;
+    const gir_value *gv = V(r, in[1]);
+    if (!(gv && gv->shape.rank == 1 && gv->shape.dims[0] == 1))
+        TRY(hint_shape(r, idx, in[1], &c, 1, err));
+    int32_t slope = in[1];
+    if (rank > 2) {
+        int64_t axes[GIR_MAX_RANK];
+        for (int i = 0; i < rank - 2; i++)
+            axes[i] = i + 1;
+        gir_node *u;
+        TRY(mk_part(r, idx, "slope", GIR_OP_Unsqueeze, 1, 1, &u, err));
+        set_in(u, 0, in[1]);
+        if (gir_attrs_set_ints(r->g, &u->attrs, "axes", axes, (size_t)rank - 2))
+            return gir_nomem(err);
+        TRY(mkout(r, u, 0, &slope, err));
+    }
+    return node2(r, idx, NULL, GIR_OP_PRelu, in[0], slope, NULL, &out[0], err);
+}
+
 static gir_status rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
     const char *t = g_str(r, idx, "act_type", "leaky");
-    double slope;
+    double slope, lo, hi;
     TRY(g_float(r, idx, "slope", false, 0.25, &slope, err));
-    gir_op op = strcmp(t, "leaky") == 0 ? GIR_OP_LeakyRelu
-              : strcmp(t, "elu") == 0   ? GIR_OP_Elu
-              : strcmp(t, "selu") == 0  ? GIR_OP_Selu
-                                        : GIR_OP_OPAQUE;
-    if (op == GIR_OP_OPAQUE || RN(r, idx)->n_in != 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    TRY(g_float(r, idx, "lower_bound", false, 0.125, &lo, err));
+    TRY(g_float(r, idx, "upper_bound", false, 0.334, &hi, err));
+    const nn_node *rn = RN(r, idx);
+    bool is_prelu = strcmp(t, "prelu") == 0, rrelu = strcmp(t, "rrelu") == 0;
+    gir_op op = strcmp(t, "leaky") == 0 || rrelu ? GIR_OP_LeakyRelu
+              : strcmp(t, "elu") == 0            ? GIR_OP_Elu
+              : strcmp(t, "selu") == 0           ? GIR_OP_Selu
+              : is_prelu                         ? GIR_OP_PRelu
+              : strcmp(t, "gelu") == 0           ? GIR_OP_Mul
+                                                 : GIR_OP_OPAQUE;
+    if (op == GIR_OP_OPAQUE)
+        return keep(r, res, err, "act_type=%s", t);
+    TRY(want_inputs(r, idx, is_prelu ? 2 : 1, is_prelu ? "act_type=prelu" : "act_type other than prelu", err));
+    if (is_prelu)
+        return prelu(r, idx, in, out, res, err);
+    if (op == GIR_OP_Mul)
+        return gelu(r, idx, in[0], out, err);
+    /* rrelu at inference: the slope is the middle of its random range. */
+    if (rrelu && rn->max_index > 1)
+        return keep(r, res, err, "act_type=rrelu with its mask output read (a training output)");
     gir_node *n;
     TRY(mk(r, idx, op, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (op != GIR_OP_Selu && gir_attrs_set_float(r->g, &n->attrs, "alpha", slope))
+    if (op != GIR_OP_Selu && gir_attrs_set_float(r->g, &n->attrs, "alpha", rrelu ? (lo + hi) / 2 : slope))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
+}
+
+static gir_status rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err)
+{
+    int64_t axis;
+    TRY(g_int(r, idx, "axis", false, 1, &axis, err));
+    if (axis != 1)
+        return keep(r, res, err, "axis=%lld (a slope per channel of axis 1 only)", (long long)axis);
+    return prelu(r, idx, in, out, res, err);
 }
 
 static gir_status rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -692,9 +854,26 @@ static gir_status rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_
         TRY(g_tuple(r, idx, "adj", false, t, &n, err));
         TRY(spatial(r, idx, "adj", t, n, c.rank, 0, c.adj, err));
         TRY(g_tuple(r, idx, "target_shape", false, t, &n, err));
-        if (n) { /* output size given instead of padding: keep verbatim */
-            *res = NN_OPAQUE;
-            return GIR_OK;
+        bool any = false;
+        for (size_t i = 0; i < n; i++)
+            any = any || t[i] != 0;
+        if (any) {
+            /* The output size given instead of padding: MXNet derives
+             * symmetric pads and adj from the input size. */
+            if (n != c.rank)
+                return bad_attr(r, idx, "target_shape", "a tuple as long as the kernel", err);
+            const gir_shape *xs = full_shape(r, in[0]);
+            if (!xs || xs->rank != (int)c.rank + 2)
+                return keep(r, res, err, "target_shape=%s needs the input's shape (give --input-shape)",
+                            A(r, idx, "target_shape"));
+            for (size_t i = 0; i < c.rank; i++) {
+                int64_t full = c.strides[i] * (xs->dims[2 + i] - 1) + c.dil[i] * (c.kernel[i] - 1) + 1;
+                if (full < t[i])
+                    return bad_attr(r, idx, "target_shape", "at most the size the stride and kernel give", err);
+                int64_t tot = full - t[i];
+                c.adj[i] = tot % 2;
+                c.pads[i] = c.pads[i + c.rank] = (tot + 1) / 2;
+            }
         }
     }
     TRY(g_int(r, idx, "num_filter", true, 0, &c.channels, err));
@@ -1045,6 +1224,39 @@ static gir_status softmax_node(nn_reader *r, size_t idx, int32_t x, int32_t *out
     return mkout(r, n, 0, &out[0], err);
 }
 
+/* A softmax over all axes but the first (MXNet's instance mode, and
+ * SoftmaxOutput without multi_output): a plain Softmax(axis 1) for a
+ * matrix, else Flatten, Softmax and a Reshape back, which needs the shape. */
+static gir_status softmax_instance(nn_reader *r, size_t idx, int32_t x, int32_t *out, nn_rres *res,
+                                   gir_node **pn, gir_error *err)
+{
+    int rank = rank_of(r, x);
+    if (rank == 2)
+        return softmax_node(r, idx, x, out, GIR_OP_Softmax, 1, pn, err);
+    const gir_shape *s = full_shape(r, x);
+    if (!s)
+        return keep(r, res, err, "a softmax over all axes but the first of data whose shape is unknown "
+                                 "(give --input-shape)");
+    int32_t f, sm;
+    gir_node *n;
+    TRY(node2(r, idx, "flatten", GIR_OP_Flatten, x, -1, &n, &f, err));
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+        return gir_nomem(err);
+    TRY(node2(r, idx, "softmax", GIR_OP_Softmax, f, -1, &n, &sm, err));
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+        return gir_nomem(err);
+    int64_t dims[GIR_MAX_RANK];
+    dims[0] = 0;
+    for (int i = 1; i < s->rank; i++)
+        dims[i] = s->dims[i];
+    TRY(node2(r, idx, NULL, GIR_OP_Reshape, sm, -1, &n, out, err));
+    if (gir_attrs_set_ints(r->g, &n->attrs, "shape", dims, (size_t)s->rank))
+        return gir_nomem(err);
+    if (pn)
+        *pn = n;
+    return GIR_OK;
+}
+
 static gir_status rd_softmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                              gir_error *err)
 {
@@ -1052,20 +1264,60 @@ static gir_status rd_softmax(nn_reader *r, size_t idx, const int32_t *in, int32_
     TRY(g_int(r, idx, "axis", false, -1, &axis, err));
     const char *temp = A(r, idx, "temperature");
     double tv = 1.0;
-    if (temp && !nn_is_none(temp) && (!nn_parse_float(temp, &tv) || tv != 1.0)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (temp && !nn_is_none(temp) && (!nn_parse_float(temp, &tv) || !(tv > 0) || !isfinite(tv)))
+        return bad_attr(r, idx, "temperature", "a positive number", err);
     bool use_length;
     TRY(g_bool(r, idx, "use_length", false, &use_length, err));
     const char *dt = A(r, idx, "dtype");
-    if (use_length || (dt && !nn_is_none(dt)) || RN(r, idx)->n_in != 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (use_length)
+        return keep(r, res, err, "use_length=True (a second input of lengths)");
+    if (dt && !nn_is_none(dt))
+        return keep(r, res, err, "dtype=%s", dt);
+    if (RN(r, idx)->n_in != 1)
+        return keep(r, res, err, "%zu inputs", RN(r, idx)->n_in);
     const char *op = RN(r, idx)->op;
-    return softmax_node(r, idx, in[0], out, strcmp(op, "log_softmax") == 0 ? GIR_OP_LogSoftmax : GIR_OP_Softmax,
+    int32_t x = in[0];
+    /* softmax(x / T) */
+    if (tv != 1.0)
+        TRY(scalar_op(r, idx, "temperature", GIR_OP_Div, x, tv, &x, err));
+    return softmax_node(r, idx, x, out, strcmp(op, "log_softmax") == 0 ? GIR_OP_LogSoftmax : GIR_OP_Softmax,
                         axis, NULL, err);
+}
+
+bool nn_is_label_edge(const nn_node *n, size_t j)
+{
+    static const char *const layers[] = { "SoftmaxOutput", "Softmax", "LinearRegressionOutput",
+                                          "LogisticRegressionOutput", "MAERegressionOutput", NULL };
+    if (j != 1 || n->n_in != 2 || n->var)
+        return false;
+    for (size_t i = 0; layers[i]; i++)
+        if (strcmp(n->op, layers[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The dropped label of output layer n (raw node idx): its variable's name
+ * and attributes in meta, for an MXNet writer to put back. */
+static gir_status note_label(nn_reader *r, size_t idx, gir_node *n, gir_error *err)
+{
+    const nn_node *rn = RN(r, idx);
+    if (rn->n_in != 2)
+        return GIR_OK;
+    const nn_node *lab = RN(r, rn->in[1].node);
+    if (lab->var) {
+        if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
+            return gir_nomem(err);
+        TRY(meta_pairs(r->g, &n->meta, "mxnet.label.attrs", lab->attrs, lab->n_attrs, NULL, err));
+    } else {
+        /* computed by operators that were dropped: a variable stands in */
+        char *nm = gir_strdupf("%s_label", rn->name);
+        gir_status st = nm && gir_attrs_set_string(r->g, &n->meta, "mxnet.label", nm) == GIR_OK ? GIR_OK
+                                                                                                 : gir_nomem(err);
+        free(nm);
+        TRY(st);
+    }
+    r->n_labels++;
+    return GIR_OK;
 }
 
 static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -1074,44 +1326,39 @@ static gir_status rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in,
     bool multi, preserve;
     TRY(g_bool(r, idx, "multi_output", false, &multi, err));
     TRY(g_bool(r, idx, "preserve_shape", false, &preserve, err));
-    int64_t axis = preserve ? -1 : 1;
-    /* Without multi_output the input is flattened to (batch, rest): the same
-     * as a softmax over axis 1 only for matrices. */
-    if (!multi && !preserve && known_rank(r, in[0]) != 2) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
-    const nn_node *rn = RN(r, idx);
-    if (rn->n_in < 1 || rn->n_in > 2) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
     gir_node *n = NULL;
-    TRY(softmax_node(r, idx, in[0], out, GIR_OP_Softmax, axis, &n, err));
-    if (rn->n_in == 2) {
-        const nn_node *lab = RN(r, rn->in[1].node);
-        if (!lab->var) { /* a computed label: nothing to recreate it from */
-            return gir_fail(err, GIR_E_UNSUPPORTED, "SoftmaxOutput '%s' takes its label from operator '%s'",
-                            rn->name, lab->name);
-        }
-        if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
-            return gir_nomem(err);
-        TRY(meta_pairs(r->g, &n->meta, "mxnet.label.attrs", lab->attrs, lab->n_attrs, NULL, err));
-        r->n_labels++;
-    }
-    return GIR_OK;
+    /* multi_output: over axis 1; preserve_shape: over the last axis;
+     * neither: over all axes but the first. */
+    if (multi || preserve)
+        TRY(softmax_node(r, idx, in[0], out, GIR_OP_Softmax, preserve ? -1 : 1, &n, err));
+    else
+        TRY(softmax_instance(r, idx, in[0], out, res, &n, err));
+    if (*res == NN_OPAQUE)
+        return GIR_OK;
+    return note_label(r, idx, n, err);
+}
+
+/* LinearRegressionOutput, MAERegressionOutput and MakeLoss are the
+ * identity at inference, LogisticRegressionOutput the sigmoid. */
+static gir_status rd_output_layer(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                  gir_error *err)
+{
+    (void)res;
+    gir_node *n;
+    gir_op op = strcmp(RN(r, idx)->op, "LogisticRegressionOutput") == 0 ? GIR_OP_Sigmoid : GIR_OP_Identity;
+    TRY(node2(r, idx, NULL, op, in[0], -1, &n, out, err));
+    return note_label(r, idx, n, err);
 }
 
 static gir_status rd_softmax_act(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                                  gir_error *err)
 {
     const char *mode = g_str(r, idx, "mode", "instance");
-    bool channel = strcmp(mode, "channel") == 0;
-    if (!channel && (strcmp(mode, "instance") || known_rank(r, in[0]) != 2)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
-    return softmax_node(r, idx, in[0], out, GIR_OP_Softmax, 1, NULL, err);
+    if (strcmp(mode, "channel") == 0)
+        return softmax_node(r, idx, in[0], out, GIR_OP_Softmax, 1, NULL, err);
+    if (strcmp(mode, "instance") != 0)
+        return bad_attr(r, idx, "mode", "instance or channel", err);
+    return softmax_instance(r, idx, in[0], out, res, NULL, err);
 }
 
 /* ---- element-wise ----------------------------------------------------------------------- */
@@ -1208,35 +1455,135 @@ static gir_status rd_dropout(nn_reader *r, size_t idx, const int32_t *in, int32_
 
 /* ---- shape operators --------------------------------------------------------------------- */
 
+/* MXNet's Reshape codes against a known input shape: k a dimension, 0
+ * copies the input's, -1 the remaining size, -2 copies all remaining
+ * input dimensions, -3 merges two, -4 splits one into the next two codes
+ * (one may be -1).  False when the codes do not fit the shape. */
+bool nn_mx_reshape_dims(const int64_t *code, size_t n, const gir_shape *in, int64_t *out, int *rank)
+{
+    size_t i = 0;
+    int k = 0, inf = -1;
+    int64_t total = gir_shape_numel(in), known = 1;
+    for (size_t c = 0; c < n; c++) {
+        int64_t d = code[c];
+        if (k >= GIR_MAX_RANK)
+            return false;
+        if (d > 0) {
+            out[k++] = d;
+            i++;
+        } else if (d == 0) {
+            if (i >= (size_t)in->rank)
+                return false;
+            out[k++] = in->dims[i++];
+        } else if (d == -1) {
+            if (inf >= 0)
+                return false;
+            inf = k;
+            out[k++] = 1;
+            i++;
+        } else if (d == -2) {
+            for (; i < (size_t)in->rank; i++) {
+                if (k >= GIR_MAX_RANK)
+                    return false;
+                out[k++] = in->dims[i];
+            }
+        } else if (d == -3) {
+            if (i + 1 >= (size_t)in->rank)
+                return false;
+            out[k++] = in->dims[i] * in->dims[i + 1];
+            i += 2;
+        } else if (d == -4) {
+            if (c + 2 >= n || i >= (size_t)in->rank || k + 2 > GIR_MAX_RANK)
+                return false;
+            int64_t d0 = in->dims[i++], a = code[c + 1], b = code[c + 2];
+            if ((a == -1 && b == -1) || a < -1 || b < -1 || a == 0 || b == 0)
+                return false;
+            if (a == -1)
+                a = b > 0 && d0 % b == 0 ? d0 / b : -1;
+            if (b == -1)
+                b = a > 0 && d0 % a == 0 ? d0 / a : -1;
+            if (a < 1 || b < 1 || a * b != d0)
+                return false;
+            out[k++] = a;
+            out[k++] = b;
+            c += 2;
+        } else {
+            return false;
+        }
+    }
+    for (int j = 0; j < k; j++)
+        if (j != inf)
+            known *= out[j];
+    if (inf >= 0) {
+        if (known <= 0 || total % known)
+            return false;
+        out[inf] = total / known;
+    } else if (known != total) {
+        return false;
+    }
+    *rank = k;
+    return true;
+}
+
 static gir_status rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                              gir_error *err)
 {
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     TRY(g_tuple(r, idx, "shape", true, t, &n, err));
-    bool reverse = false, keep = false;
+    bool reverse = false, keep_hi = false;
+    int64_t ts[NN_MAX_TUPLE];
+    size_t tn = 0;
     if (r->fl == NN_MXNET) {
         TRY(g_bool(r, idx, "reverse", false, &reverse, err));
-        TRY(g_bool(r, idx, "keep_highest", false, &keep, err));
-        int64_t ts[NN_MAX_TUPLE];
-        size_t tn;
+        TRY(g_bool(r, idx, "keep_highest", false, &keep_hi, err));
         TRY(g_tuple(r, idx, "target_shape", false, ts, &tn, err));
-        keep = keep || tn;
     }
-    bool special = false;
+    if (tn || keep_hi)
+        return keep(r, res, err, "the legacy target_shape/keep_highest form");
+    if (n == 0)
+        return keep(r, res, err, "an empty shape");
+    bool special = reverse;
     int minus1 = 0;
     for (size_t i = 0; i < n; i++) {
         special = special || t[i] < -1;
         minus1 += t[i] == -1;
     }
-    if (n == 0 || special || reverse || keep || minus1 > 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
+    int64_t dims[GIR_MAX_RANK];
+    int rank = (int)n;
+    if (special || minus1 > 1) {
+        const gir_shape *s = full_shape(r, in[0]);
+        if (!s)
+            return keep(r, res, err, "shape=%s needs the input's shape (give --input-shape)", A(r, idx, "shape"));
+        gir_shape rs = *s;
+        int64_t rt[NN_MAX_TUPLE];
+        if (reverse) {
+            for (size_t i = 0; i < n; i++) {
+                if (t[i] == -4)
+                    return keep(r, res, err, "reverse=True with a -4 code");
+                rt[i] = t[n - 1 - i];
+            }
+            for (int i = 0; i < s->rank; i++)
+                rs.dims[i] = s->dims[s->rank - 1 - i];
+        }
+        if (!nn_mx_reshape_dims(reverse ? rt : t, n, &rs, dims, &rank)) {
+            char what[160], sb[96];
+            snprintf(what, sizeof what, "a valid reshape of %s", gir_shape_str(s, sb, sizeof sb));
+            return bad_attr(r, idx, "shape", what, err);
+        }
+        if (reverse)
+            for (int i = 0; i < rank / 2; i++) {
+                int64_t x = dims[i];
+                dims[i] = dims[rank - 1 - i];
+                dims[rank - 1 - i] = x;
+            }
+    } else {
+        memcpy(dims, t, n * sizeof *t);
     }
     gir_node *nd;
     TRY(mk(r, idx, GIR_OP_Reshape, 1, 1, &nd, err));
     set_in(nd, 0, in[0]);
-    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", t, n))
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, (size_t)rank))
         return gir_nomem(err);
     return mkout(r, nd, 0, &out[0], err);
 }
@@ -1281,10 +1628,16 @@ static gir_status rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, in
     TRY(g_int(r, idx, "axis", true, 0, &axis, err));
     if (r->fl == NN_NNVM)
         TRY(g_int(r, idx, "num_newaxis", false, 1, &k, err));
-    if (axis < 0 || k < 1 || k > GIR_MAX_RANK) {
-        /* a negative axis counts from the end of the output: needs the rank */
-        *res = NN_OPAQUE;
-        return GIR_OK;
+    if (k < 1 || k > GIR_MAX_RANK)
+        return bad_attr(r, idx, "num_newaxis", "a count from 1 to 8", err);
+    if (axis < 0) {
+        /* counts from the end of the output (MXNet: axis + ndim + 1) */
+        int rank = rank_of(r, in[0]);
+        if (rank < 0)
+            return keep(r, res, err, "axis=%lld on data of unknown rank (give --input-shape)", (long long)axis);
+        axis += rank + 1;
+        if (axis < 0)
+            return bad_attr(r, idx, "axis", "an axis of the output", err);
     }
     int64_t axes[GIR_MAX_RANK];
     for (int64_t i = 0; i < k; i++)
@@ -1315,14 +1668,10 @@ static gir_status rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_
 static gir_status rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
     int64_t parts, axis;
+    bool squeeze = false;
     if (r->fl == NN_MXNET) {
-        bool squeeze;
         TRY(g_int(r, idx, "num_outputs", true, 0, &parts, err));
         TRY(g_bool(r, idx, "squeeze_axis", false, &squeeze, err));
-        if (squeeze) {
-            *res = NN_OPAQUE;
-            return GIR_OK;
-        }
     } else {
         int64_t t[NN_MAX_TUPLE];
         size_t n;
@@ -1346,6 +1695,15 @@ static gir_status rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t 
         return gir_nomem(err);
     for (int64_t k = 0; k < parts; k++)
         TRY(mkout(r, n, (size_t)k, &out[k], err));
+    /* squeeze_axis: each part loses the split axis (of size 1 then). */
+    for (int64_t k = 0; squeeze && k < parts; k++) {
+        char sfx[32];
+        snprintf(sfx, sizeof sfx, "squeeze%lld", (long long)k);
+        gir_node *q;
+        TRY(node2(r, idx, sfx, GIR_OP_Squeeze, out[k], -1, &q, &out[k], err));
+        if (gir_attrs_set_ints(r->g, &q->attrs, "axes", &axis, 1))
+            return gir_nomem(err);
+    }
     return GIR_OK;
 }
 
@@ -1447,19 +1805,34 @@ static gir_status rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t
     const nn_rdef *d = cur_def(r, idx);
     int64_t t[NN_MAX_TUPLE];
     size_t n;
-    bool keep, exclude;
+    bool keepdims, exclude;
     TRY(g_tuple(r, idx, "axis", false, t, &n, err));
-    TRY(g_bool(r, idx, "keepdims", false, &keep, err));
+    TRY(g_bool(r, idx, "keepdims", false, &keepdims, err));
     TRY(g_bool(r, idx, "exclude", false, &exclude, err));
     if (exclude && n) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
+        /* the axes not listed */
+        int rank = rank_of(r, in[0]);
+        if (rank < 0)
+            return keep(r, res, err, "exclude=True on data of unknown rank (give --input-shape)");
+        int64_t rest[NN_MAX_TUPLE];
+        size_t m = 0;
+        for (int a = 0; a < rank; a++) {
+            bool listed = false;
+            for (size_t i = 0; i < n; i++)
+                listed = listed || t[i] == a || t[i] + rank == a;
+            if (!listed)
+                rest[m++] = a;
+        }
+        if (m == 0)
+            return keep(r, res, err, "exclude=True excluding every axis (no reduction)");
+        memcpy(t, rest, m * sizeof *t);
+        n = m;
     }
     gir_node *nd;
     TRY(mk(r, idx, d->op, 1, 1, &nd, err));
     set_in(nd, 0, in[0]);
     if ((n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n)) ||
-        gir_attrs_set_int(r->g, &nd->attrs, "keepdims", keep))
+        gir_attrs_set_int(r->g, &nd->attrs, "keepdims", keepdims))
         return gir_nomem(err);
     return mkout(r, nd, 0, &out[0], err);
 }
@@ -1480,6 +1853,520 @@ static gir_status rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *
     if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(t)))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
+}
+
+/* ---- operators of the model zoos (detection, faces) ------------------------------------------ */
+
+/* A tuple of numbers with None entries ("(None, 1, 2.5)"): present[i] is
+ * false for None; float values. */
+static bool parse_opt_ftuple(const char *s, double *v, bool *present, size_t *n)
+{
+    *n = 0;
+    if (!s)
+        return false;
+    while (*s == ' ')
+        s++;
+    char close = *s == '(' ? ')' : *s == '[' ? ']' : 0;
+    if (close)
+        s++;
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        if (close && *s == close)
+            break;
+        if (!close && !*s)
+            break;
+        if (*n >= NN_MAX_TUPLE)
+            return false;
+        const char *e = s;
+        while (*e && *e != ',' && *e != close)
+            e++;
+        char item[64];
+        size_t len = (size_t)(e - s);
+        while (len && s[len - 1] == ' ')
+            len--;
+        if (len == 0 || len >= sizeof item)
+            return false;
+        memcpy(item, s, len);
+        item[len] = '\0';
+        if (nn_is_none(item)) {
+            present[*n] = false;
+            v[*n] = 0;
+        } else {
+            if (!nn_parse_float(item, &v[*n]))
+                return false;
+            present[*n] = true;
+        }
+        (*n)++;
+        s = e;
+        if (*s == ',')
+            s++;
+    }
+    return true;
+}
+
+static gir_status g_ftuple(const nn_reader *r, size_t idx, const char *key, const double *dflt, size_t dn,
+                           double *v, size_t *n, gir_error *err)
+{
+    const char *s = A(r, idx, key);
+    bool present[NN_MAX_TUPLE];
+    if (!s || nn_is_none(s)) {
+        memcpy(v, dflt, dn * sizeof *v);
+        *n = dn;
+        return GIR_OK;
+    }
+    if (!parse_opt_ftuple(s, v, present, n))
+        return bad_attr(r, idx, key, "a tuple of numbers", err);
+    for (size_t i = 0; i < *n; i++)
+        if (!present[i])
+            return bad_attr(r, idx, key, "a tuple of numbers", err);
+    return GIR_OK;
+}
+
+static gir_status resize_nearest(nn_reader *r, size_t idx, const char *sfx, int32_t x, double scale, int32_t *out,
+                                 gir_error *err)
+{
+    gir_node *n;
+    TRY(node2(r, idx, sfx, GIR_OP_Resize, x, -1, &n, out, err));
+    double sc[4] = { 1, 1, scale, scale };
+    if (gir_attrs_set_floats(r->g, &n->attrs, "scales", sc, 4) ||
+        gir_attrs_set_string(r->g, &n->attrs, "mode", "nearest") ||
+        gir_attrs_set_string(r->g, &n->attrs, "coordinate_transformation_mode", "asymmetric") ||
+        gir_attrs_set_string(r->g, &n->attrs, "nearest_mode", "floor"))
+        return gir_nomem(err);
+    return GIR_OK;
+}
+
+/* UpSampling: nearest is a Resize (several inputs: each to the first's
+ * output size, then concatenated or summed); bilinear is a depthwise
+ * Deconvolution with the given weight, as MXNet computes it. */
+static gir_status rd_upsampling(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err)
+{
+    int64_t scale, nargs, nf;
+    TRY(g_int(r, idx, "scale", true, 0, &scale, err));
+    if (scale < 1)
+        return bad_attr(r, idx, "scale", "a positive integer", err);
+    const char *type = A(r, idx, "sample_type");
+    if (!type)
+        return bad_attr(r, idx, "sample_type", NULL, err);
+    TRY(g_int(r, idx, "num_args", true, 0, &nargs, err));
+    TRY(g_int(r, idx, "num_filter", false, 0, &nf, err));
+    const nn_node *rn = RN(r, idx);
+    if (strcmp(type, "bilinear") == 0) {
+        TRY(want_inputs(r, idx, 2, "sample_type=bilinear (data and weight)", err));
+        if (nf < 1)
+            return bad_attr(r, idx, "num_filter", "a positive integer (the channel count)", err);
+        convp c = { .rank = 2, .channels = nf, .group = nf, .bias = false };
+        for (size_t i = 0; i < 2; i++) {
+            c.kernel[i] = 2 * scale - scale % 2;
+            c.strides[i] = scale;
+            c.dil[i] = 1;
+            c.pads[i] = c.pads[i + 2] = scale / 2; /* ceil((scale - 1) / 2) */
+        }
+        return conv_common(r, idx, in, out, &c, true, err);
+    }
+    if (strcmp(type, "nearest") != 0)
+        return bad_attr(r, idx, "sample_type", "nearest or bilinear", err);
+    if (nargs != (int64_t)rn->n_in) {
+        char what[64];
+        snprintf(what, sizeof what, "the input count (%zu)", rn->n_in);
+        return bad_attr(r, idx, "num_args", what, err);
+    }
+    if (nargs == 1)
+        return resize_nearest(r, idx, NULL, in[0], (double)scale, &out[0], err);
+    const char *mode = g_str(r, idx, "multi_input_mode", "concat");
+    bool sum = strcmp(mode, "sum") == 0;
+    if (!sum && strcmp(mode, "concat") != 0)
+        return bad_attr(r, idx, "multi_input_mode", "concat or sum", err);
+    const gir_shape *s0 = full_shape(r, in[0]);
+    if (!s0 || s0->rank != 4)
+        return keep(r, res, err, "num_args=%lld needs the inputs' shapes (give --input-shape)", (long long)nargs);
+    int64_t oh = s0->dims[2] * scale;
+    int32_t *ups = malloc(rn->n_in * sizeof *ups);
+    if (!ups)
+        return gir_nomem(err);
+    gir_status st = GIR_OK;
+    for (size_t i = 0; i < rn->n_in && !st; i++) {
+        const gir_shape *si = full_shape(r, in[i]);
+        if (!si || si->rank != 4 || oh % si->dims[2]) {
+            st = keep(r, res, err, "input %zu's size does not divide the output size (or is unknown)", i);
+            break;
+        }
+        char sfx[32];
+        snprintf(sfx, sizeof sfx, "up%zu", i);
+        st = resize_nearest(r, idx, sfx, in[i], (double)(oh / si->dims[2]), &ups[i], err);
+    }
+    gir_node *n = NULL;
+    if (!st && *res != NN_OPAQUE)
+        st = mk(r, idx, sum ? GIR_OP_Sum : GIR_OP_Concat, rn->n_in, 1, &n, err);
+    if (!st && n) {
+        for (size_t i = 0; i < rn->n_in; i++)
+            set_in(n, i, ups[i]);
+        if (!sum && gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+            st = gir_nomem(err);
+        if (!st)
+            st = mkout(r, n, 0, &out[0], err);
+    }
+    free(ups);
+    return st;
+}
+
+/* Crop: a Slice of axes 2 and 3; the size comes from h_w or the second
+ * input's shape, the offset from offset or (center_crop) the middle. */
+static gir_status rd_crop(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    int64_t nargs, t[NN_MAX_TUPLE];
+    size_t n;
+    bool center;
+    TRY(g_int(r, idx, "num_args", true, 0, &nargs, err));
+    if (nargs < 1 || nargs > 2 || nargs != (int64_t)RN(r, idx)->n_in)
+        return bad_attr(r, idx, "num_args", "1 or 2, the input count", err);
+    TRY(g_bool(r, idx, "center_crop", false, &center, err));
+    int64_t off[2] = { 0, 0 }, hw[2] = { 0, 0 };
+    TRY(g_tuple(r, idx, "offset", false, t, &n, err));
+    if (n && n != 2)
+        return bad_attr(r, idx, "offset", "a pair", err);
+    if (n)
+        off[0] = t[0], off[1] = t[1];
+    TRY(g_tuple(r, idx, "h_w", false, t, &n, err));
+    if (n && n != 2)
+        return bad_attr(r, idx, "h_w", "a pair", err);
+    if (n)
+        hw[0] = t[0], hw[1] = t[1];
+    if (nargs == 2) {
+        const gir_shape *like = full_shape(r, in[1]);
+        if (!like || like->rank != 4)
+            return keep(r, res, err, "num_args=2 needs the shape of the crop_like input (give --input-shape)");
+        hw[0] = like->dims[2];
+        hw[1] = like->dims[3];
+    } else if (hw[0] < 1 || hw[1] < 1) {
+        return bad_attr(r, idx, "h_w", "a pair of positive sizes (num_args=1)", err);
+    }
+    if (center) {
+        const gir_shape *xs = full_shape(r, in[0]);
+        if (!xs || xs->rank != 4)
+            return keep(r, res, err, "center_crop=True needs the data's shape (give --input-shape)");
+        off[0] = (xs->dims[2] - hw[0]) / 2;
+        off[1] = (xs->dims[3] - hw[1]) / 2;
+    }
+    int64_t st[2] = { off[0], off[1] }, en[2] = { off[0] + hw[0], off[1] + hw[1] }, ax[2] = { 2, 3 }, sp[2] = { 1, 1 };
+    return slice_node(r, idx, in[0], st, en, ax, sp, 2, out, err);
+}
+
+/* slice_like: data sliced from 0 to the other input's size on the axes
+ * given (all when none). */
+static gir_status rd_slice_like(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(g_tuple(r, idx, "axes", false, t, &n, err));
+    const gir_shape *like = full_shape(r, in[1]);
+    int rank = rank_of(r, in[0]);
+    if (!like || rank < 0)
+        return keep(r, res, err, "the shapes of both inputs are needed (give --input-shape)");
+    int64_t st[NN_MAX_TUPLE], en[NN_MAX_TUPLE], ax[NN_MAX_TUPLE], sp[NN_MAX_TUPLE];
+    size_t k = 0;
+    for (size_t i = 0; i < (n ? n : (size_t)rank) && i < NN_MAX_TUPLE; i++) {
+        int64_t a = n ? t[i] : (int64_t)i;
+        if (a < 0)
+            a += rank;
+        if (a < 0 || a >= rank || a >= like->rank)
+            return bad_attr(r, idx, "axes", "axes of both inputs", err);
+        st[k] = 0;
+        en[k] = like->dims[a];
+        ax[k] = a;
+        sp[k++] = 1;
+    }
+    return slice_node(r, idx, in[0], st, en, ax, sp, k, out, err);
+}
+
+/* MXNet slice(begin, end, step): None is the whole axis in the direction
+ * of the step. */
+static gir_status rd_mx_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                              gir_error *err)
+{
+    double b[NN_MAX_TUPLE], e[NN_MAX_TUPLE], s[NN_MAX_TUPLE];
+    bool bp[NN_MAX_TUPLE], ep[NN_MAX_TUPLE], sp_[NN_MAX_TUPLE];
+    size_t nb, ne, ns = 0;
+    if (!parse_opt_ftuple(A(r, idx, "begin"), b, bp, &nb))
+        return bad_attr(r, idx, "begin", "a tuple of integers or None", err);
+    if (!parse_opt_ftuple(A(r, idx, "end"), e, ep, &ne) || ne != nb)
+        return bad_attr(r, idx, "end", "a tuple of integers or None as long as begin", err);
+    const char *stxt = A(r, idx, "step");
+    if (stxt && !nn_is_none(stxt) && (!parse_opt_ftuple(stxt, s, sp_, &ns) || (ns && ns != nb)))
+        return bad_attr(r, idx, "step", "a tuple as long as begin", err);
+    int64_t st[NN_MAX_TUPLE], en[NN_MAX_TUPLE], ax[NN_MAX_TUPLE], sp[NN_MAX_TUPLE];
+    size_t k = 0;
+    for (size_t i = 0; i < nb; i++) {
+        int64_t step = i < ns && sp_[i] ? (int64_t)s[i] : 1;
+        if (step == 0)
+            return bad_attr(r, idx, "step", "a tuple of non-zero steps", err);
+        if (!bp[i] && !ep[i] && step == 1)
+            continue;
+        if (step < 0 && (!bp[i] || !ep[i]))
+            return keep(r, res, err, "a negative step with a None bound");
+        st[k] = bp[i] ? (int64_t)b[i] : 0;
+        en[k] = ep[i] ? (int64_t)e[i] : INT64_MAX;
+        ax[k] = (int64_t)i;
+        sp[k++] = step;
+    }
+    if (k == 0)
+        return node2(r, idx, NULL, GIR_OP_Identity, in[0], -1, NULL, out, err);
+    return slice_node(r, idx, in[0], st, en, ax, sp, k, out, err);
+}
+
+/* Comparisons give 1 or 0 in the data's type in MXNet: compare, Cast. */
+static gir_status rd_compare(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    (void)res;
+    const char *op = RN(r, idx)->op;
+    const char *base = strncmp(op, "broadcast_", 10) == 0 ? op + 10 : op[0] == '_' ? op + 1 : op;
+    bool ne = strcmp(base, "not_equal") == 0;
+    gir_op c = ne || strcmp(base, "equal") == 0 ? GIR_OP_Equal
+             : strcmp(base, "greater") == 0     ? GIR_OP_Greater
+             : strcmp(base, "greater_equal") == 0 ? GIR_OP_GreaterOrEqual
+             : strcmp(base, "lesser") == 0      ? GIR_OP_Less
+                                                : GIR_OP_LessOrEqual;
+    int32_t b, t;
+    TRY(node2(r, idx, "cmp", c, in[0], in[1], NULL, &b, err));
+    if (ne)
+        TRY(node2(r, idx, "not", GIR_OP_Not, b, -1, NULL, &b, err));
+    gir_node *n;
+    TRY(node2(r, idx, NULL, GIR_OP_Cast, b, -1, &n, &t, err));
+    const gir_value *x = V(r, in[0]);
+    gir_dtype dt = x && x->dtype != GIR_DT_UNKNOWN ? x->dtype : GIR_DT_F32;
+    if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(dt)))
+        return gir_nomem(err);
+    out[0] = t;
+    return GIR_OK;
+}
+
+/* where(condition, x, y): a non-zero condition picks x; a 1-D condition
+ * picks rows (axis 0), so it gets trailing unit axes. */
+static gir_status rd_where(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                           gir_error *err)
+{
+    int rc = rank_of(r, in[0]), rx = rank_of(r, in[1]);
+    if (rc < 0 || rx < 0)
+        return keep(r, res, err, "the ranks of condition and x are needed (give --input-shape)");
+    int32_t c;
+    gir_node *n;
+    TRY(node2(r, idx, "cond", GIR_OP_Cast, in[0], -1, &n, &c, err));
+    if (gir_attrs_set_string(r->g, &n->attrs, "to", "bool"))
+        return gir_nomem(err);
+    if (rc == 1 && rx > 1) {
+        int64_t axes[GIR_MAX_RANK];
+        for (int i = 0; i < rx - 1; i++)
+            axes[i] = i + 1;
+        TRY(node2(r, idx, "rows", GIR_OP_Unsqueeze, c, -1, &n, &c, err));
+        if (gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)rx - 1))
+            return gir_nomem(err);
+    } else if (rc != rx) {
+        return bad_attr(r, idx, "condition", "of x's shape or 1-D", err);
+    }
+    TRY(mk(r, idx, GIR_OP_Where, 3, 1, &n, err));
+    set_in(n, 0, c);
+    set_in(n, 1, in[1]);
+    set_in(n, 2, in[2]);
+    return mkout(r, n, 0, &out[0], err);
+}
+
+/* broadcast_to(shape; 0 keeps a dimension), broadcast_axis(axis, size),
+ * broadcast_like(lhs, rhs): an Expand (a 1 keeps the input's dimension
+ * there, as MXNet's 0 does). */
+static gir_status rd_bcast_to(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                              gir_error *err)
+{
+    const char *op = RN(r, idx)->op;
+    int64_t dims[NN_MAX_TUPLE];
+    size_t n = 0;
+    if (strcmp(op, "broadcast_to") == 0) {
+        TRY(g_tuple(r, idx, "shape", true, dims, &n, err));
+        for (size_t i = 0; i < n; i++)
+            if (dims[i] == 0)
+                dims[i] = 1;
+            else if (dims[i] < 0)
+                return bad_attr(r, idx, "shape", "a tuple of sizes (0 keeps one)", err);
+    } else if (strcmp(op, "broadcast_like") == 0) {
+        const char *la = A(r, idx, "lhs_axes"), *ra = A(r, idx, "rhs_axes");
+        if ((la && !nn_is_none(la) && strcmp(la, "()")) || (ra && !nn_is_none(ra) && strcmp(ra, "()")))
+            return keep(r, res, err, "lhs_axes/rhs_axes");
+        const gir_shape *like = full_shape(r, in[1]);
+        if (!like)
+            return keep(r, res, err, "the shape of rhs is needed (give --input-shape)");
+        n = (size_t)like->rank;
+        memcpy(dims, like->dims, n * sizeof *dims);
+    } else {
+        int64_t ax[NN_MAX_TUPLE], sz[NN_MAX_TUPLE];
+        size_t na, ns;
+        TRY(g_tuple(r, idx, "axis", false, ax, &na, err));
+        TRY(g_tuple(r, idx, "size", false, sz, &ns, err));
+        if (na != ns)
+            return bad_attr(r, idx, "size", "a tuple as long as axis", err);
+        int rank = rank_of(r, in[0]);
+        if (rank < 0)
+            return keep(r, res, err, "data of unknown rank (give --input-shape)");
+        n = (size_t)rank;
+        for (size_t i = 0; i < n; i++)
+            dims[i] = 1;
+        for (size_t i = 0; i < na; i++) {
+            int64_t a = ax[i] < 0 ? ax[i] + rank : ax[i];
+            if (a < 0 || a >= rank || sz[i] < 1)
+                return bad_attr(r, idx, "axis", "axes of the data with positive sizes", err);
+            dims[a] = sz[i];
+        }
+    }
+    gir_node *nd;
+    TRY(node2(r, idx, NULL, GIR_OP_Expand, in[0], -1, &nd, out, err));
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, n))
+        return gir_nomem(err);
+    return GIR_OK;
+}
+
+/* A raw node that is a constant once shapes are known: its value gets the
+ * node's name. */
+static gir_status named_const(nn_reader *r, size_t idx, const gir_shape *s, float v, const float *data, int32_t *out,
+                              gir_error *err)
+{
+    gir_tensor *t;
+    TRY(gir_tensor_new(GIR_DT_F32, s, &t, err));
+    float *p = t->data;
+    size_t n = (size_t)(t->nbytes / 4);
+    for (size_t i = 0; i < n; i++)
+        p[i] = data ? data[i] : v;
+    const char *name = gir_graph_unique_value_name(r->g, RN(r, idx)->name);
+    gir_status st = name ? gir_graph_add_const(r->g, name, t, out, err) : gir_nomem(err);
+    gir_tensor_unref(t);
+    return st;
+}
+
+/* _zeros, _ones (shape attribute), zeros_like, ones_like (an input's). */
+static gir_status rd_fill(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    const char *op = RN(r, idx)->op;
+    float v = strstr(op, "ones") ? 1.0f : 0.0f;
+    gir_shape s = { .rank = 0 };
+    if (strstr(op, "_like")) {
+        const gir_shape *xs = full_shape(r, in[0]);
+        if (!xs)
+            return keep(r, res, err, "the input's shape is needed (give --input-shape)");
+        const gir_value *x = V(r, in[0]);
+        if (x->dtype != GIR_DT_F32 && x->dtype != GIR_DT_UNKNOWN)
+            return keep(r, res, err, "an input of type %s", gir_dtype_name(x->dtype));
+        s = *xs;
+    } else {
+        int64_t t[NN_MAX_TUPLE];
+        size_t n;
+        TRY(g_tuple(r, idx, "shape", false, t, &n, err));
+        const char *dt = A(r, idx, "dtype");
+        if (dt && strcmp(dt, "float32") != 0)
+            return keep(r, res, err, "dtype=%s", dt);
+        if (n > GIR_MAX_RANK)
+            return bad_attr(r, idx, "shape", "a shape of at most 8 dimensions", err);
+        for (size_t i = 0; i < n; i++) {
+            if (t[i] < 1)
+                return keep(r, res, err, "shape=%s with unknown (0) dimensions", A(r, idx, "shape"));
+            s.dims[i] = t[i];
+        }
+        s.rank = (int)n;
+    }
+    return named_const(r, idx, &s, v, NULL, out, err);
+}
+
+/* _contrib_MultiBoxPrior: anchor boxes (xmin, ymin, xmax, ymax) for every
+ * cell of the input's feature map, a constant once its size is known. */
+static gir_status rd_multibox_prior(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                    gir_error *err)
+{
+    static const double one[] = { 1.0 }, steps_d[] = { -1.0, -1.0 }, offs_d[] = { 0.5, 0.5 };
+    double sizes[NN_MAX_TUPLE], ratios[NN_MAX_TUPLE], steps[NN_MAX_TUPLE], offs[NN_MAX_TUPLE];
+    size_t ns, nr, nst, no;
+    bool clip;
+    TRY(g_ftuple(r, idx, "sizes", one, 1, sizes, &ns, err));
+    TRY(g_ftuple(r, idx, "ratios", one, 1, ratios, &nr, err));
+    TRY(g_ftuple(r, idx, "steps", steps_d, 2, steps, &nst, err));
+    TRY(g_ftuple(r, idx, "offsets", offs_d, 2, offs, &no, err));
+    TRY(g_bool(r, idx, "clip", false, &clip, err));
+    if (ns < 1)
+        return bad_attr(r, idx, "sizes", "a non-empty tuple", err);
+    if (nr < 1)
+        return bad_attr(r, idx, "ratios", "a non-empty tuple", err);
+    if (nst != 2)
+        return bad_attr(r, idx, "steps", "a pair (y, x)", err);
+    if (no != 2)
+        return bad_attr(r, idx, "offsets", "a pair (y, x)", err);
+    for (size_t i = 0; i < nr; i++)
+        if (!(ratios[i] > 0))
+            return bad_attr(r, idx, "ratios", "a tuple of positive ratios", err);
+    const gir_shape *xs = full_shape(r, in[0]);
+    if (!xs || xs->rank != 4)
+        return keep(r, res, err, "the input's shape is needed (give --input-shape)");
+    int64_t h = xs->dims[2], w = xs->dims[3], per = (int64_t)(ns + nr - 1);
+    if (h * w * per > (int64_t)1 << 26)
+        return keep(r, res, err, "%lld anchors is too many to hold as a constant", (long long)(h * w * per));
+    gir_shape s = { .rank = 3, .dims = { 1, h * w * per, 4 } };
+    float *box = malloc((size_t)(h * w * per * 4) * sizeof *box);
+    if (!box)
+        return gir_nomem(err);
+    float sy = steps[0] > 0 ? (float)steps[0] : 1.0f / (float)h, sx = steps[1] > 0 ? (float)steps[1] : 1.0f / (float)w;
+    float *p = box;
+    for (int64_t y = 0; y < h; y++) {
+        float cy = ((float)y + (float)offs[0]) * sy;
+        for (int64_t x = 0; x < w; x++) {
+            float cx = ((float)x + (float)offs[1]) * sx;
+            for (size_t k = 0; k < ns + nr - 1; k++) {
+                float size = (float)sizes[k < ns ? k : 0];
+                float ratio = k < ns ? 1.0f : sqrtf((float)ratios[k - ns + 1]);
+                float bw = size * (float)h / (float)w * ratio / 2, bh = size / ratio / 2;
+                p[0] = cx - bw;
+                p[1] = cy - bh;
+                p[2] = cx + bw;
+                p[3] = cy + bh;
+                for (int j = 0; clip && j < 4; j++)
+                    p[j] = p[j] < 0 ? 0 : p[j] > 1 ? 1 : p[j];
+                p += 4;
+            }
+        }
+    }
+    gir_status st = named_const(r, idx, &s, 0, box, out, err);
+    free(box);
+    return st;
+}
+
+/* Operators with no inference form or no canonical counterpart, refused by
+ * name when written elsewhere (kept verbatim for MXNet). */
+static gir_status rd_refused(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err)
+{
+    (void)in;
+    (void)out;
+    const char *op = RN(r, idx)->op;
+    const char *why = strcmp(op, "_foreach") == 0 || strcmp(op, "_while_loop") == 0 || strcmp(op, "_cond") == 0
+                          ? "a control-flow operator with a subgraph"
+                      : strcmp(op, "WarpCTC") == 0 ? "a training loss (CTC) with no inference form"
+                      : strcmp(op, "_contrib_MultiBoxDetection") == 0
+                          ? "box decoding with non-maximum suppression, which no canonical operator computes"
+                          : "no canonical counterpart";
+    return keep(r, res, err, "%s", why);
+}
+
+/* NNVM upsampling(scale, layout, method): nearest neighbour in NCHW. */
+static gir_status rd_upsampling_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                     gir_error *err)
+{
+    int64_t scale;
+    TRY(g_int(r, idx, "scale", true, 0, &scale, err));
+    if (scale < 1)
+        return bad_attr(r, idx, "scale", "a positive integer", err);
+    const char *layout = g_str(r, idx, "layout", "NCHW"), *method = g_str(r, idx, "method", "NEAREST_NEIGHBOR");
+    if (strcmp(layout, "NCHW") != 0)
+        return keep(r, res, err, "layout=%s", layout);
+    if (strcmp(method, "NEAREST_NEIGHBOR") != 0 && strcmp(method, "nearest_neighbor") != 0)
+        return keep(r, res, err, "method=%s", method);
+    return resize_nearest(r, idx, NULL, in[0], (double)scale, &out[0], err);
 }
 
 /* ---- the tables ------------------------------------------------------------------------------ */
@@ -1518,6 +2405,17 @@ static const char *const k_scalar[] = { "scalar", NULL };
 static const char *const k_strided_slice[] = { "begin", "end", "stride", NULL };
 static const char *const k_slice_axis[] = { "axis", "begin", "end", NULL };
 
+static const char *const k_crop[] = { "num_args", "offset", "h_w", "center_crop", NULL };
+static const char *const k_grad_scale[] = { "grad_scale", NULL };
+static const char *const k_make_loss[] = { "grad_scale", "valid_thresh", "normalization", NULL };
+static const char *const k_upsampling[] = { "scale", "num_filter", "sample_type", "multi_input_mode", "num_args",
+                                            "workspace", NULL };
+static const char *const k_multibox_prior[] = { "sizes", "ratios", "clip", "steps", "offsets", NULL };
+static const char *const k_fill[] = { "shape", "dtype", "ctx", NULL };
+static const char *const k_bcast_axis[] = { "axis", "size", NULL };
+static const char *const k_bcast_like[] = { "lhs_axes", "rhs_axes", NULL };
+static const char *const k_mx_slice[] = { "begin", "end", "step", NULL };
+
 static const char *const k_conv_nnvm[] = { "channels", "kernel_size", "strides",   "padding",   "dilation",
                                            "groups",   "layout",      "kernel_layout", "out_layout", "out_dtype",
                                            "use_bias", NULL };
@@ -1535,6 +2433,7 @@ static const char *const k_rate[] = { "rate", NULL };
 static const char *const k_shape[] = { "shape", NULL };
 static const char *const k_expand_nnvm[] = { "axis", "num_newaxis", NULL };
 static const char *const k_split_nnvm[] = { "indices_or_sections", "axis", NULL };
+static const char *const k_upsampling_nnvm[] = { "scale", "layout", "method", NULL };
 static const char *const k_lrn_nnvm[] = { "size", "axis", "alpha", "beta", "bias", NULL };
 
 #define SIMPLE(nm, o) { nm, GIR_OP_##o, rd_simple, 1, 1, 1, NULL }
@@ -1548,6 +2447,7 @@ static const nn_rdef mx_defs[] = {
     { "Cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
     { "Concat", GIR_OP_Concat, rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
     { "Convolution", GIR_OP_Conv, rd_mx_conv, 1, 2, 3, k_conv_mx },
+    { "Crop", GIR_OP_Slice, rd_crop, 1, 1, 2, k_crop },
     { "Deconvolution", GIR_OP_ConvTranspose, rd_mx_conv, 1, 2, 3, k_deconv_mx },
     { "Dropout", GIR_OP_Dropout, rd_dropout, 2, 1, 1, k_dropout_mx },
     { "ElementWiseSum", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
@@ -1555,20 +2455,35 @@ static const nn_rdef mx_defs[] = {
     { "FullyConnected", GIR_OP_Gemm, rd_fc, 1, 2, 3, k_fc },
     { "LRN", GIR_OP_LRN, rd_lrn, 1, 1, 1, k_lrn_mx },
     { "LeakyReLU", GIR_OP_LeakyRelu, rd_leaky, 0, 1, 2, k_leaky },
+    { "LinearRegressionOutput", GIR_OP_Identity, rd_output_layer, 1, 1, 2, k_grad_scale },
+    { "LogisticRegressionOutput", GIR_OP_Sigmoid, rd_output_layer, 1, 1, 2, k_grad_scale },
+    { "MAERegressionOutput", GIR_OP_Identity, rd_output_layer, 1, 1, 2, k_grad_scale },
+    { "MakeLoss", GIR_OP_Identity, rd_output_layer, 1, 1, 1, k_make_loss },
     { "Pooling", GIR_OP_MaxPool, rd_mx_pool, 1, 1, 1, k_pool_mx },
     { "Reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
     { "SliceChannel", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
     { "Softmax", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
     { "SoftmaxActivation", GIR_OP_Softmax, rd_softmax_act, 1, 1, 1, k_softmax_act },
     { "SoftmaxOutput", GIR_OP_Softmax, rd_softmax_output, 1, 1, 2, k_softmax_out },
+    { "UpSampling", GIR_OP_Resize, rd_upsampling, 1, 1, GIR_VARIADIC, k_upsampling },
+    { "WarpCTC", GIR_OP_OPAQUE, rd_refused, 1, 0, GIR_VARIADIC, NULL },
     BINARY("_Div", Div),
     BINARY("_Minus", Sub),
     BINARY("_Mul", Mul),
     BINARY("_Plus", Add),
     BINARY("_add", Add),
+    { "_cond", GIR_OP_OPAQUE, rd_refused, 0, 0, GIR_VARIADIC, NULL },
+    { "_contrib_MultiBoxDetection", GIR_OP_OPAQUE, rd_refused, 1, 0, GIR_VARIADIC, NULL },
+    { "_contrib_MultiBoxPrior", GIR_OP_OPAQUE, rd_multibox_prior, 1, 1, 1, k_multibox_prior },
     SIMPLE("_copy", Identity),
     BINARY("_div", Div),
     SCALAR("_div_scalar", Div, k_scalar_mx),
+    { "_equal", GIR_OP_Equal, rd_compare, 1, 2, 2, NULL },
+    { "_foreach", GIR_OP_OPAQUE, rd_refused, 0, 0, GIR_VARIADIC, NULL },
+    { "_greater", GIR_OP_Greater, rd_compare, 1, 2, 2, NULL },
+    { "_greater_equal", GIR_OP_GreaterOrEqual, rd_compare, 1, 2, 2, NULL },
+    { "_lesser", GIR_OP_Less, rd_compare, 1, 2, 2, NULL },
+    { "_lesser_equal", GIR_OP_LessOrEqual, rd_compare, 1, 2, 2, NULL },
     BINARY("_maximum", Max),
     SCALAR("_maximum_scalar", Max, k_scalar_mx),
     BINARY("_minimum", Min),
@@ -1577,6 +2492,8 @@ static const nn_rdef mx_defs[] = {
     SCALAR("_minus_scalar", Sub, k_scalar_mx),
     BINARY("_mul", Mul),
     SCALAR("_mul_scalar", Mul, k_scalar_mx),
+    { "_not_equal", GIR_OP_Equal, rd_compare, 1, 2, 2, NULL },
+    { "_ones", GIR_OP_OPAQUE, rd_fill, 1, 0, 0, k_fill },
     BINARY("_plus", Add),
     SCALAR("_plus_scalar", Add, k_scalar_mx),
     BINARY("_power", Pow),
@@ -1585,17 +2502,29 @@ static const nn_rdef mx_defs[] = {
     SCALAR("_rminus_scalar", Sub, k_scalar_mx),
     SCALAR("_rpower_scalar", Pow, k_scalar_mx),
     BINARY("_sub", Sub),
+    { "_while_loop", GIR_OP_OPAQUE, rd_refused, 0, 0, GIR_VARIADIC, NULL },
+    { "_zeros", GIR_OP_OPAQUE, rd_fill, 1, 0, 0, k_fill },
     SIMPLE("abs", Abs),
     { "add_n", GIR_OP_Sum, rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
     BINARY("broadcast_add", Add),
+    { "broadcast_axes", GIR_OP_Expand, rd_bcast_to, 1, 1, 1, k_bcast_axis },
+    { "broadcast_axis", GIR_OP_Expand, rd_bcast_to, 1, 1, 1, k_bcast_axis },
     BINARY("broadcast_div", Div),
+    { "broadcast_equal", GIR_OP_Equal, rd_compare, 1, 2, 2, NULL },
+    { "broadcast_greater", GIR_OP_Greater, rd_compare, 1, 2, 2, NULL },
+    { "broadcast_greater_equal", GIR_OP_GreaterOrEqual, rd_compare, 1, 2, 2, NULL },
+    { "broadcast_lesser", GIR_OP_Less, rd_compare, 1, 2, 2, NULL },
+    { "broadcast_lesser_equal", GIR_OP_LessOrEqual, rd_compare, 1, 2, 2, NULL },
+    { "broadcast_like", GIR_OP_Expand, rd_bcast_to, 1, 2, 2, k_bcast_like },
     BINARY("broadcast_maximum", Max),
     BINARY("broadcast_minimum", Min),
     BINARY("broadcast_minus", Sub),
     BINARY("broadcast_mul", Mul),
+    { "broadcast_not_equal", GIR_OP_Equal, rd_compare, 1, 2, 2, NULL },
     BINARY("broadcast_plus", Add),
     BINARY("broadcast_power", Pow),
     BINARY("broadcast_sub", Sub),
+    { "broadcast_to", GIR_OP_Expand, rd_bcast_to, 1, 1, 1, k_shape },
     { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
     SIMPLE("ceil", Ceil),
     { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
@@ -1617,6 +2546,7 @@ static const nn_rdef mx_defs[] = {
     { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
     { "min", GIR_OP_ReduceMin, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("negative", Neg),
+    { "ones_like", GIR_OP_OPAQUE, rd_fill, 1, 1, 1, NULL },
     { "prod", GIR_OP_ReduceProd, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("reciprocal", Reciprocal),
     SIMPLE("relu", Relu),
@@ -1625,7 +2555,9 @@ static const nn_rdef mx_defs[] = {
     SIMPLE("sigmoid", Sigmoid),
     SIMPLE("sign", Sign),
     SIMPLE("sin", Sin),
+    { "slice", GIR_OP_Slice, rd_mx_slice, 1, 1, 1, k_mx_slice },
     { "slice_axis", GIR_OP_Slice, rd_slice_axis, 1, 1, 1, k_slice_axis },
+    { "slice_like", GIR_OP_Slice, rd_slice_like, 1, 2, 2, k_axes },
     { "softmax", GIR_OP_Softmax, rd_softmax, 1, 1, 2, k_softmax_mx },
     SIMPLE("softsign", Softsign),
     { "split", GIR_OP_Split, rd_split, 0, 1, 1, k_split_mx },
@@ -1635,6 +2567,8 @@ static const nn_rdef mx_defs[] = {
     { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("tanh", Tanh),
     { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
+    { "where", GIR_OP_Where, rd_where, 1, 3, 3, NULL },
+    { "zeros_like", GIR_OP_OPAQUE, rd_fill, 1, 1, 1, NULL },
     { NULL, 0, NULL, 0, 0, 0, NULL },
 };
 
@@ -1658,6 +2592,7 @@ static const nn_rdef nnvm_defs[] = {
     BINARY("broadcast_mul", Mul),
     BINARY("broadcast_pow", Pow),
     BINARY("broadcast_sub", Sub),
+    { "broadcast_to", GIR_OP_Expand, rd_bcast_to, 1, 1, 1, k_shape },
     { "cast", GIR_OP_Cast, rd_cast, 1, 1, 1, k_cast },
     SIMPLE("ceil", Ceil),
     { "clip", GIR_OP_Clip, rd_clip, 1, 1, 1, k_clip },
@@ -1688,6 +2623,7 @@ static const nn_rdef nnvm_defs[] = {
     { "mean", GIR_OP_ReduceMean, rd_reduce, 1, 1, 1, k_reduce },
     { "min", GIR_OP_ReduceMin, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("negative", Neg),
+    { "prelu", GIR_OP_PRelu, rd_prelu_nnvm, 1, 2, 2, k_axis },
     { "prod", GIR_OP_ReduceProd, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("relu", Relu),
     { "reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_shape },
@@ -1701,6 +2637,7 @@ static const nn_rdef nnvm_defs[] = {
     { "sum", GIR_OP_ReduceSum, rd_reduce, 1, 1, 1, k_reduce },
     SIMPLE("tanh", Tanh),
     { "transpose", GIR_OP_Transpose, rd_transpose, 1, 1, 1, k_axes },
+    { "upsampling", GIR_OP_Resize, rd_upsampling_nnvm, 1, 1, 1, k_upsampling_nnvm },
     { NULL, 0, NULL, 0, 0, 0, NULL },
 };
 
@@ -1974,12 +2911,12 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     bool deferred = false;
     for (size_t j = 0; j < rn->n_in && !st; j++) {
         uint32_t src = rn->in[j].node;
+        if (r->label_only[src]) {
+            in[j] = -1;
+            deferred = true;
+            continue;
+        }
         if (RN(r, src)->var && !r->var_made[src]) {
-            if (r->label_only[src]) {
-                in[j] = -1;
-                deferred = true;
-                continue;
-            }
             st = nn_make_var(r, src, err);
             if (st)
                 break;
@@ -2006,7 +2943,15 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
         }
     }
     size_t n_in = r->bn_synth[idx] ? 5 : rn->n_in;
-    if (!st && d && n_in >= d->min_in && (d->max_in == GIR_VARIADIC || n_in <= d->max_in) && keys_known(r, idx, d)) {
+    free(r->why);
+    r->why = NULL;
+    const char *unknown_key = NULL;
+    if (!st && d && d->read != rd_refused && !keys_known(r, idx, d, &unknown_key)) {
+        r->why = gir_strdupf("attribute %s is not one of %s's", unknown_key, rn->op);
+        if (!r->why)
+            st = gir_nomem(err);
+    }
+    if (!st && d && !unknown_key && n_in >= d->min_in && (d->max_in == GIR_VARIADIC || n_in <= d->max_in)) {
         res = NN_MAPPED;
         st = d->read(r, idx, in, r->outs[idx], &res, err);
         if (!st && res == NN_MAPPED) {
@@ -2017,16 +2962,27 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     }
     if (!st && res == NN_OPAQUE) {
         if (deferred)
-            for (size_t j = 0; j < rn->n_in && !st; j++)
-                if (in[j] < 0) {
-                    st = nn_make_var(r, rn->in[j].node, err);
-                    in[j] = r->outs[rn->in[j].node][0];
+            for (size_t j = 0; j < rn->n_in && !st; j++) {
+                if (in[j] >= 0)
+                    continue;
+                const nn_node *src = RN(r, rn->in[j].node);
+                if (!src->var) {
+                    st = gir_fail(err, GIR_E_UNSUPPORTED, "%s '%s' is kept verbatim%s%s, but its label comes from "
+                                  "operator '%s' (%s), which only computes labels and was dropped",
+                                  rn->op, rn->name, r->why ? ": " : "", r->why ? r->why : "", src->name, src->op);
+                    gir_err_node(err, rn->name);
+                    break;
                 }
+                st = nn_make_var(r, rn->in[j].node, err);
+                in[j] = r->outs[rn->in[j].node][0];
+            }
         gir_node *n = NULL;
         if (!st)
             st = mk(r, idx, GIR_OP_OPAQUE, n_in, n_out, &n, err);
         for (size_t j = 0; !st && j < n_in; j++)
             set_in(n, j, in[j]);
+        if (!st && r->why && gir_attrs_set_string(r->g, &n->meta, NN_META_WHY, r->why))
+            st = gir_nomem(err);
         for (uint32_t k = 0; !st && k < n_out; k++)
             st = mkout(r, n, k, &r->outs[idx][k], err);
     }

@@ -31,6 +31,7 @@ typedef struct fa {
     size_t tn;
     int64_t fill;      /* TUPLE: what each element of "()" stands for */
     bool emit;         /* write even without source text (not the default, or required) */
+    bool drop;         /* never write it, not even the source's text (done by other nodes) */
 } fa;
 
 typedef struct falist {
@@ -186,6 +187,8 @@ static gir_status finish_attrs(nn_writer *w, const gir_node *n, nn_fnode *f, con
     f->n_attrs = 0;
     for (size_t i = 0; i < l->n; i++) {
         const fa *x = &l->a[i];
+        if (x->drop)
+            continue;
         const char *raw = same ? raw_attr(w, n, x->key) : NULL;
         const char *text = NULL;
         if (raw && equiv(raw, x))
@@ -228,9 +231,10 @@ static gir_status unsup_attr(gir_error *err, const gir_node *n, const char *fmt,
 static gir_status unsup_op(nn_writer *w, gir_error *err, const gir_node *n)
 {
     (void)w;
+    const char *why = gir_node_opaque_why(n);
     if (n->op == GIR_OP_OPAQUE)
-        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim)", n->opaque_op,
-                        n->opaque_format ? n->opaque_format : "foreign");
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim%s%s)", n->opaque_op,
+                        n->opaque_format ? n->opaque_format : "foreign", why ? ": " : "", why ? why : "");
     return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
 }
 
@@ -703,6 +707,55 @@ static gir_status wr_leaky(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     return finish_attrs(w, n, f, &l, err);
 }
 
+/* The Unsqueeze giving PRelu's per-channel slope its trailing unit axes
+ * (as the readers make it), folded into LeakyReLU prelu / prelu, or -1. */
+int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *n)
+{
+    if (n->op != GIR_OP_PRelu || n->n_in != 2 || n->in[1] < 0)
+        return -1;
+    const gir_value *s = w->g->values[n->in[1]];
+    if (s->producer < 0 || w->uses[n->in[1]] != 1)
+        return -1;
+    const gir_node *u = w->g->nodes[s->producer];
+    const int64_t *ax;
+    ptrdiff_t k = u->op == GIR_OP_Unsqueeze ? aints(u, "axes", &ax) : -1;
+    const gir_value *x = VAL(w, n->in[0]), *g = u->n_in == 1 ? VAL(w, u->in[0]) : NULL;
+    if (k < 1 || !x || x->shape.rank != k + 2 || !g || g->shape.rank != 1)
+        return -1;
+    for (ptrdiff_t i = 0; i < k; i++)
+        if (ax[i] != i + 1)
+            return -1;
+    for (size_t i = 0; i < w->g->n_outputs; i++)
+        if (w->g->outputs[i] == n->in[1])
+            return -1;
+    return s->producer;
+}
+
+static gir_status wr_prelu(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    int32_t u = nn_prelu_slope_of(w, n);
+    int32_t in[2] = { n->in[0], u >= 0 ? w->g->nodes[u]->in[0] : n->in[1] };
+    const gir_value *x = VAL(w, n->in[0]), *s = VAL(w, in[1]);
+    /* A slope per channel (axis 1) or a single one. */
+    bool ok = u >= 0 || (s && x && s->shape.rank == 1 && (x->shape.rank == 2 || s->shape.dims[0] == 1));
+    if (!ok) {
+        char sh[96];
+        return unsup_attr(err, n, "PRelu with a slope of shape %s (%s takes one slope per channel of axis 1, "
+                          "as [C] or an Unsqueeze of it to [C,1,..])",
+                          s ? gir_shape_str(&s->shape, sh, sizeof sh) : "?", is_mx(w) ? "LeakyReLU" : "prelu");
+    }
+    falist l = { .n = 0 };
+    if (is_mx(w)) {
+        f->op = "LeakyReLU";
+        fa_str(&l, "act_type", "prelu", true);
+    } else {
+        f->op = "prelu";
+        fa_int(&l, "axis", 1, false);
+    }
+    TRY(set_inputs(w, f, in, 2, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     int64_t axis = ai(n, "axis", -1);
@@ -756,6 +809,7 @@ static gir_status wr_softmax(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
             return finish_attrs(w, n, f, &l, err);
         }
         f->op = log ? "log_softmax" : "softmax";
+        fa_add(&l, "temperature", FK_STR, false)->drop = true; /* a Div node of its own now */
     } else {
         f->op = log ? "log_softmax" : "softmax";
     }
@@ -895,7 +949,22 @@ static gir_status wr_reshape(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
         return unsup_attr(err, n, "Reshape with allowzero=1");
     falist l = { .n = 0 };
     f->op = pick_alias(w, n);
-    fa_tuple(&l, "shape", s, (size_t)k, NOFILL, true);
+    /* The source's special codes, while they still give this shape. */
+    const char *raw = same_op(w, n, f->op) ? raw_attr(w, n, "shape") : NULL;
+    const char *rev = raw_attr(w, n, "reverse");
+    const gir_value *x = VAL(w, n->in[0]);
+    int64_t code[NN_MAX_TUPLE], dims[GIR_MAX_RANK];
+    size_t nc;
+    int rank;
+    bool r = false;
+    if (raw && (!rev || (nn_parse_bool(rev, &r) && !r)) && nn_parse_tuple(raw, code, &nc) && x &&
+        gir_shape_is_known(&x->shape) && nn_mx_reshape_dims(code, nc, &x->shape, dims, &rank) && rank == k &&
+        memcmp(dims, s, (size_t)k * sizeof *s) == 0)
+        fa_str(&l, "shape", raw, true);
+    else
+        fa_tuple(&l, "shape", s, (size_t)k, NOFILL, true);
+    if (is_mx(w))
+        fa_bool(&l, "reverse", false, 0, false);
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
 }
@@ -970,6 +1039,7 @@ static gir_status wr_split(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     if (is_mx(w)) {
         fa_int(&l, "num_outputs", (int64_t)n->n_out, true);
         fa_int(&l, "axis", axis, axis != 1);
+        fa_bool(&l, "squeeze_axis", false, 0, false); /* squeezing is the Squeeze nodes' */
     } else {
         fa_int(&l, "indices_or_sections", (int64_t)n->n_out, true);
         fa_int(&l, "axis", axis, axis != 1);
@@ -1007,9 +1077,47 @@ static gir_status wr_slice(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
             max_axis = axes[i];
     }
     falist l = { .n = 0 };
-    if (is_mx(w)) {
-        if (k != 1 || steps[0] != 1)
-            return unsup_attr(err, n, "Slice of more than one axis or with steps (MXNet writes slice_axis)");
+    if (is_mx(w) && (k != 1 || steps[0] != 1 || same_op(w, n, "slice"))) {
+        /* slice(begin, end, step) over axes 0..max, None for the whole axis */
+        gir_buf bb = GIR_BUF_INIT, eb = GIR_BUF_INIT, sb = GIR_BUF_INIT;
+        bool any_step = false;
+        for (int64_t a = 0; a <= max_axis; a++) {
+            ptrdiff_t j = -1;
+            for (ptrdiff_t i = 0; i < k; i++)
+                if (axes[i] == a)
+                    j = i;
+            const char *sep = a ? ", " : "";
+            if (j < 0) {
+                gir_buf_printf(&bb, "%sNone", sep);
+                gir_buf_printf(&eb, "%sNone", sep);
+                gir_buf_printf(&sb, "%sNone", sep);
+                continue;
+            }
+            gir_buf_printf(&bb, "%s%lld", sep, (long long)st[j]);
+            if (en[j] >= NN_SLICE_END && steps[j] > 0)
+                gir_buf_printf(&eb, "%sNone", sep);
+            else
+                gir_buf_printf(&eb, "%s%lld", sep, (long long)en[j]);
+            gir_buf_printf(&sb, "%s%lld", sep, (long long)steps[j]);
+            any_step = any_step || steps[j] != 1;
+        }
+        char *bt = bb.failed ? NULL : gir_arena_printf(&w->arena, "(%s%s)", bb.data, max_axis == 0 ? "," : "");
+        char *et = eb.failed ? NULL : gir_arena_printf(&w->arena, "(%s%s)", eb.data, max_axis == 0 ? "," : "");
+        char *stt = sb.failed ? NULL : gir_arena_printf(&w->arena, "(%s%s)", sb.data, max_axis == 0 ? "," : "");
+        gir_buf_free(&bb);
+        gir_buf_free(&eb);
+        gir_buf_free(&sb);
+        if (!bt || !et || !stt)
+            return gir_nomem(err);
+        for (ptrdiff_t i = 0; i < k; i++)
+            if (steps[i] < 0 && (st[i] >= NN_SLICE_END || en[i] < -NN_SLICE_END))
+                return unsup_attr(err, n, "Slice with a negative step over a whole axis");
+        f->op = "slice";
+        fa_str(&l, "begin", bt, true);
+        fa_str(&l, "end", et, true);
+        if (any_step)
+            fa_str(&l, "step", stt, true);
+    } else if (is_mx(w)) {
         f->op = "slice_axis";
         fa_int(&l, "axis", axes[0], true);
         fa_int(&l, "begin", st[0], true);
@@ -1101,6 +1209,110 @@ static gir_status wr_cast(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     return finish_attrs(w, n, f, &l, err);
 }
 
+/* Resize that repeats each pixel an integer number of times in H and W:
+ * UpSampling (MXNet) / upsampling (NNVM), nearest. */
+static gir_status wr_resize(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    const char *mode = gir_node_string(n, "mode", "nearest");
+    const char *ct = gir_node_string(n, "coordinate_transformation_mode", "half_pixel");
+    const char *nm = gir_node_string(n, "nearest_mode", "round_prefer_floor");
+    const gir_value *x = VAL(w, n->in[0]);
+    if (strcmp(mode, "nearest") != 0)
+        return unsup_attr(err, n, "Resize with mode=%s (%s repeats pixels only)", mode,
+                          is_mx(w) ? "UpSampling" : "upsampling");
+    /* For an integer scale these all pick input pixel floor(y / scale). */
+    bool floor_like = (strcmp(ct, "asymmetric") == 0 && strcmp(nm, "floor") == 0) ||
+                      ((strcmp(ct, "half_pixel") == 0 || strcmp(ct, "pytorch_half_pixel") == 0) &&
+                       strncmp(nm, "round_prefer_", 13) == 0);
+    if (!floor_like)
+        return unsup_attr(err, n, "Resize nearest with coordinate_transformation_mode=%s, nearest_mode=%s", ct, nm);
+    const double *sc;
+    const int64_t *sz;
+    ptrdiff_t ns = gir_attrs_get_floats(&n->attrs, "scales", &sc), nz = aints(n, "sizes", &sz);
+    double scale[4] = { 0 };
+    if (ns == 4) {
+        memcpy(scale, sc, sizeof scale);
+    } else if (nz == 4 && x && x->shape.rank == 4 && gir_shape_is_known(&x->shape)) {
+        for (int i = 0; i < 4; i++)
+            scale[i] = sz[i] % x->shape.dims[i] ? 0.5 : (double)(sz[i] / x->shape.dims[i]);
+    } else {
+        return unsup_attr(err, n, "Resize without 4 scales (or sizes of a known 4-d input)");
+    }
+    if (scale[0] != 1 || scale[1] != 1 || scale[2] != scale[3] || scale[2] < 1 || scale[2] != floor(scale[2]) ||
+        scale[2] > 1e6)
+        return unsup_attr(err, n, "Resize by scales other than (1, 1, s, s) with a whole s");
+    falist l = { .n = 0 };
+    if (is_mx(w)) {
+        f->op = "UpSampling";
+        fa_int(&l, "scale", (int64_t)scale[2], true);
+        fa_str(&l, "sample_type", "nearest", true);
+        fa_int(&l, "num_args", 1, true);
+    } else {
+        f->op = "upsampling";
+        fa_int(&l, "scale", (int64_t)scale[2], true);
+    }
+    int32_t in = n->in[0];
+    TRY(set_inputs(w, f, &in, 1, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
+/* Expand -> broadcast_to of the same rank, 0 keeping a dimension. */
+static gir_status wr_expand(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    const int64_t *s;
+    ptrdiff_t k = aints(n, "shape", &s);
+    const gir_value *x = VAL(w, n->in[0]);
+    if (k < 1 || k > NN_MAX_TUPLE || !x || x->shape.rank != k)
+        return unsup_attr(err, n, "Expand to a rank other than the input's (broadcast_to keeps the rank)");
+    int64_t t[NN_MAX_TUPLE];
+    for (ptrdiff_t i = 0; i < k; i++)
+        t[i] = s[i] == 1 ? 0 : s[i];
+    falist l = { .n = 0 };
+    f->op = "broadcast_to";
+    fa_tuple(&l, "shape", t, (size_t)k, NOFILL, true);
+    TRY(node_inputs(w, n, f, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
+/* The Cast to bool a Where's condition is made by (as the MXNet reader
+ * makes it from a numeric condition), folded into where, or -1. */
+int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n)
+{
+    if (n->op != GIR_OP_Where || n->n_in != 3 || n->in[0] < 0 || w->uses[n->in[0]] != 1)
+        return -1;
+    const gir_value *c = w->g->values[n->in[0]];
+    if (c->producer < 0)
+        return -1;
+    const gir_node *p = w->g->nodes[c->producer];
+    const char *to = gir_node_string(p, "to", "");
+    if (p->op != GIR_OP_Cast || strcmp(to, "bool") != 0 || p->n_in != 1 || p->in[0] < 0)
+        return -1;
+    for (size_t i = 0; i < w->g->n_outputs; i++)
+        if (w->g->outputs[i] == n->in[0])
+            return -1;
+    return c->producer;
+}
+
+static gir_status wr_where(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    if (!is_mx(w))
+        return unsup_op(w, err, n);
+    int32_t cast = nn_where_cast_of(w, n);
+    if (cast < 0)
+        return unsup_attr(err, n, "Where with a boolean condition not cast from numbers (MXNet's where takes a "
+                                  "numeric condition)");
+    int32_t in[3] = { w->g->nodes[cast]->in[0], n->in[1], n->in[2] };
+    const gir_value *c = VAL(w, in[0]), *x = VAL(w, in[1]), *y = VAL(w, in[2]);
+    if (!c || !x || !y || !gir_shape_is_known(&x->shape) || !gir_shape_equal(&c->shape, &x->shape) ||
+        !gir_shape_equal(&x->shape, &y->shape))
+        return unsup_attr(err, n, "Where of operands of different or unknown shapes (MXNet's where does not "
+                                  "broadcast)");
+    falist l = { .n = 0 };
+    f->op = "where";
+    TRY(set_inputs(w, f, in, 3, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 /* An operator kept verbatim: its attributes as text. */
 static gir_status wr_opaque(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
@@ -1146,6 +1358,7 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_MaxPool: case GIR_OP_AveragePool: case GIR_OP_GlobalMaxPool: case GIR_OP_GlobalAveragePool:
         return wr_pool;
     case GIR_OP_LeakyRelu: case GIR_OP_Elu: case GIR_OP_Selu: return wr_leaky;
+    case GIR_OP_PRelu: return wr_prelu;
     case GIR_OP_Softmax: case GIR_OP_LogSoftmax: return wr_softmax;
     case GIR_OP_Concat: case GIR_OP_Sum: return wr_concat;
     case GIR_OP_Add: case GIR_OP_Sub: case GIR_OP_Mul: case GIR_OP_Div: case GIR_OP_Pow: case GIR_OP_Max:
@@ -1164,6 +1377,9 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_ReduceProd:
         return wr_reduce;
     case GIR_OP_Cast: return wr_cast;
+    case GIR_OP_Resize: return wr_resize;
+    case GIR_OP_Expand: return wr_expand;
+    case GIR_OP_Where: return wr_where;
     case GIR_OP_OPAQUE: return wr_opaque;
     default: return wr_unary;
     }

@@ -59,7 +59,7 @@ static const gir_attr_map mx_act[] = {
     END,
 };
 static const gir_attr_map mx_leaky[] = {
-    { "act_type", NULL, "leaky -> LeakyRelu, elu -> Elu, selu -> Selu; prelu, rrelu, gelu kept verbatim" },
+    { "act_type", NULL, "leaky -> LeakyRelu, elu -> Elu, selu -> Selu, prelu -> PRelu (gamma per channel of axis 1, unsqueezed to [C,1,..]), gelu -> x/sqrt(2), Erf, +1, *x, *0.5, rrelu -> LeakyRelu((lower+upper)/2) unless its mask is read" },
     { "slope", "alpha", "default 0.25 (canonical LeakyRelu default 0.01): written explicitly" },
     END,
 };
@@ -97,7 +97,7 @@ static const gir_attr_map mx_dropout[] = {
     END,
 };
 static const gir_attr_map mx_reshape[] = {
-    { "shape", "shape", "0 copies, -1 infers; -2, -3, -4 and reverse keep the node verbatim" },
+    { "shape", "shape", "0 copies, -1 infers; -2, -3, -4 and reverse resolved from the input shape (verbatim without it); the codes are written back while they give the same shape" },
     END,
 };
 static const gir_attr_map mx_scalar[] = {
@@ -110,7 +110,7 @@ static const gir_attr_map clip_map[] = { { "a_min", "min", NULL }, { "a_max", "m
 static const gir_attr_map mx_split[] = {
     { "num_outputs", NULL, "equal parts, one per output" },
     { "axis", "axis", "default 1" },
-    { "squeeze_axis", NULL, "True keeps the node verbatim" },
+    { "squeeze_axis", NULL, "True: a Squeeze per part" },
     END,
 };
 static const gir_attr_map mx_lrn[] = {
@@ -120,7 +120,7 @@ static const gir_attr_map mx_lrn[] = {
 static const gir_attr_map reduce_map[] = {
     { "axis", "axes", "() or absent: all axes" },
     { "keepdims", "keepdims", "default False (canonical default 1: written explicitly)" },
-    { "exclude", NULL, "True keeps the node verbatim" },
+    { "exclude", NULL, "True reduces the axes not listed (needs the rank)" },
     END,
 };
 static const gir_attr_map cast_map[] = { { "dtype", "to", "type name" }, END };
@@ -151,7 +151,17 @@ const gir_op_map nn_mxnet_ops[] = {
     { "SoftmaxOutput", GIR_OP_Softmax, RW, mx_softmax_out, "alias Softmax" },
     { "softmax", GIR_OP_Softmax, RW, mx_softmax, NULL },
     { "log_softmax", GIR_OP_LogSoftmax, RW, mx_softmax, NULL },
-    { "SoftmaxActivation", GIR_OP_Softmax, R, NULL, "mode=channel, or instance on a matrix: axis 1" },
+    { "SoftmaxActivation", GIR_OP_Softmax, R, NULL, "mode=channel: axis 1; instance: axis 1 of a matrix, else Flatten, Softmax, Reshape (needs the shape)" },
+    { "UpSampling", GIR_OP_Resize, R, NULL, "nearest: Resize (asymmetric, floor; several inputs each to the first's size, then Concat or Sum); bilinear: ConvTranspose with the weight, kernel 2s-s%2, stride s, pad s/2, group num_filter; written back from Resize (nearest, whole scale)" },
+    { "Crop", GIR_OP_Slice, R, NULL, "axes 2, 3; h_w or the crop_like input's size; offset or centre (center_crop)" },
+    { "LinearRegressionOutput", GIR_OP_Identity, R, NULL, "also MAERegressionOutput, MakeLoss; LogisticRegressionOutput -> Sigmoid; labels (and operators only computing them) dropped" },
+    { "slice", GIR_OP_Slice, RW, NULL, "begin/end/step with None; written for Slice of several axes or steps" },
+    { "slice_like", GIR_OP_Slice, R, NULL, "from 0 to the second input's size (needs its shape)" },
+    { "broadcast_greater", GIR_OP_Greater, R, NULL, "also equal, not_equal, greater_equal, lesser, lesser_equal (and _equal ...): the comparison then a Cast to the data's type" },
+    { "where", GIR_OP_Where, RW, NULL, "condition cast to bool (a 1-D condition selects rows)" },
+    { "broadcast_to", GIR_OP_Expand, RW, NULL, "also broadcast_axis, broadcast_like; 0 keeps a dimension" },
+    { "_zeros", GIR_OP_OPAQUE, R, NULL, "also _ones, zeros_like, ones_like, _contrib_MultiBoxPrior: constants once shapes are known" },
+    { "_foreach", GIR_OP_OPAQUE, R, NULL, "also _while_loop, _cond, WarpCTC, _contrib_MultiBoxDetection: kept verbatim with the reason, refused by other writers" },
     { "Flatten", GIR_OP_Flatten, RW, NULL, "alias flatten; axis 1" },
     { "Concat", GIR_OP_Concat, RW, mx_concat, "alias concat" },
     { "add_n", GIR_OP_Sum, RW, NULL, "alias ElementWiseSum; num_args = input count" },

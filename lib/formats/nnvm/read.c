@@ -4,6 +4,7 @@
  * read through the DOM (gir_json_doc_parse, then raw.c), whose values give
  * every error its JSON pointer and line:column. */
 #include "map.h"
+#include "api/api.h"
 #include "passes/passes.h"
 
 #include <dirent.h>
@@ -156,52 +157,9 @@ char *nn_params_path_for(const char *json_path, nn_flavour fl)
 
 /* ---- options ---------------------------------------------------------------- */
 
-/* input-shape=NAME:D,D,...[;NAME:...] */
 static gir_status parse_ishapes(nn_reader *r, const char *spec, gir_error *err)
 {
-    char *copy = gir_strdupf("%s", spec);
-    if (!copy)
-        return gir_nomem(err);
-    size_t cap = 0;
-    gir_status st = GIR_OK;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ";", &save); item && !st; item = strtok_r(NULL, ";", &save)) {
-        char *colon = strrchr(item, ':');
-        if (!colon || colon == item) {
-            st = gir_fail(err, GIR_E_ARGUMENT, "input-shape=%s: expected NAME:D1,D2,... (e.g. data:1,3,224,224)",
-                          spec);
-            break;
-        }
-        *colon = '\0';
-        gir_shape s = { .rank = 0 };
-        char *save2 = NULL;
-        for (char *d = strtok_r(colon + 1, ",", &save2); d; d = strtok_r(NULL, ",", &save2)) {
-            int64_t v;
-            if (s.rank >= GIR_MAX_RANK || !gir_parse_i64(d, &v) || v < -1 || v == 0) {
-                st = gir_fail(err, GIR_E_ARGUMENT,
-                              "input-shape=%s: dimensions of '%s' must be positive integers (-1 for unknown), "
-                              "at most %d of them", spec, item, GIR_MAX_RANK);
-                break;
-            }
-            s.dims[s.rank++] = v;
-        }
-        if (st)
-            break;
-        if (!GIR_GROW(r->ishapes, cap, r->n_ishapes + 1)) {
-            st = gir_nomem(err);
-            break;
-        }
-        r->ishapes[r->n_ishapes].name = gir_arena_strdup(&r->g->arena, item);
-        r->ishapes[r->n_ishapes].shape = s;
-        r->ishapes[r->n_ishapes].used = false;
-        if (!r->ishapes[r->n_ishapes].name) {
-            st = gir_nomem(err);
-            break;
-        }
-        r->n_ishapes++;
-    }
-    free(copy);
-    return st;
+    return gir_input_shapes_parse(spec, &r->g->arena, &r->ishapes, &r->n_ishapes, err);
 }
 
 /* ---- graph attributes --------------------------------------------------------- */
@@ -297,6 +255,27 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
     }
     if (r->fl == NN_MXNET && r->mx_version > 0 && gir_attrs_set_int(g, &g->meta, "mxnet.version", r->mx_version))
         return gir_nomem(err);
+    /* For a byte-identical same-format write: the params file's order and
+     * a final newline dmlc would not write. */
+    if (r->params && r->params->n) {
+        const char **names = malloc(r->params->n * sizeof *names);
+        if (!names)
+            return gir_nomem(err);
+        for (size_t i = 0; i < r->params->n; i++)
+            names[i] = r->params->items[i].name;
+        gir_status st = gir_attrs_set_strings(g, &g->meta, "nnvm.param_order", names, r->params->n) ? gir_nomem(err)
+                                                                                                    : GIR_OK;
+        free(names);
+        TRY(st);
+    }
+    if (r->path) {
+        FILE *f = fopen(r->path, "rb");
+        bool nl = f && fseek(f, -1, SEEK_END) == 0 && fgetc(f) == '\n';
+        if (f)
+            fclose(f);
+        if (nl && gir_attrs_set_string(g, &g->meta, "nnvm.final_newline", "1"))
+            return gir_nomem(err);
+    }
     if (r->fl == NN_TVM && raw->relay_layout && gir_attrs_set_string(g, &g->meta, "tvm.layout", "relay"))
         return gir_nomem(err);
     bool any = false;
@@ -573,32 +552,192 @@ static gir_status setup_params(nn_reader *r, const nn_params *p, gir_error *err)
     return GIR_OK;
 }
 
-/* Variables that only SoftmaxOutput reads, as its label: dropped. */
+/* Nodes that only compute the labels of output layers (a label variable,
+ * or operators reshaping one): dropped, as inference never reads them.  A
+ * node is kept when the heads reach it through other edges. */
 static gir_status find_labels(nn_reader *r, gir_error *err)
 {
     const nn_raw *raw = r->raw;
     if (r->fl != NN_MXNET)
         return GIR_OK;
-    unsigned char *bad = calloc(raw->n_nodes ? raw->n_nodes : 1, 1);
-    if (!bad)
+    size_t n = raw->n_nodes;
+    unsigned char *need = calloc(n ? n : 1, 1), *lab = calloc(n ? n : 1, 1);
+    if (!need || !lab) {
+        free(need);
+        free(lab);
         return gir_nomem(err);
-    for (size_t i = 0; i < raw->n_nodes; i++) {
-        const nn_node *n = &raw->nodes[i];
-        bool so = strcmp(n->op, "SoftmaxOutput") == 0 || strcmp(n->op, "Softmax") == 0;
-        for (size_t j = 0; j < n->n_in; j++) {
-            uint32_t s = n->in[j].node;
-            if (so && j == 1 && n->n_in == 2)
-                r->label_only[s] = true;
-            else
-                bad[s] = 1;
-        }
     }
     for (size_t i = 0; i < raw->n_heads; i++)
-        bad[raw->heads[i].node] = 1;
-    for (size_t i = 0; i < raw->n_nodes; i++)
-        r->label_only[i] = r->label_only[i] && !bad[i] && raw->nodes[i].var;
-    free(bad);
+        need[raw->heads[i].node] = 1;
+    /* raw->order is topological: walk it backwards. */
+    for (size_t k = n; k-- > 0;) {
+        size_t i = raw->order[k];
+        const nn_node *nd = &raw->nodes[i];
+        for (size_t j = 0; j < nd->n_in; j++) {
+            uint32_t s = nd->in[j].node;
+            if (nn_is_label_edge(nd, j))
+                lab[s] = 1;
+            else if (need[i])
+                need[s] = 1;
+            if (lab[i])
+                lab[s] = 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->label_only[i] = lab[i] && !need[i];
+        if (r->label_only[i] && !raw->nodes[i].var)
+            r->n_label_ops++;
+    }
+    free(need);
+    free(lab);
     return GIR_OK;
+}
+
+/* Whether graph input v is a weight by its use (an operand of Conv, Gemm,
+ * BatchNormalization or PRelu other than the data) or its MXNet name. */
+static bool weight_like(const gir_graph *g, int32_t v)
+{
+    static const char *const sfx[] = { "_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var",
+                                       "_running_mean", "_running_var", NULL };
+    const char *name = g->values[v]->name;
+    size_t len = strlen(name);
+    for (size_t i = 0; sfx[i]; i++)
+        if (len > strlen(sfx[i]) && strcmp(name + len - strlen(sfx[i]), sfx[i]) == 0)
+            return true;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        bool w = n->op == GIR_OP_Conv || n->op == GIR_OP_ConvTranspose || n->op == GIR_OP_Gemm ||
+                 n->op == GIR_OP_BatchNormalization || n->op == GIR_OP_PRelu;
+        for (size_t k = 1; w && k < n->n_in; k++)
+            if (n->in[k] == v)
+                return true;
+        /* PRelu's slope through its Unsqueeze */
+        if (n->op == GIR_OP_Unsqueeze && n->n_in == 1 && n->in[0] == v && n->out[0] >= 0)
+            for (size_t j = 0; j < g->n_nodes; j++)
+                if (g->nodes[j]->op == GIR_OP_PRelu && g->nodes[j]->n_in == 2 && g->nodes[j]->in[1] == n->out[0])
+                    return true;
+    }
+    return false;
+}
+
+/* The weights files nn_find_params looks for, for messages. */
+static char *params_looked_for(const char *path)
+{
+    size_t len = strlen(path);
+    const char *base = gir_path_basename(path);
+    if (ends_with(path, "-symbol.json") && strlen(base) > strlen("-symbol.json")) {
+        int k = (int)(strlen(base) - strlen("-symbol.json"));
+        return gir_strdupf("%.*s-NNNN.params or %.*s-symbol.params", k, base, k, base);
+    }
+    char *full = ends_with(path, "_graph.json") ? gir_strdupf("%.*s_param.params", (int)(len - 11), path)
+               : ends_with(path, ".json")       ? gir_strdupf("%.*s.params", (int)(len - 5), path)
+               : ends_with(path, ".graph")      ? gir_strdupf("%.*s.params", (int)(len - 6), path)
+                                                : gir_strdupf("%s.params", path);
+    char *out = full ? gir_strdupf("%s", gir_path_basename(full)) : NULL;
+    free(full);
+    return out;
+}
+
+/* Graph inputs of unknown rank take the rank their consumers imply (the
+ * data of a 2-d convolution or pooling is 4-d, of a Gemm 2-d), so that
+ * formats that declare every input's rank can be written. */
+static gir_status ranks_from_consumers(gir_graph *g, gir_error *err)
+{
+    bool changed = false;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        gir_value *v = g->values[g->inputs[i]];
+        if (v->shape.rank >= 0)
+            continue;
+        int rank = -1;
+        for (size_t j = 0; j < g->n_nodes && rank < 0; j++) {
+            const gir_node *n = g->nodes[j];
+            if (n->n_in < 1 || n->in[0] != g->inputs[i])
+                continue;
+            const int64_t *k;
+            ptrdiff_t nk;
+            switch (n->op) {
+            case GIR_OP_Conv: case GIR_OP_ConvTranspose: case GIR_OP_MaxPool: case GIR_OP_AveragePool:
+                nk = gir_attrs_get_ints(&n->attrs, "kernel_shape", &k);
+                rank = nk >= 1 ? (int)nk + 2 : -1;
+                break;
+            case GIR_OP_Gemm: rank = 2; break;
+            default: break;
+            }
+        }
+        if (rank < 0)
+            continue;
+        v->shape.rank = rank;
+        for (int d = 0; d < rank; d++)
+            v->shape.dims[d] = -1;
+        changed = true;
+    }
+    return changed ? gir_graph_finish(g, err) : GIR_OK;
+}
+
+/* With no weights file, a graph whose variables include weights would run
+ * on whatever the caller feeds them: refused unless the caller accepts the
+ * weights as inputs (then their shapes are completed from the data's). */
+static gir_status check_weights(nn_reader *r, const char *path, bool as_inputs, gir_error *err)
+{
+    gir_graph *g = r->g;
+    size_t n = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        bool w = r->fl == NN_TVM ? i > 0 : weight_like(g, g->inputs[i]);
+        if (w && !n++)
+            first = g->values[g->inputs[i]]->name;
+    }
+    if (!n)
+        return GIR_OK;
+    if (as_inputs)
+        return gir_graph_note(g, "no weights file: %zu weight%s (first '%s') taken as graph inputs", n,
+                              n == 1 ? "" : "s", first) ? gir_nomem(err) : GIR_OK;
+    char *looked = params_looked_for(path);
+    gir_fail(err, GIR_E_PARAMS, "no weights file found beside the graph (looked for %s): its %zu weight%s (first "
+             "'%s') would become graph inputs; give the file with --params FILE, or accept weights as inputs with "
+             "--weights-as-inputs (reader option weights-as-inputs=1)",
+             looked ? looked : "?", n, n == 1 ? "" : "s", first);
+    free(looked);
+    gir_err_file(err, path);
+    return GIR_E_PARAMS;
+}
+
+/* Weights taken as inputs: dimensions the data's shape decides (input
+ * channels, Gemm's K, per-channel vectors) completed after inference. */
+static gir_status complete_weight_shapes(gir_graph *g, gir_error *err)
+{
+    bool changed = false;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0)
+            continue;
+        const gir_shape *x = &g->values[n->in[0]]->shape;
+        gir_value *w = g->values[n->in[1]];
+        if (w->kind != GIR_VALUE_INPUT || x->rank < 2 || x->dims[1] < 0)
+            continue;
+        int64_t c = x->dims[1];
+        if (n->op == GIR_OP_Conv && w->shape.rank >= 2 && w->shape.dims[1] < 0) {
+            w->shape.dims[1] = c / gir_attrs_get_int(&n->attrs, "group", 1);
+            changed = true;
+        } else if (n->op == GIR_OP_ConvTranspose && w->shape.rank >= 2 && w->shape.dims[0] < 0) {
+            w->shape.dims[0] = c;
+            changed = true;
+        } else if (n->op == GIR_OP_Gemm && x->rank == 2 && w->shape.rank == 2 && w->shape.dims[1] < 0) {
+            w->shape.dims[gir_attrs_get_int(&n->attrs, "transB", 0) ? 1 : 0] = c;
+            changed = true;
+        } else if (n->op == GIR_OP_BatchNormalization) {
+            for (size_t k = 1; k < n->n_in && k < 5; k++) {
+                gir_value *p = n->in[k] >= 0 ? g->values[n->in[k]] : NULL;
+                if (p && p->kind == GIR_VALUE_INPUT && p->producer < 0 && p->shape.rank <= 1 &&
+                    (p->shape.rank < 0 || p->shape.dims[0] < 0)) {
+                    p->shape.rank = 1;
+                    p->shape.dims[0] = c;
+                    changed = true;
+                }
+            }
+        }
+    }
+    return changed ? gir_graph_finish(g, err) : GIR_OK;
 }
 
 static gir_status build(nn_reader *r, gir_error *err)
@@ -636,9 +775,10 @@ static gir_status build(nn_reader *r, gir_error *err)
     TRY(find_labels(r, err));
     for (size_t k = 0; k < raw->n_nodes; k++) {
         size_t i = raw->order[k];
+        if (r->label_only[i])
+            continue;
         if (raw->nodes[i].var) {
-            if (!r->label_only[i])
-                TRY(nn_make_var(r, i, err));
+            TRY(nn_make_var(r, i, err));
         } else {
             TRY(nn_map_node(r, i, err));
         }
@@ -681,9 +821,12 @@ static gir_status build(nn_reader *r, gir_error *err)
                                         "<name>_moving_mean and <name>_moving_var, as MXNet's loader does",
                                      r->n_synth, r->n_synth == 1 ? "" : "s"))
         return gir_nomem(err);
-    if (r->n_labels && gir_graph_note(g, "dropped the label input of %zu SoftmaxOutput node%s (inference does not "
-                                         "read it; an MXNet writer puts it back)",
+    if (r->n_labels && gir_graph_note(g, "dropped the label input of %zu output layer%s (SoftmaxOutput and the like: "
+                                         "inference does not read it; an MXNet writer puts a label variable back)",
                                       r->n_labels, r->n_labels == 1 ? "" : "s"))
+        return gir_nomem(err);
+    if (r->n_label_ops && gir_graph_note(g, "dropped %zu operator%s that only computed labels of output layers",
+                                         r->n_label_ops, r->n_label_ops == 1 ? "" : "s"))
         return gir_nomem(err);
     if (r->fl == NN_TVM)
         TRY(tvm_entries(r, err));
@@ -705,6 +848,12 @@ static gir_status build(nn_reader *r, gir_error *err)
                                   r->fl == NN_MXNET ? "MXNet" : "NNVM"))
         return gir_nomem(err);
     TRY(gir_graph_finish(g, err));
+    TRY(ranks_from_consumers(g, err));
+    if (!r->params) {
+        TRY(check_weights(r, r->path, r->weights_as_inputs, err));
+        if (r->weights_as_inputs)
+            TRY(complete_weight_shapes(g, err));
+    }
     return nn_resolve_pending(r, err);
 }
 
@@ -720,6 +869,7 @@ static void reader_free(nn_reader *r)
     free(r->claimed);
     free(r->by_key);
     free(r->ishapes);
+    free(r->why);
 }
 
 /* Everything after the structure: raw (parsed with status st, freed here)
@@ -748,6 +898,8 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
             gir_json_err_at(err, raw->doc, ver->where, "/attrs/mxnet_version");
         }
     }
+    r.path = path;
+    r.weights_as_inputs = gir_options_flag(opts, "weights-as-inputs");
     const char *spec = gir_options_get(opts, "input-shape");
     if (!st && spec)
         st = parse_ishapes(&r, spec, err);
@@ -772,6 +924,9 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
     }
     if (!st)
         st = build(&r, err);
+    /* which weights file was read (graphconv info shows it) */
+    if (!st && ppath && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath))
+        st = gir_nomem(err);
     if (st) {
         if (!err || !err->file)
             gir_err_file(err, path);

@@ -698,6 +698,49 @@ static gir_status collect_params(emit *e, nn_param_out **out, size_t *n_out, gir
         free(p);
         return st;
     }
+    /* A graph read with its params file of this flavour: that file's order. */
+    const char *src = meta_s(&g->meta, "source.format");
+    const gir_attr *oa = src && strcmp(src, w->pfx) == 0 ? gir_attrs_find(&g->meta, "nnvm.param_order") : NULL;
+    const char *const *ord = oa && oa->type == GIR_ATTR_STRINGS ? oa->u.strs.v : NULL;
+    ptrdiff_t no = ord ? (ptrdiff_t)oa->u.strs.n : -1;
+    if (no > 0 && n > 1) {
+        size_t *rank = malloc(n * sizeof *rank);
+        nn_param_out *q = malloc(n * sizeof *q);
+        if (!rank || !q) {
+            free(rank);
+            free(q);
+            free(p);
+            return gir_nomem(err);
+        }
+        for (size_t i = 0; i < n; i++) {
+            rank[i] = (size_t)no + i; /* not in the file: after, as they were */
+            for (ptrdiff_t k = 0; k < no; k++)
+                if (strcmp(ord[k], p[i].name) == 0) {
+                    rank[i] = (size_t)k;
+                    break;
+                }
+        }
+        /* stable selection by rank (parameter counts are small) */
+        bool *done = calloc(n, 1);
+        if (!done) {
+            free(rank);
+            free(q);
+            free(p);
+            return gir_nomem(err);
+        }
+        for (size_t j = 0; j < n; j++) {
+            size_t best = n;
+            for (size_t i = 0; i < n; i++)
+                if (!done[i] && (best == n || rank[i] < rank[best]))
+                    best = i;
+            done[best] = true;
+            q[j] = p[best];
+        }
+        memcpy(p, q, n * sizeof *p);
+        free(done);
+        free(rank);
+        free(q);
+    }
     *out = p;
     *n_out = n;
     return GIR_OK;
@@ -794,6 +837,11 @@ static gir_status write_json(emit *e, gir_outfile *out, gir_error *err)
         write_u32_array(&jw, e->row, e->n_order + 1);
     }
     gir_jw_end_object(&jw);
+    /* dmlc writes no final newline; a source that had one gets it back */
+    const char *nl = meta_s(&g->meta, "nnvm.final_newline");
+    const char *src = meta_s(&g->meta, "source.format");
+    if (nl && src && strcmp(src, w->pfx) == 0)
+        gir_buf_putc(&b, '\n');
     if (!st && !gir_jw_ok(&jw))
         st = b.failed ? gir_nomem(err) : gir_fail(err, GIR_E_INTERNAL, "unbalanced JSON output");
     if (!st)
@@ -841,6 +889,14 @@ static gir_status lower_all(nn_writer *w, gir_unsupported *u, gir_error *err)
             if (f >= 0)
                 w->absorbed[f] = true;
         }
+    for (size_t i = 0; w->fl != NN_TVM && i < g->n_nodes; i++) {
+        int32_t a = nn_prelu_slope_of(w, g->nodes[i]);
+        if (a >= 0)
+            w->absorbed[a] = true;
+        a = w->fl == NN_MXNET ? nn_where_cast_of(w, g->nodes[i]) : -1;
+        if (a >= 0)
+            w->absorbed[a] = true;
+    }
     gir_status st = GIR_OK;
     for (size_t i = 0; i < g->n_nodes && !st; i++) {
         gir_error e2 = GIR_ERROR_INIT;

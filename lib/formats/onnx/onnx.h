@@ -184,4 +184,12 @@ gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out,
 gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
 gir_status onnx_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err);
 
+/* The ModelProto at data with every graph initializer whose raw_data has at
+ * least min_bytes turned into external data at its own offset of the model
+ * file named location (onnx_strip.c): *out (malloc'd) is the smaller
+ * message, or NULL when nothing was changed (also when the bytes are not a
+ * well-formed message: the unpacker reports that). */
+gir_status onnx_strip_raw_data(const uint8_t *data, size_t len, const char *location, size_t min_bytes,
+                               char **out, size_t *out_len, gir_error *err);
+
 #endif

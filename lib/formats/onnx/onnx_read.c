@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 /* A constant known by name: an initializer or a Constant node's output. */
@@ -48,6 +49,7 @@ typedef struct reader {
     bool *fold_used; /* per node: a folded operand was computed through it */
     bool *canon;     /* per node: it became a canonical node in this pass */
     bool *skip;      /* per node: only feeds folded operands; not built */
+    size_t n_neg1;   /* dimensions written as dim_value -1 (Paddle2ONNX), taken as unknown */
 } reader;
 
 static reader *R(onnx_read_ctx *c)
@@ -198,10 +200,15 @@ static gir_status apply_type(reader *r, gir_value *v, const Onnx__TypeProto *tp,
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
             s.dims[i] = -1;
             if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-                if (d->dim_value < 0)
+                /* Paddle2ONNX and some other exporters write an unknown
+                 * dimension as -1 instead of leaving it without a value. */
+                if (d->dim_value == -1)
+                    r->n_neg1++;
+                else if (d->dim_value < 0)
                     return gir_fail(err, GIR_E_SHAPE, "value '%s' has negative dimension %lld", v->name,
                                     (long long)d->dim_value);
-                s.dims[i] = d->dim_value;
+                else
+                    s.dims[i] = d->dim_value;
             } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
                        d->dim_param[0]) {
                 if (!(names[i] = gir_arena_strdup(&r->g->arena, d->dim_param)))
@@ -1167,6 +1174,11 @@ static gir_status convert_node(reader *r, int32_t index, gir_error *err)
         goto fail;
     if (np->domain && *np->domain && (st = meta_str(g, &n->meta, ONNX_META_DOMAIN, np->domain, err)))
         goto fail;
+    /* classical machine learning (trees, linear models, encoders): nothing
+     * canonical computes these; other writers refuse them by name */
+    if (!canon && np->domain && strcmp(np->domain, "ai.onnx.ml") == 0 &&
+        (st = meta_str(g, &n->meta, GIR_META_OPAQUE_WHY, "an ai.onnx.ml operator, which no other format has", err)))
+        goto fail;
     if (np->doc_string && (st = meta_str(g, &n->meta, ONNX_META_DOC, np->doc_string, err)))
         goto fail;
     /* Inputs. */
@@ -1328,6 +1340,49 @@ static gir_status find_opset(reader *r, gir_error *err)
     return GIR_OK;
 }
 
+/* The input-shape option: fixes the unknown dimensions of graph inputs. */
+static gir_status input_shapes(reader *r, gir_error *err)
+{
+    const char *spec = gir_options_get(r->opts, "input-shape");
+    if (!spec)
+        return GIR_OK;
+    gir_input_shape *is = NULL;
+    size_t n = 0;
+    gir_status st = gir_input_shapes_parse(spec, &r->g->arena, &is, &n, err);
+    for (size_t k = 0; k < n && !st; k++) {
+        int32_t vi = gir_graph_value_index(r->g, is[k].name);
+        gir_value *v = vi >= 0 ? r->g->values[vi] : NULL;
+        bool input = false;
+        for (size_t i = 0; v && i < r->g->n_inputs; i++)
+            input = input || r->g->inputs[i] == vi;
+        if (!input || v->kind != GIR_VALUE_INPUT) {
+            st = gir_fail(err, GIR_E_ARGUMENT, "input-shape names '%s', which is %s", is[k].name,
+                          !v ? "not a value of the graph" : "not a graph input");
+            break;
+        }
+        const gir_shape *want = &is[k].shape;
+        bool ok = v->shape.rank < 0 || v->shape.rank == want->rank;
+        for (int i = 0; ok && v->shape.rank >= 0 && i < want->rank; i++)
+            ok = v->shape.dims[i] < 0 || want->dims[i] < 0 || v->shape.dims[i] == want->dims[i];
+        if (!ok) {
+            char a[128], b[128];
+            st = gir_fail(err, GIR_E_SHAPE, "input-shape gives '%s' shape %s, but the model declares %s", is[k].name,
+                          gir_shape_str(want, a, sizeof a), gir_shape_str(&v->shape, b, sizeof b));
+            break;
+        }
+        int old_rank = v->shape.rank;
+        for (int i = 0; i < want->rank; i++) {
+            if (want->dims[i] >= 0 || old_rank < 0) {
+                v->shape.dims[i] = want->dims[i];
+                v->dim_names[i] = NULL;
+            }
+        }
+        v->shape.rank = want->rank;
+    }
+    free(is);
+    return st;
+}
+
 static gir_status batch_size(reader *r, gir_error *err)
 {
     int64_t bs;
@@ -1456,7 +1511,7 @@ static gir_status read_graph(reader *r, gir_error *err)
         if (vi->doc_string && (st = meta_str(g, &v->meta, ONNX_META_DOC, vi->doc_string, err)))
             return st;
     }
-    if ((st = batch_size(r, err)))
+    if ((st = input_shapes(r, err)) || (st = batch_size(r, err)))
         return st;
     /* Initializers used as data, or not at all (kept as they are). */
     for (size_t i = 0; i < r->nk; i++) {
@@ -1495,6 +1550,9 @@ static gir_status read_graph(reader *r, gir_error *err)
             (st = meta_str(g, &v->meta, ONNX_META_DOC, vi->doc_string, err)))
             return st;
     }
+    if (r->n_neg1 && gir_graph_note(g, "took %zu dimension%s written as dim_value -1 (as Paddle2ONNX writes them) as "
+                                       "unknown", r->n_neg1, r->n_neg1 == 1 ? "" : "s"))
+        return gir_nomem(err);
     if ((st = gir_graph_finish(g, err)))
         return st;
     float_attrs(g);
@@ -1528,6 +1586,11 @@ static void reader_free(reader *r)
         onnx__model_proto__free_unpacked(r->m, NULL);
 }
 
+/* Models from this size on keep initializers of at least ONNX_STRIP_MIN_TENSOR
+ * bytes in the file until they are needed. */
+#define ONNX_STRIP_MIN_FILE ((size_t)16 << 20)
+#define ONNX_STRIP_MIN_TENSOR ((size_t)64 << 10)
+
 gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
 {
     *out = NULL;
@@ -1550,6 +1613,22 @@ gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out,
     size_t len;
     if ((st = gir_read_file(path, (size_t)max_bytes, &data, &len, err)))
         return st;
+    struct stat fst;
+    if (len >= ONNX_STRIP_MIN_FILE && stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && (uint64_t)fst.st_size == len) {
+        /* large weights stay in the file, read when needed (onnx_strip.c) */
+        char *small;
+        size_t small_len;
+        if ((st = onnx_strip_raw_data((const uint8_t *)data, len, gir_path_basename(path), ONNX_STRIP_MIN_TENSOR,
+                                      &small, &small_len, err))) {
+            free(data);
+            return st;
+        }
+        if (small) {
+            free(data);
+            data = small;
+            len = small_len;
+        }
+    }
     r.m = len ? onnx__model_proto__unpack(NULL, len, (const uint8_t *)data) : NULL;
     if (!r.m) {
         st = unpack_failed((const uint8_t *)data, len, err);

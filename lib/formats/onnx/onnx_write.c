@@ -936,8 +936,10 @@ static void opaque_node(writer *w, const gir_node *n, nb *b, gir_error *err)
     bool onnx = n->opaque_format && strcmp(n->opaque_format, "onnx") == 0;
     const char *domain = meta_s(&n->meta, ONNX_META_DOMAIN);
     if (!onnx && !w->allow_opaque) {
-        unsupported(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of %s kept verbatim)",
-                    n->opaque_op ? n->opaque_op : "?", n->opaque_format ? n->opaque_format : "another format");
+        const char *why = gir_node_opaque_why(n);
+        unsupported(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of %s kept verbatim%s%s)",
+                    n->opaque_op ? n->opaque_op : "?", n->opaque_format ? n->opaque_format : "another format",
+                    why ? ": " : "", why ? why : "");
         return;
     }
     if (onnx && (!domain || strcmp(domain, "ai.onnx") == 0)) {
@@ -1222,9 +1224,15 @@ static void build_graph(writer *w, gir_error *err)
             slots[next] = v;
         listed[i] = true;
     }
-    for (size_t i = 0; i < total; i++)
-        if (slots[i])
-            push_vi(w, &w->inputs, &w->n_inputs, value_info(w, slots[i]));
+    for (size_t i = 0; i < total; i++) {
+        if (!slots[i])
+            continue;
+        /* onnx.checker requires a shape on every graph input */
+        if (slots[i]->shape.rank < 0 && !slots[i]->data && !meta_s(&slots[i]->meta, ONNX_META_TYPE))
+            unsupported(w, NULL, GIR_E_UNSUPPORTED, "graph input '%s' of unknown rank (an ONNX graph input needs a "
+                        "shape; give its shape with --input-shape)", slots[i]->name);
+        push_vi(w, &w->inputs, &w->n_inputs, value_info(w, slots[i]));
+    }
     free(slots);
     free(listed);
     /* Nodes, with Constant nodes just before their first consumer. */

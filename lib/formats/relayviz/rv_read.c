@@ -1900,7 +1900,8 @@ gir_status gir_relayviz_read(const char *path, const gir_options *opts, gir_grap
     char *name = graph_name(path);
     r.g->name = name ? gir_arena_strdup(&r.g->arena, name) : NULL;
     free(name);
-    if (gir_attrs_set_string(r.g, &r.g->meta, "source.format", "relayviz")) {
+    if (gir_attrs_set_string(r.g, &r.g->meta, "source.format", "relayviz") ||
+        (params && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath))) {
         st = gir_nomem(err);
         goto done;
     }

@@ -40,14 +40,24 @@ typedef enum gir_attr_type {
     GIR_ATTR_TENSOR
 } gir_attr_type;
 
+/* Frees a graph and everything it owns (drops its tensor references); NULL
+ * is allowed.  Handles obtained from it become invalid. */
 GIR_API void gir_graph_free(gir_graph *g);
 
+/* The graph's name ("" when it has none). */
 GIR_API const char *gir_graph_name(const gir_graph *g);
+/* The number of nodes, and node i (0 <= i < count, in the graph's order;
+ * NULL out of range). */
 GIR_API size_t gir_graph_node_count(const gir_graph *g);
 GIR_API const gir_node *gir_graph_node(const gir_graph *g, size_t i);
+/* The number of values (inputs, weights, constants, intermediates), value i
+ * (NULL out of range), and the value of a name (NULL when none). */
 GIR_API size_t gir_graph_value_count(const gir_graph *g);
 GIR_API const gir_value *gir_graph_value(const gir_graph *g, size_t i);
 GIR_API const gir_value *gir_graph_find_value(const gir_graph *g, const char *name);
+/* The graph's inputs and outputs in order: counts, and input or output i
+ * (NULL out of range).  Inputs may include weights that a format lists as
+ * inputs (they have data). */
 GIR_API size_t gir_graph_input_count(const gir_graph *g);
 GIR_API const gir_value *gir_graph_input(const gir_graph *g, size_t i);
 GIR_API size_t gir_graph_output_count(const gir_graph *g);
@@ -56,6 +66,7 @@ GIR_API const gir_value *gir_graph_output(const gir_graph *g, size_t i);
 GIR_API size_t gir_graph_meta_count(const gir_graph *g);
 GIR_API const gir_attr *gir_graph_meta(const gir_graph *g, size_t i);
 
+/* The node's name, unique among the graph's nodes. */
 GIR_API const char *gir_node_name(const gir_node *n);
 /* Canonical operator name ("Conv"), or for an opaque node the name it has
  * in its source format ("tvm_op"). */
@@ -72,15 +83,21 @@ GIR_API size_t gir_node_attr_count(const gir_node *n);
 GIR_API const gir_attr *gir_node_attr(const gir_node *n, size_t i);
 GIR_API const gir_attr *gir_node_find_attr(const gir_node *n, const char *name);
 
+/* A value's name (unique among the graph's values), kind, element type
+ * (GIR_DT_UNKNOWN when the model does not say) and shape (rank -1 or
+ * dimensions -1 when unknown). */
 GIR_API const char *gir_value_name(const gir_value *v);
 GIR_API gir_value_kind gir_value_get_kind(const gir_value *v);
 GIR_API gir_dtype gir_value_dtype(const gir_value *v);
 GIR_API const gir_shape *gir_value_shape(const gir_value *v);
 /* Name of a symbolic dimension ("batch"), or NULL. */
 GIR_API const char *gir_value_dim_name(const gir_value *v, int axis);
-/* The data of a weight or constant, or NULL. */
+/* The data of a weight or constant, or NULL: a borrowed reference that the
+ * graph holds (gir_tensor_ref to keep it beyond the graph). */
 GIR_API gir_tensor *gir_value_tensor(const gir_value *v);
 
+/* An attribute's name and type; the getters below read its value (a getter
+ * of another type gives 0, NULL or an empty list). */
 GIR_API const char *gir_attr_name(const gir_attr *a);
 GIR_API gir_attr_type gir_attr_get_type(const gir_attr *a);
 GIR_API int64_t gir_attr_int(const gir_attr *a);          /* INT and BOOL */

@@ -10,6 +10,9 @@
 #include "graph.h"
 #include "model.h"
 #include "runtime.h"
+#include "edit.h"
+#include "memio.h"
+#include "check.h"
 
 #define GIR_VERSION_MAJOR 0
 #define GIR_VERSION_MINOR 1

@@ -12,7 +12,8 @@ extern "C" {
 /* Options: string key/value pairs, so formats can take their own options
  * without ABI changes.  Keys the library understands:
  *   params=PATH        companion weights file (read) or where to write it
- *   batch-size=N       fix symbolic/-1 batch dimensions on read
+ *   batch-size=N       set every input's first dimension on read (any format)
+ *   input-shape=NAME:D0,D1,..[;NAME:..]  give inputs shapes on read (any format)
  *   allow-opaque=1     let a writer keep operators it cannot map, verbatim
  *   force=1            overwrite an existing output
  *   max-bytes=N        cap on decompressed/read sizes
@@ -21,6 +22,7 @@ extern "C" {
  * writer in play understands is reported as an error. */
 typedef struct gir_options gir_options;
 
+/* A new empty set of options, and freeing one (NULL is allowed). */
 GIR_API gir_options *gir_options_new(void);
 GIR_API void gir_options_free(gir_options *o);
 /* A copy: every key/value and the note and progress handlers; NULL when
@@ -36,12 +38,16 @@ GIR_API const char *gir_options_key(const gir_options *o, size_t i);
  * they are dropped.  (A reader's notes are in the graph's "notes"
  * metadata.) */
 typedef void (*gir_note_fn)(void *ctx, const char *note);
+/* Sets the function that receives a writer's notes (fn NULL: dropped); ctx
+ * is passed to it. */
 GIR_API void gir_options_set_note_handler(gir_options *o, gir_note_fn fn, void *ctx);
 /* Progress of gir_save: called with (0, total) before anything is written,
  * then as the writer streams tensor data (done counts bytes of tensors
  * written, never more than total), and with (total, total) when the output
  * is complete.  total is the bytes of every tensor the graph holds. */
 typedef void (*gir_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+/* Sets the function that receives gir_save's progress, on the saving
+ * thread (fn NULL: none); ctx is passed to it. */
 GIR_API void gir_options_set_progress_handler(gir_options *o, gir_progress_fn fn, void *ctx);
 
 /* Formats known to this build, in registry order. */
@@ -50,6 +56,12 @@ GIR_API const char *gir_format_name(size_t i);
 GIR_API const char *gir_format_description(size_t i);
 GIR_API bool gir_format_can_read(size_t i);
 GIR_API bool gir_format_can_write(size_t i);
+/* Option k (0, 1, ...) of format i for reading (for_writing false) or
+ * writing: *key ("executor") and *doc (one sentence) are static strings.
+ * Returns false past the last one. */
+GIR_API bool gir_format_option(size_t i, bool for_writing, size_t k, const char **key, const char **doc);
+/* Option k of every format (params, batch-size, force, ...), as above. */
+GIR_API bool gir_common_option(size_t k, const char **key, const char **doc);
 
 /* Detects the format of a file: by content first, then by extension.
  * *name is a registry name; *reason says which rule decided.  It reads the

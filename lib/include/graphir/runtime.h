@@ -73,6 +73,27 @@ GIR_API void gir_session_set_print_stream(gir_session *s, void *stdio_file);
 GIR_API size_t gir_session_warning_count(const gir_session *s);
 GIR_API const char *gir_session_warning(const gir_session *s, size_t i);
 
+/* Profiling: while on, every run adds each executed node's wall time to
+ * that node's total (turning it on clears the totals).  Off by default;
+ * when off, runs take no timings.  Nodes fused into the node before them
+ * (an Add, Relu, BatchNormalization... that node's kernel computes) are
+ * not listed on their own: their producer's entry names them in `fused`. */
+GIR_API void gir_session_set_profiling(gir_session *s, bool on);
+
+typedef struct gir_profile_entry {
+    const char *node;  /* the node's name (owned by the graph) */
+    const char *op;    /* its canonical op ("Conv") */
+    char fused[128];   /* "+"-joined ops computed with it ("BatchNormalization+Relu"), or "" */
+    double total_ms;   /* summed over the profiled runs */
+    uint64_t runs;     /* profiled runs */
+} gir_profile_entry;
+
+/* The nodes the current plan executes, in execution order (0 before the
+ * first run). */
+GIR_API size_t gir_session_profile_count(const gir_session *s);
+/* Entry i of that list; false when i is out of range. */
+GIR_API bool gir_session_profile_entry(const gir_session *s, size_t i, gir_profile_entry *e);
+
 /* Whether the runtime has a kernel for a canonical op name ("Conv"). */
 GIR_API bool gir_runtime_supports_op(const char *op);
 

@@ -32,8 +32,9 @@ typedef struct gir_error {
     char *node;       /* node (or value) name, or NULL */
 } gir_error;
 
-/* Static initialiser and run-time equivalent. */
+/* Static initialiser. */
 #define GIR_ERROR_INIT { GIR_OK, NULL, NULL, NULL, NULL }
+/* Sets err to GIR_OK with no strings (what GIR_ERROR_INIT does statically). */
 GIR_API void gir_error_init(gir_error *err);
 /* Frees the strings and resets to GIR_OK. */
 GIR_API void gir_error_clear(gir_error *err);
