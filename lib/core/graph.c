@@ -501,3 +501,97 @@ GIR_API const char *gir_value_dim_name(const gir_value *v, int axis)
     return axis >= 0 && axis < GIR_MAX_RANK ? v->dim_names[axis] : NULL;
 }
 GIR_API gir_tensor *gir_value_tensor(const gir_value *v) { return v->data; }
+
+/* ---- whole-graph copies and rebuilt indices ------------------------------- */
+
+gir_status gir_graph_reindex(gir_graph *g, gir_error *err)
+{
+    free(g->vindex);
+    free(g->nindex);
+    g->vindex = g->nindex = NULL;
+    g->vindex_cap = g->nindex_cap = 0;
+    if (!index_reserve(&g->vindex, &g->vindex_cap, g->n_values + 1) ||
+        !index_reserve(&g->nindex, &g->nindex_cap, g->n_nodes + 1))
+        return gir_nomem(err);
+    for (size_t i = 0; i < g->n_values; i++) {
+        const char *nm = g->values[i]->name;
+        gir_name_slot *at = index_slot(g, g->vindex, g->vindex_cap, value_name_of, nm, (uint32_t)hash_str(nm));
+        if (at->ref)
+            return gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s'", nm);
+        *at = (gir_name_slot){ (uint32_t)i + 1, (uint32_t)hash_str(nm) };
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const char *nm = g->nodes[i]->name;
+        gir_name_slot *at = index_slot(g, g->nindex, g->nindex_cap, node_name_of, nm, (uint32_t)hash_str(nm));
+        if (at->ref)
+            return gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s'", nm);
+        *at = (gir_name_slot){ (uint32_t)i + 1, (uint32_t)hash_str(nm) };
+    }
+    return GIR_OK;
+}
+
+static gir_status copy_attrs(gir_graph *g, gir_attrs *dst, const gir_attrs *src)
+{
+    if (src->n && gir_attrs_reserve(g, dst, src->n))
+        return GIR_E_NOMEM;
+    for (size_t i = 0; i < src->n; i++)
+        if (gir_attrs_copy_attr(g, dst, &src->items[i]))
+            return GIR_E_NOMEM;
+    return GIR_OK;
+}
+
+gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err)
+{
+    gir_graph *g;
+    *out = NULL;
+    TRY(gir_graph_new(&g, err));
+    gir_status st = GIR_OK;
+    if (src->name && !(g->name = gir_arena_strdup(&g->arena, src->name)))
+        st = GIR_E_NOMEM;
+    for (size_t i = 0; !st && i < src->n_values; i++) {
+        const gir_value *s = src->values[i];
+        int32_t idx;
+        if ((st = gir_graph_add_value(g, s->name, s->kind, &idx, err)))
+            break;
+        gir_value *v = g->values[idx];
+        v->dtype = s->dtype;
+        v->shape = s->shape;
+        v->data = s->data ? gir_tensor_ref(s->data) : NULL;
+        v->producer = s->producer;
+        v->producer_out = s->producer_out;
+        for (int k = 0; k < GIR_MAX_RANK; k++)
+            if (s->dim_names[k] && !(v->dim_names[k] = gir_arena_strdup(&g->arena, s->dim_names[k])))
+                st = GIR_E_NOMEM;
+        if (!st)
+            st = copy_attrs(g, &v->meta, &s->meta);
+    }
+    for (size_t i = 0; !st && i < src->n_nodes; i++) {
+        const gir_node *s = src->nodes[i];
+        gir_node *n;
+        if ((st = gir_graph_add_node(g, s->name, s->op, s->n_in, s->n_out, &n, err)))
+            break;
+        memcpy(n->in, s->in, s->n_in * sizeof *n->in);
+        memcpy(n->out, s->out, s->n_out * sizeof *n->out);
+        if ((s->opaque_format && !(n->opaque_format = gir_arena_strdup(&g->arena, s->opaque_format))) ||
+            (s->opaque_op && !(n->opaque_op = gir_arena_strdup(&g->arena, s->opaque_op))))
+            st = GIR_E_NOMEM;
+        if (!st)
+            st = copy_attrs(g, &n->attrs, &s->attrs);
+        if (!st)
+            st = copy_attrs(g, &n->meta, &s->meta);
+    }
+    for (size_t i = 0; !st && i < src->n_inputs; i++)
+        st = gir_graph_add_input(g, src->inputs[i], err);
+    for (size_t i = 0; !st && i < src->n_outputs; i++)
+        st = gir_graph_add_output(g, src->outputs[i], err);
+    if (!st)
+        st = copy_attrs(g, &g->meta, &src->meta);
+    if (st) {
+        if (st == GIR_E_NOMEM)
+            gir_nomem(err);
+        gir_graph_free(g);
+        return st;
+    }
+    *out = g;
+    return GIR_OK;
+}

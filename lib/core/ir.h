@@ -136,6 +136,12 @@ struct gir_graph {
 };
 
 gir_status gir_graph_new(gir_graph **out, gir_error *err);
+/* A deep copy of src: values, nodes, attributes and metadata copied, tensor
+ * data shared (references). */
+gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err);
+/* Rebuilds the name indices after values or nodes were removed or moved
+ * (E_DUPLICATE when two share a name). */
+gir_status gir_graph_reindex(gir_graph *g, gir_error *err);
 /* Makes every tensor of g (values' data, tensor attributes and metadata)
  * owned (gir_tensor_own): the graph no longer needs the files it was read
  * from. */

@@ -30,6 +30,8 @@ typedef struct gir_option_doc {
     const char *doc;
 } gir_option_doc;
 
+struct gir_unsupported;
+
 typedef struct gir_format {
     const char *name;              /* "nnvm", "mxnet", "tvm", "nnabla", ... */
     const char *description;
@@ -39,6 +41,13 @@ typedef struct gir_format {
     int (*probe)(const unsigned char *head, size_t n, const char *path);
     gir_status (*read)(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
     gir_status (*write)(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
+    /* Planning: the writer's own checks without writing anything.  Every
+     * node (gir_unsupported_add with its name) or value
+     * (gir_unsupported_add_value) the format cannot express as it is goes
+     * to u, with the reason; the return is an error that is not such a
+     * refusal (options, memory).  write refuses exactly what plan lists.
+     * NULL: the format says nothing ahead (no legalization for it). */
+    gir_status (*plan)(const gir_graph *g, const gir_options *opts, struct gir_unsupported *u, gir_error *err);
     const gir_op_map *ops;
     const gir_option_doc *read_options;  /* NULL-key terminated, may be NULL */
     const gir_option_doc *write_options;
@@ -83,11 +92,22 @@ void gir_progress_end(bool complete);
  * "cannot write as X: Erf (2 nodes, first 'e0'); LRN with bias=2 ..." */
 typedef struct gir_unsupported gir_unsupported;
 gir_unsupported *gir_unsupported_new(void);
-/* what: the operator (and attribute detail) that cannot be written. */
+/* what: the operator (and attribute detail) that cannot be written; node:
+ * the name of the node it is about. */
 void gir_unsupported_add(gir_unsupported *u, gir_status code, const char *what, const char *node);
+/* The same about a value (a weight, an input) rather than a node. */
+void gir_unsupported_add_value(gir_unsupported *u, gir_status code, const char *what, const char *value);
+/* Every occurrence added, in order: its what, and *node the node's name
+ * (NULL when it is about a value or nothing in particular). */
+size_t gir_unsupported_event_count(const gir_unsupported *u);
+const char *gir_unsupported_event(const gir_unsupported *u, size_t i, const char **node);
+/* An allocation failed while collecting (the list is incomplete). */
+bool gir_unsupported_failed(const gir_unsupported *u);
 size_t gir_unsupported_count(const gir_unsupported *u);
 /* Fails err with every collected item (code: the first item's), or OK. */
 gir_status gir_unsupported_fail(gir_unsupported *u, const char *format, gir_error *err);
+/* Forgets everything collected (the collector is empty again). */
+void gir_unsupported_reset(gir_unsupported *u);
 void gir_unsupported_free(gir_unsupported *u);
 
 #endif

@@ -1,5 +1,6 @@
 /* gir_load / gir_save: format detection and dispatch to the plugins. */
 #include "format.h"
+#include "passes/legalize.h"
 
 #include "api/api.h"
 
@@ -156,6 +157,89 @@ GIR_API gir_status gir_load(const char *path, const char *format, const gir_opti
                                     : load_file(path, format, opts, out, err);
 }
 
+/* ---- planning and legalization ------------------------------------------- */
+
+typedef struct plan_ctx {
+    const gir_format *f;
+    const gir_options *opts; /* the caller's, without a note handler: planning says nothing */
+} plan_ctx;
+
+/* The format's plan of g as per-node reasons. */
+static gir_status plan_graph(void *ctx, const gir_graph *g, gir_plan *p, gir_error *err)
+{
+    const plan_ctx *c = ctx;
+    gir_unsupported *u = gir_unsupported_new();
+    p->n_nodes = g->n_nodes;
+    p->why = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *p->why);
+    if (!u || !p->why) {
+        gir_unsupported_free(u);
+        return gir_nomem(err);
+    }
+    gir_status st = c->f->plan(g, c->opts, u, err);
+    if (!st && gir_unsupported_failed(u))
+        st = gir_nomem(err);
+    for (size_t i = 0; !st && i < gir_unsupported_event_count(u); i++) {
+        const char *node;
+        const char *what = gir_unsupported_event(u, i, &node);
+        int32_t k = node ? gir_graph_node_index(g, node) : -1;
+        if (k < 0) {
+            p->n_other++;
+        } else if (!p->why[k]) {
+            if (!(p->why[k] = gir_strdupf("%s", what)))
+                st = gir_nomem(err);
+            p->n_bad++;
+        }
+    }
+    gir_unsupported_free(u);
+    return st;
+}
+
+/* Legalizes a copy of g for f when f refuses part of it and patterns
+ * help: *out is the rewritten copy (NULL: write g as it is); each pattern
+ * used is a note with its count.  *tried says what did not help. */
+static gir_status legalize_for(const gir_format *f, const gir_graph *g, const gir_options *opts, gir_graph **out,
+                               char **tried, gir_error *err)
+{
+    *out = NULL;
+    *tried = NULL;
+    const char *lg = gir_options_get(opts, "legalize");
+    if (!f->plan || (lg && strcmp(lg, "0") == 0))
+        return GIR_OK;
+    gir_options *quiet = opts ? gir_options_dup(opts) : gir_options_new();
+    if (!quiet)
+        return gir_nomem(err);
+    gir_options_set_note_handler(quiet, NULL, NULL);
+    plan_ctx c = { f, quiet };
+    gir_plan p = { 0 };
+    gir_status st = plan_graph(&c, g, &p, err);
+    size_t bad = p.n_bad;
+    gir_plan_free(&p);
+    gir_graph *copy = NULL;
+    if (st || !bad || (st = gir_graph_clone(g, &copy, err))) {
+        gir_options_free(quiet);
+        return st;
+    }
+    gir_legal_report rep = { 0 };
+    st = gir_legalize(&copy, plan_graph, &c, &rep, err);
+    size_t used = 0;
+    for (size_t i = 0; !st && i < gir_pattern_count(); i++) {
+        if (!rep.applied[i])
+            continue;
+        used++;
+        gir_write_note(opts, "rewritten for %s: %s (%zu node%s)", f->name, gir_pattern_at(i)->note, rep.applied[i],
+                       rep.applied[i] == 1 ? "" : "s");
+    }
+    if (!st && used)
+        *out = copy;
+    else
+        gir_graph_free(copy);
+    *tried = rep.tried;
+    rep.tried = NULL;
+    gir_legal_report_free(&rep);
+    gir_options_free(quiet);
+    return st;
+}
+
 GIR_API gir_status gir_save(const gir_graph *g, const char *path, const char *format, const gir_options *opts,
                             gir_error *err)
 {
@@ -172,6 +256,12 @@ GIR_API gir_status gir_save(const gir_graph *g, const char *path, const char *fo
     gir_status st = gir_options_check(opts, f, GIR_MAP_WRITE, err);
     if (st)
         return st;
+    gir_graph *legal = NULL;
+    char *tried = NULL;
+    if ((st = legalize_for(f, g, opts, &legal, &tried, err)))
+        return st;
+    if (legal)
+        g = legal;
     uint64_t total = 0;
     for (size_t i = 0; i < g->n_values; i++)
         if (g->values[i]->data)
@@ -179,7 +269,12 @@ GIR_API gir_status gir_save(const gir_graph *g, const char *path, const char *fo
     gir_progress_begin(opts, total);
     st = f->write(g, path, opts, err);
     gir_progress_end(st == GIR_OK);
+    if (st && tried && err && err->message &&
+        (st == GIR_E_UNSUPPORTED || st == GIR_E_UNSUPPORTED_OP || st == GIR_E_UNSUPPORTED_ATTR))
+        gir_err_replace_message(err, "%s; rewrites tried: %s", err->message, tried);
     if (st)
         gir_err_file(err, path);
+    free(tried);
+    gir_graph_free(legal);
     return st;
 }

@@ -32,6 +32,8 @@ const gir_option_doc gir_common_options[] = {
     { "allow-opaque", "write operators the target cannot map verbatim, as opaque nodes (1/0)" },
     { "force", "overwrite existing output files (1/0)" },
     { "max-bytes", "refuse inputs (or decompressed members) larger than this many bytes" },
+    { "legalize", "0: write the graph as it is, without rewriting what the target cannot express into forms it "
+                  "can (default 1)" },
     { NULL, NULL },
 };
 

@@ -74,6 +74,7 @@ const gir_format gir_format_lightnet = {
     .probe = ln_probe,
     .read = ln_read,
     .write = ln_write,
+    .plan = ln_plan,
     .ops = ln_op_maps,
     .read_options = ln_read_options,
     .write_options = ln_write_options,

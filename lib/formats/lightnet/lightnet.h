@@ -136,6 +136,8 @@ gir_status ln_wts_write(gir_outfile *f, const ln_wts_item *items, size_t n, gir_
 
 gir_status ln_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
 gir_status ln_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
+/* ln_write's checks alone, every refusal into u (see gir_format.plan). */
+gir_status ln_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err);
 
 /* Replaces // and block comments with spaces the way LightNet's pre-pass
  * does (strings are skipped without regard to backslash escapes; newlines

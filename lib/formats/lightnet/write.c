@@ -578,6 +578,11 @@ static void classify_value(wr *w, int32_t vi)
 {
     gir_value *v = V(w, vi);
     const char *node = v->name;
+    if (w->is_output[vi] && v->kind != GIR_VALUE_INPUT) {
+        refuse(w, GIR_E_UNSUPPORTED, node, "a graph output that no operator computes (LightNet's outputs are the "
+               "results of its ops)");
+        return;
+    }
     if (!shape_known(v)) {
         refuse(w, GIR_E_UNSUPPORTED, node, "a graph input or weight of unknown shape (LightNet's create needs fixed "
                "dims; set them with --batch-size or input-shape)");
@@ -2251,46 +2256,82 @@ static gir_status order_wts(wr *w)
     return GIR_OK;
 }
 
+/* Sets up the writer for g and checks everything, collecting what cannot
+ * be written into w->u (made here unless the caller gave one): what both
+ * ln_plan and ln_write do. */
+static gir_status prepare(wr *w, const gir_graph *g, const gir_options *opts, gir_error *err)
+{
+    w->g = g;
+    w->opts = opts;
+    w->err = err;
+    w->cur = -1;
+    w->inline_all = gir_options_flag(opts, "inline-weights");
+    w->keep_variants = gir_options_flag(opts, "keep-variants");
+    w->allow_opaque = gir_options_flag(opts, "allow-opaque");
+    size_t nv = g->n_values + 1;
+    w->is_output = calloc(nv, sizeof *w->is_output);
+    w->root = malloc(nv * sizeof *w->root);
+    w->written = calloc(nv, sizeof *w->written);
+    w->store = calloc(nv, sizeof *w->store);
+    if (!w->u)
+        w->u = gir_unsupported_new();
+    if (!w->is_output || !w->root || !w->written || !w->store || !w->u)
+        return nomem(w);
+    for (size_t i = 0; i < g->n_outputs; i++)
+        w->is_output[g->outputs[i]] = true;
+    gir_status st;
+    if ((st = build_consumers(w)) || (st = build_order(w)) || (st = build_groups(w)))
+        return st;
+    for (size_t v = 0; v < g->n_values; v++)
+        if (g->values[v]->producer < 0)
+            classify_value(w, (int32_t)v);
+    for (size_t v = 0; v < g->n_values; v++) {
+        if (strchr(g->values[v]->name, '"'))
+            refuse(w, GIR_E_UNSUPPORTED, g->values[v]->name, "a name containing '\"' (LightNet's comment pre-pass "
+                   "does not understand escaped quotes)");
+    }
+    reset_state(w);
+    return walk(w);
+}
+
+static void wr_free(wr *w)
+{
+    gir_jw_free(&w->jw);
+    gir_buf_free(&w->buf);
+    op_free(&w->op);
+    ss_free(&w->opnames);
+    ss_free(&w->tnames);
+    free(w->is_output);
+    free(w->root);
+    free(w->written);
+    free(w->store);
+    free(w->order);
+    free(w->pos);
+    free(w->cons_start);
+    free(w->cons);
+    free(w->group_of);
+    free(w->groups);
+    free(w->wts);
+}
+
+gir_status ln_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
+{
+    wr w;
+    memset(&w, 0, sizeof w);
+    w.u = u;
+    gir_status st = prepare(&w, g, opts, err);
+    wr_free(&w);
+    return st;
+}
+
 gir_status ln_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
 {
     wr w;
     memset(&w, 0, sizeof w);
-    w.g = g;
-    w.opts = opts;
-    w.err = err;
-    w.cur = -1;
-    w.inline_all = gir_options_flag(opts, "inline-weights");
-    w.keep_variants = gir_options_flag(opts, "keep-variants");
-    w.allow_opaque = gir_options_flag(opts, "allow-opaque");
     bool force = gir_options_flag(opts, "force");
     gir_outfile *wts_out = NULL;
     char *wts_path = NULL;
-    gir_status st = GIR_OK;
-    size_t nv = g->n_values + 1;
-    w.is_output = calloc(nv, sizeof *w.is_output);
-    w.root = malloc(nv * sizeof *w.root);
-    w.written = calloc(nv, sizeof *w.written);
-    w.store = calloc(nv, sizeof *w.store);
-    w.u = gir_unsupported_new();
-    if (!w.is_output || !w.root || !w.written || !w.store || !w.u) {
-        st = nomem(&w);
-        goto out;
-    }
-    for (size_t i = 0; i < g->n_outputs; i++)
-        w.is_output[g->outputs[i]] = true;
-    if ((st = build_consumers(&w)) || (st = build_order(&w)) || (st = build_groups(&w)))
-        goto out;
-    /* check everything first */
-    for (size_t v = 0; v < g->n_values; v++)
-        if (g->values[v]->producer < 0)
-            classify_value(&w, (int32_t)v);
-    for (size_t v = 0; v < g->n_values; v++) {
-        if (strchr(g->values[v]->name, '"'))
-            refuse(&w, GIR_E_UNSUPPORTED, g->values[v]->name, "a name containing '\"' (LightNet's comment pre-pass "
-                   "does not understand escaped quotes)");
-    }
-    reset_state(&w);
-    st = walk(&w);
+    gir_status st = prepare(&w, g, opts, err);
     if (st)
         goto out;
     if (gir_unsupported_count(w.u)) {
@@ -2349,23 +2390,8 @@ out:
         gir_outfile_abort(w.out);
     if (wts_out)
         gir_outfile_abort(wts_out);
-    gir_jw_free(&w.jw);
-    gir_buf_free(&w.buf);
-    op_free(&w.op);
-    ss_free(&w.opnames);
-    ss_free(&w.tnames);
     gir_unsupported_free(w.u);
-    free(w.is_output);
-    free(w.root);
-    free(w.written);
-    free(w.store);
-    free(w.order);
-    free(w.pos);
-    free(w.cons_start);
-    free(w.cons);
-    free(w.group_of);
-    free(w.groups);
-    free(w.wts);
+    wr_free(&w);
     free(wts_path);
     return st;
 }

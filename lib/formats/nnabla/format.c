@@ -80,6 +80,7 @@ const gir_format gir_format_nnabla = {
     .probe = probe,
     .read = nnb_read,
     .write = nnb_write,
+    .plan = nnb_plan,
     .ops = nnb_op_map,
     .read_options = read_options,
     .write_options = write_options,

@@ -136,5 +136,7 @@ void nnb_fmt_ints(char *out, size_t n, const int64_t *v, size_t k);
 
 gir_status nnb_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
 gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
+/* nnb_write's checks alone, every refusal into u (see gir_format.plan). */
+gir_status nnb_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err);
 
 #endif

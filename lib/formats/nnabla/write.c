@@ -2916,6 +2916,34 @@ static gir_status write_nnp(const char *tmp, const gir_buf *text, const nnb_wpar
     return st;
 }
 
+gir_status nnb_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
+{
+    wctx w;
+    memset(&w, 0, sizeof w);
+    w.g = g;
+    w.opts = opts;
+    gir_error e2 = GIR_ERROR_INIT;
+    w.err = &e2;
+    w.uns = u;
+    Nnabla__NNablaProtoBuf *pb = NULL;
+    nnb_wparam *params = NULL;
+    size_t n_params = 0;
+    gir_status st = build_proto(&w, &pb, &params, &n_params);
+    gir_pb_free(pb ? &pb->base : NULL);
+    free(params);
+    wctx_free(&w);
+    /* a refusal is what u lists; anything else is the caller's error */
+    if (st && !gir_unsupported_count(u)) {
+        if (err && !err->code)
+            *err = e2;
+        else
+            gir_error_clear(&e2);
+        return st;
+    }
+    gir_error_clear(&e2);
+    return GIR_OK;
+}
+
 gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
 {
     const char *pf = gir_options_get(opts, "param-format");

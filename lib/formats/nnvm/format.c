@@ -151,6 +151,16 @@ static gir_status write_mxnet(const gir_graph *g, const char *path, const gir_op
     return nn_write(g, path, opts, NN_MXNET, err);
 }
 
+static gir_status plan_nnvm(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
+{
+    return nn_plan(g, opts, NN_NNVM, u, err);
+}
+
+static gir_status plan_mxnet(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
+{
+    return nn_plan(g, opts, NN_MXNET, u, err);
+}
+
 static gir_status write_tvm(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
 {
     return nn_write(g, path, opts, NN_TVM, err);
@@ -175,6 +185,7 @@ const gir_format gir_format_nnvm = {
     .probe = probe_nnvm,
     .read = read_nnvm,
     .write = write_nnvm,
+    .plan = plan_nnvm,
     .ops = nn_nnvm_ops,
     .read_options = read_opts,
     .write_options = NULL,
@@ -187,6 +198,7 @@ const gir_format gir_format_mxnet = {
     .probe = probe_mxnet,
     .read = read_mxnet,
     .write = write_mxnet,
+    .plan = plan_mxnet,
     .ops = nn_mxnet_ops,
     .read_options = read_opts,
     .write_options = NULL,

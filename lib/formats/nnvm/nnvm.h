@@ -228,6 +228,8 @@ gir_status nn_read_ex(const char *path, const gir_options *opts, nn_flavour hint
                       gir_graph **out, gir_error *err);
 gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl,
                     gir_error *err);
+/* nn_write's checks alone, every refusal into u (see gir_format.plan). */
+gir_status nn_plan(const gir_graph *g, const gir_options *opts, nn_flavour fl, struct gir_unsupported *u, gir_error *err);
 /* The companion params file of a graph JSON by the usual naming, or NULL
  * (malloc'd).  GIR_E_ARGUMENT when several match. */
 gir_status nn_find_params(const char *json_path, char **out, gir_error *err);

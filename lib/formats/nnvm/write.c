@@ -410,10 +410,10 @@ static gir_status tvm_collect(emit *e, tvm_entry **out, size_t *n_out, gir_error
             continue;
         }
         if (v->shape.rank < 0 || !gir_shape_is_known(&v->shape))
-            gir_unsupported_add(u, GIR_E_UNSUPPORTED,
+            gir_unsupported_add_value(u, GIR_E_UNSUPPORTED,
                                 "a tensor of unknown shape (the graph executor needs every shape)", v->name);
         if (!nn_dltype_name(v->dtype) && !meta_s(&v->meta, "tvm.dltype"))
-            gir_unsupported_add(u, GIR_E_UNSUPPORTED, "a tensor of unknown element type", v->name);
+            gir_unsupported_add_value(u, GIR_E_UNSUPPORTED, "a tensor of unknown element type", v->name);
     }
     gir_status st = gir_unsupported_count(u) ? gir_unsupported_fail(u, "tvm", err) : GIR_OK;
     gir_unsupported_free(u);
@@ -886,7 +886,9 @@ static void writer_free(nn_writer *w, emit *e)
     free(e->row);
 }
 
-static gir_status lower_all(nn_writer *w, gir_error *err)
+/* Lowers every node, collecting what the flavour cannot express into u:
+ * the planning both nn_plan and nn_write do. */
+static gir_status lower_all(nn_writer *w, gir_unsupported *u, gir_error *err)
 {
     const gir_graph *g = w->g;
     for (size_t i = 0; i < g->n_nodes; i++)
@@ -900,18 +902,15 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
                 w->absorbed[f] = true;
         }
     for (size_t i = 0; w->fl != NN_TVM && i < g->n_nodes; i++) {
-        int32_t u = nn_prelu_slope_of(w, g->nodes[i]);
-        if (u >= 0)
-            w->absorbed[u] = true;
-        u = w->fl == NN_MXNET ? nn_where_cast_of(w, g->nodes[i]) : -1;
-        if (u >= 0)
-            w->absorbed[u] = true;
+        int32_t a = nn_prelu_slope_of(w, g->nodes[i]);
+        if (a >= 0)
+            w->absorbed[a] = true;
+        a = w->fl == NN_MXNET ? nn_where_cast_of(w, g->nodes[i]) : -1;
+        if (a >= 0)
+            w->absorbed[a] = true;
     }
     if (w->fl == NN_MXNET)
         nn_rnn_absorb(w);
-    gir_unsupported *u = gir_unsupported_new();
-    if (!u)
-        return gir_nomem(err);
     gir_status st = GIR_OK;
     for (size_t i = 0; i < g->n_nodes && !st; i++) {
         gir_error e2 = GIR_ERROR_INIT;
@@ -928,16 +927,13 @@ static gir_status lower_all(nn_writer *w, gir_error *err)
         }
         gir_error_clear(&e2);
     }
-    if (!st && gir_unsupported_count(u))
-        st = gir_unsupported_fail(u, w->pfx, err);
-    gir_unsupported_free(u);
     return st;
 }
 
-gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl, gir_error *err)
+/* A compiled executor graph is an NNVM graph: written as nnvm it keeps
+ * its tvm_op nodes and the executor's attributes. */
+static nn_flavour flavour_for(const gir_graph *g, nn_flavour fl)
 {
-    /* A compiled executor graph is an NNVM graph: written as nnvm it keeps
-     * its tvm_op nodes and the executor's attributes. */
     if (fl == NN_NNVM) {
         for (size_t i = 0; i < g->n_nodes; i++) {
             const gir_node *n = g->nodes[i];
@@ -947,33 +943,63 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
             }
         }
     }
-    nn_writer w = { 0 };
-    emit e = { 0 };
-    w.g = g;
-    w.fl = fl;
-    w.pfx = nn_flavour_name(fl);
-    w.allow_opaque = gir_options_flag(opts, "allow-opaque");
+    return fl;
+}
+
+/* The writer's tables for g (every array sized and initialised). */
+static gir_status writer_init(nn_writer *w, emit *e, const gir_graph *g, const gir_options *opts, nn_flavour fl,
+                              gir_error *err)
+{
+    w->g = g;
+    w->fl = fl;
+    w->pfx = nn_flavour_name(fl);
+    w->allow_opaque = gir_options_flag(opts, "allow-opaque");
     size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
-    w.vprod = malloc(nv * sizeof *w.vprod);
-    w.vidx = calloc(nv, sizeof *w.vidx);
-    w.uses = calloc(nv, sizeof *w.uses);
-    w.absorbed = calloc(nn, sizeof *w.absorbed);
-    w.node_fn = malloc(nn * sizeof *w.node_fn);
-    e.w = &w;
-    e.need_var = calloc(nv, sizeof *e.need_var);
-    w.uses_fn = calloc(nv, sizeof *w.uses_fn);
-    e.jid_val = malloc(nv * sizeof *e.jid_val);
+    w->vprod = malloc(nv * sizeof *w->vprod);
+    w->vidx = calloc(nv, sizeof *w->vidx);
+    w->uses = calloc(nv, sizeof *w->uses);
+    w->absorbed = calloc(nn, sizeof *w->absorbed);
+    w->node_fn = malloc(nn * sizeof *w->node_fn);
+    e->w = w;
+    e->need_var = calloc(nv, sizeof *e->need_var);
+    w->uses_fn = calloc(nv, sizeof *w->uses_fn);
+    e->jid_val = malloc(nv * sizeof *e->jid_val);
     gir_status st = GIR_OK;
-    if (!w.vprod || !w.vidx || !w.uses || !w.absorbed || !w.node_fn || !e.need_var || !e.jid_val || !w.uses_fn)
+    if (!w->vprod || !w->vidx || !w->uses || !w->absorbed || !w->node_fn || !e->need_var || !e->jid_val || !w->uses_fn)
         st = gir_nomem(err);
     for (size_t i = 0; !st && i < g->n_values; i++) {
-        w.vprod[i] = -1;
-        e.jid_val[i] = -1;
+        w->vprod[i] = -1;
+        e->jid_val[i] = -1;
     }
     for (size_t i = 0; !st && i < g->n_nodes; i++)
-        w.node_fn[i] = -1;
+        w->node_fn[i] = -1;
+    return st;
+}
+
+gir_status nn_plan(const gir_graph *g, const gir_options *opts, nn_flavour fl, gir_unsupported *u, gir_error *err)
+{
+    nn_writer w = { 0 };
+    emit e = { 0 };
+    gir_status st = writer_init(&w, &e, g, opts, flavour_for(g, fl), err);
     if (!st)
-        st = lower_all(&w, err);
+        st = lower_all(&w, u, err);
+    writer_free(&w, &e);
+    return st;
+}
+
+gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opts, nn_flavour fl, gir_error *err)
+{
+    fl = flavour_for(g, fl);
+    nn_writer w = { 0 };
+    emit e = { 0 };
+    gir_status st = writer_init(&w, &e, g, opts, fl, err);
+    if (!st) {
+        gir_unsupported *u = gir_unsupported_new();
+        st = u ? lower_all(&w, u, err) : gir_nomem(err);
+        if (!st && gir_unsupported_count(u))
+            st = gir_unsupported_fail(u, w.pfx, err);
+        gir_unsupported_free(u);
+    }
     if (!st) {
         e.relay = fl == NN_TVM && meta_s(&g->meta, "tvm.layout") && strcmp(meta_s(&g->meta, "tvm.layout"), "relay") == 0;
         e.jid_fn = malloc((w.n_fn ? w.n_fn : 1) * sizeof *e.jid_fn);

@@ -85,6 +85,7 @@ const gir_format gir_format_onnx = {
     .probe = probe,
     .read = onnx_read,
     .write = onnx_write,
+    .plan = onnx_plan,
     .ops = onnx_op_map,
     .read_options = read_options,
     .write_options = write_options,

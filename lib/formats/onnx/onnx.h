@@ -182,6 +182,7 @@ extern const gir_op_map onnx_op_map[];
 
 gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
 gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
+gir_status onnx_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err);
 
 /* The ModelProto at data with every graph initializer whose raw_data has at
  * least min_bytes turned into external data at its own offset of the model

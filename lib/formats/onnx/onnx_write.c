@@ -1209,7 +1209,8 @@ static gir_status setup(writer *w, gir_error *err)
             w->ir_version = iv;
     }
     w->allow_opaque = gir_options_flag(w->opts, "allow-opaque");
-    w->u = gir_unsupported_new();
+    if (!w->u)
+        w->u = gir_unsupported_new();
     w->const_done = calloc(g->n_values ? g->n_values : 1, sizeof *w->const_done);
     if (!w->u || !w->const_done)
         return gir_nomem(err);
@@ -1248,7 +1249,7 @@ static void build_graph(writer *w, gir_error *err)
         if (!is_initializer(v))
             continue;
         if (!onnx_dtype_from_gir(v->data->dtype)) {
-            gir_unsupported_add(w->u, GIR_E_UNSUPPORTED, "a weight of unknown element type", v->name);
+            gir_unsupported_add_value(w->u, GIR_E_UNSUPPORTED, "a weight of unknown element type", v->name);
             continue;
         }
         add_init(w, v->name, v->data);
@@ -1727,58 +1728,96 @@ static gir_status stream(writer *w, const char *path, gir_error *err)
     return st;
 }
 
-/* One attempt at opset `fallback` (0: the option's or the source's). */
-static gir_status write_once(const gir_graph *g, const char *path, const gir_options *opts, int64_t fallback,
-                             int64_t *opset, size_t *n_unsupported, gir_error *err)
+/* Builds every node's protobuf message and collects what cannot be
+ * written into w->u: the planning both onnx_plan and onnx_write do.
+ * fallback: the opset when no option asks for one (0: the source's). */
+static gir_status prepare(writer *w, int64_t fallback, gir_error *err)
+{
+    w->fallback_opset = fallback;
+    gir_status st = setup(w, err);
+    if (st)
+        return st;
+    build_graph(w, err);
+    if (err && err->code)
+        return err->code;
+    return w->oom ? gir_nomem(err) : GIR_OK;
+}
+
+static void writer_free(writer *w, bool own_u)
+{
+    for (size_t i = 0; i < w->n_inits; i++)
+        gir_tensor_unref(w->inits[i].t);
+    free(w->inits);
+    free(w->nodes);
+    free(w->const_done);
+    onnx_map_free(&w->names);
+    if (own_u)
+        gir_unsupported_free(w->u);
+    gir_arena_free(&w->a);
+}
+
+/* A model read at an opset before 7 is written back at that opset; when
+ * that old opset cannot express the graph and no opset was asked for, the
+ * default opset is used instead. */
+static bool may_fall_back(const writer *w, const gir_options *opts)
+{
+    return w->opset < 7 && gir_unsupported_count(w->u) && !gir_options_get(opts, "opset");
+}
+
+gir_status onnx_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
 {
     writer w;
     memset(&w, 0, sizeof w);
     w.g = g;
     w.opts = opts;
-    w.fallback_opset = fallback;
-    gir_status st = setup(&w, err);
-    if (!st) {
-        build_graph(&w, err);
-        *opset = w.opset;
-        *n_unsupported = gir_unsupported_count(w.u);
-        if (err && err->code)
-            st = err->code;
-        else if (w.oom)
-            st = gir_nomem(err);
-        else if (gir_unsupported_count(w.u))
+    w.u = u;
+    gir_status st = prepare(&w, 0, err);
+    bool again = st == GIR_OK && may_fall_back(&w, opts);
+    writer_free(&w, false);
+    if (!again)
+        return st;
+    gir_unsupported_reset(u);
+    memset(&w, 0, sizeof w);
+    w.g = g;
+    w.opts = opts;
+    w.u = u;
+    st = prepare(&w, ONNX_DEFAULT_OPSET, err);
+    writer_free(&w, false);
+    return st;
+}
+
+/* One attempt at opset `fallback` (0: the option's or the source's). */
+static gir_status write_once(const gir_graph *g, const char *path, const gir_options *opts, int64_t fallback,
+                             bool *fall_back, int64_t *opset, gir_error *err)
+{
+    writer w;
+    memset(&w, 0, sizeof w);
+    w.g = g;
+    w.opts = opts;
+    gir_status st = prepare(&w, fallback, err);
+    *opset = w.opset;
+    *fall_back = st == GIR_OK && fallback == 0 && may_fall_back(&w, opts);
+    if (!st && !*fall_back) {
+        if (gir_unsupported_count(w.u))
             st = gir_unsupported_fail(w.u, "onnx", err);
         else
             st = stream(&w, path, err);
     }
-    for (size_t i = 0; i < w.n_inits; i++)
-        gir_tensor_unref(w.inits[i].t);
-    free(w.inits);
-    free(w.nodes);
-    free(w.const_done);
-    onnx_map_free(&w.names);
-    gir_unsupported_free(w.u);
-    gir_arena_free(&w.a);
+    writer_free(&w, true);
     return st;
 }
 
-/* A model read at an opset before 7 is written back at that opset; when
- * that old opset cannot express the graph (and no opset was asked for), it
- * is written at the default opset instead, with a note saying why. */
 gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
 {
     int64_t opset = 0;
-    size_t bad = 0;
-    gir_status st = write_once(g, path, opts, 0, &opset, &bad, err);
-    if (bad && opset < 7 && !gir_options_get(opts, "opset") &&
-        (st == GIR_E_UNSUPPORTED_OP || st == GIR_E_UNSUPPORTED_ATTR || st == GIR_E_UNSUPPORTED)) {
-        char *why = err ? gir_error_format(err) : NULL;
-        gir_error_clear(err);
-        int64_t old = opset;
-        st = write_once(g, path, opts, ONNX_DEFAULT_OPSET, &opset, &bad, err);
-        if (!st)
-            gir_write_note(opts, "written at opset %lld: the source's opset %lld cannot express it (%s)",
-                           (long long)opset, (long long)old, why ? why : "?");
-        free(why);
-    }
+    bool fall_back = false;
+    gir_status st = write_once(g, path, opts, 0, &fall_back, &opset, err);
+    if (st || !fall_back)
+        return st;
+    int64_t old = opset;
+    st = write_once(g, path, opts, ONNX_DEFAULT_OPSET, &fall_back, &opset, err);
+    if (!st)
+        gir_write_note(opts, "written at opset %lld: the source's opset %lld cannot express it",
+                       (long long)opset, (long long)old);
     return st;
 }

@@ -283,6 +283,7 @@ const gir_format gir_format_relayviz = {
     .probe = probe,
     .read = gir_relayviz_read,
     .write = gir_relayviz_write,
+    .plan = gir_relayviz_plan,
     .ops = gir_relayviz_ops,
     .read_options = read_options,
     .write_options = write_options,

@@ -10,6 +10,8 @@ extern const gir_op_map gir_relayviz_ops[];
 
 gir_status gir_relayviz_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
 gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
+/* gir_relayviz_write's checks alone, every refusal into u (see gir_format.plan). */
+gir_status gir_relayviz_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err);
 
 /* The companion .params path of a model path: "m.relayviz.json" and
  * "m.json" both give "m.params" (malloc'd). */

@@ -525,7 +525,7 @@ static void check_values(const gir_graph *g, const bool *needed, bool embed, boo
             continue;
         bool as_const = v->data && (v->kind == GIR_VALUE_CONST || (v->kind == GIR_VALUE_WEIGHT && embed));
         if (!v->data && v->kind != GIR_VALUE_INPUT) {
-            gir_unsupported_add(u, GIR_E_UNSUPPORTED, "a weight without data (read its params file)", v->name);
+            gir_unsupported_add_value(u, GIR_E_UNSUPPORTED, "a weight without data (read its params file)", v->name);
             continue;
         }
         if (!as_const)
@@ -535,7 +535,7 @@ static void check_values(const gir_graph *g, const bool *needed, bool embed, boo
             char what[64];
             snprintf(what, sizeof what, "a %s constant (RelayViz Consts hold float32/64 and integers)",
                      gir_dtype_name(dt));
-            gir_unsupported_add(u, GIR_E_UNSUPPORTED, what, v->name);
+            gir_unsupported_add_value(u, GIR_E_UNSUPPORTED, what, v->name);
             continue;
         }
         if (nonfinite_strings || (dt != GIR_DT_F32 && dt != GIR_DT_F64))
@@ -557,7 +557,7 @@ static void check_values(const gir_graph *g, const bool *needed, bool embed, boo
                 memcpy(&d, (const char *)p + 8 * k, 8);
             }
             if (!isfinite(d)) {
-                gir_unsupported_add(u, GIR_E_UNSUPPORTED,
+                gir_unsupported_add_value(u, GIR_E_UNSUPPORTED,
                                     "a constant holding NaN or infinity (JSON has no such numbers; use the option "
                                     "nonfinite=string)",
                                     v->name);
@@ -587,6 +587,51 @@ static void ret_type_json(writer *w)
     }
     if (g->n_outputs > 1)
         gir_jw_end_array(&w->jw);
+}
+
+/* Plans every node and checks the values the file needs, collecting what
+ * cannot be written into u: what both gir_relayviz_plan and the write do.
+ * order (n_order entries), plans, node_needed and value_needed are sized
+ * for g by the caller. */
+static gir_status check_all(const gir_graph *g, bool allow_opaque, bool embed, bool nonfinite_strings, size_t *order,
+                            size_t *n_order, rv_wplan *plans, bool *node_needed, bool *value_needed, gir_unsupported *u,
+                            gir_error *err)
+{
+    gir_status st = post_order(g, order, n_order, err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        rv_plan_node(g, g->nodes[i], allow_opaque, &plans[i], u);
+    if (gir_unsupported_count(u)) {
+        /* Values are checked too, so that one error lists everything. */
+        for (size_t i = 0; i < g->n_values; i++)
+            value_needed[i] = true;
+    } else {
+        mark_needed(g, order, *n_order, plans, node_needed, value_needed);
+    }
+    check_values(g, value_needed, embed, nonfinite_strings, u, err, &st);
+    return st;
+}
+
+gir_status gir_relayviz_plan(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
+{
+    const char *nf = gir_options_get(opts, "nonfinite");
+    size_t n = g->n_nodes ? g->n_nodes : 1, n_order = 0;
+    size_t *order = malloc(n * sizeof *order);
+    rv_wplan *plans = calloc(n, sizeof *plans);
+    bool *node_needed = calloc(n, sizeof *node_needed);
+    bool *value_needed = calloc(g->n_values + 1, sizeof *value_needed);
+    gir_status st = GIR_OK;
+    if (!order || !plans || !node_needed || !value_needed)
+        st = gir_nomem(err);
+    else if (g->n_outputs)
+        st = check_all(g, gir_options_flag(opts, "allow-opaque"), gir_options_flag(opts, "embed-weights"),
+                       nf && !strcmp(nf, "string"), order, &n_order, plans, node_needed, value_needed, u, err);
+    free(order);
+    free(plans);
+    free(node_needed);
+    free(value_needed);
+    return st;
 }
 
 gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
@@ -619,18 +664,8 @@ gir_status gir_relayviz_write(const gir_graph *g, const char *path, const gir_op
         goto out;
     }
     memset(w.vid, 0xff, (g->n_values + 1) * sizeof *w.vid);
-    if ((st = post_order(g, order, &n_order, err)))
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        rv_plan_node(g, g->nodes[i], allow_opaque, &plans[i], u);
-    if (gir_unsupported_count(u)) {
-        /* Values are checked too, so that one error lists everything. */
-        for (size_t i = 0; i < g->n_values; i++)
-            value_needed[i] = true;
-    } else {
-        mark_needed(g, order, n_order, plans, node_needed, value_needed);
-    }
-    check_values(g, value_needed, w.embed, w.nonfinite_strings, u, err, &st);
+    st = check_all(g, allow_opaque, w.embed, w.nonfinite_strings, order, &n_order, plans, node_needed, value_needed, u,
+                   err);
     if (st)
         goto out;
     if (gir_unsupported_count(u)) {

@@ -1,0 +1,46 @@
+/* Legalization patterns for activations: exact forms in elementwise
+ * arithmetic and Clip. */
+#include "patterns.h"
+
+/* HardSigmoid(x) = Clip(x * alpha + beta, 0, 1). */
+static gir_status hardsigmoid_clip(gir_rw *rw, const gir_node *n, gir_error *err)
+{
+    const gir_value *x = gir_pat_in(rw, n, 0);
+    TRY(gir_pat_float_dtype(x, err));
+    gir_dtype dt = x->dtype;
+    int32_t a, b, t, u, y;
+    gir_node *clip;
+    TRY(gir_rw_scalar(rw, dt, gir_node_float(n, "alpha", 0.2), &a, err));
+    TRY(gir_rw_scalar(rw, dt, gir_node_float(n, "beta", 0.5), &b, err));
+    TRY(gir_rw_binary(rw, GIR_OP_Mul, n->in[0], a, NULL, &t, err));
+    TRY(gir_rw_binary(rw, GIR_OP_Add, t, b, NULL, &u, err));
+    TRY(gir_rw_unary(rw, GIR_OP_Clip, u, &clip, &y, err));
+    if (gir_attrs_set_float(rw->g, &clip->attrs, "min", 0.0) || gir_attrs_set_float(rw->g, &clip->attrs, "max", 1.0))
+        return gir_nomem(err);
+    return gir_rw_done(rw, &y, err);
+}
+
+const gir_pattern gir_pat_hardsigmoid_clip = {
+    "hardsigmoid-as-clip", GIR_OP_HardSigmoid, "HardSigmoid as Mul+Add+Clip", hardsigmoid_clip,
+};
+
+/* Clip with one bound (or none) = Max(x, min) or Min(x, max) (or x). */
+static gir_status clip_one_bound(gir_rw *rw, const gir_node *n, gir_error *err)
+{
+    const gir_attr *lo = gir_attrs_find(&n->attrs, "min"), *hi = gir_attrs_find(&n->attrs, "max");
+    if (lo && hi)
+        return gir_pat_skip(err, "Clip with both bounds");
+    const gir_value *x = gir_pat_in(rw, n, 0);
+    TRY(gir_pat_float_dtype(x, err));
+    int32_t y = n->in[0];
+    if (lo || hi) {
+        int32_t c;
+        TRY(gir_rw_scalar(rw, x->dtype, gir_node_float(n, lo ? "min" : "max", 0.0), &c, err));
+        TRY(gir_rw_binary(rw, lo ? GIR_OP_Max : GIR_OP_Min, n->in[0], c, NULL, &y, err));
+    }
+    return gir_rw_done(rw, &y, err);
+}
+
+const gir_pattern gir_pat_clip_one_bound = {
+    "clip-one-bound", GIR_OP_Clip, "Clip with one bound as Max or Min", clip_one_bound,
+};

@@ -1,0 +1,27 @@
+/* The registry of legalization patterns (see legalize.h).  A pattern is
+ * written once in canonical operators, in a pat_*.c file, and listed here
+ * once; the order is the order they are tried for a node (the first that
+ * makes the target refuse less wins). */
+#include "legalize.h"
+
+#include "patterns.h"
+
+static const gir_pattern *const registry[] = {
+    &gir_pat_fold_constants,
+    &gir_pat_hardsigmoid_clip,
+    &gir_pat_clip_one_bound,
+    &gir_pat_gemm_plain,
+    &gir_pat_matmul_gemm,
+    &gir_pat_gemm_transb,
+    NULL /* sentinel: patterns are listed above this line */
+};
+
+const gir_pattern *gir_pattern_at(size_t i)
+{
+    return i < gir_pattern_count() ? registry[i] : NULL;
+}
+
+size_t gir_pattern_count(void)
+{
+    return sizeof registry / sizeof *registry - 1;
+}

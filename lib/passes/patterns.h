@@ -1,0 +1,28 @@
+/* Legalization patterns (each defined in a pat_*.c file, listed in
+ * patterns.c) and the small helpers they share. */
+#ifndef GIR_PATTERNS_H
+#define GIR_PATTERNS_H
+
+#include "legalize.h"
+
+/* pat_act.c: activations */
+extern const gir_pattern gir_pat_hardsigmoid_clip;
+extern const gir_pattern gir_pat_clip_one_bound;
+/* pat_fold.c: constant folding of a node's operands (any op) */
+extern const gir_pattern gir_pat_fold_constants;
+/* pat_linalg.c: matrix products */
+extern const gir_pattern gir_pat_gemm_plain;
+extern const gir_pattern gir_pat_matmul_gemm;
+extern const gir_pattern gir_pat_gemm_transb;
+
+/* ---- helpers (pat_util.c) ------------------------------------------------- */
+
+/* Fails with GIR_E_UNSUPPORTED: the pattern does not apply, and why. */
+gir_status gir_pat_skip(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
+/* The value read by input i of n, or NULL. */
+const gir_value *gir_pat_in(const gir_rw *rw, const gir_node *n, size_t i);
+/* A floating dtype the pattern can make constants of (float32/64), else
+ * GIR_E_UNSUPPORTED naming the dtype. */
+gir_status gir_pat_float_dtype(const gir_value *v, gir_error *err);
+
+#endif
