@@ -11,6 +11,13 @@ static const gir_pattern *const registry[] = {
     &gir_pat_clip_one_bound,
     &gir_pat_gemm_plain,
     &gir_pat_matmul_gemm,
+    &gir_pat_selu_elu,
+    &gir_pat_elu_exp,
+    &gir_pat_softplus_exp,
+    &gir_pat_softsign_div,
+    &gir_pat_reciprocal_div,
+    &gir_pat_prelu_leaky,
+    &gir_pat_prelu_relu,
     NULL /* sentinel: patterns are listed above this line */
 };
 

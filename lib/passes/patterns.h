@@ -11,6 +11,14 @@ extern const gir_pattern gir_pat_clip_one_bound;
 /* pat_linalg.c: matrix products */
 extern const gir_pattern gir_pat_gemm_plain;
 extern const gir_pattern gir_pat_matmul_gemm;
+/* pat_unary.c: elementwise activations in arithmetic */
+extern const gir_pattern gir_pat_selu_elu;
+extern const gir_pattern gir_pat_elu_exp;
+extern const gir_pattern gir_pat_softplus_exp;
+extern const gir_pattern gir_pat_softsign_div;
+extern const gir_pattern gir_pat_reciprocal_div;
+extern const gir_pattern gir_pat_prelu_leaky;
+extern const gir_pattern gir_pat_prelu_relu;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
