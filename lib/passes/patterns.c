@@ -18,6 +18,14 @@ static const gir_pattern *const registry[] = {
     &gir_pat_reciprocal_div,
     &gir_pat_prelu_leaky,
     &gir_pat_prelu_relu,
+    &gir_pat_reducemean_global,
+    &gir_pat_reducemax_global,
+    &gir_pat_globalavg_reduce,
+    &gir_pat_globalmax_reduce,
+    &gir_pat_sum_chain,
+    &gir_pat_max_chain,
+    &gir_pat_min_chain,
+    &gir_pat_mean_chain,
     NULL /* sentinel: patterns are listed above this line */
 };
 

@@ -19,6 +19,16 @@ extern const gir_pattern gir_pat_softsign_div;
 extern const gir_pattern gir_pat_reciprocal_div;
 extern const gir_pattern gir_pat_prelu_leaky;
 extern const gir_pattern gir_pat_prelu_relu;
+/* pat_reduce.c: spatial reductions <-> global pooling */
+extern const gir_pattern gir_pat_reducemean_global;
+extern const gir_pattern gir_pat_reducemax_global;
+extern const gir_pattern gir_pat_globalavg_reduce;
+extern const gir_pattern gir_pat_globalmax_reduce;
+/* pat_nary.c: variadic Sum/Max/Min/Mean as binary chains */
+extern const gir_pattern gir_pat_sum_chain;
+extern const gir_pattern gir_pat_max_chain;
+extern const gir_pattern gir_pat_min_chain;
+extern const gir_pattern gir_pat_mean_chain;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 

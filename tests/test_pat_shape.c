@@ -1,0 +1,116 @@
+/* Legalization patterns of pat_reduce.c (spatial reductions <-> global
+ * pooling) and pat_nary.c (variadic Sum/Max/Min/Mean as binary chains),
+ * each run before and after the rewrite and compared. */
+#include "patutil.h"
+
+/* op over x[2, 3, 5, 6] with axes (NULL: none) and keepdims. */
+static gir_graph *reduce(gir_op op, const int64_t *axes, size_t na, int keepdims)
+{
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(2, 3, 5, 6));
+    gir_node *n = rt_node(g, op, "r", "x", "y");
+    if (axes)
+        rt_attr_ints(g, n, "axes", axes, na);
+    if (keepdims >= 0)
+        rt_attr_int(g, n, "keepdims", keepdims);
+    rt_output(g, "y");
+    return g;
+}
+
+static void test_reduce_global(void **state)
+{
+    (void)state;
+    /* the mean sums in another order in GlobalAveragePool's kernel: 1e-6,
+     * on inputs without +-1e30 pairs that cancel; NaN and inf propagate */
+    gir_graph *r = pat_check(reduce(GIR_OP_ReduceMean, (const int64_t[]){ 2, 3 }, 2, 1), "reducemean-as-globalpool",
+                             "r", PAT_NAN, 1e-6);
+    assert_int_equal(pat_count(r, "GlobalAveragePool"), 1);
+    assert_int_equal(pat_count(r, "Reshape"), 0);
+    gir_graph_free(r);
+    r = pat_check(reduce(GIR_OP_ReduceMean, (const int64_t[]){ -1, -2 }, 2, 0), "reducemean-as-globalpool", "r",
+                  PAT_NAN, 1e-6);
+    assert_int_equal(pat_count(r, "Reshape"), 1);
+    gir_graph_free(r);
+    /* the maximum is the same comparison: bit-exact with every edge value */
+    r = pat_check(reduce(GIR_OP_ReduceMax, (const int64_t[]){ 3, 2 }, 2, 0), "reducemax-as-globalpool", "r",
+                  PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "GlobalMaxPool"), 1);
+    gir_graph_free(r);
+    pat_refuses(reduce(GIR_OP_ReduceMean, (const int64_t[]){ 1, 2, 3 }, 3, 1), "reducemean-as-globalpool", "r",
+                "over 3 axes");
+    pat_refuses(reduce(GIR_OP_ReduceMean, (const int64_t[]){ 1, 3 }, 2, 1), "reducemean-as-globalpool", "r",
+                "over axis 1");
+    pat_refuses(reduce(GIR_OP_ReduceMax, NULL, 0, 1), "reducemax-as-globalpool", "r", "over -1 axes");
+}
+
+static void test_global_reduce(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(2, 3, 5, 6));
+    rt_node(g, GIR_OP_GlobalMaxPool, "p", "x", "y");
+    rt_output(g, "y");
+    gir_graph *r = pat_check(g, "globalmaxpool-as-reducemax", "p", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "ReduceMax"), 1);
+    gir_graph_free(r);
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(2, 3, 25));
+    rt_node(g, GIR_OP_GlobalAveragePool, "p", "x", "y");
+    rt_output(g, "y");
+    r = pat_check(g, "globalavgpool-as-reducemean", "p", PAT_NAN, 1e-6);
+    assert_int_equal(pat_count(r, "ReduceMean"), 1);
+    gir_graph_free(r);
+}
+
+/* op of n inputs x0..x3 of broadcastable shapes. */
+static gir_graph *nary(gir_op op, int n, gir_dtype dt)
+{
+    gir_graph *g = rt_graph();
+    rt_input(g, "x0", dt, 2, DIMS(6, 10));
+    rt_input(g, "x1", dt, 1, DIMS(10));
+    rt_input(g, "x2", dt, 2, DIMS(6, 1));
+    rt_input(g, "x3", dt, 2, DIMS(6, 10));
+    static const char *const ins[] = { "x0", "x0,x1", "x0,x1,x2", "x0,x1,x2,x3" };
+    rt_node(g, op, "v", ins[n - 1], "y");
+    rt_output(g, "y");
+    return g;
+}
+
+static void test_nary_chain(void **state)
+{
+    (void)state;
+    /* the runtime folds left to right, as the chain does: bit-exact */
+    gir_graph *r = pat_check(nary(GIR_OP_Sum, 4, GIR_DT_F32), "sum-as-add", "v", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Add"), 3);
+    assert_int_equal(pat_count(r, "Sum"), 0);
+    gir_graph_free(r);
+    r = pat_check(nary(GIR_OP_Max, 3, GIR_DT_F32), "max-as-binary", "v", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Max"), 2);
+    gir_graph_free(r);
+    r = pat_check(nary(GIR_OP_Min, 4, GIR_DT_F32), "min-as-binary", "v", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Min"), 3);
+    gir_graph_free(r);
+    r = pat_check(nary(GIR_OP_Mean, 3, GIR_DT_F32), "mean-as-add-div", "v", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Add"), 2);
+    assert_int_equal(pat_count(r, "Div"), 1);
+    gir_graph_free(r);
+    gir_graph_free(pat_check(nary(GIR_OP_Mean, 1, GIR_DT_F32), "mean-as-add-div", "v", PAT_EDGES | PAT_NAN, 0));
+    /* integers: Sum chains, Mean does not (its kernel is float) */
+    gir_graph_free(pat_check(nary(GIR_OP_Sum, 3, GIR_DT_I64), "sum-as-add", "v", 0, 0));
+    /* one input is the input itself */
+    r = pat_check(nary(GIR_OP_Max, 1, GIR_DT_F32), "max-as-binary", "v", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Max"), 0);
+    gir_graph_free(r);
+    pat_refuses(nary(GIR_OP_Sum, 2, GIR_DT_F32), "sum-as-add", "v", "already binary");
+    pat_refuses(nary(GIR_OP_Mean, 2, GIR_DT_I64), "mean-as-add-div", "v", "int64");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reduce_global),
+        cmocka_unit_test(test_global_reduce),
+        cmocka_unit_test(test_nary_chain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
