@@ -69,5 +69,6 @@ int cmd_errors(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_simplify(int argc, char **argv);
 
 #endif

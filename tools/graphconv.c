@@ -139,6 +139,7 @@ static void usage(FILE *f)
           "  batch INPUT...     convert many models (files, directories, --manifest) with a JSON report\n"
           "  run MODEL          run a model on the CPU runtime (inputs/outputs as .npy, --repeat timing)\n"
           "  check A B          run two models on the same inputs and compare their outputs\n"
+          "  simplify IN OUT    fold constant subgraphs (Identity of weights, shape chains), drop dead nodes\n"
           "\n"
           "Conversion options:\n"
           "  --from FORMAT        input format (default: detected from content, then extension)\n"
@@ -328,6 +329,7 @@ static const struct {
     { "draw", cmd_draw },
     { "formats", cmd_formats }, { "ops", cmd_ops },       { "errors", cmd_errors },
     { "batch", cmd_batch },     { "run", cmd_run },       { "check", cmd_check },
+    { "simplify", cmd_simplify },
 };
 
 int main(int argc, char **argv)

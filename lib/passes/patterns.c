@@ -7,6 +7,7 @@
 #include "patterns.h"
 
 static const gir_pattern *const registry[] = {
+    &gir_pat_fold_constants,
     &gir_pat_hardsigmoid_clip,
     &gir_pat_clip_one_bound,
     &gir_pat_gemm_plain,

@@ -8,6 +8,8 @@
 /* pat_act.c: activations */
 extern const gir_pattern gir_pat_hardsigmoid_clip;
 extern const gir_pattern gir_pat_clip_one_bound;
+/* pat_fold.c: constant folding of a node's operands (any op) */
+extern const gir_pattern gir_pat_fold_constants;
 /* pat_linalg.c: matrix products */
 extern const gir_pattern gir_pat_gemm_plain;
 extern const gir_pattern gir_pat_matmul_gemm;
