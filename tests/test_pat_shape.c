@@ -101,8 +101,40 @@ static void test_nary_chain(void **state)
     r = pat_check(nary(GIR_OP_Max, 1, GIR_DT_F32), "max-as-binary", "v", PAT_EDGES | PAT_NAN, 0);
     assert_int_equal(pat_count(r, "Max"), 0);
     gir_graph_free(r);
-    pat_refuses(nary(GIR_OP_Sum, 2, GIR_DT_F32), "sum-as-add", "v", "already binary");
+    r = pat_check(nary(GIR_OP_Sum, 2, GIR_DT_F32), "sum-as-add", "v", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Add"), 1);
+    gir_graph_free(r);
+    pat_refuses(nary(GIR_OP_Min, 2, GIR_DT_F32), "min-as-binary", "v", "already binary");
     pat_refuses(nary(GIR_OP_Mean, 2, GIR_DT_I64), "mean-as-add-div", "v", "int64");
+}
+
+/* Split of x[4, 7, 3] along axis into outputs y0..y{n-1}. */
+static gir_graph *split(int64_t axis, const int64_t *sizes, int n)
+{
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(4, 7, 3));
+    static const char *const outs[] = { "y0", "y0,y1", "y0,y1,y2" };
+    gir_node *s = rt_node(g, GIR_OP_Split, "s", "x", outs[n - 1]);
+    rt_attr_int(g, s, "axis", axis);
+    if (sizes)
+        rt_attr_ints(g, s, "split", sizes, (size_t)n);
+    for (int k = 0; k < n; k++)
+        rt_output(g, (const char *[]){ "y0", "y1", "y2" }[k]);
+    return g;
+}
+
+static void test_split_slices(void **state)
+{
+    (void)state;
+    gir_graph *r = pat_check(split(1, (const int64_t[]){ 2, 0, 5 }, 3), "split-as-slices", "s", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Slice"), 3);
+    assert_int_equal(pat_count(r, "Split"), 0);
+    gir_graph_free(r);
+    /* equal parts, negative axis */
+    r = pat_check(split(-3, NULL, 2), "split-as-slices", "s", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Slice"), 2);
+    gir_graph_free(r);
+    gir_graph_free(pat_check(split(2, NULL, 1), "split-as-slices", "s", PAT_EDGES | PAT_NAN, 0));
 }
 
 int main(void)
@@ -111,6 +143,7 @@ int main(void)
         cmocka_unit_test(test_reduce_global),
         cmocka_unit_test(test_global_reduce),
         cmocka_unit_test(test_nary_chain),
+        cmocka_unit_test(test_split_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

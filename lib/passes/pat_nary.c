@@ -1,11 +1,12 @@
 /* Legalization patterns for variadic elementwise ops: Sum, Max, Min and
  * Mean of n inputs as a left-to-right chain of binary Add/Max/Min (Mean:
- * then Div by n), which is the order the runtime folds them in. */
+ * then Div by n), which is the order the runtime folds them in.  Sum and
+ * Mean of two inputs become Add (and Div), for targets without them. */
 #include "patterns.h"
 
 static gir_status nary_chain(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    if (n->n_in == 2 && n->op != GIR_OP_Mean)
+    if (n->n_in == 2 && (n->op == GIR_OP_Max || n->op == GIR_OP_Min))
         return gir_pat_skip(err, "%s of two inputs is already binary", gir_op_name(n->op));
     const gir_value *x = gir_pat_in(rw, n, 0);
     if (n->op == GIR_OP_Mean)

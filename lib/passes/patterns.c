@@ -27,6 +27,7 @@ static const gir_pattern *const registry[] = {
     &gir_pat_max_chain,
     &gir_pat_min_chain,
     &gir_pat_mean_chain,
+    &gir_pat_split_slices,
     NULL /* sentinel: patterns are listed above this line */
 };
 

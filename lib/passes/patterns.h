@@ -31,6 +31,8 @@ extern const gir_pattern gir_pat_sum_chain;
 extern const gir_pattern gir_pat_max_chain;
 extern const gir_pattern gir_pat_min_chain;
 extern const gir_pattern gir_pat_mean_chain;
+/* pat_split.c: Split as Slices */
+extern const gir_pattern gir_pat_split_slices;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
