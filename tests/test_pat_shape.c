@@ -137,6 +137,36 @@ static void test_split_slices(void **state)
     gir_graph_free(pat_check(split(2, NULL, 1), "split-as-slices", "s", PAT_EDGES | PAT_NAN, 0));
 }
 
+/* Boolean logic: every combination of a[2, 3, 4] and b[3, 1] (pat_input
+ * fills bool inputs with a seeded pattern of true and false). */
+static void test_logic_arith(void **state)
+{
+    (void)state;
+    static const struct {
+        gir_op op;
+        const char *pattern;
+    } cases[] = { { GIR_OP_And, "and-as-mul" }, { GIR_OP_Or, "or-as-add" }, { GIR_OP_Xor, "xor-as-sub" },
+                  { GIR_OP_Equal, "equal-bool-as-arith" }, { GIR_OP_Not, "not-as-sub" } };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gir_graph *g = rt_graph();
+        rt_input(g, "a", GIR_DT_BOOL, 3, DIMS(2, 3, 4));
+        rt_input(g, "b", GIR_DT_BOOL, 2, DIMS(3, 1));
+        rt_node(g, cases[i].op, "l", cases[i].op == GIR_OP_Not ? "a" : "a,b", "y");
+        rt_output(g, "y");
+        gir_graph *r = pat_check(g, cases[i].pattern, "l", 0, 0);
+        assert_int_equal(pat_count(r, "Cast"), cases[i].op == GIR_OP_Not ? 2 : 3);
+        assert_int_equal(pat_count(r, gir_op_name(cases[i].op)), 0);
+        gir_graph_free(r);
+    }
+    /* Equal of floats is not rewritten (NaN, inf - inf) */
+    gir_graph *g = rt_graph();
+    rt_input(g, "a", GIR_DT_F32, 1, DIMS(4));
+    rt_input(g, "b", GIR_DT_F32, 1, DIMS(4));
+    rt_node(g, GIR_OP_Equal, "l", "a,b", "y");
+    rt_output(g, "y");
+    pat_refuses(g, "equal-bool-as-arith", "l", "float32 operands");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +174,7 @@ int main(void)
         cmocka_unit_test(test_global_reduce),
         cmocka_unit_test(test_nary_chain),
         cmocka_unit_test(test_split_slices),
+        cmocka_unit_test(test_logic_arith),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

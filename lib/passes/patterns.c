@@ -28,6 +28,11 @@ static const gir_pattern *const registry[] = {
     &gir_pat_min_chain,
     &gir_pat_mean_chain,
     &gir_pat_split_slices,
+    &gir_pat_and_arith,
+    &gir_pat_or_arith,
+    &gir_pat_xor_arith,
+    &gir_pat_not_arith,
+    &gir_pat_equal_bool_arith,
     NULL /* sentinel: patterns are listed above this line */
 };
 

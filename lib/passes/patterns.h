@@ -33,6 +33,12 @@ extern const gir_pattern gir_pat_min_chain;
 extern const gir_pattern gir_pat_mean_chain;
 /* pat_split.c: Split as Slices */
 extern const gir_pattern gir_pat_split_slices;
+/* pat_logic.c: boolean logic in float arithmetic */
+extern const gir_pattern gir_pat_and_arith;
+extern const gir_pattern gir_pat_or_arith;
+extern const gir_pattern gir_pat_xor_arith;
+extern const gir_pattern gir_pat_not_arith;
+extern const gir_pattern gir_pat_equal_bool_arith;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
