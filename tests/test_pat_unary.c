@@ -162,6 +162,66 @@ static void test_prelu_relu(void **state)
     gir_graph_free(pat_check(g, "prelu-as-relu", "p", PAT_EDGES | PAT_NAN, 1e-6));
 }
 
+/* A target that refuses the ops named in ctx (NULL-terminated). */
+static gir_status refuse_ops(void *ctx, const gir_graph *g, gir_plan *p, gir_error *err)
+{
+    (void)err;
+    const char *const *ops = ctx;
+    p->n_nodes = gir_graph_node_count(g);
+    p->why = calloc(p->n_nodes ? p->n_nodes : 1, sizeof *p->why);
+    assert_non_null(p->why);
+    for (size_t i = 0; i < p->n_nodes; i++)
+        for (size_t k = 0; ops[k]; k++)
+            if (!strcmp(gir_node_op(gir_graph_node(g, i)), ops[k])) {
+                p->why[i] = gir_strdupf("%s refused", ops[k]);
+                p->n_bad++;
+            }
+    return GIR_OK;
+}
+
+static size_t applied(const gir_legal_report *rep, const char *name)
+{
+    for (size_t i = 0; gir_pattern_at(i); i++)
+        if (!strcmp(gir_pattern_at(i)->name, name))
+            return rep->applied[i];
+    fail_msg("no pattern %s", name);
+    return 0;
+}
+
+/* Legalization for a target without Selu, Elu and PRelu (as nnvm): Selu
+ * goes down to Relu/Exp through Elu, a shared-slope PRelu becomes LeakyRelu,
+ * and the graph computes the same. */
+static void test_legalize_chain(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(2, 3, 4, 3));
+    rt_node(g, GIR_OP_Selu, "selu", "x", "s");
+    rt_const(g, "slope", GIR_DT_F32, 1, DIMS(1), F32S(0.25f));
+    rt_node(g, GIR_OP_PRelu, "prelu", "s,slope", "y");
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    gir_tensor *before, *after;
+    pat_run(g, PAT_EDGES | PAT_NAN, &before);
+    static const char *const refused[] = { "Selu", "Elu", "PRelu", NULL };
+    gir_legal_report rep = { 0 };
+    TU_OK(gir_legalize(&g, refuse_ops, (void *)refused, &rep, &err), &err);
+    assert_int_equal(pat_count(g, "Selu") + pat_count(g, "Elu") + pat_count(g, "PRelu"), 0);
+    assert_int_equal(pat_count(g, "LeakyRelu"), 1);
+    assert_int_equal(pat_count(g, "Exp"), 1);
+    assert_int_equal(applied(&rep, "selu-as-elu"), 1);
+    assert_int_equal(applied(&rep, "elu-as-exp"), 1);
+    assert_int_equal(applied(&rep, "prelu-as-leakyrelu"), 1);
+    assert_int_equal(applied(&rep, "prelu-as-relu"), 0);
+    pat_run(g, PAT_EDGES | PAT_NAN, &after);
+    pat_compare(before, after, 1e-6);
+    gir_tensor_unref(before);
+    gir_tensor_unref(after);
+    gir_legal_report_free(&rep);
+    gir_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_selu_chain),   cmocka_unit_test(test_softplus_exp),
         cmocka_unit_test(test_softsign_div), cmocka_unit_test(test_reciprocal_div),
         cmocka_unit_test(test_prelu_leaky),  cmocka_unit_test(test_prelu_relu),
+        cmocka_unit_test(test_legalize_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
