@@ -167,6 +167,78 @@ static void test_logic_arith(void **state)
     pat_refuses(g, "equal-bool-as-arith", "l", "float32 operands");
 }
 
+/* One shape op on x of the given shape, with an int or ints attribute. */
+static gir_graph *shape_op(gir_op op, int rank, const int64_t *dims, const char *attr, const int64_t *v, size_t nv)
+{
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, rank, dims);
+    gir_node *n = rt_node(g, op, "s", "x", "y");
+    if (nv == 1 && op == GIR_OP_Flatten)
+        rt_attr_int(g, n, attr, v[0]);
+    else if (nv)
+        rt_attr_ints(g, n, attr, v, nv);
+    rt_output(g, "y");
+    return g;
+}
+
+/* The shape attribute of the one Reshape of r. */
+static void expect_reshape(gir_graph *r, const int64_t *want, size_t n)
+{
+    assert_int_equal(pat_count(r, "Reshape"), 1);
+    for (size_t i = 0; i < gir_graph_node_count(r); i++) {
+        const gir_node *nd = gir_graph_node(r, i);
+        if (strcmp(gir_node_op(nd), "Reshape"))
+            continue;
+        const int64_t *v;
+        assert_int_equal(gir_attrs_get_ints(&nd->attrs, "shape", &v), (ptrdiff_t)n);
+        assert_memory_equal(v, want, n * sizeof *want);
+    }
+}
+
+static void test_shape_as_reshape(void **state)
+{
+    (void)state;
+    gir_graph *r = pat_check(shape_op(GIR_OP_Flatten, 4, DIMS(2, 3, 4, 5), "axis", (const int64_t[]){ 2 }, 1),
+                             "flatten-as-reshape", "s", PAT_EDGES | PAT_NAN, 0);
+    expect_reshape(r, (const int64_t[]){ 6, 20 }, 2);
+    gir_graph_free(r);
+    r = pat_check(shape_op(GIR_OP_Squeeze, 4, DIMS(2, 1, 4, 1), "axes", (const int64_t[]){ 1, -1 }, 2),
+                  "squeeze-as-reshape", "s", PAT_EDGES | PAT_NAN, 0);
+    expect_reshape(r, (const int64_t[]){ 2, 4 }, 2);
+    gir_graph_free(r);
+    r = pat_check(shape_op(GIR_OP_Unsqueeze, 2, DIMS(3, 4), "axes", (const int64_t[]){ 0, -1 }, 2),
+                  "unsqueeze-as-reshape", "s", PAT_EDGES | PAT_NAN, 0);
+    expect_reshape(r, (const int64_t[]){ 1, 3, 4, 1 }, 4);
+    gir_graph_free(r);
+    /* an unknown batch: copied where it stays in place, else inferred */
+    static const struct {
+        gir_op op;
+        const char *pattern, *attr;
+        int rank;
+        int64_t dims[4], v[2];
+        size_t nv;
+        int64_t want[4];
+        size_t nw;
+    } u[] = {
+        { GIR_OP_Flatten, "flatten-as-reshape", "axis", 3, { -1, 3, 4 }, { 1 }, 1, { 0, 12 }, 2 },
+        { GIR_OP_Flatten, "flatten-as-reshape", "axis", 3, { -1, 3, 4 }, { 2 }, 1, { -1, 4 }, 2 },
+        { GIR_OP_Flatten, "flatten-as-reshape", "axis", 2, { -1, 3 }, { 0 }, 1, { 1, -1 }, 2 },
+        { GIR_OP_Squeeze, "squeeze-as-reshape", "axes", 4, { -1, 5, 1, 1 }, { 2, 3 }, 2, { 0, 5 }, 2 },
+        { GIR_OP_Unsqueeze, "unsqueeze-as-reshape", "axes", 2, { 7, -1 }, { 0 }, 1, { 1, 7, -1 }, 3 },
+    };
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++) {
+        gir_graph *g = shape_op(u[i].op, u[i].rank, u[i].dims, u[i].attr, u[i].v, u[i].nv);
+        gir_error err = GIR_ERROR_INIT;
+        TU_OK(gir_graph_finish(g, &err), &err);
+        TU_OK(gir_pattern_apply(g, gir_pattern_find(u[i].pattern), 0, &err), &err);
+        expect_reshape(g, u[i].want, u[i].nw);
+        gir_graph_free(g);
+    }
+    /* two unknown dimensions that move */
+    pat_refuses(shape_op(GIR_OP_Flatten, 3, DIMS(2, -1, -1), "axis", (const int64_t[]){ 2 }, 1), "flatten-as-reshape",
+                "s", "more than one unknown");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_nary_chain),
         cmocka_unit_test(test_split_slices),
         cmocka_unit_test(test_logic_arith),
+        cmocka_unit_test(test_shape_as_reshape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,9 @@ static const gir_pattern *const registry[] = {
     &gir_pat_xor_arith,
     &gir_pat_not_arith,
     &gir_pat_equal_bool_arith,
+    &gir_pat_flatten_reshape,
+    &gir_pat_squeeze_reshape,
+    &gir_pat_unsqueeze_reshape,
     NULL /* sentinel: patterns are listed above this line */
 };
 

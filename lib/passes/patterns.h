@@ -39,6 +39,10 @@ extern const gir_pattern gir_pat_or_arith;
 extern const gir_pattern gir_pat_xor_arith;
 extern const gir_pattern gir_pat_not_arith;
 extern const gir_pattern gir_pat_equal_bool_arith;
+/* pat_reshape.c: Flatten/Squeeze/Unsqueeze as Reshape */
+extern const gir_pattern gir_pat_flatten_reshape;
+extern const gir_pattern gir_pat_squeeze_reshape;
+extern const gir_pattern gir_pat_unsqueeze_reshape;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
