@@ -24,20 +24,14 @@ static bool is_graph_input(const gir_graph *g, int32_t v)
 
 /* Whether n can be evaluated now: a canonical op with a kernel and no
  * side effect, every input a constant (graph inputs that carry data are
- * defaults a caller may override: not constant), no output a graph
- * output.  Shape needs only a known input shape. */
+ * defaults a caller may override: not constant).  Shape needs only a
+ * known input shape. */
 static bool foldable(const gir_graph *g, const gir_node *n, bool *by_shape)
 {
     *by_shape = false;
     if (n->op == GIR_OP_OPAQUE || !gir_rt_kernel(n->op) || strcmp(gir_op_get(n->op)->category, "side-effect") == 0 ||
         strcmp(gir_op_get(n->op)->category, "generator") == 0)
         return false;
-    /* a graph output stays computed: several formats cannot hold a
-     * constant output (and a graph of constants only is a test fixture) */
-    for (size_t k = 0; k < n->n_out; k++)
-        for (size_t i = 0; n->out[k] >= 0 && i < g->n_outputs; i++)
-            if (g->outputs[i] == n->out[k])
-                return false;
     if (n->op == GIR_OP_Shape) {
         const gir_value *x = gir_in(g, n, 0);
         if (x && x->shape.rank >= 0 && gir_shape_is_known(&x->shape)) {

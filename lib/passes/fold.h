@@ -4,8 +4,7 @@
  * when it read a weight); Shape of a value whose shape is known becomes
  * its dimensions.  A result is never larger than the constants it was
  * computed from, or than a small limit (GIR_FOLD_LIMIT bytes): folding
- * never inflates a model.  Side-effect, generator and opaque nodes stay, and
- * so do nodes that make graph outputs (formats hold outputs computed). */
+ * never inflates a model.  Side-effect, generator and opaque nodes stay. */
 #ifndef GIR_FOLD_H
 #define GIR_FOLD_H
 

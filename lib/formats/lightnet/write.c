@@ -578,6 +578,11 @@ static void classify_value(wr *w, int32_t vi)
 {
     gir_value *v = V(w, vi);
     const char *node = v->name;
+    if (w->is_output[vi] && v->kind != GIR_VALUE_INPUT) {
+        refuse(w, GIR_E_UNSUPPORTED, node, "a graph output that no operator computes (LightNet's outputs are the "
+               "results of its ops)");
+        return;
+    }
     if (!shape_known(v)) {
         refuse(w, GIR_E_UNSUPPORTED, node, "a graph input or weight of unknown shape (LightNet's create needs fixed "
                "dims; set them with --batch-size or input-shape)");
