@@ -14,6 +14,36 @@ extern const gir_pattern gir_pat_fold_constants;
 extern const gir_pattern gir_pat_gemm_plain;
 extern const gir_pattern gir_pat_matmul_gemm;
 extern const gir_pattern gir_pat_gemm_transb;
+/* pat_unary.c: elementwise activations in arithmetic */
+extern const gir_pattern gir_pat_selu_elu;
+extern const gir_pattern gir_pat_elu_exp;
+extern const gir_pattern gir_pat_softplus_exp;
+extern const gir_pattern gir_pat_softsign_div;
+extern const gir_pattern gir_pat_reciprocal_div;
+extern const gir_pattern gir_pat_prelu_leaky;
+extern const gir_pattern gir_pat_prelu_relu;
+/* pat_reduce.c: spatial reductions <-> global pooling */
+extern const gir_pattern gir_pat_reducemean_global;
+extern const gir_pattern gir_pat_reducemax_global;
+extern const gir_pattern gir_pat_globalavg_reduce;
+extern const gir_pattern gir_pat_globalmax_reduce;
+/* pat_nary.c: variadic Sum/Max/Min/Mean as binary chains */
+extern const gir_pattern gir_pat_sum_chain;
+extern const gir_pattern gir_pat_max_chain;
+extern const gir_pattern gir_pat_min_chain;
+extern const gir_pattern gir_pat_mean_chain;
+/* pat_split.c: Split as Slices */
+extern const gir_pattern gir_pat_split_slices;
+/* pat_logic.c: boolean logic in float arithmetic */
+extern const gir_pattern gir_pat_and_arith;
+extern const gir_pattern gir_pat_or_arith;
+extern const gir_pattern gir_pat_xor_arith;
+extern const gir_pattern gir_pat_not_arith;
+extern const gir_pattern gir_pat_equal_bool_arith;
+/* pat_reshape.c: Flatten/Squeeze/Unsqueeze as Reshape */
+extern const gir_pattern gir_pat_flatten_reshape;
+extern const gir_pattern gir_pat_squeeze_reshape;
+extern const gir_pattern gir_pat_unsqueeze_reshape;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
