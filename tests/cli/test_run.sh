@@ -77,7 +77,7 @@ expect_err "a missing model" 5 "missing.json"
 # ---- reader options: MXNet stores no input shape or type -------------------------
 LENET=$SHARED/realworld/mxnet/lenet-symbol.json
 run run "$LENET"
-expect_err "an input of unknown dimensions must be given" 2 "input 'data' has no known dimension (shape [?,?,?,?]); give it with --input-shape"
+expect_err "an input of unknown dimensions must be given" 2 "input 'data' has no known dimension (shape [?,?,?,?])" "give them with --input-shape data:"
 run run "$LENET" --input-shape data:1,1,28,28
 expect_out "--input-shape runs it (float32 assumed)" "hybridsequential0_dense1_fwd: float32 [1,10] min"
 run "$LENET" "$TMP/lenet.onnx" --input-shape data:1,1,28,28

@@ -667,7 +667,8 @@ static char *params_looked_for(const char *path)
 }
 
 /* Graph inputs of unknown rank take the rank their consumers imply (the
- * data of a 2-d convolution or pooling is 4-d, of a Gemm 2-d), so that
+ * data of a 2-d convolution or pooling is 4-d, of a Gemm 2-d, of a recurrent
+ * operator 3-d, and so are its initial states), so that
  * formats that declare every input's rank can be written. */
 static gir_status ranks_from_consumers(gir_graph *g, gir_error *err)
 {
@@ -679,17 +680,23 @@ static gir_status ranks_from_consumers(gir_graph *g, gir_error *err)
         int rank = -1;
         for (size_t j = 0; j < g->n_nodes && rank < 0; j++) {
             const gir_node *n = g->nodes[j];
-            if (n->n_in < 1 || n->in[0] != g->inputs[i])
-                continue;
-            const int64_t *k;
-            ptrdiff_t nk;
-            switch (n->op) {
-            case GIR_OP_Conv: case GIR_OP_ConvTranspose: case GIR_OP_MaxPool: case GIR_OP_AveragePool:
-                nk = gir_attrs_get_ints(&n->attrs, "kernel_shape", &k);
-                rank = nk >= 1 ? (int)nk + 2 : -1;
-                break;
-            case GIR_OP_Gemm: rank = 2; break;
-            default: break;
+            for (size_t slot = 0; slot < n->n_in && rank < 0; slot++) {
+                if (n->in[slot] != g->inputs[i])
+                    continue;
+                const int64_t *k;
+                ptrdiff_t nk;
+                switch (n->op) {
+                case GIR_OP_Conv: case GIR_OP_ConvTranspose: case GIR_OP_MaxPool: case GIR_OP_AveragePool:
+                    nk = slot == 0 ? gir_attrs_get_ints(&n->attrs, "kernel_shape", &k) : 0;
+                    rank = nk >= 1 ? (int)nk + 2 : -1;
+                    break;
+                case GIR_OP_Gemm: rank = slot == 0 ? 2 : -1; break;
+                /* X, initial_h and initial_c of a recurrent operator are 3-d */
+                case GIR_OP_LSTM: case GIR_OP_GRU: case GIR_OP_RNN:
+                    rank = slot == 0 || slot == 5 || slot == 6 ? 3 : -1;
+                    break;
+                default: break;
+                }
             }
         }
         if (rank < 0)

@@ -66,8 +66,6 @@ static int probe(const unsigned char *head, size_t n, const char *path)
 static const char *const extensions[] = { ".onnx", NULL };
 
 static const gir_option_doc read_options[] = {
-    { "input-shape", "fix the unknown dimensions of graph inputs, NAME:D1,D2,...;NAME:... (-1 keeps one unknown), "
-                     "e.g. x:1,3,640,640" },
     { NULL, NULL },
 };
 

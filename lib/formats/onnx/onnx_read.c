@@ -1340,48 +1340,6 @@ static gir_status find_opset(reader *r, gir_error *err)
     return GIR_OK;
 }
 
-/* The input-shape option: fixes the unknown dimensions of graph inputs. */
-static gir_status input_shapes(reader *r, gir_error *err)
-{
-    const char *spec = gir_options_get(r->opts, "input-shape");
-    if (!spec)
-        return GIR_OK;
-    gir_input_shape *is = NULL;
-    size_t n = 0;
-    gir_status st = gir_input_shapes_parse(spec, &r->g->arena, &is, &n, err);
-    for (size_t k = 0; k < n && !st; k++) {
-        int32_t vi = gir_graph_value_index(r->g, is[k].name);
-        gir_value *v = vi >= 0 ? r->g->values[vi] : NULL;
-        bool input = false;
-        for (size_t i = 0; v && i < r->g->n_inputs; i++)
-            input = input || r->g->inputs[i] == vi;
-        if (!input || v->kind != GIR_VALUE_INPUT) {
-            st = gir_fail(err, GIR_E_ARGUMENT, "input-shape names '%s', which is %s", is[k].name,
-                          !v ? "not a value of the graph" : "not a graph input");
-            break;
-        }
-        const gir_shape *want = &is[k].shape;
-        bool ok = v->shape.rank < 0 || v->shape.rank == want->rank;
-        for (int i = 0; ok && v->shape.rank >= 0 && i < want->rank; i++)
-            ok = v->shape.dims[i] < 0 || want->dims[i] < 0 || v->shape.dims[i] == want->dims[i];
-        if (!ok) {
-            char a[128], b[128];
-            st = gir_fail(err, GIR_E_SHAPE, "input-shape gives '%s' shape %s, but the model declares %s", is[k].name,
-                          gir_shape_str(want, a, sizeof a), gir_shape_str(&v->shape, b, sizeof b));
-            break;
-        }
-        int old_rank = v->shape.rank;
-        for (int i = 0; i < want->rank; i++) {
-            if (want->dims[i] >= 0 || old_rank < 0) {
-                v->shape.dims[i] = want->dims[i];
-                v->dim_names[i] = NULL;
-            }
-        }
-        v->shape.rank = want->rank;
-    }
-    free(is);
-    return st;
-}
 
 static gir_status batch_size(reader *r, gir_error *err)
 {
@@ -1511,7 +1469,7 @@ static gir_status read_graph(reader *r, gir_error *err)
         if (vi->doc_string && (st = meta_str(g, &v->meta, ONNX_META_DOC, vi->doc_string, err)))
             return st;
     }
-    if ((st = input_shapes(r, err)) || (st = batch_size(r, err)))
+    if ((st = batch_size(r, err)))
         return st;
     /* Initializers used as data, or not at all (kept as they are). */
     for (size_t i = 0; i < r->nk; i++) {
