@@ -1270,7 +1270,12 @@ static void emit_prelu(wctx *w, const gir_node *n)
     int64_t c = s ? gir_shape_numel(&s->shape) : -1;
     int64_t base_axis = 1;
     const char *slope = NULL;
-    if (c != 1) {
+    int32_t sr = root(w, n->in[1]);
+    if (sr != n->in[1] && V(w, sr) && V(w, sr)->shape.rank == 1) {
+        /* the slope is an absorbed Unsqueeze (axes 1..k) of a (C,) slope:
+         * PReLU of channel axis 1 takes the (C,) itself */
+        c = gir_shape_numel(&V(w, sr)->shape);
+    } else if (c != 1) {
         int rs = s ? s->shape.rank : -1, rx = x ? x->shape.rank : -1;
         bool ok = rs >= 1 && rx >= rs && c == s->shape.dims[0] && c >= 1;
         for (int i = 1; ok && i < rs; i++)
