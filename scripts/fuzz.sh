@@ -43,8 +43,12 @@ for k in "${targets[@]}"; do
   jobs=()
   [ "${JOBS:-1}" -gt 1 ] && jobs=(-jobs="$JOBS" -workers="$JOBS")
   rc=0
+  # FUZZ_RUNS=N: at most N inputs, from a fixed seed (CI's smoke run): every
+  # machine tries the same inputs in the same order, a slower one fewer.
+  limit=(-max_total_time="$secs")
+  [ -n "${FUZZ_RUNS:-}" ] && limit+=(-runs="$FUZZ_RUNS" -seed=1)
   "$bdir/fuzz/fuzz-$k" "$out/corpus/$k" "$out/seeds/$k" "${dict[@]}" "${jobs[@]}" \
-    -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=1048576 \
+    "${limit[@]}" -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=1048576 \
     -artifact_prefix="$out/artifacts/$k/" -print_final_stats=1 >"$log" 2>&1 || rc=$?
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')

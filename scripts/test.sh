@@ -7,11 +7,14 @@ cd "$here"
 scripts/setup.sh build-test -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true -Dbuildtype=debugoptimized
 status=0
 meson test -C build-test --print-errorlogs --num-processes 2 "$@" || status=$?
-# Smoke fuzzing: every libFuzzer target of fuzz/ for a few seconds under
-# ASan+UBSan (clang; build-fuzz/).  The long run: scripts/fuzz.sh 3600.
+# Smoke fuzzing: every libFuzzer target of fuzz/ under ASan+UBSan (clang;
+# build-fuzz/), for a few seconds each and from a fixed seed, so that every
+# machine tries the same inputs in the same order.  The long run:
+# scripts/fuzz.sh 3600.
 if [ $# -eq 0 ] && [ "${GIR_SKIP_FUZZ:-0}" != 1 ]; then
-  echo "smoke fuzzing (scripts/fuzz.sh ${GIR_FUZZ_SECONDS:-8}):"
-  GRAPHCONV=$here/build-test/tools/graphconv scripts/fuzz.sh "${GIR_FUZZ_SECONDS:-8}" || status=1
+  echo "smoke fuzzing (scripts/fuzz.sh ${GIR_FUZZ_SECONDS:-8}, at most ${GIR_FUZZ_RUNS:-20000} inputs per target, seed 1):"
+  GRAPHCONV=$here/build-test/tools/graphconv FUZZ_RUNS=${GIR_FUZZ_RUNS:-20000} \
+    scripts/fuzz.sh "${GIR_FUZZ_SECONDS:-8}" || status=1
 fi
 # One closing line over every test program (each prints its own cases).
 log=build-test/meson-logs/testlog.json

@@ -155,6 +155,17 @@ gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         *res = NN_OPAQUE; /* the weights are not known: nothing to unpack */
         return GIR_OK;
     }
+    /* data [T, N, I] and the states [L*D, N, H] are 3-d: graph inputs of
+     * unknown rank that feed them take that rank (formats that declare
+     * every input's rank can then be written) */
+    for (size_t k = 0; k < want_in; k++) {
+        gir_value *v = k != 1 && in[k] >= 0 ? r->g->values[in[k]] : NULL;
+        if (v && v->kind == GIR_VALUE_INPUT && v->shape.rank < 0) {
+            v->shape.rank = 3;
+            for (int d = 0; d < 3; d++)
+                v->shape.dims[d] = -1;
+        }
+    }
     int64_t D = bidir ? 2 : 1, G = m->gates, GH = G * H;
     /* the vector's length: D * GH * (I + H) + 2 * D * GH for the first
      * layer, D * GH * (D*H + H) + 2 * D * GH for each other */
