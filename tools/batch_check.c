@@ -53,6 +53,14 @@ gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char
  * companion (params_dest) goes there, the others beside out_path.  Checks
  * first that nothing would be overwritten (unless force), so either every
  * file moves or none does. */
+/* Nothing there, or a regular file: only those are replaced (never a
+ * FIFO, a device, a directory or a symbolic link). */
+static bool replaceable(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) != 0 || S_ISREG(sb.st_mode);
+}
+
 static gir_status move_staged(const char *stage, const char *out_path, const char *params_dest, bool force,
                               gc_written *w, gir_error *err)
 {
@@ -61,6 +69,9 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
         return gir_nomem(err);
     gir_status st = GIR_OK;
     const char *owner = NULL;
+    /* Under the library's commit lock of the output directory: concurrent
+     * writers of one model and its companions never interleave their moves. */
+    int lock = gir_outdir_lock(out_path);
     for (int pass = 0; pass < 2 && st == GIR_OK; pass++) {
         DIR *d = opendir(stage);
         if (!d) {
@@ -90,6 +101,9 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
                 gir_err_file(err, to);
             } else if (pass == 0 && w && gir_path_exists(to)) {
                 w->replaced++;
+            } else if (pass == 0 && !replaceable(to)) {
+                st = gir_fail(err, GIR_E_IO, "not a regular file: only regular files are replaced");
+                gir_err_file(err, to);
             } else if (pass == 1 && rename(from, to) != 0) {
                 st = gir_fail(err, GIR_E_IO, "cannot move the written output into place");
                 gir_err_file(err, to);
@@ -106,6 +120,7 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
         }
         closedir(d);
     }
+    gir_outdir_unlock(lock);
     free(dir);
     return st;
 }

@@ -429,6 +429,16 @@ static void unlock_dir(int dfd)
     }
 }
 
+int gir_outdir_lock(const char *path)
+{
+    return lock_dir(path);
+}
+
+void gir_outdir_unlock(int fd)
+{
+    unlock_dir(fd);
+}
+
 /* A new file tmpl-with-RANDOM.tmp created exclusively, mode 0666 less the
  * umask (applied by open itself: the process umask is never changed). */
 static int create_temp(const char *dir, const char *base, char **out)

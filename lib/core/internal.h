@@ -243,6 +243,12 @@ gir_status gir_outfile_commit(gir_outfile *f, gir_error *err); /* frees f */
  * renames.  On failure nothing new is left (files published by this call
  * where nothing was replaced are removed again). */
 gir_status gir_outfile_commit_all(gir_outfile **fs, size_t n, gir_error *err);
+/* The lock gir_outfile_commit_all takes on path's directory (and its
+ * recovery of an interrupted commit there), for code that moves finished
+ * files into that directory itself: an fd for gir_outdir_unlock, or -1
+ * when the directory cannot be locked. */
+int gir_outdir_lock(const char *path);
+void gir_outdir_unlock(int fd);
 void gir_outfile_abort(gir_outfile *f);                        /* removes temp, frees f */
 /* Removes every temporary output file this process has open; only
  * async-signal-safe calls: for the CLI's SIGINT/SIGTERM/SIGHUP handler. */
