@@ -1,6 +1,7 @@
 /* Inputs for runs and the comparison of two models (graphir/check.h):
  * what graphconv's run, check and --check use. */
 #include "api.h"
+#include "core/elem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -149,22 +150,6 @@ typedef struct cmp_stats {
     double max_abs, max_rel, cosine;
 } cmp_stats;
 
-static double elem(const void *p, gir_dtype t, size_t i)
-{
-    switch (t) {
-    case GIR_DT_F32: return ((const float *)p)[i];
-    case GIR_DT_F64: return ((const double *)p)[i];
-    case GIR_DT_I8: return ((const int8_t *)p)[i];
-    case GIR_DT_I16: return ((const int16_t *)p)[i];
-    case GIR_DT_I32: return ((const int32_t *)p)[i];
-    case GIR_DT_I64: return (double)((const int64_t *)p)[i];
-    case GIR_DT_U8: case GIR_DT_BOOL: return ((const uint8_t *)p)[i];
-    case GIR_DT_U16: return ((const uint16_t *)p)[i];
-    case GIR_DT_U32: return ((const uint32_t *)p)[i];
-    case GIR_DT_U64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-    }
-}
 
 /* Can outputs of these types be compared?  The same type, or a bool and
  * a float holding 0/1 (formats without bool, such as nnabla, give those). */
@@ -195,7 +180,7 @@ static gir_status compare_tensors(gir_tensor *a, gir_tensor *b, const gir_check_
     double dot = 0, na = 0, nb = 0;
     cs->n = n;
     for (size_t i = 0; i < n; i++) {
-        double x = elem(pa, t, i), y = elem(pb, tb, i);
+        double x = gir_elem_as_double(pa, t, i), y = gir_elem_as_double(pb, tb, i);
         bool xs = isnan(x) || isinf(x), ys = isnan(y) || isinf(y);
         if (xs || ys) {
             /* special values agree when both are NaN, or the same infinity */

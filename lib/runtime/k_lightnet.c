@@ -2,6 +2,7 @@
  * lib/ops/optable.c): Print, Sort, GatherBlocks, RangeFill,
  * SqueezeDetBoxDecode, YoloV3Decode, SubMean, DotProduct, Stack, Unstack. */
 #include "rt.h"
+#include "core/elem.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,22 +16,6 @@ static bool is_numeric(gir_dtype t)
     return t == GIR_DT_F32 || t == GIR_DT_F64 || gir_dtype_is_int(t);
 }
 
-static double get_d(const void *p, gir_dtype t, size_t i)
-{
-    switch (t) {
-    case GIR_DT_F32: return ((const float *)p)[i];
-    case GIR_DT_F64: return ((const double *)p)[i];
-    case GIR_DT_I8: return ((const int8_t *)p)[i];
-    case GIR_DT_I16: return ((const int16_t *)p)[i];
-    case GIR_DT_I32: return ((const int32_t *)p)[i];
-    case GIR_DT_I64: return (double)((const int64_t *)p)[i];
-    case GIR_DT_U8: case GIR_DT_BOOL: return ((const uint8_t *)p)[i];
-    case GIR_DT_U16: return ((const uint16_t *)p)[i];
-    case GIR_DT_U32: return ((const uint32_t *)p)[i];
-    case GIR_DT_U64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-    }
-}
 
 /* Stores v converted as LightNet's tl_convert does: truncation toward zero
  * and saturation for integers (NaN gives 0). */
@@ -69,7 +54,7 @@ static int64_t get_i(const void *p, gir_dtype t, size_t i)
         uint64_t u = ((const uint64_t *)p)[i];
         return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
     }
-    default: return (int64_t)get_d(p, t, i);
+    default: return (int64_t)gir_elem_as_double(p, t, i);
     }
 }
 
@@ -178,7 +163,7 @@ static bool key_less(const void *p, gir_dtype t, size_t a, size_t b)
         return ((const int64_t *)p)[a] < ((const int64_t *)p)[b];
     if (t == GIR_DT_U64)
         return ((const uint64_t *)p)[a] < ((const uint64_t *)p)[b];
-    double x = get_d(p, t, a), y = get_d(p, t, b);
+    double x = gir_elem_as_double(p, t, a), y = gir_elem_as_double(p, t, b);
     if (y != y)
         return x == x;
     return x < y;
@@ -492,7 +477,7 @@ static gir_status submean_run(rt_call *c, gir_error *err)
     size_t HW = (size_t)x->shape.dims[0] * (size_t)x->shape.dims[1];
     for (size_t ch = 0; ch < 3; ch++)
         for (size_t p = 0; p < HW; p++)
-            put_d(y->data, y->dtype, ch * HW + p, get_d(x->data, x->dtype, p * 3 + ch) - m[ch]);
+            put_d(y->data, y->dtype, ch * HW + p, gir_elem_as_double(x->data, x->dtype, p * 3 + ch) - m[ch]);
     return GIR_OK;
 }
 
