@@ -100,7 +100,7 @@ class _Err:
 
 
 def _usage(msg: str) -> UsageError:
-    return UsageError(msg, "argument", 1, None, msg)
+    return UsageError(msg, "bad-argument", 1, None, msg)
 
 
 # ---- types ----------------------------------------------------------------
@@ -163,7 +163,7 @@ def _tensor_array(t, copy: bool = True) -> np.ndarray:
         if copy:
             arr = arr.copy()
     else:
-        raise UnsupportedError(f"a tensor of element type {dt} has no numpy form", "unsupported-dtype", 3)
+        raise UnsupportedError(f"a tensor of element type {dt} has no numpy form", "unsupported", 3)
     return arr.reshape(shape)
 
 

@@ -122,8 +122,9 @@ def test_run_refuses_wrong_inputs(resnet, resnet_input):
         resnet.run({"data": resnet_input, "x": resnet_input})
     with pytest.raises(graphconv.UsageError, match="input 'data' is float32; got an array of float64"):
         resnet.run({"data": resnet_input.astype(np.float64)})
-    with pytest.raises(graphconv.UsageError, match="threads"):
+    with pytest.raises(graphconv.UsageError, match="threads") as e:
         resnet.run({"data": resnet_input}, threads=0)
+    assert e.value.code == "bad-argument"  # the registry's name, as the library's own errors
     with pytest.raises(graphconv.BadInputError) as e:
         resnet.run({"data": np.zeros((1, 3, 5, 5), np.float32)})
     assert e.value.exit_status == 2
