@@ -810,14 +810,14 @@ static gir_graph *canonical_net(bool with_lrn)
     gir_node *n;
     TU_OK(gir_graph_add_node(g, "conv", GIR_OP_Conv, 3, 1, &n, &err), &err);
     n->in[0] = x, n->in[1] = w, n->in[2] = b;
-    gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ 3, 3 }, 2);
-    gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+    gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ 3, 3 }, 2, &err);
+    gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, &err);
     TU_OK(gir_node_make_output(g, n, 0, "conv_out", &err), &err);
     int32_t prev = n->out[0];
     if (with_lrn) {
         TU_OK(gir_graph_add_node(g, "lrn", GIR_OP_LRN, 1, 1, &n, &err), &err);
         n->in[0] = prev;
-        gir_attrs_set_int(g, &n->attrs, "size", 4);
+        gir_attrs_set_int(g, &n->attrs, "size", 4, &err);
         TU_OK(gir_node_make_output(g, n, 0, "lrn_out", &err), &err);
         prev = n->out[0];
         TU_OK(gir_graph_add_node(g, "custom", GIR_OP_OPAQUE, 1, 1, &n, &err), &err);
@@ -833,19 +833,19 @@ static gir_graph *canonical_net(bool with_lrn)
     prev = n->out[0];
     TU_OK(gir_graph_add_node(g, "flatten", GIR_OP_Flatten, 1, 1, &n, &err), &err);
     n->in[0] = prev;
-    gir_attrs_set_int(g, &n->attrs, "axis", 1);
+    gir_attrs_set_int(g, &n->attrs, "axis", 1, &err);
     TU_OK(gir_node_make_output(g, n, 0, "flatten_out", &err), &err);
     prev = n->out[0];
     int32_t fw = add_weight(g, "fc_weight", 2, (int64_t[]){ 10, 256 });
     int32_t fb = add_weight(g, "fc_bias", 1, (int64_t[]){ 10 });
     TU_OK(gir_graph_add_node(g, "fc", GIR_OP_Gemm, 3, 1, &n, &err), &err);
     n->in[0] = prev, n->in[1] = fw, n->in[2] = fb;
-    gir_attrs_set_int(g, &n->attrs, "transB", 1);
+    gir_attrs_set_int(g, &n->attrs, "transB", 1, &err);
     TU_OK(gir_node_make_output(g, n, 0, "fc_out", &err), &err);
     prev = n->out[0];
     TU_OK(gir_graph_add_node(g, "softmax", GIR_OP_Softmax, 1, 1, &n, &err), &err);
     n->in[0] = prev;
-    gir_attrs_set_int(g, &n->attrs, "axis", 1);
+    gir_attrs_set_int(g, &n->attrs, "axis", 1, &err);
     TU_OK(gir_node_make_output(g, n, 0, "softmax_out", &err), &err);
     TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
     if (!with_lrn)
@@ -954,7 +954,7 @@ static int32_t add_node1(gir_graph *g, const char *name, gir_op op, int32_t a, i
     if (b >= 0)
         n->in[1] = b;
     if (to)
-        TU_OK(gir_attrs_set_string(g, &n->attrs, "to", to), NULL);
+        TU_OK(gir_attrs_set_string(g, &n->attrs, "to", to, &err), NULL);
     char out[64];
     snprintf(out, sizeof out, "%s_out", name);
     TU_OK(gir_node_make_output(g, n, 0, out, &err), &err);
@@ -1084,10 +1084,10 @@ static void test_ceil_pool_unknown_size(void **state)
         gir_node *n;
         TU_OK(gir_graph_add_node(g, "pool", GIR_OP_MaxPool, 1, 1, &n, &err), &err);
         n->in[0] = x;
-        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ k, k }, 2);
-        gir_attrs_set_ints(g, &n->attrs, "strides", (int64_t[]){ 2, 2 }, 2);
-        gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
-        gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1);
+        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ k, k }, 2, &err);
+        gir_attrs_set_ints(g, &n->attrs, "strides", (int64_t[]){ 2, 2 }, 2, &err);
+        gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4, &err);
+        gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1, &err);
         TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
         TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
         TU_OK(gir_graph_finish(g, &err), &err);

@@ -1259,9 +1259,9 @@ static void test_writer_refusals(void **state)
     /* Every construct NNVM cannot express, at once. */
     gir_node *c = (gir_node *)node(g, "hybridsequential0_conv1_fwd");
     int64_t pads[4] = { 0, 0, 1, 1 };
-    gir_attrs_set_ints(g, &c->attrs, "pads", pads, 4);
+    gir_attrs_set_ints(g, &c->attrs, "pads", pads, 4, &err);
     gir_node *fl = (gir_node *)node(g, "hybridsequential0_flatten0_flatten0");
-    gir_attrs_set_int(g, &fl->attrs, "axis", 2);
+    gir_attrs_set_int(g, &fl->attrs, "axis", 2, &err);
     gir_node *r = (gir_node *)node(g, "hybridsequential0_dense0_relu_fwd");
     r->op = GIR_OP_Erf;
     char *out2 = tu_join(dir, "y_graph.json");
