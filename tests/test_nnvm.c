@@ -456,6 +456,43 @@ static void test_bn_pending(void **state)
     free(p);
 }
 
+/* dense (NNVM) and FullyConnected with flatten=False (MXNet) on a matrix
+ * whose rank only shape inference knows (a mean over the spatial axes,
+ * as the writers write ONNX's ReduceMean + Gemm): read back as Gemm, not
+ * kept verbatim (the check could not run the round trip before). */
+static void test_dense_after_mean(void **state)
+{
+    (void)state;
+    static const char *const texts[2] = {
+        "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": \"(2, 4, 3, 3)\"}, "
+        "\"inputs\": []}, "
+        "{\"op\": \"mean\", \"name\": \"m\", \"attrs\": {\"axis\": \"(2, 3)\"}, \"inputs\": [[0,0,0]]}, "
+        "{\"op\": \"null\", \"name\": \"w\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"b\", \"inputs\": []}, "
+        "{\"op\": \"dense\", \"name\": \"fc\", \"attrs\": {\"units\": \"5\"}, "
+        "\"inputs\": [[1,0,0],[2,0,0],[3,0,0]]}], \"arg_nodes\": [0,2,3], \"heads\": [[4,0,0]]}",
+        "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": \"(2, 4, 3, 3)\"}, "
+        "\"inputs\": []}, "
+        "{\"op\": \"mean\", \"name\": \"m\", \"attrs\": {\"axis\": \"(2, 3)\"}, \"inputs\": [[0,0,0]]}, "
+        "{\"op\": \"null\", \"name\": \"w\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"b\", \"inputs\": []}, "
+        "{\"op\": \"FullyConnected\", \"name\": \"fc\", \"attrs\": {\"num_hidden\": \"5\", \"flatten\": \"False\"}, "
+        "\"inputs\": [[1,0,0],[2,0,0],[3,0,0]]}], \"arg_nodes\": [0,2,3], \"heads\": [[4,0,0]], "
+        "\"attrs\": {\"mxnet_version\": [\"int\", 10901]}}",
+    };
+    static const char *const names[2] = { "dense_graph.json", "fcnf-symbol.json" };
+    for (size_t i = 0; i < 2; i++) {
+        char *p = write_tmp(names[i], texts[i]);
+        gir_graph *g = load(p);
+        const gir_node *fc = node(g, "fc");
+        assert_int_equal(fc->op, GIR_OP_Gemm);
+        assert_int_equal(gir_node_int(fc, "transB", 0), 1);
+        assert_int_equal(count_opaque(g), 0);
+        assert_shape(val(g, "w"), "[5,4]");
+        assert_shape(gir_graph_output(g, 0), "[2,5]");
+        gir_graph_free(g);
+        free(p);
+    }
+}
+
 static void test_mxnet_legacy(void **state)
 {
     (void)state;
@@ -1605,6 +1642,7 @@ int main(void)
         cmocka_unit_test(test_mxnet_legacy),
         cmocka_unit_test(test_inferred_shapes),
         cmocka_unit_test(test_bn_pending),
+        cmocka_unit_test(test_dense_after_mean),
         cmocka_unit_test(test_mxnet_vgg),
         cmocka_unit_test(test_nnvm_lenet),
         cmocka_unit_test(test_tvm_wrn),

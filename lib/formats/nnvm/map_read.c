@@ -978,7 +978,7 @@ static gir_status rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
             gir_attrs_set_string(r->g, &f->meta, NN_META_FC_FLATTEN, "1"))
             return gir_nomem(err);
         TRY(mkout(r, f, 0, &a, err));
-    } else if (known_rank(r, in[0]) != 2) {
+    } else if (rank_of(r, in[0]) != 2) {
         /* Applied to the last axis of an N-d input: no Gemm. */
         *res = NN_OPAQUE;
         return GIR_OK;
@@ -996,7 +996,7 @@ static gir_status rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t 
         return bad_attr(r, idx, "units", "a positive integer", err);
     TRY(g_bool(r, idx, "use_bias", true, &use_bias, err));
     TRY(want_inputs(r, idx, use_bias ? 3 : 2, use_bias ? "use_bias=True" : "use_bias=False", err));
-    if (known_rank(r, in[0]) != 2) {
+    if (rank_of(r, in[0]) != 2) {
         *res = NN_OPAQUE;
         return GIR_OK;
     }
