@@ -493,6 +493,35 @@ static void test_dense_after_mean(void **state)
     }
 }
 
+/* MXNet has erf, NNVM does not (and erf has no exact form in NNVM's
+ * operators): the refusal says so. */
+static void test_erf_nnvm_refused(void **state)
+{
+    (void)state;
+    char *p = write_tmp("erf-symbol.json",
+                        "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": \"(2, 3)\"}, "
+                        "\"inputs\": []}, {\"op\": \"erf\", \"name\": \"e\", \"inputs\": [[0,0,0]]}], "
+                        "\"arg_nodes\": [0], \"heads\": [[1,0,0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}");
+    gir_graph *g = load(p);
+    assert_int_equal(node(g, "e")->op, GIR_OP_Erf);
+    char *out = tu_tmp("erf2-symbol.json");
+    save(g, out, "mxnet");
+    gir_graph *h = load(out);
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    char *nv = tu_tmp("erf_graph.json");
+    gir_error err = GIR_ERROR_INIT;
+    TU_FAILS(gir_save(g, nv, "nnvm", NULL, &err), &err, GIR_E_UNSUPPORTED_OP,
+             "cannot write as nnvm: Erf (NNVM has no erf operator, nor an exact form of it in its operators) "
+             "(1 node, first 'e')");
+    gir_error_clear(&err);
+    assert_false(gir_path_exists(nv));
+    free(nv);
+    free(out);
+    gir_graph_free(g);
+    free(p);
+}
+
 static void test_mxnet_legacy(void **state)
 {
     (void)state;
@@ -1304,8 +1333,8 @@ static void test_writer_refusals(void **state)
     char *out2 = tu_join(dir, "y_graph.json");
     TU_FAILS(gir_save(g, out2, "nnvm", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR,
              "cannot write as nnvm: Conv with asymmetric pads=[0,0,1,1] (1 node, first 'hybridsequential0_conv1_fwd'); "
-             "Flatten with axis=2 (1 node, first 'hybridsequential0_flatten0_flatten0'); Erf (1 node, first "
-             "'hybridsequential0_dense0_relu_fwd')");
+             "Flatten with axis=2 (1 node, first 'hybridsequential0_flatten0_flatten0'); Erf (NNVM has no erf operator, "
+             "nor an exact form of it in its operators) (1 node, first 'hybridsequential0_dense0_relu_fwd')");
     gir_error_clear(&err);
     assert_int_equal(tu_count_entries(dir), 2);
     free(out2);
@@ -1643,6 +1672,7 @@ int main(void)
         cmocka_unit_test(test_inferred_shapes),
         cmocka_unit_test(test_bn_pending),
         cmocka_unit_test(test_dense_after_mean),
+        cmocka_unit_test(test_erf_nnvm_refused),
         cmocka_unit_test(test_mxnet_vgg),
         cmocka_unit_test(test_nnvm_lenet),
         cmocka_unit_test(test_tvm_wrn),

@@ -230,11 +230,14 @@ static gir_status unsup_attr(gir_error *err, const gir_node *n, const char *fmt,
 
 static gir_status unsup_op(nn_writer *w, gir_error *err, const gir_node *n)
 {
-    (void)w;
     const char *why = gir_node_opaque_why(n);
     if (n->op == GIR_OP_OPAQUE)
         return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim%s%s)", n->opaque_op,
                         n->opaque_format ? n->opaque_format : "foreign", why ? ": " : "", why ? why : "");
+    /* Operators the flavour lacks with no exact form in what it has. */
+    if (w->fl == NN_NNVM && n->op == GIR_OP_Erf)
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "Erf (NNVM has no erf operator, nor an exact form of it in its "
+                        "operators)");
     return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
 }
 
