@@ -6,6 +6,7 @@
 #include "formats/nnvm/nnvm.h"
 #include "passes/diff.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -516,6 +517,57 @@ static void test_erf_nnvm_refused(void **state)
              "(1 node, first 'e')");
     gir_error_clear(&err);
     assert_false(gir_path_exists(nv));
+    free(nv);
+    free(out);
+    gir_graph_free(g);
+    free(p);
+}
+
+/* MXNet's Pad: (before, after) per axis <-> ONNX's begins then ends, the
+ * three modes, written back as read; NNVM has no such mapping. */
+static void test_mxnet_pad(void **state)
+{
+    (void)state;
+    char *p = write_tmp("pad-symbol.json",
+                        "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": "
+                        "\"(1, 2, 5, 6)\"}, \"inputs\": []}, "
+                        "{\"op\": \"Pad\", \"name\": \"p1\", \"attrs\": {\"mode\": \"reflect\", \"pad_width\": "
+                        "\"(0, 0, 0, 0, 1, 2, 3, 0)\"}, \"inputs\": [[0,0,0]]}, "
+                        "{\"op\": \"Pad\", \"name\": \"p2\", \"attrs\": {\"mode\": \"constant\", \"pad_width\": "
+                        "\"(0, 0, 0, 0, 0, 1, 1, 0)\", \"constant_value\": \"-2.5\"}, \"inputs\": [[1,0,0]]}], "
+                        "\"arg_nodes\": [0], \"heads\": [[2,0,0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}");
+    gir_graph *g = load(p);
+    const gir_node *p1 = node(g, "p1"), *p2 = node(g, "p2");
+    assert_int_equal(p1->op, GIR_OP_Pad);
+    const int64_t *v;
+    assert_int_equal(gir_attrs_get_ints(&p1->attrs, "pads", &v), 8);
+    static const int64_t want[8] = { 0, 0, 1, 3, 0, 0, 2, 0 };
+    assert_memory_equal(v, want, sizeof want);
+    assert_string_equal(gir_attrs_get_string(&p1->attrs, "mode", ""), "reflect");
+    assert_true(gir_node_float(p2, "constant_value", 0) == -2.5);
+    assert_shape(gir_graph_output(g, 0), "[1,2,9,10]");
+    char *out = tu_tmp("pad2-symbol.json");
+    save(g, out, "mxnet");
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "\"pad_width\": \"(0, 0, 0, 0, 1, 2, 3, 0)\""));
+    assert_non_null(strstr(text, "\"constant_value\": \"-2.5\""));
+    free(text);
+    gir_graph *h = load(out);
+    assert_same(g, h, true, true);
+    gir_graph_free(h);
+    char *nv = tu_tmp("pad_graph.json");
+    gir_error err = GIR_ERROR_INIT;
+    TU_FAILS(gir_save(g, nv, "nnvm", NULL, &err), &err, GIR_E_UNSUPPORTED_OP, "cannot write as nnvm: Pad (2 nodes");
+    gir_error_clear(&err);
+    /* what MXNet's Pad cannot express */
+    gir_node *q = (gir_node *)p2;
+    gir_attrs_set_float(g, &q->attrs, "constant_value", -INFINITY);
+    TU_FAILS(gir_save(g, out, "mxnet", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, "Pad with constant_value -inf");
+    gir_error_clear(&err);
+    gir_attrs_set_ints(g, &q->attrs, "pads", (const int64_t[]){ 0, 1, 0, 0, 0, 0, 0, 0 }, 8);
+    gir_attrs_set_float(g, &q->attrs, "constant_value", 0.0);
+    TU_FAILS(gir_save(g, out, "mxnet", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, "Pad of the batch or channel axis");
+    gir_error_clear(&err);
     free(nv);
     free(out);
     gir_graph_free(g);
@@ -1673,6 +1725,7 @@ int main(void)
         cmocka_unit_test(test_bn_pending),
         cmocka_unit_test(test_dense_after_mean),
         cmocka_unit_test(test_erf_nnvm_refused),
+        cmocka_unit_test(test_mxnet_pad),
         cmocka_unit_test(test_mxnet_vgg),
         cmocka_unit_test(test_nnvm_lenet),
         cmocka_unit_test(test_tvm_wrn),

@@ -986,6 +986,45 @@ static gir_status wr_transpose(nn_writer *w, const gir_node *n, nn_fnode *f, gir
     return finish_attrs(w, n, f, &l, err);
 }
 
+/* MXNet Pad: a 4-d or 5-d input padded on its spatial axes (pad_width is
+ * (before, after) per axis, N and C zero), constant, edge or reflect.  NNVM
+ * has no mapping here (its pad is constant only, with nested tuples). */
+static gir_status wr_pad(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    if (!is_mx(w))
+        return unsup_op(w, err, n);
+    const gir_value *x = VAL(w, n->in[0]);
+    int r = x ? x->shape.rank : -1;
+    const int64_t *p;
+    ptrdiff_t np = aints(n, "pads", &p);
+    if ((r != 4 && r != 5) || np != 2 * r)
+        return unsup_attr(err, n, "Pad of a rank-%d tensor (MXNet pads 4-d and 5-d ones)", r);
+    int64_t pw[2 * 5];
+    for (int i = 0; i < r; i++) {
+        if (p[i] < 0 || p[r + i] < 0)
+            return unsup_attr(err, n, "Pad with negative pads");
+        pw[2 * i] = p[i];
+        pw[2 * i + 1] = p[r + i];
+    }
+    if (pw[0] || pw[1] || pw[2] || pw[3])
+        return unsup_attr(err, n, "Pad of the batch or channel axis (MXNet pads the spatial axes)");
+    const char *mode = gir_attrs_get_string(&n->attrs, "mode", "constant");
+    double cv = af(n, "constant_value", 0.0);
+    bool constant = strcmp(mode, "constant") == 0;
+    if (!constant && strcmp(mode, "edge") != 0 && strcmp(mode, "reflect") != 0)
+        return unsup_attr(err, n, "Pad in mode %s", mode);
+    if (constant && !isfinite(cv))
+        return unsup_attr(err, n, "Pad with constant_value %g (MXNet's parameter parser is not known to read it)",
+                          cv);
+    falist l = { .n = 0 };
+    f->op = "Pad";
+    fa_str(&l, "mode", mode, true);
+    fa_tuple(&l, "pad_width", pw, 2 * (size_t)r, NOFILL, true);
+    fa_float(&l, "constant_value", cv, constant && cv != 0.0);
+    TRY(node_inputs(w, n, f, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 static gir_status wr_clip(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     const gir_attr *lo = AT(n, "min"), *hi = AT(n, "max");
@@ -1371,6 +1410,7 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_Reshape: return wr_reshape;
     case GIR_OP_Transpose: return wr_transpose;
     case GIR_OP_Clip: return wr_clip;
+    case GIR_OP_Pad: return wr_pad;
     case GIR_OP_Unsqueeze: return wr_unsqueeze;
     case GIR_OP_Squeeze: return wr_squeeze;
     case GIR_OP_Split: return wr_split;
