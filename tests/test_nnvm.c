@@ -574,6 +574,45 @@ static void test_mxnet_pad(void **state)
     free(p);
 }
 
+/* NNVM's pools pad (top, left, bottom, right): asymmetric pads are written
+ * as 4 values (2 when symmetric) and read back the same; MXNet's Pooling
+ * pads both ends alike, so it refuses them. */
+static void test_nnvm_pool_asymmetric(void **state)
+{
+    (void)state;
+    char *p = write_tmp("apool_graph.json",
+                        "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"attrs\": {\"__shape__\": "
+                        "\"(1, 2, 7, 8)\"}, \"inputs\": []}, "
+                        "{\"op\": \"max_pool2d\", \"name\": \"mp\", \"attrs\": {\"pool_size\": \"(3, 3)\", "
+                        "\"strides\": \"(2, 2)\", \"padding\": \"(1, 0, 0, 1)\"}, \"inputs\": [[0,0,0]]}, "
+                        "{\"op\": \"avg_pool2d\", \"name\": \"ap\", \"attrs\": {\"pool_size\": \"(2, 2)\", "
+                        "\"padding\": \"(1, 1)\"}, \"inputs\": [[1,0,0]]}], "
+                        "\"arg_nodes\": [0], \"heads\": [[2,0,0]]}");
+    gir_graph *g = load(p);
+    const int64_t *v;
+    assert_int_equal(gir_attrs_get_ints(&node(g, "mp")->attrs, "pads", &v), 4);
+    assert_true(v[0] == 1 && v[1] == 0 && v[2] == 0 && v[3] == 1);
+    assert_shape(val(g, "mp"), "[1,2,3,4]");
+    char *out = tu_tmp("apool2_graph.json");
+    save(g, out, "nnvm");
+    char *text = tu_slurp(out, NULL);
+    assert_non_null(strstr(text, "\"padding\": \"(1, 0, 0, 1)\""));
+    assert_non_null(strstr(text, "\"padding\": \"(1, 1)\""));
+    free(text);
+    gir_graph *h = load(out);
+    assert_same(g, h, true, false);
+    gir_graph_free(h);
+    gir_error err = GIR_ERROR_INIT;
+    char *mx = tu_tmp("apool-symbol.json");
+    TU_FAILS(gir_save(g, mx, "mxnet", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR,
+             "MaxPool with asymmetric pads=[1,0,0,1]");
+    gir_error_clear(&err);
+    free(mx);
+    free(out);
+    gir_graph_free(g);
+    free(p);
+}
+
 static void test_mxnet_legacy(void **state)
 {
     (void)state;
@@ -1726,6 +1765,7 @@ int main(void)
         cmocka_unit_test(test_dense_after_mean),
         cmocka_unit_test(test_erf_nnvm_refused),
         cmocka_unit_test(test_mxnet_pad),
+        cmocka_unit_test(test_nnvm_pool_asymmetric),
         cmocka_unit_test(test_mxnet_vgg),
         cmocka_unit_test(test_nnvm_lenet),
         cmocka_unit_test(test_tvm_wrn),

@@ -311,10 +311,12 @@ static gir_status auto_pad_ok(const gir_node *n, gir_error *err)
 typedef struct spat {
     size_t rank;
     int64_t kernel[8], strides[8], dil[8], pad[8], outpad[8];
+    int64_t pads[16]; /* begins then ends, with allow_asym */
+    bool asym;        /* some axis pads its ends differently */
 } spat;
 
 static gir_status spatial_of(const gir_node *n, const gir_value *w, spat *s, bool has_dil, bool has_outpad,
-                             gir_error *err)
+                             bool allow_asym, gir_error *err)
 {
     const int64_t *k;
     ptrdiff_t nk = aints(n, "kernel_shape", &k);
@@ -345,7 +347,10 @@ static gir_status spatial_of(const gir_node *n, const gir_value *w, spat *s, boo
     nv = aints(n, "pads", &v);
     for (size_t i = 0; i < s->rank; i++) {
         int64_t b = nv == (ptrdiff_t)(2 * s->rank) ? v[i] : 0, e = nv == (ptrdiff_t)(2 * s->rank) ? v[i + s->rank] : 0;
-        if (b != e) {
+        s->pads[i] = b;
+        s->pads[i + s->rank] = e;
+        s->asym |= b != e;
+        if (b != e && !allow_asym) {
             char txt[128] = "[";
             for (ptrdiff_t j = 0; j < nv; j++)
                 snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "%s%lld", j ? "," : "", (long long)v[j]);
@@ -388,7 +393,7 @@ static gir_status wr_conv(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
 {
     bool tr = n->op == GIR_OP_ConvTranspose;
     spat s;
-    TRY(spatial_of(n, VAL(w, n->n_in > 1 ? n->in[1] : -1), &s, true, tr, err));
+    TRY(spatial_of(n, VAL(w, n->n_in > 1 ? n->in[1] : -1), &s, true, tr, false, err));
     if (tr && AT(n, "output_shape"))
         return unsup_attr(err, n, "ConvTranspose with output_shape");
     int64_t group = ai(n, "group", 1);
@@ -566,7 +571,8 @@ static gir_status wr_pool(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     falist l = { .n = 0 };
     spat s = { 0 };
     if (!global) {
-        TRY(spatial_of(n, NULL, &s, n->op == GIR_OP_MaxPool, false, err));
+        /* NNVM's pools take (top, left, bottom, right) padding */
+        TRY(spatial_of(n, NULL, &s, n->op == GIR_OP_MaxPool, false, !is_mx(w), err));
         if (ai(n, "storage_order", 0) != 0)
             return unsup_attr(err, n, "MaxPool with storage_order=1");
     }
@@ -596,7 +602,10 @@ static gir_status wr_pool(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
             f->op = is_max ? "max_pool2d" : "avg_pool2d";
             fa_tuple(&l, "pool_size", s.kernel, 2, NOFILL, true);
             fa_tuple(&l, "strides", s.strides, 2, 1, !all_eq(s.strides, 2, 1));
-            fa_tuple(&l, "padding", s.pad, 2, 0, !all_eq(s.pad, 2, 0));
+            if (s.asym)
+                fa_tuple(&l, "padding", s.pads, 4, NOFILL, true);
+            else
+                fa_tuple(&l, "padding", s.pad, 2, 0, !all_eq(s.pad, 2, 0));
             fa_bool(&l, "ceil_mode", ceil, -1, ceil);
             if (!is_max)
                 fa_bool(&l, "count_include_pad", cip, -1, cip);
