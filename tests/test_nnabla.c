@@ -961,6 +961,74 @@ static int32_t add_node1(gir_graph *g, const char *name, gir_op op, int32_t a, i
     return n->out[0];
 }
 
+/* Parameter names nnabla's parameter.h5 cannot hold as scope paths
+ * (PyTorch's "/block/Constant_output_0", "." and ".." components) are
+ * renamed, uniquely and always the same way, with a note; the data goes
+ * with the new names and the network reads them. */
+static void test_write_param_paths(void **state)
+{
+    (void)state;
+    gir_graph *g;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    g->values[x]->dtype = GIR_DT_F32;
+    g->values[x]->shape = (gir_shape){ 2, { 2, 3 } };
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    static const char *const names[] = { "blk/Constant_output_0", "/blk/Constant_output_0", "a/./b//", "../up" };
+    int32_t y = x;
+    for (size_t i = 0; i < 4; i++) {
+        int32_t w = add_weight(g, names[i], 2, (int64_t[]){ 2, 3 });
+        char nm[16];
+        snprintf(nm, sizeof nm, "add%zu", i);
+        y = add_node1(g, nm, GIR_OP_Add, y, w, NULL);
+    }
+    TU_OK(gir_graph_add_output(g, y, &err), &err);
+    TU_OK(gir_graph_finish(g, &err), &err);
+    char *out = tu_tmp("paths.nnp");
+    gir_buf notes = GIR_BUF_INIT;
+    gir_options *o = gir_options_new();
+    gir_options_set_note_handler(o, collect_note, &notes);
+    save(g, out, o);
+    assert_string_equal(notes.data, "3 parameter names with empty, '.' or '..' components (nnabla stores scope "
+                                    "paths) renamed, first '/blk/Constant_output_0' as 'blk/Constant_output_0_1'\n");
+    size_t len;
+    char *h5 = member(out, "parameter.h5", &len);
+    gir_h5 *h;
+    TU_OK(gir_h5_open(h5, len, &h, &err), &err);
+    static const char *const stored[] = { "blk/Constant_output_0", "blk/Constant_output_0_1", "a/_/b", "__/up" };
+    for (size_t i = 0; i < 4; i++) {
+        float v[6];
+        TU_OK(gir_h5_read_open(h, stored[i], v, sizeof v, GIR_DT_F32, &err), &err);
+        for (int k = 0; k < 6; k++)
+            assert_true(v[k] == (float)k * 0.5f - 1.0f);
+    }
+    gir_h5_close(h);
+    free(h5);
+    gir_graph *b = load(out, NULL);
+    for (size_t i = 0; i < 4; i++) {
+        const gir_node *a = node_named(b, (const char *[]){ "add0", "add1", "add2", "add3" }[i]);
+        assert_string_equal(b->values[a->in[1]]->name, stored[i]);
+        assert_int_equal(b->values[a->in[1]]->kind, GIR_VALUE_WEIGHT);
+    }
+    /* the same names every time */
+    char *out2 = tu_tmp("paths2.nnp");
+    save(g, out2, NULL);
+    char *t1 = member(out, "network.nntxt", &len), *t2 = member(out2, "network.nntxt", &len);
+    assert_string_equal(t1, t2);
+    free(t1);
+    free(t2);
+    remove(out2);
+    free(out2);
+    gir_graph_free(b);
+    gir_options_free(o);
+    gir_buf_free(&notes);
+    remove(out);
+    free(out);
+    gir_graph_free(g);
+}
+
 /* nnabla has no bool: comparisons and logic give 0/1 floats.  Canonical
  * bool graphs are written with the casts folded into the functions, a cast
  * of floats to bool as NotEqualScalar(0), bool parameters as float32, and
@@ -1706,6 +1774,7 @@ int main(void)
         cmocka_unit_test(test_write_canonical),
         cmocka_unit_test(test_writer_refuses),
         cmocka_unit_test(test_write_bool_graphs),
+        cmocka_unit_test(test_write_param_paths),
         cmocka_unit_test(test_ceil_pool_unknown_size),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_mxnet_nnvm_via_nnp),

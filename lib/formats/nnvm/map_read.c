@@ -978,7 +978,7 @@ static gir_status rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
             gir_attrs_set_string(r->g, &f->meta, NN_META_FC_FLATTEN, "1", err))
             return gir_nomem(err);
         TRY(mkout(r, f, 0, &a, err));
-    } else if (known_rank(r, in[0]) != 2) {
+    } else if (rank_of(r, in[0]) != 2) {
         /* Applied to the last axis of an N-d input: no Gemm. */
         *res = NN_OPAQUE;
         return GIR_OK;
@@ -996,7 +996,7 @@ static gir_status rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t 
         return bad_attr(r, idx, "units", "a positive integer", err);
     TRY(g_bool(r, idx, "use_bias", true, &use_bias, err));
     TRY(want_inputs(r, idx, use_bias ? 3 : 2, use_bias ? "use_bias=True" : "use_bias=False", err));
-    if (known_rank(r, in[0]) != 2) {
+    if (rank_of(r, in[0]) != 2) {
         *res = NN_OPAQUE;
         return GIR_OK;
     }
@@ -1604,6 +1604,39 @@ static gir_status rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int3
     set_in(nd, 0, in[0]);
     if (n && gir_attrs_set_ints(r->g, &nd->attrs, "perm", t, n, err))
         return gir_nomem(err);
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+/* MXNet Pad: pad_width is (before, after) per axis; constant (with
+ * constant_value), edge or reflect. */
+static gir_status rd_mx_pad(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    double cv;
+    TRY(g_tuple(r, idx, "pad_width", true, t, &n, err));
+    if (n < 2 || n % 2 || n / 2 > GIR_MAX_RANK)
+        return bad_attr(r, idx, "pad_width", "a (before, after) pair per axis", err);
+    const char *mode = g_str(r, idx, "mode", "constant");
+    if (strcmp(mode, "constant") != 0 && strcmp(mode, "edge") != 0 && strcmp(mode, "reflect") != 0)
+        return bad_attr(r, idx, "mode", "constant, edge or reflect", err);
+    TRY(g_float(r, idx, "constant_value", false, 0.0, &cv, err));
+    size_t k = n / 2;
+    int64_t pads[2 * GIR_MAX_RANK];
+    for (size_t i = 0; i < k; i++) {
+        if (t[2 * i] < 0 || t[2 * i + 1] < 0)
+            return bad_attr(r, idx, "pad_width", "non-negative pads", err);
+        pads[i] = t[2 * i];
+        pads[k + i] = t[2 * i + 1];
+    }
+    gir_node *nd;
+    TRY(mk(r, idx, GIR_OP_Pad, 1, 1, &nd, err));
+    set_in(nd, 0, in[0]);
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "pads", pads, 2 * k) ||
+        gir_attrs_set_string(r->g, &nd->attrs, "mode", mode) ||
+        gir_attrs_set_float(r->g, &nd->attrs, "constant_value", cv))
+        return gir_nomem(err);
+    (void)res;
     return mkout(r, nd, 0, &out[0], err);
 }
 
@@ -2395,6 +2428,7 @@ static const char *const k_dropout_mx[] = { "p", "mode", "axes", "cudnn_off", NU
 static const char *const k_reshape_mx[] = { "shape", "reverse", "target_shape", "keep_highest", NULL };
 static const char *const k_axes[] = { "axes", NULL };
 static const char *const k_clip[] = { "a_min", "a_max", NULL };
+static const char *const k_pad_mx[] = { "mode", "pad_width", "constant_value", NULL };
 static const char *const k_axis[] = { "axis", NULL };
 static const char *const k_split_mx[] = { "num_outputs", "axis", "squeeze_axis", NULL };
 static const char *const k_lrn_mx[] = { "alpha", "beta", "knorm", "nsize", NULL };
@@ -2459,6 +2493,7 @@ static const nn_rdef mx_defs[] = {
     { "LogisticRegressionOutput", GIR_OP_Sigmoid, rd_output_layer, 1, 1, 2, k_grad_scale },
     { "MAERegressionOutput", GIR_OP_Identity, rd_output_layer, 1, 1, 2, k_grad_scale },
     { "MakeLoss", GIR_OP_Identity, rd_output_layer, 1, 1, 1, k_make_loss },
+    { "Pad", GIR_OP_Pad, rd_mx_pad, 1, 1, 1, k_pad_mx },
     { "Pooling", GIR_OP_MaxPool, rd_mx_pool, 1, 1, 1, k_pool_mx },
     { "RNN", GIR_OP_LSTM, nn_rd_mx_rnn, 0, 3, 5, nn_k_rnn_mx },
     { "Reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
