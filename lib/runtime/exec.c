@@ -29,6 +29,7 @@ typedef struct rt_value {
     bool dropped;   /* unloaded while planning: every reader packed it */
     bool needed;    /* plan-time: a reader reads its data at run time */
     int pending;    /* plan-time: reader slots not yet prepared */
+    void *folded;   /* computed once while planning (its producer is folded) */
 } rt_value;
 
 typedef struct rt_node {
@@ -37,6 +38,7 @@ typedef struct rt_node {
     rt_call call;
     bool skip; /* fused into an earlier node */
     int32_t host; /* skip: the node whose kernel computes it */
+    bool folded; /* every input constant: run once while planning, not at run */
     uint64_t prof_ns; /* profiling: summed run time */
 } rt_node;
 
@@ -226,6 +228,10 @@ static void node_free_call(rt_node *rn)
 
 static void free_buffers(gir_session *s)
 {
+    for (size_t i = 0; s->vals && i < s->g->n_values; i++) {
+        free(s->vals[i].folded);
+        s->vals[i].folded = NULL;
+    }
     for (size_t i = 0; i < s->n_bufs; i++)
         free(s->bufs[i].p);
     free(s->bufs);
@@ -930,6 +936,63 @@ static void drop_after_prepare(gir_session *s, const rt_node *rn)
     }
 }
 
+/* Constant folding while planning: a node whose inputs are all constants
+ * (weights, or values folded before it) and that makes one output no
+ * larger than its inputs (a Transpose or Reshape of a weight, a weight
+ * computed from others) runs once here; its result replaces the inputs,
+ * which every run would otherwise recompute (ONNX exports of Linear layers
+ * transpose their weight in the graph). */
+static bool may_fold(const gir_session *s, const rt_node *rn)
+{
+    const gir_node *n = rn->n;
+    if (rn->k->flags & (RT_SIDE_EFFECT | RT_VIEW) || n->n_in < 1 || n->n_out != 1 || n->out[0] < 0 ||
+        s->vals[n->out[0]].is_output)
+        return false;
+    for (size_t j = 0; j < n->n_in; j++)
+        if (n->in[j] >= 0 && (!rn->call.in_const[j] || !rn->call.in[j]->data))
+            return false;
+    return true;
+}
+
+/* After prepare: runs node rn into its own memory when its output is no
+ * larger than its inputs (*done says whether it did). */
+static gir_status fold_node(gir_session *s, rt_node *rn, bool *done, gir_error *err)
+{
+    const gir_node *n = rn->n;
+    rt_call *c = &rn->call;
+    rt_value *v = &s->vals[n->out[0]];
+    *done = false;
+    uint64_t in_bytes = 0, bytes = (uint64_t)v->t.numel * gir_dtype_size(v->t.dtype);
+    for (size_t j = 0; j < n->n_in; j++)
+        if (n->in[j] >= 0)
+            in_bytes += (uint64_t)c->in[j]->numel * gir_dtype_size(c->in[j]->dtype);
+    if (v->t.dtype == GIR_DT_UNKNOWN || bytes > in_bytes)
+        return GIR_OK;
+    void *out = NULL, *scratch = NULL;
+    if (posix_memalign(&out, 64, bytes ? (size_t)bytes : 1) != 0 ||
+        (c->scratch_bytes && posix_memalign(&scratch, 64, (c->scratch_bytes + 63) / 64 * 64) != 0)) {
+        free(out);
+        return gir_nomem(err);
+    }
+    v->t.data = out;
+    c->scratch = scratch;
+    gir_status st = rn->k->run(c, err);
+    free(scratch);
+    c->scratch = NULL;
+    c->scratch_bytes = 0;
+    if (st) {
+        free(out);
+        v->t.data = NULL;
+        return st;
+    }
+    v->folded = out;
+    for (size_t j = 0; j < n->n_in; j++)
+        c->in_done[j] = true;
+    rn->folded = true;
+    *done = true;
+    return GIR_OK;
+}
+
 static gir_status plan(gir_session *s, gir_error *err)
 {
     const gir_graph *g = s->g;
@@ -958,7 +1021,7 @@ static gir_status plan(gir_session *s, gir_error *err)
         }
     }
     for (size_t i = 0; i < g->n_nodes; i++)
-        s->nodes[i].skip = false;
+        s->nodes[i].skip = s->nodes[i].folded = false;
     size_t scratch = 0;
     for (size_t oi = 0; oi < s->n_order; oi++) {
         rt_node *rn = &s->nodes[s->order[oi]];
@@ -968,7 +1031,7 @@ static gir_status plan(gir_session *s, gir_error *err)
         for (size_t j = 0; j < n->n_in; j++) {
             int32_t vi = n->in[j];
             c->in[j] = vi >= 0 ? &s->vals[vi].t : NULL;
-            c->in_const[j] = vi >= 0 && s->vals[vi].kind == RV_CONST && !s->vals[vi].fed;
+            c->in_const[j] = vi >= 0 && ((s->vals[vi].kind == RV_CONST && !s->vals[vi].fed) || s->vals[vi].folded);
             c->in_done[j] = false;
         }
         for (size_t j = 0; j < n->n_out; j++)
@@ -987,11 +1050,23 @@ static gir_status plan(gir_session *s, gir_error *err)
             s->bufs[s->vals[o].buf].refs++;
             s->vals[o].produced = true;
         } else {
-            plan_fusion(s, rn);
+            bool fold = may_fold(s, rn), folded = false;
+            if (fold) {
+                memset(&c->act, 0, sizeof c->act);
+                c->accumulate = false;
+            } else {
+                plan_fusion(s, rn);
+            }
             st = rn->k->prepare(c, err);
+            if (!st && fold)
+                st = fold_node(s, rn, &folded, err);
             if (st) {
                 gir_err_node(err, n->name);
                 return st;
+            }
+            if (folded) {
+                s->vals[n->out[0]].produced = true;
+                goto prepared;
             }
             if (c->act.on && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32))
                 undo_fusion(s, rn); /* activations are float kernels */
@@ -1051,6 +1126,7 @@ static gir_status plan(gir_session *s, gir_error *err)
             if (c->scratch_bytes > scratch)
                 scratch = c->scratch_bytes;
         }
+    prepared:
         drop_after_prepare(s, rn);
         /* inputs die after their last use (never in keep mode) */
         for (size_t j = 0; j < n->n_in; j++) {
@@ -1101,6 +1177,8 @@ static void *value_data(const gir_session *s, int32_t vi)
 {
     vi = storage_of(s, vi);
     const rt_value *v = &s->vals[vi];
+    if (v->folded)
+        return v->folded;
     if (v->fed)
         return v->fed->data;
     if (v->kind == RV_CONST)
@@ -1139,7 +1217,7 @@ GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
         s->vals[i].t.data = value_data(s, (int32_t)i);
     for (size_t oi = 0; oi < s->n_order; oi++) {
         rt_node *rn = &s->nodes[s->order[oi]];
-        if (rn->skip)
+        if (rn->skip || rn->folded)
             continue;
         rn->call.scratch = s->scratch;
         rn->call.stream = s->stream;
@@ -1253,7 +1331,7 @@ GIR_API size_t gir_session_profile_count(const gir_session *s)
         return 0;
     size_t n = 0;
     for (size_t oi = 0; oi < s->n_order; oi++)
-        n += !s->nodes[s->order[oi]].skip;
+        n += !s->nodes[s->order[oi]].skip && !s->nodes[s->order[oi]].folded;
     return n;
 }
 
@@ -1263,7 +1341,7 @@ GIR_API bool gir_session_profile_entry(const gir_session *s, size_t i, gir_profi
         return false;
     for (size_t oi = 0; oi < s->n_order; oi++) {
         const rt_node *rn = &s->nodes[s->order[oi]];
-        if (rn->skip || i-- > 0)
+        if (rn->skip || rn->folded || i-- > 0)
             continue;
         memset(e, 0, sizeof *e);
         e->node = rn->n->name;
