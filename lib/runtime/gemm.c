@@ -46,7 +46,7 @@ static void kernel_generic(size_t kc, const float *a, const float *b, float *c, 
 }
 
 static const gemm_impl impl_generic = {
-    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic,
+    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL,
 };
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -280,6 +280,8 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
     size_t mpad = 0, npad = (g->n + NR - 1) / NR * NR;
     if (g->packed_a)
         mpad = (g->m + MR - 1) / MR * MR;
+    /* A row-major and unpacked: the kernel reads it in place */
+    bool direct_a = !g->packed_a && !g->trans_a && im->kernel_ua;
     for (size_t jc = j0; jc < j1; jc += NC) {
         size_t nc = j1 - jc < NC ? j1 - jc : NC;
         for (size_t pc = 0; pc < K; pc += KC) {
@@ -297,6 +299,8 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                 const float *ablk;
                 if (g->packed_a) {
                     ablk = g->packed_a->data + pc * mpad + ic * kc;
+                } else if (direct_a) {
+                    ablk = NULL;
                 } else {
                     pack_a(g->trans_a, g->a, g->lda, g->m, ic, mc, pc, kc, MR, pa);
                     ablk = pa;
@@ -308,7 +312,11 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t m = mc - ir < MR ? mc - ir : MR;
                         ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
-                        im->kernel(kc, ablk + ir * kc, bp, g->c + (ic + ir) * g->ldc + jc + jr, g->ldc, m, n, &ep);
+                        float *ct = g->c + (ic + ir) * g->ldc + jc + jr;
+                        if (direct_a)
+                            im->kernel_ua(kc, g->a + (ic + ir) * g->lda + pc, g->lda, bp, ct, g->ldc, m, n, &ep);
+                        else
+                            im->kernel(kc, ablk + ir * kc, bp, ct, g->ldc, m, n, &ep);
                     }
                 }
             }
