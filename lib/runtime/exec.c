@@ -643,6 +643,16 @@ static int32_t storage_of(const gir_session *s, int32_t vi)
     return vi;
 }
 
+static void *value_data(const gir_session *s, int32_t vi);
+
+/* Value vi holds constant data while planning: a weight, a folded value,
+ * or a view of one. */
+static bool value_const(const gir_session *s, int32_t vi)
+{
+    const rt_value *v = &s->vals[storage_of(s, vi)];
+    return (v->kind == RV_CONST && !v->fed) || v->folded;
+}
+
 /* The only consumer of value vi (read through one input slot), or -1. */
 static int32_t sole_consumer(const gir_session *s, int32_t vi)
 {
@@ -816,10 +826,27 @@ static void plan_fusion(gir_session *s, rt_node *rn)
     const gir_graph *g = s->g;
     memset(&rn->call.act, 0, sizeof rn->call.act);
     rn->call.accumulate = false;
-    if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD)) || rn->n->n_out < 1 || rn->n->out[0] < 0)
+    rn->call.bias = NULL;
+    if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD | RT_FUSE_BIAS)) || rn->n->n_out < 1 ||
+        rn->n->out[0] < 0)
         return;
     int32_t cur = rn->n->out[0];
     int32_t q = sole_consumer(s, cur);
+    if (q >= 0 && (rn->k->flags & RT_FUSE_BIAS) && g->nodes[q]->op == GIR_OP_Add) {
+        /* a bias: a constant float vector (leading dims 1); its length is
+         * checked against the result after prepare */
+        int32_t other = other_operand(g->nodes[q], cur);
+        const rt_value *bv = other >= 0 ? &s->vals[other] : NULL;
+        bool vec = bv && value_const(s, other) && bv->t.dtype == GIR_DT_F32 && bv->t.data && bv->t.shape.rank >= 1;
+        for (int d = 0; vec && d + 1 < bv->t.shape.rank; d++)
+            vec = bv->t.shape.dims[d] == 1;
+        if (vec) {
+            rn->call.bias = &s->vals[other].t;
+            mark_fused(s, q, rn);
+            cur = g->nodes[q]->out[0];
+            q = sole_consumer(s, cur);
+        }
+    }
     if (q >= 0 && (rn->k->flags & RT_FUSE_ADD)) {
         const gir_node *qn = g->nodes[q];
         if (qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
@@ -883,6 +910,7 @@ static void undo_fusion(gir_session *s, rt_node *rn)
         if (s->nodes[i].skip && s->nodes[i].host == self)
             s->nodes[i].skip = false;
     rn->call.accumulate = false;
+    rn->call.bias = NULL;
     memset(&rn->call.act, 0, sizeof rn->call.act);
 }
 
@@ -924,6 +952,17 @@ static void drop_after_prepare(gir_session *s, const rt_node *rn)
         if (vi < 0)
             continue;
         rt_value *v = &s->vals[vi];
+        if (v->folded && !s->keep) {
+            /* a folded value every reader packed is freed the same way */
+            if (rn->skip || !rn->call.in_done[j])
+                v->needed = true;
+            if (--v->pending == 0 && !v->needed) {
+                free(v->folded);
+                v->folded = NULL;
+                v->t.data = NULL;
+            }
+            continue;
+        }
         if (!droppable(s, v))
             continue;
         if (rn->skip || !rn->call.in_done[j])
@@ -1031,7 +1070,7 @@ static gir_status plan(gir_session *s, gir_error *err)
         for (size_t j = 0; j < n->n_in; j++) {
             int32_t vi = n->in[j];
             c->in[j] = vi >= 0 ? &s->vals[vi].t : NULL;
-            c->in_const[j] = vi >= 0 && ((s->vals[vi].kind == RV_CONST && !s->vals[vi].fed) || s->vals[vi].folded);
+            c->in_const[j] = vi >= 0 && value_const(s, vi);
             c->in_done[j] = false;
         }
         for (size_t j = 0; j < n->n_out; j++)
@@ -1070,6 +1109,9 @@ static gir_status plan(gir_session *s, gir_error *err)
             }
             if (c->act.on && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32))
                 undo_fusion(s, rn); /* activations are float kernels */
+            if (c->bias && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32 || c->out[0]->shape.rank < c->bias->shape.rank ||
+                            c->bias->numel != (size_t)c->out[0]->shape.dims[c->out[0]->shape.rank - 1]))
+                undo_fusion(s, rn); /* not a bias of this result */
             if (c->accumulate) {
                 int32_t add;
                 int32_t res = fused_residual(s, rn, &add);
@@ -1097,6 +1139,8 @@ static gir_status plan(gir_session *s, gir_error *err)
                         s->bufs[v->buf].refs++;
                     } else {
                         v->alias = storage_of(s, in0);
+                        if (value_const(s, vi)) /* readers may pack it while planning */
+                            v->t.data = value_data(s, vi);
                     }
                 } else if (j == 0 && c->accumulate) {
                     int32_t add;

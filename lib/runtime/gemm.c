@@ -228,6 +228,16 @@ size_t gir_gemm_packed_b_floats(const gir_gemm_blayout *l, size_t k, size_t n)
     return (size_t)total;
 }
 
+void gir_gemm_pack_b(const gir_gemm_blayout *l, bool trans_b, size_t k, size_t n, const float *b, size_t ldb,
+                     float *dst)
+{
+    size_t npad = (n + l->nr - 1) / l->nr * l->nr;
+    for (size_t pc = 0; pc < k; pc += l->kc) {
+        size_t kc = k - pc < l->kc ? k - pc : l->kc;
+        pack_b(trans_b, b, ldb, pc, kc, 0, n, l->nr, dst + pc * npad);
+    }
+}
+
 gir_status gir_gemm_pack_a(gir_gemm_isa isa, bool trans_a, size_t m, size_t k, const float *a, size_t lda,
                            gir_gemm_packed *out, gir_error *err)
 {

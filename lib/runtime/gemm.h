@@ -64,6 +64,11 @@ gir_gemm_blayout gir_gemm_b_layout(gir_gemm_isa isa);
 /* Floats of a packed B of k x n (overflow-checked: 0 when too large). */
 size_t gir_gemm_packed_b_floats(const gir_gemm_blayout *l, size_t k, size_t n);
 
+/* Packs op(B) (k x n) whole in layout l into dst (gir_gemm_packed_b_floats
+ * floats): weights packed once for gir_gemm_args.packed_b. */
+void gir_gemm_pack_b(const gir_gemm_blayout *l, bool trans_b, size_t k, size_t n, const float *b, size_t ldb,
+                     float *dst);
+
 typedef struct gir_gemm_args {
     size_t m, n, k;
     float alpha, beta;          /* beta == 0: C is not read (may hold NaN) */
