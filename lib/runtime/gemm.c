@@ -46,7 +46,7 @@ static void kernel_generic(size_t kc, const float *a, const float *b, float *c, 
 }
 
 static const gemm_impl impl_generic = {
-    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL,
+    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL, NULL,
 };
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -292,6 +292,11 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
         mpad = (g->m + MR - 1) / MR * MR;
     /* A row-major and unpacked: the kernel reads it in place */
     bool direct_a = !g->packed_a && !g->trans_a && im->kernel_ua;
+    /* A packed (weights), B row-major and short (K <= 128, M <= 256: each B
+     * panel serves few rows, so packing it costs about as much as the
+     * product, as in pointwise convolutions): B read in place.  Longer or
+     * wider products keep the packed panels, whose sequential reads win. */
+    bool direct_b = g->packed_a && !g->packed_b && !g->trans_b && im->kernel_ub && K <= 128 && g->m <= 256;
     for (size_t jc = j0; jc < j1; jc += NC) {
         size_t nc = j1 - jc < NC ? j1 - jc : NC;
         for (size_t pc = 0; pc < K; pc += KC) {
@@ -299,6 +304,8 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
             bool first = pc == 0, last = pc + kc == K;
             if (g->packed_b) {
                 pb = g->packed_b + pc * npad + jc * kc; /* jc is a multiple of NR */
+            } else if (direct_b) {
+                pb = NULL;
             } else {
                 pack_b(g->trans_b, g->b, g->ldb, pc, kc, jc, nc, NR, pb_ws);
                 pb = pb_ws;
@@ -317,13 +324,15 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                 }
                 for (size_t jr = 0; jr < nc; jr += NR) {
                     size_t n = nc - jr < NR ? nc - jr : NR;
-                    const float *bp = pb + jr * kc;
+                    const float *bp = direct_b ? g->b + pc * g->ldb + jc + jr : pb + jr * kc;
                     ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t m = mc - ir < MR ? mc - ir : MR;
                         ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
                         float *ct = g->c + (ic + ir) * g->ldc + jc + jr;
-                        if (direct_a)
+                        if (direct_b)
+                            im->kernel_ub(kc, ablk + ir * kc, bp, g->ldb, ct, g->ldc, m, n, &ep);
+                        else if (direct_a)
                             im->kernel_ua(kc, g->a + (ic + ir) * g->lda + pc, g->lda, bp, ct, g->ldc, m, n, &ep);
                         else
                             im->kernel(kc, ablk + ir * kc, bp, ct, g->ldc, m, n, &ep);

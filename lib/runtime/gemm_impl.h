@@ -26,12 +26,18 @@ typedef void (*gemm_kernel_fn)(size_t kc, const float *a, const float *b, float 
 typedef void (*gemm_kernel_ua_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
                                   size_t m, size_t n, const gemm_ep *ep);
 
+/* The same with B read in place: row k of the panel is b + k*ldb, only its
+ * first n columns are read (A packed). */
+typedef void (*gemm_kernel_ub_fn)(size_t kc, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                  size_t m, size_t n, const gemm_ep *ep);
+
 typedef struct gemm_impl {
     gir_gemm_isa isa;
     size_t mr, nr;      /* register tile */
     size_t mc, kc, nc;  /* cache blocks: mc % mr == 0, nc % nr == 0 */
     gemm_kernel_fn kernel;
     gemm_kernel_ua_fn kernel_ua; /* optional */
+    gemm_kernel_ub_fn kernel_ub; /* optional */
 } gemm_impl;
 
 #if defined(__x86_64__) && defined(__GNUC__)

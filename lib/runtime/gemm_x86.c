@@ -115,8 +115,50 @@ TGT512 static void kernel_avx512_ua(size_t kc, const float *a, size_t lda, const
     }
 }
 
+/* The same with B read in place (columns past n masked off, never read). */
+TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                    size_t m, size_t n, const gemm_ep *ep)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
+    for (size_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16), ar;
+#define A512_ROW(r, x0, x1)                   \
+        ar = _mm512_set1_ps(a[r]);            \
+        x0 = _mm512_fmadd_ps(ar, b0, x0);     \
+        x1 = _mm512_fmadd_ps(ar, b1, x1);
+        A512_ROW(0, c00, c01)
+        A512_ROW(1, c10, c11)
+        A512_ROW(2, c20, c21)
+        A512_ROW(3, c30, c31)
+        A512_ROW(4, c40, c41)
+        A512_ROW(5, c50, c51)
+        A512_ROW(6, c60, c61)
+        A512_ROW(7, c70, c71)
+#undef A512_ROW
+        a += A512_MR;
+        b += ldb;
+    }
+    __m512 acc[A512_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
+                               { c40, c41 }, { c50, c51 }, { c60, c61 }, { c70, c71 } };
+    __m512 vbeta = _mm512_set1_ps(ep->beta);
+    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
+    if (ep->bias_n) {
+        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
+        if (m1)
+            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
+    }
+    for (size_t r = 0; r < m; r++) {
+        float *cr = c + r * ldc;
+        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
+        if (m1)
+            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
+    }
+}
+
 const gemm_impl gir_gemm_impl_avx512 = {
-    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512, kernel_avx512_ua,
+    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512, kernel_avx512_ua, kernel_avx512_ub,
 };
 
 /* ---- AVX2 + FMA ------------------------------------------------------------ */
@@ -191,7 +233,7 @@ TGT2 static void kernel_avx2(size_t kc, const float *a, const float *b, float *c
 }
 
 const gemm_impl gir_gemm_impl_avx2 = {
-    GIR_GEMM_AVX2, A2_MR, A2_NR, 120, 256, 2048, kernel_avx2, NULL,
+    GIR_GEMM_AVX2, A2_MR, A2_NR, 120, 256, 2048, kernel_avx2, NULL, NULL,
 };
 
 #endif
