@@ -551,6 +551,12 @@ static void test_conv(void **state)
         { 2, 2, 16, 24, 1, { 15, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 1, 20, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 2, 2 }, false, NULL },
         { 2, 1, 16, 16, 1, { 3, 1100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        /* the direct form (AVX-512: B rows read from padded stride-phase
+         * planes): stride 2 with groups and asymmetric pads, 5x5, and rows
+         * so wide that the output goes in several row blocks */
+        { 2, 2, 12, 18, 3, { 21, 26 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 1, 2 }, true, NULL },
+        { 2, 1, 4, 64, 1, { 9, 300 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 3, 9, 1, { 10, 8 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, false, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)

@@ -123,6 +123,11 @@ static const gemm_impl *const all_impls[] = {
 #endif
 };
 
+bool gir_gemm_b_rows_ok(gir_gemm_isa isa)
+{
+    return impl_for(isa)->kernel_ub != NULL;
+}
+
 size_t gir_gemm_workspace_floats(void)
 {
     size_t most = 0;
@@ -296,7 +301,8 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
      * panel serves few rows, so packing it costs about as much as the
      * product, as in pointwise convolutions): B read in place.  Longer or
      * wider products keep the packed panels, whose sequential reads win. */
-    bool direct_b = g->packed_a && !g->packed_b && !g->trans_b && im->kernel_ub && K <= 128 && g->m <= 256;
+    bool direct_b = g->packed_a && !g->packed_b && !g->trans_b && im->kernel_ub &&
+                    ((K <= 128 && g->m <= 256) || g->b_rows);
     for (size_t jc = j0; jc < j1; jc += NC) {
         size_t nc = j1 - jc < NC ? j1 - jc : NC;
         for (size_t pc = 0; pc < K; pc += KC) {
@@ -324,14 +330,17 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                 }
                 for (size_t jr = 0; jr < nc; jr += NR) {
                     size_t n = nc - jr < NR ? nc - jr : NR;
-                    const float *bp = direct_b ? g->b + pc * g->ldb + jc + jr : pb + jr * kc;
+                    const float *bp = !direct_b ? pb + jr * kc
+                                      : g->b_rows ? g->b + jc + jr
+                                                  : g->b + pc * g->ldb + jc + jr;
                     ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t m = mc - ir < MR ? mc - ir : MR;
                         ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
                         float *ct = g->c + (ic + ir) * g->ldc + jc + jr;
                         if (direct_b)
-                            im->kernel_ub(kc, ablk + ir * kc, bp, g->ldb, ct, g->ldc, m, n, &ep);
+                            im->kernel_ub(kc, ablk + ir * kc, bp, g->ldb, g->b_rows ? g->b_rows + pc : NULL, ct,
+                                          g->ldc, m, n, &ep);
                         else if (direct_a)
                             im->kernel_ua(kc, g->a + (ic + ir) * g->lda + pc, g->lda, bp, ct, g->ldc, m, n, &ep);
                         else

@@ -26,10 +26,11 @@ typedef void (*gemm_kernel_fn)(size_t kc, const float *a, const float *b, float 
 typedef void (*gemm_kernel_ua_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
                                   size_t m, size_t n, const gemm_ep *ep);
 
-/* The same with B read in place: row k of the panel is b + k*ldb, only its
- * first n columns are read (A packed). */
-typedef void (*gemm_kernel_ub_fn)(size_t kc, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                                  size_t m, size_t n, const gemm_ep *ep);
+/* The same with B read in place: row k of the panel is b + k*ldb, or
+ * b + rows[k] when rows is given; only its first n columns are read (A
+ * packed). */
+typedef void (*gemm_kernel_ub_fn)(size_t kc, const float *a, const float *b, size_t ldb, const ptrdiff_t *rows,
+                                  float *c, size_t ldc, size_t m, size_t n, const gemm_ep *ep);
 
 typedef struct gemm_impl {
     gir_gemm_isa isa;

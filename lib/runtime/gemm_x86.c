@@ -116,14 +116,15 @@ TGT512 static void kernel_avx512_ua(size_t kc, const float *a, size_t lda, const
 }
 
 /* The same with B read in place (columns past n masked off, never read). */
-TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                                    size_t m, size_t n, const gemm_ep *ep)
+TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, size_t ldb, const ptrdiff_t *rows,
+                                    float *c, size_t ldc, size_t m, size_t n, const gemm_ep *ep)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
     __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
     for (size_t k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16), ar;
+        const float *bk = rows ? b + rows[k] : b + k * ldb;
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16), ar;
 #define A512_ROW(r, x0, x1)                   \
         ar = _mm512_set1_ps(a[r]);            \
         x0 = _mm512_fmadd_ps(ar, b0, x0);     \
@@ -138,7 +139,6 @@ TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, s
         A512_ROW(7, c70, c71)
 #undef A512_ROW
         a += A512_MR;
-        b += ldb;
     }
     __m512 acc[A512_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
                                { c40, c41 }, { c50, c51 }, { c60, c61 }, { c70, c71 } };
