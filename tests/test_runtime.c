@@ -664,6 +664,23 @@ static void test_fused_gated(void **state)
     gir_graph_free(g);
 }
 
+/* PyTorch's GELU of value x into "y": Div by sqrt 2, Erf, Add 1, Mul by x,
+ * Mul by 0.5 (the constants first or second in their nodes). */
+static void gelu_chain(gir_graph *g, const char *x, bool consts_first)
+{
+    char ins[64];
+    rt_const(g, "sqrt2", GIR_DT_F32, 0, NULL, F32S(1.41421353816986083984375f));
+    rt_const(g, "one", GIR_DT_F32, 0, NULL, F32S(1.0f));
+    rt_const(g, "half", GIR_DT_F32, 0, NULL, F32S(0.5f));
+    snprintf(ins, sizeof ins, "%s,sqrt2", x);
+    rt_node(g, GIR_OP_Div, "div", ins, "d");
+    rt_node(g, GIR_OP_Erf, "erf", "d", "e");
+    rt_node(g, GIR_OP_Add, "add1", consts_first ? "one,e" : "e,one", "p");
+    snprintf(ins, sizeof ins, "%s,p", x);
+    rt_node(g, GIR_OP_Mul, "mul", ins, "q");
+    rt_node(g, GIR_OP_Mul, "mulhalf", consts_first ? "half,q" : "q,half", "y");
+}
+
 /* An elementwise Add takes a following activation: PyTorch's GELU chain
  * (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: five nodes) and Relu;
  * an integer Add keeps its Relu apart (activations are float kernels). */
@@ -682,15 +699,8 @@ static void test_fused_elementwise(void **state)
     gir_graph *g = rt_graph();
     rt_input(g, "a", GIR_DT_F32, 2, DIMS(10, 100));
     rt_input(g, "b", GIR_DT_F32, 2, DIMS(10, 100));
-    rt_const(g, "sqrt2", GIR_DT_F32, 0, NULL, F32S(1.41421353816986083984375f));
-    rt_const(g, "one", GIR_DT_F32, 0, NULL, F32S(1.0f));
-    rt_const(g, "half", GIR_DT_F32, 0, NULL, F32S(0.5f));
     rt_node(g, GIR_OP_Add, "add", "a,b", "x");
-    rt_node(g, GIR_OP_Div, "div", "x,sqrt2", "d");
-    rt_node(g, GIR_OP_Erf, "erf", "d", "e");
-    rt_node(g, GIR_OP_Add, "add1", "one,e", "p");
-    rt_node(g, GIR_OP_Mul, "mul", "x,p", "m");
-    rt_node(g, GIR_OP_Mul, "mulhalf", "half,m", "y");
+    gelu_chain(g, "x", true);
     rt_output(g, "y");
     gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), a), rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), b) };
     gir_error err = GIR_ERROR_INIT;
@@ -757,18 +767,11 @@ static void test_matmul_bias_folded(void **state)
     rt_input(g, "x", GIR_DT_F32, 3, DIMS(B0, R, K));
     rt_const(g, "w", GIR_DT_F32, 2, DIMS(N, K), w);
     rt_const(g, "bias", GIR_DT_F32, 1, DIMS(N), bias);
-    rt_const(g, "sqrt2", GIR_DT_F32, 0, NULL, F32S(1.41421353816986083984375f));
-    rt_const(g, "one", GIR_DT_F32, 0, NULL, F32S(1.0f));
-    rt_const(g, "half", GIR_DT_F32, 0, NULL, F32S(0.5f));
     gir_node *t = rt_node(g, GIR_OP_Transpose, "wt", "w", "wT");
     RT_INTS(g, t, "perm", 1, 0);
     rt_node(g, GIR_OP_MatMul, "mm", "x,wT", "m");
     rt_node(g, GIR_OP_Add, "add", "bias,m", "z");
-    rt_node(g, GIR_OP_Div, "div", "z,sqrt2", "d");
-    rt_node(g, GIR_OP_Erf, "erf", "d", "e");
-    rt_node(g, GIR_OP_Add, "add1", "e,one", "p");
-    rt_node(g, GIR_OP_Mul, "mul", "z,p", "q");
-    rt_node(g, GIR_OP_Mul, "mulhalf", "q,half", "y");
+    gelu_chain(g, "z", false);
     rt_output(g, "y");
     gir_tensor *in = rt_tensor_new(GIR_DT_F32, 3, DIMS(B0, R, K), x);
     gir_error err = GIR_ERROR_INIT;

@@ -36,6 +36,27 @@ TGT512 static inline __m512 ep512(__m512 v, float *c, __mmask16 mk, const gemm_e
     return v;
 }
 
+/* Stores the top-left m x n corner of an 8 x 32 tile as ep says (every
+ * AVX-512 kernel entry ends here). */
+TGT512 static inline void store512(__m512 acc[A512_MR][2], float *c, size_t ldc, size_t m, size_t n,
+                                   const gemm_ep *ep)
+{
+    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
+    __m512 vbeta = _mm512_set1_ps(ep->beta);
+    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
+    if (ep->bias_n) {
+        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
+        if (m1)
+            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
+    }
+    for (size_t r = 0; r < m; r++) {
+        float *cr = c + r * ldc;
+        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
+        if (m1)
+            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
+    }
+}
+
 TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                  size_t n, const gemm_ep *ep)
 {
@@ -54,20 +75,7 @@ TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, floa
         a += A512_MR;
         b += A512_NR;
     }
-    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
-    __m512 vbeta = _mm512_set1_ps(ep->beta);
-    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
-    if (ep->bias_n) {
-        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
-        if (m1)
-            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
-    }
-    for (size_t r = 0; r < m; r++) {
-        float *cr = c + r * ldc;
-        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
-        if (m1)
-            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
-    }
+    store512(acc, c, ldc, m, n, ep);
 }
 
 /* The same product and summation order, A read in place (rows past m
@@ -99,20 +107,7 @@ TGT512 static void kernel_avx512_ua(size_t kc, const float *a, size_t lda, const
     }
     __m512 acc[A512_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
                                { c40, c41 }, { c50, c51 }, { c60, c61 }, { c70, c71 } };
-    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
-    __m512 vbeta = _mm512_set1_ps(ep->beta);
-    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
-    if (ep->bias_n) {
-        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
-        if (m1)
-            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
-    }
-    for (size_t r = 0; r < m; r++) {
-        float *cr = c + r * ldc;
-        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
-        if (m1)
-            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
-    }
+    store512(acc, c, ldc, m, n, ep);
 }
 
 /* The same with B read in place (columns past n masked off, never read). */
@@ -142,19 +137,7 @@ TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, s
     }
     __m512 acc[A512_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
                                { c40, c41 }, { c50, c51 }, { c60, c61 }, { c70, c71 } };
-    __m512 vbeta = _mm512_set1_ps(ep->beta);
-    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
-    if (ep->bias_n) {
-        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
-        if (m1)
-            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
-    }
-    for (size_t r = 0; r < m; r++) {
-        float *cr = c + r * ldc;
-        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
-        if (m1)
-            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
-    }
+    store512(acc, c, ldc, m, n, ep);
 }
 
 const gemm_impl gir_gemm_impl_avx512 = {
