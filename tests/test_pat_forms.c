@@ -511,6 +511,92 @@ static void test_expand_resize(void **state)
     }
 }
 
+/* Softmax and LogSoftmax over a middle axis as the same over the last
+ * axis between Transposes. */
+static void test_softmax_last_axis(void **state)
+{
+    (void)state;
+    static const gir_op ops[] = { GIR_OP_Softmax, GIR_OP_LogSoftmax };
+    static const char *const names[] = { "softmax-last-axis", "logsoftmax-last-axis" };
+    for (int i = 0; i < 2; i++)
+        for (int64_t axis = -4; axis < 3; axis++) {
+            if (axis == -1)
+                continue;
+            gir_graph *g = rt_graph();
+            rt_input(g, "x", GIR_DT_F32, 4, DIMS(2, 3, 4, 5));
+            rt_attr_int(g, rt_node(g, ops[i], "sm", "x", "y"), "axis", axis);
+            rt_output(g, "y");
+            gir_graph *r = pat_check(g, names[i], "sm", PAT_EDGES | PAT_NAN, 1e-6);
+            assert_int_equal(pat_count(r, "Transpose"), 2);
+            gir_graph_free(r);
+        }
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(2, 3));
+    rt_attr_int(g, rt_node(g, GIR_OP_Softmax, "sm", "x", "y"), "axis", 1);
+    rt_output(g, "y");
+    pat_refuses(g, "softmax-last-axis", "sm", "last axis already");
+    /* through ONNX at opset 11, whose Softmax(axis=1) of [2,3,4] would
+     * normalise over 12 elements: written with Transposes, and checks */
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(2, 3, 4));
+    rt_attr_int(g, rt_node(g, GIR_OP_Softmax, "sm", "x", "y"), "axis", 1);
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    gir_options *o = gir_options_new();
+    TU_OK(gir_options_set(o, "opset", "11", &err), &err);
+    char *dir = tu_tempdir(), *out = tu_join(dir, "sm11.onnx");
+    TU_OK(gir_save(g, out, "onnx", o, &err), &err);
+    gir_graph *back = NULL;
+    TU_OK(gir_load(out, "onnx", NULL, &back, &err), &err);
+    assert_int_equal(pat_count(back, "Transpose"), 2);
+    gir_check_result res;
+    TU_OK(gir_check_written(g, back, NULL, &res, &err), &err);
+    assert_int_equal(res.method, GIR_CHECK_RUN);
+    gir_check_result_clear(&res);
+    gir_graph_free(back);
+    gir_options_free(o);
+    tu_rmtree(dir);
+    free(out);
+    free(dir);
+    gir_graph_free(g);
+}
+
+/* ReduceMean/ReduceMax over any axes as global pooling between a
+ * Transpose and Reshapes: middle axes, the last axes, all axes, keepdims 0. */
+static void test_reduce_pool(void **state)
+{
+    (void)state;
+    static const struct {
+        int n_axes;
+        int64_t axes[3];
+        int keepdims;
+        bool transpose;
+    } cases[] = {
+        { 2, { 1, 3 }, 1, true }, { 2, { 2, 3 }, 0, false }, { 1, { 0 }, 1, true },
+        { 0, { 0 }, 0, false },   { 3, { -1, 0, 2 }, 1, true },
+    };
+    static const gir_op ops[] = { GIR_OP_ReduceMean, GIR_OP_ReduceMax };
+    static const char *const names[] = { "reducemean-as-pool", "reducemax-as-pool" };
+    for (int o = 0; o < 2; o++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            gir_graph *g = rt_graph();
+            rt_input(g, "x", GIR_DT_F32, 4, DIMS(2, 3, 4, 5));
+            gir_node *n = rt_node(g, ops[o], "red", "x", "y");
+            if (cases[i].n_axes)
+                rt_attr_ints(g, n, "axes", cases[i].axes, (size_t)cases[i].n_axes);
+            rt_attr_int(g, n, "keepdims", cases[i].keepdims);
+            rt_output(g, "y");
+            /* (a mean summed in another order: +-1e30 edge values would
+             * cancel differently, so the mean runs on random values, NaN
+             * and infinities) */
+            gir_graph *r = pat_check(g, names[o], "red", o ? PAT_EDGES | PAT_NAN : PAT_NAN, o ? 0 : 1e-6);
+            assert_int_equal(pat_count(r, o ? "GlobalMaxPool" : "GlobalAveragePool"), 1);
+            assert_int_equal(pat_count(r, "Transpose"), cases[i].transpose);
+            gir_graph_free(r);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +613,8 @@ int main(void)
         cmocka_unit_test(test_bn_epsilon_min),
         cmocka_unit_test(test_abs_max),
         cmocka_unit_test(test_expand_resize),
+        cmocka_unit_test(test_softmax_last_axis),
+        cmocka_unit_test(test_reduce_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

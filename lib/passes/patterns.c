@@ -48,6 +48,10 @@ static const gir_pattern *const registry[] = {
     &gir_pat_gemm_bias_add,
     &gir_pat_abs_max,
     &gir_pat_expand_resize,
+    &gir_pat_softmax_last,
+    &gir_pat_logsoftmax_last,
+    &gir_pat_reducemean_pool,
+    &gir_pat_reducemax_pool,
     NULL /* sentinel: patterns are listed above this line */
 };
 

@@ -59,8 +59,13 @@ extern const gir_pattern gir_pat_bn_epsilon_min;
 extern const gir_pattern gir_pat_lstm_unroll;
 extern const gir_pattern gir_pat_gru_unroll;
 extern const gir_pattern gir_pat_rnn_unroll;
-/* pat_arith.c: elementwise operators in others */
+/* pat_arith.c: elementwise operators in others; Softmax's axis moved last */
 extern const gir_pattern gir_pat_abs_max;
+extern const gir_pattern gir_pat_softmax_last;
+extern const gir_pattern gir_pat_logsoftmax_last;
+/* pat_pool.c: reductions over any axes as global pooling */
+extern const gir_pattern gir_pat_reducemean_pool;
+extern const gir_pattern gir_pat_reducemax_pool;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
