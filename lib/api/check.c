@@ -4,6 +4,7 @@
 #include "core/elem.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,11 +152,13 @@ typedef struct cmp_stats {
 } cmp_stats;
 
 
-/* Can outputs of these types be compared?  The same type, or a bool and
- * a float holding 0/1 (formats without bool, such as nnabla, give those). */
+/* Can outputs of these types be compared?  The same type, a bool and a
+ * float holding 0/1 (formats without bool, such as nnabla, give those), or
+ * integers of two widths (nnabla has no integer types: an index read back
+ * is int64 where the source said int32), compared exactly by value. */
 static bool comparable(gir_dtype a, gir_dtype b)
 {
-    if (a == b)
+    if (a == b || (gir_dtype_is_int(a) && gir_dtype_is_int(b)))
         return true;
     bool fa = a == GIR_DT_F32 || a == GIR_DT_F64, fb = b == GIR_DT_F32 || b == GIR_DT_F64;
     return (a == GIR_DT_BOOL && fb) || (b == GIR_DT_BOOL && fa);
@@ -253,18 +256,67 @@ static gir_status match_inputs(gir_session *sa, gir_session *sb, size_t *map, gi
     return GIR_OK;
 }
 
-/* Pairs b's outputs with a's: by name when every name of a is in b. */
-static bool outputs_by_name(const gir_graph *a, const gir_graph *b)
+/* What A shows: its outputs, then (when B has more outputs than A) the
+ * tensors A's Print nodes print that are not outputs already, in graph
+ * order: a target without print returns those as outputs (legalization's
+ * print-as-output), under the printed value's name or, for a printed
+ * constant or input, the Print node's. */
+typedef struct observed {
+    size_t n;
+    int32_t *value;      /* value index in a */
+    const char **alias;  /* the Print node's name, or NULL */
+} observed;
+
+static gir_status observe(const gir_graph *a, const gir_graph *b, observed *ob, gir_error *err)
 {
-    for (size_t i = 0; i < a->n_outputs; i++) {
-        const char *nm = a->values[a->outputs[i]]->name;
-        size_t j;
-        for (j = 0; j < b->n_outputs; j++)
-            if (strcmp(b->values[b->outputs[j]]->name, nm) == 0)
-                break;
-        if (j == b->n_outputs)
-            return false;
+    ob->n = 0;
+    ob->value = malloc((a->n_outputs + a->n_nodes + 1) * sizeof *ob->value);
+    ob->alias = calloc(a->n_outputs + a->n_nodes + 1, sizeof *ob->alias);
+    if (!ob->value || !ob->alias)
+        return gir_nomem(err);
+    for (size_t i = 0; i < a->n_outputs; i++)
+        ob->value[ob->n++] = a->outputs[i];
+    if (b->n_outputs <= a->n_outputs)
+        return GIR_OK;
+    for (size_t i = 0; i < a->n_nodes; i++) {
+        const gir_node *n = a->nodes[i];
+        if (n->op != GIR_OP_Print || n->n_in < 1 || n->in[0] < 0)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < ob->n && !seen; k++)
+            seen = ob->value[k] == n->in[0];
+        if (seen)
+            continue;
+        ob->alias[ob->n] = n->name;
+        ob->value[ob->n++] = n->in[0];
     }
+    return GIR_OK;
+}
+
+static void observed_free(observed *ob)
+{
+    free(ob->value);
+    free(ob->alias);
+}
+
+/* The output of b that shows observable i of a, by name; -1 if none. */
+static ptrdiff_t output_named(const gir_graph *a, const gir_graph *b, const observed *ob, size_t i)
+{
+    const char *nm = a->values[ob->value[i]]->name;
+    for (size_t j = 0; j < b->n_outputs; j++) {
+        const char *bn = b->values[b->outputs[j]]->name;
+        if (strcmp(bn, nm) == 0 || (ob->alias[i] && strcmp(bn, ob->alias[i]) == 0))
+            return (ptrdiff_t)j;
+    }
+    return -1;
+}
+
+/* Pairs b's outputs with a's: by name when every name of a is in b. */
+static bool outputs_by_name(const gir_graph *a, const gir_graph *b, const observed *ob)
+{
+    for (size_t i = 0; i < ob->n; i++)
+        if (output_named(a, b, ob, i) < 0)
+            return false;
     return true;
 }
 
@@ -339,6 +391,8 @@ static gir_status run_both(const gir_graph *a, const gir_graph *b, const gir_che
     gir_tensor **fed = NULL;
     size_t *map = NULL;
     gir_buf js = GIR_BUF_INIT;
+    observed ob = { 0 };
+    gir_tensor *printed = NULL;
     gir_status st = gir_session_new(a, o->threads, &sa, err);
     if (st) {
         gir_err_replace_message(err, "model A: %s", err && err->message ? err->message : "");
@@ -348,7 +402,11 @@ static gir_status run_both(const gir_graph *a, const gir_graph *b, const gir_che
         gir_err_replace_message(err, "model B: %s", err && err->message ? err->message : "");
         goto out;
     }
-    gir_session_keep_values(sa, o->per_node);
+    /* printed values of A are read after the run (see observe) */
+    bool prints = false;
+    for (size_t i = 0; i < a->n_nodes && !prints; i++)
+        prints = a->nodes[i]->op == GIR_OP_Print;
+    gir_session_keep_values(sa, o->per_node || (prints && b->n_outputs > a->n_outputs));
     gir_session_keep_values(sb, o->per_node);
     /* what the models print (LightNet's print) would only interleave with
      * the report: it goes nowhere */
@@ -391,23 +449,27 @@ static gir_status run_both(const gir_graph *a, const gir_graph *b, const gir_che
         goto out;
     }
     *ran = true;
-    if (a->n_outputs != b->n_outputs) {
+    if ((st = observe(a, b, &ob, err)))
+        goto out;
+    if (ob.n != b->n_outputs) {
         st = gir_fail(err, GIR_E_CHECK_FAILED, "the models have %zu and %zu outputs", a->n_outputs, b->n_outputs);
         goto out;
     }
-    bool by_name = outputs_by_name(a, b);
+    bool by_name = outputs_by_name(a, b, &ob);
     size_t bad = 0, first_bad = SIZE_MAX;
     gir_buf_puts(&js, "{\"method\": \"run\", \"outputs\": [");
-    for (size_t i = 0; st == GIR_OK && i < a->n_outputs; i++) {
-        const char *name = a->values[a->outputs[i]]->name;
-        size_t j = i;
-        if (by_name)
-            for (j = 0; j < b->n_outputs; j++)
-                if (strcmp(b->values[b->outputs[j]]->name, name) == 0)
-                    break;
-        gir_tensor *ta = gir_session_output(sa, i), *tb = gir_session_output(sb, j);
+    for (size_t i = 0; st == GIR_OK && i < ob.n; i++) {
+        const char *name = a->values[ob.value[i]]->name;
+        size_t j = by_name ? (size_t)output_named(a, b, &ob, i) : i;
+        gir_tensor_unref(printed);
+        printed = i < a->n_outputs ? NULL : gir_session_value(sa, name);
+        gir_tensor *ta = i < a->n_outputs ? gir_session_output(sa, i) : printed, *tb = gir_session_output(sb, j);
+        if (!ta) {
+            st = gir_fail(err, GIR_E_INTERNAL, "the value '%s' model A prints was not kept by its run", name);
+            break;
+        }
         char what[300];
-        snprintf(what, sizeof what, "output '%s'", name);
+        snprintf(what, sizeof what, i < a->n_outputs ? "output '%s'" : "output '%s' (printed by A)", name);
         if (!comparable(gir_tensor_dtype(ta), gir_tensor_dtype(tb)) || !gir_shape_equal(gir_tensor_shape(ta), gir_tensor_shape(tb))) {
             char s1[96], s2[96];
             st = gir_fail(err, GIR_E_CHECK_FAILED, "output '%s' is %s %s in A and %s %s in B", name,
@@ -446,11 +508,13 @@ static gir_status run_both(const gir_graph *a, const gir_graph *b, const gir_che
         st = first_divergence(a, sa, sb, b, o, rep, err);
     if (st == GIR_OK && bad > 0)
         st = gir_fail(err, GIR_E_CHECK_FAILED, "%zu of %zu outputs differ beyond atol %g + rtol %g (first: '%s')", bad,
-                      a->n_outputs, o->atol, o->rtol, a->values[a->outputs[first_bad]]->name);
+                      ob.n, o->atol, o->rtol, a->values[ob.value[first_bad]]->name);
     if ((st == GIR_OK || bad > 0) && !js.failed)
         *metrics_json = gir_buf_take(&js);
 out:
     gir_buf_free(&js);
+    gir_tensor_unref(printed);
+    observed_free(&ob);
     if (fed)
         for (size_t i = 0; i < na; i++)
             gir_tensor_unref(fed[i]);
@@ -526,6 +590,27 @@ static gir_status align_input_shapes(const gir_graph *src, gir_graph *b, gir_err
     return GIR_OK;
 }
 
+/* The verdict and JSON of a check run at shapes the checker chose (the
+ * source's inputs had no known dimension) say which. */
+static void say_chosen_shapes(gir_check_result *res, const char *chosen)
+{
+    if (res->verdict) {
+        char *v = gir_strdupf("%s; at input shapes the checker chose: %s", res->verdict, chosen);
+        if (v) {
+            free(res->verdict);
+            res->verdict = v;
+        }
+    }
+    size_t len = res->json ? strlen(res->json) : 0;
+    if (len > 2 && res->json[len - 1] == '}') {
+        char *j = gir_strdupf("%.*s, \"chosen_input_shapes\": \"%s\"}", (int)(len - 1), res->json, chosen);
+        if (j) {
+            free(res->json);
+            res->json = j;
+        }
+    }
+}
+
 GIR_API gir_status gir_check_written(const gir_graph *src, gir_graph *b, const gir_check_options *o,
                                      gir_check_result *res, gir_error *err)
 {
@@ -535,11 +620,20 @@ GIR_API gir_status gir_check_written(const gir_graph *src, gir_graph *b, const g
         o = &dflt;
     }
     gir_error cerr = GIR_ERROR_INIT;
+    gir_graph *a2 = NULL, *b2 = NULL;
+    char *chosen = NULL;
     gir_status st = align_input_shapes(src, b, &cerr);
     if (st == GIR_OK)
-        st = gir_check_models(src, b, o, res, &cerr);
+        st = gir_check_choose_shapes(src, b, o, &a2, &b2, &chosen, &cerr);
+    if (st == GIR_OK)
+        st = gir_check_models(a2 ? a2 : src, b2 ? b2 : b, o, res, &cerr);
     else
         memset(res, 0, sizeof *res);
+    if (chosen)
+        say_chosen_shapes(res, chosen);
+    free(chosen);
+    gir_graph_free(a2);
+    gir_graph_free(b2);
     if (res->method == GIR_CHECK_RUN || !cannot_run(st)) {
         if (st && err && err->code == GIR_OK) {
             *err = cerr;

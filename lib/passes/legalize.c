@@ -114,8 +114,20 @@ static bool try_node(legal *L, gir_graph **gp, gir_plan *P, const char *name, in
         free(cnt);
         return false;
     }
-    bool done = false;
-    for (size_t pi = 0; pi < L->n_pat && !done; pi++) {
+    /* every pattern for the op is tried; the one leaving the fewest
+     * refusals (the first of equals) wins.  Taking the first that helps
+     * would let a pattern that helps a little (folding a constant operand
+     * into a constant output the target refuses too) hide one that helps
+     * fully (a form the target writes). */
+    gir_graph *best = NULL;
+    gir_plan Pbest = { 0 };
+    size_t *best_cnt = calloc(L->n_pat, sizeof *best_cnt);
+    if (!best_cnt) {
+        free(used2);
+        free(cnt);
+        return false;
+    }
+    for (size_t pi = 0; pi < L->n_pat; pi++) {
         const gir_pattern *pat = gir_pattern_at(pi);
         if (used[pi] || (pat->op != op && pat->op != GIR_OP_COUNT_))
             continue;
@@ -141,16 +153,14 @@ static bool try_node(legal *L, gir_graph **gp, gir_plan *P, const char *name, in
         memset(cnt, 0, L->n_pat * sizeof *cnt);
         cnt[pi] = 1;
         chase(L, *gp, &trial, &Pt, depth, used2, cnt, err);
-        if (total(&Pt) < total(P)) {
-            gir_graph_free(*gp);
-            *gp = trial;
-            gir_plan_free(P);
-            *P = Pt;
-            for (size_t j = 0; j < L->n_pat; j++)
-                counts[j] += cnt[j];
-            done = true;
+        if (total(&Pt) < total(P) && (!best || total(&Pt) < total(&Pbest))) {
+            gir_graph_free(best);
+            gir_plan_free(&Pbest);
+            best = trial;
+            Pbest = Pt;
+            memcpy(best_cnt, cnt, L->n_pat * sizeof *cnt);
         } else {
-            if (pat->op == op) {
+            if (pat->op == op && total(&Pt) >= total(P)) {
                 const char *left = NULL;
                 for (size_t i = 0; i < Pt.n_nodes && !left; i++)
                     if (Pt.why[i] && gir_graph_node_index(*gp, trial->nodes[i]->name) < 0)
@@ -160,7 +170,19 @@ static bool try_node(legal *L, gir_graph **gp, gir_plan *P, const char *name, in
             gir_graph_free(trial);
             gir_plan_free(&Pt);
         }
+        if (best && total(&Pbest) == 0)
+            break; /* nothing left to do better */
     }
+    bool done = best != NULL;
+    if (done) {
+        gir_graph_free(*gp);
+        *gp = best;
+        gir_plan_free(P);
+        *P = Pbest;
+        for (size_t j = 0; j < L->n_pat; j++)
+            counts[j] += best_cnt[j];
+    }
+    free(best_cnt);
     free(used2);
     free(cnt);
     return done;

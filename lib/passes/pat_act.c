@@ -44,3 +44,29 @@ static gir_status clip_one_bound(gir_rw *rw, const gir_node *n, gir_error *err)
 const gir_pattern gir_pat_clip_one_bound = {
     "clip-one-bound", GIR_OP_Clip, "Clip with one bound as Max or Min", clip_one_bound,
 };
+
+/* Clip with both bounds = Min(Max(x, min), max); with min 0, Min(Relu(x),
+ * max) (Relu keeps -0 as Clip does).  NaN passes through all of them. */
+static gir_status clip_max_min(gir_rw *rw, const gir_node *n, gir_error *err)
+{
+    const gir_attr *lo = gir_attrs_find(&n->attrs, "min"), *hi = gir_attrs_find(&n->attrs, "max");
+    if (!lo || !hi)
+        return gir_pat_skip(err, "Clip without both bounds");
+    const gir_value *x = gir_pat_in(rw, n, 0);
+    TRY(gir_pat_float_dtype(x, err));
+    double l = gir_node_float(n, "min", 0.0), h = gir_node_float(n, "max", 0.0);
+    int32_t y, c;
+    if (l == 0.0) {
+        TRY(gir_rw_unary(rw, GIR_OP_Relu, n->in[0], NULL, &y, err));
+    } else {
+        TRY(gir_rw_scalar(rw, x->dtype, l, &c, err));
+        TRY(gir_rw_binary(rw, GIR_OP_Max, n->in[0], c, NULL, &y, err));
+    }
+    TRY(gir_rw_scalar(rw, x->dtype, h, &c, err));
+    TRY(gir_rw_binary(rw, GIR_OP_Min, y, c, NULL, &y, err));
+    return gir_rw_done(rw, &y, err);
+}
+
+const gir_pattern gir_pat_clip_max_min = {
+    "clip-as-max-min", GIR_OP_Clip, "Clip as Max (or Relu) and Min", clip_max_min,
+};

@@ -43,6 +43,21 @@ static const gir_pattern *const registry[] = {
     &gir_pat_conv_pads_split,
     &gir_pat_maxpool_pads_split,
     &gir_pat_avgpool_pads_split,
+    &gir_pat_print_output,
+    &gir_pat_gemm_conv,
+    &gir_pat_broadcast_resize,
+    &gir_pat_clip_max_min,
+    &gir_pat_bn_epsilon_min,
+    &gir_pat_lstm_unroll,
+    &gir_pat_gru_unroll,
+    &gir_pat_rnn_unroll,
+    &gir_pat_gemm_bias_add,
+    &gir_pat_abs_max,
+    &gir_pat_expand_resize,
+    &gir_pat_softmax_last,
+    &gir_pat_logsoftmax_last,
+    &gir_pat_reducemean_pool,
+    &gir_pat_reducemax_pool,
     NULL /* sentinel: patterns are listed above this line */
 };
 

@@ -8,6 +8,7 @@
 /* pat_act.c: activations */
 extern const gir_pattern gir_pat_hardsigmoid_clip;
 extern const gir_pattern gir_pat_clip_one_bound;
+extern const gir_pattern gir_pat_clip_max_min;
 /* pat_fold.c: constant folding of a node's operands (any op) */
 extern const gir_pattern gir_pat_fold_constants;
 /* pat_linalg.c: matrix products */
@@ -44,6 +45,27 @@ extern const gir_pattern gir_pat_equal_bool_arith;
 extern const gir_pattern gir_pat_flatten_reshape;
 extern const gir_pattern gir_pat_squeeze_reshape;
 extern const gir_pattern gir_pat_unsqueeze_reshape;
+/* pat_print.c: Print for targets without print */
+extern const gir_pattern gir_pat_print_output;
+/* pat_conv.c: Gemm as a 1x1 convolution */
+extern const gir_pattern gir_pat_gemm_conv;
+extern const gir_pattern gir_pat_gemm_bias_add;
+/* pat_broadcast.c: broadcasting made explicit */
+extern const gir_pattern gir_pat_broadcast_resize;
+extern const gir_pattern gir_pat_expand_resize;
+/* pat_norm.c: BatchNormalization's epsilon */
+extern const gir_pattern gir_pat_bn_epsilon_min;
+/* pat_rnn.c: recurrent layers unrolled */
+extern const gir_pattern gir_pat_lstm_unroll;
+extern const gir_pattern gir_pat_gru_unroll;
+extern const gir_pattern gir_pat_rnn_unroll;
+/* pat_arith.c: elementwise operators in others; Softmax's axis moved last */
+extern const gir_pattern gir_pat_abs_max;
+extern const gir_pattern gir_pat_softmax_last;
+extern const gir_pattern gir_pat_logsoftmax_last;
+/* pat_pool.c: reductions over any axes as global pooling */
+extern const gir_pattern gir_pat_reducemean_pool;
+extern const gir_pattern gir_pat_reducemax_pool;
 
 /* pat_pad.c: padding merged into and split out of convolutions and pools,
  * ceil-mode pooling as end padding */

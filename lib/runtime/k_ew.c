@@ -43,6 +43,13 @@ static inline float signf(float v)
     return v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v; /* keeps -0, 0 and NaN */
 }
 
+/* HardSigmoid's clamp of t = alpha x + beta to [0, 1]; NaN passes (ONNX
+ * propagates it, as Clip does: fmaxf/fminf would make it 0 or 1). */
+static inline float hardsigmoidf(float t)
+{
+    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+}
+
 /* NaN passes through Relu and Clip (as numpy's maximum/minimum do). */
 UNARY(u_relu, v < 0.0f ? 0.0f : v)
 UNARY(u_sigmoid, sigmoidf(v))
@@ -50,7 +57,7 @@ UNARY(u_tanh, tanhf(v))
 UNARY(u_leaky, v < 0.0f ? p->alpha * v : v)
 UNARY(u_elu, v < 0.0f ? p->alpha * expm1f(v) : v)
 UNARY(u_selu, v > 0.0f ? p->gamma * v : p->gamma * (p->alpha * expf(v) - p->alpha))
-UNARY(u_hardsigmoid, fmaxf(0.0f, fminf(1.0f, p->alpha * v + p->beta)))
+UNARY(u_hardsigmoid, hardsigmoidf(p->alpha * v + p->beta))
 UNARY(u_softplus, softplusf(v))
 UNARY(u_softsign, v / (1.0f + fabsf(v)))
 UNARY(u_clip, v < p->lo ? p->lo : (v > p->hi ? p->hi : v))

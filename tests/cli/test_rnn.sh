@@ -18,10 +18,15 @@ run "$LSTM" "$TMP/o13.onnx" --opset 13 --check
 expect_err "onnx -> onnx at opset 13 with --check" 0 "check passed" "ran both models"
 run "$LSTM" "$TMP/o14.onnx" --opset 14 --check
 expect_err "onnx -> onnx at opset 14 with --check" 0 "check passed"
-# targets without a recurrent operator refuse by name, writing nothing
+# targets without a recurrent operator get it unrolled over its steps
+run "$LSTM" "$TMP/lstm.nnp" --check
+expect_err "onnx -> nnabla: the LSTM is unrolled, and checks" 0 "rewritten for nnabla: LSTM unrolled over its steps" \
+  "check passed: ran both models: 3 outputs agree"
+# LightNet has no tanh: no exact form, refused by name, nothing written
 mkdir "$TMP/refused"
-run "$LSTM" "$TMP/refused/lstm.nnp"
-expect_err "onnx -> nnabla names the LSTM it cannot write" 3 "cannot write as nnabla: LSTM" "[unsupported-op]"
+run "$LSTM" "$TMP/refused/lstm.json" --to lightnet
+expect_err "onnx -> lightnet names the LSTM it cannot write" 3 "cannot write as lightnet: LSTM" "lstm-unrolled" \
+  "[unsupported-op]"
 check "a refused conversion writes nothing" test -z "$(ls -A "$TMP/refused")"
 # Its weights are computed (Slice/Concat of initializers): legalization
 # folds them into constants, which MXNet's RNN can pack.

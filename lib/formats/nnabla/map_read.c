@@ -1736,6 +1736,10 @@ static gir_status map_plain(mctx *m, bool *mapped, const plain_map *pm)
             return GIR_OK;
     }
     *mapped = true;
+    /* an Identity keeps its variable's values: of an index (ArgMax's
+     * int64, an integer parameter) it is that index, not a float32 */
+    if (pm->op == GIR_OP_Identity && m->g->values[m->in[0]]->dtype != GIR_DT_UNKNOWN)
+        m->g->values[m->out[0]]->dtype = m->g->values[m->in[0]]->dtype;
     gir_node *n;
     TRY(simple(m, pm->op, &n));
     return infer(m, n);

@@ -2005,7 +2005,13 @@ static void emit_cast(wctx *w, const gir_node *n)
 {
     const gir_value *x = V(w, n->in[0]), *y = V(w, n->out[0]);
     gir_dtype from = x ? x->dtype : GIR_DT_UNKNOWN, to = y ? y->dtype : GIR_DT_UNKNOWN;
-    if (from == to || (from == GIR_DT_BOOL && to == GIR_DT_F32)) {
+    /* integers are float32 variables holding them: a widening, or a
+     * narrowing of an index (ArgMax/ArgMin: below the axis length), keeps
+     * every value */
+    const gir_node *px = x && x->producer >= 0 ? w->g->nodes[x->producer] : NULL;
+    bool index = px && (px->op == GIR_OP_ArgMax || px->op == GIR_OP_ArgMin);
+    bool int_same = (from == GIR_DT_I32 && to == GIR_DT_I64) || (from == GIR_DT_I64 && to == GIR_DT_I32 && index);
+    if (from == to || (from == GIR_DT_BOOL && to == GIR_DT_F32) || int_same) {
         simple_fn(w, n, "Identity");
         return;
     }

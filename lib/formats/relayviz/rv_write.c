@@ -624,7 +624,7 @@ gir_status gir_relayviz_plan(const gir_graph *g, const gir_options *opts, gir_un
     gir_status st = GIR_OK;
     if (!order || !plans || !node_needed || !value_needed)
         st = gir_nomem(err);
-    else if (g->n_outputs)
+    else
         st = check_all(g, gir_options_flag(opts, "allow-opaque"), gir_options_flag(opts, "embed-weights"),
                        nf && !strcmp(nf, "string"), order, &n_order, plans, node_needed, value_needed, u, err);
     free(order);

@@ -89,7 +89,13 @@ GIR_API gir_status gir_check_models(const gir_graph *a, const gir_graph *b, cons
  * data), by comparing structure and weights, with src's input shapes
  * given to b first.  A structural comparison passes only with
  * o->allow_structural; otherwise it fails with GIR_E_CHECK_FAILED saying
- * that the models were not run. */
+ * that the models were not run.  Inputs of src with no known dimension
+ * (nothing fed for them) are given the first shape for which shape
+ * inference of both models succeeds (batch 1, channels from a convolution
+ * reading the input, other dimensions one size searched from 1 to 128 and
+ * common image sizes up to 512); the verdict and JSON name it.  When b
+ * has more outputs than src and src prints (Print nodes), the printed
+ * tensors are compared with b's extra outputs, by name. */
 GIR_API gir_status gir_check_written(const gir_graph *src, gir_graph *b, const gir_check_options *o,
                                      gir_check_result *res, gir_error *err);
 

@@ -1,0 +1,69 @@
+/* ReduceMean/ReduceMax over any axes as global pooling, for targets whose
+ * only reductions are pools (LightNet's avgpool2d/maxpool2d): the kept
+ * axes are moved first and the reduced ones last (Transpose), viewed as
+ * [1, kept, reduced, 1] (Reshape), pooled globally, and given the output
+ * shape (Reshape).  The same mean or maximum over the same elements; a
+ * mean is summed in another order. */
+#include "patterns.h"
+
+static gir_status reduce_pool(gir_rw *rw, const gir_node *n, gir_error *err)
+{
+    const gir_value *x = gir_pat_in(rw, n, 0), *y = gir_out(rw->g, n, 0);
+    TRY(gir_pat_float_dtype(x, err));
+    int r = x->shape.rank;
+    if (r < 1 || !gir_shape_is_known(&x->shape) || !y || !gir_shape_is_known(&y->shape))
+        return gir_pat_skip(err, "%s of an unknown shape", gir_op_name(n->op));
+    bool red[GIR_MAX_RANK] = { false };
+    const int64_t *axes;
+    ptrdiff_t na = gir_attrs_get_ints(&n->attrs, "axes", &axes);
+    for (int d = 0; d < r; d++)
+        red[d] = na < 0; /* no axes: every axis */
+    for (ptrdiff_t i = 0; i < na; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+        if (a < 0 || a >= r)
+            return gir_pat_skip(err, "%s over axis %lld of a rank-%d tensor", gir_op_name(n->op), (long long)axes[i],
+                                r);
+        red[a] = true;
+    }
+    int64_t perm[GIR_MAX_RANK], kept = 1, reduced = 1;
+    int k = 0;
+    for (int d = 0; d < r; d++)
+        if (!red[d]) {
+            perm[k++] = d;
+            kept *= x->shape.dims[d];
+        }
+    int first_red = k;
+    for (int d = 0; d < r; d++)
+        if (red[d]) {
+            perm[k++] = d;
+            reduced *= x->shape.dims[d];
+        }
+    if (reduced < 1 || first_red == r)
+        return gir_pat_skip(err, "%s that reduces nothing", gir_op_name(n->op));
+    bool identity = true;
+    for (int d = 0; d < r; d++)
+        identity = identity && perm[d] == d;
+    int32_t v = n->in[0];
+    gir_node *m;
+    if (!identity) {
+        TRY(gir_rw_unary(rw, GIR_OP_Transpose, v, &m, &v, err));
+        if (gir_attrs_set_ints(rw->g, &m->attrs, "perm", perm, (size_t)r, err))
+            return gir_nomem(err);
+    }
+    TRY(gir_rw_unary(rw, GIR_OP_Reshape, v, &m, &v, err));
+    if (gir_attrs_set_ints(rw->g, &m->attrs, "shape", (const int64_t[]){ 1, kept, reduced, 1 }, 4, err))
+        return gir_nomem(err);
+    TRY(gir_rw_unary(rw, n->op == GIR_OP_ReduceMean ? GIR_OP_GlobalAveragePool : GIR_OP_GlobalMaxPool, v, NULL, &v,
+                     err));
+    TRY(gir_rw_unary(rw, GIR_OP_Reshape, v, &m, &v, err));
+    if (gir_attrs_set_ints(rw->g, &m->attrs, "shape", y->shape.dims, (size_t)y->shape.rank, err))
+        return gir_nomem(err);
+    return gir_rw_done(rw, &v, err);
+}
+
+const gir_pattern gir_pat_reducemean_pool = {
+    "reducemean-as-pool", GIR_OP_ReduceMean, "ReduceMean as Transpose+Reshape+GlobalAveragePool+Reshape", reduce_pool,
+};
+const gir_pattern gir_pat_reducemax_pool = {
+    "reducemax-as-pool", GIR_OP_ReduceMax, "ReduceMax as Transpose+Reshape+GlobalMaxPool+Reshape", reduce_pool,
+};
