@@ -131,6 +131,20 @@ static void test_number_text(void **state)
     assert_string_equal(out, "0.1");
     gir_fmt_float(out, 1e-5f, false);
     assert_string_equal(out, "1e-05");
+    /* The digit count is found by binary search except at powers of two,
+     * where the gap below is half the gap above: the shortest text still. */
+    check_double((double)0.1f, false, "0.10000000149011612");
+    check_double(0x1p-1074, false, "5e-324");
+    check_double(0x1p-1022, false, "2.2250738585072014e-308");
+    check_double(0x1p60, false, "1.152921504606847e+18");
+    check_double(-0x1p-20, false, "-9.5367431640625e-07");
+    check_double(5e-324 * 3, false, "1.5e-323");
+    gir_fmt_float(out, 0x1p-149f, false);
+    assert_string_equal(out, "1e-45");
+    gir_fmt_float(out, 0x1p100f, false);
+    assert_string_equal(out, "1.2676506e+30");
+    gir_fmt_float(out, 16777216.0f, false);
+    assert_string_equal(out, "16777216");
     int64_t i;
     double d;
     assert_true(gir_parse_i64("-42", &i) && i == -42);

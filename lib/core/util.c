@@ -368,12 +368,36 @@ static void fmt_repr(char out[48], double v, int maxprec, bool is_float, bool fo
         return;
     }
     char sci[40];
-    int prec = 1;
-    for (; prec <= maxprec; prec++) {
-        snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
-        if (is_float ? strtof(sci, NULL) == (float)v : strtod(sci, NULL) == v)
-            break;
+    /* The fewest significant digits that read back as v.  Away from powers
+     * of two the values that round to v lie symmetrically around it, and
+     * rounding to one more digit never moves farther from v, so reading
+     * back is monotonic in the digit count: a binary search finds the
+     * same count as trying 1, 2, ... in turn, in 5 conversions instead of
+     * up to 17.  At a power of two the gap below is half the gap above,
+     * so there every count is tried in turn. */
+    int mexp;
+    bool pow2 = is_float ? frexpf((float)v, &mexp) == 0.5f || frexpf((float)v, &mexp) == -0.5f
+                         : frexp(v, &mexp) == 0.5 || frexp(v, &mexp) == -0.5;
+    int prec;
+    if (pow2) {
+        for (prec = 1; prec < maxprec; prec++) {
+            snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
+            if (is_float ? strtof(sci, NULL) == (float)v : strtod(sci, NULL) == v)
+                break;
+        }
+    } else {
+        int lo = 1, hi = maxprec; /* maxprec digits always read back */
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            snprintf(sci, sizeof sci, "%.*e", mid - 1, v);
+            if (is_float ? strtof(sci, NULL) == (float)v : strtod(sci, NULL) == v)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        prec = lo;
     }
+    snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
     /* sci is [-]d[.ddd]e[+-]XX */
     const char *p = sci;
     bool neg = *p == '-';
