@@ -348,6 +348,8 @@ static gir_status run_both(const gir_graph *a, const gir_graph *b, const gir_che
         gir_err_replace_message(err, "model B: %s", err && err->message ? err->message : "");
         goto out;
     }
+    gir_session_set_max_elements(sa, o->max_run_elements);
+    gir_session_set_max_elements(sb, o->max_run_elements);
     gir_session_keep_values(sa, o->per_node);
     gir_session_keep_values(sb, o->per_node);
     /* what the models print (LightNet's print) would only interleave with
