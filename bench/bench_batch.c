@@ -80,11 +80,11 @@ static gir_graph *generate(int k)
         snprintf(name, sizeof name, "conv%d_bias", l);
         n->in[2] = weight(g, name, (gir_shape){ 1, { oc } });
         int64_t ks[] = { 3, 3 }, st[] = { 1, 1 }, pads[] = { 1, 1, 1, 1 }, dil[] = { 1, 1 };
-        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", ks, 2);
-        gir_attrs_set_ints(g, &n->attrs, "strides", st, 2);
-        gir_attrs_set_ints(g, &n->attrs, "pads", pads, 4);
-        gir_attrs_set_ints(g, &n->attrs, "dilations", dil, 2);
-        gir_attrs_set_int(g, &n->attrs, "group", 1);
+        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", ks, 2, &err);
+        gir_attrs_set_ints(g, &n->attrs, "strides", st, 2, &err);
+        gir_attrs_set_ints(g, &n->attrs, "pads", pads, 4, &err);
+        gir_attrs_set_ints(g, &n->attrs, "dilations", dil, 2, &err);
+        gir_attrs_set_int(g, &n->attrs, "group", 1, &err);
         snprintf(name, sizeof name, "conv%d_out", l);
         if (gir_node_make_output(g, n, 0, name, &err))
             die("output", &err);
@@ -105,9 +105,9 @@ static gir_graph *generate(int k)
                 die("node", &err);
             p->in[0] = x;
             int64_t k2[] = { 2, 2 }, s2[] = { 2, 2 }, p0[] = { 0, 0, 0, 0 };
-            gir_attrs_set_ints(g, &p->attrs, "kernel_shape", k2, 2);
-            gir_attrs_set_ints(g, &p->attrs, "strides", s2, 2);
-            gir_attrs_set_ints(g, &p->attrs, "pads", p0, 4);
+            gir_attrs_set_ints(g, &p->attrs, "kernel_shape", k2, 2, &err);
+            gir_attrs_set_ints(g, &p->attrs, "strides", s2, 2, &err);
+            gir_attrs_set_ints(g, &p->attrs, "pads", p0, 4, &err);
             snprintf(name, sizeof name, "pool%d_out", l);
             if (gir_node_make_output(g, p, 0, name, &err))
                 die("output", &err);
@@ -120,14 +120,14 @@ static gir_graph *generate(int k)
         gir_node_make_output(g, f, 0, "flat", &err))
         die("node", &err);
     f->in[0] = x;
-    gir_attrs_set_int(g, &f->attrs, "axis", 1);
+    gir_attrs_set_int(g, &f->attrs, "axis", 1, &err);
     int64_t classes = 10;
     if (gir_graph_add_node(g, "fc", GIR_OP_Gemm, 3, 1, &d, &err) || gir_node_make_output(g, d, 0, "logits", &err))
         die("node", &err);
     d->in[0] = f->out[0];
     d->in[1] = weight(g, "fc_weight", (gir_shape){ 2, { classes, c * hw * hw } });
     d->in[2] = weight(g, "fc_bias", (gir_shape){ 1, { classes } });
-    gir_attrs_set_int(g, &d->attrs, "transB", 1);
+    gir_attrs_set_int(g, &d->attrs, "transB", 1, &err);
     if (gir_graph_add_output(g, d->out[0], &err))
         die("output", &err);
     (void)k;

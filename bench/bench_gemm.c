@@ -1,6 +1,6 @@
 /* GEMM throughput: GFLOP/s of gir_sgemm for square and convolution-like
  * shapes, per kernel the CPU supports, with 1 and 2 threads.
- * Usage: bench_gemm [--quick] [--best] [--isa NAME]
+ * Usage: bench_gemm [--quick] [--best] [--isa NAME] [--match TEXT]
  * Figures are the median over repeated runs (--best: the fastest run, which
  * is steadier on a shared machine). */
 #include "runtime/gemm.h"
@@ -42,11 +42,16 @@ static const shape shapes[] = {
     { "mobilenet 1x1 96->24 56x56 (packed A)", 24, 3136, 96, true },
     { "mobilenet 1x1 320->1280 7x7 (packed A)", 1280, 49, 320, true },
     { "fc 512->1000 batch 1", 1, 1000, 512, false },
+    { "convnext MLP 96->384 56x56 tokens", 3136, 384, 96, false },
+    { "convnext MLP 384->96 56x56 tokens", 3136, 96, 384, false },
+    { "convnext MLP 384->1536 14x14 tokens", 196, 1536, 384, false },
+    { "convnext MLP 3072->768 7x7 tokens", 49, 768, 3072, false },
 };
 
 int main(int argc, char **argv)
 {
     bool quick = false, best = false;
+    const char *match = NULL;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
@@ -55,8 +60,10 @@ int main(int argc, char **argv)
             best = true;
         else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc)
             only = argv[++i];
+        else if (strcmp(argv[i], "--match") == 0 && i + 1 < argc)
+            match = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_gemm [--quick] [--best] [--isa NAME]\n");
+            fprintf(stderr, "usage: bench_gemm [--quick] [--best] [--isa NAME] [--match TEXT]\n");
             return 1;
         }
     }
@@ -65,6 +72,8 @@ int main(int argc, char **argv)
     printf("%-42s %-8s %8s %8s\n", "shape (M x N x K)", "kernel", "1 thr", "2 thr");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const shape *sh = &shapes[s];
+        if (match && !strstr(sh->what, match))
+            continue;
         float *a = malloc(sh->m * sh->k * sizeof(float));
         float *b = malloc(sh->k * sh->n * sizeof(float));
         float *c = malloc(sh->m * sh->n * sizeof(float));

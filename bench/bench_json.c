@@ -242,10 +242,10 @@ static gir_graph *make_big(void)
             die("graph", &err);
         n->in[0] = x;
         n->in[1] = w;
-        if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", k, 2) ||
-            gir_attrs_set_ints(g, &n->attrs, "strides", one, 2) ||
-            gir_attrs_set_ints(g, &n->attrs, "dilations", one, 2) || gir_attrs_set_ints(g, &n->attrs, "pads", pads, 4) ||
-            gir_attrs_set_int(g, &n->attrs, "group", 1))
+        if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", k, 2, &err) ||
+            gir_attrs_set_ints(g, &n->attrs, "strides", one, 2, &err) ||
+            gir_attrs_set_ints(g, &n->attrs, "dilations", one, 2, &err) || gir_attrs_set_ints(g, &n->attrs, "pads", pads, 4, &err) ||
+            gir_attrs_set_int(g, &n->attrs, "group", 1, &err))
             die("attrs", NULL);
         if (gir_node_make_output(g, n, 0, name, &err))
             die("graph", &err);

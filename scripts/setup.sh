@@ -13,6 +13,7 @@ packages=(
   hdf5-tools unzip graphviz yajl-tools man-db
   clang libclang-rt-14-dev llvm
   python3 python3-cffi python3-numpy python3-pytest
+  python3-torchvision python3-onnx
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -137,16 +137,16 @@ static inline gir_node *gb_node(gir_graph *g, const char *op, const char *name, 
     return n;
 }
 
-#define GB_INT(n, name, v) assert_int_equal(gir_attrs_set_int((n)->graph, &(n)->attrs, (name), (v)), GIR_OK)
-#define GB_FLOAT(n, name, v) assert_int_equal(gir_attrs_set_float((n)->graph, &(n)->attrs, (name), (v)), GIR_OK)
-#define GB_STR(n, name, v) assert_int_equal(gir_attrs_set_string((n)->graph, &(n)->attrs, (name), (v)), GIR_OK)
+#define GB_INT(n, name, v) assert_int_equal(gir_attrs_set_int((n)->graph, &(n)->attrs, (name), (v), NULL), GIR_OK)
+#define GB_FLOAT(n, name, v) assert_int_equal(gir_attrs_set_float((n)->graph, &(n)->attrs, (name), (v), NULL), GIR_OK)
+#define GB_STR(n, name, v) assert_int_equal(gir_attrs_set_string((n)->graph, &(n)->attrs, (name), (v), NULL), GIR_OK)
 #define GB_INTS(n, name, ...)                                                                           \
     assert_int_equal(gir_attrs_set_ints((n)->graph, &(n)->attrs, (name), (const int64_t[]){ __VA_ARGS__ }, \
-                                        sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)),       \
+                                        sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t), NULL),       \
                      GIR_OK)
 #define GB_FLOATS(n, name, ...)                                                                          \
     assert_int_equal(gir_attrs_set_floats((n)->graph, &(n)->attrs, (name), (const double[]){ __VA_ARGS__ }, \
-                                          sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double)),       \
+                                          sizeof((const double[]){ __VA_ARGS__ }) / sizeof(double), NULL),       \
                      GIR_OK)
 
 /* Asserts value's dtype and shape text. */

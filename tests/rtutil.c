@@ -106,27 +106,27 @@ void rt_output(gir_graph *g, const char *name)
 
 void rt_attr_int(gir_graph *g, gir_node *n, const char *name, int64_t v)
 {
-    assert_int_equal(gir_attrs_set_int(g, &n->attrs, name, v), GIR_OK);
+    assert_int_equal(gir_attrs_set_int(g, &n->attrs, name, v, NULL), GIR_OK);
 }
 
 void rt_attr_float(gir_graph *g, gir_node *n, const char *name, double v)
 {
-    assert_int_equal(gir_attrs_set_float(g, &n->attrs, name, v), GIR_OK);
+    assert_int_equal(gir_attrs_set_float(g, &n->attrs, name, v, NULL), GIR_OK);
 }
 
 void rt_attr_string(gir_graph *g, gir_node *n, const char *name, const char *v)
 {
-    assert_int_equal(gir_attrs_set_string(g, &n->attrs, name, v), GIR_OK);
+    assert_int_equal(gir_attrs_set_string(g, &n->attrs, name, v, NULL), GIR_OK);
 }
 
 void rt_attr_ints(gir_graph *g, gir_node *n, const char *name, const int64_t *v, size_t count)
 {
-    assert_int_equal(gir_attrs_set_ints(g, &n->attrs, name, v, count), GIR_OK);
+    assert_int_equal(gir_attrs_set_ints(g, &n->attrs, name, v, count, NULL), GIR_OK);
 }
 
 void rt_attr_floats(gir_graph *g, gir_node *n, const char *name, const double *v, size_t count)
 {
-    assert_int_equal(gir_attrs_set_floats(g, &n->attrs, name, v, count), GIR_OK);
+    assert_int_equal(gir_attrs_set_floats(g, &n->attrs, name, v, count, NULL), GIR_OK);
 }
 
 void rt_fill(float *p, size_t n, uint64_t seed)

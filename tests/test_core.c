@@ -149,43 +149,55 @@ static void test_attr_lists(void **state)
     TU_OK(gir_graph_new(&g, &err), &err);
     gir_node *p;
     TU_OK(gir_graph_add_node(g, "p", GIR_OP_Identity, 1, 1, &p, &err), &err);
-    TU_OK(gir_attrs_reserve(g, &p->attrs, 3), &err);
+    TU_OK(gir_attrs_reserve(g, &p->attrs, 3, &err), &err);
     assert_int_equal(p->attrs.cap, 3);
     const gir_attr *items = p->attrs.items;
     static const int64_t dims[] = { 3, 3 };
     const gir_attr a1 = { .name = "kernel_shape", .type = GIR_ATTR_INTS, .u.ints = { 2, (int64_t *)dims } };
     const gir_attr a2 = { .name = "group", .type = GIR_ATTR_INT, .u.i = 2 };
     const gir_attr a3 = { .name = "auto_pad", .type = GIR_ATTR_STRING, .u.s = "NOTSET" };
-    TU_OK(gir_attrs_put(g, &p->attrs, &a1), &err);
-    TU_OK(gir_attrs_put(g, &p->attrs, &a2), &err);
-    TU_OK(gir_attrs_put(g, &p->attrs, &a3), &err);
+    TU_OK(gir_attrs_put(g, &p->attrs, &a1, &err), &err);
+    TU_OK(gir_attrs_put(g, &p->attrs, &a2, &err), &err);
+    TU_OK(gir_attrs_put(g, &p->attrs, &a3, &err), &err);
     assert_ptr_equal(p->attrs.items, items); /* no growing */
     assert_ptr_equal(p->attrs.items[0].name, a1.name);
     assert_ptr_equal(p->attrs.items[0].u.ints.v, dims);
     assert_ptr_equal(p->attrs.items[2].u.s, a3.u.s);
     const gir_attr a4 = { .name = "group", .type = GIR_ATTR_INT, .u.i = 5 };
-    TU_OK(gir_attrs_put(g, &p->attrs, &a4), &err); /* replaces */
+    TU_OK(gir_attrs_put(g, &p->attrs, &a4, &err), &err); /* replaces */
     assert_int_equal(p->attrs.n, 3);
     assert_int_equal(gir_node_int(p, "group", 0), 5);
-    TU_OK(gir_attrs_put(g, &p->attrs, &(gir_attr){ .name = "x", .type = GIR_ATTR_FLOAT, .u.f = 0.5 }), &err);
+    TU_OK(gir_attrs_put(g, &p->attrs, &(gir_attr){ .name = "x", .type = GIR_ATTR_FLOAT, .u.f = 0.5 }, &err), &err);
     assert_int_equal(p->attrs.n, 4); /* grew past the reserve */
     assert_true(p->attrs.cap >= 4);
     assert_string_equal(gir_node_string(p, "auto_pad", ""), "NOTSET");
     assert_true(gir_node_float(p, "x", 0) == 0.5);
-    TU_OK(gir_attrs_reserve(g, &p->attrs, 0), &err);
-    assert_int_equal(gir_attrs_reserve(g, &p->attrs, SIZE_MAX), GIR_E_NOMEM);
+    TU_OK(gir_attrs_reserve(g, &p->attrs, 0, &err), &err);
+    /* Failures are recorded in err, not only returned (a caller's TRY then
+     * reports them). */
+    assert_int_equal(gir_attrs_reserve(g, &p->attrs, SIZE_MAX, &err), GIR_E_NOMEM);
+    assert_int_equal(err.code, GIR_E_NOMEM);
+    gir_error_clear(&err);
+    assert_int_equal(gir_attrs_set_ints(g, &p->attrs, "huge", dims, SIZE_MAX / 4, &err), GIR_E_NOMEM);
+    assert_int_equal(err.code, GIR_E_NOMEM);
+    gir_error_clear(&err);
+    assert_int_equal(gir_attrs_set_floats(g, &p->attrs, "huge", (const double[]){ 1 }, SIZE_MAX / 2, &err),
+                     GIR_E_NOMEM);
+    assert_int_equal(err.code, GIR_E_NOMEM);
+    gir_error_clear(&err);
+    assert_null(gir_attrs_find(&p->attrs, "huge"));
 
     /* gir_attrs_put_list: into an empty list at once, else one by one. */
     const int64_t *pv;
     gir_node *q;
     TU_OK(gir_graph_add_node(g, "q", GIR_OP_Identity, 1, 1, &q, &err), &err);
     const gir_attr two[] = { a1, a3 };
-    TU_OK(gir_attrs_put_list(g, &q->attrs, two, 2), &err);
+    TU_OK(gir_attrs_put_list(g, &q->attrs, two, 2, &err), &err);
     assert_int_equal(q->attrs.n, 2);
     assert_int_equal(q->attrs.cap, 2);
     assert_ptr_equal(q->attrs.items[1].u.s, a3.u.s);
     const gir_attr more[] = { a4, { .name = "auto_pad", .type = GIR_ATTR_STRING, .u.s = "VALID" } };
-    TU_OK(gir_attrs_put_list(g, &q->attrs, more, 2), &err);
+    TU_OK(gir_attrs_put_list(g, &q->attrs, more, 2, &err), &err);
     assert_int_equal(q->attrs.n, 3); /* auto_pad replaced */
     assert_string_equal(gir_node_string(q, "auto_pad", ""), "VALID");
     assert_int_equal(gir_node_int(q, "group", 0), 5);
@@ -210,11 +222,11 @@ static void test_attr_lists(void **state)
     gir_tensor *t;
     TU_OK(gir_tensor_new(GIR_DT_F32, &s2, &t, &err), &err);
     ((float *)t->data)[1] = 2.5f;
-    TU_OK(gir_attrs_set_tensor(g, &q->attrs, "value", t), &err);
+    TU_OK(gir_attrs_set_tensor(g, &q->attrs, "value", t, &err), &err);
     gir_tensor_unref(t);
     const gir_attr *va = gir_attrs_find(&q->attrs, "value");
     assert_non_null(va);
-    TU_OK(gir_attrs_set_tensor(g, &q->attrs, "value", va->u.t), &err);
+    TU_OK(gir_attrs_set_tensor(g, &q->attrs, "value", va->u.t, &err), &err);
     va = gir_attrs_find(&q->attrs, "value");
     assert_true(((const float *)va->u.t->data)[1] == 2.5f);
 
@@ -239,10 +251,10 @@ static void test_graph_builder(void **state)
     TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
     TU_OK(gir_graph_add_input(g, x, &err), &err);
     TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
-    TU_OK(gir_attrs_set_int(g, &n->attrs, "k", 3), &err);
-    TU_OK(gir_attrs_set_int(g, &n->attrs, "k", 4), &err); /* replaces */
+    TU_OK(gir_attrs_set_int(g, &n->attrs, "k", 3, &err), &err);
+    TU_OK(gir_attrs_set_int(g, &n->attrs, "k", 4, &err), &err); /* replaces */
     int64_t pads[] = { 1, 2, 3, 4 };
-    TU_OK(gir_attrs_set_ints(g, &n->attrs, "pads", pads, 4), &err);
+    TU_OK(gir_attrs_set_ints(g, &n->attrs, "pads", pads, 4, &err), &err);
     assert_int_equal(n->attrs.n, 2);
     assert_int_equal(gir_node_int(n, "k", 0), 4);
     const int64_t *pv;

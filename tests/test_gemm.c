@@ -154,6 +154,15 @@ static void test_gemm_edges(void **state)
                                  false, false, false, false };
                     check_case(&tc);
                 }
+    /* Packed A with a short K: B read in place (AVX-512), every column
+     * remainder, with the epilogue (beta, both biases, clamp). */
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+            for (int t = 0; t < 2; t++) {
+                gcase tc = { ms[mi], ns[ni], t ? 9 : 128, false, false, 1.0f, t ? 1.0f : 0.0f, t == 1, t == 0, t == 1,
+                             true };
+                check_case(&tc);
+            }
 }
 
 static void test_gemm_epilogue(void **state)

@@ -935,9 +935,9 @@ static void test_writer_refusals(void **state)
     add_op(g, "t2", GIR_OP_Tanh, t1->out[0], -1, "y2", g->values[x]);
     add_op(g, "add", GIR_OP_Add, x, b, "y3", g->values[x]);
     gir_node *lr = add_op(g, "lr", GIR_OP_LeakyRelu, x, -1, "y4", g->values[x]);
-    TU_OK(gir_attrs_set_float(g, &lr->attrs, "alpha", 0), NULL);
+    TU_OK(gir_attrs_set_float(g, &lr->attrs, "alpha", 0, NULL), NULL);
     gir_node *rs = add_op(g, "rs", GIR_OP_Resize, x, -1, "y5", g->values[x]);
-    TU_OK(gir_attrs_set_string(g, &rs->attrs, "mode", "linear"), NULL);
+    TU_OK(gir_attrs_set_string(g, &rs->attrs, "mode", "linear", NULL), NULL);
     for (size_t i = 0; i < g->n_nodes; i++)
         TU_OK(gir_graph_add_output(g, g->nodes[i]->out[0], NULL), NULL);
     char *dir = tu_join(tmp, "refused");
@@ -973,14 +973,14 @@ static void test_writer_chains(void **state)
     cat->in[0] = a;
     cat->in[1] = b;
     cat->in[2] = c;
-    TU_OK(gir_attrs_set_int(g, &cat->attrs, "axis", -1), NULL);
+    TU_OK(gir_attrs_set_int(g, &cat->attrs, "axis", -1, NULL), NULL);
     TU_OK(gir_node_make_output(g, cat, 0, "y", NULL), NULL);
     g->values[cat->out[0]]->dtype = GIR_DT_F32;
     g->values[cat->out[0]]->shape = (gir_shape){ 2, { 1, 9 } };
     TU_OK(gir_graph_add_output(g, cat->out[0], NULL), NULL);
     int32_t k = add_input(g, "k", "6");
     gir_node *s = add_op(g, "sort", GIR_OP_Sort, k, -1, "ks", g->values[k]);
-    TU_OK(gir_attrs_set_int(g, &s->attrs, "descending", 1), NULL);
+    TU_OK(gir_attrs_set_int(g, &s->attrs, "descending", 1, NULL), NULL);
     gir_node *rl = add_op(g, "after", GIR_OP_Relu, k, -1, "kr", g->values[k]);
     TU_OK(gir_graph_add_output(g, s->out[0], NULL), NULL);
     TU_OK(gir_graph_add_output(g, rl->out[0], NULL), NULL);
@@ -1094,25 +1094,25 @@ static void test_writer_more(void **state)
     int32_t x = add_input(g, "x", "1,3,4,4");
     /* ArgMax -> Cast(int32), no ReduceMax: a maxreduce_arg with a spare dst */
     gir_node *am = add_op(g, "am", GIR_OP_ArgMax, x, -1, "idx64", g->values[x]);
-    TU_OK(gir_attrs_set_int(g, &am->attrs, "axis", 1), NULL);
+    TU_OK(gir_attrs_set_int(g, &am->attrs, "axis", 1, NULL), NULL);
     g->values[am->out[0]]->dtype = GIR_DT_I64;
     g->values[am->out[0]]->shape = (gir_shape){ 4, { 1, 1, 4, 4 } };
     gir_node *cs = add_op(g, "cast", GIR_OP_Cast, am->out[0], -1, "idx", g->values[am->out[0]]);
-    TU_OK(gir_attrs_set_string(g, &cs->attrs, "to", "int32"), NULL);
+    TU_OK(gir_attrs_set_string(g, &cs->attrs, "to", "int32", NULL), NULL);
     g->values[cs->out[0]]->dtype = GIR_DT_I32;
     /* ReduceMax without keepdims: maxreduce + reshape */
     gir_node *rm = add_op(g, "rm", GIR_OP_ReduceMax, x, -1, "mx", g->values[x]);
-    TU_OK(gir_attrs_set_ints(g, &rm->attrs, "axes", (int64_t[]){ 2, 3 }, 2), NULL);
-    TU_OK(gir_attrs_set_int(g, &rm->attrs, "keepdims", 0), NULL);
+    TU_OK(gir_attrs_set_ints(g, &rm->attrs, "axes", (int64_t[]){ 2, 3 }, 2, NULL), NULL);
+    TU_OK(gir_attrs_set_int(g, &rm->attrs, "keepdims", 0, NULL), NULL);
     g->values[rm->out[0]]->shape = (gir_shape){ 2, { 1, 3 } };
     /* GlobalAveragePool */
     gir_node *gp = add_op(g, "gap", GIR_OP_GlobalAveragePool, x, -1, "avg", g->values[x]);
     g->values[gp->out[0]]->shape = (gir_shape){ 4, { 1, 3, 1, 1 } };
     /* Slice on two axes */
     gir_node *sl = add_op(g, "sl", GIR_OP_Slice, x, -1, "part", g->values[x]);
-    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "starts", (int64_t[]){ 1, -3 }, 2), NULL);
-    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "ends", (int64_t[]){ 3, 100 }, 2), NULL);
-    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "axes", (int64_t[]){ 1, 3 }, 2), NULL);
+    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "starts", (int64_t[]){ 1, -3 }, 2, NULL), NULL);
+    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "ends", (int64_t[]){ 3, 100 }, 2, NULL), NULL);
+    TU_OK(gir_attrs_set_ints(g, &sl->attrs, "axes", (int64_t[]){ 1, 3 }, 2, NULL), NULL);
     g->values[sl->out[0]]->shape = (gir_shape){ 4, { 1, 2, 4, 3 } };
     /* Conv without bias */
     int32_t w;
@@ -1165,9 +1165,9 @@ static void test_writer_more(void **state)
     TU_OK(gir_node_make_output(g, op, 0, "z", NULL), NULL);
     g->values[op->out[0]]->dtype = GIR_DT_F32;
     g->values[op->out[0]]->shape = (gir_shape){ 1, { 2 } };
-    TU_OK(gir_attrs_set_string(g, &op->attrs, "func_name", "fused"), NULL);
+    TU_OK(gir_attrs_set_string(g, &op->attrs, "func_name", "fused", &err), NULL);
     gir_node *ca = add_op(g, "lonely_cast", GIR_OP_Cast, op->out[0], -1, "zc", g->values[op->out[0]]);
-    TU_OK(gir_attrs_set_string(g, &ca->attrs, "to", "int32"), NULL);
+    TU_OK(gir_attrs_set_string(g, &ca->attrs, "to", "int32", &err), NULL);
     p = tu_join(tmp, "refused2.json");
     TU_FAILS(gir_save(g, p, "lightnet", NULL, &err), &err, GIR_E_UNSUPPORTED,
              "dtype float16 (LightNet has no such type) (1 node, first 'h\"q')",

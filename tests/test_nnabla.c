@@ -810,14 +810,14 @@ static gir_graph *canonical_net(bool with_lrn)
     gir_node *n;
     TU_OK(gir_graph_add_node(g, "conv", GIR_OP_Conv, 3, 1, &n, &err), &err);
     n->in[0] = x, n->in[1] = w, n->in[2] = b;
-    gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ 3, 3 }, 2);
-    gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+    gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ 3, 3 }, 2, &err);
+    gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4, &err);
     TU_OK(gir_node_make_output(g, n, 0, "conv_out", &err), &err);
     int32_t prev = n->out[0];
     if (with_lrn) {
         TU_OK(gir_graph_add_node(g, "lrn", GIR_OP_LRN, 1, 1, &n, &err), &err);
         n->in[0] = prev;
-        gir_attrs_set_int(g, &n->attrs, "size", 4);
+        gir_attrs_set_int(g, &n->attrs, "size", 4, &err);
         TU_OK(gir_node_make_output(g, n, 0, "lrn_out", &err), &err);
         prev = n->out[0];
         TU_OK(gir_graph_add_node(g, "custom", GIR_OP_OPAQUE, 1, 1, &n, &err), &err);
@@ -833,19 +833,19 @@ static gir_graph *canonical_net(bool with_lrn)
     prev = n->out[0];
     TU_OK(gir_graph_add_node(g, "flatten", GIR_OP_Flatten, 1, 1, &n, &err), &err);
     n->in[0] = prev;
-    gir_attrs_set_int(g, &n->attrs, "axis", 1);
+    gir_attrs_set_int(g, &n->attrs, "axis", 1, &err);
     TU_OK(gir_node_make_output(g, n, 0, "flatten_out", &err), &err);
     prev = n->out[0];
     int32_t fw = add_weight(g, "fc_weight", 2, (int64_t[]){ 10, 256 });
     int32_t fb = add_weight(g, "fc_bias", 1, (int64_t[]){ 10 });
     TU_OK(gir_graph_add_node(g, "fc", GIR_OP_Gemm, 3, 1, &n, &err), &err);
     n->in[0] = prev, n->in[1] = fw, n->in[2] = fb;
-    gir_attrs_set_int(g, &n->attrs, "transB", 1);
+    gir_attrs_set_int(g, &n->attrs, "transB", 1, &err);
     TU_OK(gir_node_make_output(g, n, 0, "fc_out", &err), &err);
     prev = n->out[0];
     TU_OK(gir_graph_add_node(g, "softmax", GIR_OP_Softmax, 1, 1, &n, &err), &err);
     n->in[0] = prev;
-    gir_attrs_set_int(g, &n->attrs, "axis", 1);
+    gir_attrs_set_int(g, &n->attrs, "axis", 1, &err);
     TU_OK(gir_node_make_output(g, n, 0, "softmax_out", &err), &err);
     TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
     if (!with_lrn)
@@ -954,11 +954,79 @@ static int32_t add_node1(gir_graph *g, const char *name, gir_op op, int32_t a, i
     if (b >= 0)
         n->in[1] = b;
     if (to)
-        TU_OK(gir_attrs_set_string(g, &n->attrs, "to", to), NULL);
+        TU_OK(gir_attrs_set_string(g, &n->attrs, "to", to, &err), NULL);
     char out[64];
     snprintf(out, sizeof out, "%s_out", name);
     TU_OK(gir_node_make_output(g, n, 0, out, &err), &err);
     return n->out[0];
+}
+
+/* Parameter names nnabla's parameter.h5 cannot hold as scope paths
+ * (PyTorch's "/block/Constant_output_0", "." and ".." components) are
+ * renamed, uniquely and always the same way, with a note; the data goes
+ * with the new names and the network reads them. */
+static void test_write_param_paths(void **state)
+{
+    (void)state;
+    gir_graph *g;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    int32_t x;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    g->values[x]->dtype = GIR_DT_F32;
+    g->values[x]->shape = (gir_shape){ 2, { 2, 3 } };
+    TU_OK(gir_graph_add_input(g, x, &err), &err);
+    static const char *const names[] = { "blk/Constant_output_0", "/blk/Constant_output_0", "a/./b//", "../up" };
+    int32_t y = x;
+    for (size_t i = 0; i < 4; i++) {
+        int32_t w = add_weight(g, names[i], 2, (int64_t[]){ 2, 3 });
+        char nm[16];
+        snprintf(nm, sizeof nm, "add%zu", i);
+        y = add_node1(g, nm, GIR_OP_Add, y, w, NULL);
+    }
+    TU_OK(gir_graph_add_output(g, y, &err), &err);
+    TU_OK(gir_graph_finish(g, &err), &err);
+    char *out = tu_tmp("paths.nnp");
+    gir_buf notes = GIR_BUF_INIT;
+    gir_options *o = gir_options_new();
+    gir_options_set_note_handler(o, collect_note, &notes);
+    save(g, out, o);
+    assert_string_equal(notes.data, "3 parameter names with empty, '.' or '..' components (nnabla stores scope "
+                                    "paths) renamed, first '/blk/Constant_output_0' as 'blk/Constant_output_0_1'\n");
+    size_t len;
+    char *h5 = member(out, "parameter.h5", &len);
+    gir_h5 *h;
+    TU_OK(gir_h5_open(h5, len, &h, &err), &err);
+    static const char *const stored[] = { "blk/Constant_output_0", "blk/Constant_output_0_1", "a/_/b", "__/up" };
+    for (size_t i = 0; i < 4; i++) {
+        float v[6];
+        TU_OK(gir_h5_read_open(h, stored[i], v, sizeof v, GIR_DT_F32, &err), &err);
+        for (int k = 0; k < 6; k++)
+            assert_true(v[k] == (float)k * 0.5f - 1.0f);
+    }
+    gir_h5_close(h);
+    free(h5);
+    gir_graph *b = load(out, NULL);
+    for (size_t i = 0; i < 4; i++) {
+        const gir_node *a = node_named(b, (const char *[]){ "add0", "add1", "add2", "add3" }[i]);
+        assert_string_equal(b->values[a->in[1]]->name, stored[i]);
+        assert_int_equal(b->values[a->in[1]]->kind, GIR_VALUE_WEIGHT);
+    }
+    /* the same names every time */
+    char *out2 = tu_tmp("paths2.nnp");
+    save(g, out2, NULL);
+    char *t1 = member(out, "network.nntxt", &len), *t2 = member(out2, "network.nntxt", &len);
+    assert_string_equal(t1, t2);
+    free(t1);
+    free(t2);
+    remove(out2);
+    free(out2);
+    gir_graph_free(b);
+    gir_options_free(o);
+    gir_buf_free(&notes);
+    remove(out);
+    free(out);
+    gir_graph_free(g);
 }
 
 /* nnabla has no bool: comparisons and logic give 0/1 floats.  Canonical
@@ -1084,10 +1152,10 @@ static void test_ceil_pool_unknown_size(void **state)
         gir_node *n;
         TU_OK(gir_graph_add_node(g, "pool", GIR_OP_MaxPool, 1, 1, &n, &err), &err);
         n->in[0] = x;
-        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ k, k }, 2);
-        gir_attrs_set_ints(g, &n->attrs, "strides", (int64_t[]){ 2, 2 }, 2);
-        gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4);
-        gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1);
+        gir_attrs_set_ints(g, &n->attrs, "kernel_shape", (int64_t[]){ k, k }, 2, &err);
+        gir_attrs_set_ints(g, &n->attrs, "strides", (int64_t[]){ 2, 2 }, 2, &err);
+        gir_attrs_set_ints(g, &n->attrs, "pads", (int64_t[]){ 0, 0, 0, 0 }, 4, &err);
+        gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1, &err);
         TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
         TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
         TU_OK(gir_graph_finish(g, &err), &err);
@@ -1706,6 +1774,7 @@ int main(void)
         cmocka_unit_test(test_write_canonical),
         cmocka_unit_test(test_writer_refuses),
         cmocka_unit_test(test_write_bool_graphs),
+        cmocka_unit_test(test_write_param_paths),
         cmocka_unit_test(test_ceil_pool_unknown_size),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_mxnet_nnvm_via_nnp),

@@ -1426,7 +1426,7 @@ static void test_write_refusals(void **state)
     n->opaque_op = "tvm_op";
     n->in[0] = x;
     TU_OK(gir_node_make_output(h, n, 0, "y", &err), &err);
-    TU_OK(gir_attrs_set_string(h, &n->attrs, "func_name", "fused_add"), NULL);
+    TU_OK(gir_attrs_set_string(h, &n->attrs, "func_name", "fused_add", &err), NULL);
     TU_OK(gir_graph_add_output(h, n->out[0], &err), &err);
     gir_node *st;
     TU_OK(gir_graph_add_node(h, "stack0", GIR_OP_Stack, 1, 1, &st, &err), &err);

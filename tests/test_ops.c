@@ -1003,13 +1003,13 @@ static void rnd_attr(gir_graph *g, gir_node *n, const gir_attr_schema *a)
     gir_attr_type t = rnd(10) == 0 ? (gir_attr_type)rnd(GIR_ATTR_STRINGS) : a->type;
     switch (t) {
     case GIR_ATTR_INT:
-    case GIR_ATTR_BOOL: gir_attrs_set_int(g, &n->attrs, a->name, rnd_int()); break;
-    case GIR_ATTR_FLOAT: gir_attrs_set_float(g, &n->attrs, a->name, rnd(8) ? fl[rnd(6)] : NAN); break;
+    case GIR_ATTR_BOOL: gir_attrs_set_int(g, &n->attrs, a->name, rnd_int(), NULL); break;
+    case GIR_ATTR_FLOAT: gir_attrs_set_float(g, &n->attrs, a->name, rnd(8) ? fl[rnd(6)] : NAN, NULL); break;
     case GIR_ATTR_STRING:
-        gir_attrs_set_string(g, &n->attrs, a->name, a->choices && rnd(4) ? a->choices[0] : "bogus");
+        gir_attrs_set_string(g, &n->attrs, a->name, a->choices && rnd(4) ? a->choices[0] : "bogus", NULL);
         break;
-    case GIR_ATTR_INTS: gir_attrs_set_ints(g, &n->attrs, a->name, iv, len); break;
-    case GIR_ATTR_FLOATS: gir_attrs_set_floats(g, &n->attrs, a->name, fv, len); break;
+    case GIR_ATTR_INTS: gir_attrs_set_ints(g, &n->attrs, a->name, iv, len, NULL); break;
+    case GIR_ATTR_FLOATS: gir_attrs_set_floats(g, &n->attrs, a->name, fv, len, NULL); break;
     default: break;
     }
 }
@@ -1053,7 +1053,7 @@ static void test_random_nodes(void **state)
                 if (rnd(3))
                     rnd_attr(g, n, a);
             if (rnd(20) == 0)
-                gir_attrs_set_int(g, &n->attrs, "stray", 1);
+                gir_attrs_set_int(g, &n->attrs, "stray", 1, NULL);
             gir_error err = GIR_ERROR_INIT;
             gir_status st = rnd(2) ? gir_graph_finish(g, &err) : gir_infer_shapes(g, &err);
             if (st == GIR_OK) {

@@ -175,7 +175,7 @@ static void test_pairs(void **state)
                 double eps = gir_node_float(bo, "epsilon", -1);
                 assert_true(fabs(eps - 1e-5) < 1e-12);
                 assert_true(worst > 1e-5);
-                assert_int_equal(gir_attrs_set_float(b, &bn->attrs, "epsilon", eps), GIR_OK);
+                assert_int_equal(gir_attrs_set_float(b, &bn->attrs, "epsilon", eps, &err), GIR_OK);
                 gir_tensor_unref(yb);
                 yb = run_graph(b, &st, why, sizeof why);
                 assert_non_null(yb);

@@ -454,7 +454,7 @@ static void test_normalize_coercion(void **state)
     gir_graph *g = gb_graph();
     gb_value(g, "x", GIR_VALUE_INPUT, "float32", "[1,3,4,4]");
     gir_node *r = gb_node(g, "ReduceMean", "mean", "x", "m");
-    assert_int_equal(gir_attrs_set_bool(g, &r->attrs, "keepdims", false), GIR_OK);
+    assert_int_equal(gir_attrs_set_bool(g, &r->attrs, "keepdims", false, NULL), GIR_OK);
     gir_node *l = gb_node(g, "LeakyRelu", "lrelu", "x", "l");
     GB_INT(l, "alpha", 0);
     gir_node *z = gb_node(g, "Resize", "resize", "x", "z");

@@ -251,7 +251,7 @@ static void gb_finish(gir_graph *g)
 
 #define I64(...) ((const int64_t[]){ __VA_ARGS__ })
 #define SET_INTS(b, n, name, ...) \
-    gir_attrs_set_ints((b)->g, &(n)->attrs, name, I64(__VA_ARGS__), sizeof(I64(__VA_ARGS__)) / sizeof(int64_t))
+    gir_attrs_set_ints((b)->g, &(n)->attrs, name, I64(__VA_ARGS__), sizeof(I64(__VA_ARGS__)) / sizeof(int64_t), NULL)
 
 /* ---- the seed's node examples ------------------------------------------------------ */
 
@@ -536,7 +536,7 @@ static gir_graph *small_cnn(void)
     SET_INTS(&b, n, "pads", 1, 1, 1, 1);
     SET_INTS(&b, n, "strides", 1, 1);
     SET_INTS(&b, n, "dilations", 1, 1);
-    gir_attrs_set_int(b.g, &n->attrs, "group", 1);
+    gir_attrs_set_int(b.g, &n->attrs, "group", 1, NULL);
     int32_t c = gb_done(&b, n);
     int32_t r = gb_done(&b, gb_node(&b, "relu0", GIR_OP_Relu, 1, &c, 1));
     n = gb_node(&b, "pool0", GIR_OP_MaxPool, 1, &r, 1);
@@ -544,20 +544,20 @@ static gir_graph *small_cnn(void)
     SET_INTS(&b, n, "pads", 0, 0, 0, 0);
     SET_INTS(&b, n, "strides", 2, 2);
     SET_INTS(&b, n, "dilations", 1, 1);
-    gir_attrs_set_int(b.g, &n->attrs, "ceil_mode", 0);
+    gir_attrs_set_int(b.g, &n->attrs, "ceil_mode", 0, NULL);
     int32_t p = gb_done(&b, n);
     n = gb_node(&b, "flat0", GIR_OP_Flatten, 1, &p, 1);
-    gir_attrs_set_int(b.g, &n->attrs, "axis", 1);
+    gir_attrs_set_int(b.g, &n->attrs, "axis", 1, NULL);
     int32_t f = gb_done(&b, n);
     int32_t fw = gb_weight(&b, "fc0_weight", 2, I64(10, 64)), fb = gb_weight(&b, "fc0_bias", 1, I64(10));
     n = gb_node(&b, "fc0", GIR_OP_Gemm, 3, (int32_t[]){ f, fw, fb }, 1);
-    gir_attrs_set_float(b.g, &n->attrs, "alpha", 1.0);
-    gir_attrs_set_float(b.g, &n->attrs, "beta", 1.0);
-    gir_attrs_set_int(b.g, &n->attrs, "transA", 0);
-    gir_attrs_set_int(b.g, &n->attrs, "transB", 1);
+    gir_attrs_set_float(b.g, &n->attrs, "alpha", 1.0, NULL);
+    gir_attrs_set_float(b.g, &n->attrs, "beta", 1.0, NULL);
+    gir_attrs_set_int(b.g, &n->attrs, "transA", 0, NULL);
+    gir_attrs_set_int(b.g, &n->attrs, "transB", 1, NULL);
     int32_t d = gb_done(&b, n);
     n = gb_node(&b, "prob", GIR_OP_Softmax, 1, &d, 1);
-    gir_attrs_set_int(b.g, &n->attrs, "axis", -1);
+    gir_attrs_set_int(b.g, &n->attrs, "axis", -1, NULL);
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_graph_add_output(b.g, gb_done(&b, n), &err), &err);
     gb_finish(b.g);
@@ -741,19 +741,19 @@ static void test_composites(void **state)
         var[i] = fabsf(var[i]) + 0.5f;
     gir_node *n = gb_node(&b, "bn0", GIR_OP_BatchNormalization, 5,
                           (int32_t[]){ prob, bnw[0], bnw[1], bnw[2], bnw[3] }, 1);
-    gir_attrs_set_float(g, &n->attrs, "epsilon", (double)1e-5f);
-    gir_attrs_set_float(g, &n->attrs, "momentum", 0.5);
+    gir_attrs_set_float(g, &n->attrs, "epsilon", (double)1e-5f, NULL);
+    gir_attrs_set_float(g, &n->attrs, "momentum", 0.5, NULL);
     int32_t bn = gb_done(&b, n);
     /* Gemm with B as [in, out] (NNabla's Affine): a transpose in front. */
     int32_t w2 = gb_weight(&b, "fc1_weight", 2, I64(10, 5)), b2 = gb_weight(&b, "fc1_bias", 1, I64(5));
     n = gb_node(&b, "fc1", GIR_OP_Gemm, 3, (int32_t[]){ bn, w2, b2 }, 1);
-    gir_attrs_set_int(g, &n->attrs, "transB", 0);
+    gir_attrs_set_int(g, &n->attrs, "transB", 0, NULL);
     int32_t fc1 = gb_done(&b, n);
     /* and with A transposed: [5, 1]^T x [5, 3]^T^T */
     int32_t w3 = gb_weight(&b, "fc2_weight", 2, I64(3, 1));
     n = gb_node(&b, "fc2", GIR_OP_Gemm, 2, (int32_t[]){ fc1, w3 }, 1);
-    gir_attrs_set_int(g, &n->attrs, "transA", 1);
-    gir_attrs_set_int(g, &n->attrs, "transB", 1);
+    gir_attrs_set_int(g, &n->attrs, "transA", 1, NULL);
+    gir_attrs_set_int(g, &n->attrs, "transB", 1, NULL);
     g->outputs[0] = gb_done(&b, n);
     gb_finish(g);
     assert_shape(g->values[g->outputs[0]], 2, 5, 3);
@@ -787,10 +787,10 @@ static void test_every_mapped_op(void **state)
     SET_INTS(&b, n, "strides", 2, 2);
     SET_INTS(&b, n, "dilations", 1, 1);
     SET_INTS(&b, n, "output_padding", 1, 1);
-    gir_attrs_set_int(g, &n->attrs, "group", 1);
+    gir_attrs_set_int(g, &n->attrs, "group", 1, &err);
     int32_t v = gb_done(&b, n); /* [1,2,12,12] */
     n = gb_node(&b, "lrelu", GIR_OP_LeakyRelu, 1, &v, 1);
-    gir_attrs_set_float(g, &n->attrs, "alpha", 0.1);
+    gir_attrs_set_float(g, &n->attrs, "alpha", 0.1, &err);
     v = gb_done(&b, n);
     /* PRelu per channel: an Unsqueeze of a [C] slope. */
     int32_t slope = gb_weight(&b, "slope", 1, I64(2));
@@ -800,30 +800,30 @@ static void test_every_mapped_op(void **state)
     v = gb_done(&b, gb_node(&b, "prelu", GIR_OP_PRelu, 2, (int32_t[]){ v, su }, 1));
     n = gb_node(&b, "pad", GIR_OP_Pad, 1, &v, 1);
     SET_INTS(&b, n, "pads", 0, 0, 1, 2, 0, 0, 1, 0);
-    gir_attrs_set_string(g, &n->attrs, "mode", "constant");
-    gir_attrs_set_float(g, &n->attrs, "constant_value", 0.25);
+    gir_attrs_set_string(g, &n->attrs, "mode", "constant", &err);
+    gir_attrs_set_float(g, &n->attrs, "constant_value", 0.25, &err);
     v = gb_done(&b, n); /* [1,2,14,14] */
     n = gb_node(&b, "avg", GIR_OP_AveragePool, 1, &v, 1);
     SET_INTS(&b, n, "kernel_shape", 2, 2);
     SET_INTS(&b, n, "pads", 0, 0, 0, 0);
     SET_INTS(&b, n, "strides", 2, 2);
-    gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1);
-    gir_attrs_set_int(g, &n->attrs, "count_include_pad", 1);
+    gir_attrs_set_int(g, &n->attrs, "ceil_mode", 1, &err);
+    gir_attrs_set_int(g, &n->attrs, "count_include_pad", 1, &err);
     v = gb_done(&b, n); /* [1,2,7,7] */
     n = gb_node(&b, "lrn", GIR_OP_LRN, 1, &v, 1);
-    gir_attrs_set_float(g, &n->attrs, "alpha", 2e-4);
-    gir_attrs_set_float(g, &n->attrs, "beta", 0.5);
-    gir_attrs_set_float(g, &n->attrs, "bias", 1.5);
-    gir_attrs_set_int(g, &n->attrs, "size", 3);
+    gir_attrs_set_float(g, &n->attrs, "alpha", 2e-4, &err);
+    gir_attrs_set_float(g, &n->attrs, "beta", 0.5, &err);
+    gir_attrs_set_float(g, &n->attrs, "bias", 1.5, &err);
+    gir_attrs_set_int(g, &n->attrs, "size", 3, &err);
     v = gb_done(&b, n);
     n = gb_node(&b, "up", GIR_OP_Resize, 1, &v, 1);
-    gir_attrs_set_floats(g, &n->attrs, "scales", (const double[]){ 1, 1, 2, 2 }, 4);
-    gir_attrs_set_string(g, &n->attrs, "mode", "nearest");
-    gir_attrs_set_string(g, &n->attrs, "coordinate_transformation_mode", "asymmetric");
-    gir_attrs_set_string(g, &n->attrs, "nearest_mode", "floor");
+    gir_attrs_set_floats(g, &n->attrs, "scales", (const double[]){ 1, 1, 2, 2 }, 4, &err);
+    gir_attrs_set_string(g, &n->attrs, "mode", "nearest", &err);
+    gir_attrs_set_string(g, &n->attrs, "coordinate_transformation_mode", "asymmetric", &err);
+    gir_attrs_set_string(g, &n->attrs, "nearest_mode", "floor", &err);
     v = gb_done(&b, n); /* [1,2,14,14] */
     n = gb_node(&b, "split", GIR_OP_Split, 1, &v, 2);
-    gir_attrs_set_int(g, &n->attrs, "axis", 2);
+    gir_attrs_set_int(g, &n->attrs, "axis", 2, &err);
     SET_INTS(&b, n, "split", 4, 10);
     gb_done(&b, n);
     int32_t s0 = n->out[0], s1 = n->out[1];
@@ -838,14 +838,14 @@ static void test_every_mapped_op(void **state)
     SET_INTS(&b, n, "ends", 1, 2, 4, 5);
     int32_t sl2 = gb_done(&b, n);
     n = gb_node(&b, "cat", GIR_OP_Concat, 2, (int32_t[]){ sl, sl2 }, 1);
-    gir_attrs_set_int(g, &n->attrs, "axis", 1);
+    gir_attrs_set_int(g, &n->attrs, "axis", 1, &err);
     v = gb_done(&b, n); /* [1,4,4,5] */
     n = gb_node(&b, "tr", GIR_OP_Transpose, 1, &v, 1);
     SET_INTS(&b, n, "perm", 0, 2, 3, 1);
     v = gb_done(&b, n); /* [1,4,5,4] */
     n = gb_node(&b, "rs", GIR_OP_Reshape, 1, &v, 1);
     SET_INTS(&b, n, "shape", 0, -1, 4);
-    gir_attrs_set_int(g, &n->attrs, "allowzero", 0);
+    gir_attrs_set_int(g, &n->attrs, "allowzero", 0, &err);
     v = gb_done(&b, n); /* [1,20,4] */
     n = gb_node(&b, "us", GIR_OP_Unsqueeze, 1, &v, 1);
     SET_INTS(&b, n, "axes", 3);
@@ -854,11 +854,11 @@ static void test_every_mapped_op(void **state)
     SET_INTS(&b, n, "axes", 3);
     v = gb_done(&b, n);
     n = gb_node(&b, "clip", GIR_OP_Clip, 1, &v, 1);
-    gir_attrs_set_float(g, &n->attrs, "min", -0.5);
-    gir_attrs_set_float(g, &n->attrs, "max", 6.0);
+    gir_attrs_set_float(g, &n->attrs, "min", -0.5, &err);
+    gir_attrs_set_float(g, &n->attrs, "max", 6.0, &err);
     v = gb_done(&b, n);
     n = gb_node(&b, "drop", GIR_OP_Dropout, 1, &v, 1);
-    gir_attrs_set_float(g, &n->attrs, "ratio", 0.3);
+    gir_attrs_set_float(g, &n->attrs, "ratio", 0.3, &err);
     v = gb_done(&b, n);
     int32_t e = gb_done(&b, gb_node(&b, "exp", GIR_OP_Exp, 1, &v, 1));
     int32_t q = gb_done(&b, gb_node(&b, "sqrt", GIR_OP_Sqrt, 1, &e, 1));
@@ -868,15 +868,15 @@ static void test_every_mapped_op(void **state)
     int32_t th = gb_done(&b, gb_node(&b, "tanh", GIR_OP_Tanh, 1, &sb, 1));
     n = gb_node(&b, "mean", GIR_OP_ReduceMean, 1, &th, 1);
     SET_INTS(&b, n, "axes", 2);
-    gir_attrs_set_int(g, &n->attrs, "keepdims", 0);
+    gir_attrs_set_int(g, &n->attrs, "keepdims", 0, &err);
     int32_t mn = gb_done(&b, n); /* [1,20] */
     n = gb_node(&b, "amax", GIR_OP_ArgMax, 1, &mn, 1);
-    gir_attrs_set_int(g, &n->attrs, "axis", 1);
-    gir_attrs_set_int(g, &n->attrs, "keepdims", 1);
-    gir_attrs_set_int(g, &n->attrs, "select_last_index", 0);
+    gir_attrs_set_int(g, &n->attrs, "axis", 1, &err);
+    gir_attrs_set_int(g, &n->attrs, "keepdims", 1, &err);
+    gir_attrs_set_int(g, &n->attrs, "select_last_index", 0, &err);
     int32_t am = gb_done(&b, n);
     n = gb_node(&b, "lsm", GIR_OP_LogSoftmax, 1, &mn, 1);
-    gir_attrs_set_int(g, &n->attrs, "axis", 1);
+    gir_attrs_set_int(g, &n->attrs, "axis", 1, &err);
     int32_t ls = gb_done(&b, n);
     n = gb_node(&b, "bcast", GIR_OP_Expand, 1, &mn, 1);
     SET_INTS(&b, n, "shape", 3, 20); /* [1,20] -> [3,20] (a 1 in shape would be written as the result's size) */
@@ -919,12 +919,12 @@ static void test_unsupported_listed_at_once(void **state)
     int32_t x = gb_input(&b, "x", 2, I64(2, 3));
     int32_t w = gb_weight(&b, "w", 2, I64(3, 4));
     gir_node *n = gb_node(&b, "mm", GIR_OP_Gemm, 2, (int32_t[]){ x, w }, 1);
-    gir_attrs_set_float(g, &n->attrs, "alpha", 2.0);
+    gir_attrs_set_float(g, &n->attrs, "alpha", 2.0, &err);
     int32_t v = gb_done(&b, n);
     int32_t h1 = gb_done(&b, gb_node(&b, "h1", GIR_OP_HardSigmoid, 1, &v, 1));
     int32_t h2 = gb_done(&b, gb_node(&b, "h2", GIR_OP_HardSigmoid, 1, &h1, 1));
     n = gb_node(&b, "c", GIR_OP_Clip, 1, &h2, 1);
-    gir_attrs_set_float(g, &n->attrs, "max", 1.0);
+    gir_attrs_set_float(g, &n->attrs, "max", 1.0, &err);
     TU_OK(gir_graph_add_output(g, gb_done(&b, n), &err), &err);
     char *p = tu_tmp("refused.relayviz.json");
     gir_options *o = opts("legalize", "0", NULL, NULL);

@@ -305,7 +305,7 @@ static void test_attributes_unrolled(void **state)
         gir_graph *g = rnn_graph(cases[c].op, cases[c].dir, 0, 3, 2, 4, 3, false, false, cases[c].op == GIR_OP_LSTM);
         gir_node *n = g->nodes[0];
         gir_error err = GIR_ERROR_INIT;
-        TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", cases[c].acts, cases[c].n_acts), &err);
+        TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", cases[c].acts, cases[c].n_acts, &err), &err);
         if (cases[c].na)
             rt_attr_floats(g, n, "activation_alpha", cases[c].alpha, cases[c].na);
         if (cases[c].nb)
@@ -432,15 +432,15 @@ static void test_attribute_checks(void **state)
     assert_true(d.default_fns);
     assert_int_equal(d.fn[0][0].act, GIR_RNN_SIGMOID);
     const char *bad[] = { "Sigmoid", "Tanh", "Swish" };
-    TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", bad, 3), &err);
+    TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", bad, 3, &err), &err);
     TU_FAILS(gir_rnn_desc_read(n, &d, &err), &err, GIR_E_ATTRIBUTE, "LSTM activation 'Swish' is not one of");
     gir_error_clear(&err);
     const char *two[] = { "Sigmoid", "Tanh" };
-    TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", two, 2), &err);
+    TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", two, 2, &err), &err);
     TU_FAILS(gir_rnn_desc_read(n, &d, &err), &err, GIR_E_ATTRIBUTE, "'activations' has 2 names, expected 3");
     gir_error_clear(&err);
     const char *lk[] = { "LeakyRelu", "Tanh", "tanh" };
-    TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", lk, 3), &err);
+    TU_OK(gir_attrs_set_strings(g, &n->attrs, "activations", lk, 3, &err), &err);
     rt_attr_floats(g, n, "activation_alpha", (const double[]){ 0.1, 0.2 }, 2);
     TU_FAILS(gir_rnn_desc_read(n, &d, &err), &err, GIR_E_ATTRIBUTE,
              "LSTM has 2 activation_alpha and 0 activation_beta values, but its activations take 1 and 0");

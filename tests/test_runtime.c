@@ -551,6 +551,12 @@ static void test_conv(void **state)
         { 2, 2, 16, 24, 1, { 15, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 1, 20, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 2, 2 }, false, NULL },
         { 2, 1, 16, 16, 1, { 3, 1100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        /* the direct form (AVX-512: B rows read from padded stride-phase
+         * planes): stride 2 with groups and asymmetric pads, 5x5, and rows
+         * so wide that the output goes in several row blocks */
+        { 2, 2, 12, 18, 3, { 21, 26 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 1, 2 }, true, NULL },
+        { 2, 1, 4, 64, 1, { 9, 300 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 3, 9, 1, { 10, 8 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, false, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)
@@ -658,6 +664,23 @@ static void test_fused_gated(void **state)
     gir_graph_free(g);
 }
 
+/* PyTorch's GELU of value x into "y": Div by sqrt 2, Erf, Add 1, Mul by x,
+ * Mul by 0.5 (the constants first or second in their nodes). */
+static void gelu_chain(gir_graph *g, const char *x, bool consts_first)
+{
+    char ins[64];
+    rt_const(g, "sqrt2", GIR_DT_F32, 0, NULL, F32S(1.41421353816986083984375f));
+    rt_const(g, "one", GIR_DT_F32, 0, NULL, F32S(1.0f));
+    rt_const(g, "half", GIR_DT_F32, 0, NULL, F32S(0.5f));
+    snprintf(ins, sizeof ins, "%s,sqrt2", x);
+    rt_node(g, GIR_OP_Div, "div", ins, "d");
+    rt_node(g, GIR_OP_Erf, "erf", "d", "e");
+    rt_node(g, GIR_OP_Add, "add1", consts_first ? "one,e" : "e,one", "p");
+    snprintf(ins, sizeof ins, "%s,p", x);
+    rt_node(g, GIR_OP_Mul, "mul", ins, "q");
+    rt_node(g, GIR_OP_Mul, "mulhalf", consts_first ? "half,q" : "q,half", "y");
+}
+
 /* An elementwise Add takes a following activation: PyTorch's GELU chain
  * (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: five nodes) and Relu;
  * an integer Add keeps its Relu apart (activations are float kernels). */
@@ -676,15 +699,8 @@ static void test_fused_elementwise(void **state)
     gir_graph *g = rt_graph();
     rt_input(g, "a", GIR_DT_F32, 2, DIMS(10, 100));
     rt_input(g, "b", GIR_DT_F32, 2, DIMS(10, 100));
-    rt_const(g, "sqrt2", GIR_DT_F32, 0, NULL, F32S(1.41421353816986083984375f));
-    rt_const(g, "one", GIR_DT_F32, 0, NULL, F32S(1.0f));
-    rt_const(g, "half", GIR_DT_F32, 0, NULL, F32S(0.5f));
     rt_node(g, GIR_OP_Add, "add", "a,b", "x");
-    rt_node(g, GIR_OP_Div, "div", "x,sqrt2", "d");
-    rt_node(g, GIR_OP_Erf, "erf", "d", "e");
-    rt_node(g, GIR_OP_Add, "add1", "one,e", "p");
-    rt_node(g, GIR_OP_Mul, "mul", "x,p", "m");
-    rt_node(g, GIR_OP_Mul, "mulhalf", "half,m", "y");
+    gelu_chain(g, "x", true);
     rt_output(g, "y");
     gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), a), rt_tensor_new(GIR_DT_F32, 2, DIMS(10, 100), b) };
     gir_error err = GIR_ERROR_INIT;
@@ -724,6 +740,97 @@ static void test_fused_elementwise(void **state)
         gir_session_free(s);
         gir_tensor_unref(ta);
         gir_tensor_unref(tb);
+        gir_graph_free(g);
+    }
+}
+
+/* A Linear layer as ONNX exports it: the weight transposed in the graph (a
+ * constant Transpose, folded while planning: not run), MatMul, the bias
+ * Add and GELU fused into the MatMul; B as a vector takes a bias along M;
+ * a bias that does not span the last axis stays a separate Add. */
+static void test_matmul_bias_folded(void **state)
+{
+    (void)state;
+    enum { B0 = 2, R = 15, K = 8, N = 6 };
+    float x[B0 * R * K], w[N * K], bias[N], want[B0 * R * N];
+    rt_fill(x, B0 * R * K, 71);
+    rt_fill(w, N * K, 72);
+    rt_fill(bias, N, 73);
+    for (int r = 0; r < B0 * R; r++)
+        for (int j = 0; j < N; j++) {
+            double v = bias[j];
+            for (int k = 0; k < K; k++)
+                v += (double)x[r * K + k] * w[j * K + k];
+            want[r * N + j] = (float)(0.5 * v * (1.0 + erf(v / sqrt(2.0))));
+        }
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(B0, R, K));
+    rt_const(g, "w", GIR_DT_F32, 2, DIMS(N, K), w);
+    rt_const(g, "bias", GIR_DT_F32, 1, DIMS(N), bias);
+    gir_node *t = rt_node(g, GIR_OP_Transpose, "wt", "w", "wT");
+    RT_INTS(g, t, "perm", 1, 0);
+    rt_node(g, GIR_OP_MatMul, "mm", "x,wT", "m");
+    rt_node(g, GIR_OP_Add, "add", "bias,m", "z");
+    gelu_chain(g, "z", false);
+    rt_output(g, "y");
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 3, DIMS(B0, R, K), x);
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    for (int threads = 1; threads <= 2; threads++) {
+        TU_OK(gir_session_new(g, threads, &s, &err), &err);
+        TU_OK(gir_session_set_input(s, 0, in, &err), &err);
+        TU_OK(gir_session_run(s, &err), &err);
+        assert_int_equal(gir_rt_fused_count(s), 6);
+        assert_int_equal(gir_session_profile_count(s), 1); /* the MatMul alone runs */
+        rt_expect_f32(gir_session_output(s, 0), 3, DIMS(B0, R, N), want, 2e-6);
+        TU_OK(gir_session_run(s, &err), &err); /* again, from the folded weight */
+        rt_expect_f32(gir_session_output(s, 0), 3, DIMS(B0, R, N), want, 2e-6);
+        gir_session_free(s);
+    }
+    gir_graph_free(g);
+    gir_tensor_unref(in);
+
+    /* B a vector: the result is [R]; a bias of R along it, then Relu */
+    float v[K], bm[R], wantv[R];
+    rt_fill(v, K, 74);
+    rt_fill(bm, R, 75);
+    for (int r = 0; r < R; r++) {
+        double acc = bm[r];
+        for (int k = 0; k < K; k++)
+            acc += (double)x[r * K + k] * v[k];
+        wantv[r] = acc > 0 ? (float)acc : 0.0f;
+    }
+    for (int scalar = 0; scalar < 2; scalar++) {
+        g = rt_graph();
+        rt_input(g, "x", GIR_DT_F32, 2, DIMS(R, K));
+        rt_const(g, "v", GIR_DT_F32, 1, DIMS(K), v);
+        /* a one-element bias broadcasts over the whole result: not a fused bias */
+        rt_const(g, "b", GIR_DT_F32, 1, DIMS(scalar ? 1 : R), bm);
+        rt_node(g, GIR_OP_MatMul, "mm", "x,v", "m");
+        rt_node(g, GIR_OP_Add, "add", "m,b", "z");
+        rt_node(g, GIR_OP_Relu, "relu", "z", "y");
+        rt_output(g, "y");
+        in = rt_tensor_new(GIR_DT_F32, 2, DIMS(R, K), x);
+        TU_OK(gir_session_new(g, 1, &s, &err), &err);
+        TU_OK(gir_session_set_input(s, 0, in, &err), &err);
+        TU_OK(gir_session_run(s, &err), &err);
+        if (scalar) {
+            /* the Add computes it; Relu fuses into the Add */
+            float ws[R];
+            for (int r = 0; r < R; r++) {
+                double acc = bm[0];
+                for (int k = 0; k < K; k++)
+                    acc += (double)x[r * K + k] * v[k];
+                ws[r] = acc > 0 ? (float)acc : 0.0f;
+            }
+            assert_int_equal(gir_rt_fused_count(s), 1);
+            rt_expect_f32(gir_session_output(s, 0), 1, DIMS(R), ws, 2e-6);
+        } else {
+            assert_int_equal(gir_rt_fused_count(s), 2);
+            rt_expect_f32(gir_session_output(s, 0), 1, DIMS(R), wantv, 2e-6);
+        }
+        gir_session_free(s);
+        gir_tensor_unref(in);
         gir_graph_free(g);
     }
 }
@@ -1232,6 +1339,7 @@ int main(void)
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
+        cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),
         cmocka_unit_test(test_conv_transpose),

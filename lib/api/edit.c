@@ -110,27 +110,27 @@ static gir_status attr_done(gir_status st, gir_error *err)
 
 GIR_API gir_status gir_node_set_int(gir_node *n, const char *attr, int64_t v, gir_error *err)
 {
-    return attr_done(gir_attrs_set_int(n->graph, &n->attrs, attr, v), err);
+    return attr_done(gir_attrs_set_int(n->graph, &n->attrs, attr, v, err), err);
 }
 
 GIR_API gir_status gir_node_set_float(gir_node *n, const char *attr, double v, gir_error *err)
 {
-    return attr_done(gir_attrs_set_float(n->graph, &n->attrs, attr, v), err);
+    return attr_done(gir_attrs_set_float(n->graph, &n->attrs, attr, v, err), err);
 }
 
 GIR_API gir_status gir_node_set_string(gir_node *n, const char *attr, const char *v, gir_error *err)
 {
-    return attr_done(gir_attrs_set_string(n->graph, &n->attrs, attr, v), err);
+    return attr_done(gir_attrs_set_string(n->graph, &n->attrs, attr, v, err), err);
 }
 
 GIR_API gir_status gir_node_set_ints(gir_node *n, const char *attr, const int64_t *v, size_t len, gir_error *err)
 {
-    return attr_done(gir_attrs_set_ints(n->graph, &n->attrs, attr, v, len), err);
+    return attr_done(gir_attrs_set_ints(n->graph, &n->attrs, attr, v, len, err), err);
 }
 
 GIR_API gir_status gir_node_set_floats(gir_node *n, const char *attr, const double *v, size_t len, gir_error *err)
 {
-    return attr_done(gir_attrs_set_floats(n->graph, &n->attrs, attr, v, len), err);
+    return attr_done(gir_attrs_set_floats(n->graph, &n->attrs, attr, v, len, err), err);
 }
 
 GIR_API gir_status gir_graph_rename_value(gir_graph *g, const char *old_name, const char *new_name, gir_error *err)

@@ -53,16 +53,16 @@ static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name, bool copy_na
     return s;
 }
 
-gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n)
+gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n, gir_error *err)
 {
     if (n > SIZE_MAX - a->n)
-        return GIR_E_NOMEM;
-    return grow(g, a, a->n + n) ? GIR_OK : GIR_E_NOMEM;
+        return gir_nomem(err);
+    return grow(g, a, a->n + n) ? GIR_OK : gir_nomem(err);
 }
 
 /* Sets *src in its slot (a new slot's name copied when copy_name); a
  * tensor gains a reference. */
-static gir_status put(gir_graph *g, gir_attrs *a, const gir_attr *src, bool copy_name)
+static gir_status put(gir_graph *g, gir_attrs *a, const gir_attr *src, bool copy_name, gir_error *err)
 {
     if (src->type == GIR_ATTR_TENSOR)
         gir_tensor_ref(src->u.t); /* first: the slot may hold the same tensor */
@@ -70,7 +70,7 @@ static gir_status put(gir_graph *g, gir_attrs *a, const gir_attr *src, bool copy
     if (!s) {
         if (src->type == GIR_ATTR_TENSOR)
             gir_tensor_unref(src->u.t);
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     }
     const char *name = s->name; /* an existing slot keeps its name */
     *s = *src;
@@ -78,25 +78,25 @@ static gir_status put(gir_graph *g, gir_attrs *a, const gir_attr *src, bool copy
     return GIR_OK;
 }
 
-gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src)
+gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src, gir_error *err)
 {
-    return put(g, a, src, false);
+    return put(g, a, src, false, err);
 }
 
-gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n)
+gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n, gir_error *err)
 {
     if (a->n) {
         /* names may repeat the list's: one by one */
         for (size_t i = 0; i < n; i++)
-            if (gir_attrs_put(g, a, &src[i]))
-                return GIR_E_NOMEM;
+            if (gir_attrs_put(g, a, &src[i], err))
+                return gir_nomem(err);
         return GIR_OK;
     }
     for (size_t i = 0; i < n; i++)
         if (gir_limit_attr(NULL))
             return GIR_E_NOMEM;
     if (!grow(g, a, n))
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     if (n)
         memcpy(a->items, src, n * sizeof *src);
     a->n = n;
@@ -126,102 +126,106 @@ const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n)
     return copy;
 }
 
-gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v)
+gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v, gir_error *err)
 {
     gir_attr *s = slot(g, a, name, true);
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     s->type = GIR_ATTR_INT;
     s->u.i = v;
     return GIR_OK;
 }
 
-gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v)
+gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v, gir_error *err)
 {
     gir_attr *s = slot(g, a, name, true);
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     s->type = GIR_ATTR_BOOL;
     s->u.i = v;
     return GIR_OK;
 }
 
-gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v)
+gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v, gir_error *err)
 {
     gir_attr *s = slot(g, a, name, true);
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     s->type = GIR_ATTR_FLOAT;
     s->u.f = v;
     return GIR_OK;
 }
 
-gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v)
+gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v, gir_error *err)
 {
     const char *copy = gir_arena_strdup(&g->arena, v ? v : "");
     gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     s->type = GIR_ATTR_STRING;
     s->u.s = copy;
     return GIR_OK;
 }
 
-gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n)
+gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n, gir_error *err)
 {
+    if (n > SIZE_MAX / sizeof *v)
+        return gir_nomem(err);
     int64_t *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
     gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     s->type = GIR_ATTR_INTS;
     s->u.ints.n = n;
     s->u.ints.v = copy;
     return GIR_OK;
 }
 
-gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n)
+gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n, gir_error *err)
 {
+    if (n > SIZE_MAX / sizeof *v)
+        return gir_nomem(err);
     double *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
     gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     s->type = GIR_ATTR_FLOATS;
     s->u.floats.n = n;
     s->u.floats.v = copy;
     return GIR_OK;
 }
 
-gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n)
+gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n, gir_error *err)
 {
     const char **copy = gir_arena_strings(&g->arena, v, n);
     gir_attr *s = copy ? slot(g, a, name, true) : NULL;
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     s->type = GIR_ATTR_STRINGS;
     s->u.strs.n = n;
     s->u.strs.v = copy;
     return GIR_OK;
 }
 
-gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t)
+gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t, gir_error *err)
 {
-    return put(g, a, &(gir_attr){ .name = name, .type = GIR_ATTR_TENSOR, .u.t = t }, true);
+    return put(g, a, &(gir_attr){ .name = name, .type = GIR_ATTR_TENSOR, .u.t = t }, true, err);
 }
 
-gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src)
+gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src, gir_error *err)
 {
     switch (src->type) {
-    case GIR_ATTR_INT: return gir_attrs_set_int(g, a, src->name, src->u.i);
-    case GIR_ATTR_BOOL: return gir_attrs_set_bool(g, a, src->name, src->u.i != 0);
-    case GIR_ATTR_FLOAT: return gir_attrs_set_float(g, a, src->name, src->u.f);
-    case GIR_ATTR_STRING: return gir_attrs_set_string(g, a, src->name, src->u.s);
-    case GIR_ATTR_INTS: return gir_attrs_set_ints(g, a, src->name, src->u.ints.v, src->u.ints.n);
-    case GIR_ATTR_FLOATS: return gir_attrs_set_floats(g, a, src->name, src->u.floats.v, src->u.floats.n);
+    case GIR_ATTR_INT: return gir_attrs_set_int(g, a, src->name, src->u.i, err);
+    case GIR_ATTR_BOOL: return gir_attrs_set_bool(g, a, src->name, src->u.i != 0, err);
+    case GIR_ATTR_FLOAT: return gir_attrs_set_float(g, a, src->name, src->u.f, err);
+    case GIR_ATTR_STRING: return gir_attrs_set_string(g, a, src->name, src->u.s, err);
+    case GIR_ATTR_INTS: return gir_attrs_set_ints(g, a, src->name, src->u.ints.v, src->u.ints.n, err);
+    case GIR_ATTR_FLOATS: return gir_attrs_set_floats(g, a, src->name, src->u.floats.v, src->u.floats.n, err);
     case GIR_ATTR_STRINGS:
-        return gir_attrs_set_strings(g, a, src->name, (const char *const *)src->u.strs.v, src->u.strs.n);
-    case GIR_ATTR_TENSOR: return gir_attrs_set_tensor(g, a, src->name, src->u.t);
+        return gir_attrs_set_strings(g, a, src->name, (const char *const *)src->u.strs.v, src->u.strs.n, err);
+    case GIR_ATTR_TENSOR: return gir_attrs_set_tensor(g, a, src->name, src->u.t, err);
     }
-    return GIR_E_INTERNAL;
+    return gir_fail(err, GIR_E_INTERNAL, "attribute '%s' of unknown type %d", src->name, (int)src->type);
 }
 
 bool gir_attrs_remove(gir_attrs *a, const char *name)

@@ -138,14 +138,6 @@ gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...)
     return code;
 }
 
-gir_status gir_nomem(gir_error *err)
-{
-    /* No formatting: the message would need memory we do not have. */
-    if (err && err->code == GIR_OK)
-        err->code = GIR_E_NOMEM;
-    return GIR_E_NOMEM;
-}
-
 static void set_once(gir_error *err, char **slot, const char *fmt, va_list ap)
 {
     if (!err || err->code == GIR_OK || *slot)

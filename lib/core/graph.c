@@ -374,32 +374,32 @@ gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, in
     return GIR_OK;
 }
 
-gir_status gir_graph_vnote(gir_graph *g, const char *fmt, va_list ap)
+gir_status gir_graph_vnote(gir_graph *g, gir_error *err, const char *fmt, va_list ap)
 {
     char *s = gir_vstrdupf(fmt, ap);
     if (!s)
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     const gir_attr *old = gir_attrs_find(&g->meta, GIR_META_NOTES);
     size_t n = old && old->type == GIR_ATTR_STRINGS ? old->u.strs.n : 0;
     const char **v = malloc((n + 1) * sizeof *v);
     if (!v) {
         free(s);
-        return GIR_E_NOMEM;
+        return gir_nomem(err);
     }
     for (size_t i = 0; i < n; i++)
         v[i] = old->u.strs.v[i];
     v[n] = s;
-    gir_status st = gir_attrs_set_strings(g, &g->meta, GIR_META_NOTES, v, n + 1);
+    gir_status st = gir_attrs_set_strings(g, &g->meta, GIR_META_NOTES, v, n + 1, err);
     free(v);
     free(s);
     return st;
 }
 
-gir_status gir_graph_note(gir_graph *g, const char *fmt, ...)
+gir_status gir_graph_note(gir_graph *g, gir_error *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    gir_status st = gir_graph_vnote(g, fmt, ap);
+    gir_status st = gir_graph_vnote(g, err, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -532,24 +532,23 @@ gir_status gir_graph_reindex(gir_graph *g, gir_error *err)
     return GIR_OK;
 }
 
-static gir_status copy_attrs(gir_graph *g, gir_attrs *dst, const gir_attrs *src)
+static gir_status copy_attrs(gir_graph *g, gir_attrs *dst, const gir_attrs *src, gir_error *err)
 {
-    if (src->n && gir_attrs_reserve(g, dst, src->n))
-        return GIR_E_NOMEM;
+    if (src->n)
+        TRY(gir_attrs_reserve(g, dst, src->n, err));
     for (size_t i = 0; i < src->n; i++)
-        if (gir_attrs_copy_attr(g, dst, &src->items[i]))
-            return GIR_E_NOMEM;
+        TRY(gir_attrs_copy_attr(g, dst, &src->items[i], err));
     return GIR_OK;
 }
 
 gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err)
 {
-    gir_graph *g;
+    gir_graph *g = NULL;
     *out = NULL;
     TRY(gir_graph_new(&g, err));
     gir_status st = GIR_OK;
     if (src->name && !(g->name = gir_arena_strdup(&g->arena, src->name)))
-        st = GIR_E_NOMEM;
+        st = gir_nomem(err);
     for (size_t i = 0; !st && i < src->n_values; i++) {
         const gir_value *s = src->values[i];
         int32_t idx;
@@ -563,9 +562,9 @@ gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err
         v->producer_out = s->producer_out;
         for (int k = 0; k < GIR_MAX_RANK; k++)
             if (s->dim_names[k] && !(v->dim_names[k] = gir_arena_strdup(&g->arena, s->dim_names[k])))
-                st = GIR_E_NOMEM;
+                st = gir_nomem(err);
         if (!st)
-            st = copy_attrs(g, &v->meta, &s->meta);
+            st = copy_attrs(g, &v->meta, &s->meta, err);
     }
     for (size_t i = 0; !st && i < src->n_nodes; i++) {
         const gir_node *s = src->nodes[i];
@@ -576,18 +575,18 @@ gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err
         memcpy(n->out, s->out, s->n_out * sizeof *n->out);
         if ((s->opaque_format && !(n->opaque_format = gir_arena_strdup(&g->arena, s->opaque_format))) ||
             (s->opaque_op && !(n->opaque_op = gir_arena_strdup(&g->arena, s->opaque_op))))
-            st = GIR_E_NOMEM;
+            st = gir_nomem(err);
         if (!st)
-            st = copy_attrs(g, &n->attrs, &s->attrs);
+            st = copy_attrs(g, &n->attrs, &s->attrs, err);
         if (!st)
-            st = copy_attrs(g, &n->meta, &s->meta);
+            st = copy_attrs(g, &n->meta, &s->meta, err);
     }
     for (size_t i = 0; !st && i < src->n_inputs; i++)
         st = gir_graph_add_input(g, src->inputs[i], err);
     for (size_t i = 0; !st && i < src->n_outputs; i++)
         st = gir_graph_add_output(g, src->outputs[i], err);
     if (!st)
-        st = copy_attrs(g, &g->meta, &src->meta);
+        st = copy_attrs(g, &g->meta, &src->meta, err);
     if (st) {
         if (st == GIR_E_NOMEM)
             gir_nomem(err);

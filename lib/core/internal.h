@@ -22,7 +22,14 @@
 /* Records code and message unless an error is already recorded (the
  * innermost failure wins); returns code so callers can `return gir_fail()`. */
 gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...) GIR_PRINTF(3, 4);
-gir_status gir_nomem(gir_error *err);
+/* Records out of memory (no message: formatting one would need memory);
+ * inline, so the compiler sees that it never returns GIR_OK. */
+static inline gir_status gir_nomem(gir_error *err)
+{
+    if (err && err->code == GIR_OK)
+        err->code = GIR_E_NOMEM;
+    return GIR_E_NOMEM;
+}
 /* Fill the where-fields of an already failed error, if still empty. */
 void gir_err_file(gir_error *err, const char *path);
 void gir_err_node(gir_error *err, const char *name);

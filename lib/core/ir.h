@@ -182,42 +182,43 @@ void gir_value_set_data(gir_value *v, gir_tensor *t);
  * decide (a random fill seeded, a memory plan ignored).  Appended to the
  * graph metadata "notes" (STRINGS); graphconv prints them. */
 #define GIR_META_NOTES "notes"
-gir_status gir_graph_note(gir_graph *g, const char *fmt, ...) GIR_PRINTF(2, 3);
+gir_status gir_graph_note(gir_graph *g, gir_error *err, const char *fmt, ...) GIR_PRINTF(3, 4);
 /* Node meta a reader sets on a node it keeps verbatim: why it has no
  * canonical form ("act_type=rrelu with its mask output read"); writers
  * that refuse the node quote it. */
 #define GIR_META_OPAQUE_WHY "opaque.why"
 /* That reason, or NULL. */
 const char *gir_node_opaque_why(const gir_node *n);
-gir_status gir_graph_vnote(gir_graph *g, const char *fmt, va_list ap);
+gir_status gir_graph_vnote(gir_graph *g, gir_error *err, const char *fmt, va_list ap);
 
 /* ---- attribute lists ------------------------------------------------------ */
 
 /* Setters replace an attribute of the same name.  Strings and arrays are
- * copied into the graph's arena. */
-gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v);
-gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v);
-gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v);
-gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v);
-gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n);
-gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n);
-gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n);
-gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t);
+ * copied into the graph's arena.  Like every fallible function here, they
+ * record what failed in err (out of memory, naming the attribute). */
+gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v, gir_error *err);
+gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v, gir_error *err);
+gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v, gir_error *err);
+gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v, gir_error *err);
+gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n, gir_error *err);
+gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n, gir_error *err);
+gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n, gir_error *err);
+gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t, gir_error *err);
 /* Sets *src as it is, nothing copied: its name and any text or array it
  * points to must live as long as the graph (string literals, static
  * tables, g's arena).  For readers that make many attributes with fixed
  * names.  A tensor gains a reference. */
-gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src);
+gir_status gir_attrs_put(gir_graph *g, gir_attrs *a, const gir_attr *src, gir_error *err);
 /* gir_attrs_put of n attributes with distinct names; into an empty list in
  * one step (a block of n items). */
-gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n);
+gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, size_t n, gir_error *err);
 /* Makes room for n more attributes at once (one block, no growing). */
-gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n);
+gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n, gir_error *err);
 /* n strings as a STRINGS attribute stores them: the pointers and the texts
  * in one block of arena (NULL entries become ""); NULL when out of memory. */
 const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n);
 /* Copies one attribute (from any graph) into a. */
-gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src);
+gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src, gir_error *err);
 bool gir_attrs_remove(gir_attrs *a, const char *name);
 const gir_attr *gir_attrs_find(const gir_attrs *a, const char *name);
 void gir_attrs_free(gir_attrs *a); /* drops tensor references; the array is the arena's */

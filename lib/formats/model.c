@@ -134,7 +134,7 @@ static gir_status load_file(const char *path, const char *format, const gir_opti
     /* Which format the graph came from, where the reader did not say more
      * precisely (the NNVM family names its flavour). */
     if (st == GIR_OK && !gir_attrs_find(&(*out)->meta, "source.format") &&
-        gir_attrs_set_string(*out, &(*out)->meta, "source.format", f->name))
+        gir_attrs_set_string(*out, &(*out)->meta, "source.format", f->name, err))
         st = gir_nomem(err);
     gir_limits_leave(&scope);
     if (st) {

@@ -143,21 +143,27 @@ static hid_t le_type(gir_dtype dt, bool *owned)
 
 /* ---- writing ------------------------------------------------------------ */
 
+bool gir_h5_name_ok(const char *name)
+{
+    if (!name || !name[0])
+        return false;
+    for (const char *c = name;;) {
+        const char *e = strchr(c, '/');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        if (!e)
+            return true;
+        c = e + 1;
+    }
+}
+
 static gir_status check_param_name(const char *name, gir_error *err)
 {
     if (!name || !name[0])
         return gir_fail(err, GIR_E_ARGUMENT, "a parameter has an empty name");
-    const char *c = name;
-    for (;;) {
-        const char *e = strchr(c, '/');
-        size_t len = e ? (size_t)(e - c) : strlen(c);
-        if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
-            return gir_fail(err, GIR_E_ARGUMENT,
-                            "parameter name '%s' has an empty, '.' or '..' component", name);
-        if (!e)
-            break;
-        c = e + 1;
-    }
+    if (!gir_h5_name_ok(name))
+        return gir_fail(err, GIR_E_ARGUMENT, "parameter name '%s' has an empty, '.' or '..' component", name);
     return GIR_OK;
 }
 

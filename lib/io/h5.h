@@ -80,6 +80,10 @@ gir_status gir_h5_raw_extent_open(gir_h5 *h, const char *name, gir_dtype dtype, 
 gir_h5 *gir_h5_ref(gir_h5 *h);
 void gir_h5_close(gir_h5 *h);
 
+/* Whether name can be a dataset path as gir_h5_write wants it: not empty,
+ * and no component (between '/') empty, "." or "..". */
+bool gir_h5_name_ok(const char *name);
+
 /* Writes params[0..n) to path (created or truncated; callers pass a
  * gir_outfile's temporary path for atomic output).  For each parameter in
  * order: groups for every '/' component of name (names must be non-empty,

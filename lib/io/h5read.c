@@ -755,7 +755,7 @@ static gir_status visit_link(gir_h5 *h, walk *w, const pending *cur, const heap 
 /* Lists group cur: its B-tree's symbol table nodes, in key order. */
 static gir_status walk_group(gir_h5 *h, walk *w, const pending *cur, gir_error *err)
 {
-    heap hp;
+    heap hp = { 0 };
     TRY(read_heap(h, cur->heap, &hp, err));
     typedef struct node {
         uint64_t addr;

@@ -79,7 +79,7 @@ static gir_status evaluate(const gir_graph *g, const gir_node *n, gir_tensor **o
         free(name);
     }
     for (size_t i = 0; !st && i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(m, &c->attrs, &n->attrs.items[i]))
+        if (gir_attrs_copy_attr(m, &c->attrs, &n->attrs.items[i], err))
             st = gir_nomem(err);
     if (!st)
         st = gir_op_infer(m, c, err);

@@ -37,7 +37,7 @@ static gir_status set_repeated(gir_graph *g, gir_node *n, const char *name, int6
     int64_t vals[2 * GIR_MAX_RANK];
     for (int i = 0; i < count; i++)
         vals[i] = v;
-    if (gir_attrs_set_ints(g, &n->attrs, name, vals, (size_t)count) != GIR_OK)
+    if (gir_attrs_set_ints(g, &n->attrs, name, vals, (size_t)count, err) != GIR_OK)
         return gir_nomem(err);
     return GIR_OK;
 }
@@ -59,7 +59,7 @@ static gir_status fill_default(gir_graph *g, gir_node *n, const gir_attr_schema 
             at.u.s = s->s;
         else
             return GIR_OK;
-        st = gir_attrs_put(g, &n->attrs, &at);
+        st = gir_attrs_put(g, &n->attrs, &at, err);
         return st == GIR_OK ? GIR_OK : gir_nomem(err);
     }
     case GIR_FILL_SPATIAL:
@@ -77,7 +77,7 @@ static gir_status fill_default(gir_graph *g, gir_node *n, const gir_attr_schema 
         for (int i = 2; i < w->shape.rank; i++)
             if (w->shape.dims[i] < 1)
                 return GIR_OK;
-        if (gir_attrs_set_ints(g, &n->attrs, s->name, w->shape.dims + 2, (size_t)w->shape.rank - 2) != GIR_OK)
+        if (gir_attrs_set_ints(g, &n->attrs, s->name, w->shape.dims + 2, (size_t)w->shape.rank - 2, err) != GIR_OK)
             return gir_nomem(err);
         return GIR_OK;
     }
@@ -93,9 +93,9 @@ static gir_status coerce(gir_graph *g, gir_node *n, const gir_attr_schema *s, co
         return GIR_OK; /* the usual case: nothing to widen or respell */
     gir_status st = GIR_OK;
     if (s->type == GIR_ATTR_INT && a->type == GIR_ATTR_BOOL) {
-        st = gir_attrs_set_int(g, &n->attrs, s->name, a->u.i);
+        st = gir_attrs_set_int(g, &n->attrs, s->name, a->u.i, err);
     } else if (s->type == GIR_ATTR_FLOAT && (a->type == GIR_ATTR_INT || a->type == GIR_ATTR_BOOL)) {
-        st = gir_attrs_set_float(g, &n->attrs, s->name, (double)a->u.i);
+        st = gir_attrs_set_float(g, &n->attrs, s->name, (double)a->u.i, err);
     } else if (s->type == GIR_ATTR_FLOATS && a->type == GIR_ATTR_INTS) {
         size_t len = a->u.ints.n;
         double *v = malloc((len ? len : 1) * sizeof *v);
@@ -103,12 +103,12 @@ static gir_status coerce(gir_graph *g, gir_node *n, const gir_attr_schema *s, co
             return gir_nomem(err);
         for (size_t i = 0; i < len; i++)
             v[i] = (double)a->u.ints.v[i];
-        st = gir_attrs_set_floats(g, &n->attrs, s->name, v, len);
+        st = gir_attrs_set_floats(g, &n->attrs, s->name, v, len, err);
         free(v);
     } else if (n->op == GIR_OP_Cast && strcmp(s->name, "to") == 0 && a->type == GIR_ATTR_STRING) {
         gir_dtype dt = gir_dtype_from_name(a->u.s);
         if (dt != GIR_DT_UNKNOWN && strcmp(gir_dtype_name(dt), a->u.s) != 0)
-            st = gir_attrs_set_string(g, &n->attrs, s->name, gir_dtype_name(dt));
+            st = gir_attrs_set_string(g, &n->attrs, s->name, gir_dtype_name(dt), err);
     }
     return st == GIR_OK ? GIR_OK : gir_nomem(err);
 }

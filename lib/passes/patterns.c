@@ -37,6 +37,12 @@ static const gir_pattern *const registry[] = {
     &gir_pat_flatten_reshape,
     &gir_pat_squeeze_reshape,
     &gir_pat_unsqueeze_reshape,
+    &gir_pat_pad_merge,
+    &gir_pat_maxpool_ceil_pads,
+    &gir_pat_avgpool_ceil_pads,
+    &gir_pat_conv_pads_split,
+    &gir_pat_maxpool_pads_split,
+    &gir_pat_avgpool_pads_split,
     NULL /* sentinel: patterns are listed above this line */
 };
 

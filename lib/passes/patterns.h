@@ -45,6 +45,15 @@ extern const gir_pattern gir_pat_flatten_reshape;
 extern const gir_pattern gir_pat_squeeze_reshape;
 extern const gir_pattern gir_pat_unsqueeze_reshape;
 
+/* pat_pad.c: padding merged into and split out of convolutions and pools,
+ * ceil-mode pooling as end padding */
+extern const gir_pattern gir_pat_pad_merge;
+extern const gir_pattern gir_pat_conv_pads_split;
+extern const gir_pattern gir_pat_maxpool_pads_split;
+extern const gir_pattern gir_pat_avgpool_pads_split;
+extern const gir_pattern gir_pat_maxpool_ceil_pads;
+extern const gir_pattern gir_pat_avgpool_ceil_pads;
+
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
 /* Fails with GIR_E_UNSUPPORTED: the pattern does not apply, and why. */

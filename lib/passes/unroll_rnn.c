@@ -66,19 +66,19 @@ static int32_t op2(ub *u, gir_op op, int32_t a, int32_t b)
 
 static void set_ints(ub *u, gir_node *nd, const char *name, const int64_t *v, size_t k)
 {
-    if (!u->st && nd && gir_attrs_set_ints(u->g, &nd->attrs, name, v, k))
+    if (!u->st && nd && gir_attrs_set_ints(u->g, &nd->attrs, name, v, k, u->err))
         u->st = gir_nomem(u->err);
 }
 
 static void set_int(ub *u, gir_node *nd, const char *name, int64_t v)
 {
-    if (!u->st && nd && gir_attrs_set_int(u->g, &nd->attrs, name, v))
+    if (!u->st && nd && gir_attrs_set_int(u->g, &nd->attrs, name, v, u->err))
         u->st = gir_nomem(u->err);
 }
 
 static void set_float(ub *u, gir_node *nd, const char *name, double v)
 {
-    if (!u->st && nd && gir_attrs_set_float(u->g, &nd->attrs, name, v))
+    if (!u->st && nd && gir_attrs_set_float(u->g, &nd->attrs, name, v, u->err))
         u->st = gir_nomem(u->err);
 }
 

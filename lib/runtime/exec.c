@@ -30,6 +30,7 @@ typedef struct rt_value {
     bool dropped;   /* unloaded while planning: every reader packed it */
     bool needed;    /* plan-time: a reader reads its data at run time */
     int pending;    /* plan-time: reader slots not yet prepared */
+    void *folded;   /* computed once while planning (its producer is folded) */
 } rt_value;
 
 typedef struct rt_node {
@@ -38,6 +39,7 @@ typedef struct rt_node {
     rt_call call;
     bool skip; /* fused into an earlier node */
     int32_t host; /* skip: the node whose kernel computes it */
+    bool folded; /* every input constant: run once while planning, not at run */
     uint64_t prof_ns; /* profiling: summed run time */
 } rt_node;
 
@@ -228,6 +230,10 @@ static void node_free_call(rt_node *rn)
 
 static void free_buffers(gir_session *s)
 {
+    for (size_t i = 0; s->vals && i < s->g->n_values; i++) {
+        free(s->vals[i].folded);
+        s->vals[i].folded = NULL;
+    }
     for (size_t i = 0; i < s->n_bufs; i++)
         free(s->bufs[i].p);
     free(s->bufs);
@@ -648,6 +654,16 @@ static int32_t storage_of(const gir_session *s, int32_t vi)
     return vi;
 }
 
+static void *value_data(const gir_session *s, int32_t vi);
+
+/* Value vi holds constant data while planning: a weight, a folded value,
+ * or a view of one. */
+static bool value_const(const gir_session *s, int32_t vi)
+{
+    const rt_value *v = &s->vals[storage_of(s, vi)];
+    return (v->kind == RV_CONST && !v->fed) || v->folded;
+}
+
 /* The only consumer of value vi (read through one input slot), or -1. */
 static int32_t sole_consumer(const gir_session *s, int32_t vi)
 {
@@ -821,10 +837,27 @@ static void plan_fusion(gir_session *s, rt_node *rn)
     const gir_graph *g = s->g;
     memset(&rn->call.act, 0, sizeof rn->call.act);
     rn->call.accumulate = false;
-    if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD)) || rn->n->n_out < 1 || rn->n->out[0] < 0)
+    rn->call.bias = NULL;
+    if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD | RT_FUSE_BIAS)) || rn->n->n_out < 1 ||
+        rn->n->out[0] < 0)
         return;
     int32_t cur = rn->n->out[0];
     int32_t q = sole_consumer(s, cur);
+    if (q >= 0 && (rn->k->flags & RT_FUSE_BIAS) && g->nodes[q]->op == GIR_OP_Add) {
+        /* a bias: a constant float vector (leading dims 1); its length is
+         * checked against the result after prepare */
+        int32_t other = other_operand(g->nodes[q], cur);
+        const rt_value *bv = other >= 0 ? &s->vals[other] : NULL;
+        bool vec = bv && value_const(s, other) && bv->t.dtype == GIR_DT_F32 && bv->t.data && bv->t.shape.rank >= 1;
+        for (int d = 0; vec && d + 1 < bv->t.shape.rank; d++)
+            vec = bv->t.shape.dims[d] == 1;
+        if (vec) {
+            rn->call.bias = &s->vals[other].t;
+            mark_fused(s, q, rn);
+            cur = g->nodes[q]->out[0];
+            q = sole_consumer(s, cur);
+        }
+    }
     if (q >= 0 && (rn->k->flags & RT_FUSE_ADD)) {
         const gir_node *qn = g->nodes[q];
         if (qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
@@ -888,6 +921,7 @@ static void undo_fusion(gir_session *s, rt_node *rn)
         if (s->nodes[i].skip && s->nodes[i].host == self)
             s->nodes[i].skip = false;
     rn->call.accumulate = false;
+    rn->call.bias = NULL;
     memset(&rn->call.act, 0, sizeof rn->call.act);
 }
 
@@ -929,6 +963,17 @@ static void drop_after_prepare(gir_session *s, const rt_node *rn)
         if (vi < 0)
             continue;
         rt_value *v = &s->vals[vi];
+        if (v->folded && !s->keep) {
+            /* a folded value every reader packed is freed the same way */
+            if (rn->skip || !rn->call.in_done[j])
+                v->needed = true;
+            if (--v->pending == 0 && !v->needed) {
+                free(v->folded);
+                v->folded = NULL;
+                v->t.data = NULL;
+            }
+            continue;
+        }
         if (!droppable(s, v))
             continue;
         if (rn->skip || !rn->call.in_done[j])
@@ -939,6 +984,63 @@ static void drop_after_prepare(gir_session *s, const rt_node *rn)
             v->dropped = true;
         }
     }
+}
+
+/* Constant folding while planning: a node whose inputs are all constants
+ * (weights, or values folded before it) and that makes one output no
+ * larger than its inputs (a Transpose or Reshape of a weight, a weight
+ * computed from others) runs once here; its result replaces the inputs,
+ * which every run would otherwise recompute (ONNX exports of Linear layers
+ * transpose their weight in the graph). */
+static bool may_fold(const gir_session *s, const rt_node *rn)
+{
+    const gir_node *n = rn->n;
+    if (rn->k->flags & (RT_SIDE_EFFECT | RT_VIEW) || n->n_in < 1 || n->n_out != 1 || n->out[0] < 0 ||
+        s->vals[n->out[0]].is_output)
+        return false;
+    for (size_t j = 0; j < n->n_in; j++)
+        if (n->in[j] >= 0 && (!rn->call.in_const[j] || !rn->call.in[j]->data))
+            return false;
+    return true;
+}
+
+/* After prepare: runs node rn into its own memory when its output is no
+ * larger than its inputs (*done says whether it did). */
+static gir_status fold_node(gir_session *s, rt_node *rn, bool *done, gir_error *err)
+{
+    const gir_node *n = rn->n;
+    rt_call *c = &rn->call;
+    rt_value *v = &s->vals[n->out[0]];
+    *done = false;
+    uint64_t in_bytes = 0, bytes = (uint64_t)v->t.numel * gir_dtype_size(v->t.dtype);
+    for (size_t j = 0; j < n->n_in; j++)
+        if (n->in[j] >= 0)
+            in_bytes += (uint64_t)c->in[j]->numel * gir_dtype_size(c->in[j]->dtype);
+    if (v->t.dtype == GIR_DT_UNKNOWN || bytes > in_bytes)
+        return GIR_OK;
+    void *out = NULL, *scratch = NULL;
+    if (posix_memalign(&out, 64, bytes ? (size_t)bytes : 1) != 0 ||
+        (c->scratch_bytes && posix_memalign(&scratch, 64, (c->scratch_bytes + 63) / 64 * 64) != 0)) {
+        free(out);
+        return gir_nomem(err);
+    }
+    v->t.data = out;
+    c->scratch = scratch;
+    gir_status st = rn->k->run(c, err);
+    free(scratch);
+    c->scratch = NULL;
+    c->scratch_bytes = 0;
+    if (st) {
+        free(out);
+        v->t.data = NULL;
+        return st;
+    }
+    v->folded = out;
+    for (size_t j = 0; j < n->n_in; j++)
+        c->in_done[j] = true;
+    rn->folded = true;
+    *done = true;
+    return GIR_OK;
 }
 
 static gir_status plan(gir_session *s, gir_error *err)
@@ -969,7 +1071,7 @@ static gir_status plan(gir_session *s, gir_error *err)
         }
     }
     for (size_t i = 0; i < g->n_nodes; i++)
-        s->nodes[i].skip = false;
+        s->nodes[i].skip = s->nodes[i].folded = false;
     size_t scratch = 0;
     uint64_t elements = 0; /* computed by the nodes so far: bounded before any buffer exists */
     for (size_t oi = 0; oi < s->n_order; oi++) {
@@ -980,7 +1082,7 @@ static gir_status plan(gir_session *s, gir_error *err)
         for (size_t j = 0; j < n->n_in; j++) {
             int32_t vi = n->in[j];
             c->in[j] = vi >= 0 ? &s->vals[vi].t : NULL;
-            c->in_const[j] = vi >= 0 && s->vals[vi].kind == RV_CONST && !s->vals[vi].fed;
+            c->in_const[j] = vi >= 0 && value_const(s, vi);
             c->in_done[j] = false;
         }
         for (size_t j = 0; j < n->n_out; j++)
@@ -999,14 +1101,29 @@ static gir_status plan(gir_session *s, gir_error *err)
             s->bufs[s->vals[o].buf].refs++;
             s->vals[o].produced = true;
         } else {
-            plan_fusion(s, rn);
+            bool fold = may_fold(s, rn), folded = false;
+            if (fold) {
+                memset(&c->act, 0, sizeof c->act);
+                c->accumulate = false;
+            } else {
+                plan_fusion(s, rn);
+            }
             st = rn->k->prepare(c, err);
+            if (!st && fold)
+                st = fold_node(s, rn, &folded, err);
             if (st) {
                 gir_err_node(err, n->name);
                 return st;
             }
+            if (folded) {
+                s->vals[n->out[0]].produced = true;
+                goto prepared;
+            }
             if (c->act.on && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32))
                 undo_fusion(s, rn); /* activations are float kernels */
+            if (c->bias && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32 || c->out[0]->shape.rank < c->bias->shape.rank ||
+                            c->bias->numel != (size_t)c->out[0]->shape.dims[c->out[0]->shape.rank - 1]))
+                undo_fusion(s, rn); /* not a bias of this result */
             if (c->accumulate) {
                 int32_t add;
                 int32_t res = fused_residual(s, rn, &add);
@@ -1043,6 +1160,8 @@ static gir_status plan(gir_session *s, gir_error *err)
                         s->bufs[v->buf].refs++;
                     } else {
                         v->alias = storage_of(s, in0);
+                        if (value_const(s, vi)) /* readers may pack it while planning */
+                            v->t.data = value_data(s, vi);
                     }
                 } else if (j == 0 && c->accumulate) {
                     int32_t add;
@@ -1072,6 +1191,7 @@ static gir_status plan(gir_session *s, gir_error *err)
             if (c->scratch_bytes > scratch)
                 scratch = c->scratch_bytes;
         }
+    prepared:
         drop_after_prepare(s, rn);
         /* inputs die after their last use (never in keep mode) */
         for (size_t j = 0; j < n->n_in; j++) {
@@ -1122,6 +1242,8 @@ static void *value_data(const gir_session *s, int32_t vi)
 {
     vi = storage_of(s, vi);
     const rt_value *v = &s->vals[vi];
+    if (v->folded)
+        return v->folded;
     if (v->fed)
         return v->fed->data;
     if (v->kind == RV_CONST)
@@ -1160,7 +1282,7 @@ GIR_API gir_status gir_session_run(gir_session *s, gir_error *err)
         s->vals[i].t.data = value_data(s, (int32_t)i);
     for (size_t oi = 0; oi < s->n_order; oi++) {
         rt_node *rn = &s->nodes[s->order[oi]];
-        if (rn->skip)
+        if (rn->skip || rn->folded)
             continue;
         rn->call.scratch = s->scratch;
         rn->call.stream = s->stream;
@@ -1274,7 +1396,7 @@ GIR_API size_t gir_session_profile_count(const gir_session *s)
         return 0;
     size_t n = 0;
     for (size_t oi = 0; oi < s->n_order; oi++)
-        n += !s->nodes[s->order[oi]].skip;
+        n += !s->nodes[s->order[oi]].skip && !s->nodes[s->order[oi]].folded;
     return n;
 }
 
@@ -1284,7 +1406,7 @@ GIR_API bool gir_session_profile_entry(const gir_session *s, size_t i, gir_profi
         return false;
     for (size_t oi = 0; oi < s->n_order; oi++) {
         const rt_node *rn = &s->nodes[s->order[oi]];
-        if (rn->skip || i-- > 0)
+        if (rn->skip || rn->folded || i-- > 0)
             continue;
         memset(e, 0, sizeof *e);
         e->node = rn->n->name;

@@ -46,7 +46,7 @@ static void kernel_generic(size_t kc, const float *a, const float *b, float *c, 
 }
 
 static const gemm_impl impl_generic = {
-    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic,
+    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL, NULL,
 };
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -122,6 +122,11 @@ static const gemm_impl *const all_impls[] = {
     &gir_gemm_impl_avx512,
 #endif
 };
+
+bool gir_gemm_b_rows_ok(gir_gemm_isa isa)
+{
+    return impl_for(isa)->kernel_ub != NULL;
+}
 
 size_t gir_gemm_workspace_floats(void)
 {
@@ -228,6 +233,16 @@ size_t gir_gemm_packed_b_floats(const gir_gemm_blayout *l, size_t k, size_t n)
     return (size_t)total;
 }
 
+void gir_gemm_pack_b(const gir_gemm_blayout *l, bool trans_b, size_t k, size_t n, const float *b, size_t ldb,
+                     float *dst)
+{
+    size_t npad = (n + l->nr - 1) / l->nr * l->nr;
+    for (size_t pc = 0; pc < k; pc += l->kc) {
+        size_t kc = k - pc < l->kc ? k - pc : l->kc;
+        pack_b(trans_b, b, ldb, pc, kc, 0, n, l->nr, dst + pc * npad);
+    }
+}
+
 gir_status gir_gemm_pack_a(gir_gemm_isa isa, bool trans_a, size_t m, size_t k, const float *a, size_t lda,
                            gir_gemm_packed *out, gir_error *err)
 {
@@ -280,6 +295,14 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
     size_t mpad = 0, npad = (g->n + NR - 1) / NR * NR;
     if (g->packed_a)
         mpad = (g->m + MR - 1) / MR * MR;
+    /* A row-major and unpacked: the kernel reads it in place */
+    bool direct_a = !g->packed_a && !g->trans_a && im->kernel_ua;
+    /* A packed (weights), B row-major and short (K <= 128, M <= 256: each B
+     * panel serves few rows, so packing it costs about as much as the
+     * product, as in pointwise convolutions): B read in place.  Longer or
+     * wider products keep the packed panels, whose sequential reads win. */
+    bool direct_b = g->packed_a && !g->packed_b && !g->trans_b && im->kernel_ub &&
+                    ((K <= 128 && g->m <= 256) || g->b_rows);
     for (size_t jc = j0; jc < j1; jc += NC) {
         size_t nc = j1 - jc < NC ? j1 - jc : NC;
         for (size_t pc = 0; pc < K; pc += KC) {
@@ -287,6 +310,8 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
             bool first = pc == 0, last = pc + kc == K;
             if (g->packed_b) {
                 pb = g->packed_b + pc * npad + jc * kc; /* jc is a multiple of NR */
+            } else if (direct_b) {
+                pb = NULL;
             } else {
                 pack_b(g->trans_b, g->b, g->ldb, pc, kc, jc, nc, NR, pb_ws);
                 pb = pb_ws;
@@ -297,18 +322,29 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                 const float *ablk;
                 if (g->packed_a) {
                     ablk = g->packed_a->data + pc * mpad + ic * kc;
+                } else if (direct_a) {
+                    ablk = NULL;
                 } else {
                     pack_a(g->trans_a, g->a, g->lda, g->m, ic, mc, pc, kc, MR, pa);
                     ablk = pa;
                 }
                 for (size_t jr = 0; jr < nc; jr += NR) {
                     size_t n = nc - jr < NR ? nc - jr : NR;
-                    const float *bp = pb + jr * kc;
+                    const float *bp = !direct_b ? pb + jr * kc
+                                      : g->b_rows ? g->b + jc + jr
+                                                  : g->b + pc * g->ldb + jc + jr;
                     ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t m = mc - ir < MR ? mc - ir : MR;
                         ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
-                        im->kernel(kc, ablk + ir * kc, bp, g->c + (ic + ir) * g->ldc + jc + jr, g->ldc, m, n, &ep);
+                        float *ct = g->c + (ic + ir) * g->ldc + jc + jr;
+                        if (direct_b)
+                            im->kernel_ub(kc, ablk + ir * kc, bp, g->ldb, g->b_rows ? g->b_rows + pc : NULL, ct,
+                                          g->ldc, m, n, &ep);
+                        else if (direct_a)
+                            im->kernel_ua(kc, g->a + (ic + ir) * g->lda + pc, g->lda, bp, ct, g->ldc, m, n, &ep);
+                        else
+                            im->kernel(kc, ablk + ir * kc, bp, ct, g->ldc, m, n, &ep);
                     }
                 }
             }

@@ -64,6 +64,11 @@ gir_gemm_blayout gir_gemm_b_layout(gir_gemm_isa isa);
 /* Floats of a packed B of k x n (overflow-checked: 0 when too large). */
 size_t gir_gemm_packed_b_floats(const gir_gemm_blayout *l, size_t k, size_t n);
 
+/* Packs op(B) (k x n) whole in layout l into dst (gir_gemm_packed_b_floats
+ * floats): weights packed once for gir_gemm_args.packed_b. */
+void gir_gemm_pack_b(const gir_gemm_blayout *l, bool trans_b, size_t k, size_t n, const float *b, size_t ldb,
+                     float *dst);
+
 typedef struct gir_gemm_args {
     size_t m, n, k;
     float alpha, beta;          /* beta == 0: C is not read (may hold NaN) */
@@ -77,6 +82,10 @@ typedef struct gir_gemm_args {
     /* optional: op(B) already packed with gir_gemm_b_layout() of the kernel
      * in use (packed_a's, else isa's); b, ldb, trans_b are then ignored */
     const float *packed_b;
+    /* optional, with packed_a and not trans_b, where gir_gemm_b_rows_ok():
+     * row k of op(B) starts at b + b_rows[k] (ldb unused): a convolution
+     * reads its input planes in place instead of through im2col */
+    const ptrdiff_t *b_rows;
     float *c;
     size_t ldc;
     const float *bias_m;        /* optional, length m: added to row i */
@@ -90,6 +99,9 @@ typedef struct gir_gemm_args {
  * scratch areas): never allocates, never fails.  With k == 0 the product
  * is zero and the rest of the formula still applies. */
 void gir_sgemm(const gir_gemm_args *g, gir_threads *th);
+
+/* Whether kernel isa (AUTO: the best) takes gir_gemm_args.b_rows. */
+bool gir_gemm_b_rows_ok(gir_gemm_isa isa);
 
 /* Floats of scratch each worker needs (the pool allocates it). */
 size_t gir_gemm_workspace_floats(void);

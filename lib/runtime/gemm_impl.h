@@ -20,11 +20,25 @@ typedef struct gemm_ep {
 typedef void (*gemm_kernel_fn)(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                size_t n, const gemm_ep *ep);
 
+/* The same with A read in place: row r of the panel is a + r*lda (k
+ * contiguous), only rows r < m are read.  Saves packing an A that is used
+ * once per panel of B (activations times weights in MatMul). */
+typedef void (*gemm_kernel_ua_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
+                                  size_t m, size_t n, const gemm_ep *ep);
+
+/* The same with B read in place: row k of the panel is b + k*ldb, or
+ * b + rows[k] when rows is given; only its first n columns are read (A
+ * packed). */
+typedef void (*gemm_kernel_ub_fn)(size_t kc, const float *a, const float *b, size_t ldb, const ptrdiff_t *rows,
+                                  float *c, size_t ldc, size_t m, size_t n, const gemm_ep *ep);
+
 typedef struct gemm_impl {
     gir_gemm_isa isa;
     size_t mr, nr;      /* register tile */
     size_t mc, kc, nc;  /* cache blocks: mc % mr == 0, nc % nr == 0 */
     gemm_kernel_fn kernel;
+    gemm_kernel_ua_fn kernel_ua; /* optional */
+    gemm_kernel_ub_fn kernel_ub; /* optional */
 } gemm_impl;
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -36,6 +36,27 @@ TGT512 static inline __m512 ep512(__m512 v, float *c, __mmask16 mk, const gemm_e
     return v;
 }
 
+/* Stores the top-left m x n corner of an 8 x 32 tile as ep says (every
+ * AVX-512 kernel entry ends here). */
+TGT512 static inline void store512(__m512 acc[A512_MR][2], float *c, size_t ldc, size_t m, size_t n,
+                                   const gemm_ep *ep)
+{
+    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
+    __m512 vbeta = _mm512_set1_ps(ep->beta);
+    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
+    if (ep->bias_n) {
+        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
+        if (m1)
+            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
+    }
+    for (size_t r = 0; r < m; r++) {
+        float *cr = c + r * ldc;
+        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
+        if (m1)
+            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
+    }
+}
+
 TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                  size_t n, const gemm_ep *ep)
 {
@@ -54,24 +75,73 @@ TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, floa
         a += A512_MR;
         b += A512_NR;
     }
+    store512(acc, c, ldc, m, n, ep);
+}
+
+/* The same product and summation order, A read in place (rows past m
+ * read row 0 and are not stored). */
+TGT512 static void kernel_avx512_ua(size_t kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
+                                    size_t m, size_t n, const gemm_ep *ep)
+{
+    const float *r0 = a, *r1 = m > 1 ? a + lda : a, *r2 = m > 2 ? a + 2 * lda : a, *r3 = m > 3 ? a + 3 * lda : a,
+                *r4 = m > 4 ? a + 4 * lda : a, *r5 = m > 5 ? a + 5 * lda : a, *r6 = m > 6 ? a + 6 * lda : a,
+                *r7 = m > 7 ? a + 7 * lda : a;
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+    for (size_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), ar;
+#define A512_ROW(p, x0, x1)                   \
+        ar = _mm512_set1_ps(p[k]);            \
+        x0 = _mm512_fmadd_ps(ar, b0, x0);     \
+        x1 = _mm512_fmadd_ps(ar, b1, x1);
+        A512_ROW(r0, c00, c01)
+        A512_ROW(r1, c10, c11)
+        A512_ROW(r2, c20, c21)
+        A512_ROW(r3, c30, c31)
+        A512_ROW(r4, c40, c41)
+        A512_ROW(r5, c50, c51)
+        A512_ROW(r6, c60, c61)
+        A512_ROW(r7, c70, c71)
+#undef A512_ROW
+        b += A512_NR;
+    }
+    __m512 acc[A512_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
+                               { c40, c41 }, { c50, c51 }, { c60, c61 }, { c70, c71 } };
+    store512(acc, c, ldc, m, n, ep);
+}
+
+/* The same with B read in place (columns past n masked off, never read). */
+TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, size_t ldb, const ptrdiff_t *rows,
+                                    float *c, size_t ldc, size_t m, size_t n, const gemm_ep *ep)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
     __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
-    __m512 vbeta = _mm512_set1_ps(ep->beta);
-    __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
-    if (ep->bias_n) {
-        bn0 = _mm512_maskz_loadu_ps(m0, ep->bias_n);
-        if (m1)
-            bn1 = _mm512_maskz_loadu_ps(m1, ep->bias_n + 16);
+    for (size_t k = 0; k < kc; k++) {
+        const float *bk = rows ? b + rows[k] : b + k * ldb;
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16), ar;
+#define A512_ROW(r, x0, x1)                   \
+        ar = _mm512_set1_ps(a[r]);            \
+        x0 = _mm512_fmadd_ps(ar, b0, x0);     \
+        x1 = _mm512_fmadd_ps(ar, b1, x1);
+        A512_ROW(0, c00, c01)
+        A512_ROW(1, c10, c11)
+        A512_ROW(2, c20, c21)
+        A512_ROW(3, c30, c31)
+        A512_ROW(4, c40, c41)
+        A512_ROW(5, c50, c51)
+        A512_ROW(6, c60, c61)
+        A512_ROW(7, c70, c71)
+#undef A512_ROW
+        a += A512_MR;
     }
-    for (size_t r = 0; r < m; r++) {
-        float *cr = c + r * ldc;
-        _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, bn0, r));
-        if (m1)
-            _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, bn1, r));
-    }
+    __m512 acc[A512_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 },
+                               { c40, c41 }, { c50, c51 }, { c60, c61 }, { c70, c71 } };
+    store512(acc, c, ldc, m, n, ep);
 }
 
 const gemm_impl gir_gemm_impl_avx512 = {
-    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512,
+    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512, kernel_avx512_ua, kernel_avx512_ub,
 };
 
 /* ---- AVX2 + FMA ------------------------------------------------------------ */
@@ -146,7 +216,7 @@ TGT2 static void kernel_avx2(size_t kc, const float *a, const float *b, float *c
 }
 
 const gemm_impl gir_gemm_impl_avx2 = {
-    GIR_GEMM_AVX2, A2_MR, A2_NR, 120, 256, 2048, kernel_avx2,
+    GIR_GEMM_AVX2, A2_MR, A2_NR, 120, 256, 2048, kernel_avx2, NULL, NULL,
 };
 
 #endif

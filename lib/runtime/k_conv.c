@@ -328,6 +328,8 @@ typedef struct conv_state {
     size_t cap_kw;
     void *geo; /* conv_geo or convt_geo of the current plan */
     rt_wino *wino; /* 3x3 stride 1: Winograd form of the weights (instead of packed) */
+    ptrdiff_t *koff; /* direct: where row k of B starts in a group's planes */
+    size_t cap_koff;
 } conv_state;
 
 static void conv_release(void *p)
@@ -339,6 +341,7 @@ static void conv_release(void *p)
         gir_gemm_packed_free(&s->packed[i]);
     free(s->packed);
     free(s->ow_lo);
+    free(s->koff);
     free(s->geo);
     rt_wino_free(s->wino);
     free(s);
@@ -357,6 +360,14 @@ struct conv_geo {
     size_t N, C, M, G, Cg, Mg, Kg, P, insp;
     bool depthwise, pointwise;
     size_t chunk_rows; /* output rows per im2col chunk */
+    /* direct: no im2col; the GEMM reads B rows from padded planes of the
+     * input, one per (channel, stride phase): plane (c, a, b) holds
+     * xpad[s*i + a][s*j + b] at i*dPW + j, so output (oh, ow) and kernel
+     * tap (kh, kw) read plane (c, kh%s, kw%s) at (oh + kh/s)*dPW + ow + kw/s:
+     * every B row is contiguous in q = oh*dPW + ow.  The dPW - OW extra
+     * columns per row are computed and dropped. */
+    bool direct;
+    size_t ds, dPH, dPW, dplane, drows;
 };
 
 /* Outputs narrower than this take the plain im2col (im2col_plain). */
@@ -421,6 +432,7 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
     cg->insp = g->in[0] * g->in[1] * g->in[2];
     cg->depthwise = cg->Cg == 1 && G > 1 && nsp <= 2;
     cg->pointwise = true;
+    cg->direct = false;
     for (int i = 0; i < 3; i++)
         if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] || g->pe[i])
             cg->pointwise = false;
@@ -453,6 +465,31 @@ static bool dw_pad_geometry(const conv_geo *cg, rt_dwpad *a)
     a->pw = g->pb[2];
     a->prows = (a->oh - 1) * a->sh + a->kh;
     a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
+    return true;
+}
+
+/* Whether the direct form applies (2-D, stride 1 or 2 both ways, no
+ * dilation, a window larger than 1x1), and its geometry; false also when
+ * its planes would be unreasonably large. */
+static bool direct_geometry(conv_geo *cg)
+{
+    const rt_geom *g = &cg->g;
+    size_t s = g->s[2];
+    if (g->nsp != 2 || g->d[1] != 1 || g->d[2] != 1 || g->s[1] != s || (s != 1 && s != 2) ||
+        g->k[1] * g->k[2] < 2 || g->out[2] < 4 || cg->depthwise || cg->pointwise || cg->C == 0 || cg->Kg == 0 ||
+        cg->Mg == 0)
+        return false;
+    cg->ds = s;
+    cg->dPH = g->out[1] + (g->k[1] - 1) / s;
+    cg->dPW = g->out[2] + (g->k[2] - 1) / s;
+    if (cg->dPH > GEOM_MAX || cg->dPW > GEOM_MAX || cg->dPH * cg->dPW > ((size_t)1 << 28) / (s * s) / cg->C)
+        return false;
+    cg->dplane = (cg->dPH * cg->dPW + (g->k[2] - 1) / s + 1 + 15) / 16 * 16;
+    cg->drows = ((size_t)1 << 16) / (cg->Mg * cg->dPW);
+    if (cg->drows < 1)
+        cg->drows = 1;
+    if (cg->drows > g->out[1])
+        cg->drows = g->out[1];
     return true;
 }
 
@@ -528,6 +565,25 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         }
     }
     c->in_done[1] = s->packed != NULL;
+    if (s->packed && gir_gemm_b_rows_ok(s->packed[0].isa) && direct_geometry(&cg)) {
+        cg.direct = true;
+        if ((st = state_geo(s, &cg, sizeof cg, err)))
+            return st;
+        if (s->cap_koff < cg.Kg) {
+            free(s->koff);
+            if (!(s->koff = malloc(cg.Kg * sizeof *s->koff)))
+                return gir_nomem(err);
+            s->cap_koff = cg.Kg;
+        }
+        size_t KH = gg->k[1], KW = gg->k[2], sd = cg.ds, k = 0;
+        for (size_t ch = 0; ch < cg.Cg; ch++)
+            for (size_t kh = 0; kh < KH; kh++)
+                for (size_t kw = 0; kw < KW; kw++)
+                    s->koff[k++] = (ptrdiff_t)(((ch * sd + kh % sd) * sd + kw % sd) * cg.dplane +
+                                               (kh / sd) * cg.dPW + kw / sd);
+        c->scratch_bytes = (cg.C * sd * sd * cg.dplane + cg.Mg * cg.drows * cg.dPW) * sizeof(float);
+        return GIR_OK;
+    }
     if (!cg.pointwise) {
         gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[0].isa : GIR_GEMM_AUTO);
         size_t floats = gir_gemm_packed_b_floats(&l, cg.Kg, cg.chunk_rows * cg.g.out[2]);
@@ -616,6 +672,102 @@ static void conv_depthwise(const rt_call *c, const conv_geo *cg)
     rt_parallel_for(c->th, cg->N * cg->M, 1, 4, dw_planes, &j);
 }
 
+typedef struct plane_job {
+    const conv_geo *cg;
+    const float *x; /* the image's first channel */
+    float *planes;
+} plane_job;
+
+/* Planes [p0, p1) (p = channel * s*s + phase) of the direct form. */
+static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
+{
+    (void)worker;
+    const plane_job *j = ctx;
+    const conv_geo *cg = j->cg;
+    const rt_geom *g = &cg->g;
+    const size_t s = cg->ds, H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
+    for (size_t p = p0; p < p1; p++) {
+        size_t ch = p / (s * s), a = p / s % s, b = p % s;
+        const float *xc = j->x + ch * cg->insp;
+        float *d = j->planes + p * cg->dplane;
+        /* columns j whose input column s*j + b - pl lies inside [0, W) */
+        size_t jlo = pl > b ? (pl - b + s - 1) / s : 0, jhi = (W + pl - b + s - 1) / s;
+        if (jhi > cg->dPW)
+            jhi = cg->dPW;
+        if (jlo > jhi)
+            jlo = jhi;
+        for (size_t i = 0; i < cg->dPH; i++, d += cg->dPW) {
+            size_t r = s * i + a;
+            if (r < pt || r - pt >= H) {
+                memset(d, 0, cg->dPW * sizeof *d);
+                continue;
+            }
+            const float *xr = xc + (r - pt) * W;
+            memset(d, 0, jlo * sizeof *d);
+            if (s == 1)
+                memcpy(d + jlo, xr + jlo - pl, (jhi - jlo) * sizeof *d);
+            else
+                for (size_t jj = jlo; jj < jhi; jj++)
+                    d[jj] = xr[s * jj + b - pl];
+            memset(d + jhi, 0, (cg->dPW - jhi) * sizeof *d);
+        }
+        memset(d, 0, (cg->dplane - cg->dPH * cg->dPW) * sizeof *d); /* slack read by the last columns */
+    }
+}
+
+/* One image through the direct form: per group, blocks of output rows
+ * multiplied into the wide buffer, then their OW real columns stored (added
+ * to the residual, then clamped, when accumulating). */
+static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *cg, const float *x, const float *bias,
+                        float *y)
+{
+    const rt_geom *g = &cg->g;
+    const size_t ss = cg->ds * cg->ds, OH = g->out[1], OW = g->out[2], dPW = cg->dPW;
+    float *planes = c->scratch, *wide = planes + cg->C * ss * cg->dplane;
+    plane_job pj = { cg, x, planes };
+    rt_parallel_for(c->th, cg->C * ss, 1, 2, fill_planes, &pj);
+    bool clamp = c->act.on && c->act.kind == RT_ACT_CLAMP, post_act = c->act.on && !clamp;
+    for (size_t gi = 0; gi < cg->G; gi++) {
+        float *yg = y + gi * cg->Mg * cg->P;
+        gir_gemm_args a = { 0 };
+        a.m = cg->Mg;
+        a.k = cg->Kg;
+        a.alpha = 1.0f;
+        a.packed_a = &s->packed[gi];
+        a.b_rows = s->koff;
+        a.bias_m = bias ? bias + gi * cg->Mg : NULL;
+        a.clamp = clamp && !c->accumulate; /* else after the residual */
+        a.lo = c->act.lo;
+        a.hi = c->act.hi;
+        for (size_t r0 = 0; r0 < OH; r0 += cg->drows) {
+            size_t nr = OH - r0 < cg->drows ? OH - r0 : cg->drows;
+            a.n = nr * dPW;
+            a.b = planes + gi * cg->Cg * ss * cg->dplane + r0 * dPW;
+            a.c = wide;
+            a.ldc = a.n;
+            gir_sgemm(&a, c->th);
+            for (size_t m = 0; m < cg->Mg; m++)
+                for (size_t r = 0; r < nr; r++) {
+                    const float *src = wide + m * a.ldc + r * dPW;
+                    float *dst = yg + m * cg->P + (r0 + r) * OW;
+                    if (!c->accumulate) {
+                        memcpy(dst, src, OW * sizeof *dst);
+                    } else if (clamp) {
+                        for (size_t i = 0; i < OW; i++) {
+                            float v = dst[i] + src[i];
+                            dst[i] = v < c->act.lo ? c->act.lo : (v > c->act.hi ? c->act.hi : v);
+                        }
+                    } else {
+                        for (size_t i = 0; i < OW; i++)
+                            dst[i] += src[i];
+                    }
+                }
+            if (post_act)
+                rt_act_apply_rows(&c->act, c->th, yg + r0 * OW, cg->Mg, nr * OW, cg->P);
+        }
+    }
+}
+
 static gir_status conv_run(rt_call *c, gir_error *err)
 {
     conv_state *s = c->state;
@@ -633,6 +785,11 @@ static gir_status conv_run(rt_call *c, gir_error *err)
         for (size_t n = 0; n < cg.N; n++)
             rt_wino_run(s->wino, x + n * cg.C * cg.insp, bias, y + n * cg.M * cg.P, &c->act, c->accumulate,
                         c->scratch, c->th);
+        return GIR_OK;
+    }
+    if (cg.direct) {
+        for (size_t n = 0; n < cg.N; n++)
+            conv_direct(c, s, &cg, x + n * cg.C * cg.insp, bias, y + n * cg.M * cg.P);
         return GIR_OK;
     }
     const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];

@@ -132,7 +132,18 @@ typedef struct matmul_state {
     int brank;
     size_t ast[GIR_MAX_RANK], bst[GIR_MAX_RANK]; /* batch strides (matrices) */
     bool flatten;          /* B is one matrix: A's batch folds into M */
+    float *packed_b;       /* a constant B matrix packed once (K x N in bl) */
+    size_t pk, pn;
+    gir_gemm_blayout bl;
 } matmul_state;
+
+static void matmul_release(void *p)
+{
+    matmul_state *s = p;
+    if (s)
+        free(s->packed_b);
+    free(s);
+}
 
 static gir_status matmul_prepare(rt_call *c, gir_error *err)
 {
@@ -196,6 +207,29 @@ static gir_status matmul_prepare(rt_call *c, gir_error *err)
         }
     }
     s->flatten = rt_numel(&bb) == 1 && rt_numel(&ab) == s->batch;
+    /* One constant B matrix (weights): packed once, replacing it. */
+    /* (kept across plans while K and N stay: constants do not change) */
+    if (c->in_const[1] && b->data && !b_vec && rt_numel(&bb) == 1) {
+        if (!s->packed_b || s->pk != K || s->pn != N) {
+            free(s->packed_b);
+            s->packed_b = NULL;
+            s->bl = gir_gemm_b_layout(GIR_GEMM_AUTO);
+            size_t floats = gir_gemm_packed_b_floats(&s->bl, K, N);
+            if (floats == 0 && K > 0 && N > 0)
+                return gir_fail(err, GIR_E_LIMIT, "MatMul weights of %zu x %zu are too large to pack", K, N);
+            if (posix_memalign((void **)&s->packed_b, 64, (floats ? floats : 1) * sizeof(float)) != 0) {
+                s->packed_b = NULL;
+                return gir_nomem(err);
+            }
+            gir_gemm_pack_b(&s->bl, false, K, N, b->data, N, s->packed_b);
+            s->pk = K;
+            s->pn = N;
+        }
+        c->in_done[1] = true;
+    } else {
+        free(s->packed_b);
+        s->packed_b = NULL;
+    }
     gir_shape os;
     os.rank = 0;
     for (int i = 0; i < batch.rank; i++)
@@ -207,28 +241,59 @@ static gir_status matmul_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
 }
 
+/* One product of the batch: y (m x N) = a (m x K) * B, with the fused bias
+ * and activation; a non-clamp activation is applied to blocks of rows
+ * while they are in cache. */
+static void matmul_one(rt_call *c, const matmul_state *s, size_t m, const float *A, const float *B, float *Y)
+{
+    gir_gemm_args a = { 0 };
+    a.n = s->N;
+    a.k = s->K;
+    a.alpha = 1.0f;
+    a.lda = s->K;
+    a.b = B;
+    a.ldb = s->N;
+    a.ldc = s->N;
+    if (s->packed_b) {
+        a.packed_b = s->packed_b;
+        a.isa = s->bl.isa;
+    }
+    /* the result's last axis: N, or M when B is a vector (dropped) */
+    const float *bias = c->bias ? c->bias->data : NULL;
+    if (!s->b_vec)
+        a.bias_n = bias;
+    a.clamp = c->act.on && c->act.kind == RT_ACT_CLAMP;
+    a.lo = c->act.lo;
+    a.hi = c->act.hi;
+    bool post_act = c->act.on && !a.clamp;
+    size_t rows = m;
+    if (post_act) {
+        rows = ((size_t)1 << 16) / (s->N ? s->N : 1);
+        if (rows < 16)
+            rows = 16;
+    }
+    for (size_t r0 = 0; r0 < m; r0 += rows) {
+        a.m = m - r0 < rows ? m - r0 : rows;
+        a.a = A + r0 * s->K;
+        a.c = Y + r0 * s->N;
+        if (s->b_vec && bias)
+            a.bias_m = bias + r0;
+        gir_sgemm(&a, c->th);
+        if (post_act)
+            rt_act_apply_rows(&c->act, c->th, a.c, a.m, s->N, s->N);
+    }
+}
+
 static gir_status matmul_run(rt_call *c, gir_error *err)
 {
     (void)err;
     const matmul_state *s = c->state;
     const float *A = c->in[0]->data, *B = c->in[1]->data;
     float *Y = c->out[0]->data;
-    gir_gemm_args a = { 0 };
-    a.n = s->N;
-    a.k = s->K;
-    a.alpha = 1.0f;
-    a.lda = s->K;
-    a.ldb = s->N;
-    a.ldc = s->N;
-    if (s->flatten) {
-        a.m = s->M * s->batch;
-        a.a = A;
-        a.b = B;
-        a.c = Y;
-        gir_sgemm(&a, c->th);
+    if (s->flatten && !(s->b_vec && c->bias)) { /* (a bias along M repeats per matrix) */
+        matmul_one(c, s, s->M * s->batch, A, B, Y);
         return GIR_OK;
     }
-    a.m = s->M;
     for (size_t bi = 0; bi < s->batch; bi++) {
         size_t r = bi, ao = 0, bo = 0;
         for (int i = s->brank - 1; i >= 0; i--) {
@@ -237,12 +302,12 @@ static gir_status matmul_run(rt_call *c, gir_error *err)
             ao += idx * s->ast[i];
             bo += idx * s->bst[i];
         }
-        a.a = A + ao * s->M * s->K;
-        a.b = B + bo * s->K * s->N;
-        a.c = Y + bi * s->M * s->N;
-        gir_sgemm(&a, c->th);
+        matmul_one(c, s, s->M, A + ao * s->M * s->K, B + bo * s->K * s->N, Y + bi * s->M * s->N);
     }
     return GIR_OK;
 }
 
-const rt_kernel gir_k_matmul = { matmul_prepare, matmul_run, free, 0 };
+/* A fused bias is a vector along the last axis (the executor checks its
+ * length); activations as for Conv. */
+const rt_kernel gir_k_matmul = { matmul_prepare, matmul_run, matmul_release,
+                                  RT_FUSE_ACT | RT_FUSE_ACTX | RT_FUSE_BIAS };

@@ -60,6 +60,10 @@ typedef struct rt_call {
     /* Fused residual (RT_FUSE_ADD): the result is added to the tensor that
      * is already in out[0]'s buffer (set before prepare). */
     bool accumulate;
+    /* Fused bias (RT_FUSE_BIAS): a following Add of a constant float vector
+     * along the result's last axis, added to every row (set before
+     * prepare; the executor checks its length after). */
+    const rt_tensor *bias;
     void *stream;     /* stdio FILE * for side-effect ops (print) */
     struct gir_session *session; /* for rt_warn */
 } rt_call;
@@ -75,6 +79,7 @@ enum {
     RT_FUSE_ADD = 1u << 3, /* accepts accumulate (a fused residual Add) */
     RT_SIDE_EFFECT = 1u << 4, /* runs even when nothing consumes its outputs */
     RT_FUSE_ACTX = 1u << 5, /* accepts every rt_act kind, not only clamps */
+    RT_FUSE_BIAS = 1u << 6, /* accepts a fused bias (rt_call.bias) */
 };
 
 typedef struct rt_kernel {

@@ -76,8 +76,11 @@ run info "$SHARED/models/resnet18.onnx"
 expect_out "info on ResNet-18" "onnx (by content)" "data  float32 [1,3,224,224]" "logits  float32 [1,1000]"
 run "$SHARED/models/squeezenet1_0.onnx" "$TMP/sq.onnx" --opset 5
 expect_err "an opset graphconv does not write" 1 "opset=5 is outside the opsets graphconv writes (6..18)"
-run "$SHARED/models/squeezenet1_0.onnx" "$TMP/sq.onnx" --opset 6
+run "$SHARED/models/squeezenet1_0.onnx" "$TMP/sq.onnx" --opset 6 -O legalize=0
 expect_err "what opset 6 cannot express is named" 3 "MaxPool attribute ceil_mode needs opset 10 (writing opset 6)"
+run "$SHARED/models/squeezenet1_0.onnx" "$TMP/sq.onnx" --opset 6 --check
+expect_err "opset 6: ceil-mode pooling written as floor mode with end padding" 0 \
+  "rewritten for onnx: ceil-mode MaxPool as floor mode with end padding (3 nodes)" "check passed: ran both models"
 head -c 7 "$SHARED/models/resnet18.onnx" >"$TMP/trunc.onnx"
 run "$TMP/trunc.onnx" "$TMP/t.json" --from onnx --to nnvm
 expect_err "a truncated ONNX model is bad input" 2 "trunc.onnx" "truncated"

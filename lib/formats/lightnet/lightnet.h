@@ -79,7 +79,6 @@ void ln_autopad_conv(const char *mode, int64_t in, int64_t k, int64_t s, int64_t
  * a fixed seed): its range.  False for any other tensor. */
 bool ln_ran_info(const gir_tensor *t, double *lo, double *hi);
 
-gir_status ln_note(gir_graph *g, const char *fmt, ...) GIR_PRINTF(2, 3);
 
 /* ---- .wts weight files --------------------------------------------------- */
 

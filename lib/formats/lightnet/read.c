@@ -609,9 +609,9 @@ static gir_status new_output(rd *r, gir_node *n, size_t k, const char *name, gir
 
 static gir_status set_variant_meta(rd *r, gir_node *n, const ln_opref *op)
 {
-    TRYM(gir_attrs_set_string(r->g, &n->meta, "lightnet.optype", op->optype));
+    TRYM(gir_attrs_set_string(r->g, &n->meta, "lightnet.optype", op->optype, r->err));
     if (op->variant)
-        TRYM(gir_attrs_set_string(r->g, &n->meta, "lightnet.variant", op->variant));
+        TRYM(gir_attrs_set_string(r->g, &n->meta, "lightnet.variant", op->variant, r->err));
     return GIR_OK;
 }
 
@@ -629,13 +629,13 @@ static gir_status make_node(rd *r, const char *name, gir_op gop, opargs *a, size
     return GIR_OK;
 }
 
-#define SET_INTS(n, key, v, cnt) TRYM(gir_attrs_set_ints(r->g, &(n)->attrs, key, v, cnt))
-#define SET_INT(n, key, v) TRYM(gir_attrs_set_int(r->g, &(n)->attrs, key, v))
-#define SET_FLOAT(n, key, v) TRYM(gir_attrs_set_float(r->g, &(n)->attrs, key, v))
-#define SET_STR(n, key, v) TRYM(gir_attrs_set_string(r->g, &(n)->attrs, key, v))
-#define META_STR(n, key, v) TRYM(gir_attrs_set_string(r->g, &(n)->meta, key, v))
-#define META_FLOATS(n, key, v, cnt) TRYM(gir_attrs_set_floats(r->g, &(n)->meta, key, v, cnt))
-#define META_INTS(n, key, v, cnt) TRYM(gir_attrs_set_ints(r->g, &(n)->meta, key, v, cnt))
+#define SET_INTS(n, key, v, cnt) TRYM(gir_attrs_set_ints(r->g, &(n)->attrs, key, v, cnt, r->err))
+#define SET_INT(n, key, v) TRYM(gir_attrs_set_int(r->g, &(n)->attrs, key, v, r->err))
+#define SET_FLOAT(n, key, v) TRYM(gir_attrs_set_float(r->g, &(n)->attrs, key, v, r->err))
+#define SET_STR(n, key, v) TRYM(gir_attrs_set_string(r->g, &(n)->attrs, key, v, r->err))
+#define META_STR(n, key, v) TRYM(gir_attrs_set_string(r->g, &(n)->meta, key, v, r->err))
+#define META_FLOATS(n, key, v, cnt) TRYM(gir_attrs_set_floats(r->g, &(n)->meta, key, v, cnt, r->err))
+#define META_INTS(n, key, v, cnt) TRYM(gir_attrs_set_ints(r->g, &(n)->meta, key, v, cnt, r->err))
 
 /* A name for a helper node (or value) graphconv adds, taken by no op (or
  * tensor) of the file and not yet in the graph. */
@@ -823,15 +823,15 @@ static gir_status op_create(rd *r, opargs *a, int kind)
     r->t[v].root = v;
     r->t[v].create = (uint8_t)kind;
     r->t[v].from_file = from_file;
-    TRYM(gir_attrs_set_string(r->g, &gv->meta, "lightnet.op", op->name));
-    TRYM(gir_attrs_set_string(r->g, &gv->meta, "lightnet.optype", op->optype));
+    TRYM(gir_attrs_set_string(r->g, &gv->meta, "lightnet.op", op->name, r->err));
+    TRYM(gir_attrs_set_string(r->g, &gv->meta, "lightnet.optype", op->optype, r->err));
     if (kind == CR_ARANGE) {
         double p3[3] = { start, stop, step };
-        TRYM(gir_attrs_set_floats(r->g, &gv->meta, "lightnet.arange", p3, 3));
+        TRYM(gir_attrs_set_floats(r->g, &gv->meta, "lightnet.arange", p3, 3, r->err));
     }
     if (kind == CR_CREATE) {
-        TRYM(gir_attrs_set_floats(r->g, &gv->meta, "lightnet.ran", ran, 2));
-        TRYM(gir_attrs_set_bool(r->g, &gv->meta, "lightnet.from_file", from_file));
+        TRYM(gir_attrs_set_floats(r->g, &gv->meta, "lightnet.ran", ran, 2, r->err));
+        TRYM(gir_attrs_set_bool(r->g, &gv->meta, "lightnet.from_file", from_file, r->err));
     }
     return GIR_OK;
 }
@@ -979,7 +979,7 @@ static gir_status op_window(rd *r, opargs *a, const char *optype)
         }
         recomputed = true;
     } else if (strcmp(autopad, "NOTSET") != 0) {
-        TRY(ln_note(r->g, "op %s: 'autopad' %s is not supported; LightNet only warns and uses the given padding",
+        TRY(gir_graph_note(r->g, r->err, "op %s: 'autopad' %s is not supported; LightNet only warns and uses the given padding",
                     a->op->name, autopad));
     }
     gir_shape s = src->shape;
@@ -1053,10 +1053,10 @@ static gir_status op_float_param(rd *r, opargs *a, gir_node *n, const char *cano
     TRY(p_double(r, a, 0, &d));
     float f = ln_float_slot(d);
     if (!(d > FLT_MIN) || d >= FLT_MAX)
-        TRY(ln_note(r->g, "op %s: `%s` %.17g is read by LightNet as the float %.9g", a->op->name,
+        TRY(gir_graph_note(r->g, r->err, "op %s: `%s` %.17g is read by LightNet as the float %.9g", a->op->name,
                     a->op->schema->params[0].name, d, (double)f));
     SET_FLOAT(n, canon, (double)f);
-    TRYM(gir_attrs_set_float(r->g, &n->meta, meta, d));
+    TRYM(gir_attrs_set_float(r->g, &n->meta, meta, d, r->err));
     return GIR_OK;
 }
 
@@ -1435,7 +1435,7 @@ static gir_status op_submean(rd *r, opargs *a)
     gir_shape s = { 3, { src->shape.dims[2], src->shape.dims[0], src->shape.dims[1] } };
     gir_node *n;
     TRY(make_node(r, a->op->name, GIR_OP_SubMean, a, 1, a->in, 1, &n));
-    TRYM(gir_attrs_set_floats(r->g, &n->attrs, "mean", mean, 3));
+    TRYM(gir_attrs_set_floats(r->g, &n->attrs, "mean", mean, 3, r->err));
     SET_STR(n, "to", gir_dtype_name(dt));
     return new_output(r, n, 0, a->out_name[0], dt, &s);
 }
@@ -1470,7 +1470,7 @@ static gir_status op_gather(rd *r, opargs *a)
     TRY(make_node(r, a->op->name, GIR_OP_Stack, a, a->n_in, a->in, 1, &n));
     SET_INT(n, "axis", 0);
     const char **args = (const char **)a->in_arg;
-    TRYM(gir_attrs_set_strings(r->g, &n->meta, "lightnet.ins", args, a->n_in));
+    TRYM(gir_attrs_set_strings(r->g, &n->meta, "lightnet.ins", args, a->n_in, r->err));
     return new_output(r, n, 0, a->out_name[0], x->dtype, &s);
 }
 
@@ -1493,7 +1493,7 @@ static gir_status op_scatter(rd *r, opargs *a)
     for (size_t k = 0; k < a->n_out; k++)
         TRY(new_output(r, n, k, a->out_name[k], x->dtype, &s));
     const char **args = (const char **)a->out_arg;
-    TRYM(gir_attrs_set_strings(r->g, &n->meta, "lightnet.outs", args, a->n_out));
+    TRYM(gir_attrs_set_strings(r->g, &n->meta, "lightnet.outs", args, a->n_out, r->err));
     return GIR_OK;
 }
 
@@ -1521,16 +1521,16 @@ static gir_status copy_params(rd *r, gir_node *n, const ln_opref *op)
         case LN_PT_NUMBER: {
             double d;
             st = num(r, v, an, &d);
-            if (!st && gir_attrs_set_float(r->g, &n->attrs, an, d))
+            if (!st && gir_attrs_set_float(r->g, &n->attrs, an, d, r->err))
                 st = gir_nomem(r->err);
             break;
         }
         case LN_PT_STRING:
-            if (gir_attrs_set_string(r->g, &n->attrs, an, v->u.str))
+            if (gir_attrs_set_string(r->g, &n->attrs, an, v->u.str, r->err))
                 st = gir_nomem(r->err);
             break;
         case LN_PT_BOOL:
-            if (gir_attrs_set_int(r->g, &n->attrs, an, v->b))
+            if (gir_attrs_set_int(r->g, &n->attrs, an, v->b, r->err))
                 st = gir_nomem(r->err);
             bools[n_b++] = an;
             break;
@@ -1545,7 +1545,7 @@ static gir_status copy_params(rd *r, gir_node *n, const ln_opref *op)
             }
             for (size_t j = 0; j < v->len && !st; j++)
                 st = num(r, &v->u.items[j], an, &d[j]);
-            if (!st && gir_attrs_set_floats(r->g, &n->attrs, an, d, v->len))
+            if (!st && gir_attrs_set_floats(r->g, &n->attrs, an, d, v->len, r->err))
                 st = gir_nomem(r->err);
             free(d);
             break;
@@ -1564,8 +1564,8 @@ static gir_status copy_params(rd *r, gir_node *n, const ln_opref *op)
                 s[j] = v->u.items[j].u.str;
                 b[j] = v->u.items[j].b;
             }
-            if (t == LN_PT_STRINGS ? gir_attrs_set_strings(r->g, &n->attrs, an, s, v->len)
-                                   : gir_attrs_set_ints(r->g, &n->attrs, an, b, v->len))
+            if (t == LN_PT_STRINGS ? gir_attrs_set_strings(r->g, &n->attrs, an, s, v->len, r->err)
+                                   : gir_attrs_set_ints(r->g, &n->attrs, an, b, v->len, r->err))
                 st = gir_nomem(r->err);
             if (t == LN_PT_BOOLS)
                 bools[n_b++] = an;
@@ -1575,7 +1575,7 @@ static gir_status copy_params(rd *r, gir_node *n, const ln_opref *op)
         }
         }
     }
-    if (!st && n_b && gir_attrs_set_strings(r->g, &n->meta, "lightnet.bools", bools, n_b))
+    if (!st && n_b && gir_attrs_set_strings(r->g, &n->meta, "lightnet.bools", bools, n_b, r->err))
         st = gir_nomem(r->err);
     free(bools);
     return st;
@@ -1683,12 +1683,12 @@ static gir_status op_opaque(rd *r, const ln_opref *op)
         if (!st)
             st = new_output(r, n, k, tname, dt, &s);
     }
-    if (!st && gir_attrs_set_strings(r->g, &n->meta, "lightnet.ins", in_args, n_in))
+    if (!st && gir_attrs_set_strings(r->g, &n->meta, "lightnet.ins", in_args, n_in, r->err))
         st = gir_nomem(r->err);
-    if (!st && gir_attrs_set_strings(r->g, &n->meta, "lightnet.outs", out_args, n_out))
+    if (!st && gir_attrs_set_strings(r->g, &n->meta, "lightnet.outs", out_args, n_out, r->err))
         st = gir_nomem(r->err);
     if (!st && strcmp(op->optype, "tensorrt") != 0)
-        st = ln_note(r->g, "op %s: %s is kept opaque (no canonical operator)", op->name, op->optype);
+        st = gir_graph_note(r->g, r->err, "op %s: %s is kept opaque (no canonical operator)", op->name, op->optype);
 out:
     free(ins);
     free(in_args);
@@ -1762,7 +1762,7 @@ static gir_status check_op(rd *r, size_t i)
         st = op_axis(r, &a, 0, x->shape.rank, &axis);
         if (!st)
             st = op_unary(r, &a, GIR_OP_Softmax, &n);
-        if (!st && gir_attrs_set_int(r->g, &n->attrs, "axis", axis))
+        if (!st && gir_attrs_set_int(r->g, &n->attrs, "axis", axis, r->err))
             st = gir_nomem(r->err);
     } else if (!strcmp(t, "batchnorm")) {
         st = need_rank(r, &a, 0, 4);
@@ -1917,7 +1917,7 @@ static gir_status keep_data(rd *r, gir_value *gv, const gir_json *dv)
         return gir_nomem(r->err);
     for (size_t j = 0; j < dv->len; j++)
         gir_json_get_double(&dv->u.items[j], &d[j]);
-    gir_status st = gir_attrs_set_floats(r->g, &gv->meta, "lightnet.data", d, dv->len) ? gir_nomem(r->err) : GIR_OK;
+    gir_status st = gir_attrs_set_floats(r->g, &gv->meta, "lightnet.data", d, dv->len, r->err) ? gir_nomem(r->err) : GIR_OK;
     free(d);
     return st;
 }
@@ -1954,7 +1954,7 @@ static gir_status settle_create(rd *r, int32_t v, const ln_wts *wts)
     } else if (t->create == CR_CREATE) {
         const ln_wts_record *rec = ln_wts_find(wts, gv->name);
         if (rec)
-            TRY(ln_note(r->g, "tensor %s: its weight-file record is loaded, then overwritten by op %s (from_file is "
+            TRY(gir_graph_note(r->g, r->err, "tensor %s: its weight-file record is loaded, then overwritten by op %s (from_file is "
                         "false)", gv->name, op->name));
         const gir_attr *ra = gir_attrs_find(&gv->meta, "lightnet.ran");
         double lo = ra->u.floats.v[0], hi = ra->u.floats.v[1];
@@ -1969,7 +1969,7 @@ static gir_status settle_create(rd *r, int32_t v, const ln_wts *wts)
             c->dt = gv->dtype;
             c->state = r->seed ^ fnv(gv->name);
             TRY(gir_tensor_lazy(gv->dtype, &gv->shape, &ran_loader, c, &tensor, r->err));
-            TRY(ln_note(r->g, "tensor %s (op %s): uniform random values in [%g, %g] from seed %llu; LightNet draws "
+            TRY(gir_graph_note(r->g, r->err, "tensor %s (op %s): uniform random values in [%g, %g] from seed %llu; LightNet draws "
                         "them from rand() seeded by the clock", gv->name, op->name, lo, hi,
                         (unsigned long long)r->seed));
             st = keep_data(r, gv, dv);
@@ -2031,11 +2031,11 @@ static gir_status finish(rd *r)
         st = ln_wts_scan(wp, wts_lookup, r, max_bytes > 0 ? (size_t)max_bytes : 0, &wts, r->err);
     }
     /* which weights file was read (graphconv info shows it) */
-    if (!st && wts && gir_attrs_set_string(r->g, &r->g->meta, "source.params", wp))
+    if (!st && wts && gir_attrs_set_string(r->g, &r->g->meta, "source.params", wp, r->err))
         st = gir_nomem(r->err);
     if (!st && wts) {
         if (wts->n_skipped)
-            st = ln_note(r->g, "%s: %zu record%s name%s no tensor of the model and %s skipped like LightNet does "
+            st = gir_graph_note(r->g, r->err, "%s: %zu record%s name%s no tensor of the model and %s skipped like LightNet does "
                          "(first: %s)", wp, wts->n_skipped, wts->n_skipped == 1 ? "" : "s",
                          wts->n_skipped == 1 ? "s" : "", wts->n_skipped == 1 ? "is" : "are", wts->skipped[0]);
     }
@@ -2045,7 +2045,7 @@ static gir_status finish(rd *r)
     /* record order of the weight file, for writing it back alike */
     for (size_t k = 0; !st && wts && k < wts->n; k++) {
         int32_t v = gir_graph_value_index(r->g, wts->recs[k].name);
-        if (v >= 0 && gir_attrs_set_int(r->g, &val(r, v)->meta, "lightnet.wts_index", (int64_t)k))
+        if (v >= 0 && gir_attrs_set_int(r->g, &val(r, v)->meta, "lightnet.wts_index", (int64_t)k, r->err))
             st = gir_nomem(r->err);
     }
     ln_wts_free(wts);
@@ -2088,7 +2088,7 @@ static gir_status check_mem_sizes(rd *r, const gir_json *root)
         if (h->u.items[i].type != GIR_JSON_NUMBER || l->u.items[i].type != GIR_JSON_NUMBER)
             return rfail(r, &h->u.items[i], GIR_E_SCHEMA, "the %zuth element of 'mem_sizes_h' or 'mem_sizes_l' is not "
                          "a number", i);
-    return ln_note(r->g, "the memory plan (mem_sizes_h/_l, tensor offsets) is ignored; the IR reads as plain IR");
+    return gir_graph_note(r->g, r->err, "the memory plan (mem_sizes_h/_l, tensor offsets) is ignored; the IR reads as plain IR");
 }
 
 gir_status ln_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
@@ -2176,7 +2176,7 @@ gir_status ln_read(const char *path, const gir_options *opts, gir_graph **out, g
         st = finish(&r);
     if (!st)
         st = gir_graph_finish(r.g, err);
-    if (!st && gir_attrs_set_string(r.g, &r.g->meta, "source.format", "lightnet"))
+    if (!st && gir_attrs_set_string(r.g, &r.g->meta, "source.format", "lightnet", err))
         st = gir_nomem(err);
 out:
     if (st) {

@@ -281,15 +281,6 @@ void ln_convert_from_double(void *dst, gir_dtype dt, double v)
     }
 }
 
-gir_status ln_note(gir_graph *g, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gir_status st = gir_graph_vnote(g, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 void ln_autopad_conv(const char *mode, int64_t in, int64_t k, int64_t s, int64_t d, int64_t *begin, int64_t *end)
 {
     if (strcmp(mode, "VALID") == 0) {

@@ -195,29 +195,29 @@ static gir_status simple(mctx *m, gir_op op, gir_node **out)
 
 static gir_status set_int(mctx *m, gir_node *n, const char *k, int64_t v)
 {
-    return gir_attrs_set_int(m->g, &n->attrs, k, v);
+    return gir_attrs_set_int(m->g, &n->attrs, k, v, m->err);
 }
 
 /* NNabla's arguments are float32: widened through their shortest text, so
  * eps 1e-05 equals the 1e-05 a text or double format gives. */
 static gir_status set_float(mctx *m, gir_node *n, const char *k, double v)
 {
-    return gir_attrs_set_float(m->g, &n->attrs, k, gir_float_widen((float)v));
+    return gir_attrs_set_float(m->g, &n->attrs, k, gir_float_widen((float)v), m->err);
 }
 
 static gir_status set_ints(mctx *m, gir_node *n, const char *k, const int64_t *v, size_t c)
 {
-    return gir_attrs_set_ints(m->g, &n->attrs, k, v, c);
+    return gir_attrs_set_ints(m->g, &n->attrs, k, v, c, m->err);
 }
 
 static gir_status set_string(mctx *m, gir_node *n, const char *k, const char *v)
 {
-    return gir_attrs_set_string(m->g, &n->attrs, k, v);
+    return gir_attrs_set_string(m->g, &n->attrs, k, v, m->err);
 }
 
 static gir_status meta_int(mctx *m, gir_node *n, const char *k, int64_t v)
 {
-    return gir_attrs_set_int(m->g, &n->meta, k, v);
+    return gir_attrs_set_int(m->g, &n->meta, k, v, m->err);
 }
 
 static gir_status check_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out,
@@ -280,7 +280,7 @@ static gir_status map_opaque(mctx *m)
             TRY(set_string(m, n, NNB_ATTR_UNKNOWN, own));
         char first[64] = "";
         TRY(gir_pbtext_each_unknown(&m->f->base, first_unknown, first, m->err));
-        TRY(gir_graph_note(m->g,
+        TRY(gir_graph_note(m->g, m->err,
                            "function '%s' (%s) has %zu field%s this nnabla schema does not know (first '%s'): "
                            "kept verbatim for nnabla; another format refuses it",
                            m->name, m->f->type, unknown, unknown == 1 ? "" : "s", first));
@@ -366,7 +366,7 @@ static gir_status map_affine(mctx *m, bool *mapped)
             int64_t t = wv->shape.dims[0];
             wv->shape.dims[0] = wv->shape.dims[1];
             wv->shape.dims[1] = t;
-            TRY(gir_attrs_set_int(m->g, &wv->meta, NNB_META_TRANSPOSED, 1));
+            TRY(gir_attrs_set_int(m->g, &wv->meta, NNB_META_TRANSPOSED, 1, m->err));
         }
     }
     gir_node *n;
@@ -632,7 +632,7 @@ static gir_status map_sum_pooling(mctx *m, bool *mapped)
         return gir_nomem(m->err);
     TRY(gir_node_make_output(m->g, pool, 0, gir_graph_unique_value_name(m->g, aname), m->err));
     TRY(infer(m, pool));
-    TRY(gir_attrs_set_string(m->g, &pool->meta, NNB_META_TYPE, "SumPooling"));
+    TRY(gir_attrs_set_string(m->g, &pool->meta, NNB_META_TYPE, "SumPooling", m->err));
     double area = 1;
     for (size_t i = 0; i < p->kernel->n_dim; i++)
         area *= (double)p->kernel->dim[i];
@@ -679,7 +679,7 @@ static gir_status map_unpooling(mctx *m, bool *mapped)
     *mapped = true;
     gir_node *n;
     TRY(simple(m, GIR_OP_Resize, &n));
-    TRY(gir_attrs_set_floats(m->g, &n->attrs, "scales", scales, (size_t)r));
+    TRY(gir_attrs_set_floats(m->g, &n->attrs, "scales", scales, (size_t)r, m->err));
     TRY(set_string(m, n, "mode", "nearest"));
     TRY(set_string(m, n, "coordinate_transformation_mode", "asymmetric"));
     TRY(set_string(m, n, "nearest_mode", "floor"));
@@ -699,7 +699,7 @@ static gir_status map_embed(mctx *m, bool *mapped)
     n->in[1] = m->in[0];
     TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
     TRY(set_int(m, n, "axis", 0));
-    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "Embed"));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "Embed", m->err));
     return infer(m, n);
 }
 
@@ -835,7 +835,7 @@ static gir_status map_fixed_clip(mctx *m, bool *mapped, double lo, double hi)
     TRY(simple(m, GIR_OP_Clip, &n));
     TRY(set_float(m, n, "min", lo));
     TRY(set_float(m, n, "max", hi));
-    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, m->f->type));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, m->f->type, m->err));
     return infer(m, n);
 }
 
@@ -934,7 +934,7 @@ static gir_status view_weight(mctx *m, int32_t idx, const int64_t *dims, int ran
 {
     gir_value *v = m->g->values[idx];
     if (!gir_attrs_find(&v->meta, NNB_META_SHAPE))
-        TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank));
+        TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank, m->err));
     v->shape.rank = rank;
     memcpy(v->shape.dims, dims, (size_t)rank * sizeof *dims);
     memset(v->dim_names, 0, sizeof v->dim_names);
@@ -950,7 +950,7 @@ static gir_status bn_param_reshape(mctx *m, int32_t idx)
     int64_t n = gir_shape_numel(&v->shape);
     if (v->shape.rank == 1)
         return GIR_OK;
-    TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank));
+    TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank, m->err));
     v->shape.rank = 1;
     v->shape.dims[0] = n;
     memset(v->dim_names, 0, sizeof v->dim_names);
@@ -1065,7 +1065,7 @@ static gir_status map_reduce_all(mctx *m, bool *mapped, gir_op op)
         return GIR_OK;
     TRY(map_reduce(m, mapped, op, NULL, 0, false));
     if (*mapped)
-        TRY(gir_attrs_set_string(m->g, &m->first->meta, NNB_META_TYPE, m->f->type));
+        TRY(gir_attrs_set_string(m->g, &m->first->meta, NNB_META_TYPE, m->f->type, m->err));
     return GIR_OK;
 }
 
@@ -1095,7 +1095,7 @@ static gir_status map_binary(mctx *m, bool *mapped, gir_op op, bool inplace)
     if (inplace)
         TRY(meta_int(m, n, NNB_META_INPLACE, 1));
     if (strcmp(m->f->type, "BcAdd2") == 0)
-        TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BcAdd2"));
+        TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BcAdd2", m->err));
     return infer(m, n);
 }
 
@@ -1156,7 +1156,7 @@ static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form,
         n->in[form == SC_X_OP_C ? 1 : 0] = ci;
         TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
     }
-    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
     if (inplace)
         TRY(meta_int(m, n, NNB_META_INPLACE, 1));
     return infer(m, n);
@@ -1507,8 +1507,8 @@ static gir_status map_broadcast_to(mctx *m, bool *mapped)
     n->in[0] = r->out[0];
     TRY(set_ints(m, n, "shape", to, (size_t)rx));
     /* what the writer needs to make the one function again */
-    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BroadcastTo"));
-    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_BROADCAST_X, x->name));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BroadcastTo", m->err));
+    TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_BROADCAST_X, x->name, m->err));
     TRY(meta_int(m, n, NNB_META_AXIS, p->axis));
     TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
     m->first = n;
@@ -1648,7 +1648,7 @@ static gir_status map_compare_scalar(mctx *m, bool *mapped, gir_op op, double v)
     TRY(scalar_value(m, "val", v, &ins[1]));
     gir_node *n;
     TRY(logic_node(m, op, ins, 2, &n));
-    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
     return logic_result(m, n);
 }
 
@@ -1749,7 +1749,7 @@ static gir_status map_plain(mctx *m, bool *mapped, const plain_map *pm)
 static gir_status step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
                        gir_node **node, int32_t *made)
 {
-    const char *nm = out >= 0 ? m->name : gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
+    const char *nm = out >= 0 ? m->name : gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix ? suffix : "");
     if (!nm)
         return gir_nomem(m->err);
     if (out < 0)
@@ -1798,7 +1798,7 @@ static gir_status step_scalar(mctx *m, const char *suffix, gir_op op, int32_t a,
     gir_status st = scalar_value(m, "val", v, &n->in[1]);
     m->name = saved;
     TRY(st);
-    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
     return infer(m, n);
 }
 
@@ -1808,7 +1808,7 @@ static gir_status step_val(mctx *m, const char *suffix, gir_op op, int32_t a, do
 {
     gir_node *n;
     TRY(step(m, suffix, op, &a, 1, out, &n, made));
-    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
     return infer(m, n);
 }
 
@@ -2781,7 +2781,7 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
         if (!has_message && (strcmp(f->type, "Ceil") == 0 || strcmp(f->type, "Floor") == 0))
             has_message = true;
         if (has_message)
-            TRY(gir_attrs_set_int(r->g, &m.first->meta, NNB_META_NO_PARAM, 1));
+            TRY(gir_attrs_set_int(r->g, &m.first->meta, NNB_META_NO_PARAM, 1, err));
     }
     *first = m.first;
     return GIR_OK;

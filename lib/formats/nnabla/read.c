@@ -225,7 +225,7 @@ static gir_status meta_text(gir_graph *g, gir_attrs *a, const char *key, const P
 {
     const char *s;
     TRY(print_to_string(g, m, &s, err));
-    if (gir_attrs_set_string(g, a, key, s))
+    if (gir_attrs_set_string(g, a, key, s, err))
         return gir_nomem(err);
     return GIR_OK;
 }
@@ -244,11 +244,11 @@ static gir_status keep_rest(gir_graph *g, Nnabla__NNablaProtoBuf *pb, size_t net
     net->n_variable = nv;
     net->n_function = nf;
     TRY(st);
-    if (gir_attrs_set_int(g, &g->meta, NNB_META_NETWORK_INDEX, (int64_t)net_i))
+    if (gir_attrs_set_int(g, &g->meta, NNB_META_NETWORK_INDEX, (int64_t)net_i, err))
         return gir_nomem(err);
     if (exec_i >= 0) {
         TRY(meta_text(g, &g->meta, NNB_META_EXECUTOR, &pb->executor[exec_i]->base, err));
-        if (gir_attrs_set_int(g, &g->meta, NNB_META_EXECUTOR_INDEX, (int64_t)exec_i))
+        if (gir_attrs_set_int(g, &g->meta, NNB_META_EXECUTOR_INDEX, (int64_t)exec_i, err))
             return gir_nomem(err);
     }
     /* the rest: other networks and executors, configs, datasets, ... */
@@ -343,16 +343,16 @@ static gir_status make_values(builder *b)
             }
         } else {
             gv->shape.rank = -1;
-            if (gir_attrs_set_int(g, &gv->meta, NNB_META_NO_SHAPE, 1))
+            if (gir_attrs_set_int(g, &gv->meta, NNB_META_NO_SHAPE, 1, b->err))
                 return gir_nomem(b->err);
         }
         if (v->type[0] && strcmp(v->type, "Buffer") != 0 && !is_param &&
-            gir_attrs_set_string(g, &gv->meta, "nnabla.variable_type", v->type))
+            gir_attrs_set_string(g, &gv->meta, "nnabla.variable_type", v->type, b->err))
             return gir_nomem(b->err);
         if (v->initializer)
             TRY(meta_text(g, &gv->meta, NNB_META_INITIALIZER, &v->initializer->base, b->err));
         if (v->n_repeat_id &&
-            gir_attrs_set_strings(g, &gv->meta, NNB_META_REPEAT_ID, (const char *const *)v->repeat_id, v->n_repeat_id))
+            gir_attrs_set_strings(g, &gv->meta, NNB_META_REPEAT_ID, (const char *const *)v->repeat_id, v->n_repeat_id, b->err))
             return gir_nomem(b->err);
     }
     return GIR_OK;
@@ -543,7 +543,7 @@ static gir_status attach_params(builder *b)
             p->tensor->shape = shape;
         }
         gir_value_set_data(v, p->tensor);
-        if (gir_attrs_set_int(g, &v->meta, NNB_META_NEED_GRAD, p->need_grad))
+        if (gir_attrs_set_int(g, &v->meta, NNB_META_NEED_GRAD, p->need_grad, b->err))
             return gir_nomem(b->err);
     }
     return GIR_OK;
@@ -594,14 +594,14 @@ static gir_status map_functions(builder *b)
             break;
         }
         if (!f->name[0])
-            st = gir_attrs_set_int(g, &n->meta, NNB_META_NO_NAME, 1);
+            st = gir_attrs_set_int(g, &n->meta, NNB_META_NO_NAME, 1, b->err);
         else if (renamed)
-            st = gir_attrs_set_string(g, &n->meta, NNB_META_NAME, f->name);
+            st = gir_attrs_set_string(g, &n->meta, NNB_META_NAME, f->name, b->err);
         if (!st && f->context)
             st = meta_text(g, &n->meta, NNB_META_CONTEXT, &f->context->base, b->err);
         if (!st && f->n_repeat_id)
             st = gir_attrs_set_strings(g, &n->meta, NNB_META_REPEAT_ID, (const char *const *)f->repeat_id,
-                                       f->n_repeat_id);
+                                       f->n_repeat_id, b->err);
     }
     free(in);
     free(out);
@@ -631,15 +631,15 @@ static gir_status keep_params(builder *b)
         extra[ne] = p->items[i].name;
         grads[ne++] = p->items[i].need_grad;
         char *key = gir_strdupf("%s%s", NNB_META_EXTRA_PREFIX, p->items[i].name);
-        if (!key || gir_attrs_set_tensor(g, &g->meta, key, p->items[i].tensor))
+        if (!key || gir_attrs_set_tensor(g, &g->meta, key, p->items[i].tensor, b->err))
             st = gir_nomem(b->err);
         free(key);
     }
-    if (!st && gir_attrs_set_strings(g, &g->meta, NNB_META_PARAM_ORDER, order, p->n))
+    if (!st && gir_attrs_set_strings(g, &g->meta, NNB_META_PARAM_ORDER, order, p->n, b->err))
         st = gir_nomem(b->err);
     if (!st && ne &&
-        (gir_attrs_set_strings(g, &g->meta, NNB_META_EXTRA_PARAMS, extra, ne) ||
-         gir_attrs_set_ints(g, &g->meta, NNB_META_EXTRA_NEED_GRAD, grads, ne)))
+        (gir_attrs_set_strings(g, &g->meta, NNB_META_EXTRA_PARAMS, extra, ne, b->err) ||
+         gir_attrs_set_ints(g, &g->meta, NNB_META_EXTRA_NEED_GRAD, grads, ne, b->err)))
         st = gir_nomem(b->err);
 done:
     free(order);
@@ -698,7 +698,7 @@ static gir_status note_unknown(gir_graph *g, const Nnabla__NNablaProtoBuf *pb, g
         return GIR_OK;
     unknown_seen u = { "", "" };
     TRY(gir_pbtext_each_unknown(&pb->base, first_unknown_field, &u, err));
-    return gir_graph_note(g,
+    return gir_graph_note(g, err,
                           "the file has %zu field%s this nnabla schema does not know (a newer nnabla?), first '%s' "
                           "in a %s message: kept verbatim when written as nnabla",
                           n, n == 1 ? "" : "s", u.name, u.type);
@@ -711,7 +711,7 @@ static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, pt
     b->g = g;
     gir_status st = GIR_OK;
     g->name = gir_arena_strdup(&g->arena, b->net->name);
-    if (!g->name || gir_attrs_set_string(g, &g->meta, "source.format", "nnabla"))
+    if (!g->name || gir_attrs_set_string(g, &g->meta, "source.format", "nnabla", b->err))
         st = gir_nomem(b->err);
     if (!st)
         st = make_values(b);

@@ -8,6 +8,7 @@
  * NNabla cannot express is reported at once. */
 #include "nnabla.h"
 
+#include "io/h5.h"
 #include "io/zip.h"
 #include "passes/passes.h"
 
@@ -2949,6 +2950,66 @@ gir_status nnb_plan(const gir_graph *g, const gir_options *opts, gir_unsupported
     return GIR_OK;
 }
 
+/* nnabla names parameters by scope paths, which parameter.h5 holds as
+ * HDF5 groups: names with empty, "." or ".." components (PyTorch's
+ * "/block/Constant_output_0") cannot be stored.  Such parameters are
+ * renamed in a copy of g (*own; NULL when no name needed it): empty
+ * components dropped, "." and ".." as "_" and "__", made unique in value
+ * order (so the same graph always gives the same names). */
+static gir_status param_names(const gir_graph *g, const gir_options *opts, gir_graph **own, gir_error *err)
+{
+    *own = NULL;
+    bool any = false;
+    for (size_t i = 0; i < g->n_values && !any; i++) {
+        const gir_value *v = g->values[i];
+        any = (v->kind == GIR_VALUE_WEIGHT || v->kind == GIR_VALUE_CONST) && !gir_h5_name_ok(v->name);
+    }
+    if (!any)
+        return GIR_OK;
+    gir_graph *c;
+    TRY(gir_graph_clone(g, &c, err));
+    size_t renamed = 0;
+    char *first_old = NULL, *first_new = NULL;
+    gir_status st = GIR_OK;
+    for (size_t i = 0; !st && i < c->n_values; i++) {
+        const gir_value *v = c->values[i];
+        if ((v->kind != GIR_VALUE_WEIGHT && v->kind != GIR_VALUE_CONST) || gir_h5_name_ok(v->name))
+            continue;
+        gir_buf b = GIR_BUF_INIT;
+        for (const char *p = v->name; *p;) {
+            const char *e = strchr(p, '/');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            if (len) {
+                bool dots = (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.');
+                gir_buf_printf(&b, "%s%.*s", b.len ? "/" : "", (int)len, dots ? "__" : p);
+            }
+            p += len + (e != NULL);
+        }
+        char *base = gir_buf_take(&b);
+        gir_buf_free(&b);
+        const char *name = base ? gir_graph_unique_value_name(c, *base ? base : "parameter") : NULL;
+        if (!renamed && name) {
+            first_old = gir_strdupf("%s", v->name);
+            first_new = gir_strdupf("%s", name);
+        }
+        st = !name || (!renamed && (!first_old || !first_new)) ? gir_nomem(err)
+                                                               : gir_graph_rename(c, false, (int32_t)i, name, err);
+        free(base);
+        renamed++;
+    }
+    if (!st)
+        gir_write_note(opts, "%zu parameter name%s with empty, '.' or '..' components (nnabla stores scope paths) "
+                             "renamed, first '%s' as '%s'",
+                       renamed, renamed == 1 ? "" : "s", first_old, first_new);
+    free(first_old);
+    free(first_new);
+    if (st)
+        gir_graph_free(c);
+    else
+        *own = c;
+    return st;
+}
+
 gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
 {
     const char *pf = gir_options_get(opts, "param-format");
@@ -2960,14 +3021,20 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
     bool force = gir_options_flag(opts, "force");
     bool text_only = gir_str_ends_with(path, ".nntxt") || gir_str_ends_with(path, ".prototxt");
 
+    gir_graph *renamed;
+    TRY(param_names(g, opts, &renamed, err));
+    if (renamed)
+        g = renamed;
     wctx w;
     memset(&w, 0, sizeof w);
     w.g = g;
     w.opts = opts;
     w.err = err;
     w.uns = gir_unsupported_new();
-    if (!w.uns)
+    if (!w.uns) {
+        gir_graph_free(renamed);
         return gir_nomem(err);
+    }
     Nnabla__NNablaProtoBuf *pb = NULL;
     nnb_wparam *params = NULL;
     size_t n_params = 0;
@@ -3018,5 +3085,6 @@ gir_status nnb_write(const gir_graph *g, const char *path, const gir_options *op
     free(params);
     wctx_free(&w);
     gir_unsupported_free(w.uns);
+    gir_graph_free(renamed);
     return st;
 }

@@ -194,7 +194,7 @@ static gir_status meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const 
     if (!n)
         return GIR_OK;
     TRY(pairs_attr(g, key, kv, n, memo, &at, err));
-    return gir_attrs_put(g, a, &at) ? gir_nomem(err) : GIR_OK;
+    return gir_attrs_put(g, a, &at, err) ? gir_nomem(err) : GIR_OK;
 }
 
 /* Creates the node that stands for raw node idx, with its raw attributes,
@@ -225,10 +225,10 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
     if (op == GIR_OP_OPAQUE) {
         n->opaque_format = r->pfx;
         n->opaque_op = op_text;
-        if (gir_attrs_reserve(g, &n->attrs, rn->n_attrs))
+        if (gir_attrs_reserve(g, &n->attrs, rn->n_attrs, err))
             return gir_nomem(err);
         for (size_t i = 0; i < rn->n_attrs; i++)
-            if (gir_attrs_set_string(g, &n->attrs, rn->attrs[i].key, rn->attrs[i].value))
+            if (gir_attrs_set_string(g, &n->attrs, rn->attrs[i].key, rn->attrs[i].value, err))
                 return gir_nomem(err);
     } else {
         /* the new node's meta: the op and the pairs at once */
@@ -236,10 +236,10 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
         if (rn->n_attrs)
             TRY(pairs_attr(g, nn_meta_key(r->fl, NN_MK_ATTRS), rn->attrs, rn->n_attrs, pairs_memo(r, idx), &at[1],
                            err));
-        if (gir_attrs_put_list(g, &n->meta, at, rn->n_attrs ? 2 : 1))
+        if (gir_attrs_put_list(g, &n->meta, at, rn->n_attrs ? 2 : 1, err))
             return gir_nomem(err);
     }
-    if (renamed && gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_NAME), rn->name))
+    if (renamed && gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_NAME), rn->name, err))
         return gir_nomem(err);
     bool any = false;
     for (size_t i = 0; i < rn->n_in; i++)
@@ -250,7 +250,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
             return gir_nomem(err);
         for (size_t i = 0; i < rn->n_in; i++)
             v[i] = rn->in[i].version;
-        gir_status st = gir_attrs_set_ints(g, &n->meta, nn_meta_key(r->fl, NN_MK_VERSIONS), v, rn->n_in);
+        gir_status st = gir_attrs_set_ints(g, &n->meta, nn_meta_key(r->fl, NN_MK_VERSIONS), v, rn->n_in, err);
         free(v);
         if (st)
             return gir_nomem(err);
@@ -259,7 +259,7 @@ static gir_status mk(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_
         const nn_rdef *d = r->defs[idx];
         size_t own = def_num_outputs(d, r->fl, rn->op, rn);
         if (d && own && (uint64_t)rn->row_outputs > own && rn->row_outputs <= 65535) {
-            if (gir_attrs_set_int(g, &n->meta, nn_meta_key(r->fl, NN_MK_NUM_OUTPUTS), rn->row_outputs))
+            if (gir_attrs_set_int(g, &n->meta, nn_meta_key(r->fl, NN_MK_NUM_OUTPUTS), rn->row_outputs, err))
                 return gir_nomem(err);
         }
     }
@@ -578,7 +578,7 @@ static gir_status rd_simple(nn_reader *r, size_t idx, const int32_t *in, int32_t
     TRY(mk(r, idx, d->op, rn->n_in, 1, &n, err));
     for (size_t i = 0; i < rn->n_in; i++)
         set_in(n, i, in[i]);
-    if (d->op == GIR_OP_Flatten && gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+    if (d->op == GIR_OP_Flatten && gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err))
         return gir_nomem(err);
     (void)res;
     return mkout(r, n, 0, &out[0], err);
@@ -650,7 +650,7 @@ static gir_status prelu(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         gir_node *u;
         TRY(mk_part(r, idx, "slope", GIR_OP_Unsqueeze, 1, 1, &u, err));
         set_in(u, 0, in[1]);
-        if (gir_attrs_set_ints(r->g, &u->attrs, "axes", axes, (size_t)rank - 2))
+        if (gir_attrs_set_ints(r->g, &u->attrs, "axes", axes, (size_t)rank - 2, err))
             return gir_nomem(err);
         TRY(mkout(r, u, 0, &slope, err));
     }
@@ -685,7 +685,7 @@ static gir_status rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     gir_node *n;
     TRY(mk(r, idx, op, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (op != GIR_OP_Selu && gir_attrs_set_float(r->g, &n->attrs, "alpha", rrelu ? (lo + hi) / 2 : slope))
+    if (op != GIR_OP_Selu && gir_attrs_set_float(r->g, &n->attrs, "alpha", rrelu ? (lo + hi) / 2 : slope, err))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
 }
@@ -708,7 +708,7 @@ static gir_status rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int
     gir_node *n;
     TRY(mk(r, idx, GIR_OP_LeakyRelu, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha))
+    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha, err))
         return gir_nomem(err);
     (void)res;
     return mkout(r, n, 0, &out[0], err);
@@ -798,9 +798,9 @@ static gir_status set_conv_attrs(nn_reader *r, gir_node *n, const convp *c, bool
         { .name = "strides", .type = GIR_ATTR_INTS, .u.ints = { k, v + k } },
     };
     if (transpose)
-        return gir_attrs_put_list(g, &n->attrs, at, 7) ? gir_nomem(err) : GIR_OK;
+        return gir_attrs_put_list(g, &n->attrs, at, 7, err) ? gir_nomem(err) : GIR_OK;
     const gir_attr conv[] = { at[0], at[1], at[2], at[3], at[5], at[6] };
-    return gir_attrs_put_list(g, &n->attrs, conv, 6) ? gir_nomem(err) : GIR_OK;
+    return gir_attrs_put_list(g, &n->attrs, conv, 6, err) ? gir_nomem(err) : GIR_OK;
 }
 
 static gir_status conv_common(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, const convp *c,
@@ -949,8 +949,8 @@ static gir_status gemm(nn_reader *r, size_t idx, int32_t a, const int32_t *in, b
     set_in(n, 1, in[1]);
     if (bias)
         set_in(n, 2, in[2]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", 1.0) || gir_attrs_set_float(r->g, &n->attrs, "beta", 1.0) ||
-        gir_attrs_set_int(r->g, &n->attrs, "transA", 0) || gir_attrs_set_int(r->g, &n->attrs, "transB", 1))
+    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", 1.0, err) || gir_attrs_set_float(r->g, &n->attrs, "beta", 1.0, err) ||
+        gir_attrs_set_int(r->g, &n->attrs, "transA", 0, err) || gir_attrs_set_int(r->g, &n->attrs, "transB", 1, err))
         return gir_nomem(err);
     int64_t w[2] = { units, -1 };
     TRY(hint_shape(r, idx, in[1], w, 2, err));
@@ -974,11 +974,11 @@ static gir_status rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         gir_node *f;
         TRY(mk_part(r, idx, "flatten", GIR_OP_Flatten, 1, 1, &f, err));
         set_in(f, 0, in[0]);
-        if (gir_attrs_set_int(r->g, &f->attrs, "axis", 1) ||
-            gir_attrs_set_string(r->g, &f->meta, NN_META_FC_FLATTEN, "1"))
+        if (gir_attrs_set_int(r->g, &f->attrs, "axis", 1, err) ||
+            gir_attrs_set_string(r->g, &f->meta, NN_META_FC_FLATTEN, "1", err))
             return gir_nomem(err);
         TRY(mkout(r, f, 0, &a, err));
-    } else if (known_rank(r, in[0]) != 2) {
+    } else if (rank_of(r, in[0]) != 2) {
         /* Applied to the last axis of an N-d input: no Gemm. */
         *res = NN_OPAQUE;
         return GIR_OK;
@@ -996,7 +996,7 @@ static gir_status rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t 
         return bad_attr(r, idx, "units", "a positive integer", err);
     TRY(g_bool(r, idx, "use_bias", true, &use_bias, err));
     TRY(want_inputs(r, idx, use_bias ? 3 : 2, use_bias ? "use_bias=True" : "use_bias=False", err));
-    if (known_rank(r, in[0]) != 2) {
+    if (rank_of(r, in[0]) != 2) {
         *res = NN_OPAQUE;
         return GIR_OK;
     }
@@ -1040,10 +1040,10 @@ static gir_status bn_common(nn_reader *r, size_t idx, const int32_t *in, int32_t
         TRY(mk(r, idx, GIR_OP_BatchNormalization, 5, 1, &n, err));
         for (size_t i = 0; i < 5; i++)
             set_in(n, i, in[i]);
-        if (gir_attrs_set_float(r->g, &n->attrs, "epsilon", eps) ||
-            gir_attrs_set_float(r->g, &n->attrs, "momentum", momentum) ||
+        if (gir_attrs_set_float(r->g, &n->attrs, "epsilon", eps, err) ||
+            gir_attrs_set_float(r->g, &n->attrs, "momentum", momentum, err) ||
             gir_attrs_set_string(r->g, &n->meta, NN_META_PENDING,
-                                 !use_gamma && !use_beta ? "gamma,beta" : !use_gamma ? "gamma" : "beta"))
+                                 !use_gamma && !use_beta ? "gamma,beta" : !use_gamma ? "gamma" : "beta", err))
             return gir_nomem(err);
         return mkout(r, n, 0, &out[0], err);
     }
@@ -1062,11 +1062,11 @@ static gir_status bn_common(nn_reader *r, size_t idx, const int32_t *in, int32_t
     TRY(mk(r, idx, GIR_OP_BatchNormalization, 5, 1, &n, err));
     for (size_t i = 0; i < 5; i++)
         set_in(n, i, ins[i]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "epsilon", eps) ||
-        gir_attrs_set_float(r->g, &n->attrs, "momentum", momentum))
+    if (gir_attrs_set_float(r->g, &n->attrs, "epsilon", eps, err) ||
+        gir_attrs_set_float(r->g, &n->attrs, "momentum", momentum, err))
         return gir_nomem(err);
-    if ((ignored[0] >= 0 && gir_attrs_set_string(r->g, &n->meta, NN_META_IGNORED_GAMMA, V(r, ignored[0])->name)) ||
-        (ignored[1] >= 0 && gir_attrs_set_string(r->g, &n->meta, NN_META_IGNORED_BETA, V(r, ignored[1])->name)))
+    if ((ignored[0] >= 0 && gir_attrs_set_string(r->g, &n->meta, NN_META_IGNORED_GAMMA, V(r, ignored[0])->name, err)) ||
+        (ignored[1] >= 0 && gir_attrs_set_string(r->g, &n->meta, NN_META_IGNORED_BETA, V(r, ignored[1])->name, err)))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
 }
@@ -1123,12 +1123,12 @@ static gir_status pool_node(nn_reader *r, size_t idx, const int32_t *in, int32_t
     gir_graph *g = r->g;
     if (op == GIR_OP_MaxPool || op == GIR_OP_AveragePool) {
         int64_t ones[3] = { 1, 1, 1 };
-        if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", p->kernel, p->rank) ||
-            gir_attrs_set_ints(g, &n->attrs, "strides", p->strides, p->rank) ||
-            gir_attrs_set_ints(g, &n->attrs, "pads", p->pads, 2 * p->rank) ||
-            gir_attrs_set_int(g, &n->attrs, "ceil_mode", p->ceil) ||
-            (op == GIR_OP_MaxPool && gir_attrs_set_ints(g, &n->attrs, "dilations", ones, p->rank)) ||
-            (op == GIR_OP_AveragePool && gir_attrs_set_int(g, &n->attrs, "count_include_pad", p->count_pad)))
+        if (gir_attrs_set_ints(g, &n->attrs, "kernel_shape", p->kernel, p->rank, err) ||
+            gir_attrs_set_ints(g, &n->attrs, "strides", p->strides, p->rank, err) ||
+            gir_attrs_set_ints(g, &n->attrs, "pads", p->pads, 2 * p->rank, err) ||
+            gir_attrs_set_int(g, &n->attrs, "ceil_mode", p->ceil, err) ||
+            (op == GIR_OP_MaxPool && gir_attrs_set_ints(g, &n->attrs, "dilations", ones, p->rank, err)) ||
+            (op == GIR_OP_AveragePool && gir_attrs_set_int(g, &n->attrs, "count_include_pad", p->count_pad, err)))
             return gir_nomem(err);
     }
     return mkout(r, n, 0, &out[0], err);
@@ -1217,7 +1217,7 @@ static gir_status softmax_node(nn_reader *r, size_t idx, int32_t x, int32_t *out
     gir_node *n;
     TRY(mk(r, idx, op, 1, 1, &n, err));
     set_in(n, 0, x);
-    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis))
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis, err))
         return gir_nomem(err);
     if (pn)
         *pn = n;
@@ -1240,17 +1240,17 @@ static gir_status softmax_instance(nn_reader *r, size_t idx, int32_t x, int32_t 
     int32_t f, sm;
     gir_node *n;
     TRY(node2(r, idx, "flatten", GIR_OP_Flatten, x, -1, &n, &f, err));
-    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err))
         return gir_nomem(err);
     TRY(node2(r, idx, "softmax", GIR_OP_Softmax, f, -1, &n, &sm, err));
-    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err))
         return gir_nomem(err);
     int64_t dims[GIR_MAX_RANK];
     dims[0] = 0;
     for (int i = 1; i < s->rank; i++)
         dims[i] = s->dims[i];
     TRY(node2(r, idx, NULL, GIR_OP_Reshape, sm, -1, &n, out, err));
-    if (gir_attrs_set_ints(r->g, &n->attrs, "shape", dims, (size_t)s->rank))
+    if (gir_attrs_set_ints(r->g, &n->attrs, "shape", dims, (size_t)s->rank, err))
         return gir_nomem(err);
     if (pn)
         *pn = n;
@@ -1305,13 +1305,13 @@ static gir_status note_label(nn_reader *r, size_t idx, gir_node *n, gir_error *e
         return GIR_OK;
     const nn_node *lab = RN(r, rn->in[1].node);
     if (lab->var) {
-        if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name))
+        if (gir_attrs_set_string(r->g, &n->meta, "mxnet.label", lab->name, err))
             return gir_nomem(err);
         TRY(meta_pairs(r->g, &n->meta, "mxnet.label.attrs", lab->attrs, lab->n_attrs, NULL, err));
     } else {
         /* computed by operators that were dropped: a variable stands in */
         char *nm = gir_strdupf("%s_label", rn->name);
-        gir_status st = nm && gir_attrs_set_string(r->g, &n->meta, "mxnet.label", nm) == GIR_OK ? GIR_OK
+        gir_status st = nm && gir_attrs_set_string(r->g, &n->meta, "mxnet.label", nm, err) == GIR_OK ? GIR_OK
                                                                                                  : gir_nomem(err);
         free(nm);
         TRY(st);
@@ -1428,7 +1428,7 @@ static gir_status rd_variadic(nn_reader *r, size_t idx, const int32_t *in, int32
     TRY(mk(r, idx, d->op, rn->n_in, 1, &n, err));
     for (size_t i = 0; i < rn->n_in; i++)
         set_in(n, i, in[i]);
-    if (d->op == GIR_OP_Concat && gir_attrs_set_int(r->g, &n->attrs, "axis", axis))
+    if (d->op == GIR_OP_Concat && gir_attrs_set_int(r->g, &n->attrs, "axis", axis, err))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
 }
@@ -1448,7 +1448,7 @@ static gir_status rd_dropout(nn_reader *r, size_t idx, const int32_t *in, int32_
     gir_node *n;
     TRY(mk(r, idx, GIR_OP_Dropout, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "ratio", p))
+    if (gir_attrs_set_float(r->g, &n->attrs, "ratio", p, err))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
 }
@@ -1583,7 +1583,7 @@ static gir_status rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_
     gir_node *nd;
     TRY(mk(r, idx, GIR_OP_Reshape, 1, 1, &nd, err));
     set_in(nd, 0, in[0]);
-    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, (size_t)rank))
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, (size_t)rank, err))
         return gir_nomem(err);
     return mkout(r, nd, 0, &out[0], err);
 }
@@ -1602,8 +1602,41 @@ static gir_status rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int3
     gir_node *nd;
     TRY(mk(r, idx, GIR_OP_Transpose, 1, 1, &nd, err));
     set_in(nd, 0, in[0]);
-    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "perm", t, n))
+    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "perm", t, n, err))
         return gir_nomem(err);
+    return mkout(r, nd, 0, &out[0], err);
+}
+
+/* MXNet Pad: pad_width is (before, after) per axis; constant (with
+ * constant_value), edge or reflect. */
+static gir_status rd_mx_pad(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    double cv;
+    TRY(g_tuple(r, idx, "pad_width", true, t, &n, err));
+    if (n < 2 || n % 2 || n / 2 > GIR_MAX_RANK)
+        return bad_attr(r, idx, "pad_width", "a (before, after) pair per axis", err);
+    const char *mode = g_str(r, idx, "mode", "constant");
+    if (strcmp(mode, "constant") != 0 && strcmp(mode, "edge") != 0 && strcmp(mode, "reflect") != 0)
+        return bad_attr(r, idx, "mode", "constant, edge or reflect", err);
+    TRY(g_float(r, idx, "constant_value", false, 0.0, &cv, err));
+    size_t k = n / 2;
+    int64_t pads[2 * GIR_MAX_RANK];
+    for (size_t i = 0; i < k; i++) {
+        if (t[2 * i] < 0 || t[2 * i + 1] < 0)
+            return bad_attr(r, idx, "pad_width", "non-negative pads", err);
+        pads[i] = t[2 * i];
+        pads[k + i] = t[2 * i + 1];
+    }
+    gir_node *nd;
+    TRY(mk(r, idx, GIR_OP_Pad, 1, 1, &nd, err));
+    set_in(nd, 0, in[0]);
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "pads", pads, 2 * k) ||
+        gir_attrs_set_string(r->g, &nd->attrs, "mode", mode) ||
+        gir_attrs_set_float(r->g, &nd->attrs, "constant_value", cv))
+        return gir_nomem(err);
+    (void)res;
     return mkout(r, nd, 0, &out[0], err);
 }
 
@@ -1615,7 +1648,7 @@ static gir_status rd_clip(nn_reader *r, size_t idx, const int32_t *in, int32_t *
     gir_node *n;
     TRY(mk(r, idx, GIR_OP_Clip, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "min", lo) || gir_attrs_set_float(r->g, &n->attrs, "max", hi))
+    if (gir_attrs_set_float(r->g, &n->attrs, "min", lo, err) || gir_attrs_set_float(r->g, &n->attrs, "max", hi, err))
         return gir_nomem(err);
     (void)res;
     return mkout(r, n, 0, &out[0], err);
@@ -1645,7 +1678,7 @@ static gir_status rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, in
     gir_node *n;
     TRY(mk(r, idx, GIR_OP_Unsqueeze, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)k))
+    if (gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)k, err))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
 }
@@ -1659,7 +1692,7 @@ static gir_status rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_
     gir_node *nd;
     TRY(mk(r, idx, GIR_OP_Squeeze, 1, 1, &nd, err));
     set_in(nd, 0, in[0]);
-    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n))
+    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n, err))
         return gir_nomem(err);
     (void)res;
     return mkout(r, nd, 0, &out[0], err);
@@ -1691,7 +1724,7 @@ static gir_status rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     gir_node *n;
     TRY(mk(r, idx, GIR_OP_Split, 1, (size_t)parts, &n, err));
     set_in(n, 0, in[0]);
-    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis))
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis, err))
         return gir_nomem(err);
     for (int64_t k = 0; k < parts; k++)
         TRY(mkout(r, n, (size_t)k, &out[k], err));
@@ -1701,7 +1734,7 @@ static gir_status rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t 
         snprintf(sfx, sizeof sfx, "squeeze%lld", (long long)k);
         gir_node *q;
         TRY(node2(r, idx, sfx, GIR_OP_Squeeze, out[k], -1, &q, &out[k], err));
-        if (gir_attrs_set_ints(r->g, &q->attrs, "axes", &axis, 1))
+        if (gir_attrs_set_ints(r->g, &q->attrs, "axes", &axis, 1, err))
             return gir_nomem(err);
     }
     return GIR_OK;
@@ -1716,8 +1749,8 @@ static gir_status slice_node(nn_reader *r, size_t idx, int32_t x, const int64_t 
     gir_node *nd;
     TRY(mk(r, idx, GIR_OP_Slice, 1, 1, &nd, err));
     set_in(nd, 0, x);
-    if (gir_attrs_set_ints(r->g, &nd->attrs, "starts", st, n) || gir_attrs_set_ints(r->g, &nd->attrs, "ends", en, n) ||
-        gir_attrs_set_ints(r->g, &nd->attrs, "axes", ax, n) || gir_attrs_set_ints(r->g, &nd->attrs, "steps", sp, n))
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "starts", st, n, err) || gir_attrs_set_ints(r->g, &nd->attrs, "ends", en, n, err) ||
+        gir_attrs_set_ints(r->g, &nd->attrs, "axes", ax, n, err) || gir_attrs_set_ints(r->g, &nd->attrs, "steps", sp, n, err))
         return gir_nomem(err);
     return mkout(r, nd, 0, &out[0], err);
 }
@@ -1793,8 +1826,8 @@ static gir_status rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     gir_node *n;
     TRY(mk(r, idx, GIR_OP_LRN, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha) || gir_attrs_set_float(r->g, &n->attrs, "beta", beta) ||
-        gir_attrs_set_float(r->g, &n->attrs, "bias", bias) || gir_attrs_set_int(r->g, &n->attrs, "size", size))
+    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha, err) || gir_attrs_set_float(r->g, &n->attrs, "beta", beta, err) ||
+        gir_attrs_set_float(r->g, &n->attrs, "bias", bias, err) || gir_attrs_set_int(r->g, &n->attrs, "size", size, err))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
 }
@@ -1831,8 +1864,8 @@ static gir_status rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t
     gir_node *nd;
     TRY(mk(r, idx, d->op, 1, 1, &nd, err));
     set_in(nd, 0, in[0]);
-    if ((n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n)) ||
-        gir_attrs_set_int(r->g, &nd->attrs, "keepdims", keepdims))
+    if ((n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n, err)) ||
+        gir_attrs_set_int(r->g, &nd->attrs, "keepdims", keepdims, err))
         return gir_nomem(err);
     return mkout(r, nd, 0, &out[0], err);
 }
@@ -1850,7 +1883,7 @@ static gir_status rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *
     gir_node *n;
     TRY(mk(r, idx, GIR_OP_Cast, 1, 1, &n, err));
     set_in(n, 0, in[0]);
-    if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(t)))
+    if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(t), err))
         return gir_nomem(err);
     return mkout(r, n, 0, &out[0], err);
 }
@@ -1929,10 +1962,10 @@ static gir_status resize_nearest(nn_reader *r, size_t idx, const char *sfx, int3
     gir_node *n;
     TRY(node2(r, idx, sfx, GIR_OP_Resize, x, -1, &n, out, err));
     double sc[4] = { 1, 1, scale, scale };
-    if (gir_attrs_set_floats(r->g, &n->attrs, "scales", sc, 4) ||
-        gir_attrs_set_string(r->g, &n->attrs, "mode", "nearest") ||
-        gir_attrs_set_string(r->g, &n->attrs, "coordinate_transformation_mode", "asymmetric") ||
-        gir_attrs_set_string(r->g, &n->attrs, "nearest_mode", "floor"))
+    if (gir_attrs_set_floats(r->g, &n->attrs, "scales", sc, 4, err) ||
+        gir_attrs_set_string(r->g, &n->attrs, "mode", "nearest", err) ||
+        gir_attrs_set_string(r->g, &n->attrs, "coordinate_transformation_mode", "asymmetric", err) ||
+        gir_attrs_set_string(r->g, &n->attrs, "nearest_mode", "floor", err))
         return gir_nomem(err);
     return GIR_OK;
 }
@@ -2003,7 +2036,7 @@ static gir_status rd_upsampling(nn_reader *r, size_t idx, const int32_t *in, int
     if (!st && n) {
         for (size_t i = 0; i < rn->n_in; i++)
             set_in(n, i, ups[i]);
-        if (!sum && gir_attrs_set_int(r->g, &n->attrs, "axis", 1))
+        if (!sum && gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err))
             st = gir_nomem(err);
         if (!st)
             st = mkout(r, n, 0, &out[0], err);
@@ -2138,7 +2171,7 @@ static gir_status rd_compare(nn_reader *r, size_t idx, const int32_t *in, int32_
     TRY(node2(r, idx, NULL, GIR_OP_Cast, b, -1, &n, &t, err));
     const gir_value *x = V(r, in[0]);
     gir_dtype dt = x && x->dtype != GIR_DT_UNKNOWN ? x->dtype : GIR_DT_F32;
-    if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(dt)))
+    if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(dt), err))
         return gir_nomem(err);
     out[0] = t;
     return GIR_OK;
@@ -2155,14 +2188,14 @@ static gir_status rd_where(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     int32_t c;
     gir_node *n;
     TRY(node2(r, idx, "cond", GIR_OP_Cast, in[0], -1, &n, &c, err));
-    if (gir_attrs_set_string(r->g, &n->attrs, "to", "bool"))
+    if (gir_attrs_set_string(r->g, &n->attrs, "to", "bool", err))
         return gir_nomem(err);
     if (rc == 1 && rx > 1) {
         int64_t axes[GIR_MAX_RANK];
         for (int i = 0; i < rx - 1; i++)
             axes[i] = i + 1;
         TRY(node2(r, idx, "rows", GIR_OP_Unsqueeze, c, -1, &n, &c, err));
-        if (gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)rx - 1))
+        if (gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)rx - 1, err))
             return gir_nomem(err);
     } else if (rc != rx) {
         return bad_attr(r, idx, "condition", "of x's shape or 1-D", err);
@@ -2221,7 +2254,7 @@ static gir_status rd_bcast_to(nn_reader *r, size_t idx, const int32_t *in, int32
     }
     gir_node *nd;
     TRY(node2(r, idx, NULL, GIR_OP_Expand, in[0], -1, &nd, out, err));
-    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, n))
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, n, err))
         return gir_nomem(err);
     return GIR_OK;
 }
@@ -2395,6 +2428,7 @@ static const char *const k_dropout_mx[] = { "p", "mode", "axes", "cudnn_off", NU
 static const char *const k_reshape_mx[] = { "shape", "reverse", "target_shape", "keep_highest", NULL };
 static const char *const k_axes[] = { "axes", NULL };
 static const char *const k_clip[] = { "a_min", "a_max", NULL };
+static const char *const k_pad_mx[] = { "mode", "pad_width", "constant_value", NULL };
 static const char *const k_axis[] = { "axis", NULL };
 static const char *const k_split_mx[] = { "num_outputs", "axis", "squeeze_axis", NULL };
 static const char *const k_lrn_mx[] = { "alpha", "beta", "knorm", "nsize", NULL };
@@ -2459,6 +2493,7 @@ static const nn_rdef mx_defs[] = {
     { "LogisticRegressionOutput", GIR_OP_Sigmoid, rd_output_layer, 1, 1, 2, k_grad_scale },
     { "MAERegressionOutput", GIR_OP_Identity, rd_output_layer, 1, 1, 2, k_grad_scale },
     { "MakeLoss", GIR_OP_Identity, rd_output_layer, 1, 1, 1, k_make_loss },
+    { "Pad", GIR_OP_Pad, rd_mx_pad, 1, 1, 1, k_pad_mx },
     { "Pooling", GIR_OP_MaxPool, rd_mx_pool, 1, 1, 1, k_pool_mx },
     { "RNN", GIR_OP_LSTM, nn_rd_mx_rnn, 0, 3, 5, nn_k_rnn_mx },
     { "Reshape", GIR_OP_Reshape, rd_reshape, 1, 1, 1, k_reshape_mx },
@@ -2802,7 +2837,7 @@ static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, 
             val->kind = GIR_VALUE_WEIGHT;
             r->claimed[pi] = v;
             if (r->params->kind == NN_PARAMS_MXNET &&
-                gir_attrs_set_string(g, &val->meta, "mxnet.param_prefix", p->prefix))
+                gir_attrs_set_string(g, &val->meta, "mxnet.param_prefix", p->prefix, err))
                 return gir_nomem(err);
         }
     }
@@ -2844,7 +2879,7 @@ static gir_status synth_bn_aux(nn_reader *r, size_t idx, int32_t *in, gir_error 
         free(name);
         if (st)
             return st;
-        if (gir_attrs_set_string(r->g, &r->g->values[in[3 + k]]->meta, "mxnet.synthesized", "1"))
+        if (gir_attrs_set_string(r->g, &r->g->values[in[3 + k]]->meta, "mxnet.synthesized", "1", err))
             return gir_nomem(err);
     }
     return GIR_OK;
@@ -2984,7 +3019,7 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
             st = mk(r, idx, GIR_OP_OPAQUE, n_in, n_out, &n, err);
         for (size_t j = 0; !st && j < n_in; j++)
             set_in(n, j, in[j]);
-        if (!st && r->why && gir_attrs_set_string(r->g, &n->meta, NN_META_WHY, r->why))
+        if (!st && r->why && gir_attrs_set_string(r->g, &n->meta, NN_META_WHY, r->why, err))
             st = gir_nomem(err);
         for (uint32_t k = 0; !st && k < n_out; k++)
             st = mkout(r, n, k, &r->outs[idx][k], err);
@@ -3012,13 +3047,13 @@ gir_status nn_resolve_pending(nn_reader *r, gir_error *err)
         if (c > 0) {
             int32_t v;
             if (gamma) {
-                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_GAMMA, V(r, n->in[1])->name) ? gir_nomem(err)
+                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_GAMMA, V(r, n->in[1])->name, err) ? gir_nomem(err)
                                                                                                     : GIR_OK);
                 TRY(const_fill(r, n->name, "ones", c, 1.0f, &v, err));
                 n->in[1] = v;
             }
             if (beta) {
-                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_BETA, V(r, n->in[2])->name) ? gir_nomem(err)
+                TRY(gir_attrs_set_string(g, &n->meta, NN_META_IGNORED_BETA, V(r, n->in[2])->name, err) ? gir_nomem(err)
                                                                                                   : GIR_OK);
                 TRY(const_fill(r, n->name, "zeros", c, 0.0f, &v, err));
                 n->in[2] = v;
@@ -3036,7 +3071,7 @@ gir_status nn_resolve_pending(nn_reader *r, gir_error *err)
         size_t np;
         const char *const *pairs = nn_meta_pairs(&n->meta, nn_meta_key(r->fl, NN_MK_ATTRS), &np);
         for (size_t k = 0; k + 1 < np; k += 2)
-            if (gir_attrs_set_string(g, &n->attrs, pairs[k], pairs[k + 1]))
+            if (gir_attrs_set_string(g, &n->attrs, pairs[k], pairs[k + 1], err))
                 return gir_nomem(err);
         gir_attrs_remove(&n->meta, nn_meta_key(r->fl, NN_MK_ATTRS));
         gir_attrs_remove(&n->meta, nn_meta_key(r->fl, NN_MK_OP));
@@ -3044,7 +3079,7 @@ gir_status nn_resolve_pending(nn_reader *r, gir_error *err)
         if (!opaque++)
             first = n->name;
     }
-    if (opaque && gir_graph_note(g, "kept %zu BatchNorm node%s verbatim (first '%s'): a fixed gamma or beta needs "
+    if (opaque && gir_graph_note(g, err, "kept %zu BatchNorm node%s verbatim (first '%s'): a fixed gamma or beta needs "
                                  "the channel count; give the params or --input-shape",
                                  opaque, opaque == 1 ? "" : "s", first))
         return gir_nomem(err);

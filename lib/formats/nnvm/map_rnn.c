@@ -86,8 +86,8 @@ static gir_status slice0(nn_reader *r, size_t idx, const char *tag, int32_t v, i
     gir_node *n;
     TRY(nn_rd_part(r, idx, tag, GIR_OP_Slice, 1, 1, &n, err));
     n->in[0] = v;
-    if (gir_attrs_set_ints(r->g, &n->attrs, "starts", &from, 1) || gir_attrs_set_ints(r->g, &n->attrs, "ends", &to, 1) ||
-        gir_attrs_set_ints(r->g, &n->attrs, "axes", (const int64_t[]){ 0 }, 1))
+    if (gir_attrs_set_ints(r->g, &n->attrs, "starts", &from, 1, err) || gir_attrs_set_ints(r->g, &n->attrs, "ends", &to, 1, err) ||
+        gir_attrs_set_ints(r->g, &n->attrs, "axes", (const int64_t[]){ 0 }, 1, err))
         return gir_nomem(err);
     return nn_rd_out(r, n, 0, out, err);
 }
@@ -102,7 +102,7 @@ static gir_status merge_dirs(nn_reader *r, size_t idx, const char *tag, int32_t 
         snprintf(t, sizeof t, "%s_squeeze", tag);
         TRY(nn_rd_part(r, idx, t, GIR_OP_Squeeze, 1, 1, &n, err));
         n->in[0] = y;
-        if (gir_attrs_set_ints(r->g, &n->attrs, "axes", (const int64_t[]){ 1 }, 1))
+        if (gir_attrs_set_ints(r->g, &n->attrs, "axes", (const int64_t[]){ 1 }, 1, err))
             return gir_nomem(err);
         return nn_rd_out(r, n, 0, out, err);
     }
@@ -110,13 +110,13 @@ static gir_status merge_dirs(nn_reader *r, size_t idx, const char *tag, int32_t 
     snprintf(t, sizeof t, "%s_transpose", tag);
     TRY(nn_rd_part(r, idx, t, GIR_OP_Transpose, 1, 1, &n, err));
     n->in[0] = y;
-    if (gir_attrs_set_ints(r->g, &n->attrs, "perm", (const int64_t[]){ 0, 2, 1, 3 }, 4))
+    if (gir_attrs_set_ints(r->g, &n->attrs, "perm", (const int64_t[]){ 0, 2, 1, 3 }, 4, err))
         return gir_nomem(err);
     TRY(nn_rd_out(r, n, 0, &tr, err));
     snprintf(t, sizeof t, "%s_reshape", tag);
     TRY(nn_rd_part(r, idx, t, GIR_OP_Reshape, 1, 1, &n, err));
     n->in[0] = tr;
-    if (gir_attrs_set_ints(r->g, &n->attrs, "shape", (const int64_t[]){ 0, 0, -1 }, 3))
+    if (gir_attrs_set_ints(r->g, &n->attrs, "shape", (const int64_t[]){ 0, 0, -1 }, 3, err))
         return gir_nomem(err);
     return nn_rd_out(r, n, 0, out, err);
 }
@@ -255,15 +255,15 @@ gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         if (m->op == GIR_OP_LSTM)
             n->in[6] = c0;
         const char *dir = bidir ? "bidirectional" : "forward";
-        if (gir_attrs_set_int(r->g, &n->attrs, "hidden_size", H) ||
-            gir_attrs_set_string(r->g, &n->attrs, "direction", dir) ||
-            (m->op == GIR_OP_GRU && gir_attrs_set_int(r->g, &n->attrs, "linear_before_reset", 1)))
+        if (gir_attrs_set_int(r->g, &n->attrs, "hidden_size", H, err) ||
+            gir_attrs_set_string(r->g, &n->attrs, "direction", dir, err) ||
+            (m->op == GIR_OP_GRU && gir_attrs_set_int(r->g, &n->attrs, "linear_before_reset", 1, err)))
             return gir_nomem(err);
-        if (L == 1 && gir_attrs_set_string(r->g, &n->meta, "mxnet.rnn_parameters", pv->name))
+        if (L == 1 && gir_attrs_set_string(r->g, &n->meta, "mxnet.rnn_parameters", pv->name, err))
             return gir_nomem(err);
         if (strcmp(m->name, "rnn_relu") == 0) {
             const char *acts[2] = { "Relu", "Relu" };
-            if (gir_attrs_set_strings(r->g, &n->attrs, "activations", acts, (size_t)D))
+            if (gir_attrs_set_strings(r->g, &n->attrs, "activations", acts, (size_t)D, err))
                 return gir_nomem(err);
         }
         int32_t y;
@@ -288,7 +288,7 @@ gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         gir_node *n;
         TRY(nn_rd_part(r, idx, k == 1 ? "hy" : "cy", GIR_OP_Concat, (size_t)L, 1, &n, err));
         memcpy(n->in, src, (size_t)L * sizeof *src);
-        if (gir_attrs_set_int(r->g, &n->attrs, "axis", 0))
+        if (gir_attrs_set_int(r->g, &n->attrs, "axis", 0, err))
             return gir_nomem(err);
         TRY(nn_rd_out(r, n, 0, &out[k], err));
     }

@@ -230,11 +230,14 @@ static gir_status unsup_attr(gir_error *err, const gir_node *n, const char *fmt,
 
 static gir_status unsup_op(nn_writer *w, gir_error *err, const gir_node *n)
 {
-    (void)w;
     const char *why = gir_node_opaque_why(n);
     if (n->op == GIR_OP_OPAQUE)
         return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim%s%s)", n->opaque_op,
                         n->opaque_format ? n->opaque_format : "foreign", why ? ": " : "", why ? why : "");
+    /* Operators the flavour lacks with no exact form in what it has. */
+    if (w->fl == NN_NNVM && n->op == GIR_OP_Erf)
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "Erf (NNVM has no erf operator, nor an exact form of it in its "
+                        "operators)");
     return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
 }
 
@@ -308,10 +311,12 @@ static gir_status auto_pad_ok(const gir_node *n, gir_error *err)
 typedef struct spat {
     size_t rank;
     int64_t kernel[8], strides[8], dil[8], pad[8], outpad[8];
+    int64_t pads[16]; /* begins then ends, with allow_asym */
+    bool asym;        /* some axis pads its ends differently */
 } spat;
 
 static gir_status spatial_of(const gir_node *n, const gir_value *w, spat *s, bool has_dil, bool has_outpad,
-                             gir_error *err)
+                             bool allow_asym, gir_error *err)
 {
     const int64_t *k;
     ptrdiff_t nk = aints(n, "kernel_shape", &k);
@@ -342,7 +347,10 @@ static gir_status spatial_of(const gir_node *n, const gir_value *w, spat *s, boo
     nv = aints(n, "pads", &v);
     for (size_t i = 0; i < s->rank; i++) {
         int64_t b = nv == (ptrdiff_t)(2 * s->rank) ? v[i] : 0, e = nv == (ptrdiff_t)(2 * s->rank) ? v[i + s->rank] : 0;
-        if (b != e) {
+        s->pads[i] = b;
+        s->pads[i + s->rank] = e;
+        s->asym |= b != e;
+        if (b != e && !allow_asym) {
             char txt[128] = "[";
             for (ptrdiff_t j = 0; j < nv; j++)
                 snprintf(txt + strlen(txt), sizeof txt - strlen(txt), "%s%lld", j ? "," : "", (long long)v[j]);
@@ -385,7 +393,7 @@ static gir_status wr_conv(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
 {
     bool tr = n->op == GIR_OP_ConvTranspose;
     spat s;
-    TRY(spatial_of(n, VAL(w, n->n_in > 1 ? n->in[1] : -1), &s, true, tr, err));
+    TRY(spatial_of(n, VAL(w, n->n_in > 1 ? n->in[1] : -1), &s, true, tr, false, err));
     if (tr && AT(n, "output_shape"))
         return unsup_attr(err, n, "ConvTranspose with output_shape");
     int64_t group = ai(n, "group", 1);
@@ -563,7 +571,8 @@ static gir_status wr_pool(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     falist l = { .n = 0 };
     spat s = { 0 };
     if (!global) {
-        TRY(spatial_of(n, NULL, &s, n->op == GIR_OP_MaxPool, false, err));
+        /* NNVM's pools take (top, left, bottom, right) padding */
+        TRY(spatial_of(n, NULL, &s, n->op == GIR_OP_MaxPool, false, !is_mx(w), err));
         if (ai(n, "storage_order", 0) != 0)
             return unsup_attr(err, n, "MaxPool with storage_order=1");
     }
@@ -593,7 +602,10 @@ static gir_status wr_pool(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
             f->op = is_max ? "max_pool2d" : "avg_pool2d";
             fa_tuple(&l, "pool_size", s.kernel, 2, NOFILL, true);
             fa_tuple(&l, "strides", s.strides, 2, 1, !all_eq(s.strides, 2, 1));
-            fa_tuple(&l, "padding", s.pad, 2, 0, !all_eq(s.pad, 2, 0));
+            if (s.asym)
+                fa_tuple(&l, "padding", s.pads, 4, NOFILL, true);
+            else
+                fa_tuple(&l, "padding", s.pad, 2, 0, !all_eq(s.pad, 2, 0));
             fa_bool(&l, "ceil_mode", ceil, -1, ceil);
             if (!is_max)
                 fa_bool(&l, "count_include_pad", cip, -1, cip);
@@ -983,6 +995,45 @@ static gir_status wr_transpose(nn_writer *w, const gir_node *n, nn_fnode *f, gir
     return finish_attrs(w, n, f, &l, err);
 }
 
+/* MXNet Pad: a 4-d or 5-d input padded on its spatial axes (pad_width is
+ * (before, after) per axis, N and C zero), constant, edge or reflect.  NNVM
+ * has no mapping here (its pad is constant only, with nested tuples). */
+static gir_status wr_pad(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+{
+    if (!is_mx(w))
+        return unsup_op(w, err, n);
+    const gir_value *x = VAL(w, n->in[0]);
+    int r = x ? x->shape.rank : -1;
+    const int64_t *p;
+    ptrdiff_t np = aints(n, "pads", &p);
+    if ((r != 4 && r != 5) || np != 2 * r)
+        return unsup_attr(err, n, "Pad of a rank-%d tensor (MXNet pads 4-d and 5-d ones)", r);
+    int64_t pw[2 * 5];
+    for (int i = 0; i < r; i++) {
+        if (p[i] < 0 || p[r + i] < 0)
+            return unsup_attr(err, n, "Pad with negative pads");
+        pw[2 * i] = p[i];
+        pw[2 * i + 1] = p[r + i];
+    }
+    if (pw[0] || pw[1] || pw[2] || pw[3])
+        return unsup_attr(err, n, "Pad of the batch or channel axis (MXNet pads the spatial axes)");
+    const char *mode = gir_attrs_get_string(&n->attrs, "mode", "constant");
+    double cv = af(n, "constant_value", 0.0);
+    bool constant = strcmp(mode, "constant") == 0;
+    if (!constant && strcmp(mode, "edge") != 0 && strcmp(mode, "reflect") != 0)
+        return unsup_attr(err, n, "Pad in mode %s", mode);
+    if (constant && !isfinite(cv))
+        return unsup_attr(err, n, "Pad with constant_value %g (MXNet's parameter parser is not known to read it)",
+                          cv);
+    falist l = { .n = 0 };
+    f->op = "Pad";
+    fa_str(&l, "mode", mode, true);
+    fa_tuple(&l, "pad_width", pw, 2 * (size_t)r, NOFILL, true);
+    fa_float(&l, "constant_value", cv, constant && cv != 0.0);
+    TRY(node_inputs(w, n, f, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 static gir_status wr_clip(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     const gir_attr *lo = AT(n, "min"), *hi = AT(n, "max");
@@ -1368,6 +1419,7 @@ static nn_write_fn writer_for(gir_op op)
     case GIR_OP_Reshape: return wr_reshape;
     case GIR_OP_Transpose: return wr_transpose;
     case GIR_OP_Clip: return wr_clip;
+    case GIR_OP_Pad: return wr_pad;
     case GIR_OP_Unsqueeze: return wr_unsqueeze;
     case GIR_OP_Squeeze: return wr_squeeze;
     case GIR_OP_Split: return wr_split;

@@ -149,6 +149,12 @@ static const gir_attr_map nv_slice[] = {
 };
 static const gir_attr_map expand_mx[] = { { "axis", "axes", "one non-negative axis" }, END };
 static const gir_attr_map squeeze_map[] = { { "axis", "axes", NULL }, END };
+static const gir_attr_map mx_pad[] = {
+    { "pad_width", "pads", "(before, after) per axis <-> all begins then all ends; N and C not padded" },
+    { "mode", "mode", "constant, edge, reflect" },
+    { "constant_value", "constant_value", "finite values only on write" },
+    END,
+};
 
 const gir_op_map nn_mxnet_ops[] = {
     { "Convolution", GIR_OP_Conv, RW, mx_conv, "data, weight, [bias]" },
@@ -190,6 +196,7 @@ const gir_op_map nn_mxnet_ops[] = {
     { "squeeze", GIR_OP_Squeeze, RW, squeeze_map, NULL },
     { "SliceChannel", GIR_OP_Split, RW, mx_split, "alias split" },
     { "LRN", GIR_OP_LRN, RW, mx_lrn, NULL },
+    { "Pad", GIR_OP_Pad, RW, mx_pad, "4-d and 5-d data" },
     { "slice_axis", GIR_OP_Slice, RW, mx_slice, NULL },
     { "sum", GIR_OP_ReduceSum, RW, reduce_map, "also mean, max, min, prod" },
     { "Cast", GIR_OP_Cast, RW, cast_map, "alias cast" },

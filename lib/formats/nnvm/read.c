@@ -200,7 +200,7 @@ static gir_status keep_gattr(nn_reader *r, const nn_gattr *a, gir_error *err)
     gir_jw_free(&w);
     char *key = gir_strdupf("%s.graph_attr.%s", r->pfx, a->key);
     gir_status st = GIR_OK;
-    if (!ok || !key || !b.data || gir_attrs_set_string(r->g, &r->g->meta, key, b.data))
+    if (!ok || !key || !b.data || gir_attrs_set_string(r->g, &r->g->meta, key, b.data, err))
         st = gir_nomem(err);
     free(key);
     gir_buf_free(&b);
@@ -211,7 +211,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
 {
     gir_graph *g = r->g;
     const nn_raw *raw = r->raw;
-    if (gir_attrs_set_string(g, &g->meta, "source.format", r->pfx))
+    if (gir_attrs_set_string(g, &g->meta, "source.format", r->pfx, err))
         return gir_nomem(err);
     char prod[64];
     if (r->fl == NN_MXNET) {
@@ -225,7 +225,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
     } else {
         snprintf(prod, sizeof prod, "NNVM");
     }
-    if (gir_attrs_set_string(g, &g->meta, "source.producer", prod))
+    if (gir_attrs_set_string(g, &g->meta, "source.producer", prod, err))
         return gir_nomem(err);
     if (raw->n_gattrs) {
         const char **keys = malloc(raw->n_gattrs * sizeof *keys);
@@ -234,7 +234,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
         for (size_t i = 0; i < raw->n_gattrs; i++)
             keys[i] = raw->gattrs[i].key;
         const char *key = nn_meta_key(r->fl, NN_MK_GRAPH_ATTRS);
-        gir_status st = gir_attrs_set_strings(g, &g->meta, key, keys, raw->n_gattrs) ? gir_nomem(err) : GIR_OK;
+        gir_status st = gir_attrs_set_strings(g, &g->meta, key, keys, raw->n_gattrs, err) ? gir_nomem(err) : GIR_OK;
         free(keys);
         if (st)
             return st;
@@ -253,7 +253,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
         if (!known)
             TRY(keep_gattr(r, a, err));
     }
-    if (r->fl == NN_MXNET && r->mx_version > 0 && gir_attrs_set_int(g, &g->meta, "mxnet.version", r->mx_version))
+    if (r->fl == NN_MXNET && r->mx_version > 0 && gir_attrs_set_int(g, &g->meta, "mxnet.version", r->mx_version, err))
         return gir_nomem(err);
     /* For a byte-identical same-format write: the params file's order and
      * a final newline dmlc would not write. */
@@ -263,7 +263,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
             return gir_nomem(err);
         for (size_t i = 0; i < r->params->n; i++)
             names[i] = r->params->items[i].name;
-        gir_status st = gir_attrs_set_strings(g, &g->meta, "nnvm.param_order", names, r->params->n) ? gir_nomem(err)
+        gir_status st = gir_attrs_set_strings(g, &g->meta, "nnvm.param_order", names, r->params->n, err) ? gir_nomem(err)
                                                                                                     : GIR_OK;
         free(names);
         TRY(st);
@@ -273,10 +273,10 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
         bool nl = f && fseek(f, -1, SEEK_END) == 0 && fgetc(f) == '\n';
         if (f)
             fclose(f);
-        if (nl && gir_attrs_set_string(g, &g->meta, "nnvm.final_newline", "1"))
+        if (nl && gir_attrs_set_string(g, &g->meta, "nnvm.final_newline", "1", err))
             return gir_nomem(err);
     }
-    if (r->fl == NN_TVM && raw->relay_layout && gir_attrs_set_string(g, &g->meta, "tvm.layout", "relay"))
+    if (r->fl == NN_TVM && raw->relay_layout && gir_attrs_set_string(g, &g->meta, "tvm.layout", "relay", err))
         return gir_nomem(err);
     bool any = false;
     for (size_t i = 0; i < raw->n_heads; i++)
@@ -288,7 +288,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
         for (size_t i = 0; i < raw->n_heads; i++)
             v[i] = raw->heads[i].version;
         const char *key = nn_meta_key(r->fl, NN_MK_HEAD_VERSIONS);
-        gir_status st = gir_attrs_set_ints(g, &g->meta, key, v, raw->n_heads) ? gir_nomem(err) : GIR_OK;
+        gir_status st = gir_attrs_set_ints(g, &g->meta, key, v, raw->n_heads, err) ? gir_nomem(err) : GIR_OK;
         free(v);
         if (st)
             return st;
@@ -339,7 +339,7 @@ static gir_status entry_err(const nn_reader *r, const char *key, size_t e, const
 
 static gir_status set_meta_int(gir_graph *g, gir_value *v, const char *key, int64_t x, gir_error *err)
 {
-    return gir_attrs_set_int(g, &v->meta, key, x) ? gir_nomem(err) : GIR_OK;
+    return gir_attrs_set_int(g, &v->meta, key, x, err) ? gir_nomem(err) : GIR_OK;
 }
 
 /* An NNVM graph saved after shape/type inference carries "shape"
@@ -491,7 +491,7 @@ static gir_status tvm_entries(nn_reader *r, gir_error *err)
                 }
             }
             if (dt == GIR_DT_UNKNOWN) {
-                if (gir_attrs_set_string(g, &v->meta, "tvm.dltype", dl))
+                if (gir_attrs_set_string(g, &v->meta, "tvm.dltype", dl, err))
                     return gir_nomem(err);
             } else if (v->data && v->data->dtype != dt) {
                 gir_fail(err, GIR_E_DTYPE, "parameter '%s' has type %s, but the graph says %s", v->name,
@@ -522,7 +522,7 @@ static gir_status tvm_entries(nn_reader *r, gir_error *err)
                 if (!sc)
                     return entry_err(r, "storage_scope", e, gir_json_at(scope, e), GIR_E_SCHEMA,
                                      "strings", err);
-                if (gir_attrs_set_string(g, &v->meta, "tvm.storage_scope", sc))
+                if (gir_attrs_set_string(g, &v->meta, "tvm.storage_scope", sc, err))
                     return gir_nomem(err);
             }
             if (dtype) {
@@ -725,7 +725,7 @@ static gir_status check_weights(nn_reader *r, const char *path, bool as_inputs, 
     if (!n)
         return GIR_OK;
     if (as_inputs)
-        return gir_graph_note(g, "no weights file: %zu weight%s (first '%s') taken as graph inputs", n,
+        return gir_graph_note(g, err, "no weights file: %zu weight%s (first '%s') taken as graph inputs", n,
                               n == 1 ? "" : "s", first) ? gir_nomem(err) : GIR_OK;
     char *looked = params_looked_for(path);
     gir_fail(err, GIR_E_PARAMS, "no weights file found beside the graph (looked for %s): its %zu weight%s (first "
@@ -852,15 +852,15 @@ static gir_status build(nn_reader *r, gir_error *err)
         }
     }
     TRY(graph_meta(r, err));
-    if (r->n_synth && gir_graph_note(g, "MXNet 0.8 file: gave %zu BatchNorm node%s the auxiliary inputs "
+    if (r->n_synth && gir_graph_note(g, err, "MXNet 0.8 file: gave %zu BatchNorm node%s the auxiliary inputs "
                                         "<name>_moving_mean and <name>_moving_var, as MXNet's loader does",
                                      r->n_synth, r->n_synth == 1 ? "" : "s"))
         return gir_nomem(err);
-    if (r->n_labels && gir_graph_note(g, "dropped the label input of %zu output layer%s (SoftmaxOutput and the like: "
+    if (r->n_labels && gir_graph_note(g, err, "dropped the label input of %zu output layer%s (SoftmaxOutput and the like: "
                                          "inference does not read it; an MXNet writer puts a label variable back)",
                                       r->n_labels, r->n_labels == 1 ? "" : "s"))
         return gir_nomem(err);
-    if (r->n_label_ops && gir_graph_note(g, "dropped %zu operator%s that only computed labels of output layers",
+    if (r->n_label_ops && gir_graph_note(g, err, "dropped %zu operator%s that only computed labels of output layers",
                                          r->n_label_ops, r->n_label_ops == 1 ? "" : "s"))
         return gir_nomem(err);
     if (r->fl == NN_TVM)
@@ -878,7 +878,7 @@ static gir_status build(nn_reader *r, gir_error *err)
                 first = v->name;
         }
     }
-    if (untyped && gir_graph_note(g, "%zu input%s without a recorded type (first '%s') taken as float32, the %s "
+    if (untyped && gir_graph_note(g, err, "%zu input%s without a recorded type (first '%s') taken as float32, the %s "
                                      "default", untyped, untyped == 1 ? "" : "s", first,
                                   r->fl == NN_MXNET ? "MXNet" : "NNVM"))
         return gir_nomem(err);
@@ -960,7 +960,7 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
     if (!st)
         st = build(&r, err);
     /* which weights file was read (graphconv info shows it) */
-    if (!st && ppath && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath))
+    if (!st && ppath && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath, err))
         st = gir_nomem(err);
     if (st) {
         if (!err || !err->file)

@@ -155,24 +155,24 @@ gir_status onnx_attr_to_ir(gir_graph *g, gir_attrs *dst, const char *name, Onnx_
     gir_status st = GIR_OK;
     switch (onnx_attr_type(a)) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-        st = gir_attrs_set_float(g, dst, name, gir_float_widen(a->f));
+        st = gir_attrs_set_float(g, dst, name, gir_float_widen(a->f), err);
         break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: st = gir_attrs_set_int(g, dst, name, a->i); break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: st = gir_attrs_set_int(g, dst, name, a->i, err); break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
         if (has_nul(&a->s))
             return gir_fail(err, GIR_E_UNSUPPORTED, "attribute '%s' is a string with a NUL byte", an);
         char *s = bin_str(g, &a->s);
-        st = s ? gir_attrs_set_string(g, dst, name, s) : GIR_E_NOMEM;
+        st = s ? gir_attrs_set_string(g, dst, name, s, err) : GIR_E_NOMEM;
         break;
     }
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: st = gir_attrs_set_ints(g, dst, name, a->ints, a->n_ints); break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: st = gir_attrs_set_ints(g, dst, name, a->ints, a->n_ints, err); break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
         double *v = gir_arena_alloc(&g->arena, (a->n_floats ? a->n_floats : 1) * sizeof *v);
         if (!v)
             return gir_nomem(err);
         for (size_t i = 0; i < a->n_floats; i++)
             v[i] = gir_float_widen(a->floats[i]);
-        st = gir_attrs_set_floats(g, dst, name, v, a->n_floats);
+        st = gir_attrs_set_floats(g, dst, name, v, a->n_floats, err);
         break;
     }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
@@ -185,7 +185,7 @@ gir_status onnx_attr_to_ir(gir_graph *g, gir_attrs *dst, const char *name, Onnx_
             if (!(v[i] = bin_str(g, &a->strings[i])))
                 return gir_nomem(err);
         }
-        st = gir_attrs_set_strings(g, dst, name, v, a->n_strings);
+        st = gir_attrs_set_strings(g, dst, name, v, a->n_strings, err);
         break;
     }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
@@ -198,7 +198,7 @@ gir_status onnx_attr_to_ir(gir_graph *g, gir_attrs *dst, const char *name, Onnx_
         st = onnx_tensor_read(a->t, &no_source, &t, err);
         if (st)
             return st;
-        st = gir_attrs_set_tensor(g, dst, name, t);
+        st = gir_attrs_set_tensor(g, dst, name, t, err);
         gir_tensor_unref(t);
         break;
     }
@@ -385,14 +385,14 @@ static int take_operand(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_conv *
         }
         for (int64_t i = 0; i < numel; i++)
             v[i] = elem_i64(t, d, (size_t)i);
-        s = gir_attrs_set_ints(c->g, &cv->attrs, attr, v, (size_t)numel);
+        s = gir_attrs_set_ints(c->g, &cv->attrs, attr, v, (size_t)numel, err);
         break;
     }
     case ONNX_OPD_SCALAR: {
         double f;
         if (numel != 1 || !elem_f64(t, d, 0, &f))
             return OPD_BADTYPE;
-        s = gir_attrs_set_float(c->g, &cv->attrs, attr, f);
+        s = gir_attrs_set_float(c->g, &cv->attrs, attr, f, err);
         break;
     }
     case ONNX_OPD_FLOATS: {
@@ -405,14 +405,14 @@ static int take_operand(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_conv *
         }
         for (int64_t i = 0; i < numel; i++)
             elem_f64(t, d, (size_t)i, &v[i]);
-        s = gir_attrs_set_floats(c->g, &cv->attrs, attr, v, (size_t)numel);
+        s = gir_attrs_set_floats(c->g, &cv->attrs, attr, v, (size_t)numel, err);
         break;
     }
     case ONNX_OPD_BOOL: {
         double f;
         if (numel != 1 || t->dtype != GIR_DT_BOOL || !elem_f64(t, d, 0, &f))
             return OPD_BADTYPE;
-        s = gir_attrs_set_int(c->g, &cv->attrs, attr, f != 0);
+        s = gir_attrs_set_int(c->g, &cv->attrs, attr, f != 0, err);
         break;
     }
     }
@@ -422,7 +422,7 @@ static int take_operand(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_conv *
     }
     char key[96];
     snprintf(key, sizeof key, "%s%s", ONNX_META_OPERAND, attr);
-    if (gir_attrs_set_string(c->g, &cv->meta, key, name))
+    if (gir_attrs_set_string(c->g, &cv->meta, key, name, err))
         *st = nomem(err);
     return OPD_SET;
 }
@@ -609,7 +609,7 @@ static gir_status old_softmax(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_
             return opaque(cv, "before opset 13 it normalises over all axes from 'axis' on, and those are "
                               "more than one axis");
     /* the axis as written (negative stays negative) */
-    return gir_attrs_set_int(c->g, &cv->attrs, "axis", given) ? nomem(err) : GIR_OK;
+    return gir_attrs_set_int(c->g, &cv->attrs, "axis", given, err) ? nomem(err) : GIR_OK;
 }
 
 /* Explicit spatial attributes for Conv, ConvTranspose and the pools:
@@ -642,7 +642,7 @@ static gir_status spatial_attrs(onnx_read_ctx *c, const Onnx__NodeProto *np, onn
             for (int i = 0; i < nk; i++)
                 kbuf[i] = ws.dims[i + 2];
             ks = kbuf;
-            if (gir_attrs_set_ints(g, &cv->attrs, "kernel_shape", ks, (size_t)nk))
+            if (gir_attrs_set_ints(g, &cv->attrs, "kernel_shape", ks, (size_t)nk, err))
                 return nomem(err);
         }
     }
@@ -659,13 +659,13 @@ static gir_status spatial_attrs(onnx_read_ctx *c, const Onnx__NodeProto *np, onn
     memset(zeros, 0, sizeof zeros);
     const int64_t *v;
     ptrdiff_t n = gir_attrs_get_ints(&cv->attrs, "strides", &v);
-    if (n < 0 && gir_attrs_set_ints(g, &cv->attrs, "strides", ones, (size_t)nk))
+    if (n < 0 && gir_attrs_set_ints(g, &cv->attrs, "strides", ones, (size_t)nk, err))
         return nomem(err);
     if (n >= 0 && n != nk)
         return gir_fail(err, GIR_E_ATTRIBUTE, "strides of %s has %td values for %td spatial axes", np->op_type, n, nk);
     if (cv->op != GIR_OP_AveragePool) {
         n = gir_attrs_get_ints(&cv->attrs, "dilations", &v);
-        if (n < 0 && gir_attrs_set_ints(g, &cv->attrs, "dilations", ones, (size_t)nk))
+        if (n < 0 && gir_attrs_set_ints(g, &cv->attrs, "dilations", ones, (size_t)nk, err))
             return nomem(err);
         if (n >= 0 && n != nk)
             return gir_fail(err, GIR_E_ATTRIBUTE, "dilations of %s has %td values for %td spatial axes",
@@ -676,7 +676,7 @@ static gir_status spatial_attrs(onnx_read_ctx *c, const Onnx__NodeProto *np, onn
     if (n >= 0 && n != 2 * nk)
         return gir_fail(err, GIR_E_ATTRIBUTE, "pads of %s has %td values for %td spatial axes", np->op_type, n, nk);
     if (strcmp(ap, "NOTSET") == 0) {
-        if (n < 0 && gir_attrs_set_ints(g, &cv->attrs, "pads", zeros, 2 * (size_t)nk))
+        if (n < 0 && gir_attrs_set_ints(g, &cv->attrs, "pads", zeros, 2 * (size_t)nk, err))
             return nomem(err);
         gir_attrs_remove(&cv->attrs, "auto_pad");
         return GIR_OK;
@@ -708,7 +708,7 @@ static gir_status spatial_attrs(onnx_read_ctx *c, const Onnx__NodeProto *np, onn
             pads[i + nk] = total - pads[i];
         }
     }
-    if (gir_attrs_set_ints(g, &cv->attrs, "pads", pads, 2 * (size_t)nk))
+    if (gir_attrs_set_ints(g, &cv->attrs, "pads", pads, 2 * (size_t)nk, err))
         return nomem(err);
     gir_attrs_remove(&cv->attrs, "auto_pad");
     return GIR_OK;
@@ -741,7 +741,7 @@ static gir_status cast_to(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_t v
     gir_dtype dt = onnx_dtype_to_gir(code);
     if (dt == GIR_DT_UNKNOWN)
         return opaque(cv, "it casts to a type graphconv cannot hold");
-    return gir_attrs_set_string(c->g, &cv->attrs, "to", gir_dtype_name(dt)) ? nomem(err) : GIR_OK;
+    return gir_attrs_set_string(c->g, &cv->attrs, "to", gir_dtype_name(dt), err) ? nomem(err) : GIR_OK;
 }
 
 /* ---- the conversion ----------------------------------------------------- */
@@ -758,7 +758,7 @@ static gir_status recurrent(onnx_read_ctx *c, const Onnx__NodeProto *np, onnx_co
             c->shape_of(c, rn, &dt, &rs);
         if (rs.rank != 3 || rs.dims[2] < 1)
             return opaque(cv, "hidden_size is absent and the shape of R is unknown");
-        if (gir_attrs_set_int(c->g, &cv->attrs, "hidden_size", rs.dims[2]))
+        if (gir_attrs_set_int(c->g, &cv->attrs, "hidden_size", rs.dims[2], err))
             return nomem(err);
     }
     gir_node tmp = { .op = cv->op, .attrs = cv->attrs };
@@ -860,9 +860,9 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
             mode = "linear";
         if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
             return gir_fail(err, GIR_E_ATTRIBUTE, "mode of %s is '%s', not nearest or linear", type, mode);
-        if (gir_attrs_set_string(c->g, &cv->attrs, "mode", mode) ||
-            gir_attrs_set_string(c->g, &cv->attrs, "coordinate_transformation_mode", "asymmetric") ||
-            (strcmp(mode, "nearest") == 0 && gir_attrs_set_string(c->g, &cv->attrs, "nearest_mode", "floor")))
+        if (gir_attrs_set_string(c->g, &cv->attrs, "mode", mode, err) ||
+            gir_attrs_set_string(c->g, &cv->attrs, "coordinate_transformation_mode", "asymmetric", err) ||
+            (strcmp(mode, "nearest") == 0 && gir_attrs_set_string(c->g, &cv->attrs, "nearest_mode", "floor", err)))
             return nomem(err);
     } else if (r) {
         if ((st = operands(c, np, v, r, cv, &dynamic, &dyn_attr, err)))
@@ -878,7 +878,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
             return st;
         break;
     case GIR_OP_Concat:
-        if (v < 4 && !gir_attrs_find(&cv->attrs, "axis") && gir_attrs_set_int(c->g, &cv->attrs, "axis", 1))
+        if (v < 4 && !gir_attrs_find(&cv->attrs, "axis") && gir_attrs_set_int(c->g, &cv->attrs, "axis", 1, err))
             return nomem(err);
         break;
     case GIR_OP_Cast:
@@ -905,7 +905,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
             int64_t is_test;
             if ((st = attr_int(np, "is_test", 0, &is_test, NULL, err)))
                 return st;
-            if (!is_test && gir_attrs_set_int(c->g, &cv->attrs, "training_mode", 1))
+            if (!is_test && gir_attrs_set_int(c->g, &cv->attrs, "training_mode", 1, err))
                 return nomem(err);
         }
         if (v >= 12) {
@@ -943,7 +943,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
             if (s.rank < 0 || axis < 0 || axis >= s.rank || s.dims[axis] < 0)
                 return opaque(cv, "num_outputs with an unknown size of the split axis");
             int64_t d = s.dims[axis];
-            if (gir_attrs_set_int(c->g, &cv->meta, "onnx.num_outputs", num))
+            if (gir_attrs_set_int(c->g, &cv->meta, "onnx.num_outputs", num, err))
                 return nomem(err);
             if (d % num) {
                 int64_t part = (d + num - 1) / num;
@@ -952,7 +952,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
                     return nomem(err);
                 for (int64_t i = 0; i < num; i++)
                     sp[i] = i + 1 < num ? part : d - part * (num - 1);
-                if (gir_attrs_set_ints(c->g, &cv->attrs, "split", sp, (size_t)num))
+                if (gir_attrs_set_ints(c->g, &cv->attrs, "split", sp, (size_t)num, err))
                     return nomem(err);
             }
         }
@@ -1014,7 +1014,7 @@ gir_status onnx_convert_node(onnx_read_ctx *c, const Onnx__NodeProto *np, int64_
                 full[a + s.rank] = pads[i + na];
             }
             onnx_conv_clear(&probe);
-            if (gir_attrs_set_ints(c->g, &cv->attrs, "pads", full, 2 * (size_t)s.rank))
+            if (gir_attrs_set_ints(c->g, &cv->attrs, "pads", full, 2 * (size_t)s.rank, err))
                 return nomem(err);
         }
         break;

@@ -161,7 +161,7 @@ static gir_status set_blob(gir_graph *g, gir_attrs *a, const char *key, const Pr
     protobuf_c_message_pack(msg, buf);
     char *s = onnx_base64_encode(buf, n);
     free(buf);
-    gir_status st = s ? gir_attrs_set_string(g, a, key, s) : GIR_E_NOMEM;
+    gir_status st = s ? gir_attrs_set_string(g, a, key, s, err) : GIR_E_NOMEM;
     free(s);
     return st ? gir_nomem(err) : GIR_OK;
 }
@@ -170,7 +170,7 @@ static gir_status meta_str(gir_graph *g, gir_attrs *a, const char *key, const ch
 {
     if (!v)
         return GIR_OK;
-    return gir_attrs_set_string(g, a, key, v) ? gir_nomem(err) : GIR_OK;
+    return gir_attrs_set_string(g, a, key, v, err) ? gir_nomem(err) : GIR_OK;
 }
 
 /* ---- types ----------------------------------------------------------------- */
@@ -283,7 +283,7 @@ static gir_status materialise(reader *r, konst *k, int32_t *out, gir_error *err)
         if (meta_str(g, &v->meta, ONNX_META_CONSTANT, k->node->name ? k->node->name : "", err) ||
             meta_str(g, &v->meta, ONNX_META_CONSTANT_ATTR, k->attr, err))
             return GIR_E_NOMEM;
-    } else if (k->input_index >= 0 && gir_attrs_set_int(g, &v->meta, ONNX_META_INPUT_INDEX, k->input_index)) {
+    } else if (k->input_index >= 0 && gir_attrs_set_int(g, &v->meta, ONNX_META_INPUT_INDEX, k->input_index, err)) {
         return gir_nomem(err);
     }
     const Onnx__ValueInfoProto *d = declared(r, k->name);
@@ -1163,7 +1163,7 @@ static gir_status convert_node(reader *r, int32_t index, gir_error *err)
             return gir_nomem(err);
         }
         if ((st = opaque_attrs(r, n, np, err)) ||
-            (gir_attrs_set_int(g, &n->meta, ONNX_META_OPSET, version) && (st = gir_nomem(err))) ||
+            (gir_attrs_set_int(g, &n->meta, ONNX_META_OPSET, version, err) && (st = gir_nomem(err))) ||
             (cv.why && (st = meta_str(g, &n->meta, "onnx.why", cv.why, err)))) {
             onnx_conv_clear(&cv);
             gir_err_node(err, name);
@@ -1240,7 +1240,7 @@ static gir_status read_model_meta(reader *r, gir_error *err)
         if (st)
             return st;
     }
-    if (gir_attrs_set_int(g, gm, ONNX_META_IR_VERSION, m->ir_version))
+    if (gir_attrs_set_int(g, gm, ONNX_META_IR_VERSION, m->ir_version, err))
         return gir_nomem(err);
     size_t no = m->n_opset_import;
     const char **doms = calloc(no ? no : 1, sizeof *doms);
@@ -1254,8 +1254,8 @@ static gir_status read_model_meta(reader *r, gir_error *err)
         doms[i] = m->opset_import[i]->domain ? m->opset_import[i]->domain : "";
         vers[i] = m->opset_import[i]->version;
     }
-    bool fail = gir_attrs_set_strings(g, gm, ONNX_META_OPSET_DOMAINS, doms, no) ||
-                gir_attrs_set_ints(g, gm, ONNX_META_OPSET_VERSIONS, vers, no);
+    bool fail = gir_attrs_set_strings(g, gm, ONNX_META_OPSET_DOMAINS, doms, no, err) ||
+                gir_attrs_set_ints(g, gm, ONNX_META_OPSET_VERSIONS, vers, no, err);
     free(doms);
     free(vers);
     if (fail)
@@ -1265,7 +1265,7 @@ static gir_status read_model_meta(reader *r, gir_error *err)
         meta_str(g, gm, ONNX_META_DOMAIN, m->domain, err) || meta_str(g, gm, ONNX_META_DOC, m->doc_string, err) ||
         meta_str(g, gm, ONNX_META_GRAPH_DOC, r->gp->doc_string, err))
         return GIR_E_NOMEM;
-    if (m->has_model_version && gir_attrs_set_int(g, gm, ONNX_META_MODEL_VERSION, m->model_version))
+    if (m->has_model_version && gir_attrs_set_int(g, gm, ONNX_META_MODEL_VERSION, m->model_version, err))
         return gir_nomem(err);
     if (m->n_metadata_props) {
         size_t np = m->n_metadata_props;
@@ -1279,8 +1279,8 @@ static gir_status read_model_meta(reader *r, gir_error *err)
             ks[i] = m->metadata_props[i]->key ? m->metadata_props[i]->key : "";
             vs[i] = m->metadata_props[i]->value ? m->metadata_props[i]->value : "";
         }
-        fail = gir_attrs_set_strings(g, gm, ONNX_META_PROPS_KEYS, ks, np) ||
-               gir_attrs_set_strings(g, gm, ONNX_META_PROPS_VALUES, vs, np);
+        fail = gir_attrs_set_strings(g, gm, ONNX_META_PROPS_KEYS, ks, np, err) ||
+               gir_attrs_set_strings(g, gm, ONNX_META_PROPS_VALUES, vs, np, err);
         free(ks);
         free(vs);
         if (fail)
@@ -1508,7 +1508,7 @@ static gir_status read_graph(reader *r, gir_error *err)
             (st = meta_str(g, &v->meta, ONNX_META_DOC, vi->doc_string, err)))
             return st;
     }
-    if (r->n_neg1 && gir_graph_note(g, "took %zu dimension%s written as dim_value -1 (as Paddle2ONNX writes them) as "
+    if (r->n_neg1 && gir_graph_note(g, err, "took %zu dimension%s written as dim_value -1 (as Paddle2ONNX writes them) as "
                                        "unknown", r->n_neg1, r->n_neg1 == 1 ? "" : "s"))
         return gir_nomem(err);
     if ((st = gir_graph_finish(g, err)))

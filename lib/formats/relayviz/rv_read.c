@@ -1437,7 +1437,7 @@ static gir_status opaque_attrs(rv_reader *r, gir_node *n, const rv_attrs *a)
             gir_buf b = GIR_BUF_INIT;
             gir_status st = rv_json_text(val, &b);
             char *s = gir_buf_take(&b);
-            if (st || !s || gir_attrs_set_string(r->g, &n->attrs, m->key, s)) {
+            if (st || !s || gir_attrs_set_string(r->g, &n->attrs, m->key, s, r->err)) {
                 free(s);
                 return gir_nomem(r->err);
             }
@@ -1563,7 +1563,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
             (st = tensor_value(r, args[m.in[m.expand_in]], &v)))
             goto out;
         e->in[0] = v;
-        if (gir_attrs_set_ints(g, &e->attrs, "axes", axes, (size_t)m.expand_n)) {
+        if (gir_attrs_set_ints(g, &e->attrs, "axes", axes, (size_t)m.expand_n, r->err)) {
             st = gir_nomem(r->err);
             goto out;
         }
@@ -1618,7 +1618,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
         n->opaque_op = gir_arena_strdup(&g->arena, c->op);
         if (!n->opaque_op || (st = opaque_attrs(r, n, &c->attrs)))
             goto out;
-        if ((c->returns_tuple || c->used_tuple) && gir_attrs_set_int(g, &n->meta, RV_META_TUPLE, 1)) {
+        if ((c->returns_tuple || c->used_tuple) && gir_attrs_set_int(g, &n->meta, RV_META_TUPLE, 1, r->err)) {
             st = gir_nomem(r->err);
             goto out;
         }
@@ -1633,7 +1633,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
             }
             for (size_t i = 0; i < c->n_relay; i++)
                 ar[i] = c->arity[i];
-            if (gir_attrs_set_ints(g, &n->meta, RV_META_ARGS, ar, c->n_relay)) {
+            if (gir_attrs_set_ints(g, &n->meta, RV_META_ARGS, ar, c->n_relay, r->err)) {
                 st = gir_nomem(r->err);
                 goto out;
             }
@@ -1641,7 +1641,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
     } else {
         n->attrs = m.attrs;
         m.attrs = (gir_attrs){ NULL, 0, 0 };
-        if (m.meta_op && gir_attrs_set_string(g, &n->meta, RV_META_OP, m.meta_op)) {
+        if (m.meta_op && gir_attrs_set_string(g, &n->meta, RV_META_OP, m.meta_op, r->err)) {
             st = gir_nomem(r->err);
             goto out;
         }
@@ -1905,8 +1905,8 @@ gir_status gir_relayviz_read(const char *path, const gir_options *opts, gir_grap
     char *name = graph_name(path);
     r.g->name = name ? gir_arena_strdup(&r.g->arena, name) : NULL;
     free(name);
-    if (gir_attrs_set_string(r.g, &r.g->meta, "source.format", "relayviz") ||
-        (params && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath))) {
+    if (gir_attrs_set_string(r.g, &r.g->meta, "source.format", "relayviz", err) ||
+        (params && gir_attrs_set_string(r.g, &r.g->meta, "source.params", ppath, err))) {
         st = gir_nomem(err);
         goto done;
     }

@@ -168,22 +168,22 @@ static gir_status nomem(rd *r)
 
 static gir_status set_ints(rd *r, const char *name, const int64_t *v, size_t n)
 {
-    return gir_attrs_set_ints(r->g, &r->m->attrs, name, v, n) ? nomem(r) : GIR_OK;
+    return gir_attrs_set_ints(r->g, &r->m->attrs, name, v, n, r->err) ? nomem(r) : GIR_OK;
 }
 
 static gir_status set_int(rd *r, const char *name, int64_t v)
 {
-    return gir_attrs_set_int(r->g, &r->m->attrs, name, v) ? nomem(r) : GIR_OK;
+    return gir_attrs_set_int(r->g, &r->m->attrs, name, v, r->err) ? nomem(r) : GIR_OK;
 }
 
 static gir_status set_float(rd *r, const char *name, double v)
 {
-    return gir_attrs_set_float(r->g, &r->m->attrs, name, v) ? nomem(r) : GIR_OK;
+    return gir_attrs_set_float(r->g, &r->m->attrs, name, v, r->err) ? nomem(r) : GIR_OK;
 }
 
 static gir_status set_string(rd *r, const char *name, const char *v)
 {
-    return gir_attrs_set_string(r->g, &r->m->attrs, name, v) ? nomem(r) : GIR_OK;
+    return gir_attrs_set_string(r->g, &r->m->attrs, name, v, r->err) ? nomem(r) : GIR_OK;
 }
 
 static gir_status arity(rd *r, size_t lo, size_t hi)
@@ -753,7 +753,7 @@ static gir_status rd_upsampling(rd *r)
     if ((st = set_string(r, "coordinate_transformation_mode", "asymmetric")) || (st = set_string(r, "mode", "nearest")) ||
         (st = set_string(r, "nearest_mode", "floor")))
         return st;
-    return gir_attrs_set_floats(r->g, &r->m->attrs, "scales", scales, 4) ? nomem(r) : GIR_OK;
+    return gir_attrs_set_floats(r->g, &r->m->attrs, "scales", scales, 4, r->err) ? nomem(r) : GIR_OK;
 }
 
 static gir_status rd_concatenate(rd *r)
