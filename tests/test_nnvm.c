@@ -561,11 +561,11 @@ static void test_mxnet_pad(void **state)
     gir_error_clear(&err);
     /* what MXNet's Pad cannot express */
     gir_node *q = (gir_node *)p2;
-    gir_attrs_set_float(g, &q->attrs, "constant_value", -INFINITY);
+    gir_attrs_set_float(g, &q->attrs, "constant_value", -INFINITY, &err);
     TU_FAILS(gir_save(g, out, "mxnet", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, "Pad with constant_value -inf");
     gir_error_clear(&err);
-    gir_attrs_set_ints(g, &q->attrs, "pads", (const int64_t[]){ 0, 1, 0, 0, 0, 0, 0, 0 }, 8);
-    gir_attrs_set_float(g, &q->attrs, "constant_value", 0.0);
+    gir_attrs_set_ints(g, &q->attrs, "pads", (const int64_t[]){ 0, 1, 0, 0, 0, 0, 0, 0 }, 8, &err);
+    gir_attrs_set_float(g, &q->attrs, "constant_value", 0.0, &err);
     TU_FAILS(gir_save(g, out, "mxnet", NULL, &err), &err, GIR_E_UNSUPPORTED_ATTR, "Pad of the batch or channel axis");
     gir_error_clear(&err);
     free(nv);

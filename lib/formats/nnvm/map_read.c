@@ -1632,9 +1632,9 @@ static gir_status rd_mx_pad(nn_reader *r, size_t idx, const int32_t *in, int32_t
     gir_node *nd;
     TRY(mk(r, idx, GIR_OP_Pad, 1, 1, &nd, err));
     set_in(nd, 0, in[0]);
-    if (gir_attrs_set_ints(r->g, &nd->attrs, "pads", pads, 2 * k) ||
-        gir_attrs_set_string(r->g, &nd->attrs, "mode", mode) ||
-        gir_attrs_set_float(r->g, &nd->attrs, "constant_value", cv))
+    if (gir_attrs_set_ints(r->g, &nd->attrs, "pads", pads, 2 * k, err) ||
+        gir_attrs_set_string(r->g, &nd->attrs, "mode", mode, err) ||
+        gir_attrs_set_float(r->g, &nd->attrs, "constant_value", cv, err))
         return gir_nomem(err);
     (void)res;
     return mkout(r, nd, 0, &out[0], err);
