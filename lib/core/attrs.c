@@ -93,8 +93,8 @@ gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, s
         return GIR_OK;
     }
     for (size_t i = 0; i < n; i++)
-        if (gir_limit_attr(NULL))
-            return GIR_E_NOMEM;
+        if (gir_limit_attr(err))
+            return GIR_E_LIMIT;
     if (!grow(g, a, n))
         return gir_nomem(err);
     if (n)
