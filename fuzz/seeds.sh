@@ -56,6 +56,10 @@ if [ -d "$shared" ]; then
     [ -f "$w" ] && pair wts "lightnet-$(basename "$w")" "${w%.wts}.json" "$w"
   done
 fi
+# the LightNet weights of the tests' own models
+for w in "$here"/testdata/lightnet/*.wts; do
+  [ -f "$w" ] && [ -f "${w%.wts}.json" ] && seed wts "testdata-$(basename "$w")" "${w%.wts}.json" "$w"
+done
 # graphs graphconv writes itself, with their companions
 gc=${GRAPHCONV:-$here/build/tools/graphconv}
 if [ -x "$gc" ] && [ -d "$shared/realworld" ]; then

@@ -28,7 +28,7 @@ gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char
     *metrics_json = NULL;
     *verdict = NULL;
     gir_graph *back = NULL;
-    gir_status st = gir_load(out_path, out_format, NULL, &back, err);
+    gir_status st = gir_load(out_path, out_format, gc_limits, &back, err);
     if (st)
         return st;
     gir_check_options o;
@@ -36,6 +36,7 @@ gir_status gc_batch_check(const gir_graph *src, const char *out_path, const char
     o.atol = c->atol;
     o.rtol = c->rtol;
     o.allow_structural = c->structural_ok;
+    o.max_run_elements = gc_max_run_elements;
     gir_check_result res;
     st = gir_check_written(src, back, &o, &res, err);
     if (st && res.method == GIR_CHECK_STRUCTURAL && err && err->message &&
@@ -61,6 +62,58 @@ static bool replaceable(const char *path)
     return lstat(path, &sb) != 0 || S_ISREG(sb.st_mode);
 }
 
+/* With the output directory's lock (fd lock) held: the journal of moving
+ * every file of stage into dir (or params_dest), when there are several
+ * and all go into dir (*journal stays NULL otherwise). */
+static gir_status journal_stage(int lock, const char *stage, const char *dir, const char *params_dest,
+                                char **journal, gir_error *err)
+{
+    *journal = NULL;
+    DIR *d = lock >= 0 ? opendir(stage) : NULL;
+    if (!d)
+        return GIR_OK;
+    char **t = NULL;
+    size_t n = 0, cap = 0;
+    bool same_dir = true;
+    gir_status st = GIR_OK;
+    struct dirent *e;
+    while (st == GIR_OK && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        bool params = params_dest && strcmp(e->d_name, gir_path_basename(params_dest)) == 0;
+        char *pdir = params ? gir_path_dirname(params_dest) : NULL;
+        same_dir = same_dir && (!params || (pdir && strcmp(pdir, dir) == 0));
+        free(pdir);
+        if (!GIR_GROW(t, cap, 2 * n + 2)) {
+            st = gir_nomem(err);
+            break;
+        }
+        t[2 * n] = gir_strdupf("%s/%s", gir_path_basename(stage), e->d_name);
+        t[2 * n + 1] = gir_strdupf("%s", params ? gir_path_basename(params_dest) : e->d_name);
+        n++;
+        if (!t[2 * n - 2] || !t[2 * n - 1])
+            st = gir_nomem(err);
+    }
+    closedir(d);
+    if (st == GIR_OK && n > 1 && same_dir) {
+        const char **temps = calloc(n, sizeof *temps), **targets = calloc(n, sizeof *targets);
+        if (!temps || !targets)
+            st = gir_nomem(err);
+        for (size_t i = 0; st == GIR_OK && i < n; i++) {
+            temps[i] = t[2 * i];
+            targets[i] = t[2 * i + 1];
+        }
+        if (st == GIR_OK)
+            st = gir_outdir_journal(lock, n, temps, targets, journal, err);
+        free(temps);
+        free(targets);
+    }
+    for (size_t i = 0; i < 2 * n; i++)
+        free(t[i]);
+    free(t);
+    return st;
+}
+
 static gir_status move_staged(const char *stage, const char *out_path, const char *params_dest, bool force,
                               gc_written *w, gir_error *err)
 {
@@ -72,7 +125,11 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
     /* Under the library's commit lock of the output directory: concurrent
      * writers of one model and its companions never interleave their moves. */
     int lock = gir_outdir_lock(out_path);
+    char *journal = NULL;
     for (int pass = 0; pass < 2 && st == GIR_OK; pass++) {
+        /* a kill between the moves: the next lock of dir finishes them */
+        if (pass == 1 && (st = journal_stage(lock, stage, dir, params_dest, &journal, err)))
+            break;
         DIR *d = opendir(stage);
         if (!d) {
             st = gir_fail(err, GIR_E_IO, "cannot read the staging directory %s", stage);
@@ -120,6 +177,7 @@ static gir_status move_staged(const char *stage, const char *out_path, const cha
         }
         closedir(d);
     }
+    gir_outdir_journal_done(lock, journal);
     gir_outdir_unlock(lock);
     free(dir);
     return st;
@@ -158,18 +216,10 @@ gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char 
      * with --check) and moved into place only when everything is written
      * (and the check passes): a model that fails its check is never left
      * where the output goes, and every file written is known by name. */
-    char *dir = gir_path_dirname(out_path);
-    char *stage = dir ? gir_strdupf("%s/.graphconv-check-XXXXXX", dir) : NULL;
-    free(dir);
-    if (!stage)
-        return gir_nomem(err);
-    if (!mkdtemp(stage)) {
-        gir_status st = gir_fail(err, GIR_E_IO, "cannot create a staging directory beside the output");
-        gir_err_file(err, out_path);
-        free(stage);
+    char *stage;
+    gir_status st = gir_outdir_stage(out_path, &stage, err);
+    if (st)
         return st;
-    }
-    gir_status st = GIR_OK;
     gir_options *o = gir_options_dup(wopts);
     char *staged = gir_path_join(stage, gir_path_basename(out_path));
     const char *params_dest = gir_options_get(wopts, "params");
@@ -188,13 +238,13 @@ gir_status gc_save_checked(const gir_graph *g, const char *out_path, const char 
         model_first(w, out_path);
     if (st != GIR_OK) {
         /* Name the output, not the staging path, in the error. */
-        if (err && err->file && strstr(err->file, "/.graphconv-check-")) {
+        if (err && err->file && strncmp(err->file, stage, strlen(stage)) == 0) {
             free(err->file);
             err->file = gir_strdupf("%s", out_path);
         }
     }
     gc_rmtree(stage);
-    free(stage);
+    gir_outdir_unstage(stage);
     free(staged);
     free(staged_params);
     gir_options_free(o);

@@ -33,6 +33,13 @@ void gc_shape_hint(const gir_graph *g, const gir_error *err);
 int gc_report(const gir_error *err);
 /* Parses "KEY=VALUE" into opts; false (after printing) when malformed. */
 bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag);
+/* The max-run-elements limit of the runs of run, check and --check (from
+ * -I max-run-elements=N or --max-run-elements=N); 0: the library's default. */
+extern uint64_t gc_max_run_elements;
+/* Every resource limit given (-I max-...=N or --max-...=N), as reader
+ * options for the models graphconv reads back itself (--check); NULL when
+ * none was given. */
+extern gir_options *gc_limits;
 
 /* Reads a model (path "-" is standard input; a pipe is read whole),
  * saying in verbose mode which rule chose the format.  format NULL:

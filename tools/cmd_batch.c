@@ -607,28 +607,15 @@ static void report_line(FILE *f, const job *j)
     fprintf(f, ", \"wall_ms\": %.1f, \"peak_rss_kb\": %ld}\n", j->wall_ms, j->peak_rss_kb);
 }
 
-/* Removes our stale temporaries (.NAME.tmpXXXXXX) left by a killed run. */
+/* Removes the temporary files and staging directories killed runs left
+ * in dir and finishes their interrupted commits (the library's recovery,
+ * which leaves live processes' files alone). */
 static void clean_stale(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        const char *t = strstr(e->d_name, ".tmp");
-        if (strncmp(e->d_name, ".graphconv-check-", 17) == 0) {
-            char *p = gir_path_join(dir, e->d_name);
-            if (p)
-                gc_rmtree(p);
-            free(p);
-        } else if (e->d_name[0] == '.' && t && strlen(t) == 10) {
-            char *p = gir_path_join(dir, e->d_name);
-            if (p)
-                unlink(p);
-            free(p);
-        }
-    }
-    closedir(d);
+    char *p = gir_path_join(dir, "x");
+    if (p)
+        gir_outdir_unlock(gir_outdir_lock(p));
+    free(p);
 }
 
 static int severity(int exit_code)

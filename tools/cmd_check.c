@@ -65,6 +65,7 @@ int gc_check_graphs(const gir_graph *a, const gir_graph *b, const gc_check_opts 
     co.seed = o->seed;
     co.threads = o->threads;
     co.per_node = o->per_node;
+    co.max_run_elements = gc_max_run_elements;
     if (o->feed) {
         co.n_feeds = o->feed->n;
         co.feed_names = (const char *const *)o->feed->names;

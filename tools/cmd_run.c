@@ -248,7 +248,8 @@ int cmd_run(int argc, char **argv)
     /* JSON on standard output stands alone there */
     bool json_stdout = profile_json && strcmp(profile_json, "-") == 0 && !profile;
     if (gc_load(argv[optind], from, opts, &g, &err) || gir_session_new(g, (int)threads, &s, &err) ||
-        gc_feed_session(s, &feed, seed, &err) || gir_session_run(s, &err)) {
+        (gir_session_set_max_elements(s, gc_max_run_elements), gc_feed_session(s, &feed, seed, &err)) ||
+        gir_session_run(s, &err)) {
         rc = gc_report(&err);
         gc_shape_hint(g, &err);
         goto out;

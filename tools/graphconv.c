@@ -94,6 +94,17 @@ int gc_report(const gir_error *err)
     return gir_status_exit_code(err->code);
 }
 
+uint64_t gc_max_run_elements;
+gir_options *gc_limits;
+
+/* The resource limits, which every command reading a model takes as
+ * flags: --max-nodes=N (or --max-nodes N) is -I max-nodes=N. */
+static const char *const limit_flags[] = {
+    "max-bytes", "max-depth", "max-nodes", "max-tensors", "max-attrs",
+    "max-weight-bytes", "max-unzip-bytes", "max-run-elements",
+};
+#define N_LIMIT_FLAGS (sizeof limit_flags / sizeof limit_flags[0])
+
 bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag)
 {
     const char *eq = strchr(arg, '=');
@@ -101,8 +112,21 @@ bool gc_parse_kv(gir_options *opts, const char *arg, const char *flag)
         gc_usage_error("%s takes KEY=VALUE, not '%s'", flag, arg);
         return false;
     }
+    if ((size_t)(eq - arg) == strlen("max-run-elements") && strncmp(arg, "max-run-elements", (size_t)(eq - arg)) == 0) {
+        int64_t v;
+        if (!gir_parse_i64(eq + 1, &v) || v < 1) {
+            gc_usage_error("option max-run-elements=%s must be a positive integer", eq + 1);
+            return false;
+        }
+        gc_max_run_elements = (uint64_t)v;
+    }
     char *key = gir_strdupf("%.*s", (int)(eq - arg), arg);
     gir_status st = key ? gir_options_set(opts, key, eq + 1, NULL) : GIR_E_NOMEM;
+    for (size_t k = 0; !st && k < N_LIMIT_FLAGS; k++)
+        if (strcmp(key, limit_flags[k]) == 0 && !(gc_limits = gc_limits ? gc_limits : gir_options_new()))
+            st = GIR_E_NOMEM;
+        else if (strcmp(key, limit_flags[k]) == 0)
+            st = gir_options_set(gc_limits, key, eq + 1, NULL);
     free(key);
     if (st) {
         fputs("graphconv: out of memory\n", stderr);
@@ -288,8 +312,19 @@ static void usage(FILE *f)
           "\n"
           "'graphconv COMMAND --help' explains each command's options.\n"
           "An input named - is standard input (a pipe is read whole first).\n"
-          "Inputs may be hostile: -I max-bytes=N caps input and decompressed sizes; only regular\n"
-          "files are replaced; a model and its companion files are committed together.\n"
+          "\n"
+          "Limits (every command that reads a model; also -I KEY=N; exit 2 when an input exceeds one):\n"
+          "  --max-bytes=N          input files and decompressed members (default: none)\n"
+          "  --max-depth=N          JSON / protobuf text nesting (256)\n"
+          "  --max-nodes=N          nodes of a graph (1000000)\n"
+          "  --max-tensors=N        tensors made while reading (1000000)\n"
+          "  --max-attrs=N          operator attributes in all (10000000)\n"
+          "  --max-weight-bytes=N   bytes of the tensors made while reading (4294967296)\n"
+          "  --max-unzip-bytes=N    decompressed bytes of an archive (4294967296)\n"
+          "  --max-run-elements=N   tensor elements one run computes: run, check, --check (4000000000)\n"
+          "\n"
+          "Inputs may be hostile: only regular files are replaced; a model and its companion files\n"
+          "are committed together, and read only when no commit is half done.\n"
           "Exit status: 0 ok, 1 usage, 2 bad input, 3 unsupported content,\n"
           "4 check failed or models differ, 5 I/O or system error.\n"
           "See graphconv(1) and graphconv-formats(5).\n",
@@ -557,6 +592,58 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
+/* argv with each limit flag (before "--") rewritten as -I KEY=VALUE; the
+ * texts it makes are in made[] (free_args). */
+static char **made[2];
+static char **limit_flags_as_read_options(int argc, char **argv, int *n_out)
+{
+    char **out = calloc((size_t)argc * 2 + 1, sizeof *out);
+    made[0] = out;
+    made[1] = calloc((size_t)argc + 1, sizeof *out);
+    if (!out || !made[1])
+        return NULL;
+    size_t n_made = 0;
+    int n = 0;
+    bool opts_done = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        size_t k = N_LIMIT_FLAGS;
+        if (!opts_done && i > 0 && strcmp(a, "--") == 0)
+            opts_done = true;
+        else if (!opts_done && i > 0 && strncmp(a, "--max-", 6) == 0)
+            for (k = 0; k < N_LIMIT_FLAGS; k++) {
+                size_t len = strlen(limit_flags[k]);
+                if (strncmp(a + 2, limit_flags[k], len) == 0 && (a[2 + len] == '=' || a[2 + len] == '\0'))
+                    break;
+            }
+        if (k == N_LIMIT_FLAGS) {
+            out[n++] = argv[i];
+            continue;
+        }
+        const char *value = strchr(a, '=');
+        if (value)
+            value++;
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else
+            value = ""; /* the reader says it is not a number */
+        out[n++] = "-I";
+        if (!(out[n++] = made[1][n_made++] = gir_strdupf("%s=%s", limit_flags[k], value)))
+            return NULL;
+    }
+    *n_out = n;
+    return out;
+}
+
+static void free_args(void)
+{
+    for (size_t i = 0; made[1] && made[1][i]; i++)
+        free(made[1][i]);
+    free(made[0]);
+    free(made[1]);
+    gir_options_free(gc_limits);
+}
+
 int main(int argc, char **argv)
 {
     static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -581,6 +668,13 @@ int main(int argc, char **argv)
         return GC_EXIT_OK;
     }
     opterr = 0; /* gc_bad_option words the messages */
+    atexit(free_args);
+    char **args = limit_flags_as_read_options(argc, argv, &argc);
+    if (!args) {
+        fputs("graphconv: out of memory\n", stderr);
+        return GC_EXIT_IO;
+    }
+    argv = args;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

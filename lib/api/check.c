@@ -402,6 +402,8 @@ static gir_status run_both(const gir_graph *a, const gir_graph *b, const gir_che
         gir_err_replace_message(err, "model B: %s", err && err->message ? err->message : "");
         goto out;
     }
+    gir_session_set_max_elements(sa, o->max_run_elements);
+    gir_session_set_max_elements(sb, o->max_run_elements);
     /* printed values of A are read after the run (see observe) */
     bool prints = false;
     for (size_t i = 0; i < a->n_nodes && !prints; i++)

@@ -1,5 +1,6 @@
 /* Ordered attribute lists (node attributes and metadata). */
 #include "ir.h"
+#include "limits.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ static gir_attr *slot(gir_graph *g, gir_attrs *a, const char *name, bool copy_na
             return &a->items[i];
         }
     }
-    if (a->n == a->cap && !grow(g, a, a->cap ? a->cap * 2 : 4))
+    if (gir_limit_attr(NULL) || (a->n == a->cap && !grow(g, a, a->cap ? a->cap * 2 : 4)))
         return NULL;
     const char *nm = copy_name ? gir_arena_strdup(&g->arena, name) : name;
     if (!nm)
@@ -91,6 +92,9 @@ gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, s
                 return gir_nomem(err);
         return GIR_OK;
     }
+    for (size_t i = 0; i < n; i++)
+        if (gir_limit_attr(err))
+            return GIR_E_LIMIT;
     if (!grow(g, a, n))
         return gir_nomem(err);
     if (n)

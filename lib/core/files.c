@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 
 static gir_status io_fail(gir_error *err, const char *what, const char *path)
 {
@@ -288,13 +290,65 @@ static void live_remove(char *tmp)
     }
 }
 
+/* Empties and removes a staging directory with async-signal-safe calls
+ * only (raw getdents64, no stdio or malloc). */
+static void remove_stage_raw(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < n;) {
+            struct linux_dirent64 {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *e = (struct linux_dirent64 *)(void *)(buf + off);
+            if (strcmp(e->name, ".") != 0 && strcmp(e->name, "..") != 0)
+                (void)unlinkat(fd, e->name, 0);
+            off += e->reclen;
+        }
+    }
+    close(fd);
+    (void)rmdir(dir);
+}
+
 void gir_outfile_remove_temps(void)
 {
     for (size_t i = 0; i < LIVE_SLOTS; i++) {
         char *t = atomic_exchange(&live_tmp[i], NULL);
-        if (t)
-            unlink(t); /* async-signal-safe */
+        if (t && unlink(t) != 0 && (errno == EISDIR || errno == EPERM)) /* async-signal-safe */
+            remove_stage_raw(t);
     }
+}
+
+/* The signals the CLI cleans up on are held while a commit renames files
+ * (restored when the directory is unlocked), so that its handler never
+ * removes a staged file that a journal still promises. */
+static _Thread_local sigset_t held_mask;
+static _Thread_local int held_depth;
+
+static void hold_signals(void)
+{
+    if (held_depth++ == 0) {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGINT);
+        sigaddset(&s, SIGTERM);
+        sigaddset(&s, SIGHUP);
+        sigaddset(&s, SIGQUIT);
+        pthread_sigmask(SIG_BLOCK, &s, &held_mask);
+    }
+}
+
+static void release_signals(void)
+{
+    if (held_depth > 0 && --held_depth == 0)
+        pthread_sigmask(SIG_SETMASK, &held_mask, NULL);
 }
 
 static const char *file_kind(mode_t m)
@@ -365,7 +419,15 @@ static void roll_forward(int dfd, const char *journal)
             if (!nl)
                 break;
             *tab = *nl = '\0';
-            if (!strchr(a, '/') && !strchr(tab + 1, '/') && tmp_owner(a))
+            /* a temporary file of this directory, or a file in one of its
+             * staging directories (STAGE/NAME) */
+            char *slash = strchr(a, '/');
+            if (slash)
+                *slash = '\0';
+            bool ours = tmp_owner(a) && (!slash || (slash[1] && !strchr(slash + 1, '/')));
+            if (slash)
+                *slash = '/';
+            if (ours && !strchr(tab + 1, '/'))
                 (void)renameat(dfd, a, dfd, tab + 1);
             p = nl;
         }
@@ -375,8 +437,29 @@ static void roll_forward(int dfd, const char *journal)
     (void)fsync(dfd);
 }
 
+static int create_temp(const char *dir, const char *base, bool is_dir, char **out);
+
+/* Removes a dead process's staging directory name of dfd: its files (it
+ * holds no directories), then itself. */
+static void remove_stage(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    (void)unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
 /* With the directory lock held: completes dead writers' commits, removes
- * temporary files of processes that are gone. */
+ * temporary files and staging directories of processes that are gone. */
 static void recover_dir(int dfd)
 {
     int d2 = dup(dfd);
@@ -395,8 +478,9 @@ static void recover_dir(int dfd)
                 roll_forward(dfd, e->d_name);
             } else if (pass == 1) {
                 long pid = tmp_owner(e->d_name);
-                if (pid && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-                    (void)unlinkat(dfd, e->d_name, 0);
+                if (pid && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
+                    unlinkat(dfd, e->d_name, 0) != 0 && (errno == EISDIR || errno == EPERM))
+                    remove_stage(dfd, e->d_name);
             }
         }
     }
@@ -411,9 +495,11 @@ static int lock_dir(const char *path)
     int dfd = open_dir(path);
     if (dfd < 0)
         return -1;
+    hold_signals();
     while (flock(dfd, LOCK_EX) != 0) {
         if (errno != EINTR) {
             close(dfd);
+            release_signals();
             return -1;
         }
     }
@@ -426,6 +512,7 @@ static void unlock_dir(int dfd)
     if (dfd >= 0) {
         flock(dfd, LOCK_UN);
         close(dfd);
+        release_signals();
     }
 }
 
@@ -434,14 +521,93 @@ int gir_outdir_lock(const char *path)
     return lock_dir(path);
 }
 
+gir_status gir_outdir_stage(const char *path, char **stage, gir_error *err)
+{
+    *stage = NULL;
+    char *dir = gir_path_dirname(path);
+    if (!dir)
+        return gir_nomem(err);
+    int r = create_temp(dir, gir_path_basename(path), true, stage);
+    free(dir);
+    if (r < 0)
+        return io_fail(err, "cannot create a staging directory beside", path);
+    return GIR_OK;
+}
+
+/* Whether dfd holds a commit journal. */
+static bool has_journal(int dfd)
+{
+    int d2 = dup(dfd);
+    DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
+    if (!d) {
+        if (d2 >= 0)
+            close(d2);
+        return false;
+    }
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d)))
+        found = e->d_name[0] == '.' && gir_str_ends_with(e->d_name, JOURNAL_SUFFIX);
+    closedir(d);
+    return found;
+}
+
+gir_status gir_indir_lock(const char *path, int *fd, gir_error *err)
+{
+    *fd = -1;
+    int dfd = open_dir(path);
+    if (dfd < 0)
+        return GIR_OK; /* nothing to lock: the file is read as it is */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        while (flock(dfd, LOCK_SH) != 0)
+            if (errno != EINTR) {
+                close(dfd);
+                return GIR_OK; /* no locks on this file system */
+            }
+        if (!has_journal(dfd)) {
+            *fd = dfd;
+            return GIR_OK;
+        }
+        /* a writer died mid-commit: finish its commit (exclusively), then
+         * read under the shared lock again */
+        flock(dfd, LOCK_UN);
+        int x = lock_dir(path);
+        unlock_dir(x);
+    }
+    close(dfd);
+    gir_fail(err, GIR_E_IO,
+             "the model's directory holds an unfinished commit of graphconv (a .NAME" JOURNAL_SUFFIX
+             " journal) that could not be finished (read-only?): its files may be a new graph beside old "
+             "weights; finish it by writing any output into that directory, or remove the journal after "
+             "checking the files");
+    gir_err_file(err, path);
+    return GIR_E_IO;
+}
+
+void gir_indir_unlock(int fd)
+{
+    if (fd >= 0) {
+        flock(fd, LOCK_UN);
+        close(fd);
+    }
+}
+
+void gir_outdir_unstage(char *stage)
+{
+    if (stage)
+        live_remove(stage);
+    free(stage);
+}
+
 void gir_outdir_unlock(int fd)
 {
     unlock_dir(fd);
 }
 
-/* A new file tmpl-with-RANDOM.tmp created exclusively, mode 0666 less the
- * umask (applied by open itself: the process umask is never changed). */
-static int create_temp(const char *dir, const char *base, char **out)
+/* A new file DIR/.BASE.graphconv-PID-RANDOM.tmp created exclusively, mode
+ * 0666 less the umask (applied by open itself: the process umask is never
+ * changed); with is_dir a directory of that name (mode 0700): 0, not an fd. */
+static int create_temp(const char *dir, const char *base, bool is_dir, char **out)
 {
     static _Atomic unsigned long counter;
     unsigned long long seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20) ^
@@ -457,7 +623,7 @@ static int create_temp(const char *dir, const char *base, char **out)
             errno = ENOMEM;
             return -1;
         }
-        int fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+        int fd = is_dir ? mkdir(t, 0700) : open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
         if (fd >= 0) {
             live_add(t);
             *out = t;
@@ -488,7 +654,7 @@ gir_status gir_outfile_open(const char *path, bool overwrite, gir_outfile **out,
         free(o);
         return gir_nomem(err);
     }
-    int fd = create_temp(dir, gir_path_basename(path), &o->tmp);
+    int fd = create_temp(dir, gir_path_basename(path), false, &o->tmp);
     free(dir);
     if (fd < 0) {
         gir_status st2 = io_fail(err, "cannot create a temporary file beside the output", path);
@@ -562,16 +728,15 @@ static gir_status publish_new(const gir_outfile *f, gir_error *err)
                    f->path);
 }
 
-/* The journal of a commit of n > 1 files (all in dfd's directory). */
-static gir_status write_journal(int dfd, gir_outfile **fs, size_t n, char **name, gir_error *err)
+gir_status gir_outdir_journal(int dfd, size_t n, const char *const *temps, const char *const *targets, char **name,
+                              gir_error *err)
 {
     gir_buf b = GIR_BUF_INIT;
     gir_buf_printf(&b, "graphconv-commit 1 %ld\n", (long)getpid());
     for (size_t i = 0; i < n; i++)
-        gir_buf_printf(&b, "%s\t%s\n", gir_path_basename(fs[i]->tmp), gir_path_basename(fs[i]->path));
-    *name = gir_strdupf(".%s" JOURNAL_SUFFIX, gir_path_basename(fs[0]->path));
-    char *tmp = gir_strdupf(".%s" TMP_TAG "%ld-journal" TMP_SUFFIX, gir_path_basename(fs[0]->path),
-                            (long)getpid());
+        gir_buf_printf(&b, "%s\t%s\n", temps[i], targets[i]);
+    *name = gir_strdupf(".%s" JOURNAL_SUFFIX, targets[0]);
+    char *tmp = gir_strdupf(".%s" TMP_TAG "%ld-journal" TMP_SUFFIX, targets[0], (long)getpid());
     if (!b.data || !*name || !tmp) {
         gir_buf_free(&b);
         free(tmp);
@@ -583,7 +748,7 @@ static gir_status write_journal(int dfd, gir_outfile **fs, size_t n, char **name
     int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0 || !gir_pwrite_full(fd, b.data, b.len, 0) || fsync(fd) != 0 ||
         renameat(dfd, tmp, dfd, *name) != 0 || fsync(dfd) != 0)
-        st = io_fail(err, "cannot write the commit journal beside", fs[0]->path);
+        st = gir_fail(err, GIR_E_IO, "cannot write the commit journal %s beside the output: %s", *name, strerror(errno));
     if (fd >= 0)
         close(fd);
     if (st) {
@@ -593,6 +758,33 @@ static gir_status write_journal(int dfd, gir_outfile **fs, size_t n, char **name
     }
     gir_buf_free(&b);
     free(tmp);
+    return st;
+}
+
+void gir_outdir_journal_done(int dfd, char *name)
+{
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        if (name) {
+            unlinkat(dfd, name, 0);
+            (void)fsync(dfd);
+        }
+    }
+    free(name);
+}
+
+/* The journal of a commit of n > 1 files (all in dfd's directory). */
+static gir_status write_journal(int dfd, gir_outfile **fs, size_t n, char **name, gir_error *err)
+{
+    const char **t = calloc(2 * n, sizeof *t);
+    if (!t)
+        return gir_nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        t[i] = gir_path_basename(fs[i]->tmp);
+        t[n + i] = gir_path_basename(fs[i]->path);
+    }
+    gir_status st = gir_outdir_journal(dfd, n, t, t + n, name, err);
+    free(t);
     return st;
 }
 
@@ -638,14 +830,7 @@ gir_status gir_outfile_commit_all(gir_outfile **fs, size_t n, gir_error *err)
             if (!fs[i]->overwrite)
                 unlink(fs[i]->path);
     }
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        if (journal) {
-            unlinkat(dfd, journal, 0);
-            (void)fsync(dfd);
-        }
-    }
-    free(journal);
+    gir_outdir_journal_done(dfd, journal);
     unlock_dir(dfd);
     for (size_t i = 0; i < n; i++) {
         unlink(fs[i]->tmp); /* gone when published */

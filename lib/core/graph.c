@@ -1,5 +1,6 @@
 /* Graph construction and the public read-only accessors. */
 #include "ir.h"
+#include "limits.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -252,6 +253,7 @@ gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t 
         return gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s'", name);
     if (n_in > 65535 || n_out > 65535)
         return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs or outputs", name);
+    TRY(gir_limit_nodes(g->n_nodes + 1, err));
     if (g->n_nodes >= INT32_MAX - 1)
         return gir_fail(err, GIR_E_LIMIT, "more than %d nodes", INT32_MAX - 1);
     if (!GIR_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1) ||

@@ -256,6 +256,30 @@ gir_status gir_outfile_commit_all(gir_outfile **fs, size_t n, gir_error *err);
  * when the directory cannot be locked. */
 int gir_outdir_lock(const char *path);
 void gir_outdir_unlock(int fd);
+/* A new staging directory beside path, named like a temporary output
+ * (.NAME.graphconv-PID-RANDOM.tmp: the next output opened in that
+ * directory removes it once this process is gone); *stage is malloc'd. */
+gir_status gir_outdir_stage(const char *path, char **stage, gir_error *err);
+/* Frees a stage's path once its directory is gone (until then a signal
+ * handler's gir_outfile_remove_temps removes it). */
+void gir_outdir_unstage(char *stage);
+/* With the directory lock (fd dfd) held: writes the journal of a commit of
+ * n files, temps[i] (names relative to dfd: a temporary file, or
+ * STAGE/NAME in a staging directory) moving onto targets[i] (names in
+ * dfd), which the next lock of the directory rolls forward should this
+ * process die between the renames; *name (malloc'd) for
+ * gir_outdir_journal_done, which removes it once every rename is done. */
+gir_status gir_outdir_journal(int dfd, size_t n, const char *const *temps, const char *const *targets, char **name,
+                              gir_error *err);
+void gir_outdir_journal_done(int dfd, char *name);
+/* For a reader of path: a shared lock of its directory, so that no commit
+ * moves files there while the model and its companions are read; a commit
+ * a dead writer left unfinished there (its journal) is rolled forward
+ * first.  *fd (-1: the directory cannot be locked, read as it is) for
+ * gir_indir_unlock.  GIR_E_IO when a journal stays that cannot be rolled
+ * forward. */
+gir_status gir_indir_lock(const char *path, int *fd, gir_error *err);
+void gir_indir_unlock(int fd);
 void gir_outfile_abort(gir_outfile *f);                        /* removes temp, frees f */
 /* Removes every temporary output file this process has open; only
  * async-signal-safe calls: for the CLI's SIGINT/SIGTERM/SIGHUP handler. */

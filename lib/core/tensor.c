@@ -1,5 +1,6 @@
 /* Reference-counted tensors with lazily loaded data. */
 #include "ir.h"
+#include "limits.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static gir_status tensor_alloc(gir_dtype dt, const gir_shape *shape, gir_tensor 
 {
     uint64_t nbytes;
     gir_status st = gir_tensor_size(dt, shape, &nbytes, err);
-    if (st)
+    if (st || (st = gir_limit_tensor(nbytes, err)))
         return st;
     gir_tensor *t = calloc(1, sizeof *t);
     if (!t)

@@ -4,6 +4,7 @@
 #define GIR_FORMAT_H
 
 #include "core/ir.h"
+#include "core/limits.h"
 #include "graphir/model.h"
 
 /* One attribute of a mapped operator: format name <-> canonical name. */
@@ -67,6 +68,10 @@ gir_status gir_options_check(const gir_options *opts, const gir_format *fmt, uns
 bool gir_options_flag(const gir_options *opts, const char *key);
 /* Parses an integer option; GIR_E_ARGUMENT when malformed. */
 gir_status gir_options_int(const gir_options *opts, const char *key, int64_t dflt, int64_t *out, gir_error *err);
+/* The resource limits (core/limits.h) the options max-depth, max-nodes, ...
+ * set, the defaults for the others; GIR_E_ARGUMENT for a value that is
+ * not a positive integer. */
+gir_status gir_limits_from_options(const gir_options *opts, gir_limits *l, gir_error *err);
 
 /* The input-shape reader option: NAME:D1,D2,...[;NAME:...], -1 for an
  * unknown dimension.  Names are copied into arena; *out is malloc'd. */

@@ -100,7 +100,30 @@ static gir_status load_file(const char *path, const char *format, const gir_opti
     gir_status st = gir_options_check(opts, f, GIR_MAP_READ, err);
     if (st)
         return st;
+    /* Every count, depth and size of this read against the limits. */
+    gir_limits lim;
+    if ((st = gir_limits_from_options(opts, &lim, err)))
+        return st;
+    /* No commit moves files in the model's (and its weights') directory
+     * while they are read, and one a dead writer left half done is
+     * finished first: never a new graph beside old weights. */
+    int lk[2] = { -1, -1 };
+    const char *pp = gir_options_get(opts, "params");
+    char *d0 = pp ? gir_path_dirname(path) : NULL, *d1 = pp ? gir_path_dirname(pp) : NULL;
+    bool other_dir = d0 && d1 && strcmp(d0, d1) != 0;
+    free(d0);
+    free(d1);
+    if ((st = gir_indir_lock(path, &lk[0], err)) || (other_dir && (st = gir_indir_lock(pp, &lk[1], err)))) {
+        gir_indir_unlock(lk[0]);
+        return st;
+    }
+    gir_limit_scope scope;
+    gir_limits_enter(&scope, &lim);
     st = f->read(path, opts, out, err);
+    if (st)
+        gir_limit_explain(err);
+    gir_indir_unlock(lk[1]);
+    gir_indir_unlock(lk[0]);
     /* input-shape (for readers that do not take it themselves) and
      * batch-size, for every format: applied and the shapes inferred again. */
     bool took = false;
@@ -113,6 +136,7 @@ static gir_status load_file(const char *path, const char *format, const gir_opti
     if (st == GIR_OK && !gir_attrs_find(&(*out)->meta, "source.format") &&
         gir_attrs_set_string(*out, &(*out)->meta, "source.format", f->name, err))
         st = gir_nomem(err);
+    gir_limits_leave(&scope);
     if (st) {
         gir_err_file(err, path);
         gir_graph_free(*out);

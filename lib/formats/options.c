@@ -32,6 +32,14 @@ const gir_option_doc gir_common_options[] = {
     { "allow-opaque", "write operators the target cannot map verbatim, as opaque nodes (1/0)" },
     { "force", "overwrite existing output files (1/0)" },
     { "max-bytes", "refuse inputs (or decompressed members) larger than this many bytes" },
+    { "max-depth", "refuse JSON or protobuf text nested deeper than this (default 256; protobuf text stops at 100)" },
+    { "max-nodes", "refuse graphs of more nodes than this (default 1000000)" },
+    { "max-tensors", "refuse models making more tensors than this while read (default 1000000)" },
+    { "max-attrs", "refuse models of more operator attributes than this in all (default 10000000)" },
+    { "max-weight-bytes", "refuse models whose tensors take more bytes than this when read (default 4294967296)" },
+    { "max-unzip-bytes", "refuse archives whose members decompress to more bytes than this (default 4294967296)" },
+    { "max-run-elements", "refuse runs of the reference runtime (--check, run) computing more tensor elements "
+                          "than this in all (default 4000000000)" },
     { "legalize", "0: write the graph as it is, without rewriting what the target cannot express into forms it "
                   "can (default 1)" },
     { NULL, NULL },
@@ -208,6 +216,21 @@ void gir_write_note(const gir_options *opts, const char *fmt, ...)
     if (s)
         opts->note_fn(opts->note_ctx, s);
     free(s);
+}
+
+gir_status gir_limits_from_options(const gir_options *opts, gir_limits *l, gir_error *err)
+{
+    gir_limits_default(l);
+    for (int i = 0; i < GIR_LIM_COUNT_; i++) {
+        const char *key = gir_limit_name((gir_limit_id)i);
+        int64_t v;
+        TRY(gir_options_int(opts, key, (int64_t)gir_limit_default((gir_limit_id)i), &v, err));
+        if (v < 1)
+            return gir_fail(err, GIR_E_ARGUMENT, "option %s=%s must be a positive integer", key,
+                            gir_options_get(opts, key));
+        l->v[i] = (uint64_t)v;
+    }
+    return GIR_OK;
 }
 
 gir_status gir_input_shapes_parse(const char *spec, gir_arena *arena, gir_input_shape **out, size_t *n,

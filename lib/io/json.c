@@ -1,6 +1,7 @@
 /* JSON: the pull lexer, the DOM built from its tokens or from yajl's
  * callbacks, and the JSON emitter (see json.h). */
 #include "json.h"
+#include "../core/limits.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -220,6 +221,9 @@ static int put_key(builder *b, const char *key, size_t len, size_t offset)
 static inline int open_container(builder *b, gir_json_type t, size_t offset)
 {
     if (b->n_frames >= b->max_depth) {
+        if (b->max_depth == gir_limit(GIR_LIM_DEPTH))
+            return cancel(b, GIR_E_LIMIT, offset, "JSON nesting is deeper than %u levels " GIR_LIMIT_HINT,
+                          b->max_depth, GIR_LIMIT_HINT_ARGS(GIR_LIM_DEPTH));
         return cancel(b, GIR_E_LIMIT, offset, "JSON nesting is deeper than %u levels", b->max_depth);
     }
     if (!GIR_GROW(b->frames, b->cap_frames, b->n_frames + 1))
@@ -641,6 +645,15 @@ static inline __attribute__((always_inline)) bool scan_number(const char *t, siz
  * but whitespace. */
 enum { LEX_VALUE, LEX_FIRST_VALUE, LEX_KEY, LEX_FIRST_KEY, LEX_AFTER, LEX_DONE };
 
+/* The nesting depth allowed: the caller's, else the max-depth limit. */
+static unsigned json_depth(const gir_json_options *opts)
+{
+    if (opts && opts->max_depth)
+        return opts->max_depth;
+    uint64_t lim = gir_limit(GIR_LIM_DEPTH);
+    return lim > UINT_MAX - 1 ? UINT_MAX - 1 : (unsigned)lim;
+}
+
 void gir_json_lex_init(gir_json_lexer *lx, const char *text, size_t len, const gir_json_options *opts)
 {
     memset(lx, 0, sizeof *lx);
@@ -648,7 +661,7 @@ void gir_json_lex_init(gir_json_lexer *lx, const char *text, size_t len, const g
     lx->len_ = len;
     lx->check_utf8_ = !(opts && opts->no_utf8_check);
     lx->allow_dup_ = opts && opts->allow_duplicate_keys;
-    lx->max_depth_ = opts && opts->max_depth ? opts->max_depth : GIR_JSON_DEFAULT_MAX_DEPTH;
+    lx->max_depth_ = json_depth(opts);
     lx->want_ = LEX_VALUE;
 }
 
@@ -903,7 +916,7 @@ static gir_status parse_doc(gir_json_doc *d, const gir_json_options *opts, gir_e
     doc_reset(d);
     builder b = { 0 };
     b.doc = d;
-    b.max_depth = opts->max_depth ? opts->max_depth : GIR_JSON_DEFAULT_MAX_DEPTH;
+    b.max_depth = json_depth(opts);
     b.allow_dup = opts->allow_duplicate_keys;
     gir_status st = GIR_OK;
     /* The lexer's path reports nothing (err stays NULL): when it gives up,

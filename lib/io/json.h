@@ -75,15 +75,13 @@ struct gir_json_member {
 };
 
 typedef struct gir_json_options {
-    unsigned max_depth;        /* 0: GIR_JSON_DEFAULT_MAX_DEPTH */
+    unsigned max_depth;        /* 0: the max-depth limit (core/limits.h) */
     bool allow_duplicate_keys; /* false: a repeated key fails (GIR_E_DUPLICATE) */
     bool allow_comments;       /* accept C/C++ comments */
     bool no_utf8_check;        /* accept strings that are not valid UTF-8 */
     bool allow_trailing_garbage; /* ignore whatever follows the top-level value */
     bool reference_parser;     /* parse with yajl alone, not the fast path (for tests) */
 } gir_json_options;
-
-#define GIR_JSON_DEFAULT_MAX_DEPTH 256u
 
 typedef struct gir_json_doc gir_json_doc;
 

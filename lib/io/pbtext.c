@@ -2,6 +2,7 @@
  * See pbtext.h for the dialect.  Both directions walk nested messages with
  * an explicit stack, so the input never controls the C stack depth. */
 #include "io/pbtext.h"
+#include "core/limits.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -365,6 +366,22 @@ static gir_status perr_tok(parser *P, gir_status code, const char *fmt, ...)
     return code;
 }
 
+/* The nesting allowed: protobuf's own 100 levels, or the max-depth limit
+ * when that is lower. */
+static size_t pbtext_depth(void)
+{
+    uint64_t lim = gir_limit(GIR_LIM_DEPTH);
+    return lim < GIR_PBTEXT_MAX_DEPTH ? (size_t)lim : GIR_PBTEXT_MAX_DEPTH;
+}
+
+static gir_status depth_error(parser *P, const char *what)
+{
+    if (gir_limit(GIR_LIM_DEPTH) < GIR_PBTEXT_MAX_DEPTH)
+        return perr_tok(P, GIR_E_LIMIT, "%s %zu levels " GIR_LIMIT_HINT, what, pbtext_depth(),
+                        GIR_LIMIT_HINT_ARGS(GIR_LIM_DEPTH));
+    return perr_tok(P, GIR_E_LIMIT, "%s %d levels", what, GIR_PBTEXT_MAX_DEPTH);
+}
+
 /* Reserves room for one more element of a repeated field and returns the
  * slot (not yet counted: the caller fills it, then increments the count). */
 static gir_status reserve_elem(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f, void **slot)
@@ -433,8 +450,8 @@ static gir_status singular_submsg(parser *P, ProtobufCMessage *msg, const Protob
 static gir_status push_frame(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *list_field,
                              char close)
 {
-    if (P->depth >= GIR_PBTEXT_MAX_DEPTH)
-        return perr_tok(P, GIR_E_LIMIT, "messages are nested deeper than %d levels", GIR_PBTEXT_MAX_DEPTH);
+    if (P->depth >= pbtext_depth())
+        return depth_error(P, "messages are nested deeper than");
     if (!GIR_GROW(P->st, P->stcap, P->depth + 1))
         return gir_nomem(P->err);
     P->st[P->depth++] = (frame){msg, list_field, close, false};
@@ -955,9 +972,11 @@ static gir_status keep_unknown(parser *P, ProtobufCMessage *msg)
             if (L->kind == T_PUNCT) {
                 char c = L->src[L->start];
                 if (c == '{' || c == '<' || c == '[') {
-                    if (++depth > GIR_PBTEXT_MAX_DEPTH)
-                        return perr_tok(P, GIR_E_LIMIT, "field \"%s\" nests deeper than %d levels", fname,
-                                        GIR_PBTEXT_MAX_DEPTH);
+                    if (++depth > pbtext_depth()) {
+                        char what[160];
+                        snprintf(what, sizeof what, "field \"%.100s\" nests deeper than", fname);
+                        return depth_error(P, what);
+                    }
                 } else if (c == '}' || c == '>' || c == ']') {
                     depth--;
                 }

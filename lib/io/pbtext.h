@@ -20,7 +20,8 @@
  * GIR_E_SYNTAX for malformed text, GIR_E_SCHEMA for a
  * value of the wrong type or out of range, two members of one oneof, or a
  * string that is not UTF-8 or holds a NUL byte; GIR_E_LIMIT for nesting
- * deeper than GIR_PBTEXT_MAX_DEPTH.
+ * deeper than GIR_PBTEXT_MAX_DEPTH (protobuf's own limit) or the max-depth limit
+ * (core/limits.h) when that is lower.
  *
  * Printing is byte for byte what Python's text_format.MessageToString
  * prints: fields in number order, two spaces per level, "name {" / "}"

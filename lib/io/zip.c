@@ -14,14 +14,15 @@
 #include <zlib.h>
 
 #include "core/internal.h"
+#include "core/limits.h"
 
 #define GIR_ZIP_RATIO_FLOOR (1u << 20) /* the ratio check applies above 1 MiB */
 #define ZIP_OVERRUN (UINT64_C(1) << 20) /* inflated past a lying size to report it */
 
 void gir_zip_limits_default(gir_zip_limits *lim)
 {
-    lim->max_total = UINT64_C(4) << 30;
-    lim->max_member = UINT64_C(4) << 30;
+    lim->max_total = gir_limit(GIR_LIM_UNZIP_BYTES);
+    lim->max_member = gir_limit(GIR_LIM_UNZIP_BYTES);
     lim->max_members = 65536;
     lim->max_ratio = 1000;
 }
@@ -333,13 +334,22 @@ static gir_status zip_validate(gir_zip *z, const gir_zip_limits *lim, const raw_
             return gir_fail(err, GIR_E_UNSUPPORTED, "member '%s' uses compression method %u, which is not supported",
                             nm, (unsigned)sb.comp_method);
         z->members[i].size = sb.size;
-        if (sb.size > lim->max_member)
+        if (sb.size > lim->max_member) {
+            if (lim->max_member == gir_limit(GIR_LIM_UNZIP_BYTES))
+                return gir_limit_fail(err, GIR_LIM_UNZIP_BYTES, "member '%s' declares %llu bytes, more than the %llu "
+                                      "allowed", nm, (unsigned long long)sb.size, (unsigned long long)lim->max_member);
             return gir_fail(err, GIR_E_ARCHIVE, "member '%s' declares %llu bytes, more than the %llu allowed", nm,
                             (unsigned long long)sb.size, (unsigned long long)lim->max_member);
-        if (!gir_add_u64(total, sb.size, &total) || total > lim->max_total)
+        }
+        if (!gir_add_u64(total, sb.size, &total) || total > lim->max_total) {
+            if (lim->max_total == gir_limit(GIR_LIM_UNZIP_BYTES))
+                return gir_limit_fail(err, GIR_LIM_UNZIP_BYTES,
+                                      "members up to '%s' declare more than the %llu bytes allowed in total", nm,
+                                      (unsigned long long)lim->max_total);
             return gir_fail(err, GIR_E_ARCHIVE,
                             "members up to '%s' declare more than the %llu bytes allowed in total", nm,
                             (unsigned long long)lim->max_total);
+        }
         uint64_t cap;
         if (lim->max_ratio && sb.size > GIR_ZIP_RATIO_FLOOR &&
             gir_mul_u64(sb.comp_size, lim->max_ratio, &cap) && sb.size > cap)

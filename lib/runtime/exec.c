@@ -3,6 +3,7 @@
  * public session API. */
 #include "graphir/runtime.h"
 #include "rt.h"
+#include "core/limits.h"
 
 #include "passes/passes.h"
 
@@ -73,6 +74,7 @@ struct gir_session {
     char **warnings; /* of the last run */
     size_t n_warnings, cap_warnings;
     bool profiling;
+    uint64_t max_elements; /* the max-run-elements limit */
     uint64_t prof_runs;
 };
 
@@ -484,6 +486,7 @@ GIR_API gir_status gir_session_new(const gir_graph *g, int threads, gir_session 
         return gir_nomem(err);
     s->g = g;
     s->stream = stdout;
+    s->max_elements = gir_limit(GIR_LIM_RUN_ELEMENTS);
     s->vals = calloc(g->n_values ? g->n_values : 1, sizeof *s->vals);
     s->nodes = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *s->nodes);
     s->planned_shapes = calloc(g->n_values ? g->n_values : 1, sizeof *s->planned_shapes);
@@ -514,6 +517,14 @@ fail:
 }
 
 /* ---- inputs -------------------------------------------------------------- */
+
+GIR_API void gir_session_set_max_elements(gir_session *s, uint64_t n)
+{
+    if (s) {
+        s->max_elements = n ? n : gir_limit_default(GIR_LIM_RUN_ELEMENTS);
+        s->planned = false;
+    }
+}
 
 GIR_API void gir_session_keep_values(gir_session *s, bool keep)
 {
@@ -1062,6 +1073,7 @@ static gir_status plan(gir_session *s, gir_error *err)
     for (size_t i = 0; i < g->n_nodes; i++)
         s->nodes[i].skip = s->nodes[i].folded = false;
     size_t scratch = 0;
+    uint64_t elements = 0; /* computed by the nodes so far: bounded before any buffer exists */
     for (size_t oi = 0; oi < s->n_order; oi++) {
         rt_node *rn = &s->nodes[s->order[oi]];
         const gir_node *n = rn->n;
@@ -1127,6 +1139,15 @@ static gir_status plan(gir_session *s, gir_error *err)
                 if (v->t.dtype == GIR_DT_UNKNOWN) {
                     gir_status e = gir_fail(err, GIR_E_INTERNAL, "kernel left output %zu of %s without a type", j,
                                             gir_op_name(n->op));
+                    gir_err_node(err, n->name);
+                    return e;
+                }
+                if (!gir_add_u64(elements, v->t.numel, &elements) || elements > s->max_elements) {
+                    gir_status e = gir_fail(err, GIR_E_LIMIT,
+                                            "a run computes more than %" PRIu64 " tensor elements " GIR_LIMIT_HINT,
+                                            s->max_elements, gir_limit_name(GIR_LIM_RUN_ELEMENTS),
+                                            s->max_elements, gir_limit_name(GIR_LIM_RUN_ELEMENTS),
+                                            gir_limit_name(GIR_LIM_RUN_ELEMENTS));
                     gir_err_node(err, n->name);
                     return e;
                 }

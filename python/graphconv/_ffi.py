@@ -145,6 +145,7 @@ typedef struct gir_check_options {
     const char *const *feed_names;
     gir_tensor *const *feed_tensors;
     bool allow_structural;
+    uint64_t max_run_elements;
 } gir_check_options;
 void gir_check_options_init(gir_check_options *o);
 typedef struct gir_check_result {

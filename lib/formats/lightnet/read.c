@@ -2137,7 +2137,8 @@ gir_status ln_read(const char *path, const gir_options *opts, gir_graph **out, g
         gir_err_file(err, path);
         return GIR_E_SYNTAX;
     }
-    gir_json_options jo = { .max_depth = LN_MAX_DEPTH, .allow_duplicate_keys = true, .allow_comments = false,
+    gir_json_options jo = { .max_depth = (unsigned)(gir_limit(GIR_LIM_DEPTH) < LN_MAX_DEPTH ? gir_limit(GIR_LIM_DEPTH)
+                                                                                          : LN_MAX_DEPTH), .allow_duplicate_keys = true, .allow_comments = false,
                             .no_utf8_check = true, .allow_trailing_garbage = true };
     st = gir_json_parse(text, len, &jo, &r.doc, err);
     if (st) {

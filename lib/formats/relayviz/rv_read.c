@@ -1369,8 +1369,12 @@ void rv_json_emit(gir_json_writer *w, const gir_json *v)
         const gir_json *v;
         size_t i;
     } frame;
-    frame stack[GIR_JSON_DEFAULT_MAX_DEPTH + 1];
-    size_t sp = 0;
+    frame *stack = NULL; /* as deep as the parsed document (the max-depth limit) */
+    size_t sp = 0, cap = 0;
+    if (!GIR_GROW(stack, cap, 1)) {
+        w->failed = true;
+        return;
+    }
     stack[sp++] = (frame){ v, 0 };
     while (sp > 0 && !w->failed) {
         frame *f = &stack[sp - 1];
@@ -1388,8 +1392,8 @@ void rv_json_emit(gir_json_writer *w, const gir_json *v)
             if (obj)
                 gir_jw_key_n(w, x->u.members[f->i].key, x->u.members[f->i].key_len);
             f->i++;
-            if (sp > GIR_JSON_DEFAULT_MAX_DEPTH) {
-                w->failed = true; /* deeper than any parsed document */
+            if (!GIR_GROW(stack, cap, sp + 1)) {
+                w->failed = true;
                 break;
             }
             stack[sp++] = (frame){ child, 0 };
@@ -1404,6 +1408,7 @@ void rv_json_emit(gir_json_writer *w, const gir_json *v)
         }
         sp--;
     }
+    free(stack);
 }
 
 gir_status rv_json_text(const gir_json *v, gir_buf *out)

@@ -48,6 +48,9 @@ typedef struct gir_check_options {
     /* gir_check_written only: when the runtime cannot run both models,
      * accept a comparison of their structure and weights as a pass. */
     bool allow_structural;
+    /* Bounds the tensor elements each run computes (gir_session_set_max_elements);
+     * 0: the default. */
+    uint64_t max_run_elements;
 } gir_check_options;
 
 /* atol 1e-4, rtol 1e-3, seed 0, 1 thread, nothing else. */

@@ -34,6 +34,13 @@ typedef struct gir_session gir_session;
 GIR_API gir_status gir_session_new(const gir_graph *g, int threads, gir_session **out, gir_error *err);
 GIR_API void gir_session_free(gir_session *s);
 
+/* Bounds the tensor elements one run computes (the outputs of every node,
+ * added up; checked when the run is planned, before any buffer is
+ * allocated): a run over n fails with GIR_E_LIMIT naming the node that
+ * crosses it.  0 sets the default, 4000000000 (the max-run-elements
+ * option of graphconv's run, check and --check). */
+GIR_API void gir_session_set_max_elements(gir_session *s, uint64_t n);
+
 /* Keep every intermediate value after a run (no buffer reuse, no fusion),
  * so gir_session_value can read any of them.  Off by default. */
 GIR_API void gir_session_keep_values(gir_session *s, bool keep);
