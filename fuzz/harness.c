@@ -60,6 +60,14 @@ static void clean_dir(void)
     closedir(d);
 }
 
+/* The scratch directory goes when the fuzzer exits (libFuzzer's -runs and
+ * -max_total_time end with exit()); a crash leaves it for the report. */
+static void remove_dir(void)
+{
+    clean_dir();
+    rmdir(dir);
+}
+
 static void ensure_dir(void)
 {
     if (dir[0])
@@ -68,6 +76,7 @@ static void ensure_dir(void)
     snprintf(dir, sizeof dir, "%s/girfuzz-XXXXXX", t && *t && strlen(t) < 30 ? t : "/tmp");
     if (!mkdtemp(dir))
         abort();
+    atexit(remove_dir);
 }
 
 static uint64_t weight_bytes(const gir_graph *g)
