@@ -1012,6 +1012,54 @@ static void test_writer_chains(void **state)
 }
 
 
+/* A large constant (a legalization makes one from an FC weight) goes to
+ * the .wts file like the weights; a small one stays inline. */
+static void test_writer_large_const(void **state)
+{
+    (void)state;
+    gir_graph *g = new_graph();
+    int32_t x = add_input(g, "x", "1,5000");
+    gir_error err = GIR_ERROR_INIT;
+    gir_shape big = { 2, { 1, 5000 } }, small = { 2, { 1, 4 } };
+    float *d = calloc(5000, sizeof *d);
+    for (int i = 0; i < 5000; i++)
+        d[i] = (float)i * 0.25f;
+    gir_tensor *t1, *t2;
+    TU_OK(gir_tensor_create(GIR_DT_F32, &big, d, 5000 * sizeof *d, &t1, &err), &err);
+    TU_OK(gir_tensor_create(GIR_DT_F32, &small, d, 4 * sizeof *d, &t2, &err), &err);
+    free(d);
+    int32_t cb, cs;
+    TU_OK(gir_graph_add_const(g, "bigc", t1, &cb, &err), &err);
+    TU_OK(gir_graph_add_const(g, "smallc", t2, &cs, &err), &err);
+    gir_tensor_unref(t1);
+    gir_tensor_unref(t2);
+    gir_node *n = add_op(g, "add", GIR_OP_Add, x, cb, "y", g->values[x]);
+    TU_OK(gir_graph_add_output(g, n->out[0], NULL), NULL);
+    int32_t y2 = add_input(g, "x2", "1,4");
+    gir_node *m = add_op(g, "add2", GIR_OP_Add, y2, cs, "z", g->values[y2]);
+    TU_OK(gir_graph_add_output(g, m->out[0], NULL), NULL);
+    char *p = tu_join(tmp, "bigconst.json"), *w = tu_join(tmp, "bigconst.wts");
+    TU_OK(gir_save(g, p, "lightnet", NULL, &err), &err);
+    size_t len, wlen;
+    char *text = tu_slurp(p, &len), *wts = tu_slurp(w, &wlen);
+    assert_non_null(wts);
+    assert_non_null(strstr(wts, "bigc "));
+    assert_null(strstr(wts, "smallc"));
+    assert_true(len < 20000); /* 5000 numbers are not inline */
+    assert_non_null(strstr(text, "\"smallc\""));
+    free(text);
+    free(wts);
+    gir_graph *g2 = NULL;
+    TU_OK(gir_load(p, NULL, NULL, &g2, &err), &err);
+    const void *data = NULL;
+    TU_OK(gir_tensor_load(gir_value_tensor(value(g2, "bigc")), &data, &err), &err);
+    assert_true(((const float *)data)[4999] == 4999 * 0.25f);
+    gir_graph_free(g2);
+    gir_graph_free(g);
+    free(p);
+    free(w);
+}
+
 static void test_more_ops(void **state)
 {
     (void)state;
@@ -1271,7 +1319,7 @@ int main(void)
         cmocka_unit_test(test_wts_roundtrip),   cmocka_unit_test(test_wts_errors),
         cmocka_unit_test(test_dialect),         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_op_mapping),      cmocka_unit_test(test_writer_refusals),
-        cmocka_unit_test(test_writer_chains),   cmocka_unit_test(test_more_ops),
+        cmocka_unit_test(test_writer_chains), cmocka_unit_test(test_writer_large_const),   cmocka_unit_test(test_more_ops),
         cmocka_unit_test(test_writer_more),     cmocka_unit_test(test_via_nnvm),
         cmocka_unit_test(test_via_nnp),
     };

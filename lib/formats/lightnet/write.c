@@ -556,6 +556,9 @@ static const char *node_opname(wr *w, char *buf, size_t n)
 
 /* ---- values without a producer: create / zeros / arange ------------------- */
 
+/* Constants with more elements than this go to the .wts file. */
+#define LN_INLINE_MAX 4096
+
 static bool name_ok_for_wts(const char *s)
 {
     size_t n = strlen(s);
@@ -627,7 +630,11 @@ static void classify_value(wr *w, int32_t vi)
         return;
     }
     bool wts_type = t->dtype == GIR_DT_F32 || t->dtype == GIR_DT_I8;
-    if (v->kind == GIR_VALUE_WEIGHT && wts_type && !w->inline_all && name_ok_for_wts(v->name)) {
+    /* Weights go to the .wts file; so do large constants (a legalization
+     * that reshapes an FC weight makes one): inline they would be written
+     * as JSON doubles, gigabytes of text for AlexNet's classifier. */
+    bool large = v->kind == GIR_VALUE_CONST && gir_shape_numel(&t->shape) > LN_INLINE_MAX;
+    if ((v->kind == GIR_VALUE_WEIGHT || large) && wts_type && !w->inline_all && name_ok_for_wts(v->name)) {
         w->store[vi] = ST_WTS;
         return;
     }
