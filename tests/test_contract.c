@@ -12,7 +12,6 @@
 #include "ops/ops.h"
 #include "passes/passes.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,34 +84,13 @@ static void op_census(const gir_graph *g, char *buf, size_t cap)
             len += (size_t)snprintf(buf + len, cap - len, "%s:%zu ", gir_op_name((gir_op)op), counts[op]);
 }
 
-/* The entries of dir (no dot files), sorted by name; malloc'd strings. */
-static size_t sorted_entries(const char *dir, char **names, size_t max)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.') {
-            assert_true(n < max);
-            names[n++] = strdup(e->d_name);
-        }
-    closedir(d);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-            char *t = names[j];
-            names[j] = names[j - 1];
-            names[j - 1] = t;
-        }
-    return n;
-}
-
 /* Every file under dir, concatenated as "name\0bytes" in name order, into
  * one malloc'd buffer (for comparing whole outputs, companions included). */
 static char *dir_image(const char *dir, size_t *len)
 {
     char *names[16];
-    size_t n = sorted_entries(dir, names, 16);
+    size_t n = tu_list_dir(dir, names, 16);
+    assert_true(n > 0);
     char *img = NULL;
     *len = 0;
     for (size_t i = 0; i < n; i++) {
@@ -250,7 +228,8 @@ static void test_canonical_graph(void **state)
 static void real_files(const char *dir, size_t *seen)
 {
     char *names[256];
-    size_t n = sorted_entries(dir, names, 256);
+    size_t n = tu_list_dir(dir, names, 256);
+    assert_true(n > 0);
     for (size_t i = 0; i < n; i++) {
         char *p = tu_join(dir, names[i]);
         struct stat sb;

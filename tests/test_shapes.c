@@ -11,7 +11,6 @@
 #include "graphir/model.h"
 #include "graphir/runtime.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,16 +97,8 @@ done:
 
 static size_t walk(const char *dir, tally *t)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
     char *names[512];
-    size_t n = 0, bad = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.' && n < 512)
-            names[n++] = strdup(e->d_name);
-    closedir(d);
+    size_t n = tu_list_dir(dir, names, 512), bad = 0;
     for (size_t i = 0; i < n; i++) {
         char *p = tu_join(dir, names[i]);
         struct stat sb;

@@ -37,6 +37,28 @@ char *tu_tempdir(void)
     return tmpl;
 }
 
+size_t tu_list_dir(const char *dir, char **names, size_t max)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.') {
+            assert_true(n < max);
+            names[n++] = strdup(e->d_name);
+        }
+    closedir(d);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    return n;
+}
+
 void tu_rmtree(const char *dir)
 {
     DIR *d = opendir(dir);

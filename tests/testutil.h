@@ -26,6 +26,9 @@ bool tu_write(const char *path, const void *data, size_t len);
 bool tu_files_equal(const char *a, const char *b);
 /* Number of entries in a directory (excluding . and ..). */
 int tu_count_entries(const char *dir);
+/* The entries of dir (no dot files) sorted by name into names (malloc'd
+ * strings, at most max: more fails the test); 0 when dir cannot be opened. */
+size_t tu_list_dir(const char *dir, char **names, size_t max);
 
 /* Asserts st == GIR_OK, printing the error otherwise. */
 #define TU_OK(st, err) tu_assert_ok((st), (err), __FILE__, __LINE__)
