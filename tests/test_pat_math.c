@@ -2,7 +2,8 @@
  * function (checked against libm's double erf on a dense grid), Sqrt as
  * Pow where the input is shown non-negative, LRN as a convolution over
  * channels, ReduceProd as Slices multiplied; each run before and after
- * the rewrite, and written to the targets that lack the operator. */
+ * the rewrite, and written to the targets that lack the operator; and the
+ * fold-constants pattern (pat_fold.c) on a node's constant cone. */
 #include "patutil.h"
 
 #include "graphir/model.h"
@@ -267,6 +268,24 @@ static void test_window_lightnet(void **state)
     gir_graph_free(g);
 }
 
+/* A node computing from constants alone (Neg of an Identity of a weight)
+ * and its cone become one constant: bit-exact, NaN and infinities kept. */
+static void test_fold_constants_pattern(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 1, DIMS(6));
+    rt_const(g, "w", GIR_DT_F32, 1, DIMS(6), F32S(1.5f, -0.0f, 3e38f, NAN, -INFINITY, 2.0f));
+    rt_node(g, GIR_OP_Identity, "id", "w", "wi");
+    rt_node(g, GIR_OP_Neg, "u", "wi", "c");
+    rt_node(g, GIR_OP_Mul, "mul", "x,c", "y");
+    rt_output(g, "y");
+    gir_graph *r = pat_check(g, "fold-constants", "u", PAT_EDGES | PAT_NAN, 0);
+    assert_int_equal(pat_count(r, "Neg") + pat_count(r, "Identity"), 0);
+    assert_int_equal(gir_graph_node_count(r), 1);
+    gir_graph_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_gelu_targets),   cmocka_unit_test(test_sqrt_pow),
         cmocka_unit_test(test_sqrt_refuses),   cmocka_unit_test(test_lrn_conv),
         cmocka_unit_test(test_reduceprod_mul), cmocka_unit_test(test_window_lightnet),
+        cmocka_unit_test(test_fold_constants_pattern),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }
