@@ -239,10 +239,8 @@ gir_status infer_Stack(gir_graph *g, gir_node *n, gir_error *err)
     }
     ish xs, o;
     oi_ish_of(x, &xs);
-    if (xs.s.rank < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, dt, &o, err);
-    }
+    if (xs.s.rank < 0)
+        return oi_set_unknown(g, n, 0, dt, err);
     TRY(oi_rank_limit(n, (ll)xs.s.rank + 1, err));
     int a = 0;
     TRY(oi_norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank + 1, false, &a, err));
@@ -259,9 +257,8 @@ gir_status infer_Stack(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_Unstack(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     if (xs.s.rank < 0) {
         ish_unknown(&o);
         for (size_t k = 0; k < n->n_out; k++)

@@ -13,9 +13,8 @@
 gir_status infer_same(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish s;
-    oi_ish_of(x, &s);
+    TRY(oi_input_shape(g, n, 0, &x, &s, err));
     return oi_set_out(g, n, 0, x->dtype, &s, err);
 }
 
@@ -336,122 +335,133 @@ static gir_status check_bias(const gir_graph *g, const gir_node *n, int64_t m, g
     return GIR_OK;
 }
 
-gir_status infer_Conv(gir_graph *g, gir_node *n, gir_error *err)
+/* What Conv and ConvTranspose read alike: X and W with their common dtype,
+ * the window attributes, the spatial rank, group, strides, dilations, pads
+ * and kernel. */
+typedef struct conv_in {
+    gir_dtype dt;
+    ish xs, ws;
+    window w;
+    int64_t group;
+} conv_in;
+
+/* Reads c; when the spatial rank is unknown, sets the output unknown and
+ * *done. */
+static gir_status conv_begin(gir_graph *g, gir_node *n, conv_in *c, bool *done, gir_error *err)
 {
     const gir_value *x, *wv;
+    *done = false;
     TRY(oi_input(g, n, 0, &x, err));
     TRY(oi_input(g, n, 1, &wv, err));
-    gir_dtype dt;
-    TRY(oi_same_dtype(g, n, 0, n->n_in, &dt, err));
-    ish xs, ws, o;
-    oi_ish_of(x, &xs);
-    oi_ish_of(wv, &ws);
+    TRY(oi_same_dtype(g, n, 0, n->n_in, &c->dt, err));
+    oi_ish_of(x, &c->xs);
+    oi_ish_of(wv, &c->ws);
     const int64_t *ks;
-    window w;
-    window_attrs(n, &w);
-    TRY(conv_rank(n, &xs, &ws, ints_of(w.at[WA_KERNEL_SHAPE], &ks), &w.r, err));
-    if (w.r < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, dt, &o, err);
+    window_attrs(n, &c->w);
+    TRY(conv_rank(n, &c->xs, &c->ws, ints_of(c->w.at[WA_KERNEL_SHAPE], &ks), &c->w.r, err));
+    if (c->w.r < 0) {
+        *done = true;
+        return oi_set_unknown(g, n, 0, c->dt, err);
     }
-    int64_t group;
-    TRY(group_of(n, &w, &group, err));
-    TRY(window_read(n, w.r, true, &w, err));
-    TRY(conv_kernel(n, &ws, &w, err));
-    int64_t c = xs.s.rank >= 0 ? xs.s.dims[1] : -1;
-    int64_t m = ws.s.rank >= 0 ? ws.s.dims[0] : -1, wc = ws.s.rank >= 0 ? ws.s.dims[1] : -1, need;
-    TRY(divides(n, group, c, "input", err));
-    TRY(divides(n, group, m, "output", err));
-    if (c >= 0 && wc >= 0 && (!mul_ok(wc, group, &need) || need != c))
+    TRY(group_of(n, &c->w, &c->group, err));
+    TRY(window_read(n, c->w.r, true, &c->w, err));
+    return conv_kernel(n, &c->ws, &c->w, err);
+}
+
+/* The output shape so far: X's batch axis (with its name), then m channels. */
+static void conv_out_batch_channels(const conv_in *cv, int64_t m, ish *o)
+{
+    ish_rank(o, 0);
+    ish_push(o, cv->xs.s.rank >= 0 ? cv->xs.s.dims[0] : -1, cv->xs.s.rank >= 0 ? cv->xs.nm[0] : NULL);
+    ish_push(o, m, NULL);
+}
+
+gir_status infer_Conv(gir_graph *g, gir_node *n, gir_error *err)
+{
+    conv_in cv;
+    bool done;
+    TRY(conv_begin(g, n, &cv, &done, err));
+    if (done)
+        return GIR_OK;
+    int64_t c = cv.xs.s.rank >= 0 ? cv.xs.s.dims[1] : -1;
+    int64_t m = cv.ws.s.rank >= 0 ? cv.ws.s.dims[0] : -1, wc = cv.ws.s.rank >= 0 ? cv.ws.s.dims[1] : -1;
+    int64_t need;
+    TRY(divides(n, cv.group, c, "input", err));
+    TRY(divides(n, cv.group, m, "output", err));
+    if (c >= 0 && wc >= 0 && (!mul_ok(wc, cv.group, &need) || need != c))
         return gir_fail(err, GIR_E_SHAPE, "%s input X %s has %lld channels but weight W %s expects %lld x group %lld",
-                        OPN(n), SHP(&xs.s), (ll)c, SHP(&ws.s), (ll)wc, (ll)group);
+                        OPN(n), SHP(&cv.xs.s), (ll)c, SHP(&cv.ws.s), (ll)wc, (ll)cv.group);
     TRY(check_bias(g, n, m, err));
-    ish_rank(&o, 0);
-    ish_push(&o, xs.s.rank >= 0 ? xs.s.dims[0] : -1, xs.s.rank >= 0 ? xs.nm[0] : NULL);
-    ish_push(&o, m, NULL);
-    for (int i = 0; i < w.r; i++) {
+    ish o;
+    conv_out_batch_channels(&cv, m, &o);
+    for (int i = 0; i < cv.w.r; i++) {
         int64_t d;
-        TRY(window_out(n, &w, i, xs.s.rank >= 0 ? xs.s.dims[2 + i] : -1, &d, err));
+        TRY(window_out(n, &cv.w, i, cv.xs.s.rank >= 0 ? cv.xs.s.dims[2 + i] : -1, &d, err));
         ish_push(&o, d, NULL);
     }
-    return oi_set_out(g, n, 0, dt, &o, err);
+    return oi_set_out(g, n, 0, cv.dt, &o, err);
 }
 
 gir_status infer_ConvTranspose(gir_graph *g, gir_node *n, gir_error *err)
 {
-    const gir_value *x, *wv;
-    TRY(oi_input(g, n, 0, &x, err));
-    TRY(oi_input(g, n, 1, &wv, err));
-    gir_dtype dt;
-    TRY(oi_same_dtype(g, n, 0, n->n_in, &dt, err));
-    ish xs, ws, o;
-    oi_ish_of(x, &xs);
-    oi_ish_of(wv, &ws);
-    const int64_t *ks;
-    window w;
-    window_attrs(n, &w);
-    TRY(conv_rank(n, &xs, &ws, ints_of(w.at[WA_KERNEL_SHAPE], &ks), &w.r, err));
-    if (w.r < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, dt, &o, err);
-    }
-    int64_t group, outpad[GIR_MAX_RANK];
-    TRY(group_of(n, &w, &group, err));
-    TRY(window_read(n, w.r, true, &w, err));
-    TRY(conv_kernel(n, &ws, &w, err));
-    TRY(window_list(n, &w, WA_OUTPUT_PADDING, w.r, "one per spatial axis", 0, 0, outpad, err));
-    for (int i = 0; i < w.r; i++)
-        if (outpad[i] >= w.s[i] && outpad[i] >= w.d[i])
+    conv_in cv;
+    bool done;
+    TRY(conv_begin(g, n, &cv, &done, err));
+    if (done)
+        return GIR_OK;
+    int64_t outpad[GIR_MAX_RANK];
+    TRY(window_list(n, &cv.w, WA_OUTPUT_PADDING, cv.w.r, "one per spatial axis", 0, 0, outpad, err));
+    for (int i = 0; i < cv.w.r; i++)
+        if (outpad[i] >= cv.w.s[i] && outpad[i] >= cv.w.d[i])
             return gir_fail(err, GIR_E_ATTRIBUTE, "%s output_padding %lld on spatial axis %d is not less than the "
-                            "stride %lld or the dilation %lld", OPN(n), (ll)outpad[i], i, (ll)w.s[i], (ll)w.d[i]);
+                            "stride %lld or the dilation %lld", OPN(n), (ll)outpad[i], i, (ll)cv.w.s[i],
+                            (ll)cv.w.d[i]);
     const int64_t *os;
-    ptrdiff_t nos = ints_of(w.at[WA_OUTPUT_SHAPE], &os);
+    ptrdiff_t nos = ints_of(cv.w.at[WA_OUTPUT_SHAPE], &os);
     if (nos >= 0)
-        TRY(oi_list_len(n, "output_shape", nos, w.r, "one per spatial axis", err));
+        TRY(oi_list_len(n, "output_shape", nos, cv.w.r, "one per spatial axis", err));
     /* X is [N, C, ...], W is [C, M / group, k...]. */
-    int64_t c = xs.s.rank >= 0 ? xs.s.dims[1] : -1, wc = ws.s.rank >= 0 ? ws.s.dims[0] : -1;
-    int64_t mg = ws.s.rank >= 0 ? ws.s.dims[1] : -1, m = -1;
-    TRY(divides(n, group, c, "input", err));
+    int64_t c = cv.xs.s.rank >= 0 ? cv.xs.s.dims[1] : -1, wc = cv.ws.s.rank >= 0 ? cv.ws.s.dims[0] : -1;
+    int64_t mg = cv.ws.s.rank >= 0 ? cv.ws.s.dims[1] : -1, m = -1;
+    TRY(divides(n, cv.group, c, "input", err));
     if (c >= 0 && wc >= 0 && c != wc)
         return gir_fail(err, GIR_E_SHAPE, "%s input X %s has %lld channels but weight W %s expects %lld", OPN(n),
-                        SHP(&xs.s), (ll)c, SHP(&ws.s), (ll)wc);
-    if (mg >= 0 && !mul_ok(mg, group, &m))
+                        SHP(&cv.xs.s), (ll)c, SHP(&cv.ws.s), (ll)wc);
+    if (mg >= 0 && !mul_ok(mg, cv.group, &m))
         return oi_too_large(n, err);
     TRY(check_bias(g, n, m, err));
-    ish_rank(&o, 0);
-    ish_push(&o, xs.s.rank >= 0 ? xs.s.dims[0] : -1, xs.s.rank >= 0 ? xs.nm[0] : NULL);
-    ish_push(&o, m, NULL);
-    for (int i = 0; i < w.r; i++) {
-        int64_t in = xs.s.rank >= 0 ? xs.s.dims[2 + i] : -1, d = -1, t;
+    ish o;
+    conv_out_batch_channels(&cv, m, &o);
+    for (int i = 0; i < cv.w.r; i++) {
+        int64_t in = cv.xs.s.rank >= 0 ? cv.xs.s.dims[2 + i] : -1, d = -1, t;
         if (nos >= 0) {
             d = os[i];
-        } else if (in >= 0 && is_same_pad(&w)) {
-            if (!mul_ok(in, w.s[i], &d))
+        } else if (in >= 0 && is_same_pad(&cv.w)) {
+            if (!mul_ok(in, cv.w.s[i], &d))
                 return oi_too_large(n, err);
-        } else if (in >= 0 && w.k[i] >= 0) {
+        } else if (in >= 0 && cv.w.k[i] >= 0) {
             /* stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads */
-            if (in < 1 || !mul_ok(w.s[i], in - 1, &d) || !add_ok(d, outpad[i], &d) ||
-                !mul_ok(w.k[i] - 1, w.d[i], &t) || !add_ok(t, 1, &t) || !add_ok(d, t, &d) ||
-                !add_ok(w.pb[i], w.pe[i], &t))
+            if (in < 1 || !mul_ok(cv.w.s[i], in - 1, &d) || !add_ok(d, outpad[i], &d) ||
+                !mul_ok(cv.w.k[i] - 1, cv.w.d[i], &t) || !add_ok(t, 1, &t) || !add_ok(d, t, &d) ||
+                !add_ok(cv.w.pb[i], cv.w.pe[i], &t))
                 return in < 1 ? gir_fail(err, GIR_E_SHAPE, "%s input X %s has an empty spatial axis", OPN(n),
-                                         SHP(&xs.s))
+                                         SHP(&cv.xs.s))
                               : oi_too_large(n, err);
             if (d - t < 1)
                 return gir_fail(err, GIR_E_ATTRIBUTE, "%s pads %lld + %lld on spatial axis %d leave no output "
-                                "(unpadded extent %lld)", OPN(n), (ll)w.pb[i], (ll)w.pe[i], i, (ll)d);
+                                "(unpadded extent %lld)", OPN(n), (ll)cv.w.pb[i], (ll)cv.w.pe[i], i, (ll)d);
             d -= t;
         }
         ish_push(&o, d, NULL);
     }
-    return oi_set_out(g, n, 0, dt, &o, err);
+    return oi_set_out(g, n, 0, cv.dt, &o, err);
 }
 
 gir_status infer_pool(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     window w;
     window_attrs(n, &w);
     const int64_t *ks;
@@ -479,9 +489,8 @@ gir_status infer_pool(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_global_pool(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     if (xs.s.rank >= 0) {
         if (xs.s.rank < 3)
             return gir_fail(err, GIR_E_SHAPE, "%s input X must have rank 3 or more (batch, channels, spatial axes), "
@@ -549,10 +558,8 @@ gir_status infer_MatMul(gir_graph *g, gir_node *n, gir_error *err)
     if (as.s.rank == 0 || bs.s.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "MatMul inputs must have rank 1 or more, found %s and %s", SHP(&as.s),
                         SHP(&bs.s));
-    if (as.s.rank < 0 || bs.s.rank < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, dt, &o, err);
-    }
+    if (as.s.rank < 0 || bs.s.rank < 0)
+        return oi_set_unknown(g, n, 0, dt, err);
     int ra = as.s.rank, rb = bs.s.rank;
     int64_t ka = as.s.dims[ra - 1], kb = bs.s.dims[rb == 1 ? 0 : rb - 2];
     if (ka >= 0 && kb >= 0 && ka != kb)
@@ -605,9 +612,8 @@ static gir_status per_channel(const gir_graph *g, const gir_node *n, const ish *
 gir_status infer_norm(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     TRY(per_channel(g, n, &xs, 1, n->n_in, err));
     return oi_set_out(g, n, 0, x->dtype, &xs, err);
 }

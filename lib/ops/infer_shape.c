@@ -11,19 +11,16 @@
 gir_status infer_reduce(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     const int64_t *axes;
     ptrdiff_t na = gir_attrs_get_ints(&n->attrs, "axes", &axes);
     bool keep = gir_node_int(n, "keepdims", 1) != 0;
     bool noop = n->op == GIR_OP_ReduceSum && gir_node_int(n, "noop_with_empty_axes", 0) != 0;
     if (na <= 0 && noop)
         return oi_set_out(g, n, 0, x->dtype, &xs, err);
-    if (xs.s.rank < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, x->dtype, &o, err);
-    }
+    if (xs.s.rank < 0)
+        return oi_set_unknown(g, n, 0, x->dtype, err);
     bool mark[GIR_MAX_RANK];
     if (na <= 0)
         for (int i = 0; i < GIR_MAX_RANK; i++)
@@ -43,13 +40,10 @@ gir_status infer_reduce(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_arg(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
-    if (xs.s.rank < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, GIR_DT_I64, &o, err);
-    }
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
+    if (xs.s.rank < 0)
+        return oi_set_unknown(g, n, 0, GIR_DT_I64, err);
     int a = 0;
     TRY(oi_norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     bool keep = gir_node_int(n, "keepdims", 1) != 0;
@@ -70,8 +64,8 @@ gir_status infer_Reshape(gir_graph *g, gir_node *n, gir_error *err)
     const gir_value *x;
     TRY(oi_input(g, n, 0, &x, err));
     const int64_t *v;
-    ptrdiff_t len = gir_attrs_get_ints(&n->attrs, "shape", &v);
-    TRY(oi_need_attr(n, "shape", len >= 0, err));
+    ptrdiff_t len;
+    TRY(oi_need_ints(n, "shape", &v, &len, err));
     TRY(oi_rank_limit(n, len, err));
     bool allowzero = gir_node_int(n, "allowzero", 0) != 0, has_zero = false;
     int neg = -1;
@@ -160,9 +154,8 @@ static gir_status merged_dim(const gir_node *n, const ish *xs, int from, int to,
 gir_status infer_Flatten(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     ish_rank(&o, 2);
     if (xs.s.rank >= 0) {
         int a = 0;
@@ -177,9 +170,8 @@ gir_status infer_Flatten(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_Transpose(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     const int64_t *perm;
     ptrdiff_t len = gir_attrs_get_ints(&n->attrs, "perm", &perm);
     int r = xs.s.rank;
@@ -215,15 +207,12 @@ gir_status infer_Transpose(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_Squeeze(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     const int64_t *axes;
     ptrdiff_t na = gir_attrs_get_ints(&n->attrs, "axes", &axes);
-    if (xs.s.rank < 0 || (na < 0 && !gir_shape_is_known(&xs.s))) {
-        ish_unknown(&o); /* which axes go depends on unknown sizes */
-        return oi_set_out(g, n, 0, x->dtype, &o, err);
-    }
+    if (xs.s.rank < 0 || (na < 0 && !gir_shape_is_known(&xs.s)))
+        return oi_set_unknown(g, n, 0, x->dtype, err); /* which axes go depends on unknown sizes */
     bool mark[GIR_MAX_RANK];
     if (na < 0) {
         for (int i = 0; i < xs.s.rank; i++)
@@ -245,16 +234,13 @@ gir_status infer_Squeeze(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_Unsqueeze(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     const int64_t *axes;
-    ptrdiff_t na = gir_attrs_get_ints(&n->attrs, "axes", &axes);
-    TRY(oi_need_attr(n, "axes", na >= 0, err));
-    if (xs.s.rank < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, x->dtype, &o, err);
-    }
+    ptrdiff_t na;
+    TRY(oi_need_ints(n, "axes", &axes, &na, err));
+    if (xs.s.rank < 0)
+        return oi_set_unknown(g, n, 0, x->dtype, err);
     TRY(oi_rank_limit(n, (ll)xs.s.rank + na, err));
     int r = xs.s.rank + (int)na;
     bool mark[GIR_MAX_RANK];
@@ -285,10 +271,8 @@ gir_status infer_Concat(gir_graph *g, gir_node *n, gir_error *err)
             r = o.s.rank;
         }
     }
-    if (r < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, dt, &o, err);
-    }
+    if (r < 0)
+        return oi_set_unknown(g, n, 0, dt, err);
     int a = 0;
     TRY(oi_norm_axis(n, "axis", gir_node_int(n, "axis", 0), r, false, &a, err));
     int64_t sum = 0;
@@ -326,9 +310,8 @@ gir_status infer_Concat(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_Split(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
     ish xs;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
     const int64_t *split;
     ptrdiff_t ns = gir_attrs_get_ints(&n->attrs, "split", &split);
     if (ns >= 0)
@@ -394,10 +377,9 @@ gir_status infer_Slice(gir_graph *g, gir_node *n, gir_error *err)
     const gir_value *x;
     TRY(oi_input(g, n, 0, &x, err));
     const int64_t *starts, *ends, *axes = NULL, *steps = NULL;
-    ptrdiff_t ns = gir_attrs_get_ints(&n->attrs, "starts", &starts);
-    ptrdiff_t ne = gir_attrs_get_ints(&n->attrs, "ends", &ends);
-    TRY(oi_need_attr(n, "starts", ns >= 0, err));
-    TRY(oi_need_attr(n, "ends", ne >= 0, err));
+    ptrdiff_t ns, ne;
+    TRY(oi_need_ints(n, "starts", &starts, &ns, err));
+    TRY(oi_need_ints(n, "ends", &ends, &ne, err));
     TRY(oi_list_len(n, "ends", ne, ns, "one per start", err));
     ptrdiff_t na = gir_attrs_get_ints(&n->attrs, "axes", &axes);
     ptrdiff_t nt = gir_attrs_get_ints(&n->attrs, "steps", &steps);
@@ -444,12 +426,11 @@ gir_status infer_Slice(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_Pad(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
-    const int64_t *pads;
-    ptrdiff_t np = gir_attrs_get_ints(&n->attrs, "pads", &pads);
-    TRY(oi_need_attr(n, "pads", np >= 0, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
+    const int64_t *pads;
+    ptrdiff_t np;
+    TRY(oi_need_ints(n, "pads", &pads, &np, err));
     if (xs.s.rank < 0) {
         if (np % 2 != 0)
             return gir_fail(err, GIR_E_ATTRIBUTE, "Pad attribute 'pads' has %td values, expected an even number "
@@ -480,12 +461,11 @@ gir_status infer_Pad(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_Tile(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
-    TRY(oi_input(g, n, 0, &x, err));
-    const int64_t *rep;
-    ptrdiff_t nr = gir_attrs_get_ints(&n->attrs, "repeats", &rep);
-    TRY(oi_need_attr(n, "repeats", nr >= 0, err));
     ish xs, o;
-    oi_ish_of(x, &xs);
+    TRY(oi_input_shape(g, n, 0, &x, &xs, err));
+    const int64_t *rep;
+    ptrdiff_t nr;
+    TRY(oi_need_ints(n, "repeats", &rep, &nr, err));
     if (xs.s.rank >= 0)
         TRY(oi_list_len(n, "repeats", nr, xs.s.rank, "one per input axis", err));
     TRY(oi_rank_limit(n, nr, err));
@@ -512,8 +492,8 @@ gir_status infer_Expand(gir_graph *g, gir_node *n, gir_error *err)
     const gir_value *x;
     TRY(oi_input(g, n, 0, &x, err));
     const int64_t *v;
-    ptrdiff_t len = gir_attrs_get_ints(&n->attrs, "shape", &v);
-    TRY(oi_need_attr(n, "shape", len >= 0, err));
+    ptrdiff_t len;
+    TRY(oi_need_ints(n, "shape", &v, &len, err));
     TRY(oi_rank_limit(n, len, err));
     ish xs, ss, o;
     oi_ish_of(x, &xs);
@@ -538,10 +518,8 @@ gir_status infer_Gather(gir_graph *g, gir_node *n, gir_error *err)
     oi_ish_of(idx, &is);
     if (xs.s.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "Gather input data must have rank 1 or more, found %s", SHP(&xs.s));
-    if (xs.s.rank < 0 || is.s.rank < 0) {
-        ish_unknown(&o);
-        return oi_set_out(g, n, 0, x->dtype, &o, err);
-    }
+    if (xs.s.rank < 0 || is.s.rank < 0)
+        return oi_set_unknown(g, n, 0, x->dtype, err);
     int a = 0;
     TRY(oi_norm_axis(n, "axis", gir_node_int(n, "axis", 0), xs.s.rank, false, &a, err));
     TRY(oi_rank_limit(n, (ll)xs.s.rank + is.s.rank - 1, err));

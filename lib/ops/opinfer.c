@@ -19,6 +19,21 @@ void oi_ish_of(const gir_value *v, ish *o)
     }
 }
 
+gir_status oi_input_shape(const gir_graph *g, const gir_node *n, size_t i, const gir_value **v, ish *s,
+                          gir_error *err)
+{
+    TRY(oi_input(g, n, i, v, err));
+    oi_ish_of(*v, s);
+    return GIR_OK;
+}
+
+gir_status oi_set_unknown(gir_graph *g, gir_node *n, size_t k, gir_dtype dt, gir_error *err)
+{
+    ish o;
+    ish_unknown(&o);
+    return oi_set_out(g, n, k, dt, &o, err);
+}
+
 gir_status oi_rank_limit(const gir_node *n, ll r, gir_error *err)
 {
     if (r > GIR_MAX_RANK)
@@ -233,6 +248,12 @@ gir_status oi_need_attr(const gir_node *n, const char *attr, bool present, gir_e
     if (!present)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s needs attribute '%s'", OPN(n), attr);
     return GIR_OK;
+}
+
+gir_status oi_need_ints(const gir_node *n, const char *attr, const int64_t **v, ptrdiff_t *len, gir_error *err)
+{
+    *len = gir_attrs_get_ints(&n->attrs, attr, v);
+    return oi_need_attr(n, attr, *len >= 0, err);
 }
 
 /* Looks several attributes of n up in one walk over its list: at[k] is the

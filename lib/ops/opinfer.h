@@ -72,6 +72,11 @@ static inline const char *string_of(const gir_attr *a, const char *dflt)
 }
 
 void oi_ish_of(const gir_value *v, ish *o);
+/* Input i (oi_input) and its shape (oi_ish_of). */
+gir_status oi_input_shape(const gir_graph *g, const gir_node *n, size_t i, const gir_value **v, ish *s,
+                          gir_error *err);
+/* Output k has type dt (or what it has) and a shape of unknown rank (oi_set_out). */
+gir_status oi_set_unknown(gir_graph *g, gir_node *n, size_t k, gir_dtype dt, gir_error *err);
 gir_status oi_rank_limit(const gir_node *n, ll r, gir_error *err);
 gir_status oi_too_large(const gir_node *n, gir_error *err);
 /* Product of dims [from, to) of s: -1 when one is unknown, -2 on overflow. */
@@ -100,6 +105,8 @@ gir_status oi_axes_mask(const gir_node *n, const char *attr, const int64_t *v, p
 gir_status oi_list_len(const gir_node *n, const char *attr, ptrdiff_t len, ll want, const char *why,
                        gir_error *err);
 gir_status oi_need_attr(const gir_node *n, const char *attr, bool present, gir_error *err);
+/* The INTS attribute attr, which n must have: *len values at *v. */
+gir_status oi_need_ints(const gir_node *n, const char *attr, const int64_t **v, ptrdiff_t *len, gir_error *err);
 /* Looks several attributes of n up in one walk over its list: at[k] is the
  * attribute called names[k] (the first, as gir_attrs_find), or NULL.  With
  * names in schema order, a normalised list matches each name at the first
