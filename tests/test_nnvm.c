@@ -1024,10 +1024,10 @@ static void write_mx_params(const char *path, const char *const *names, gir_tens
     gir_outfile *f;
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_outfile_open(path, true, &f, &err), &err);
-    nn_param_out *items = calloc(n, sizeof *items);
+    gir_param_out *items = calloc(n, sizeof *items);
     for (size_t i = 0; i < n; i++)
-        items[i] = (nn_param_out){ names[i], ts[i] };
-    TU_OK(nn_params_write(f, NN_PARAMS_MXNET, items, n, &err), &err);
+        items[i] = (gir_param_out){ names[i], ts[i] };
+    TU_OK(gir_params_write(f, GIR_PARAMS_MXNET, items, n, NULL, &err), &err);
     TU_OK(gir_outfile_commit(f, &err), &err);
     free(items);
 }

@@ -20,7 +20,7 @@ typedef struct nn_reader {
     bool *label_only;        /* per raw node: a variable only SoftmaxOutput reads as its label */
     bool *var_made;          /* per raw node: variable value created */
     /* params */
-    const nn_params *params;
+    const gir_params *params;
     int32_t *claimed;        /* per param: value it was matched to, -1 */
     size_t *by_key;          /* param indices sorted by key */
     /* input-shape option */

@@ -1875,7 +1875,7 @@ static gir_status rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *
     const char *dt = A(r, idx, "dtype");
     if (!dt)
         return bad_attr(r, idx, "dtype", NULL, err);
-    gir_dtype t = nn_dltype(dt);
+    gir_dtype t = gir_dltype(dt);
     if (t == GIR_DT_UNKNOWN) {
         *res = NN_OPAQUE;
         return GIR_OK;
@@ -2793,8 +2793,8 @@ static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, 
             val->shape = s;
         } else if (strcmp(kv->key, "__dtype__") == 0) {
             int64_t code;
-            if (nn_parse_int(kv->value, &code) && nn_mxnet_dtype(code) != GIR_DT_UNKNOWN)
-                val->dtype = nn_mxnet_dtype(code);
+            if (nn_parse_int(kv->value, &code) && gir_mxnet_dtype(code) != GIR_DT_UNKNOWN)
+                val->dtype = gir_mxnet_dtype(code);
         }
     }
     /* The parameter of that name (binary search over the sorted keys). */
@@ -2809,7 +2809,7 @@ static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, 
         }
         if (lo < r->params->n && strcmp(r->params->items[r->by_key[lo]].key, name) == 0) {
             size_t pi = r->by_key[lo];
-            const nn_param *p = &r->params->items[pi];
+            const gir_param *p = &r->params->items[pi];
             if (p->empty) {
                 gir_fail(err, GIR_E_PARAMS, "parameter '%s' is an empty array (no shape, no data)", p->name);
                 gir_err_file(err, r->params->path);
@@ -2831,12 +2831,12 @@ static gir_status make_value(nn_reader *r, const char *name, const nn_node *rn, 
                 }
             }
             gir_tensor *t;
-            TRY(nn_params_tensor(r->params, pi, &t, err));
+            TRY(gir_params_tensor(r->params, pi, &t, err));
             gir_value_set_data(val, t);
             gir_tensor_unref(t);
             val->kind = GIR_VALUE_WEIGHT;
             r->claimed[pi] = v;
-            if (r->params->kind == NN_PARAMS_MXNET &&
+            if (r->params->kind == GIR_PARAMS_MXNET &&
                 gir_attrs_set_string(g, &val->meta, "mxnet.param_prefix", p->prefix, err))
                 return gir_nomem(err);
         }

@@ -1250,7 +1250,7 @@ static gir_status wr_cast(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
 {
     const char *to = gir_attrs_get_string(&n->attrs, "to", NULL);
     gir_dtype t = to ? gir_dtype_from_name(to) : GIR_DT_UNKNOWN;
-    const char *name = nn_dltype_name(t);
+    const char *name = gir_dltype_name(t);
     if (!name)
         return unsup_attr(err, n, "Cast to %s", to ? to : "an unnamed type");
     falist l = { .n = 0 };

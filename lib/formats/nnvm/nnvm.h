@@ -1,12 +1,14 @@
 /* The NNVM family: NNVM graph JSON, MXNet symbol JSON (every generation) and
  * the TVM graph-executor JSON share one reader and one writer; their
- * .params companions (TVM list, MXNet NDArray list) live in params.c.
+ * .params companions (TVM list, MXNet NDArray list) are read and written
+ * by lib/io/params.c.
  * Internal to lib/formats/nnvm. */
 #ifndef GIR_NNVM_H
 #define GIR_NNVM_H
 
 #include "formats/format.h"
 #include "io/json.h"
+#include "io/params.h"
 
 typedef enum nn_flavour { NN_NNVM = 0, NN_MXNET, NN_TVM, NN_FLAVOURS } nn_flavour;
 
@@ -160,61 +162,6 @@ const char *nn_fmt_bool(bool v);
 void nn_fmt_float(char out[48], double v);
 /* Shape text in MXNet's __shape__ style "(5, 0, 5, 5)" -> dims (0 -> -1). */
 bool nn_parse_shape_hint(const char *s, gir_shape *shape);
-
-/* ---- dtypes (params.c) ------------------------------------------------------ */
-
-gir_dtype nn_mxnet_dtype(int64_t flag);           /* mshadow type flag */
-int nn_mxnet_flag(gir_dtype t);                    /* -1 if none */
-gir_dtype nn_dltype(const char *s);                /* "float32" ...; UNKNOWN otherwise */
-const char *nn_dltype_name(gir_dtype t);           /* NULL if none */
-/* Whether s has the form of a TVM type name (class, bits <= 128, lanes
- * <= 1024) even if graphconv has no dtype for it. */
-bool nn_dltype_plausible(const char *s);
-int nn_nnvm_dtype_code(gir_dtype t);               /* NNVM TypeFlag, -1 if none */
-
-/* ---- params files (params.c) ------------------------------------------------ */
-
-typedef enum nn_params_kind { NN_PARAMS_TVM = 1, NN_PARAMS_MXNET } nn_params_kind;
-
-typedef struct nn_param {
-    const char *name;    /* as stored ("arg:conv0_weight") */
-    const char *key;     /* name without an arg:/aux: prefix */
-    const char *prefix;  /* "arg", "aux" or "" */
-    gir_dtype dtype;
-    gir_shape shape;
-    uint64_t offset;     /* of the data in the file */
-    uint64_t nbytes;
-    uint64_t record;     /* offset of the record (errors) */
-    bool empty;          /* MXNet empty array (no shape, no data) */
-} nn_param;
-
-typedef struct nn_params {
-    gir_arena arena;
-    char *path;
-    struct nn_params_src *src; /* shared by the lazy tensors */
-    nn_params_kind kind;
-    nn_param *items;
-    size_t n;
-} nn_params;
-
-/* What the first bytes say: NN_PARAMS_TVM / NN_PARAMS_MXNET, 0 for neither;
- * *npz set for MXNet 2.x zip/npy files. */
-int nn_params_sniff(const unsigned char *head, size_t n, bool *npz);
-/* Reads the directory of a params file (names, dtypes, shapes, offsets);
- * never the data. */
-gir_status nn_params_open(const char *path, nn_params *p, gir_error *err);
-void nn_params_free(nn_params *p);
-/* A lazy tensor reading item i's data from the file when loaded. */
-gir_status nn_params_tensor(const nn_params *p, size_t i, gir_tensor **out, gir_error *err);
-
-/* One tensor to write: the name stored and its data. */
-typedef struct nn_param_out {
-    const char *name;
-    gir_tensor *t;
-} nn_param_out;
-/* Streams the tensors into f, one loaded at a time. */
-gir_status nn_params_write(gir_outfile *f, nn_params_kind kind, const nn_param_out *items, size_t n,
-                           gir_error *err);
 
 /* ---- reading and writing (read.c, write.c) ------------------------------------ */
 
