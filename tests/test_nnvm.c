@@ -151,7 +151,7 @@ static char *write_tmp(const char *name, const char *text)
 
 /* ---- the real files ---------------------------------------------------------- */
 
-/* Attribute text as the files spell it (attrtext.c). */
+/* Attribute text as the files spell it (text.c). */
 static void test_attr_text(void **state)
 {
     (void)state;
@@ -1435,7 +1435,7 @@ static void test_writer_refusals(void **state)
     gir_graph_free(g);
 }
 
-/* ---- the fast path (raw_fast.c) against the DOM path -------------------------------- */
+/* ---- the fast path (read_raw_fast.c) against the DOM path -------------------------------- */
 
 /* Reads path both ways (the fast path when it takes the file, the DOM
  * path alone): the same status and error, or graphs without a difference

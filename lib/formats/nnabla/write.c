@@ -3,7 +3,7 @@
  * The graph becomes one Network and its Executor; everything else a .nnp
  * read before carried (other networks, executors, datasets, optimizers,
  * monitors, configs, unused parameters) is put back from the graph's meta.
- * Canonical operators become NNabla functions (see the table in format.c);
+ * Canonical operators become NNabla functions (see the table in plugin.c);
  * the whole graph is checked first and every operator or attribute that
  * NNabla cannot express is reported at once. */
 #include "nnabla.h"

@@ -30,7 +30,7 @@ typedef enum nn_mkey {
 } nn_mkey;
 const char *nn_meta_key(nn_flavour f, nn_mkey k);
 
-/* ---- the file's graph, as parsed and checked (raw.c) -------------------- */
+/* ---- the file's graph, as parsed and checked (read_raw.c) -------------------- */
 
 typedef struct nn_entry {
     uint32_t node, index, version;
@@ -62,14 +62,14 @@ typedef struct nn_gattr {
     const gir_json *where;   /* the [type, payload] array */
 } nn_gattr;
 
-/* Limits both readers (raw.c, raw_fast.c) hold files to. */
+/* Limits both readers (read_raw.c, read_raw_fast.c) hold files to. */
 #define NN_MAX_NODES ((size_t)INT32_MAX / 4) /* nodes in a graph */
 #define NN_MAX_PORTS 65535u                  /* inputs of a node; an entry's output index is below it */
 
 typedef struct nn_raw {
     gir_arena arena;
-    const gir_json_doc *doc; /* raw_fast.c: only "attrs" was parsed into it */
-    nn_node *nodes_heap;     /* raw_fast.c: the nodes, on the heap (freed with raw) */
+    const gir_json_doc *doc; /* read_raw_fast.c: only "attrs" was parsed into it */
+    nn_node *nodes_heap;     /* read_raw_fast.c: the nodes, on the heap (freed with raw) */
     nn_node *nodes;
     size_t n_nodes;
     nn_entry *heads;
@@ -87,7 +87,7 @@ typedef struct nn_raw {
 } nn_raw;
 
 /* The keys a node object may have, and those of the graph object: one
- * list for both readers (raw.c, raw_fast.c).  nn_*_key_of matches the
+ * list for both readers (read_raw.c, read_raw_fast.c).  nn_*_key_of matches the
  * n bytes at k (no NUL needed); NN_*_UNKNOWN for any other key. */
 typedef enum nn_node_key {
     NN_NK_OP,
@@ -124,7 +124,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err);
  * the DOM would be parsed with. */
 bool nn_raw_parse_fast(gir_json_doc *doc, const gir_json_options *jo, nn_raw *raw);
 void nn_raw_free(nn_raw *raw);
-/* Shared by both (raw.c): the graph attributes from the "attrs" object,
+/* Shared by both (read_raw.c): the graph attributes from the "attrs" object,
  * and the checks once every node, head and attribute is read (variables'
  * outputs, the topological order). */
 gir_status nn_raw_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err);
@@ -143,7 +143,7 @@ const char *nn_meta_attr(const gir_attrs *meta, const char *list_key, const char
 /* The pairs list (n = number of strings, even), or NULL. */
 const char *const *nn_meta_pairs(const gir_attrs *meta, const char *list_key, size_t *n);
 
-/* ---- attribute text (attrtext.c) ------------------------------------------ */
+/* ---- attribute text (text.c) ------------------------------------------ */
 
 #define NN_MAX_TUPLE 16
 /* Integer: "3", "-1", "3L". */
@@ -187,7 +187,7 @@ char *nn_params_path_for(const char *json_path, nn_flavour fl);
  * suggest, with a score (0: not a graph JSON of this family). */
 int nn_probe(const unsigned char *head, size_t n, nn_flavour *fl);
 
-/* ---- operator mapping (opmap.c) ------------------------------------------------ */
+/* ---- operator mapping (ops.c, read_ops.c, write_ops.c) ------------------------------------------------ */
 
 /* Output count a flavour's operator has (hidden outputs included), from its
  * attributes; 0 when the op is not known. */

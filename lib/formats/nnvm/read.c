@@ -1,9 +1,9 @@
 /* Reading NNVM, MXNet and TVM graph JSON (and the companion .params) into
- * the IR.  The structure is read by raw_fast.c straight from the text when
+ * the IR.  The structure is read by read_raw_fast.c straight from the text when
  * it can; when it cannot, or when anything after it fails, the file is
- * read through the DOM (gir_json_doc_parse, then raw.c), whose values give
+ * read through the DOM (gir_json_doc_parse, then read_raw.c), whose values give
  * every error its JSON pointer and line:column. */
-#include "map.h"
+#include "ops.h"
 #include "api/api.h"
 #include "passes/passes.h"
 

@@ -1,7 +1,7 @@
 /* Writing the IR as NNVM, MXNet or TVM graph JSON in dmlc::JSONWriter's
  * layout, plus the companion .params (TVM list beside nnvm/tvm, MXNet V2
  * list beside mxnet), streamed one tensor at a time. */
-#include "map.h"
+#include "ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1573,7 +1573,7 @@ gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out,
         return st;
     struct stat fst;
     if (len >= ONNX_STRIP_MIN_FILE && stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && (uint64_t)fst.st_size == len) {
-        /* large weights stay in the file, read when needed (onnx_strip.c) */
+        /* large weights stay in the file, read when needed (read_strip.c) */
         char *small;
         size_t small_len;
         if ((st = onnx_strip_raw_data((const uint8_t *)data, len, gir_path_basename(path), ONNX_STRIP_MIN_TENSOR,

@@ -5,7 +5,7 @@
  * the file; otherwise values are printed in Python style ("(1, 1)",
  * "True", "0.001").  An attribute equal to the format's default is left out
  * unless the source had it. */
-#include "map.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Operator mapping of the NNVM family: the reader and writer contexts the
- * per-operator functions work in (map_read.c, map_write.c). */
-#ifndef GIR_NNVM_MAP_H
-#define GIR_NNVM_MAP_H
+ * per-operator functions work in (read_ops.c, write_ops.c). */
+#ifndef GIR_NNVM_OPS_H
+#define GIR_NNVM_OPS_H
 
 #include "nnvm.h"
 #include "../format.h"
@@ -30,7 +30,7 @@ typedef struct nn_reader {
     int64_t mx_version;      /* mxnet_version, 0 when absent (0.8 layout) */
     bool *bn_synth;          /* per raw node: BatchNorm given synthesised aux inputs */
     /* The last blocks of meta pairs made, per operator definition and for
-     * variables (map_read.c: pairs_attr). */
+     * variables (read_ops.c: pairs_attr). */
 #define NN_PAIRS_MEMO 17
     struct nn_pairs_memo {
         const char **v;
@@ -78,7 +78,7 @@ uint32_t nn_node_outputs(const nn_reader *r, size_t idx);
 /* Maps raw op node idx (its inputs already made), canonically or verbatim. */
 gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err);
 
-/* The reading helpers of map_read.c, for mappings kept in their own files:
+/* The reading helpers of read_ops.c, for mappings kept in their own files:
  * the node standing for raw node idx (its attributes in meta), a helper
  * node "<name>_<suffix>", output k's value, attribute getters (errors name
  * the attribute and its JSON path). */
@@ -93,7 +93,7 @@ gir_status nn_rd_bool(const nn_reader *r, size_t idx, const char *key, bool dflt
 const char *nn_rd_str(const nn_reader *r, size_t idx, const char *key, const char *dflt);
 gir_status nn_rd_bad_attr(const nn_reader *r, size_t idx, const char *key, const char *what, gir_error *err);
 
-/* MXNet's fused RNN operator (map_rnn.c): its attribute keys, its output
+/* MXNet's fused RNN operator (read_ops_rnn.c): its attribute keys, its output
  * count (1, or with state_outputs 2, LSTM 3) and its reading into one
  * canonical LSTM/GRU/RNN per layer. */
 extern const char *const nn_k_rnn_mx[];
@@ -158,7 +158,7 @@ int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *prelu);
 /* The Cast to bool feeding a Where's condition that where absorbs, or -1. */
 int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n);
 
-/* LSTM, GRU and RNN written as MXNet's fused RNN (map_rnn.c): the packed
+/* LSTM, GRU and RNN written as MXNet's fused RNN (read_ops_rnn.c): the packed
  * parameters become a synthesised variable with data; the Squeeze (one
  * direction) or Transpose + Reshape (two) that turns Y into RNN's
  * [T, N, D*H] is folded into it (nn_rnn_absorb marks those nodes). */
