@@ -175,4 +175,223 @@ void nn_rnn_absorb(nn_writer *w);
  * verbatim. */
 gir_status nn_resolve_pending(nn_reader *r, gir_error *err);
 
+/* ---- the reader's helpers shared by read_ops*.c (read_ops.c) --------- */
+
+typedef struct convp {
+    size_t rank;
+    int64_t kernel[3], strides[3], dil[3], pads[6], adj[3];
+    int64_t channels, group;
+    bool bias;
+} convp;
+
+const nn_node *nn_rd_raw(const nn_reader *r, size_t idx);
+
+const char *nn_rd_attr(const nn_reader *r, size_t idx, const char *key);
+
+/* Absent, "None" and "()" give n = 0. */
+gir_status nnr_g_tuple(const nn_reader *r, size_t idx, const char *key, bool req, int64_t *v, size_t *n,
+                       gir_error *err);
+
+gir_status nnr_set_in(gir_node *n, size_t k, int32_t v);
+
+gir_value *nn_rd_value(const nn_reader *r, int32_t v);
+
+/* Keeps raw node idx verbatim, saying why (node meta NN_META_WHY, which the
+ * writers' refusals quote). */
+gir_status nnr_keep(nn_reader *r, nn_rres *res, gir_error *err, const char *fmt, ...) GIR_PRINTF(4, 5);
+
+/* Value v's shape when all its dimensions are known, else NULL. */
+const gir_shape *nnr_full_shape(nn_reader *r, int32_t v);
+
+int nnr_rank_of(nn_reader *r, int32_t v);
+
+/* A node of raw node idx's mapping taking a (and b unless -1): a helper
+ * "<name>_<sfx>", or with sfx NULL the node standing for idx itself. */
+gir_status nnr_node2(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t a, int32_t b, gir_node **pn,
+                     int32_t *out, gir_error *err);
+
+/* Checks the input count against what a boolean attribute implies. */
+gir_status nnr_want_inputs(const nn_reader *r, size_t idx, size_t want, const char *why, gir_error *err);
+
+gir_status nnr_conv_common(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, const convp *c,
+                           bool transpose, gir_error *err);
+
+gir_status nnr_slice_node(nn_reader *r, size_t idx, int32_t x, const int64_t *st, const int64_t *en,
+                          const int64_t *ax, const int64_t *sp, size_t n, int32_t *out, gir_error *err);
+
+gir_status nnr_g_float(const nn_reader *r, size_t idx, const char *key, bool req, double dflt, double *out,
+                       gir_error *err);
+
+const nn_rdef *nnr_cur_def(const nn_reader *r, size_t idx);
+
+/* Sets the meta list of pairs (pairs_attr) on a, unless there are none. */
+gir_status nnr_meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_kv *kv, size_t n,
+                          struct nn_pairs_memo *memo, gir_error *err);
+
+/* A rank-0 constant named after node idx holding v. */
+gir_status nnr_const_scalar(nn_reader *r, gir_node *n, double v, gir_dtype dt, int32_t *vidx, gir_error *err);
+
+/* A [c] constant of ones (or zeros) named "<node>_<what>". */
+gir_status nnr_const_fill(nn_reader *r, const char *node, const char *what, int64_t c, float v, int32_t *vidx,
+                          gir_error *err);
+
+/* Gives value v (a variable with unknown shape) a shape with the known dims
+ * (-1 elsewhere); checks them against a known shape. */
+gir_status nnr_hint_shape(nn_reader *r, size_t idx, int32_t v, const int64_t *dims, int rank, gir_error *err);
+
+/* Infers the shapes of the nodes made so far (in the order made, which is
+ * topological), each once; a failure leaves shapes unknown for
+ * gir_graph_finish to report.  Mappings that depend on shapes call it. */
+void nnr_catch_up(nn_reader *r);
+
+/* x op scalar (a rank-0 constant of x's float type). */
+gir_status nnr_scalar_op(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t x, double c, int32_t *out,
+                         gir_error *err);
+
+/* The channel count: from a 1-d operand's shape, or dimension 1 of the data. */
+int64_t nnr_bn_channels(const nn_reader *r, const int32_t *in);
+
+/* ---- read functions of read_ops_zoo.c (nn_read_fn, in read_ops.c's tables) ---- */
+
+/* UpSampling: nearest is a Resize (several inputs: each to the first's
+ * output size, then concatenated or summed); bilinear is a depthwise
+ * Deconvolution with the given weight, as MXNet computes it. */
+gir_status nn_rd_upsampling(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err);
+
+/* Crop: a Slice of axes 2 and 3; the size comes from h_w or the second
+ * input's shape, the offset from offset or (center_crop) the middle. */
+gir_status nn_rd_crop(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+/* slice_like: data sliced from 0 to the other input's size on the axes
+ * given (all when none). */
+gir_status nn_rd_slice_like(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err);
+
+/* MXNet slice(begin, end, step): None is the whole axis in the direction
+ * of the step. */
+gir_status nn_rd_mx_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                          gir_error *err);
+
+/* Comparisons give 1 or 0 in the data's type in MXNet: compare, Cast. */
+gir_status nn_rd_compare(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+/* where(condition, x, y): a non-zero condition picks x; a 1-D condition
+ * picks rows (axis 0), so it gets trailing unit axes. */
+gir_status nn_rd_where(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                       gir_error *err);
+
+/* broadcast_to(shape; 0 keeps a dimension), broadcast_axis(axis, size),
+ * broadcast_like(lhs, rhs): an Expand (a 1 keeps the input's dimension
+ * there, as MXNet's 0 does). */
+gir_status nn_rd_bcast_to(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                          gir_error *err);
+
+/* _zeros, _ones (shape attribute), zeros_like, ones_like (an input's). */
+gir_status nn_rd_fill(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+/* _contrib_MultiBoxPrior: anchor boxes (xmin, ymin, xmax, ymax) for every
+ * cell of the input's feature map, a constant once its size is known. */
+gir_status nn_rd_multibox_prior(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err);
+
+/* Operators with no inference form or no canonical counterpart, refused by
+ * name when written elsewhere (kept verbatim for MXNet). */
+gir_status nn_rd_refused(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+/* NNVM upsampling(scale, layout, method): nearest neighbour in NCHW. */
+gir_status nn_rd_upsampling_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                 gir_error *err);
+
+/* ---- read functions of read_ops_shape.c (nn_read_fn, in read_ops.c's tables) ---- */
+
+gir_status nn_rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+gir_status nn_rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                           gir_error *err);
+
+/* MXNet Pad: pad_width is (before, after) per axis; constant (with
+ * constant_value), edge or reflect. */
+gir_status nn_rd_mx_pad(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+gir_status nn_rd_clip(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+gir_status nn_rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err);
+
+gir_status nn_rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+gir_status nn_rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+/* NNVM strided_slice(begin, end, stride): axes 0..n-1; an axis taken
+ * whole (0, INT32_MAX or more, step 1) is not listed. */
+gir_status nn_rd_strided_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                               gir_error *err);
+
+/* MXNet slice_axis(axis, begin, end): end None means to the end. */
+gir_status nn_rd_slice_axis(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err);
+
+gir_status nn_rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                        gir_error *err);
+
+gir_status nn_rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+/* ---- read functions of read_ops_nn.c (nn_read_fn, in read_ops.c's tables) ---- */
+
+gir_status nn_rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+gir_status nn_rd_nnvm_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                           gir_error *err);
+
+gir_status nn_rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+gir_status nn_rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                       gir_error *err);
+
+gir_status nn_rd_mx_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+
+gir_status nn_rd_nnvm_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+gir_status nn_rd_nnvm_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                           gir_error *err);
+
+gir_status nn_rd_softmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
+gir_status nn_rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                                gir_error *err);
+
+/* LinearRegressionOutput, MAERegressionOutput and MakeLoss are the
+ * identity at inference, LogisticRegressionOutput the sigmoid. */
+gir_status nn_rd_output_layer(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                              gir_error *err);
+
+gir_status nn_rd_softmax_act(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                             gir_error *err);
+
+gir_status nn_rd_binary(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                        gir_error *err);
+
+/* x op scalar, or scalar op x for the r-variants. */
+gir_status nn_rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                        gir_error *err);
+
+gir_status nn_rd_variadic(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                          gir_error *err);
+
+gir_status nn_rd_dropout(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                         gir_error *err);
+
 #endif
