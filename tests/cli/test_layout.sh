@@ -30,7 +30,7 @@ for f in "${folders[@]}"; do
   done
   if [ -z "$odd" ]; then ok "$f: file names follow the plugin shape"; else fail "$f: unexpected files:$odd"; fi
   # Includes of another format's folder, by path or by climbing out.
-  others=$(grep -nE '#include "(formats/[a-z]+/|\.\./[a-z]+/)' "$FMT/$f"/*.[ch] | grep -v "formats/$f/" || true)
+  others=$(grep -nE '#include "(formats/[a-z]+/|\.\./[a-z]+/)' "$FMT/$f"/*.[ch] | grep -v "#include \"formats/$f/" || true)
   if [ -z "$others" ]; then ok "$f includes no other format"; else fail "$f includes another format: $others"; fi
   # Another format's internal header by name.
   for o in "${folders[@]}"; do
