@@ -151,7 +151,7 @@ static char *write_tmp(const char *name, const char *text)
 
 /* ---- the real files ---------------------------------------------------------- */
 
-/* Attribute text as the files spell it (attrtext.c). */
+/* Attribute text as the files spell it (text.c). */
 static void test_attr_text(void **state)
 {
     (void)state;
@@ -1040,10 +1040,10 @@ static void write_mx_params(const char *path, const char *const *names, gir_tens
     gir_outfile *f;
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_outfile_open(path, true, &f, &err), &err);
-    nn_param_out *items = calloc(n, sizeof *items);
+    gir_param_out *items = calloc(n, sizeof *items);
     for (size_t i = 0; i < n; i++)
-        items[i] = (nn_param_out){ names[i], ts[i] };
-    TU_OK(nn_params_write(f, NN_PARAMS_MXNET, items, n, &err), &err);
+        items[i] = (gir_param_out){ names[i], ts[i] };
+    TU_OK(gir_params_write(f, GIR_PARAMS_MXNET, items, n, NULL, &err), &err);
     TU_OK(gir_outfile_commit(f, &err), &err);
     free(items);
 }
@@ -1451,7 +1451,7 @@ static void test_writer_refusals(void **state)
     gir_graph_free(g);
 }
 
-/* ---- the fast path (raw_fast.c) against the DOM path -------------------------------- */
+/* ---- the fast path (read_raw_fast.c) against the DOM path -------------------------------- */
 
 /* Reads path both ways (the fast path when it takes the file, the DOM
  * path alone): the same status and error, or graphs without a difference
