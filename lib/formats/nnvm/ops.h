@@ -281,6 +281,9 @@ gir_status nn_rd_mx_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *
 gir_status nn_rd_compare(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                          gir_error *err);
 
+/* A reduction's axis (tuple, empty when absent), keepdims and exclude. */
+gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, int64_t *t, size_t *n, bool *keepdims, bool *exclude,
+                            gir_error *err);
 /* argmax/argmin over one axis: ArgMax/ArgMin (first extremum, int64) and a
  * Cast to the flavour's index type (MXNet float32; NNVM dtype, int32). */
 gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,

@@ -387,6 +387,14 @@ gir_status nn_rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, 
     return nn_rd_out(r, n, 0, &out[0], err);
 }
 
+gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, int64_t *t, size_t *n, bool *keepdims, bool *exclude,
+                            gir_error *err)
+{
+    TRY(nnr_g_tuple(r, idx, "axis", false, t, n, err));
+    TRY(nn_rd_bool(r, idx, "keepdims", false, keepdims, err));
+    return nn_rd_bool(r, idx, "exclude", false, exclude, err);
+}
+
 gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                         gir_error *err)
 {
@@ -394,9 +402,7 @@ gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     bool keepdims, exclude;
-    TRY(nnr_g_tuple(r, idx, "axis", false, t, &n, err));
-    TRY(nn_rd_bool(r, idx, "keepdims", false, &keepdims, err));
-    TRY(nn_rd_bool(r, idx, "exclude", false, &exclude, err));
+    TRY(nnr_reduce_attrs(r, idx, t, &n, &keepdims, &exclude, err));
     if (exclude && n) {
         /* the axes not listed */
         int rank = nnr_rank_of(r, in[0]);

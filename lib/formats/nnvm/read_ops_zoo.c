@@ -529,9 +529,7 @@ gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     bool keepdims, exclude;
-    TRY(nnr_g_tuple(r, idx, "axis", false, t, &n, err));
-    TRY(nn_rd_bool(r, idx, "keepdims", false, &keepdims, err));
-    TRY(nn_rd_bool(r, idx, "exclude", false, &exclude, err));
+    TRY(nnr_reduce_attrs(r, idx, t, &n, &keepdims, &exclude, err));
     if (n != 1 || exclude)
         return nnr_keep(r, res, err, "an index over every axis, several axes or the axes not listed");
     if (r->fl == NN_MXNET && r->mx_version > 0 && r->mx_version < 904 && t[0] == -1)
