@@ -145,6 +145,7 @@ int gir_params_sniff(const unsigned char *head, size_t n, bool *npz)
 /* The file every lazy tensor of one params file reads from (shared). */
 struct gir_params_src {
     _Atomic int refs; /* tensors may die on other threads */
+    gir_file_id id;   /* the file as the reader saw it */
     char path[];
 };
 typedef struct gir_params_src src;
@@ -552,7 +553,7 @@ gir_status gir_params_open(const char *path, gir_params *p, gir_error *err)
         return GIR_E_IO;
     }
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || !gir_file_id_of(fileno(f), &p->src->id)) {
         fclose(f);
         gir_fail(err, GIR_E_IO, "the parameters file is not a regular file");
         gir_err_file(err, path);
@@ -608,12 +609,8 @@ typedef struct lazy {
 static gir_status lazy_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
 {
     lazy *l = ctx;
-    int fd = open(l->s->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        gir_fail(err, GIR_E_IO, "cannot open the parameters file: %s", strerror(errno));
-        gir_err_file(err, l->s->path);
-        return GIR_E_IO;
-    }
+    int fd;
+    TRY(gir_open_same(l->s->path, &l->s->id, "the parameters file", &fd, err));
     uint64_t done = gir_pread_full(fd, dst, nbytes, l->offset);
     int e = errno;
     close(fd);
