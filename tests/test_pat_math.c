@@ -3,7 +3,8 @@
  * Pow where the input is shown non-negative, LRN as a convolution over
  * channels, ReduceProd as Slices multiplied; each run before and after
  * the rewrite, and written to the targets that lack the operator; and the
- * fold-constants pattern (pat_fold.c) on a node's constant cone. */
+ * fold-constants pattern (pat_fold.c) on a node's constant cone; ArgMax and
+ * ArgMin through the index type MXNet's and NNVM's argmax give. */
 #include "patutil.h"
 
 #include "graphir/model.h"
@@ -286,6 +287,63 @@ static void test_fold_constants_pattern(void **state)
     gir_graph_free(r);
 }
 
+static gir_graph *argx(gir_op op, int64_t axis, int keepdims)
+{
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(3, 7, 4));
+    gir_node *n = rt_node(g, op, "u", "x", "y");
+    rt_attr_int(g, n, "axis", axis);
+    rt_attr_int(g, n, "keepdims", keepdims);
+    rt_output(g, "y");
+    return g;
+}
+
+/* ArgMax/ArgMin through float32 or int32 indices: the same int64 indices
+ * (ties and -0/+0 give the first index either way, NaN is skipped alike). */
+static void test_argmax_indices(void **state)
+{
+    (void)state;
+    static const char *const pats[] = { "argmax-float-indices", "argmax-int32-indices", "argmin-float-indices",
+                                        "argmin-int32-indices" };
+    for (int i = 0; i < 4; i++) {
+        gir_op op = i < 2 ? GIR_OP_ArgMax : GIR_OP_ArgMin;
+        gir_graph *r = pat_check(argx(op, i % 2 ? -2 : 1, i % 2), pats[i], "u", PAT_EDGES | PAT_NAN, 0);
+        assert_int_equal(pat_count(r, "Cast"), 2);
+        /* applied again to what it made, it refuses: the indices are cast already */
+        int32_t idx = -1;
+        for (size_t k = 0; k < gir_graph_node_count(r); k++)
+            if (!strcmp(gir_node_op(gir_graph_node(r, k)), i < 2 ? "ArgMax" : "ArgMin"))
+                idx = (int32_t)k;
+        assert_true(idx >= 0);
+        gir_error err = GIR_ERROR_INIT;
+        assert_int_equal(gir_pattern_apply(r, gir_pattern_find(pats[i]), idx, &err), GIR_E_UNSUPPORTED);
+        assert_non_null(strstr(err.message, "cast already"));
+        gir_error_clear(&err);
+        gir_graph_free(r);
+    }
+}
+
+/* Written to MXNet (float32 indices) and NNVM (int32): one argmax/argmin
+ * and one cast each, read back, the same indices. */
+static void test_argmax_targets(void **state)
+{
+    (void)state;
+    static const char *const targets[] = { "mxnet", "nnvm" };
+    for (size_t t = 0; t < 2; t++)
+        for (int k = 0; k < 2; k++) {
+            gir_graph *g = argx(k ? GIR_OP_ArgMin : GIR_OP_ArgMax, 2, k);
+            gir_error err = GIR_ERROR_INIT;
+            TU_OK(gir_graph_finish(g, &err), &err);
+            char name[32];
+            snprintf(name, sizeof name, "arg%d-%s.json", k, targets[t]);
+            gir_graph *back = pat_through(g, targets[t], name, PAT_EDGES | PAT_NAN, 0);
+            assert_int_equal(pat_count(back, k ? "ArgMin" : "ArgMax"), 1);
+            assert_int_equal(gir_graph_node_count(back), 3); /* the index, its cast, the cast to int64 */
+            gir_graph_free(back);
+            gir_graph_free(g);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,7 +351,8 @@ int main(void)
         cmocka_unit_test(test_gelu_targets),   cmocka_unit_test(test_sqrt_pow),
         cmocka_unit_test(test_sqrt_refuses),   cmocka_unit_test(test_lrn_conv),
         cmocka_unit_test(test_reduceprod_mul), cmocka_unit_test(test_window_lightnet),
-        cmocka_unit_test(test_fold_constants_pattern),
+        cmocka_unit_test(test_fold_constants_pattern), cmocka_unit_test(test_argmax_indices),
+        cmocka_unit_test(test_argmax_targets),
     };
     return cmocka_run_group_tests(tests, tu_setup_tempdir, tu_teardown_tempdir);
 }

@@ -16,9 +16,12 @@
  * - ReduceProd as Slices multiplied: along each reduced axis in turn, the
  *   product of the one-element slices in index order, then a Reshape when
  *   keepdims is 0.  The same factors in a fixed order, in float (the
- *   runtime multiplies in double); bounded to a few hundred slices. */
+ *   runtime multiplies in double); bounded to a few hundred slices.
+ *
+ * - ArgMax/ArgMin through the index type a target's argmax gives (below). */
 #include "patterns.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #define GIR_MAX_PROD_SLICES 256
@@ -129,4 +132,64 @@ static gir_status reduceprod_mul(gir_rw *rw, const gir_node *n, gir_error *err)
 
 const gir_pattern gir_pat_reduceprod_mul = {
     "reduceprod-as-mul", GIR_OP_ReduceProd, "ReduceProd as Slices multiplied", reduceprod_mul,
+};
+
+/* ArgMax/ArgMin(x) = Cast(Cast(ArgMax(x), T), int64) for a T that holds
+ * every index of the axis exactly (float32: lengths up to 2^24; int32), so
+ * that a target whose argmax gives T indices (MXNet float32, NNVM and
+ * LightNet int32) writes the ArgMax with its first Cast as one operator. */
+static gir_status index_via(gir_rw *rw, const gir_node *n, gir_dtype t, gir_error *err)
+{
+    const gir_value *x = gir_pat_in(rw, n, 0), *y = gir_out(rw->g, n, 0);
+    if (!x || !y || y->dtype != GIR_DT_I64)
+        return gir_pat_skip(err, "%s without int64 indices", gir_op_name(n->op));
+    for (size_t i = 0; i < rw->g->n_nodes; i++) {
+        const gir_node *c = rw->g->nodes[i];
+        if (c && c->op == GIR_OP_Cast && c->n_in == 1 && c->in[0] == n->out[0])
+            return gir_pat_skip(err, "%s whose indices are cast already", gir_op_name(n->op));
+    }
+    int r = x->shape.rank;
+    int64_t axis = gir_node_int(n, "axis", 0);
+    if (r < 1 || axis < -r || axis >= r || x->shape.dims[axis < 0 ? axis + r : axis] < 0)
+        return gir_pat_skip(err, "%s over an axis of unknown length", gir_op_name(n->op));
+    int64_t len = x->shape.dims[axis < 0 ? axis + r : axis];
+    if (len > (t == GIR_DT_F32 ? (int64_t)1 << 24 : (int64_t)INT32_MAX))
+        return gir_pat_skip(err, "%s over %lld elements (more than %s holds exactly)", gir_op_name(n->op),
+                            (long long)len, gir_dtype_name(t));
+    gir_node *m, *c1, *c2;
+    int32_t a, b, z;
+    TRY(gir_rw_node(rw, n->op, n->in, n->n_in, 1, &m, err));
+    for (size_t i = 0; i < n->attrs.n; i++)
+        if (gir_attrs_copy_attr(rw->g, &m->attrs, &n->attrs.items[i], err))
+            return gir_nomem(err);
+    a = m->out[0];
+    TRY(gir_rw_unary(rw, GIR_OP_Cast, a, &c1, &b, err));
+    TRY(gir_rw_unary(rw, GIR_OP_Cast, b, &c2, &z, err));
+    if (gir_attrs_set_string(rw->g, &c1->attrs, "to", gir_dtype_name(t), err) ||
+        gir_attrs_set_string(rw->g, &c2->attrs, "to", "int64", err))
+        return gir_nomem(err);
+    return gir_rw_done(rw, &z, err);
+}
+
+static gir_status index_f32(gir_rw *rw, const gir_node *n, gir_error *err)
+{
+    return index_via(rw, n, GIR_DT_F32, err);
+}
+
+static gir_status index_i32(gir_rw *rw, const gir_node *n, gir_error *err)
+{
+    return index_via(rw, n, GIR_DT_I32, err);
+}
+
+const gir_pattern gir_pat_argmax_f32 = {
+    "argmax-float-indices", GIR_OP_ArgMax, "ArgMax as float32 indices (Cast) cast to int64", index_f32,
+};
+const gir_pattern gir_pat_argmax_i32 = {
+    "argmax-int32-indices", GIR_OP_ArgMax, "ArgMax as int32 indices (Cast) cast to int64", index_i32,
+};
+const gir_pattern gir_pat_argmin_f32 = {
+    "argmin-float-indices", GIR_OP_ArgMin, "ArgMin as float32 indices (Cast) cast to int64", index_f32,
+};
+const gir_pattern gir_pat_argmin_i32 = {
+    "argmin-int32-indices", GIR_OP_ArgMin, "ArgMin as int32 indices (Cast) cast to int64", index_i32,
 };

@@ -62,6 +62,10 @@ static const gir_pattern *const registry[] = {
     &gir_pat_sqrt_pow,
     &gir_pat_lrn_conv,
     &gir_pat_reduceprod_mul,
+    &gir_pat_argmax_f32,
+    &gir_pat_argmax_i32,
+    &gir_pat_argmin_f32,
+    &gir_pat_argmin_i32,
     NULL /* sentinel: patterns are listed above this line */
 };
 

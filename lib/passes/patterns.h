@@ -81,6 +81,11 @@ extern const gir_pattern gir_pat_sqrt_pow;
 /* pat_window.c: LRN as a convolution over channels; ReduceProd as Slices multiplied */
 extern const gir_pattern gir_pat_lrn_conv;
 extern const gir_pattern gir_pat_reduceprod_mul;
+/* pat_window.c: ArgMax/ArgMin with indices of the target's type */
+extern const gir_pattern gir_pat_argmax_f32;
+extern const gir_pattern gir_pat_argmax_i32;
+extern const gir_pattern gir_pat_argmin_f32;
+extern const gir_pattern gir_pat_argmin_i32;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 

@@ -177,6 +177,7 @@ const gir_op_map nn_mxnet_ops[] = {
     { "slice_like", GIR_OP_Slice, R, NULL, "from 0 to the second input's size (needs its shape)" },
     { "broadcast_greater", GIR_OP_Greater, R, NULL, "also equal, not_equal, greater_equal, lesser, lesser_equal (and _equal ...): the comparison then a Cast to the data's type" },
     { "where", GIR_OP_Where, RW, NULL, "condition cast to bool (a 1-D condition selects rows)" },
+    { "argmax", GIR_OP_ArgMax, RW, NULL, "also argmin: one axis, keepdims; ArgMax then Cast to float32 (MXNet's indices are float32); written from that pair" },
     { "broadcast_to", GIR_OP_Expand, RW, NULL, "also broadcast_axis, broadcast_like; 0 keeps a dimension" },
     { "_zeros", GIR_OP_OPAQUE, R, NULL, "also _ones, zeros_like, ones_like, _contrib_MultiBoxPrior: constants once shapes are known" },
     { "_foreach", GIR_OP_OPAQUE, R, NULL, "also _while_loop, _cond, WarpCTC, _contrib_MultiBoxDetection: kept verbatim with the reason, refused by other writers" },
@@ -294,6 +295,7 @@ const gir_op_map nn_nnvm_ops[] = {
     { "strided_slice", GIR_OP_Slice, RW, nv_slice, NULL },
     { "sum", GIR_OP_ReduceSum, RW, reduce_map, "also mean, max, min, prod" },
     { "cast", GIR_OP_Cast, RW, cast_map, NULL },
+    { "argmax", GIR_OP_ArgMax, RW, NULL, "also argmin: one axis, keepdims, dtype (int32): ArgMax then Cast to dtype; written from ArgMax then Cast to int32" },
     { "elemwise_add", GIR_OP_Add, RW, NULL, "broadcast_add when shapes differ or are unknown; sub, mul, div, pow "
                                            "alike; broadcast_max/min -> Max/Min" },
     { "__add_scalar__", GIR_OP_Add, RW, nv_scalar, "also __sub/__rsub/__mul/__div/__rdiv/__pow/__rpow_scalar__" },

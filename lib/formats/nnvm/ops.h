@@ -157,6 +157,10 @@ int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm);
 int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *prelu);
 /* The Cast to bool feeding a Where's condition that where absorbs, or -1. */
 int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n);
+/* The ArgMax/ArgMin whose indices only Cast n reads, converting them to the
+ * flavour's index type (MXNet float32, NNVM int32): written together as
+ * argmax/argmin, the ArgMax absorbed; or -1. */
+int32_t nn_argmax_of(const nn_writer *w, const gir_node *n);
 
 /* LSTM, GRU and RNN written as MXNet's fused RNN (read_ops_rnn.c): the packed
  * parameters become a synthesised variable with data; the Squeeze (one
@@ -276,6 +280,11 @@ gir_status nn_rd_mx_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *
 /* Comparisons give 1 or 0 in the data's type in MXNet: compare, Cast. */
 gir_status nn_rd_compare(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                          gir_error *err);
+
+/* argmax/argmin over one axis: ArgMax/ArgMin (first extremum, int64) and a
+ * Cast to the flavour's index type (MXNet float32; NNVM dtype, int32). */
+gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                        gir_error *err);
 
 /* where(condition, x, y): a non-zero condition picks x; a 1-D condition
  * picks rows (axis 0), so it gets trailing unit axes. */

@@ -778,6 +778,8 @@ static const char *const k_expand_nnvm[] = { "axis", "num_newaxis", NULL };
 static const char *const k_split_nnvm[] = { "indices_or_sections", "axis", NULL };
 static const char *const k_upsampling_nnvm[] = { "scale", "layout", "method", NULL };
 static const char *const k_lrn_nnvm[] = { "size", "axis", "alpha", "beta", "bias", NULL };
+static const char *const k_argmax_mx[] = { "axis", "keepdims", NULL };
+static const char *const k_argmax_nnvm[] = { "axis", "keepdims", "exclude", "dtype", NULL };
 
 #define SIMPLE(nm, o) { nm, GIR_OP_##o, rd_simple, 1, 1, 1, NULL }
 #define BINARY(nm, o) { nm, GIR_OP_##o, nn_rd_binary, 1, 2, 2, NULL }
@@ -851,6 +853,8 @@ static const nn_rdef mx_defs[] = {
     { "_zeros", GIR_OP_OPAQUE, nn_rd_fill, 1, 0, 0, k_fill },
     SIMPLE("abs", Abs),
     { "add_n", GIR_OP_Sum, nn_rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
+    { "argmax", GIR_OP_ArgMax, nn_rd_argmax, 1, 1, 1, k_argmax_mx },
+    { "argmin", GIR_OP_ArgMin, nn_rd_argmax, 1, 1, 1, k_argmax_mx },
     BINARY("broadcast_add", Add),
     { "broadcast_axes", GIR_OP_Expand, nn_rd_bcast_to, 1, 1, 1, k_bcast_axis },
     { "broadcast_axis", GIR_OP_Expand, nn_rd_bcast_to, 1, 1, 1, k_bcast_axis },
@@ -927,6 +931,8 @@ static const nn_rdef nnvm_defs[] = {
     SCALAR("__rsub_scalar__", Sub, k_scalar),
     SCALAR("__sub_scalar__", Sub, k_scalar),
     SIMPLE("abs", Abs),
+    { "argmax", GIR_OP_ArgMax, nn_rd_argmax, 1, 1, 1, k_argmax_nnvm },
+    { "argmin", GIR_OP_ArgMin, nn_rd_argmax, 1, 1, 1, k_argmax_nnvm },
     { "avg_pool2d", GIR_OP_AveragePool, nn_rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
     { "batch_norm", GIR_OP_BatchNormalization, nn_rd_nnvm_bn, 3, 5, 5, k_bn_nnvm },
     SIMPLE("block_grad", Identity),

@@ -521,3 +521,36 @@ gir_status nn_rd_upsampling_nnvm(nn_reader *r, size_t idx, const int32_t *in, in
         return nnr_keep(r, res, err, "method=%s", method);
     return resize_nearest(r, idx, NULL, in[0], (double)scale, &out[0], err);
 }
+
+gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                        gir_error *err)
+{
+    const nn_rdef *d = nnr_cur_def(r, idx);
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    bool keepdims, exclude;
+    TRY(nnr_g_tuple(r, idx, "axis", false, t, &n, err));
+    TRY(nn_rd_bool(r, idx, "keepdims", false, &keepdims, err));
+    TRY(nn_rd_bool(r, idx, "exclude", false, &exclude, err));
+    if (n != 1 || exclude)
+        return nnr_keep(r, res, err, "an index over every axis, several axes or the axes not listed");
+    if (r->fl == NN_MXNET && r->mx_version > 0 && r->mx_version < 904 && t[0] == -1)
+        return nnr_keep(r, res, err, "axis=-1 before MXNet 0.9.4 (the index over every axis)");
+    gir_dtype it = GIR_DT_F32; /* MXNet's indices are float32 */
+    if (r->fl != NN_MXNET) {
+        const char *dt = nn_rd_attr(r, idx, "dtype");
+        it = dt ? gir_dltype(dt) : GIR_DT_I32;
+        if (it == GIR_DT_UNKNOWN)
+            return nnr_keep(r, res, err, "indices of an unknown dtype");
+    }
+    gir_node *am, *c;
+    int32_t a;
+    TRY(nnr_node2(r, idx, "index", d->op, in[0], -1, &am, &a, err));
+    if (gir_attrs_set_int(r->g, &am->attrs, "axis", t[0], err) ||
+        gir_attrs_set_int(r->g, &am->attrs, "keepdims", keepdims, err))
+        return gir_nomem(err);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Cast, a, -1, &c, &out[0], err));
+    if (gir_attrs_set_string(r->g, &c->attrs, "to", gir_dtype_name(it), err))
+        return gir_nomem(err);
+    return GIR_OK;
+}

@@ -908,6 +908,9 @@ static gir_status lower_all(nn_writer *w, gir_unsupported *u, gir_error *err)
         a = w->fl == NN_MXNET ? nn_where_cast_of(w, g->nodes[i]) : -1;
         if (a >= 0)
             w->absorbed[a] = true;
+        a = nn_argmax_of(w, g->nodes[i]);
+        if (a >= 0)
+            w->absorbed[a] = true;
     }
     if (w->fl == NN_MXNET)
         nn_rnn_absorb(w);

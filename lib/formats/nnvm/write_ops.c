@@ -443,29 +443,6 @@ static gir_status wr_conv(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     return finish_attrs(w, n, f, &l, err);
 }
 
-/* The Flatten(axis=1) feeding a Gemm that stands for FullyConnected's
- * flatten=True: marked by the reader, or named "<gemm>_flatten". */
-int32_t nn_fc_flatten_of(const nn_writer *w, const gir_node *gemm)
-{
-    if (gemm->op != GIR_OP_Gemm || gemm->n_in < 2 || gemm->in[0] < 0)
-        return -1;
-    const gir_value *a = w->g->values[gemm->in[0]];
-    if (a->producer < 0 || w->uses[gemm->in[0]] != 1)
-        return -1;
-    const gir_node *fl = w->g->nodes[a->producer];
-    if (fl->op != GIR_OP_Flatten || ai(fl, "axis", 1) != 1 || fl->n_in != 1 || fl->in[0] < 0 || fl->n_out != 1)
-        return -1;
-    for (size_t i = 0; i < w->g->n_outputs; i++)
-        if (w->g->outputs[i] == gemm->in[0])
-            return -1;
-    char *want = gir_strdupf("%s_flatten", gemm->name);
-    bool named = want && strcmp(want, fl->name) == 0;
-    free(want);
-    if (!named && !meta_s(&fl->meta, NN_META_FC_FLATTEN))
-        return -1;
-    return a->producer;
-}
-
 static gir_status wr_gemm(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     bool bias = n->n_in > 2 && n->in[2] >= 0;
@@ -718,30 +695,6 @@ static gir_status wr_leaky(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     }
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
-}
-
-/* The Unsqueeze giving PRelu's per-channel slope its trailing unit axes
- * (as the readers make it), folded into LeakyReLU prelu / prelu, or -1. */
-int32_t nn_prelu_slope_of(const nn_writer *w, const gir_node *n)
-{
-    if (n->op != GIR_OP_PRelu || n->n_in != 2 || n->in[1] < 0)
-        return -1;
-    const gir_value *s = w->g->values[n->in[1]];
-    if (s->producer < 0 || w->uses[n->in[1]] != 1)
-        return -1;
-    const gir_node *u = w->g->nodes[s->producer];
-    const int64_t *ax;
-    ptrdiff_t k = u->op == GIR_OP_Unsqueeze ? aints(u, "axes", &ax) : -1;
-    const gir_value *x = VAL(w, n->in[0]), *g = u->n_in == 1 ? VAL(w, u->in[0]) : NULL;
-    if (k < 1 || !x || x->shape.rank != k + 2 || !g || g->shape.rank != 1)
-        return -1;
-    for (ptrdiff_t i = 0; i < k; i++)
-        if (ax[i] != i + 1)
-            return -1;
-    for (size_t i = 0; i < w->g->n_outputs; i++)
-        if (w->g->outputs[i] == n->in[1])
-            return -1;
-    return s->producer;
 }
 
 static gir_status wr_prelu(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
@@ -1247,8 +1200,35 @@ static gir_status wr_reduce(nn_writer *w, const gir_node *n, nn_fnode *f, gir_er
     return finish_attrs(w, n, f, &l, err);
 }
 
+/* ArgMax/ArgMin + Cast to the index type = argmax/argmin (first extremum;
+ * MXNet's float32 indices are exact below 2^24). */
+static gir_status wr_argmax(nn_writer *w, const gir_node *n, const gir_node *a, nn_fnode *f, gir_error *err)
+{
+    if (ai(a, "select_last_index", 0) != 0)
+        return unsup_attr(err, a, "%s with select_last_index=1 (argmax/argmin give the first index)",
+                          gir_op_name(a->op));
+    const gir_value *x = VAL(w, a->in[0]);
+    int64_t axis = ai(a, "axis", 0);
+    if (axis < 0 && x && x->shape.rank > 0)
+        axis += x->shape.rank;
+    if (axis < 0)
+        return unsup_attr(err, a, "%s over a negative axis of a tensor of unknown rank", gir_op_name(a->op));
+    if (is_mx(w) && (!x || x->shape.rank <= axis || x->shape.dims[axis] < 0 || x->shape.dims[axis] > (1 << 24)))
+        return unsup_attr(err, a, "%s over an axis of unknown length or longer than 2^24 (MXNet's indices are "
+                                  "float32)", gir_op_name(a->op));
+    falist l = { .n = 0 };
+    f->op = a->op == GIR_OP_ArgMax ? "argmax" : "argmin";
+    fa_int(&l, "axis", axis, true);
+    fa_bool(&l, "keepdims", ai(a, "keepdims", 1) != 0, -1, true);
+    TRY(set_inputs(w, f, &a->in[0], 1, err));
+    return finish_attrs(w, n, f, &l, err);
+}
+
 static gir_status wr_cast(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
+    int32_t am = nn_argmax_of(w, n);
+    if (am >= 0)
+        return wr_argmax(w, n, w->g->nodes[am], f, err);
     const char *to = gir_attrs_get_string(&n->attrs, "to", NULL);
     gir_dtype t = to ? gir_dtype_from_name(to) : GIR_DT_UNKNOWN;
     const char *name = gir_dltype_name(t);
@@ -1324,25 +1304,6 @@ static gir_status wr_expand(nn_writer *w, const gir_node *n, nn_fnode *f, gir_er
     fa_tuple(&l, "shape", t, (size_t)k, NOFILL, true);
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
-}
-
-/* The Cast to bool a Where's condition is made by (as the MXNet reader
- * makes it from a numeric condition), folded into where, or -1. */
-int32_t nn_where_cast_of(const nn_writer *w, const gir_node *n)
-{
-    if (n->op != GIR_OP_Where || n->n_in != 3 || n->in[0] < 0 || w->uses[n->in[0]] != 1)
-        return -1;
-    const gir_value *c = w->g->values[n->in[0]];
-    if (c->producer < 0)
-        return -1;
-    const gir_node *p = w->g->nodes[c->producer];
-    const char *to = gir_node_string(p, "to", "");
-    if (p->op != GIR_OP_Cast || strcmp(to, "bool") != 0 || p->n_in != 1 || p->in[0] < 0)
-        return -1;
-    for (size_t i = 0; i < w->g->n_outputs; i++)
-        if (w->g->outputs[i] == n->in[0])
-            return -1;
-    return c->producer;
 }
 
 static gir_status wr_where(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
