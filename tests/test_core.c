@@ -563,12 +563,33 @@ static void test_options_and_unsupported(void **state)
     gir_unsupported *u = gir_unsupported_new();
     gir_unsupported_add(u, GIR_E_UNSUPPORTED_OP, "Erf", "e0");
     gir_unsupported_add(u, GIR_E_UNSUPPORTED_ATTR, "LRN with bias=2", "lrn3");
-    gir_unsupported_add(u, GIR_E_UNSUPPORTED_OP, "Erf", "e1");
+    gir_unsupported_addf(u, GIR_E_UNSUPPORTED_OP, "e1", "%s", "Erf");
     assert_int_equal(gir_unsupported_count(u), 2);
     TU_FAILS(gir_unsupported_fail(u, "lightnet", &err), &err, GIR_E_UNSUPPORTED_OP,
              "cannot write as lightnet: Erf (2 nodes, first 'e0'); LRN with bias=2 (1 node, first 'lrn3')");
     gir_error_clear(&err);
+    /* formatted: the same item when the text is the same */
+    gir_unsupported_reset(u);
+    gir_unsupported_addf(u, GIR_E_UNSUPPORTED_ATTR, "p1", "Pad mode=%s", "wrap");
+    gir_unsupported_addf(u, GIR_E_UNSUPPORTED_ATTR, "p2", "Pad mode=%s", "wrap");
+    assert_int_equal(gir_unsupported_count(u), 1);
+    assert_false(gir_unsupported_failed(u));
+    TU_FAILS(gir_unsupported_fail(u, "onnx", &err), &err, GIR_E_UNSUPPORTED_ATTR,
+             "cannot write as onnx: Pad mode=wrap (2 nodes, first 'p1')");
+    gir_error_clear(&err);
     gir_unsupported_free(u);
+
+    /* the writers' opaque-node policy */
+    gir_node n = { 0 };
+    n.op = GIR_OP_OPAQUE;
+    n.opaque_format = "mxnet";
+    assert_int_equal(gir_opaque_policy(&n, "mxnet", false), GIR_OPAQUE_OURS);
+    assert_int_equal(gir_opaque_policy(&n, "mxnet", true), GIR_OPAQUE_OURS);
+    assert_int_equal(gir_opaque_policy(&n, "onnx", false), GIR_OPAQUE_REFUSE);
+    assert_int_equal(gir_opaque_policy(&n, "onnx", true), GIR_OPAQUE_FOREIGN);
+    n.opaque_format = NULL;
+    assert_int_equal(gir_opaque_policy(&n, "nnvm", false), GIR_OPAQUE_REFUSE);
+    assert_int_equal(gir_opaque_policy(&n, "nnvm", true), GIR_OPAQUE_FOREIGN);
 }
 
 int main(void)

@@ -3,6 +3,8 @@
 #ifndef GIR_FORMAT_H
 #define GIR_FORMAT_H
 
+#include <stdarg.h>
+
 #include "core/ir.h"
 #include "core/limits.h"
 #include "graphir/model.h"
@@ -91,6 +93,16 @@ void gir_progress_begin(const gir_options *opts, uint64_t total);
 void gir_progress_add(uint64_t bytes);
 void gir_progress_end(bool complete);
 
+/* ---- the writer skeleton: opaque nodes ----------------------------------- */
+
+/* The opaque-node policy every writer follows (model.c): a node kept
+ * verbatim from this format is written back as it was read (OURS); one from
+ * another format is written as a foreign operator only when the writer
+ * allows it (the allow-opaque option, where the format has such a form:
+ * FOREIGN); otherwise the writer refuses it, naming it (REFUSE). */
+typedef enum gir_opaque_use { GIR_OPAQUE_REFUSE = 0, GIR_OPAQUE_OURS, GIR_OPAQUE_FOREIGN } gir_opaque_use;
+gir_opaque_use gir_opaque_policy(const gir_node *n, const char *format, bool allow_foreign);
+
 /* ---- collecting everything a writer cannot express ---------------------- */
 
 /* A writer checks the whole graph first and reports every problem at once:
@@ -100,6 +112,12 @@ gir_unsupported *gir_unsupported_new(void);
 /* what: the operator (and attribute detail) that cannot be written; node:
  * the name of the node it is about. */
 void gir_unsupported_add(gir_unsupported *u, gir_status code, const char *what, const char *node);
+/* The same with what formatted (printf); a failed allocation marks the
+ * collector failed (gir_unsupported_failed), as any other while collecting. */
+void gir_unsupported_addf(gir_unsupported *u, gir_status code, const char *node, const char *fmt, ...)
+    GIR_PRINTF(4, 5);
+void gir_unsupported_vaddf(gir_unsupported *u, gir_status code, const char *node, const char *fmt, va_list ap)
+    GIR_PRINTF(4, 0);
 /* The same about a value (a weight, an input) rather than a node. */
 void gir_unsupported_add_value(gir_unsupported *u, gir_status code, const char *what, const char *value);
 /* Every occurrence added, in order: its what, and *node the node's name

@@ -302,3 +302,10 @@ GIR_API gir_status gir_save(const gir_graph *g, const char *path, const char *fo
     gir_graph_free(legal);
     return st;
 }
+
+gir_opaque_use gir_opaque_policy(const gir_node *n, const char *format, bool allow_foreign)
+{
+    if (n->opaque_format && strcmp(n->opaque_format, format) == 0)
+        return GIR_OPAQUE_OURS;
+    return allow_foreign ? GIR_OPAQUE_FOREIGN : GIR_OPAQUE_REFUSE;
+}

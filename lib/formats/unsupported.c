@@ -1,6 +1,7 @@
 /* Collecting every construct a writer cannot express, for one error. */
 #include "format.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,27 @@ static void add(gir_unsupported *u, gir_status code, const char *what, const cha
 void gir_unsupported_add(gir_unsupported *u, gir_status code, const char *what, const char *node)
 {
     add(u, code, what, node, true);
+}
+
+void gir_unsupported_addf(gir_unsupported *u, gir_status code, const char *node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gir_unsupported_vaddf(u, code, node, fmt, ap);
+    va_end(ap);
+}
+
+void gir_unsupported_vaddf(gir_unsupported *u, gir_status code, const char *node, const char *fmt, va_list ap)
+{
+    if (!u)
+        return;
+    char *what = gir_vstrdupf(fmt, ap);
+    if (!what) {
+        u->failed = true;
+        return;
+    }
+    add(u, code, what, node, true);
+    free(what);
 }
 
 void gir_unsupported_add_value(gir_unsupported *u, gir_status code, const char *what, const char *value)

@@ -88,13 +88,8 @@ void lnw_refuse(wr *w, gir_status code, const char *node, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    char *s = gir_vstrdupf(fmt, ap);
+    gir_unsupported_vaddf(w->u, code, node, fmt, ap);
     va_end(ap);
-    if (s)
-        gir_unsupported_add(w->u, code, s, node);
-    else
-        gir_unsupported_add(w->u, GIR_E_NOMEM, "out of memory", node);
-    free(s);
 }
 
 /* ---- emitting --------------------------------------------------------- */

@@ -1155,8 +1155,7 @@ static gir_status w_direct(wr *w, const char *optype)
 static gir_status w_opaque(wr *w)
 {
     const gir_node *n = N(w);
-    bool ours = n->opaque_format && strcmp(n->opaque_format, "lightnet") == 0;
-    if (!ours && !w->allow_opaque) {
+    if (gir_opaque_policy(n, "lightnet", w->allow_opaque) == GIR_OPAQUE_REFUSE) {
         lnw_refuse(w, GIR_E_UNSUPPORTED_OP, n->name, "%s operator %s (opaque)", n->opaque_format ? n->opaque_format : "?",
                n->opaque_op ? n->opaque_op : "?");
         return GIR_OK;

@@ -120,10 +120,8 @@ void nnbw_refuse(wctx *w, const gir_node *n, gir_status code, const char *fmt, .
 {
     va_list ap;
     va_start(ap, fmt);
-    char *what = gir_vstrdupf(fmt, ap);
+    gir_unsupported_vaddf(w->uns, code, n->name, fmt, ap);
     va_end(ap);
-    gir_unsupported_add(w->uns, code, what ? what : gir_op_name(n->op), n->name);
-    free(what);
 }
 
 /* ---- value facts ------------------------------------------------------ */

@@ -592,7 +592,8 @@ void nnbw_emit_matmul(wctx *w, const gir_node *n)
 
 void nnbw_emit_opaque(wctx *w, const gir_node *n)
 {
-    if (!n->opaque_format || strcmp(n->opaque_format, "nnabla") != 0) {
+    /* NNabla has no form for another format's operator (no allow-opaque). */
+    if (gir_opaque_policy(n, "nnabla", false) == GIR_OPAQUE_REFUSE) {
         const char *why = gir_node_opaque_why(n);
         nnbw_refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of format %s%s%s)", n->opaque_op ? n->opaque_op : "?",
                     n->opaque_format ? n->opaque_format : "?", why ? ": " : "", why ? why : "");

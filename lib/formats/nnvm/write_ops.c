@@ -1329,8 +1329,7 @@ static gir_status wr_where(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
 /* An operator kept verbatim: its attributes as text. */
 static gir_status wr_opaque(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
-    bool ours = n->opaque_format && strcmp(n->opaque_format, w->pfx) == 0;
-    if (!ours && !w->allow_opaque)
+    if (gir_opaque_policy(n, w->pfx, w->allow_opaque) == GIR_OPAQUE_REFUSE)
         return unsup_op(w, err, n);
     f->op = n->opaque_op ? n->opaque_op : "opaque";
     f->keys = gir_arena_alloc(&w->arena, (n->attrs.n ? n->attrs.n : 1) * sizeof *f->keys);

@@ -41,14 +41,8 @@ void onnxw_unsupported(writer *w, const gir_node *n, gir_status code, const char
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = gir_vstrdupf(fmt, ap);
+    gir_unsupported_vaddf(w->u, code, n ? n->name : "", fmt, ap);
     va_end(ap);
-    if (!s) {
-        w->oom = true;
-        return;
-    }
-    gir_unsupported_add(w->u, code, s, n ? n->name : "");
-    free(s);
 }
 
 /* protobuf-c allocations in the writer's arena (freed with it). */

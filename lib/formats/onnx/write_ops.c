@@ -829,9 +829,10 @@ static void add_domain(writer *w, const char *domain, int64_t version)
 static void opaque_node(writer *w, const gir_node *n, nb *b, gir_error *err)
 {
     const gir_graph *g = w->g;
-    bool onnx = n->opaque_format && strcmp(n->opaque_format, "onnx") == 0;
+    gir_opaque_use use = gir_opaque_policy(n, "onnx", w->allow_opaque);
+    bool onnx = use == GIR_OPAQUE_OURS;
     const char *domain = onnxw_meta_s(&n->meta, ONNX_META_DOMAIN);
-    if (!onnx && !w->allow_opaque) {
+    if (use == GIR_OPAQUE_REFUSE) {
         const char *why = gir_node_opaque_why(n);
         onnxw_unsupported(w, n, GIR_E_UNSUPPORTED_OP, "%s (an operator of %s kept verbatim%s%s)",
                           n->opaque_op ? n->opaque_op : "?", n->opaque_format ? n->opaque_format : "another format",

@@ -91,10 +91,8 @@ static bool refuse(wr *w, gir_status code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *what = gir_vstrdupf(fmt, ap);
+    gir_unsupported_vaddf(w->u, code, w->n->name, fmt, ap);
     va_end(ap);
-    gir_unsupported_add(w->u, code, what ? what : "?", w->n->name);
-    free(what);
     w->ok = false;
     return false;
 }
@@ -624,8 +622,9 @@ static bool wr_optional_list(wr *w, const char *op, const char *canon, const cha
 static bool wr_opaque(wr *w, bool allow_opaque)
 {
     const gir_node *n = w->n;
-    bool ours = n->opaque_format && !strcmp(n->opaque_format, "relayviz");
-    if (!ours && !allow_opaque)
+    gir_opaque_use use = gir_opaque_policy(n, "relayviz", allow_opaque);
+    bool ours = use == GIR_OPAQUE_OURS;
+    if (use == GIR_OPAQUE_REFUSE)
         return refuse(w, GIR_E_UNSUPPORTED_OP, "%s operator %s (kept opaque; --allow-opaque writes it as a Call)",
                       n->opaque_format ? n->opaque_format : "unknown", n->opaque_op ? n->opaque_op : "?");
     if (n->attrs.n > RV_MAX_WATTRS)
