@@ -445,7 +445,7 @@ static char *yajl_reason(yajl_handle h, const char *text, size_t len)
  * max_depth, trailing bytes.  Two readers consume its tokens: scan() below,
  * which builds the DOM (and gives up besides at whatever the builder
  * reports: duplicate keys, memory), and format readers that build their
- * own structures from the text (the NNVM family's raw_fast.c).  When
+ * own structures from the text (the NNVM family's read_raw_fast.c).  When
  * either gives up, the whole text is parsed again by yajl, which accepts
  * or rejects it and words the error exactly as without the lexer.
  * Everything the lexer accepts, yajl accepts too and builds into the

@@ -5,7 +5,7 @@
  * the file; otherwise values are printed in Python style ("(1, 1)",
  * "True", "0.001").  An attribute equal to the format's default is left out
  * unless the source had it. */
-#include "map.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -234,10 +234,11 @@ static gir_status unsup_op(nn_writer *w, gir_error *err, const gir_node *n)
     if (n->op == GIR_OP_OPAQUE)
         return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim%s%s)", n->opaque_op,
                         n->opaque_format ? n->opaque_format : "foreign", why ? ": " : "", why ? why : "");
-    /* Operators the flavour lacks with no exact form in what it has. */
+    /* Operators the flavour lacks (float32 Erf is legalized as a rational
+     * function before the writer sees it). */
     if (w->fl == NN_NNVM && n->op == GIR_OP_Erf)
-        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "Erf (NNVM has no erf operator, nor an exact form of it in its "
-                        "operators)");
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "Erf (NNVM has no erf operator; its rational form is for float32 "
+                        "only)");
     return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
 }
 
@@ -1250,7 +1251,7 @@ static gir_status wr_cast(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
 {
     const char *to = gir_attrs_get_string(&n->attrs, "to", NULL);
     gir_dtype t = to ? gir_dtype_from_name(to) : GIR_DT_UNKNOWN;
-    const char *name = nn_dltype_name(t);
+    const char *name = gir_dltype_name(t);
     if (!name)
         return unsup_attr(err, n, "Cast to %s", to ? to : "an unnamed type");
     falist l = { .n = 0 };
