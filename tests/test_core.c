@@ -2,6 +2,7 @@
  * tensors, atomic outputs, options. */
 #include "testutil.h"
 
+#include "core/limits.h"
 #include "formats/format.h"
 
 #include <stdio.h>
@@ -62,6 +63,62 @@ static void check_double(double v, bool point, const char *want)
 
 /* The arena: alignment, zeroing, strings packed, blocks from 64 KiB up to
  * the large (mapped) ones, one-off blocks for big requests. */
+/* A module's failure helper over gir_vfail, as json.c's and npy.c's. */
+static gir_status fail_at(gir_error *err, int at, const char *fmt, ...) GIR_PRINTF(3, 4);
+static gir_status fail_at(gir_error *err, int at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gir_status st = gir_vfail(err, GIR_E_SYNTAX, fmt, ap);
+    va_end(ap);
+    gir_err_loc(err, "byte %d", at);
+    return st;
+}
+
+static void test_vfail(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    assert_int_equal(fail_at(&err, 7, "expected %s, found '%c'", "a digit", '\x01'), GIR_E_SYNTAX);
+    char *m = gir_error_format(&err);
+    assert_string_equal(m, "byte 7: expected a digit, found '\\x01' [syntax]");
+    free(m);
+    /* the innermost failure wins: a second one changes nothing */
+    assert_int_equal(fail_at(&err, 9, "later"), GIR_E_SYNTAX);
+    assert_string_equal(err.message, "expected a digit, found '\\x01'");
+    assert_string_equal(err.location, "byte 7");
+    gir_error_clear(&err);
+    /* a limit's message ends with the limit in force and how to raise it */
+    assert_int_equal(gir_limit_fail(&err, GIR_LIM_DEPTH, "nesting %d deep", 5), GIR_E_LIMIT);
+    assert_non_null(strstr(err.message, "nesting 5 deep (limit max-depth="));
+    assert_non_null(strstr(err.message, "; raise it with --max-depth=N or -I max-depth=N)"));
+    gir_error_clear(&err);
+}
+
+/* Node operand indices out of range are refused, inputs first. */
+static void test_node_refs(void **state)
+{
+    (void)state;
+    gir_graph *g;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_new(&g, &err), &err);
+    gir_node *n;
+    int32_t x;
+    TU_OK(gir_graph_add_value(g, "x", GIR_VALUE_INPUT, &x, &err), &err);
+    TU_OK(gir_graph_add_node(g, "r", GIR_OP_Relu, 1, 1, &n, &err), &err);
+    n->in[0] = x;
+    n->out[0] = -1;
+    TU_OK(gir_node_check_refs(g, n, &err), &err);
+    n->out[0] = 5;
+    n->in[0] = -2;
+    TU_FAILS(gir_node_check_refs(g, n, &err), &err, GIR_E_REFERENCE, "input 0 refers to value -2 of 1");
+    gir_error_clear(&err);
+    n->in[0] = x;
+    TU_FAILS(gir_node_check_refs(g, n, &err), &err, GIR_E_REFERENCE, "output 0 refers to value 5 of 1");
+    gir_error_clear(&err);
+    gir_graph_free(g);
+}
+
 static void test_arena(void **state)
 {
     (void)state;
@@ -597,7 +654,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_registry), cmocka_unit_test(test_error_format),
         cmocka_unit_test(test_number_text),     cmocka_unit_test(test_graph_builder),
-        cmocka_unit_test(test_attr_lists),
+        cmocka_unit_test(test_attr_lists),      cmocka_unit_test(test_vfail),
+        cmocka_unit_test(test_node_refs),
         cmocka_unit_test(test_arena),           cmocka_unit_test(test_characters),
         cmocka_unit_test(test_tensors),         cmocka_unit_test(test_outfile),
         cmocka_unit_test(test_paths_and_files), cmocka_unit_test(test_options_and_unsupported),

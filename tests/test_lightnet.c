@@ -149,14 +149,7 @@ static uint32_t bits_at(gir_tensor *t, size_t i)
  * own way (NNVM names outputs after their nodes). */
 static void assert_same_named(const gir_graph *a, const gir_graph *b, bool meta, bool names)
 {
-    gir_diff_options o = { .names = names, .meta = meta, .weights = true, .max_report = 20 };
-    gir_buf rep = GIR_BUF_INIT;
-    size_t n = 99;
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_graph_diff(a, b, &o, &rep, &n, &err), &err);
-    if (n)
-        fail_msg("%zu differences:\n%s", n, rep.data ? rep.data : "");
-    gir_buf_free(&rep);
+    tu_assert_same(a, b, names, meta, "read back");
 }
 
 static void assert_same(const gir_graph *a, const gir_graph *b, bool meta)

@@ -9,7 +9,6 @@
 #include "passes/diff.h"
 #include "passes/passes.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +21,7 @@
 
 static gir_graph *load(const char *path, const gir_options *o)
 {
-    gir_error err = GIR_ERROR_INIT;
-    gir_graph *g = NULL;
-    TU_OK(gir_load(path, NULL, o, &g, &err), &err);
-    return g;
+    return tu_load(path, NULL, o);
 }
 
 static gir_graph *load_shared(const char *rel)
@@ -56,17 +52,7 @@ static gir_options *opts(const char *k1, const char *v1, const char *k2, const c
 /* Asserts a and b are the same graph: structure, names, meta, weights. */
 static void assert_same_opt(const gir_graph *a, const gir_graph *b, const char *what, bool names_meta)
 {
-    gir_diff_options o = { names_meta, names_meta, true, 0 };
-    gir_buf rep = GIR_BUF_INIT;
-    size_t count = 0;
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_graph_diff(a, b, &o, &rep, &count, &err), &err);
-    if (count) {
-        print_error("%s: %zu differences:\n%s\n", what, count, rep.data ? rep.data : "");
-        gir_buf_free(&rep);
-        fail();
-    }
-    gir_buf_free(&rep);
+    tu_assert_same(a, b, names_meta, names_meta, what);
 }
 
 static void assert_same(const gir_graph *a, const gir_graph *b, const char *what)
@@ -162,17 +148,9 @@ static void load_fails(const char *path, const gir_options *o, gir_status code, 
 static void roundtrip_dir(const char *rel, size_t *count)
 {
     char *dir = tu_shared(rel);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    char **names = NULL;
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (gir_str_ends_with(e->d_name, ".nnp")) {
-            names = realloc(names, (n + 1) * sizeof *names);
-            names[n++] = gir_strdupf("%s", e->d_name);
-        }
-    closedir(d);
+    size_t n;
+    char **names = tu_list_files(dir, NULL, ".nnp", &n);
+    assert_non_null(names);
     for (size_t i = 0; i < n; i++) {
         char *in = tu_join(dir, names[i]);
         char *out = tu_tmp("roundtrip.nnp");
@@ -194,10 +172,9 @@ static void roundtrip_dir(const char *rel, size_t *count)
         free(out);
         free(out2);
         free(in);
-        free(names[i]);
         (*count)++;
     }
-    free(names);
+    tu_free_list(names, n);
     free(dir);
 }
 

@@ -50,17 +50,7 @@ static void save_as(const gir_graph *g, const char *path, const char *format)
  * and format metadata (loose: what `graphconv diff` compares). */
 static void assert_same_as(const gir_graph *a, const gir_graph *b, const char *what, bool loose)
 {
-    gir_diff_options o = { !loose, !loose, true, 0 };
-    gir_buf rep = GIR_BUF_INIT;
-    size_t count = 0;
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_graph_diff(a, b, &o, &rep, &count, &err), &err);
-    if (count) {
-        print_error("%s: %zu differences:\n%s\n", what, count, rep.data ? rep.data : "");
-        gir_buf_free(&rep);
-        fail();
-    }
-    gir_buf_free(&rep);
+    tu_assert_same(a, b, !loose, !loose, what);
 }
 
 static void assert_same(const gir_graph *a, const gir_graph *b, const char *what)

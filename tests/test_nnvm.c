@@ -106,14 +106,7 @@ static const gir_node *node(const gir_graph *g, const char *name)
  * names (and meta when asked); what names them in a failure. */
 static void assert_same_in(const char *what, const gir_graph *a, const gir_graph *b, bool names, bool meta)
 {
-    gir_diff_options o = { .names = names, .meta = meta, .weights = true };
-    gir_buf rep = GIR_BUF_INIT;
-    size_t count = 0;
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_graph_diff(a, b, &o, &rep, &count, &err), &err);
-    if (count)
-        fail_msg("%s: graphs differ (%zu):\n%s", what, count, rep.data ? rep.data : "");
-    gir_buf_free(&rep);
+    tu_assert_same(a, b, names, meta, what);
 }
 
 static void assert_same(const gir_graph *a, const gir_graph *b, bool names, bool meta)

@@ -6,7 +6,6 @@
 #include "formats/onnx/onnx.h"
 #include "passes/diff.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,10 +266,7 @@ enum { FLT = 1, U8 = 2, I8 = 3, U16 = 4, I16 = 5, I32 = 6, I64 = 7, STR = 8, BOO
 
 static gir_graph *load(const char *path)
 {
-    gir_error err = GIR_ERROR_INIT;
-    gir_graph *g = NULL;
-    TU_OK(gir_load(path, "onnx", NULL, &g, &err), &err);
-    return g;
+    return tu_load(path, "onnx", NULL);
 }
 
 static gir_status load_fails(const char *path, gir_error *err)
@@ -510,17 +506,15 @@ static void test_nnp_pairs(void **state)
 {
     (void)state;
     char *dir = tu_shared("realworld/nnp-onnx-pairs");
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t count = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!gir_str_ends_with(e->d_name, ".onnx"))
-            continue;
-        char *path = tu_join(dir, e->d_name);
+    size_t n, count = 0;
+    char **names = tu_list_files(dir, NULL, ".onnx", &n);
+    assert_non_null(names);
+    for (size_t f = 0; f < n; f++) {
+        char *path = tu_join(dir, names[f]);
         gir_graph *g = load(path);
         for (size_t i = 0; i < g->n_nodes; i++)
             if (gir_node_is_opaque(g->nodes[i]))
-                fail_msg("%s: %s is opaque", e->d_name, gir_node_op(g->nodes[i]));
+                fail_msg("%s: %s is opaque", names[f], gir_node_op(g->nodes[i]));
         /* written back at their opset 6, or at 13 when opset 6 cannot
          * express them (the opset-2 ones, legacy broadcasting along an
          * axis): same graph and weights */
@@ -530,7 +524,7 @@ static void test_nnp_pairs(void **state)
         free(path);
         count++;
     }
-    closedir(d);
+    tu_free_list(names, n);
     assert_int_equal(count, 37);
 
     /* What each old form becomes. */
@@ -743,20 +737,18 @@ static void test_nnp_pairs_match_nnabla(void **state)
             NULL } },
     };
     char *dir = tu_shared("realworld/nnp-onnx-pairs");
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t count = 0, exact = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!gir_str_ends_with(e->d_name, ".onnx"))
-            continue;
-        char *name = gir_strdupf("%.*s", (int)(strlen(e->d_name) - 5), e->d_name);
-        char *onnx = tu_join(dir, e->d_name), *ref = gir_strdupf("%s/%s.nnp", dir, name), *ours = tu_tmp("pair.nnp");
+    size_t n, count = 0, exact = 0;
+    char **files = tu_list_files(dir, NULL, ".onnx", &n);
+    assert_non_null(files);
+    for (size_t f = 0; f < n; f++) {
+        char *name = gir_strdupf("%.*s", (int)(strlen(files[f]) - 5), files[f]);
+        char *onnx = tu_join(dir, files[f]), *ref = gir_strdupf("%s/%s.nnp", dir, name), *ours = tu_tmp("pair.nnp");
         gir_graph *g = load(onnx), *a = NULL, *b = NULL;
         gir_error err = GIR_ERROR_INIT;
         gir_options *o = opts_of(NULL);
         if (gir_save(g, ours, "nnabla", o, &err) != GIR_OK) {
             char *msg = gir_error_format(&err);
-            fail_msg("%s does not convert to .nnp: %s", e->d_name, msg);
+            fail_msg("%s does not convert to .nnp: %s", files[f], msg);
         }
         TU_OK(gir_load(ref, "nnabla", NULL, &a, &err), &err);
         TU_OK(gir_load(ours, "nnabla", NULL, &b, &err), &err);
@@ -792,7 +784,7 @@ static void test_nnp_pairs_match_nnabla(void **state)
         free(ours);
         count++;
     }
-    closedir(d);
+    tu_free_list(files, n);
     free(dir);
     assert_int_equal(count, 37);
     print_message("nnp-onnx-pairs: %zu of %zu .nnp equal nnabla's own exactly, the rest differ only as documented\n",

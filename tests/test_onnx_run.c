@@ -39,11 +39,6 @@ static opstat *op_entry(const char *name)
     return &ops[n_ops++];
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static double elem(const void *p, gir_dtype t, size_t i)
 {
     switch (t) {
@@ -255,26 +250,12 @@ static void test_node_tests(void **state)
     (void)state;
     if (!gir_format_find("onnx"))
         skip();
-    DIR *d = opendir(NODE_DIR);
-    if (!d) {
+    size_t n;
+    char **names = tu_list_files(NODE_DIR, "test_", NULL, &n);
+    if (!names) {
         print_message("%s is missing (Debian package libonnx-testdata)\n", NODE_DIR);
         fail();
     }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "test_", 5) != 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            names = realloc(names, cap * sizeof *names);
-            assert_non_null(names);
-        }
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
     size_t totals[3] = { 0, 0, 0 }, n_rec = 0, n_rec_pass = 0;
     for (size_t i = 0; i < n; i++) {
         char *dir = tu_join(NODE_DIR, names[i]);
@@ -328,9 +309,8 @@ static void test_node_tests(void **state)
         gir_graph_free(g);
         free(model);
         free(dir);
-        free(names[i]);
     }
-    free(names);
+    tu_free_list(names, n);
     print_message("onnx node tests: %zu passed, %zu failed, %zu unsupported (of %zu)\n", totals[R_PASS],
                   totals[R_FAIL], totals[R_UNSUPPORTED], n);
     size_t claimed_failing = 0;

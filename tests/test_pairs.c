@@ -17,7 +17,6 @@
 #include "formats/format.h"
 #include "graphir/runtime.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +24,6 @@
 
 #define ATOL 1e-4
 #define RTOL 1e-3
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Runs g; NULL output with *st set when the session cannot be made. */
 static gir_tensor *run_graph(const gir_graph *g, gir_status *st, char *why, size_t why_len)
@@ -119,18 +113,11 @@ static void test_pairs(void **state)
     if (!gir_format_find("onnx") || !gir_format_find("nnabla"))
         skip();
     char *dir = tu_shared("realworld/nnp-onnx-pairs");
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    char *names[256];
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 256) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".nnp") == 0)
-            names[n++] = gir_strdupf("%.*s", (int)(len - 4), e->d_name);
-    }
-    closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    size_t n;
+    char **names = tu_list_files(dir, NULL, ".nnp", &n);
+    assert_non_null(names);
+    for (size_t i = 0; i < n; i++)
+        names[i][strlen(names[i]) - 4] = '\0'; /* the pair's name */
     size_t agreed = 0, regenerated = 0;
     for (size_t i = 0; i < n; i++) {
         char *pa = gir_strdupf("%s/%s.onnx", dir, names[i]), *pb = gir_strdupf("%s/%s.nnp", dir, names[i]);
@@ -191,12 +178,12 @@ static void test_pairs(void **state)
         gir_graph_free(b);
         free(pa);
         free(pb);
-        free(names[i]);
     }
     print_message("nnp-onnx pairs: %zu agree (%zu after aligning the files' data), of %zu\n", agreed, regenerated,
                   n);
     assert_int_equal(agreed, n);
     assert_int_equal(n, 37);
+    tu_free_list(names, n);
     free(dir);
 }
 

@@ -2,7 +2,6 @@
  * corrupt archives. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -660,14 +659,11 @@ static void test_read_threads(void **state)
 static size_t check_real_dir(const char *rel)
 {
     char *dir = tu_shared(rel);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    size_t archives = 0;
-    while ((e = readdir(d))) {
-        if (!gir_str_ends_with(e->d_name, ".nnp"))
-            continue;
-        char *path = tu_join(dir, e->d_name);
+    size_t n, archives = 0;
+    char **names = tu_list_files(dir, NULL, ".nnp", &n);
+    assert_non_null(names);
+    for (size_t f = 0; f < n; f++) {
+        char *path = tu_join(dir, names[f]);
         gir_error err = GIR_ERROR_INIT;
         gir_zip *z;
         TU_OK(gir_zip_open(path, NULL, &z, &err), &err);
@@ -685,7 +681,7 @@ static size_t check_real_dir(const char *rel)
         free(path);
         archives++;
     }
-    closedir(d);
+    tu_free_list(names, n);
     free(dir);
     return archives;
 }

@@ -1,4 +1,5 @@
 #include "testutil.h"
+#include "passes/diff.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -37,25 +38,51 @@ char *tu_tempdir(void)
     return tmpl;
 }
 
-size_t tu_list_dir(const char *dir, char **names, size_t max)
+static int cmp_names(const void *a, const void *b)
 {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **tu_list_files(const char *dir, const char *prefix, const char *suffix, size_t *n)
+{
+    *n = 0;
     DIR *d = opendir(dir);
     if (!d)
-        return 0;
-    size_t n = 0;
+        return NULL;
+    char **names = NULL;
+    size_t cap = 0;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.') {
-            assert_true(n < max);
-            names[n++] = strdup(e->d_name);
-        }
+    while ((e = readdir(d)) != NULL) {
+        const char *nm = e->d_name;
+        if (nm[0] == '.' || (prefix && strncmp(nm, prefix, strlen(prefix)) != 0) ||
+            (suffix && !gir_str_ends_with(nm, suffix)))
+            continue;
+        assert_true(GIR_GROW(names, cap, *n + 1));
+        names[(*n)++] = strdup(nm);
+    }
     closedir(d);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-            char *t = names[j];
-            names[j] = names[j - 1];
-            names[j - 1] = t;
-        }
+    if (*n)
+        qsort(names, *n, sizeof *names, cmp_names);
+    else
+        names = calloc(1, sizeof *names); /* an empty list, not "cannot open" */
+    return names;
+}
+
+void tu_free_list(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+size_t tu_list_dir(const char *dir, char **names, size_t max)
+{
+    size_t n;
+    char **all = tu_list_files(dir, NULL, NULL, &n);
+    assert_true(n <= max);
+    for (size_t i = 0; i < n; i++)
+        names[i] = all[i];
+    free(all);
     return n;
 }
 
@@ -194,4 +221,27 @@ bool tu_have_program(const char *name)
     bool ok = cmd && system(cmd) == 0;
     free(cmd);
     return ok;
+}
+
+gir_graph *tu_load(const char *path, const char *format, const gir_options *o)
+{
+    gir_error err = GIR_ERROR_INIT;
+    gir_graph *g = NULL;
+    TU_OK(gir_load(path, format, o, &g, &err), &err);
+    return g;
+}
+
+void tu_assert_same(const gir_graph *a, const gir_graph *b, bool names, bool meta, const char *what)
+{
+    gir_diff_options o = { .names = names, .meta = meta, .weights = true, .max_report = 20 };
+    gir_buf rep = GIR_BUF_INIT;
+    size_t count = 0;
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_diff(a, b, &o, &rep, &count, &err), &err);
+    if (count) {
+        print_error("%s: %zu differences:\n%s\n", what, count, rep.data ? rep.data : "");
+        gir_buf_free(&rep);
+        fail();
+    }
+    gir_buf_free(&rep);
 }

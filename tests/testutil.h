@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "core/ir.h"
+#include "graphir/model.h"
 
 /* Path of a file under the shared fixtures (GIR_SHARED_DIR); malloc'd. */
 char *tu_shared(const char *rel);
@@ -26,9 +27,22 @@ bool tu_write(const char *path, const void *data, size_t len);
 bool tu_files_equal(const char *a, const char *b);
 /* Number of entries in a directory (excluding . and ..). */
 int tu_count_entries(const char *dir);
+/* The entries of dir (no dot files) whose names start with prefix and end
+ * with suffix (NULL: any), sorted by name: a malloc'd array of *n malloc'd
+ * strings (free with tu_free_list); NULL when dir cannot be opened. */
+char **tu_list_files(const char *dir, const char *prefix, const char *suffix, size_t *n);
+void tu_free_list(char **names, size_t n);
 /* The entries of dir (no dot files) sorted by name into names (malloc'd
  * strings, at most max: more fails the test); 0 when dir cannot be opened. */
 size_t tu_list_dir(const char *dir, char **names, size_t max);
+
+/* Reads path as format (NULL: by probing) with options o (NULL: none),
+ * asserting that it succeeds. */
+gir_graph *tu_load(const char *path, const char *format, const gir_options *o);
+/* Asserts a and b are the same graph (gir_graph_diff): structure,
+ * attributes and weights, and value names and format metadata when asked;
+ * a failure names them by what and lists up to 20 differences. */
+void tu_assert_same(const gir_graph *a, const gir_graph *b, bool names, bool meta, const char *what);
 
 /* Asserts st == GIR_OK, printing the error otherwise. */
 #define TU_OK(st, err) tu_assert_ok((st), (err), __FILE__, __LINE__)

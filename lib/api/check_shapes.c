@@ -50,22 +50,27 @@ static bool outputs_known(const gir_graph *g)
     return true;
 }
 
-/* Clones g with the shapes given (names[k] gets shapes[k]); NULL when
- * inference refuses them or leaves an output shape unknown. */
-static gir_graph *with_shapes(const gir_graph *g, char *const *names, const gir_shape *shapes, size_t n)
+/* Clones g with the shapes given (names[k] gets shapes[k]) into *out;
+ * *out is NULL when inference refuses them or leaves an output shape
+ * unknown.  Fails only when out of memory. */
+static gir_status with_shapes(const gir_graph *g, char *const *names, const gir_shape *shapes, size_t n,
+                              gir_graph **out, gir_error *err)
 {
+    *out = NULL;
     gir_graph *c = NULL;
+    TRY(gir_graph_clone(g, &c, err));
     gir_error e = GIR_ERROR_INIT;
-    gir_status st = gir_graph_clone(g, &c, &e);
+    gir_status st = GIR_OK;
     for (size_t k = 0; !st && k < n; k++)
         if (gir_graph_find_value(c, names[k]))
             st = gir_graph_set_input_shape(c, names[k], &shapes[k], &e);
     gir_error_clear(&e);
     if (st || !outputs_known(c)) {
         gir_graph_free(c);
-        return NULL;
+        return st == GIR_E_NOMEM ? gir_nomem(err) : GIR_OK;
     }
-    return c;
+    *out = c;
+    return GIR_OK;
 }
 
 /* The square spatial sizes tried, smallest first. */
@@ -102,13 +107,16 @@ gir_status gir_check_choose_shapes(const gir_graph *a, const gir_graph *b, const
         n++;
     }
     size_t total = SMALL + sizeof larger / sizeof *larger;
-    for (size_t t = 0; n && t < total && !*a2; t++) {
+    gir_status st = GIR_OK;
+    for (size_t t = 0; n && t < total && !*a2 && !st; t++) {
         int64_t s = t < SMALL ? (int64_t)t + 1 : larger[t - SMALL];
         for (size_t k = 0; k < n; k++)
             for (int d = fixed1[k] ? 2 : 1; d < shapes[k].rank; d++)
                 shapes[k].dims[d] = s;
-        gir_graph *ta = with_shapes(a, names, shapes, n);
-        gir_graph *tb = ta ? with_shapes(b, names, shapes, n) : NULL;
+        gir_graph *ta = NULL, *tb = NULL;
+        st = with_shapes(a, names, shapes, n, &ta, err);
+        if (!st && ta)
+            st = with_shapes(b, names, shapes, n, &tb, err);
         if (ta && tb) {
             *a2 = ta;
             *b2 = tb;
@@ -116,7 +124,6 @@ gir_status gir_check_choose_shapes(const gir_graph *a, const gir_graph *b, const
             gir_graph_free(ta);
         }
     }
-    gir_status st = GIR_OK;
     if (*a2) {
         gir_buf m = GIR_BUF_INIT;
         for (size_t k = 0; k < n; k++) {

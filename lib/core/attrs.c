@@ -126,34 +126,35 @@ const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n)
     return copy;
 }
 
-gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v, gir_error *err)
+/* Sets attribute name to a scalar of type t: i for INT and BOOL, f for
+ * FLOAT. */
+static gir_status set_scalar(gir_graph *g, gir_attrs *a, const char *name, gir_attr_type t, int64_t i, double f,
+                             gir_error *err)
 {
     gir_attr *s = slot(g, a, name, true);
     if (!s)
         return gir_nomem(err);
-    s->type = GIR_ATTR_INT;
-    s->u.i = v;
+    s->type = t;
+    if (t == GIR_ATTR_FLOAT)
+        s->u.f = f;
+    else
+        s->u.i = i;
     return GIR_OK;
+}
+
+gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v, gir_error *err)
+{
+    return set_scalar(g, a, name, GIR_ATTR_INT, v, 0, err);
 }
 
 gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v, gir_error *err)
 {
-    gir_attr *s = slot(g, a, name, true);
-    if (!s)
-        return gir_nomem(err);
-    s->type = GIR_ATTR_BOOL;
-    s->u.i = v;
-    return GIR_OK;
+    return set_scalar(g, a, name, GIR_ATTR_BOOL, v, 0, err);
 }
 
 gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v, gir_error *err)
 {
-    gir_attr *s = slot(g, a, name, true);
-    if (!s)
-        return gir_nomem(err);
-    s->type = GIR_ATTR_FLOAT;
-    s->u.f = v;
-    return GIR_OK;
+    return set_scalar(g, a, name, GIR_ATTR_FLOAT, 0, v, err);
 }
 
 gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v, gir_error *err)

@@ -138,6 +138,18 @@ gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...)
     return code;
 }
 
+gir_status gir_vfail(gir_error *err, gir_status code, const char *fmt, va_list ap)
+{
+    if (!err || err->code != GIR_OK)
+        return code;
+    char *msg = escape_controls(gir_vstrdupf(fmt, ap));
+    if (!msg)
+        return gir_nomem(err);
+    err->code = code;
+    err->message = msg;
+    return code;
+}
+
 static void set_once(gir_error *err, char **slot, const char *fmt, va_list ap)
 {
     if (!err || err->code == GIR_OK || *slot)

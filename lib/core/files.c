@@ -483,17 +483,23 @@ static void roll_forward(int dfd, const char *journal)
 
 static int create_temp(const char *dir, const char *base, bool is_dir, char **out);
 
+/* A directory stream over fd, which it takes (closed when the stream cannot
+ * be made; -1 gives NULL). */
+static DIR *dir_stream(int fd)
+{
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
 /* Removes a dead process's staging directory name of dfd: its files (it
  * holds no directories), then itself. */
 static void remove_stage(int dfd, const char *name)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = dir_stream(openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!d)
         return;
-    }
     struct dirent *e;
     while ((e = readdir(d)))
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
@@ -506,13 +512,9 @@ static void remove_stage(int dfd, const char *name)
  * temporary files and staging directories of processes that are gone. */
 static void recover_dir(int dfd)
 {
-    int d2 = dup(dfd);
-    DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
-    if (!d) {
-        if (d2 >= 0)
-            close(d2);
+    DIR *d = dir_stream(dup(dfd));
+    if (!d)
         return;
-    }
     /* journals first: they name temporary files to keep */
     for (int pass = 0; pass < 2; pass++) {
         rewinddir(d);
@@ -581,13 +583,9 @@ gir_status gir_outdir_stage(const char *path, char **stage, gir_error *err)
 /* Whether dfd holds a commit journal. */
 static bool has_journal(int dfd)
 {
-    int d2 = dup(dfd);
-    DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
-    if (!d) {
-        if (d2 >= 0)
-            close(d2);
+    DIR *d = dir_stream(dup(dfd));
+    if (!d)
         return false;
-    }
     bool found = false;
     struct dirent *e;
     while (!found && (e = readdir(d)))

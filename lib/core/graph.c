@@ -322,6 +322,19 @@ gir_status gir_node_set_output(gir_graph *g, gir_node *n, size_t k, int32_t valu
     return GIR_OK;
 }
 
+gir_status gir_node_check_refs(const gir_graph *g, const gir_node *n, gir_error *err)
+{
+    for (size_t i = 0; i < n->n_in; i++)
+        if (n->in[i] < -1 || (n->in[i] >= 0 && (size_t)n->in[i] >= g->n_values))
+            return gir_fail(err, GIR_E_REFERENCE, "input %zu refers to value %d of %zu", i, (int)n->in[i],
+                            g->n_values);
+    for (size_t i = 0; i < n->n_out; i++)
+        if (n->out[i] < -1 || (n->out[i] >= 0 && (size_t)n->out[i] >= g->n_values))
+            return gir_fail(err, GIR_E_REFERENCE, "output %zu refers to value %d of %zu", i, (int)n->out[i],
+                            g->n_values);
+    return GIR_OK;
+}
+
 gir_status gir_node_make_output(gir_graph *g, gir_node *n, size_t k, const char *name, gir_error *err)
 {
     int32_t idx;

@@ -22,6 +22,10 @@
 /* Records code and message unless an error is already recorded (the
  * innermost failure wins); returns code so callers can `return gir_fail()`. */
 gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...) GIR_PRINTF(3, 4);
+/* gir_fail with the arguments in ap, for the failure helpers of a module
+ * (which add a location after it); when the message cannot be formatted it
+ * records GIR_E_NOMEM and returns that instead of code. */
+gir_status gir_vfail(gir_error *err, gir_status code, const char *fmt, va_list ap) GIR_PRINTF(3, 0);
 /* Records out of memory (no message: formatting one would need memory);
  * inline, so the compiler sees that it never returns GIR_OK. */
 static inline gir_status gir_nomem(gir_error *err)

@@ -164,6 +164,9 @@ int32_t gir_graph_node_index(const gir_graph *g, const char *name);
 gir_status gir_node_make_output(gir_graph *g, gir_node *n, size_t k, const char *name, gir_error *err);
 /* Links an existing value as output k of node (sets its producer). */
 gir_status gir_node_set_output(gir_graph *g, gir_node *n, size_t k, int32_t value, gir_error *err);
+/* Every input and output index of n is -1 (omitted) or names a value of g
+ * (inputs checked first); does not name the node in err (callers do). */
+gir_status gir_node_check_refs(const gir_graph *g, const gir_node *n, gir_error *err);
 gir_status gir_graph_add_input(gir_graph *g, int32_t value, gir_error *err);
 gir_status gir_graph_add_output(gir_graph *g, int32_t value, gir_error *err);
 /* Resizes a node's input array (new slots are -1). */

@@ -44,14 +44,14 @@ void gir_limits_leave(gir_limit_scope *s)
 
 gir_status gir_limit_fail(gir_error *err, gir_limit_id id, const char *fmt, ...)
 {
+    if (!err || err->code != GIR_OK)
+        return GIR_E_LIMIT;
     va_list ap;
     va_start(ap, fmt);
-    char *what = gir_vstrdupf(fmt, ap);
+    gir_status st = gir_vfail(err, GIR_E_LIMIT, fmt, ap);
     va_end(ap);
-    if (!what)
-        return gir_nomem(err);
-    gir_status st = gir_fail(err, GIR_E_LIMIT, "%s " GIR_LIMIT_HINT, what, GIR_LIMIT_HINT_ARGS(id));
-    free(what);
+    if (st == GIR_E_LIMIT) /* the message, then the limit and how to raise it */
+        gir_err_replace_message(err, "%s " GIR_LIMIT_HINT, err->message, GIR_LIMIT_HINT_ARGS(id));
     return st;
 }
 

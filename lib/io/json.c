@@ -96,12 +96,10 @@ static int cancel(builder *b, gir_status code, size_t offset, const char *fmt, .
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = gir_vstrdupf(fmt, ap);
+    b->status = gir_vfail(b->err, code, fmt, ap);
     va_end(ap);
-    if (!msg)
-        return oom(b);
-    b->status = gir_fail(b->err, code, "%s", msg);
-    free(msg);
+    if (b->status == GIR_E_NOMEM)
+        return 0;
     unsigned line, col;
     gir_json_line_col(b->doc, offset, &line, &col);
     gir_err_loc(b->err, "line %u:%u", line, col);

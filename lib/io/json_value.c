@@ -94,6 +94,17 @@ static bool is_integer_text(const char *s, size_t n, bool allow_minus)
 }
 
 /* Digits only, no overflow: the common case without strtoll. */
+/* s[0..n) as a C string in buf when it is an integer literal of at most
+ * 24 characters (for strtoll/strtoull). */
+static bool integer_cstr(const char *s, size_t n, bool allow_minus, char buf[32])
+{
+    if (n > 24 || !is_integer_text(s, n, allow_minus))
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return true;
+}
+
 static bool small_digits(const char *s, size_t n, uint64_t *out)
 {
     if (n == 0 || n > 18)
@@ -122,11 +133,9 @@ static bool text_i64(const char *s, size_t n, int64_t *out)
         *out = -(int64_t)u;
         return true;
     }
-    if (n > 24 || !is_integer_text(s, n, true))
-        return false;
     char buf[32];
-    memcpy(buf, s, n);
-    buf[n] = '\0';
+    if (!integer_cstr(s, n, true, buf))
+        return false;
     errno = 0;
     char *end;
     long long x = strtoll(buf, &end, 10);
@@ -140,11 +149,9 @@ static bool text_u64(const char *s, size_t n, uint64_t *out)
 {
     if (small_digits(s, n, out))
         return true;
-    if (n > 24 || !is_integer_text(s, n, false))
-        return false;
     char buf[32];
-    memcpy(buf, s, n);
-    buf[n] = '\0';
+    if (!integer_cstr(s, n, false, buf))
+        return false;
     errno = 0;
     char *end;
     unsigned long long x = strtoull(buf, &end, 10);

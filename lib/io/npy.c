@@ -46,14 +46,10 @@ static gir_status syntax(gir_error *err, const cursor *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = gir_vstrdupf(fmt, ap);
+    gir_status st = gir_vfail(err, GIR_E_SYNTAX, fmt, ap);
     va_end(ap);
-    if (!msg)
-        return gir_nomem(err);
-    gir_fail(err, GIR_E_SYNTAX, "%s", msg);
-    free(msg);
     gir_err_loc(err, "byte %zu", off_of(c));
-    return GIR_E_SYNTAX;
+    return st;
 }
 
 /* A printable description of the byte at the cursor, for messages. */

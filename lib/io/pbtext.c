@@ -309,34 +309,35 @@ static bool cap_set(parser *P, const void *key, size_t cap)
     return true;
 }
 
+static gir_status vperr(parser *P, gir_status code, int line, int col, const char *fmt, va_list ap)
+    GIR_PRINTF(5, 0);
+static gir_status vperr(parser *P, gir_status code, int line, int col, const char *fmt, va_list ap)
+{
+    gir_status st = gir_vfail(P->err, code, fmt, ap);
+    gir_err_loc(P->err, "line %d:%d", line, col);
+    return st;
+}
+
+/* Fails at line:col. */
 static gir_status perr(parser *P, gir_status code, int line, int col, const char *fmt, ...) GIR_PRINTF(5, 6);
 static gir_status perr(parser *P, gir_status code, int line, int col, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = gir_vstrdupf(fmt, ap);
+    gir_status st = vperr(P, code, line, col, fmt, ap);
     va_end(ap);
-    if (!msg)
-        return gir_nomem(P->err);
-    gir_fail(P->err, code, "%s", msg);
-    free(msg);
-    gir_err_loc(P->err, "line %d:%d", line, col);
-    return code;
+    return st;
 }
 
+/* Fails at the current token. */
 static gir_status perr_tok(parser *P, gir_status code, const char *fmt, ...) GIR_PRINTF(3, 4);
 static gir_status perr_tok(parser *P, gir_status code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = gir_vstrdupf(fmt, ap);
+    gir_status st = vperr(P, code, P->L.tline, P->L.tcol, fmt, ap);
     va_end(ap);
-    if (!msg)
-        return gir_nomem(P->err);
-    gir_fail(P->err, code, "%s", msg);
-    free(msg);
-    gir_err_loc(P->err, "line %d:%d", P->L.tline, P->L.tcol);
-    return code;
+    return st;
 }
 
 /* The nesting allowed: protobuf's own 100 levels, or the max-depth limit

@@ -77,14 +77,7 @@ gir_status gir_op_check_node(const gir_graph *g, const gir_node *n, gir_error *e
 {
     if ((unsigned)n->op >= GIR_OP_COUNT_)
         return gir_fail(err, GIR_E_INTERNAL, "operator id %d is outside the operator table", (int)n->op);
-    for (size_t i = 0; i < n->n_in; i++)
-        if (n->in[i] < -1 || (n->in[i] >= 0 && (size_t)n->in[i] >= g->n_values))
-            return gir_fail(err, GIR_E_REFERENCE, "input %zu refers to value %d of %zu", i, (int)n->in[i],
-                            g->n_values);
-    for (size_t i = 0; i < n->n_out; i++)
-        if (n->out[i] < -1 || (n->out[i] >= 0 && (size_t)n->out[i] >= g->n_values))
-            return gir_fail(err, GIR_E_REFERENCE, "output %zu refers to value %d of %zu", i, (int)n->out[i],
-                            g->n_values);
+    TRY(gir_node_check_refs(g, n, err));
     if (n->op == GIR_OP_OPAQUE)
         return GIR_OK;
     const gir_op_info *op = gir_op_get(n->op);

@@ -49,23 +49,15 @@ static gir_status find_producers(const gir_graph *g, int32_t *prod, gir_error *e
         prod[v] = -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const gir_node *n = g->nodes[i];
+        gir_status st = gir_node_check_refs(g, n, err);
+        if (st != GIR_OK) {
+            gir_err_node(err, n->name);
+            return st;
+        }
         for (size_t k = 0; k < n->n_out; k++) {
             int32_t v = n->out[k];
-            if (v < -1 || (v >= 0 && (size_t)v >= g->n_values)) {
-                gir_fail(err, GIR_E_REFERENCE, "output %zu refers to value %d of %zu", k, (int)v, g->n_values);
-                gir_err_node(err, n->name);
-                return GIR_E_REFERENCE;
-            }
             if (v >= 0 && prod[v] < 0)
                 prod[v] = (int32_t)i;
-        }
-        for (size_t k = 0; k < n->n_in; k++) {
-            int32_t v = n->in[k];
-            if (v < -1 || (v >= 0 && (size_t)v >= g->n_values)) {
-                gir_fail(err, GIR_E_REFERENCE, "input %zu refers to value %d of %zu", k, (int)v, g->n_values);
-                gir_err_node(err, n->name);
-                return GIR_E_REFERENCE;
-            }
         }
     }
     return GIR_OK;
