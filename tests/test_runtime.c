@@ -922,6 +922,74 @@ static void test_vector_math(void **state)
     free(x);
 }
 
+/* Each activation the kernels fuse, computed by the code of every ISA
+ * this CPU runs (rt_act_map_isa) against double precision: a sweep, the
+ * special values and the edges of the range reductions, in pieces of 1 to
+ * 37 floats so every vector tail is taken.  Sigmoid within 3 ulp, SiLU 4,
+ * Erf 2.5e-7, GELU 2.5e-7 |x|, HardSwish eps |x| (its float alpha x + beta),
+ * the clamp exact; NaN in
+ * gives NaN out, the infinities give their limits (NaN for -inf x 0). */
+static double act_ref(int kind, double v)
+{
+    switch (kind) {
+    case RT_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case RT_ACT_SILU: return v * (1.0 / (1.0 + exp(-v)));
+    case RT_ACT_HSWISH: return v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
+    case RT_ACT_GELU: return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    case RT_ACT_ERF: return erf(v);
+    default: return isnan(v) ? v : fmin(fmax(v, -1.5), 6.0);
+    }
+}
+
+static void test_act_isas(void **state)
+{
+    (void)state;
+    static const float special[] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, -1e-30f, FLT_MAX, -FLT_MAX,
+                                     1e-40f, -87.33654f, -87.4f, -88.0f, -103.0f, -104.0f, -119.0f, -121.0f,
+                                     88.72283f, 88.8f, 0.4999f, 0.5f, 0.5001f, -0.5f, 3.0f, -3.0f, 16.0f, 33.0f,
+                                     -6.0f, 6.0f, 1.5f };
+    enum { NS = sizeof special / sizeof special[0], N = 20011 + NS };
+    static const int kinds[] = { RT_ACT_SIGMOID, RT_ACT_SILU, RT_ACT_HSWISH, RT_ACT_GELU, RT_ACT_ERF, RT_ACT_CLAMP };
+    float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+    for (int i = 0; i < N - NS; i++)
+        x[i] = -100.0f + 200.0f * (float)i / (float)(N - NS - 1);
+    memcpy(x + N - NS, special, sizeof special);
+    for (int isa = GIR_GEMM_GENERIC; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+        if (!gir_gemm_isa_supported((gir_gemm_isa)isa))
+            continue;
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            rt_act a = { .on = true, .kind = kinds[k], .lo = -1.5f, .hi = 6.0f, .alpha = 1.0f / 6.0f, .beta = 0.5f };
+            for (size_t i = 0, len = 1; i < N; i += len, len = len % 37 + 1)
+                rt_act_map_isa(isa, &a, x + i, y + i, i + len <= N ? len : N - i);
+            for (int i = 0; i < N; i++) {
+                double v = x[i], want = act_ref(a.kind, v), got = y[i];
+                if (isnan(want) || isinf(want)) {
+                    if (isnan(want) ? !isnan(got) : got != want)
+                        fail_msg("%s: kind %d (%.9g) = %.9g, want %.9g", gir_gemm_isa_name((gir_gemm_isa)isa),
+                                 a.kind, v, got, want);
+                    continue;
+                }
+                float wf = (float)want;
+                double ulp = (double)nextafterf(fabsf(wf), INFINITY) - fabs((double)wf), tol;
+                switch (a.kind) {
+                case RT_ACT_SIGMOID: tol = fmax(3.0 * ulp, (double)FLT_MIN); break;
+                case RT_ACT_SILU: tol = fmax(4.0 * ulp, fabs(v) * FLT_MIN); break;
+                case RT_ACT_ERF: tol = 2.5e-7; break;
+                case RT_ACT_GELU: tol = fmax(2.5e-7 * fabs(v), 2.0 * ulp); break;
+                /* alpha x + beta rounds in float: cancels near x = -3 */
+                case RT_ACT_HSWISH: tol = fabs(v) * FLT_EPSILON + 2.0 * ulp; break;
+                default: tol = 2.0 * ulp; break;
+                }
+                if (!(fabs(got - want) <= tol))
+                    fail_msg("%s: kind %d (%.9g) = %.9g, want %.9g", gir_gemm_isa_name((gir_gemm_isa)isa), a.kind,
+                             v, got, want);
+            }
+        }
+    }
+    free(x);
+    free(y);
+}
+
 static void test_conv_errors(void **state)
 {
     (void)state;
@@ -1337,7 +1405,7 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math),
+        cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),

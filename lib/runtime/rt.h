@@ -38,6 +38,9 @@ typedef struct rt_act {
 
 /* y[i] = act(x[i]) over n floats (x may be y), vectorised (k_act.c). */
 void rt_act_map(const rt_act *a, const float *x, float *y, size_t n);
+/* The same with the code for isa (a gir_gemm_isa; AUTO or unsupported: the
+ * best): tests compare every ISA's. */
+void rt_act_map_isa(int isa, const rt_act *a, const float *x, float *y, size_t n);
 /* In place over n floats, or rows of n floats stride apart (split over
  * th's workers); nothing when a->on is false. */
 void rt_act_apply(const rt_act *a, float *y, size_t n);
