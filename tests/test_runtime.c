@@ -1053,22 +1053,26 @@ static void test_depthwise_isas(void **state)
 }
 
 /* The padded-plane kernels (AVX2, AVX-512) against the generic plane
- * kernel: strides 1 and 2, kernels 3x3 and 5x3, widths around the vector
- * sizes, with residual accumulation and clamping. */
+ * kernel: strides 1 and 2, windows 3x3, 5x3, 5x5 and 7x7 (the unrolled
+ * copies and the general loops), odd and even numbers of rows, widths
+ * around the vector sizes, rows laid out as the convolution does and with
+ * wide slack, with residual accumulation and clamping. */
 static void test_depthwise_padded(void **state)
 {
     (void)state;
     static const size_t widths[] = { 1, 7, 8, 13, 16, 17, 33 };
-    float x[9 * 40], w[15], y0[9 * 40], y1[9 * 40], *pad = malloc(4096 * sizeof(float));
-    rt_fill(x, 9 * 40, 31);
-    rt_fill(w, 15, 32);
+    static const size_t wins[][2] = { { 3, 3 }, { 5, 3 }, { 5, 5 }, { 7, 7 } };
+    float x[10 * 40], w[49], y0[10 * 40], y1[10 * 40], *pad = malloc(4096 * sizeof(float));
+    rt_fill(x, 10 * 40, 31);
+    rt_fill(w, 49, 32);
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
         for (size_t s = 1; s <= 2; s++)
-            for (size_t k = 0; k < 2; k++)
-                for (int mode = 0; mode < 2; mode++) {
-                    size_t H = 9, W = widths[wi], KH = k ? 5 : 3, KW = 3, ph = k ? 2 : 1, pw = 1;
+            for (size_t k = 0; k < sizeof wins / sizeof wins[0]; k++)
+                for (int mode = 0; mode < 4; mode++) {
+                    size_t H = mode & 2 ? 10 : 9, W = widths[wi], KH = wins[k][0], KW = wins[k][1];
+                    size_t ph = KH / 2, pw = KW / 2;
                     size_t OH = (H + 2 * ph - KH) / s + 1, OW = (W + 2 * pw - KW) / s + 1;
-                    size_t lo[3], hi[3];
+                    size_t lo[7], hi[7];
                     for (size_t kw = 0; kw < KW; kw++) {
                         lo[kw] = kw >= pw ? 0 : (pw - kw + s - 1) / s;
                         hi[kw] = W - 1 + pw < kw ? 0 : (W - 1 + pw - kw) / s + 1;
@@ -1077,25 +1081,31 @@ static void test_depthwise_padded(void **state)
                         if (lo[kw] > hi[kw])
                             lo[kw] = hi[kw];
                     }
-                    rt_dwplane a = { H, W, OH, OW, KH, KW, s, s, 1, 1, ph, pw, lo, hi, mode == 1, mode == 1, -0.3f, 0.4f };
+                    bool acc = mode & 1;
+                    rt_dwplane a = { H, W, OH, OW, KH, KW, s, s, 1, 1, ph, pw, lo, hi, acc, acc, -0.3f, 0.4f };
                     rt_fill(y0, OH * OW, 33);
                     memcpy(y1, y0, sizeof y1);
                     rt_dwplane_select(GIR_GEMM_GENERIC)(&a, x, w, 0.125f, y0);
-                    rt_dwpad p = { H, W, OH, OW, KH, KW, s, s, ph, pw, (OH - 1) * s + KH, ((OW - 1) * s + KW + 32 + 15) / 16 * 16,
-                                   mode == 1, mode == 1, -0.3f, 0.4f };
+                    /* the convolution's tight rows (k_conv.c), or wide ones */
+                    size_t tight = s == 2 ? 2 * ((OW + KW / 2 + 7) / 8 * 8) : (OW - 1 + KW + 15) / 16 * 16;
+                    rt_dwpad p = { H, W, OH, OW, KH, KW, s, s, ph, pw, (OH - 1) * s + KH,
+                                   mode & 2 ? tight : ((OW - 1) * s + KW + 32 + 15) / 16 * 16,
+                                   acc, acc, -0.3f, 0.4f, s == 2 };
                     assert_true(rt_dwpad_floats(&p) <= 4096);
                     for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
                         rt_dwpad_fn fn = rt_dwpad_select(isa);
                         if (!gir_gemm_isa_supported((gir_gemm_isa)isa) || !fn)
                             continue;
-                        float yk[9 * 40];
+                        float yk[10 * 40];
                         memcpy(yk, y1, sizeof yk);
                         rt_dwpad_fill(&p, x, pad, 0.0f);
                         fn(&p, pad, w, 0.125f, yk);
                         for (size_t i = 0; i < OH * OW; i++)
                             if (fabsf(yk[i] - y0[i]) > 1e-5f)
-                                fail_msg("isa %d W %zu s %zu k %zu mode %d: [%zu] %g vs %g", isa, W, s, k, mode, i,
-                                         (double)yk[i], (double)y0[i]);
+                                fail_msg("isa %d W %zu s %zu k %zux%zu mode %d: [%zu] %g vs %g", isa, W, s, KH, KW,
+                                         mode, i, (double)yk[i], (double)y0[i]);
+                        for (size_t i = OH * OW; i < 10 * 40; i++) /* nothing past the plane */
+                            assert_true(memcmp(&yk[i], &y1[i], sizeof(float)) == 0);
                     }
                 }
     free(pad);

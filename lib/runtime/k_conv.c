@@ -464,7 +464,12 @@ static bool dw_pad_geometry(const conv_geo *cg, rt_dwpad *a)
     a->ph = g->pb[1];
     a->pw = g->pb[2];
     a->prows = (a->oh - 1) * a->sh + a->kh;
-    a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
+    if (a->sw == 2) { /* two phases of (ow + kw/2) columns rounded up to 8 */
+        a->split = true;
+        a->pstride = 2 * ((a->ow + a->kw / 2 + 7) / 8 * 8);
+    } else {
+        a->pstride = ((a->ow - 1) + a->kw + 15) / 16 * 16;
+    }
     return true;
 }
 

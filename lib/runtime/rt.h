@@ -226,6 +226,10 @@ typedef struct rt_dwpad {
     size_t prows, pstride; /* (oh-1)*sh + kh rows; >= (ow-1)*sw + kw + 32 */
     bool accumulate, act;
     float lo, hi;
+    /* columns stored as two phases, even then odd, pstride/2 each (a
+     * multiple of 8 and >= ow + kw/2): what the convolution kernels read
+     * when sw is 2; max pooling reads the columns in order */
+    bool split;
 } rt_dwpad;
 typedef void (*rt_dwpad_fn)(const rt_dwpad *a, const float *p, const float *w, float bias, float *y);
 size_t rt_dwpad_floats(const rt_dwpad *a);
