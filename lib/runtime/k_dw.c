@@ -153,19 +153,6 @@ void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad)
 #define DWR_NAME dw_rows_avx512
 #define DWR_ATTR __attribute__((target("avx512f")))
 #include "k_dw_rows.h"
-#undef VF
-#undef VL
-#undef VMASK
-#undef VMASK_N
-#undef VLOAD
-#undef VMLOAD
-#undef VMSTORE
-#undef VSET1
-#undef VFMA
-#undef VADD
-#undef VCLAMP
-#undef DWR_NAME
-#undef DWR_ATTR
 
 __attribute__((target("avx2,fma"))) static inline __m256i mask8(size_t n)
 {
@@ -185,19 +172,6 @@ __attribute__((target("avx2,fma"))) static inline __m256i mask8(size_t n)
 #define DWR_NAME dw_rows_avx2
 #define DWR_ATTR __attribute__((target("avx2,fma")))
 #include "k_dw_rows.h"
-#undef VF
-#undef VL
-#undef VMASK
-#undef VMASK_N
-#undef VLOAD
-#undef VMLOAD
-#undef VMSTORE
-#undef VSET1
-#undef VFMA
-#undef VADD
-#undef VCLAMP
-#undef DWR_NAME
-#undef DWR_ATTR
 
 /* One entry per ISA: the square 3, 5, 7 windows at equal strides 1 or 2
  * get copies with those constants, the rest the general loops. */

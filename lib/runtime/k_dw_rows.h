@@ -8,7 +8,8 @@
  * Two output rows at a time: every input row loaded serves the taps of
  * both, the taps' weights are broadcast from memory (on AVX-512 as the
  * FMA's operand), and with the kernel size and strides constant (the
- * always_inline function called with literals) every loop unrolls. */
+ * always_inline function called with literals) every loop unrolls.  The
+ * parameters are undefined at the end. */
 
 DWR_ATTR __attribute__((always_inline)) static inline void DWR_NAME(const rt_dwpad *a, const float *p, const float *w,
                                                                    float bias, float *y, const size_t KH,
@@ -52,3 +53,17 @@ DWR_ATTR __attribute__((always_inline)) static inline void DWR_NAME(const rt_dwp
         }
     }
 }
+
+#undef VF
+#undef VL
+#undef VMASK
+#undef VMASK_N
+#undef VLOAD
+#undef VMLOAD
+#undef VMSTORE
+#undef VSET1
+#undef VFMA
+#undef VADD
+#undef VCLAMP
+#undef DWR_NAME
+#undef DWR_ATTR
