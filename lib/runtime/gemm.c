@@ -45,8 +45,22 @@ static void kernel_generic(size_t kc, const float *a, const float *b, float *c, 
         }
 }
 
+static void gemv_generic(size_t kc, const float *a, const float *x, size_t incx, float *acc)
+{
+    v4f s0 = v4f_load(acc), s1 = { 0, 0, 0, 0 };
+    size_t k = 0;
+    for (; k + 2 <= kc; k += 2, a += 2 * GEN_MR) {
+        s0 += v4f_load(a) * x[k * incx];
+        s1 += v4f_load(a + GEN_MR) * x[(k + 1) * incx];
+    }
+    for (; k < kc; k++, a += GEN_MR)
+        s0 += v4f_load(a) * x[k * incx];
+    s0 += s1;
+    memcpy(acc, &s0, sizeof s0);
+}
+
 static const gemm_impl impl_generic = {
-    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL, NULL,
+    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL, NULL, gemv_generic,
 };
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -489,6 +503,40 @@ static void gemv_worker(void *ctx, int w, int nw)
         j->fn(j->g, b, e);
 }
 
+typedef struct gemv_packed_job {
+    const gir_gemm_args *g;
+    const gemm_impl *im;
+} gemv_packed_job;
+
+/* One column of C (n == 1) from packed A, row panels [p0, p1): each row's
+ * sum runs over k in the same order whoever computes it. */
+static void gemv_packed_panels(const gir_gemm_args *g, const gemm_impl *im, size_t p0, size_t p1)
+{
+    const size_t MR = im->mr, K = g->k, mpad = (g->m + MR - 1) / MR * MR;
+    const size_t incx = g->trans_b ? 1 : g->ldb;
+    const gemm_ep ep = { g->alpha, g->beta, g->bias_m, g->bias_n, g->clamp, g->lo, g->hi };
+    for (size_t p = p0; p < p1; p++) {
+        float acc[16] = { 0 };
+        for (size_t pc = 0; pc < K; pc += im->kc) {
+            size_t kc = K - pc < im->kc ? K - pc : im->kc;
+            im->gemv(kc, g->packed_a->data + pc * mpad + p * MR * kc, g->b + pc * incx, incx, acc);
+        }
+        for (size_t r = 0; r < MR && p * MR + r < g->m; r++) {
+            size_t i = p * MR + r;
+            float *c = &g->c[i * g->ldc];
+            *c = gemm_ep_apply(&ep, acc[r], g->beta != 0.0f ? *c : 0.0f, i, 0);
+        }
+    }
+}
+
+static void gemv_packed_worker(void *ctx, int w, int nw)
+{
+    const gemv_packed_job *j = ctx;
+    size_t panels = (j->g->m + j->im->mr - 1) / j->im->mr, b, e;
+    gir_split_range(panels, 1, w, nw, &b, &e);
+    gemv_packed_panels(j->g, j->im, b, e);
+}
+
 /* k == 0: C = beta*C + biases, clamped. */
 static void gemm_no_k(const gir_gemm_args *g)
 {
@@ -521,6 +569,14 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
         return;
     }
     const gemm_impl *im = g->packed_a ? impl_for(g->packed_a->isa) : impl_for(g->isa);
+    if (g->n == 1 && g->packed_a && !g->packed_b && !g->b_rows && im->gemv && im->mr <= 16) {
+        gemv_packed_job gj = { g, im };
+        if (gir_threads_count(th) > 1 && (double)g->m * (double)g->k >= 65536.0)
+            gir_threads_run(th, gemv_packed_worker, &gj);
+        else
+            gemv_packed_panels(g, im, 0, (g->m + im->mr - 1) / im->mr);
+        return;
+    }
     gemm_job job = { g, im, th, false };
     int nw = gir_threads_count(th);
     double work = (double)g->m * (double)g->n * (double)g->k;
