@@ -1056,7 +1056,8 @@ static void test_depthwise_isas(void **state)
  * kernel: strides 1 and 2, windows 3x3, 5x3, 5x5 and 7x7 (the unrolled
  * copies and the general loops), odd and even numbers of rows, widths
  * around the vector sizes, rows laid out as the convolution does and with
- * wide slack, with residual accumulation and clamping. */
+ * wide slack, with residual accumulation and clamping; at stride 1 also the
+ * kernels that read the unpadded plane (from a buffer of its exact size). */
 static void test_depthwise_padded(void **state)
 {
     (void)state;
@@ -1105,6 +1106,22 @@ static void test_depthwise_padded(void **state)
                                 fail_msg("isa %d W %zu s %zu k %zux%zu mode %d: [%zu] %g vs %g", isa, W, s, KH, KW,
                                          mode, i, (double)yk[i], (double)y0[i]);
                         for (size_t i = OH * OW; i < 10 * 40; i++) /* nothing past the plane */
+                            assert_true(memcmp(&yk[i], &y1[i], sizeof(float)) == 0);
+                        /* stride 1, 3x3 and 5x5: the kernel reading x itself */
+                        rt_dwpad_fn dfn = rt_dwdirect_select(isa, &p);
+                        assert_true((dfn != NULL) == (s == 1 && KH == KW && KH <= 5));
+                        if (!dfn)
+                            continue;
+                        float *xe = malloc(H * W * sizeof(float)); /* exact size: ASan sees any stray read */
+                        memcpy(xe, x, H * W * sizeof(float));
+                        memcpy(yk, y1, sizeof yk);
+                        dfn(&p, xe, w, 0.125f, yk);
+                        free(xe);
+                        for (size_t i = 0; i < OH * OW; i++)
+                            if (fabsf(yk[i] - y0[i]) > 1e-5f)
+                                fail_msg("direct isa %d W %zu k %zu mode %d: [%zu] %g vs %g", isa, W, KH, mode, i,
+                                         (double)yk[i], (double)y0[i]);
+                        for (size_t i = OH * OW; i < 10 * 40; i++)
                             assert_true(memcmp(&yk[i], &y1[i], sizeof(float)) == 0);
                     }
                 }

@@ -138,6 +138,12 @@ void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
+__attribute__((target("avx512f"))) static inline __mmask16 range16(ptrdiff_t lo, ptrdiff_t hi)
+{
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 16 ? 16 : hi;
+    return hi <= lo ? 0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
 #define VF __m512
 #define VL 16
 #define VMASK __mmask16
@@ -151,12 +157,22 @@ void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad)
 /* max/min give the second operand on NaN: NaN stays */
 #define VCLAMP(v, lo, hi) _mm512_min_ps(_mm512_set1_ps(hi), _mm512_max_ps(_mm512_set1_ps(lo), v))
 #define DWR_NAME dw_rows_avx512
+#define DWD_NAME dw_direct_avx512
+#define VMASK_RANGE(lo, hi) range16(lo, hi)
 #define DWR_ATTR __attribute__((target("avx512f")))
 #include "k_dw_rows.h"
 
 __attribute__((target("avx2,fma"))) static inline __m256i mask8(size_t n)
 {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+__attribute__((target("avx2,fma"))) static inline __m256i range8(ptrdiff_t lo, ptrdiff_t hi)
+{
+    lo = lo < 0 ? 0 : lo > 8 ? 8 : lo;
+    hi = hi < 0 ? 0 : hi > 8 ? 8 : hi;
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), iota),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), iota));
 }
 #define VF __m256
 #define VL 8
@@ -170,6 +186,8 @@ __attribute__((target("avx2,fma"))) static inline __m256i mask8(size_t n)
 #define VADD(a, b) _mm256_add_ps(a, b)
 #define VCLAMP(v, lo, hi) _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), v))
 #define DWR_NAME dw_rows_avx2
+#define DWD_NAME dw_direct_avx2
+#define VMASK_RANGE(lo, hi) range8(lo, hi)
 #define DWR_ATTR __attribute__((target("avx2,fma")))
 #include "k_dw_rows.h"
 
@@ -193,6 +211,17 @@ __attribute__((target("avx2,fma"))) static inline __m256i mask8(size_t n)
     }
 DW_ENTRY(avx512, __attribute__((target("avx512f"))))
 DW_ENTRY(avx2, __attribute__((target("avx2,fma"))))
+
+#define DWD_ENTRY(ISA, ATTR)                                                                                    \
+    ATTR static void dwd_##ISA(const rt_dwpad *a, const float *x, const float *w, float bias, float *y)          \
+    {                                                                                                          \
+        if (a->kh == 3)                                                                                        \
+            dw_direct_##ISA(a, x, w, bias, y, 3, 3);                                                           \
+        else                                                                                                   \
+            dw_direct_##ISA(a, x, w, bias, y, 5, 5);                                                           \
+    }
+DWD_ENTRY(avx512, __attribute__((target("avx512f"))))
+DWD_ENTRY(avx2, __attribute__((target("avx2,fma"))))
 
 /* Max pooling on a plane padded with -infinity: a window holding a NaN
  * gives NaN, as the scalar path does. */
@@ -273,6 +302,23 @@ rt_dwpad_fn rt_maxpool_select(int isa)
         return maxpool_avx512;
     if (isa == GIR_GEMM_AVX2)
         return maxpool_avx2;
+#endif
+    return NULL;
+}
+
+rt_dwpad_fn rt_dwdirect_select(int isa, const rt_dwpad *a)
+{
+    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
+        isa = gir_gemm_isa_best();
+    /* 7x7 is faster on the padded copy (its weights do not fit in registers
+     * next to the masks) */
+    if (a->kh != a->kw || (a->kh != 3 && a->kh != 5) || a->sh != 1 || a->sw != 1)
+        return NULL;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (isa == GIR_GEMM_AVX512)
+        return dwd_avx512;
+    if (isa == GIR_GEMM_AVX2)
+        return dwd_avx2;
 #endif
     return NULL;
 }

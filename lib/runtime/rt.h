@@ -238,6 +238,9 @@ size_t rt_dwpad_floats(const rt_dwpad *a);
 void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad);
 /* NULL when isa (AUTO = the best) has no such kernel. */
 rt_dwpad_fn rt_dwpad_select(int isa);
+/* For 3x3 and 5x5 windows at stride 1: a kernel that reads the plane
+ * itself (p = x, unpadded; prows, pstride and split unused), or NULL. */
+rt_dwpad_fn rt_dwdirect_select(int isa, const rt_dwpad *a);
 /* Max pooling over the same padded plane (w and bias unused). */
 rt_dwpad_fn rt_maxpool_select(int isa);
 
