@@ -16,6 +16,7 @@
 
 #include "rtutil.h"
 
+#include "graphir/model.h"
 #include "passes/legalize.h"
 #include "passes/passes.h"
 
@@ -165,6 +166,30 @@ static inline void pat_refuses(gir_graph *g, const char *pattern, const char *no
     gir_error_clear(&err);
     gir_graph_free(r);
     gir_graph_free(g);
+}
+
+/* Writes g (finished) as target to file (in the test's temporary folder),
+ * reads it back, runs both on inputs made with flags and compares their
+ * first output (tol as pat_compare).  Returns the graph read back (the
+ * caller frees it). */
+static inline gir_graph *pat_through(const gir_graph *g, const char *target, const char *file, unsigned flags,
+                                     double tol)
+{
+    gir_error err = GIR_ERROR_INIT;
+    char *path = tu_tmp(file);
+    TU_OK(gir_save(g, path, target, NULL, &err), &err);
+    gir_graph *back = NULL;
+    TU_OK(gir_load(path, target, NULL, &back, &err), &err);
+    free(path);
+    gir_tensor *before[8] = { 0 }, *after[8] = { 0 };
+    pat_run(g, flags, before);
+    pat_run(back, flags, after);
+    pat_compare(before[0], after[0], tol);
+    for (int i = 0; i < 8; i++) {
+        gir_tensor_unref(before[i]);
+        gir_tensor_unref(after[i]);
+    }
+    return back;
 }
 
 /* Counts the nodes of op in g. */

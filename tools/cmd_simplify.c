@@ -107,7 +107,7 @@ int cmd_simplify(int argc, char **argv)
             gir_check_result res = { 0 };
             st = gir_check_models(orig, back, &o, &res, &err);
             if (!st && gc_verbosity >= 1)
-                fprintf(stderr, "graphconv: check passed: %s\n", res.json ? res.json : "");
+                fprintf(stderr, "graphconv: check passed: %s\n", res.verdict ? res.verdict : "");
             gir_check_result_clear(&res);
         }
     }

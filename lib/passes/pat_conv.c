@@ -7,15 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The float32 data of constant v, or NULL (not a constant, not float32). */
-static const float *const_f32(const gir_value *v)
-{
-    const void *p = NULL;
-    if (!v || !v->data || v->dtype != GIR_DT_F32 || v->producer >= 0 || gir_tensor_load(v->data, &p, NULL))
-        return NULL;
-    return p;
-}
-
 /* Gemm(A[N,K], B, C?) with alpha = beta = 1 and transA = 0, B and C
  * constant: Reshape(A, [N,K,1,1]) -> Conv(W[M,K,1,1], bias[M]) ->
  * Reshape([N,M]).  W is B (transB = 1) or B transposed; C of M elements (or
@@ -35,12 +26,12 @@ static gir_status gemm_conv(gir_rw *rw, const gir_node *n, gir_error *err)
         /* a transposed constant (nnabla's Affine weights read as Gemm's B) */
         const int64_t *perm;
         if (gir_attrs_get_ints(&bt->attrs, "perm", &perm) == 2 && perm[0] == 1 && perm[1] == 0 &&
-            const_f32(gir_in(rw->g, bt, 0))) {
+            gir_pat_const_f32(gir_in(rw->g, bt, 0))) {
             b = gir_in(rw->g, bt, 0);
             tb = !tb;
         }
     }
-    const float *bd = const_f32(b);
+    const float *bd = gir_pat_const_f32(b);
     if (!bd)
         return gir_pat_skip(err, "Gemm whose B is not a float32 constant");
     int64_t K = tb ? b->shape.dims[1] : b->shape.dims[0], M = tb ? b->shape.dims[0] : b->shape.dims[1];
@@ -49,7 +40,7 @@ static gir_status gemm_conv(gir_rw *rw, const gir_node *n, gir_error *err)
     const float *cd = NULL;
     int64_t cn = 0;
     if (c) {
-        cd = const_f32(c);
+        cd = gir_pat_const_f32(c);
         cn = c->shape.rank >= 0 ? gir_shape_numel(&c->shape) : -1;
         bool row = c->shape.rank <= 1 || (c->shape.rank == 2 && c->shape.dims[0] == 1);
         if (!cd || !row || (cn != M && cn != 1))

@@ -64,24 +64,6 @@ static bool indices_used(const gir_graph *g, const gir_node *n)
     return false;
 }
 
-/* Every value of v is >= 0 or NaN: made by an operator that gives no
- * negative number. */
-static bool non_negative(const gir_graph *g, int32_t v)
-{
-    const gir_value *x = g->values[v];
-    if (x->producer < 0)
-        return false;
-    const gir_node *p = g->nodes[x->producer];
-    switch (p->op) {
-    case GIR_OP_Relu: case GIR_OP_Sigmoid: case GIR_OP_Abs: case GIR_OP_Exp:
-        return true;
-    case GIR_OP_Clip:
-        return gir_node_float(p, "min", -INFINITY) >= 0.0;
-    default:
-        return false;
-    }
-}
-
 /* Ends the rewrite of n by a copy of it reading data (its other inputs as
  * they are) with explicit pads (ns spatial axes), in floor mode when
  * floor. */
@@ -153,7 +135,7 @@ static bool mergeable(const gir_graph *g, const gir_node *c, int32_t padded, int
     }
     if (isinf(cv) && cv < 0)
         return true;
-    if (cv != 0.0 || !non_negative(g, x)) {
+    if (cv != 0.0 || !gir_pat_non_negative(g, x, false)) {
         *why = "a MaxPool after padding with other than -inf (or 0 of a tensor known not negative)";
         return false;
     }

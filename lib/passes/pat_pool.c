@@ -13,18 +13,8 @@ static gir_status reduce_pool(gir_rw *rw, const gir_node *n, gir_error *err)
     int r = x->shape.rank;
     if (r < 1 || !gir_shape_is_known(&x->shape) || !y || !gir_shape_is_known(&y->shape))
         return gir_pat_skip(err, "%s of an unknown shape", gir_op_name(n->op));
-    bool red[GIR_MAX_RANK] = { false };
-    const int64_t *axes;
-    ptrdiff_t na = gir_attrs_get_ints(&n->attrs, "axes", &axes);
-    for (int d = 0; d < r; d++)
-        red[d] = na < 0; /* no axes: every axis */
-    for (ptrdiff_t i = 0; i < na; i++) {
-        int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-        if (a < 0 || a >= r)
-            return gir_pat_skip(err, "%s over axis %lld of a rank-%d tensor", gir_op_name(n->op), (long long)axes[i],
-                                r);
-        red[a] = true;
-    }
+    bool red[GIR_MAX_RANK];
+    TRY(gir_pat_reduced_axes(n, r, red, err));
     int64_t perm[GIR_MAX_RANK], kept = 1, reduced = 1;
     int k = 0;
     for (int d = 0; d < r; d++)

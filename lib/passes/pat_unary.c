@@ -11,13 +11,6 @@
 
 #include <string.h>
 
-/* A rank-0 constant of x's dtype holding v, for the binary op with x. */
-static gir_status binary_k(gir_rw *rw, gir_op op, int32_t x, gir_dtype dt, double v, int32_t *out, gir_error *err)
-{
-    int32_t k;
-    TRY(gir_rw_scalar(rw, dt, v, &k, err));
-    return gir_rw_binary(rw, op, x, k, NULL, out, err);
-}
 
 /* Selu(x; alpha, gamma) = gamma * Elu(x; alpha): both are gamma * x above
  * zero and gamma * alpha * (exp(x) - 1) below. */
@@ -30,7 +23,7 @@ static gir_status selu_elu(gir_rw *rw, const gir_node *n, gir_error *err)
     TRY(gir_rw_unary(rw, GIR_OP_Elu, n->in[0], &elu, &e, err));
     if (gir_attrs_set_float(rw->g, &elu->attrs, "alpha", gir_node_float(n, "alpha", 1.6732631921768188), err))
         return gir_nomem(err);
-    TRY(binary_k(rw, GIR_OP_Mul, e, x->dtype, gir_node_float(n, "gamma", 1.0507010221481323), &y, err));
+    TRY(gir_pat_binary_k(rw, GIR_OP_Mul, e, x->dtype, gir_node_float(n, "gamma", 1.0507010221481323), &y, err));
     return gir_rw_done(rw, &y, err);
 }
 
@@ -47,10 +40,10 @@ static gir_status elu_exp(gir_rw *rw, const gir_node *n, gir_error *err)
     gir_dtype dt = x->dtype;
     int32_t r, m, e, d, s, y;
     TRY(gir_rw_unary(rw, GIR_OP_Relu, n->in[0], NULL, &r, err));
-    TRY(binary_k(rw, GIR_OP_Min, n->in[0], dt, 0.0, &m, err));
+    TRY(gir_pat_binary_k(rw, GIR_OP_Min, n->in[0], dt, 0.0, &m, err));
     TRY(gir_rw_unary(rw, GIR_OP_Exp, m, NULL, &e, err));
-    TRY(binary_k(rw, GIR_OP_Sub, e, dt, 1.0, &d, err));
-    TRY(binary_k(rw, GIR_OP_Mul, d, dt, gir_node_float(n, "alpha", 1.0), &s, err));
+    TRY(gir_pat_binary_k(rw, GIR_OP_Sub, e, dt, 1.0, &d, err));
+    TRY(gir_pat_binary_k(rw, GIR_OP_Mul, d, dt, gir_node_float(n, "alpha", 1.0), &s, err));
     TRY(gir_rw_binary(rw, GIR_OP_Add, r, s, NULL, &y, err));
     return gir_rw_done(rw, &y, err);
 }
@@ -71,7 +64,7 @@ static gir_status softplus_exp(gir_rw *rw, const gir_node *n, gir_error *err)
     TRY(gir_rw_unary(rw, GIR_OP_Abs, n->in[0], NULL, &a, err));
     TRY(gir_rw_unary(rw, GIR_OP_Neg, a, NULL, &g, err));
     TRY(gir_rw_unary(rw, GIR_OP_Exp, g, NULL, &e, err));
-    TRY(binary_k(rw, GIR_OP_Add, e, x->dtype, 1.0, &p, err));
+    TRY(gir_pat_binary_k(rw, GIR_OP_Add, e, x->dtype, 1.0, &p, err));
     TRY(gir_rw_unary(rw, GIR_OP_Log, p, NULL, &l, err));
     TRY(gir_rw_binary(rw, GIR_OP_Add, r, l, NULL, &y, err));
     return gir_rw_done(rw, &y, err);
@@ -88,7 +81,7 @@ static gir_status softsign_div(gir_rw *rw, const gir_node *n, gir_error *err)
     TRY(gir_pat_float_dtype(x, err));
     int32_t a, p, y;
     TRY(gir_rw_unary(rw, GIR_OP_Abs, n->in[0], NULL, &a, err));
-    TRY(binary_k(rw, GIR_OP_Add, a, x->dtype, 1.0, &p, err));
+    TRY(gir_pat_binary_k(rw, GIR_OP_Add, a, x->dtype, 1.0, &p, err));
     TRY(gir_rw_binary(rw, GIR_OP_Div, n->in[0], p, NULL, &y, err));
     return gir_rw_done(rw, &y, err);
 }
@@ -154,7 +147,7 @@ static gir_status prelu_relu(gir_rw *rw, const gir_node *n, gir_error *err)
     TRY(gir_pat_float_dtype(x, err));
     int32_t r, m, p, y;
     TRY(gir_rw_unary(rw, GIR_OP_Relu, n->in[0], NULL, &r, err));
-    TRY(binary_k(rw, GIR_OP_Min, n->in[0], x->dtype, 0.0, &m, err));
+    TRY(gir_pat_binary_k(rw, GIR_OP_Min, n->in[0], x->dtype, 0.0, &m, err));
     TRY(gir_rw_binary(rw, GIR_OP_Mul, m, n->in[1], NULL, &p, err));
     TRY(gir_rw_binary(rw, GIR_OP_Add, r, p, NULL, &y, err));
     return gir_rw_done(rw, &y, err);

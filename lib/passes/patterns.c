@@ -58,6 +58,10 @@ static const gir_pattern *const registry[] = {
     &gir_pat_logsoftmax_last,
     &gir_pat_reducemean_pool,
     &gir_pat_reducemax_pool,
+    &gir_pat_erf_rational,
+    &gir_pat_sqrt_pow,
+    &gir_pat_lrn_conv,
+    &gir_pat_reduceprod_mul,
     NULL /* sentinel: patterns are listed above this line */
 };
 

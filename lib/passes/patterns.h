@@ -75,6 +75,12 @@ extern const gir_pattern gir_pat_maxpool_pads_split;
 extern const gir_pattern gir_pat_avgpool_pads_split;
 extern const gir_pattern gir_pat_maxpool_ceil_pads;
 extern const gir_pattern gir_pat_avgpool_ceil_pads;
+/* pat_math.c: Erf as a float32 rational function; Sqrt as Pow */
+extern const gir_pattern gir_pat_erf_rational;
+extern const gir_pattern gir_pat_sqrt_pow;
+/* pat_window.c: LRN as a convolution over channels; ReduceProd as Slices multiplied */
+extern const gir_pattern gir_pat_lrn_conv;
+extern const gir_pattern gir_pat_reduceprod_mul;
 
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
@@ -85,5 +91,16 @@ const gir_value *gir_pat_in(const gir_rw *rw, const gir_node *n, size_t i);
 /* A floating dtype the pattern can make constants of (float32/64), else
  * GIR_E_UNSUPPORTED naming the dtype. */
 gir_status gir_pat_float_dtype(const gir_value *v, gir_error *err);
+/* The float32 data of constant v, or NULL (not a constant, not float32). */
+const float *gir_pat_const_f32(const gir_value *v);
+/* Whether every element of v is >= 0 or NaN, as far as its producers
+ * show (a constant's values; operators that give no negative number from
+ * such inputs); strict: and no zero is -0. */
+bool gir_pat_non_negative(const gir_graph *g, int32_t v, bool strict);
+/* Which of a reduction's rank axes it reduces (its axes attribute; every
+ * axis without one); GIR_E_UNSUPPORTED for an axis out of range. */
+gir_status gir_pat_reduced_axes(const gir_node *n, int rank, bool red[GIR_MAX_RANK], gir_error *err);
+/* op(x, k) for a new rank-0 constant k of dtype dt holding v. */
+gir_status gir_pat_binary_k(gir_rw *rw, gir_op op, int32_t x, gir_dtype dt, double v, int32_t *out, gir_error *err);
 
 #endif

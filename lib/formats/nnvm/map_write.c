@@ -234,10 +234,11 @@ static gir_status unsup_op(nn_writer *w, gir_error *err, const gir_node *n)
     if (n->op == GIR_OP_OPAQUE)
         return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s (a %s operator kept verbatim%s%s)", n->opaque_op,
                         n->opaque_format ? n->opaque_format : "foreign", why ? ": " : "", why ? why : "");
-    /* Operators the flavour lacks with no exact form in what it has. */
+    /* Operators the flavour lacks (float32 Erf is legalized as a rational
+     * function before the writer sees it). */
     if (w->fl == NN_NNVM && n->op == GIR_OP_Erf)
-        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "Erf (NNVM has no erf operator, nor an exact form of it in its "
-                        "operators)");
+        return gir_fail(err, GIR_E_UNSUPPORTED_OP, "Erf (NNVM has no erf operator; its rational form is for float32 "
+                        "only)");
     return gir_fail(err, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
 }
 
