@@ -53,15 +53,15 @@ static char *write_model(const char *name, const char *const *nodes, const char 
         gir_outfile *f;
         gir_error err = GIR_ERROR_INIT;
         TU_OK(gir_outfile_open(pp, true, &f, &err), &err);
-        nn_param_out items[8];
+        gir_param_out items[8];
         gir_tensor *ts[8];
         char *names[8];
         for (size_t i = 0; i < np; i++) {
             ts[i] = rt_tensor_new(GIR_DT_F32, ps[i].rank, ps[i].dims, ps[i].data);
             names[i] = gir_strdupf("arg:%s", ps[i].name);
-            items[i] = (nn_param_out){ names[i], ts[i] };
+            items[i] = (gir_param_out){ names[i], ts[i] };
         }
-        TU_OK(nn_params_write(f, NN_PARAMS_MXNET, items, np, &err), &err);
+        TU_OK(gir_params_write(f, GIR_PARAMS_MXNET, items, np, NULL, &err), &err);
         TU_OK(gir_outfile_commit(f, &err), &err);
         for (size_t i = 0; i < np; i++) {
             gir_tensor_unref(ts[i]);

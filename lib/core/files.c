@@ -45,6 +45,50 @@ uint64_t gir_pread_full(int fd, void *buf, uint64_t n, uint64_t off)
     return done;
 }
 
+bool gir_file_id_of(int fd, gir_file_id *id)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return false;
+    id->dev = (uint64_t)st.st_dev;
+    id->ino = (uint64_t)st.st_ino;
+    id->size = (uint64_t)st.st_size;
+    id->mtime_s = (int64_t)st.st_mtim.tv_sec;
+    id->mtime_ns = (int64_t)st.st_mtim.tv_nsec;
+    return true;
+}
+
+gir_status gir_open_same(const char *path, const gir_file_id *id, const char *what, int *fd, gir_error *err)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) {
+        gir_status st = gir_fail(err, errno == ENOMEM ? GIR_E_NOMEM : GIR_E_IO,
+                                 "cannot open %s again to load a tensor: %s (it was there when the model was read)",
+                                 what, strerror(errno));
+        gir_err_file(err, path);
+        return st;
+    }
+    gir_file_id now;
+    if (!gir_file_id_of(*fd, &now)) {
+        gir_status st = io_fail(err, "cannot stat", path);
+        close(*fd);
+        *fd = -1;
+        return st;
+    }
+    if (now.dev != id->dev || now.ino != id->ino || now.size != id->size || now.mtime_s != id->mtime_s ||
+        now.mtime_ns != id->mtime_ns) {
+        close(*fd);
+        *fd = -1;
+        gir_fail(err, GIR_E_IO,
+                 "%s was %s after the model was read (another process wrote it meanwhile): its tensors may not "
+                 "belong to the graph that was read, so none is taken from it; read the model again",
+                 what, now.dev != id->dev || now.ino != id->ino ? "replaced" : "rewritten");
+        gir_err_file(err, path);
+        return GIR_E_IO;
+    }
+    return GIR_OK;
+}
+
 bool gir_pwrite_full(int fd, const void *buf, uint64_t n, uint64_t off)
 {
     uint64_t done = 0;

@@ -224,6 +224,24 @@ uint64_t gir_pread_full(int fd, void *buf, uint64_t n, uint64_t off);
  * system wrote nothing). */
 bool gir_pwrite_full(int fd, const void *buf, uint64_t n, uint64_t off);
 
+/* What identifies a file's contents as a reader saw them: its device,
+ * inode, size and modification time.  Readers take it under the directory's
+ * read lock; tensors loaded lazily later open the file again with
+ * gir_open_same, which refuses a file that another process has replaced
+ * (a commit renames a new file over it) or rewritten since, so a graph is
+ * never completed with weights it was not read with. */
+typedef struct gir_file_id {
+    uint64_t dev, ino, size;
+    int64_t mtime_s, mtime_ns;
+} gir_file_id;
+
+/* The identity of the open file fd; false (errno set) when fstat fails. */
+bool gir_file_id_of(int fd, gir_file_id *id);
+/* Opens path read-only and checks it is the file id describes: GIR_E_IO
+ * naming what (e.g. "the parameters file") when it cannot be opened, is
+ * another file now, or was rewritten.  Close *fd when done. */
+gir_status gir_open_same(const char *path, const gir_file_id *id, const char *what, int *fd, gir_error *err);
+
 /* Whether path names a pipe, terminal, socket or other file that can be
  * read only once (not a regular file, not a directory). */
 bool gir_path_is_stream(const char *path);

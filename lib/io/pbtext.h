@@ -50,6 +50,9 @@ ProtobufCMessage *gir_pb_new(const ProtobufCMessageDescriptor *d);
 /* Frees a message built by gir_pb_new/gir_pbtext or unpacked by protobuf-c
  * with the default allocator; NULL is allowed. */
 void gir_pb_free(ProtobufCMessage *m);
+/* Bytes of one element of a field of type t in a protobuf-c message struct
+ * (a pointer for strings and sub-messages). */
+size_t gir_pb_elt_size(ProtobufCType t);
 
 /* Parses text[0..len) into msg, merging (see above).  On failure msg holds
  * whatever was parsed before the error and must still be freed. */

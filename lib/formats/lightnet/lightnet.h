@@ -96,6 +96,7 @@ typedef struct ln_wts_record {
 
 typedef struct ln_wts {
     char *path;
+    gir_file_id id;      /* the file as the scan saw it */
     ln_wts_record *recs;
     size_t n, cap;
     int64_t count;       /* the count token */

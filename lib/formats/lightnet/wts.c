@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define WTS_NAME_MAX 511 /* LightNet reads names into a 512-byte buffer */
 #define TOKEN_CAP 600
@@ -188,6 +189,12 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
         fclose(f);
         return gir_nomem(err);
     }
+    if (!gir_file_id_of(fileno(f), &w->id)) {
+        fclose(f);
+        free(w->path);
+        free(w);
+        return wts_fail(err, GIR_E_IO, path, 0, "cannot stat the weight file: %s", strerror(errno));
+    }
     tokrd r = { f, 0, 1 };
     const char *cur_op = NULL; /* the op creating the tensor of the record being read */
     char tok[TOKEN_CAP];
@@ -304,6 +311,7 @@ fail:
 
 typedef struct wts_ctx {
     char *path;
+    gir_file_id id;
     char *name;
     uint64_t offset;
     int type;
@@ -318,11 +326,12 @@ static gir_status wts_load(void *vctx, void *dst, uint64_t nbytes, gir_error *er
     if (want != nbytes)
         return gir_fail(err, GIR_E_INTERNAL, "weight '%s': %llu bytes expected, %llu asked", c->name,
                         (unsigned long long)want, (unsigned long long)nbytes);
-    FILE *f = fopen(c->path, "rb");
+    int fd;
+    TRY(gir_open_same(c->path, &c->id, "the weight file", &fd, err));
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
-        gir_fail(err, GIR_E_IO, "cannot open the weight file: %s", strerror(errno));
-        gir_err_file(err, c->path);
-        return GIR_E_IO;
+        close(fd);
+        return gir_nomem(err);
     }
     gir_status st = GIR_OK;
     if (c->offset > (uint64_t)INT64_MAX || fseeko(f, (off_t)c->offset, SEEK_SET) != 0) {
@@ -360,6 +369,7 @@ gir_status ln_wts_tensor(const ln_wts *w, const ln_wts_record *rec, const gir_sh
         wts_release(c);
         return gir_nomem(err);
     }
+    c->id = w->id;
     c->offset = rec->offset;
     c->type = rec->type;
     c->len = rec->len;

@@ -1,12 +1,14 @@
 /* The NNVM family: NNVM graph JSON, MXNet symbol JSON (every generation) and
  * the TVM graph-executor JSON share one reader and one writer; their
- * .params companions (TVM list, MXNet NDArray list) live in params.c.
+ * .params companions (TVM list, MXNet NDArray list) are read and written
+ * by lib/io/params.c.
  * Internal to lib/formats/nnvm. */
 #ifndef GIR_NNVM_H
 #define GIR_NNVM_H
 
 #include "formats/format.h"
 #include "io/json.h"
+#include "io/params.h"
 
 typedef enum nn_flavour { NN_NNVM = 0, NN_MXNET, NN_TVM, NN_FLAVOURS } nn_flavour;
 
@@ -28,7 +30,7 @@ typedef enum nn_mkey {
 } nn_mkey;
 const char *nn_meta_key(nn_flavour f, nn_mkey k);
 
-/* ---- the file's graph, as parsed and checked (raw.c) -------------------- */
+/* ---- the file's graph, as parsed and checked (read_raw.c) -------------------- */
 
 typedef struct nn_entry {
     uint32_t node, index, version;
@@ -60,14 +62,14 @@ typedef struct nn_gattr {
     const gir_json *where;   /* the [type, payload] array */
 } nn_gattr;
 
-/* Limits both readers (raw.c, raw_fast.c) hold files to. */
+/* Limits both readers (read_raw.c, read_raw_fast.c) hold files to. */
 #define NN_MAX_NODES ((size_t)INT32_MAX / 4) /* nodes in a graph */
 #define NN_MAX_PORTS 65535u                  /* inputs of a node; an entry's output index is below it */
 
 typedef struct nn_raw {
     gir_arena arena;
-    const gir_json_doc *doc; /* raw_fast.c: only "attrs" was parsed into it */
-    nn_node *nodes_heap;     /* raw_fast.c: the nodes, on the heap (freed with raw) */
+    const gir_json_doc *doc; /* read_raw_fast.c: only "attrs" was parsed into it */
+    nn_node *nodes_heap;     /* read_raw_fast.c: the nodes, on the heap (freed with raw) */
     nn_node *nodes;
     size_t n_nodes;
     nn_entry *heads;
@@ -85,7 +87,7 @@ typedef struct nn_raw {
 } nn_raw;
 
 /* The keys a node object may have, and those of the graph object: one
- * list for both readers (raw.c, raw_fast.c).  nn_*_key_of matches the
+ * list for both readers (read_raw.c, read_raw_fast.c).  nn_*_key_of matches the
  * n bytes at k (no NUL needed); NN_*_UNKNOWN for any other key. */
 typedef enum nn_node_key {
     NN_NK_OP,
@@ -122,7 +124,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err);
  * the DOM would be parsed with. */
 bool nn_raw_parse_fast(gir_json_doc *doc, const gir_json_options *jo, nn_raw *raw);
 void nn_raw_free(nn_raw *raw);
-/* Shared by both (raw.c): the graph attributes from the "attrs" object,
+/* Shared by both (read_raw.c): the graph attributes from the "attrs" object,
  * and the checks once every node, head and attribute is read (variables'
  * outputs, the topological order). */
 gir_status nn_raw_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err);
@@ -141,7 +143,7 @@ const char *nn_meta_attr(const gir_attrs *meta, const char *list_key, const char
 /* The pairs list (n = number of strings, even), or NULL. */
 const char *const *nn_meta_pairs(const gir_attrs *meta, const char *list_key, size_t *n);
 
-/* ---- attribute text (attrtext.c) ------------------------------------------ */
+/* ---- attribute text (text.c) ------------------------------------------ */
 
 #define NN_MAX_TUPLE 16
 /* Integer: "3", "-1", "3L". */
@@ -160,61 +162,6 @@ const char *nn_fmt_bool(bool v);
 void nn_fmt_float(char out[48], double v);
 /* Shape text in MXNet's __shape__ style "(5, 0, 5, 5)" -> dims (0 -> -1). */
 bool nn_parse_shape_hint(const char *s, gir_shape *shape);
-
-/* ---- dtypes (params.c) ------------------------------------------------------ */
-
-gir_dtype nn_mxnet_dtype(int64_t flag);           /* mshadow type flag */
-int nn_mxnet_flag(gir_dtype t);                    /* -1 if none */
-gir_dtype nn_dltype(const char *s);                /* "float32" ...; UNKNOWN otherwise */
-const char *nn_dltype_name(gir_dtype t);           /* NULL if none */
-/* Whether s has the form of a TVM type name (class, bits <= 128, lanes
- * <= 1024) even if graphconv has no dtype for it. */
-bool nn_dltype_plausible(const char *s);
-int nn_nnvm_dtype_code(gir_dtype t);               /* NNVM TypeFlag, -1 if none */
-
-/* ---- params files (params.c) ------------------------------------------------ */
-
-typedef enum nn_params_kind { NN_PARAMS_TVM = 1, NN_PARAMS_MXNET } nn_params_kind;
-
-typedef struct nn_param {
-    const char *name;    /* as stored ("arg:conv0_weight") */
-    const char *key;     /* name without an arg:/aux: prefix */
-    const char *prefix;  /* "arg", "aux" or "" */
-    gir_dtype dtype;
-    gir_shape shape;
-    uint64_t offset;     /* of the data in the file */
-    uint64_t nbytes;
-    uint64_t record;     /* offset of the record (errors) */
-    bool empty;          /* MXNet empty array (no shape, no data) */
-} nn_param;
-
-typedef struct nn_params {
-    gir_arena arena;
-    char *path;
-    struct nn_params_src *src; /* shared by the lazy tensors */
-    nn_params_kind kind;
-    nn_param *items;
-    size_t n;
-} nn_params;
-
-/* What the first bytes say: NN_PARAMS_TVM / NN_PARAMS_MXNET, 0 for neither;
- * *npz set for MXNet 2.x zip/npy files. */
-int nn_params_sniff(const unsigned char *head, size_t n, bool *npz);
-/* Reads the directory of a params file (names, dtypes, shapes, offsets);
- * never the data. */
-gir_status nn_params_open(const char *path, nn_params *p, gir_error *err);
-void nn_params_free(nn_params *p);
-/* A lazy tensor reading item i's data from the file when loaded. */
-gir_status nn_params_tensor(const nn_params *p, size_t i, gir_tensor **out, gir_error *err);
-
-/* One tensor to write: the name stored and its data. */
-typedef struct nn_param_out {
-    const char *name;
-    gir_tensor *t;
-} nn_param_out;
-/* Streams the tensors into f, one loaded at a time. */
-gir_status nn_params_write(gir_outfile *f, nn_params_kind kind, const nn_param_out *items, size_t n,
-                           gir_error *err);
 
 /* ---- reading and writing (read.c, write.c) ------------------------------------ */
 
@@ -240,7 +187,7 @@ char *nn_params_path_for(const char *json_path, nn_flavour fl);
  * suggest, with a score (0: not a graph JSON of this family). */
 int nn_probe(const unsigned char *head, size_t n, nn_flavour *fl);
 
-/* ---- operator mapping (opmap.c) ------------------------------------------------ */
+/* ---- operator mapping (ops.c, read_ops.c, write_ops.c) ------------------------------------------------ */
 
 /* Output count a flavour's operator has (hidden outputs included), from its
  * attributes; 0 when the op is not known. */

@@ -1,9 +1,9 @@
 /* Reading NNVM, MXNet and TVM graph JSON (and the companion .params) into
- * the IR.  The structure is read by raw_fast.c straight from the text when
+ * the IR.  The structure is read by read_raw_fast.c straight from the text when
  * it can; when it cannot, or when anything after it fails, the file is
- * read through the DOM (gir_json_doc_parse, then raw.c), whose values give
+ * read through the DOM (gir_json_doc_parse, then read_raw.c), whose values give
  * every error its JSON pointer and line:column. */
-#include "map.h"
+#include "ops.h"
 #include "api/api.h"
 #include "passes/passes.h"
 
@@ -404,7 +404,7 @@ static gir_status nnvm_entries(nn_reader *r, gir_error *err)
                 return entry_err(r, "dtype", e, gir_json_at(dtype, e), GIR_E_SCHEMA, "integers", err);
             if (dtype && !v->data) {
                 for (int t = GIR_DT_UNKNOWN + 1; t < GIR_DT_COUNT_; t++)
-                    if (nn_nnvm_dtype_code((gir_dtype)t) == code)
+                    if (gir_nnvm_dtype_code((gir_dtype)t) == code)
                         v->dtype = (gir_dtype)t;
             }
         }
@@ -476,8 +476,8 @@ static gir_status tvm_entries(nn_reader *r, gir_error *err)
             if (!dl)
                 return entry_err(r, "dltype", e, gir_json_at(dltype, e), GIR_E_SCHEMA,
                                  "type names", err);
-            gir_dtype dt = nn_dltype(dl);
-            if (dt == GIR_DT_UNKNOWN && !nn_dltype_plausible(dl))
+            gir_dtype dt = gir_dltype(dl);
+            if (dt == GIR_DT_UNKNOWN && !gir_dltype_plausible(dl))
                 return entry_err(r, "dltype", e, gir_json_at(dltype, e), GIR_E_DTYPE,
                                  "TVM type names (int, uint, float, bfloat, bool or handle, bits up to 128, lanes "
                                  "up to 1024)",
@@ -529,7 +529,7 @@ static gir_status tvm_entries(nn_reader *r, gir_error *err)
                 if (!gir_json_get_i64(gir_json_at(dtype, e), &x))
                     return entry_err(r, "dtype", e, gir_json_at(dtype, e), GIR_E_SCHEMA,
                                      "integers", err);
-                if (x != nn_nnvm_dtype_code(v->dtype))
+                if (x != gir_nnvm_dtype_code(v->dtype))
                     TRY(set_meta_int(g, v, "tvm.dtype", x, err));
             }
         }
@@ -541,15 +541,15 @@ static gir_status tvm_entries(nn_reader *r, gir_error *err)
 
 static int by_key_cmp(const void *a, const void *b, void *ctx)
 {
-    const nn_params *p = ctx;
-    const nn_param *x = &p->items[*(const size_t *)a], *y = &p->items[*(const size_t *)b];
+    const gir_params *p = ctx;
+    const gir_param *x = &p->items[*(const size_t *)a], *y = &p->items[*(const size_t *)b];
     int c = strcmp(x->key, y->key);
     if (c)
         return c;
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static gir_status setup_params(nn_reader *r, const nn_params *p, gir_error *err)
+static gir_status setup_params(nn_reader *r, const gir_params *p, gir_error *err)
 {
     r->params = p;
     r->claimed = malloc((p->n ? p->n : 1) * sizeof *r->claimed);
@@ -568,7 +568,7 @@ static gir_status setup_params(nn_reader *r, const nn_params *p, gir_error *err)
     }
     qsort_r(r->by_key, p->n, sizeof *r->by_key, by_key_cmp, (void *)p);
     for (size_t i = 1; i < p->n; i++) {
-        const nn_param *a = &p->items[r->by_key[i - 1]], *b = &p->items[r->by_key[i]];
+        const gir_param *a = &p->items[r->by_key[i - 1]], *b = &p->items[r->by_key[i]];
         if (strcmp(a->key, b->key) == 0) {
             gir_fail(err, GIR_E_DUPLICATE, "parameters '%s' and '%s' both name variable '%s'", a->name, b->name,
                      a->key);
@@ -912,7 +912,7 @@ static void reader_free(nn_reader *r)
 static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour hint, nn_raw *raw, gir_status st,
                            gir_graph **out, gir_error *err)
 {
-    nn_params params;
+    gir_params params;
     bool have_params = false;
     char *ppath = NULL;
     nn_reader r = { 0 };
@@ -952,7 +952,7 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
             st = gir_nomem(err);
     }
     if (!st && ppath) {
-        st = nn_params_open(ppath, &params, err);
+        st = gir_params_open(ppath, &params, err);
         have_params = true;
         if (!st)
             st = setup_params(&r, &params, err);
@@ -970,7 +970,7 @@ static gir_status read_raw(const char *path, const gir_options *opts, nn_flavour
     }
     reader_free(&r);
     if (have_params)
-        nn_params_free(&params);
+        gir_params_free(&params);
     free(ppath);
     nn_raw_free(raw);
     *out = r.g;
@@ -992,10 +992,10 @@ gir_status nn_read_ex(const char *path, const gir_options *opts, nn_flavour hint
         return GIR_E_UNKNOWN_FORMAT;
     }
     bool npz;
-    int pk = nn_params_sniff(head, got, &npz);
+    int pk = gir_params_sniff(head, got, &npz);
     if (pk) {
         gir_fail(err, GIR_E_SYNTAX, "this is %s parameters file, not a graph JSON; give the graph JSON and pass the "
-                 "params with --params", npz ? "an MXNet 2.x (NumPy)" : pk == NN_PARAMS_TVM ? "a TVM" : "an MXNet");
+                 "params with --params", npz ? "an MXNet 2.x (NumPy)" : pk == GIR_PARAMS_TVM ? "a TVM" : "an MXNet");
         gir_err_file(err, path);
         return GIR_E_SYNTAX;
     }

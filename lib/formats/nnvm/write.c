@@ -1,7 +1,7 @@
 /* Writing the IR as NNVM, MXNet or TVM graph JSON in dmlc::JSONWriter's
  * layout, plus the companion .params (TVM list beside nnvm/tvm, MXNet V2
  * list beside mxnet), streamed one tensor at a time. */
-#include "map.h"
+#include "ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,7 +412,7 @@ static gir_status tvm_collect(emit *e, tvm_entry **out, size_t *n_out, gir_error
         if (v->shape.rank < 0 || !gir_shape_is_known(&v->shape))
             gir_unsupported_add_value(u, GIR_E_UNSUPPORTED,
                                 "a tensor of unknown shape (the graph executor needs every shape)", v->name);
-        if (!nn_dltype_name(v->dtype) && !meta_s(&v->meta, "tvm.dltype"))
+        if (!gir_dltype_name(v->dtype) && !meta_s(&v->meta, "tvm.dltype"))
             gir_unsupported_add_value(u, GIR_E_UNSUPPORTED, "a tensor of unknown element type", v->name);
     }
     gir_status st = gir_unsupported_count(u) ? gir_unsupported_fail(u, "tvm", err) : GIR_OK;
@@ -462,7 +462,7 @@ static gir_status write_tvm_gattr(emit *e, gir_json_writer *jw, const char *key,
             const gir_value *v = t[i].v;
             const char *s = dl ? meta_s(&v->meta, "tvm.dltype") : meta_s(&v->meta, "tvm.storage_scope");
             if (!s)
-                s = dl ? nn_dltype_name(v->dtype) : "global";
+                s = dl ? gir_dltype_name(v->dtype) : "global";
             gir_jw_string(jw, s);
         }
         gir_jw_end_array(jw);
@@ -488,7 +488,7 @@ static gir_status write_tvm_gattr(emit *e, gir_json_writer *jw, const char *key,
                 vals[i] = gir_attrs_get_int(&v->meta, "tvm.device_index", 1);
             } else {
                 const gir_attr *a = gir_attrs_find(&v->meta, "tvm.dtype");
-                vals[i] = a && a->type == GIR_ATTR_INT ? a->u.i : nn_nnvm_dtype_code(v->dtype);
+                vals[i] = a && a->type == GIR_ATTR_INT ? a->u.i : gir_nnvm_dtype_code(v->dtype);
             }
         }
         gir_jw_key(jw, key);
@@ -554,7 +554,7 @@ static bool nnvm_entry_shapes(emit *e, gir_shape **out, gir_dtype **types)
         }
     }
     for (size_t i = 0; i < n && ok; i++) {
-        ok = s[i].rank > 0 && gir_shape_is_known(&s[i]) && nn_nnvm_dtype_code(t[i]) >= 0;
+        ok = s[i].rank > 0 && gir_shape_is_known(&s[i]) && gir_nnvm_dtype_code(t[i]) >= 0;
         for (int d = 0; ok && d < s[i].rank; d++)
             ok = s[i].dims[d] > 0;
     }
@@ -588,7 +588,7 @@ static void write_nnvm_shapes(emit *e, gir_json_writer *jw, const gir_shape *s, 
     gir_jw_string(jw, "list_int");
     gir_jw_begin_array(jw, n > 10);
     for (size_t i = 0; i < n; i++)
-        gir_jw_int(jw, nn_nnvm_dtype_code(t[i]));
+        gir_jw_int(jw, gir_nnvm_dtype_code(t[i]));
     gir_jw_end_array(jw);
     gir_jw_end_array(jw);
 }
@@ -654,11 +654,11 @@ static gir_status gattr_keys(emit *e, const tvm_entry *t, size_t nt, bool shapes
 
 /* ---- params ---------------------------------------------------------------------------- */
 
-static gir_status collect_params(emit *e, nn_param_out **out, size_t *n_out, gir_error *err)
+static gir_status collect_params(emit *e, gir_param_out **out, size_t *n_out, gir_error *err)
 {
     nn_writer *w = e->w;
     const gir_graph *g = w->g;
-    nn_param_out *p = malloc((e->n_order ? e->n_order : 1) * sizeof *p);
+    gir_param_out *p = malloc((e->n_order ? e->n_order : 1) * sizeof *p);
     bool *aux = calloc(g->n_values ? g->n_values : 1, 1);
     if (!p || !aux) {
         free(p);
@@ -715,7 +715,7 @@ static gir_status collect_params(emit *e, nn_param_out **out, size_t *n_out, gir
     ptrdiff_t no = ord ? (ptrdiff_t)oa->u.strs.n : -1;
     if (no > 0 && n > 1) {
         size_t *rank = malloc(n * sizeof *rank);
-        nn_param_out *q = malloc(n * sizeof *q);
+        gir_param_out *q = malloc(n * sizeof *q);
         if (!rank || !q) {
             free(rank);
             free(q);
@@ -1062,7 +1062,7 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
             e.row[0] = 0;
     }
     /* Files: the graph, and the parameters beside it. */
-    nn_param_out *params = NULL;
+    gir_param_out *params = NULL;
     size_t np = 0;
     if (!st)
         st = collect_params(&e, &params, &np, err);
@@ -1085,7 +1085,7 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
     if (!st)
         st = write_json(&e, jf, err);
     if (!st && pf) {
-        st = nn_params_write(pf, fl == NN_MXNET ? NN_PARAMS_MXNET : NN_PARAMS_TVM, params, np, err);
+        st = gir_params_write(pf, fl == NN_MXNET ? GIR_PARAMS_MXNET : GIR_PARAMS_TVM, params, np, gir_progress_add, err);
         if (st)
             gir_err_file(err, ppath);
     }

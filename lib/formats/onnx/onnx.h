@@ -37,7 +37,7 @@
 #define ONNX_META_OPERAND "onnx.operand."            /* + attribute: name of the constant input it came from */
 #define ONNX_META_OPSET "onnx.opset"                 /* opaque node: opset version of its domain */
 
-/* ---- a string -> int map (onnx_names.c) ---------------------------------- */
+/* ---- a string -> int map (names.c) ---------------------------------- */
 
 typedef struct onnx_map {
     const char **keys; /* borrowed */
@@ -50,7 +50,7 @@ bool onnx_map_has(const onnx_map *m, const char *key);
 bool onnx_map_put(onnx_map *m, const char *key, int32_t v); /* false: out of memory */
 void onnx_map_free(onnx_map *m);
 
-/* ---- data types and tensors (onnx_tensor.c) ------------------------------ */
+/* ---- data types and tensors (tensor.c) ------------------------------ */
 
 /* ONNX TensorProto.DataType <-> IR dtype; GIR_DT_UNKNOWN / 0 when none. */
 gir_dtype onnx_dtype_to_gir(int32_t t);
@@ -81,7 +81,7 @@ gir_status onnx_read_tensor_file(const char *path, gir_tensor **out, char **name
 char *onnx_base64_encode(const uint8_t *p, size_t n);
 bool onnx_base64_decode(const char *s, uint8_t **out, size_t *n);
 
-/* ---- operator mapping (onnx_ops.c) --------------------------------------- */
+/* ---- operator mapping (read_ops.c) --------------------------------------- */
 
 /* Kinds of constant operands (ONNX inputs that are canonical attributes). */
 enum {
@@ -178,7 +178,7 @@ int onnx_attr_type(const Onnx__AttributeProto *a);
 
 extern const gir_op_map onnx_op_map[];
 
-/* ---- write (onnx_write.c) / read (onnx_read.c) ---------------------------- */
+/* ---- write (write.c) / read (read.c) ---------------------------- */
 
 gir_status onnx_read(const char *path, const gir_options *opts, gir_graph **out, gir_error *err);
 gir_status onnx_write(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err);
@@ -186,7 +186,7 @@ gir_status onnx_plan(const gir_graph *g, const gir_options *opts, gir_unsupporte
 
 /* The ModelProto at data with every graph initializer whose raw_data has at
  * least min_bytes turned into external data at its own offset of the model
- * file named location (onnx_strip.c): *out (malloc'd) is the smaller
+ * file named location (read_strip.c): *out (malloc'd) is the smaller
  * message, or NULL when nothing was changed (also when the bytes are not a
  * well-formed message: the unpacker reports that). */
 gir_status onnx_strip_raw_data(const uint8_t *data, size_t len, const char *location, size_t min_bytes,

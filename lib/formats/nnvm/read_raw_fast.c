@@ -8,7 +8,7 @@
  * (small, but in TVM executor files it holds the per-entry lists) is built
  * as a DOM, in the file's document with the file's offsets.
  *
- * raw.c (nn_raw_parse over the DOM) is the specification.  This path
+ * read_raw.c (nn_raw_parse over the DOM) is the specification.  This path
  * fills the same nn_raw for the files it reads, and gives up (false) at
  * anything it is not sure of: every case in which the JSON parser or
  * nn_raw_parse would fail (syntax, duplicate keys, unknown keys, wrong

@@ -4,7 +4,7 @@
  * same bytes of the model file itself (data_location EXTERNAL, location =
  * the file's name, offset, length).  The unpacked model is then small, the
  * file's buffer is freed before unpacking, and the weights are read lazily
- * by onnx_tensor.c's external-data loader when something needs them: a
+ * by tensor.c's external-data loader when something needs them: a
  * model's weights are never held twice while it is read.
  *
  * Wire format: a field is a varint key (number << 3 | wire type) and a

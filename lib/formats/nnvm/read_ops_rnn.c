@@ -19,7 +19,7 @@
  * projection (projection_size), cell clipping (lstm_state_clip_*),
  * sequence lengths (use_sequence_length), parameters that are not
  * constants (no weights file). */
-#include "map.h"
+#include "ops.h"
 
 #include "ops/rnn.h"
 

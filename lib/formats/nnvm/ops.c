@@ -1,5 +1,5 @@
 /* The operator mapping of the NNVM family as `graphconv ops --format F`
- * lists it (the code is in map_read.c and map_write.c). */
+ * lists it (the code is in read_ops.c and write_ops.c). */
 #include "nnvm.h"
 
 #define RW (GIR_MAP_READ | GIR_MAP_WRITE)

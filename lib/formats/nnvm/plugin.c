@@ -38,9 +38,9 @@ int nn_probe(const unsigned char *head, size_t n, nn_flavour *fl)
 {
     *fl = NN_NNVM;
     bool npz;
-    if (nn_params_sniff(head, n, &npz)) {
+    if (gir_params_sniff(head, n, &npz)) {
         /* Not a graph, but ours: a weak score lets the reader explain. */
-        *fl = nn_params_sniff(head, n, &npz) == NN_PARAMS_TVM ? NN_TVM : NN_MXNET;
+        *fl = gir_params_sniff(head, n, &npz) == GIR_PARAMS_TVM ? NN_TVM : NN_MXNET;
         return 5;
     }
     size_t i = skip_ws(head, n, 0);

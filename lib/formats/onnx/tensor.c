@@ -57,17 +57,14 @@ const char *onnx_dtype_name(int32_t t)
 typedef struct ext_ctx {
     char *path;      /* resolved side file */
     uint64_t offset;
+    gir_file_id id;  /* the side file as the reader saw it */
 } ext_ctx;
 
 static gir_status ext_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
 {
     ext_ctx *x = ctx;
-    int fd = open(x->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        gir_fail(err, GIR_E_IO, "cannot open external data: %s", strerror(errno));
-        gir_err_file(err, x->path);
-        return GIR_E_IO;
-    }
+    int fd;
+    TRY(gir_open_same(x->path, &x->id, "external data", &fd, err));
     struct stat st;
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < x->offset || (uint64_t)st.st_size - x->offset < nbytes) {
         close(fd);
@@ -179,8 +176,14 @@ static gir_status external_tensor(Onnx__TensorProto *tp, const onnx_source *src,
         return gir_fail(err, GIR_E_PARAMS, "external data location '%s' of tensor '%s' escapes the model's directory",
                         location, tname);
     }
+    /* O_NONBLOCK: a FIFO planted there must not hang the open */
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
+    gir_file_id id;
+    bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && gir_file_id_of(fd, &id);
+    if (fd >= 0)
+        close(fd);
+    if (!regular) {
         gir_status s = gir_fail(err, GIR_E_IO, "external data '%s' of tensor '%s' is not a regular file", location,
                                 tname);
         free(real);
@@ -201,6 +204,7 @@ static gir_status external_tensor(Onnx__TensorProto *tp, const onnx_source *src,
     }
     x->path = real;
     x->offset = offset;
+    x->id = id;
     return gir_tensor_lazy(dt, shape, &ext_loader, x, out, err);
 }
 

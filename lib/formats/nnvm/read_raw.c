@@ -1,7 +1,7 @@
 /* The graph JSON of the NNVM family, parsed into nn_raw and checked: the
  * keys and types dmlc's readers accept (plus the read-compatible legacy
  * spellings), entries in range, and a topological order (cycles refused).
- * This reads the DOM and is the specification: raw_fast.c reads ordinary
+ * This reads the DOM and is the specification: read_raw_fast.c reads ordinary
  * files straight from the text into the same nn_raw, and hands anything
  * else (every error among it) to this path.  The two share the graph
  * attributes (nn_raw_gattrs) and the last checks (nn_raw_finish). */

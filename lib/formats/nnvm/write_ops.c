@@ -5,7 +5,7 @@
  * the file; otherwise values are printed in Python style ("(1, 1)",
  * "True", "0.001").  An attribute equal to the format's default is left out
  * unless the source had it. */
-#include "map.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1251,7 +1251,7 @@ static gir_status wr_cast(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
 {
     const char *to = gir_attrs_get_string(&n->attrs, "to", NULL);
     gir_dtype t = to ? gir_dtype_from_name(to) : GIR_DT_UNKNOWN;
-    const char *name = nn_dltype_name(t);
+    const char *name = gir_dltype_name(t);
     if (!name)
         return unsup_attr(err, n, "Cast to %s", to ? to : "an unnamed type");
     falist l = { .n = 0 };

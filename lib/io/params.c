@@ -2,7 +2,7 @@
  * NDArray list in every array layout (legacy, V1, V2, V3).  Reading records
  * where each tensor's bytes are; the data is read when a tensor is loaded.
  * Writing streams one tensor at a time. */
-#include "nnvm.h"
+#include "params.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -27,12 +27,12 @@ static const gir_dtype mx_types[] = {
     GIR_DT_BOOL, GIR_DT_I16, GIR_DT_U16, GIR_DT_U32, GIR_DT_U64, GIR_DT_BF16,
 };
 
-gir_dtype nn_mxnet_dtype(int64_t flag)
+gir_dtype gir_mxnet_dtype(int64_t flag)
 {
     return flag >= 0 && flag < (int64_t)(sizeof mx_types / sizeof *mx_types) ? mx_types[flag] : GIR_DT_UNKNOWN;
 }
 
-int nn_mxnet_flag(gir_dtype t)
+int gir_mxnet_flag(gir_dtype t)
 {
     for (size_t i = 0; i < sizeof mx_types / sizeof *mx_types; i++)
         if (mx_types[i] == t)
@@ -46,7 +46,7 @@ static const gir_dtype nnvm_types[] = {
     GIR_DT_I64, GIR_DT_I16, GIR_DT_U16, GIR_DT_U32, GIR_DT_U64,
 };
 
-int nn_nnvm_dtype_code(gir_dtype t)
+int gir_nnvm_dtype_code(gir_dtype t)
 {
     for (size_t i = 0; i < sizeof nnvm_types / sizeof *nnvm_types; i++)
         if (nnvm_types[i] == t)
@@ -67,7 +67,7 @@ static const struct {
 };
 #define N_DL (sizeof dl_types / sizeof *dl_types)
 
-gir_dtype nn_dltype(const char *s)
+gir_dtype gir_dltype(const char *s)
 {
     for (size_t i = 0; s && i < N_DL; i++)
         if (strcmp(dl_types[i].name, s) == 0)
@@ -75,7 +75,7 @@ gir_dtype nn_dltype(const char *s)
     return GIR_DT_UNKNOWN;
 }
 
-bool nn_dltype_plausible(const char *s)
+bool gir_dltype_plausible(const char *s)
 {
     static const char *const classes[] = { "bfloat", "float", "uint", "int", "bool", "handle" };
     size_t k = 0;
@@ -104,7 +104,7 @@ bool nn_dltype_plausible(const char *s)
     return *end == '\0';
 }
 
-const char *nn_dltype_name(gir_dtype t)
+const char *gir_dltype_name(gir_dtype t)
 {
     for (size_t i = 0; i < N_DL; i++)
         if (dl_types[i].t == t)
@@ -120,34 +120,35 @@ static gir_dtype dl_from_code(unsigned code, unsigned bits)
     return GIR_DT_UNKNOWN;
 }
 
-int nn_params_sniff(const unsigned char *head, size_t n, bool *npz)
+int gir_params_sniff(const unsigned char *head, size_t n, bool *npz)
 {
     *npz = false;
     if (n >= 4 && head[0] == 'P' && head[1] == 'K' &&
         ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6))) {
         *npz = true;
-        return NN_PARAMS_MXNET;
+        return GIR_PARAMS_MXNET;
     }
     if (n >= 6 && memcmp(head, "\x93NUMPY", 6) == 0) {
         *npz = true;
-        return NN_PARAMS_MXNET;
+        return GIR_PARAMS_MXNET;
     }
     if (n < 8)
         return 0;
     uint64_t m = gir_le64(head);
     if (m == TVM_LIST_MAGIC)
-        return NN_PARAMS_TVM;
+        return GIR_PARAMS_TVM;
     if (m == MX_LIST_MAGIC)
-        return NN_PARAMS_MXNET;
+        return GIR_PARAMS_MXNET;
     return 0;
 }
 
 /* The file every lazy tensor of one params file reads from (shared). */
-struct nn_params_src {
+struct gir_params_src {
     _Atomic int refs; /* tensors may die on other threads */
+    gir_file_id id;   /* the file as the reader saw it */
     char path[];
 };
-typedef struct nn_params_src src;
+typedef struct gir_params_src src;
 
 /* ---- bounded reading ---------------------------------------------------- */
 
@@ -219,7 +220,7 @@ static gir_status rd_skip(rd *r, uint64_t n, const char *what, gir_error *err)
     return GIR_OK;
 }
 
-static gir_status rd_name(rd *r, nn_params *p, const char **out, gir_error *err)
+static gir_status rd_name(rd *r, gir_params *p, const char **out, gir_error *err)
 {
     uint64_t off = r->pos, len;
     gir_status st = rd_u64(r, &len, "a name's length", err);
@@ -256,7 +257,7 @@ static gir_status check_count(rd *r, uint64_t count, uint64_t min_bytes, const c
     return GIR_OK;
 }
 
-static gir_status data_size(nn_param *it, uint64_t off, gir_error *err)
+static gir_status data_size(gir_param *it, uint64_t off, gir_error *err)
 {
     gir_status st = gir_tensor_size(it->dtype, &it->shape, &it->nbytes, err);
     if (st)
@@ -264,7 +265,7 @@ static gir_status data_size(nn_param *it, uint64_t off, gir_error *err)
     return GIR_OK;
 }
 
-static gir_status read_tvm(rd *r, nn_params *p, gir_error *err)
+static gir_status read_tvm(rd *r, gir_params *p, gir_error *err)
 {
     uint64_t v, off;
     gir_status st = rd_u64(r, &v, "the header", err);
@@ -300,7 +301,7 @@ static gir_status read_tvm(rd *r, nn_params *p, gir_error *err)
         return at(err, off);
     }
     for (size_t i = 0; i < p->n; i++) {
-        nn_param *it = &p->items[i];
+        gir_param *it = &p->items[i];
         it->record = r->pos;
         uint64_t magic, reserved;
         st = rd_u64(r, &magic, "an array header", err);
@@ -378,7 +379,7 @@ static gir_status read_tvm(rd *r, nn_params *p, gir_error *err)
     return GIR_OK;
 }
 
-static gir_status read_mx_shape64(rd *r, nn_param *it, size_t i, bool v3, bool *empty, gir_error *err)
+static gir_status read_mx_shape64(rd *r, gir_param *it, size_t i, bool v3, bool *empty, gir_error *err)
 {
     uint64_t off = r->pos;
     int32_t ndim;
@@ -414,7 +415,7 @@ static gir_status read_mx_shape64(rd *r, nn_param *it, size_t i, bool v3, bool *
     return GIR_OK;
 }
 
-static gir_status read_mx_tail(rd *r, nn_param *it, size_t i, gir_error *err)
+static gir_status read_mx_tail(rd *r, gir_param *it, size_t i, gir_error *err)
 {
     int32_t dev_type, dev_id, flag;
     gir_status st = rd_i32(r, &dev_type, "an array context", err);
@@ -425,7 +426,7 @@ static gir_status read_mx_tail(rd *r, nn_param *it, size_t i, gir_error *err)
         st = rd_i32(r, &flag, "an array type", err);
     if (st)
         return st;
-    it->dtype = nn_mxnet_dtype(flag);
+    it->dtype = gir_mxnet_dtype(flag);
     if (it->dtype == GIR_DT_UNKNOWN) {
         gir_fail(err, GIR_E_DTYPE, "array %zu has MXNet type flag %d, which is not a known type", i, flag);
         return at(err, off);
@@ -441,7 +442,7 @@ static gir_status read_mx_tail(rd *r, nn_param *it, size_t i, gir_error *err)
     return st;
 }
 
-static gir_status read_mxnet(rd *r, nn_params *p, gir_error *err)
+static gir_status read_mxnet(rd *r, gir_params *p, gir_error *err)
 {
     uint64_t v;
     gir_status st = rd_u64(r, &v, "the header", err);
@@ -459,7 +460,7 @@ static gir_status read_mxnet(rd *r, nn_params *p, gir_error *err)
     if (!p->items)
         return gir_nomem(err);
     for (size_t i = 0; i < p->n; i++) {
-        nn_param *it = &p->items[i];
+        gir_param *it = &p->items[i];
         it->record = r->pos;
         uint32_t magic;
         st = rd_u32(r, &magic, "an array header", err);
@@ -518,7 +519,7 @@ static gir_status read_mxnet(rd *r, nn_params *p, gir_error *err)
         return at(err, off);
     }
     for (size_t i = 0; i < k; i++) {
-        nn_param *it = &p->items[i];
+        gir_param *it = &p->items[i];
         st = rd_name(r, p, &it->name, err);
         if (st)
             return st;
@@ -533,14 +534,14 @@ static gir_status read_mxnet(rd *r, nn_params *p, gir_error *err)
     return GIR_OK;
 }
 
-gir_status nn_params_open(const char *path, nn_params *p, gir_error *err)
+gir_status gir_params_open(const char *path, gir_params *p, gir_error *err)
 {
     memset(p, 0, sizeof *p);
     p->path = gir_strdupf("%s", path);
     size_t plen = strlen(path);
     p->src = malloc(sizeof *p->src + plen + 1);
     if (!p->path || !p->src) {
-        nn_params_free(p);
+        gir_params_free(p);
         return gir_nomem(err);
     }
     p->src->refs = 1;
@@ -552,7 +553,7 @@ gir_status nn_params_open(const char *path, nn_params *p, gir_error *err)
         return GIR_E_IO;
     }
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || !gir_file_id_of(fileno(f), &p->src->id)) {
         fclose(f);
         gir_fail(err, GIR_E_IO, "the parameters file is not a regular file");
         gir_err_file(err, path);
@@ -563,17 +564,17 @@ gir_status nn_params_open(const char *path, nn_params *p, gir_error *err)
     size_t got = fread(head, 1, sizeof head, f);
     rewind(f);
     bool npz;
-    int kind = nn_params_sniff(head, got, &npz);
+    int kind = gir_params_sniff(head, got, &npz);
     gir_status st;
     if (npz) {
         st = gir_fail(err, GIR_E_UNSUPPORTED,
                       "MXNet 2.x NumPy-format parameters (.npz/.npy) are not supported; save them with "
                       "MXNet 1.x (mx.nd.save) instead");
-    } else if (kind == NN_PARAMS_TVM) {
-        p->kind = NN_PARAMS_TVM;
+    } else if (kind == GIR_PARAMS_TVM) {
+        p->kind = GIR_PARAMS_TVM;
         st = read_tvm(&r, p, err);
-    } else if (kind == NN_PARAMS_MXNET) {
-        p->kind = NN_PARAMS_MXNET;
+    } else if (kind == GIR_PARAMS_MXNET) {
+        p->kind = GIR_PARAMS_MXNET;
         st = read_mxnet(&r, p, err);
     } else {
         st = gir_fail(err, GIR_E_PARAMS,
@@ -589,7 +590,7 @@ gir_status nn_params_open(const char *path, nn_params *p, gir_error *err)
     return st;
 }
 
-void nn_params_free(nn_params *p)
+void gir_params_free(gir_params *p)
 {
     gir_arena_free(&p->arena);
     free(p->path);
@@ -608,12 +609,8 @@ typedef struct lazy {
 static gir_status lazy_load(void *ctx, void *dst, uint64_t nbytes, gir_error *err)
 {
     lazy *l = ctx;
-    int fd = open(l->s->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        gir_fail(err, GIR_E_IO, "cannot open the parameters file: %s", strerror(errno));
-        gir_err_file(err, l->s->path);
-        return GIR_E_IO;
-    }
+    int fd;
+    TRY(gir_open_same(l->s->path, &l->s->id, "the parameters file", &fd, err));
     uint64_t done = gir_pread_full(fd, dst, nbytes, l->offset);
     int e = errno;
     close(fd);
@@ -638,9 +635,9 @@ static void lazy_release(void *ctx)
 
 static const gir_loader lazy_loader = { lazy_load, lazy_release };
 
-gir_status nn_params_tensor(const nn_params *p, size_t i, gir_tensor **out, gir_error *err)
+gir_status gir_params_tensor(const gir_params *p, size_t i, gir_tensor **out, gir_error *err)
 {
-    const nn_param *it = &p->items[i];
+    const gir_param *it = &p->items[i];
     lazy *l = calloc(1, sizeof *l);
     if (!l)
         return gir_nomem(err);
@@ -679,7 +676,8 @@ static gir_status put_name(gir_outfile *f, const char *s, gir_error *err)
 }
 
 /* Writes t's bytes, loading it only for the duration of the call. */
-static gir_status put_data(gir_outfile *f, gir_tensor *t, const char *name, gir_error *err)
+static gir_status put_data(gir_outfile *f, gir_tensor *t, const char *name, void (*progress)(uint64_t),
+                           gir_error *err)
 {
     bool loaded = t->data != NULL;
     const void *data;
@@ -691,12 +689,12 @@ static gir_status put_data(gir_outfile *f, gir_tensor *t, const char *name, gir_
     st = put(f, data, (size_t)t->nbytes, err);
     if (!loaded)
         gir_tensor_unload(t);
-    if (!st)
-        gir_progress_add(t->nbytes);
+    if (!st && progress)
+        progress(t->nbytes);
     return st;
 }
 
-static gir_status check_tensor(nn_params_kind kind, const nn_param_out *it, gir_error *err)
+static gir_status check_tensor(gir_params_kind kind, const gir_param_out *it, gir_error *err)
 {
     gir_tensor *t = it->t;
     if (t->shape.rank < 0 || t->shape.rank > GIR_MAX_RANK || !gir_shape_is_known(&t->shape)) {
@@ -704,17 +702,18 @@ static gir_status check_tensor(nn_params_kind kind, const nn_param_out *it, gir_
         gir_err_node(err, it->name);
         return GIR_E_SHAPE;
     }
-    bool ok = kind == NN_PARAMS_TVM ? nn_dltype_name(t->dtype) != NULL : nn_mxnet_flag(t->dtype) >= 0;
+    bool ok = kind == GIR_PARAMS_TVM ? gir_dltype_name(t->dtype) != NULL : gir_mxnet_flag(t->dtype) >= 0;
     if (!ok) {
         gir_fail(err, GIR_E_UNSUPPORTED, "parameter '%s' has type %s, which %s parameters cannot store", it->name,
-                 gir_dtype_name(t->dtype), kind == NN_PARAMS_TVM ? "TVM" : "MXNet");
+                 gir_dtype_name(t->dtype), kind == GIR_PARAMS_TVM ? "TVM" : "MXNet");
         gir_err_node(err, it->name);
         return GIR_E_UNSUPPORTED;
     }
     return GIR_OK;
 }
 
-static gir_status write_tvm(gir_outfile *f, const nn_param_out *items, size_t n, gir_error *err)
+static gir_status write_tvm(gir_outfile *f, const gir_param_out *items, size_t n, void (*progress)(uint64_t),
+                           gir_error *err)
 {
     gir_status st = put64(f, TVM_LIST_MAGIC, err);
     if (!st)
@@ -749,12 +748,13 @@ static gir_status write_tvm(gir_outfile *f, const nn_param_out *items, size_t n,
         if (!st)
             st = put64(f, t->nbytes, err);
         if (!st)
-            st = put_data(f, t, items[i].name, err);
+            st = put_data(f, t, items[i].name, progress, err);
     }
     return st;
 }
 
-static gir_status write_mxnet(gir_outfile *f, const nn_param_out *items, size_t n, gir_error *err)
+static gir_status write_mxnet(gir_outfile *f, const gir_param_out *items, size_t n, void (*progress)(uint64_t),
+                             gir_error *err)
 {
     gir_status st = put64(f, MX_LIST_MAGIC, err);
     if (!st)
@@ -776,9 +776,9 @@ static gir_status write_mxnet(gir_outfile *f, const nn_param_out *items, size_t 
         if (!st)
             st = put32(f, 0, err);
         if (!st)
-            st = put32(f, (uint32_t)nn_mxnet_flag(t->dtype), err);
+            st = put32(f, (uint32_t)gir_mxnet_flag(t->dtype), err);
         if (!st)
-            st = put_data(f, t, items[i].name, err);
+            st = put_data(f, t, items[i].name, progress, err);
     }
     if (!st)
         st = put64(f, n, err);
@@ -787,13 +787,13 @@ static gir_status write_mxnet(gir_outfile *f, const nn_param_out *items, size_t 
     return st;
 }
 
-gir_status nn_params_write(gir_outfile *f, nn_params_kind kind, const nn_param_out *items, size_t n,
-                           gir_error *err)
+gir_status gir_params_write(gir_outfile *f, gir_params_kind kind, const gir_param_out *items, size_t n,
+                            void (*progress)(uint64_t bytes), gir_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         gir_status st = check_tensor(kind, &items[i], err);
         if (st)
             return st;
     }
-    return kind == NN_PARAMS_TVM ? write_tvm(f, items, n, err) : write_mxnet(f, items, n, err);
+    return kind == GIR_PARAMS_TVM ? write_tvm(f, items, n, progress, err) : write_mxnet(f, items, n, progress, err);
 }

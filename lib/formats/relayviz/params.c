@@ -1,14 +1,14 @@
-/* The companion TVM .params file, through the NNVM plugin's codec
- * (lib/formats/nnvm/params.c): one codec for the format in the project. */
+/* The companion TVM .params file, through the shared codec
+ * (lib/io/params.c): one codec for the format in the project. */
 #include "relayviz.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/nnvm/nnvm.h"
+#include "io/params.h"
 
 struct rv_params {
-    nn_params p;
+    gir_params p;
 };
 
 gir_status rv_params_open(const char *path, rv_params **out, gir_error *err)
@@ -17,8 +17,8 @@ gir_status rv_params_open(const char *path, rv_params **out, gir_error *err)
     rv_params *rp = calloc(1, sizeof *rp);
     if (!rp)
         return gir_nomem(err);
-    gir_status st = nn_params_open(path, &rp->p, err);
-    if (st == GIR_OK && rp->p.kind != NN_PARAMS_TVM) {
+    gir_status st = gir_params_open(path, &rp->p, err);
+    if (st == GIR_OK && rp->p.kind != GIR_PARAMS_TVM) {
         st = gir_fail(err, GIR_E_PARAMS, "an MXNet parameters file, not the TVM .params a RelayViz program uses");
         gir_err_file(err, path);
     }
@@ -44,7 +44,7 @@ gir_status rv_params_get(const rv_params *rp, const char *name, gir_tensor **t, 
     *t = NULL;
     for (size_t i = 0; rp && i < rp->p.n; i++)
         if (strcmp(rp->p.items[i].name, name) == 0)
-            return nn_params_tensor(&rp->p, i, t, err);
+            return gir_params_tensor(&rp->p, i, t, err);
     return GIR_OK;
 }
 
@@ -52,19 +52,19 @@ void rv_params_free(rv_params *rp)
 {
     if (!rp)
         return;
-    nn_params_free(&rp->p);
+    gir_params_free(&rp->p);
     free(rp);
 }
 
 gir_status rv_params_write(gir_outfile *f, const char *const *names, gir_tensor *const *tensors, size_t n,
                            gir_error *err)
 {
-    nn_param_out *items = calloc(n ? n : 1, sizeof *items);
+    gir_param_out *items = calloc(n ? n : 1, sizeof *items);
     if (!items)
         return gir_nomem(err);
     for (size_t i = 0; i < n; i++)
-        items[i] = (nn_param_out){ names[i], tensors[i] };
-    gir_status st = nn_params_write(f, NN_PARAMS_TVM, items, n, err);
+        items[i] = (gir_param_out){ names[i], tensors[i] };
+    gir_status st = gir_params_write(f, GIR_PARAMS_TVM, items, n, gir_progress_add, err);
     free(items);
     return st;
 }

@@ -1,0 +1,250 @@
+/* The NNabla function mapping's context, shared by read_ops.c (helpers,
+ * the table, one-to-one maps) and read_ops_layers.c, read_ops_array.c,
+ * read_ops_decomp.c (the map functions the table points at).  Internal to
+ * lib/formats/nnabla. */
+#ifndef GIR_NNABLA_READ_H
+#define GIR_NNABLA_READ_H
+
+#include "nnabla.h"
+
+typedef struct mctx {
+    nnb_reader *r;
+    gir_graph *g;
+    const Nnabla__Function *f;
+    const char *name;
+    const int32_t *in;
+    size_t n_in;
+    const int32_t *out;
+    size_t n_out;
+    gir_error *err;
+    gir_node *first; /* the node carrying the function's meta */
+} mctx;
+
+/* The function's parameter message when it is of the expected case; a
+ * proto3 all-default message otherwise (absent means every field zero). */
+#define PARAM(m, CASE, member, INIT)                                                            \
+    ((m)->f->parameter_case == NNABLA__FUNCTION__PARAMETER_##CASE ? (m)->f->member : &(INIT))
+
+gir_value *nnbr_val(const mctx *m, int32_t idx);
+
+int nnbr_rank_of(const mctx *m, int32_t idx);
+
+int64_t nnbr_numel_of(const mctx *m, int32_t idx);
+
+/* Adds a node; its meta is filled by the caller for the function's node. */
+gir_status nnbr_add_node(mctx *m, const char *name, gir_op op, size_t n_in, size_t n_out, gir_node **out);
+
+/* Runs the op's shape inference; shapes the file declares win. */
+gir_status nnbr_infer(mctx *m, gir_node *n);
+
+/* One node with the function's own inputs and outputs. */
+gir_status nnbr_simple(mctx *m, gir_op op, gir_node **out);
+
+gir_status nnbr_set_int(mctx *m, gir_node *n, const char *k, int64_t v);
+
+/* NNabla's arguments are float32: widened through their shortest text, so
+ * eps 1e-05 equals the 1e-05 a text or double format gives. */
+gir_status nnbr_set_float(mctx *m, gir_node *n, const char *k, double v);
+
+gir_status nnbr_set_ints(mctx *m, gir_node *n, const char *k, const int64_t *v, size_t c);
+
+gir_status nnbr_set_string(mctx *m, gir_node *n, const char *k, const char *v);
+
+gir_status nnbr_meta_int(mctx *m, gir_node *n, const char *k, int64_t v);
+
+gir_status nnbr_check_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out,
+                            bool *ok);
+
+gir_status nnbr_step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
+                     gir_node **node, int32_t *made);
+
+gir_status nnbr_step2(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t b, int32_t out, int32_t *made);
+
+gir_status nnbr_map_batch_matmul_t(mctx *m, bool *mapped, bool ta, bool tb);
+
+gir_status nnbr_map_arg(mctx *m, bool *mapped, gir_op reduce, gir_op arg, const int64_t *axes, size_t n_axes,
+                        bool keep, bool with_index, bool only_index);
+
+/* The same with the node's shape inferred (its attributes set by then). */
+gir_status nnbr_step1(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t out, int32_t *made);
+
+/* op(x, scalar v), named as the *Scalar function nnabla writes for it
+ * reads back (the constant "<node>/val", the node's nnabla.val) */
+gir_status nnbr_step_scalar(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out,
+                            int32_t *made);
+
+/* A unary op nnabla writes as a *Scalar function of v (Neg: MulScalar -1,
+ * Sqrt: PowScalar 0.5), with the nnabla.val that function reads back. */
+gir_status nnbr_step_val(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out, int32_t *made);
+
+gir_status nnbr_step_neg(mctx *m, const char *suffix, int32_t a, int32_t out, int32_t *made);
+
+bool nnbr_unary(const mctx *m);
+
+/* Swish: x * sigmoid(x) */
+gir_status nnbr_map_swish(mctx *m, bool *mapped);
+
+/* TanhShrink: x - tanh(x) */
+gir_status nnbr_map_tanh_shrink(mctx *m, bool *mapped);
+
+/* Mish: x * tanh(log(1 + exp(x))) */
+gir_status nnbr_map_mish(mctx *m, bool *mapped);
+
+/* LogSigmoid: log(1 / (1 + exp(-x))) = -softplus(-x) */
+gir_status nnbr_map_log_sigmoid(mctx *m, bool *mapped);
+
+/* GELU as nnabla computes it (the tanh form):
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+gir_status nnbr_map_gelu(mctx *m, bool *mapped);
+
+gir_status nnbr_map_crelu(mctx *m, bool *mapped);
+
+gir_status nnbr_map_celu(mctx *m, bool *mapped);
+
+gir_status nnbr_map_layer_normalization(mctx *m, bool *mapped);
+
+gir_status nnbr_map_tensor_normalization(mctx *m, bool *mapped);
+
+gir_status nnbr_map_instance_normalization(mctx *m, bool *mapped);
+
+gir_status nnbr_map_group_normalization(mctx *m, bool *mapped);
+
+/* Interpolate: Resize of the last len(output_size) axes.  nnabla's source
+ * coordinate is scale * dst (align_corners: scale (L - 1) / (L' - 1), else
+ * L / L'), or with half_pixel max(0, scale (dst + 0.5) - 0.5), linear
+ * between floor and the next cell, nearest the floor; half_pixel_for_nn:
+ * floor(L / L' (dst + 0.5)).  Those are ONNX's align_corners, asymmetric,
+ * half_pixel and tf_half_pixel_for_nn modes with nearest_mode floor. */
+gir_status nnbr_map_interpolate(mctx *m, bool *mapped);
+
+/* Arange: start + i * step (float32 arithmetic, as nnabla's kernel),
+ * ceil((stop - start) / step) values, known when the file is read */
+gir_status nnbr_map_arange(mctx *m, bool *mapped);
+
+/* Constant: shape filled with val */
+gir_status nnbr_map_constant(mctx *m, bool *mapped);
+
+/* OneHot of one index axis: (x[..., 0:1] == 0..n-1) as float */
+gir_status nnbr_map_one_hot(mctx *m, bool *mapped);
+
+/* WeightStandardization: (w - mean) / sqrt(var + eps) over every axis
+ * but channel_axis */
+gir_status nnbr_map_weight_standardization(mctx *m, bool *mapped);
+
+/* WeightNormalization: g * w / sqrt(sum(w^2) + eps), the sum over every
+ * axis but dim, g (one value per index of dim) reshaped to (1.., C, 1..) */
+gir_status nnbr_map_weight_normalization(mctx *m, bool *mapped);
+
+/* Stack: the inputs joined along a new axis */
+gir_status nnbr_map_stack(mctx *m, bool *mapped);
+
+/* ---- more helpers and map functions (read_ops*.c) -------------------------- */
+
+typedef struct plain_map {
+    const char *type;
+    gir_op op;
+    unsigned n_in;
+} plain_map;
+
+const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f);
+
+/* A float32 scalar constant "<function>/<suffix>" holding v (rounded to
+ * float32, out-of-range values to infinity). */
+gir_status nnbr_scalar_value(mctx *m, const char *suffix, double v, int32_t *ci);
+
+gir_status nnbr_map_slice(mctx *m, bool *mapped);
+
+gir_status nnbr_map_pad(mctx *m, bool *mapped);
+
+gir_status nnbr_map_transpose(mctx *m, bool *mapped);
+
+/* Reshape: one -1 is inferred in both; nnabla has no "0 copies" rule, so
+ * a 0 is a literal zero (allowzero). */
+gir_status nnbr_map_reshape(mctx *m, bool *mapped);
+
+gir_status nnbr_map_broadcast(mctx *m, bool *mapped);
+
+/* BroadcastTo(x, y, axis): y broadcast to x's shape, y's axes placed from
+ * `axis` on (-1: the trailing axes).  Canonically Reshape(y) to x's rank
+ * with 1s around, then Expand to x's shape, which must be known. */
+gir_status nnbr_map_broadcast_to(mctx *m, bool *mapped);
+
+gir_status nnbr_map_tile(mctx *m, bool *mapped);
+
+gir_status nnbr_map_gather(mctx *m, bool *mapped);
+
+/* nnabla's dropout is inverted (training scales by 1/(1-p)), so inference
+ * is the identity, as for ONNX's. */
+gir_status nnbr_map_dropout(mctx *m, bool *mapped);
+
+/* A Cast node "<function>/<suffix>" of value x to the type named `to`,
+ * into value out (or, when out < 0, into a new value of the node's name);
+ * returns the value written. */
+gir_status nnbr_cast_to(mctx *m, const char *suffix, int32_t x, const char *to, int32_t out, int32_t *made);
+
+/* Where(condition, x_true, x_false): nnabla's condition is a float array. */
+gir_status nnbr_map_where(mctx *m, bool *mapped);
+
+gir_status nnbr_map_plain(mctx *m, bool *mapped, const plain_map *pm);
+
+/* The function carries the parameter message of another function. */
+bool nnbr_foreign_param(const mctx *m, Nnabla__Function__ParameterCase expected);
+
+bool nnbr_own_weight(const mctx *m, int32_t idx);
+
+gir_status nnbr_view_weight(mctx *m, int32_t idx, const int64_t *dims, int rank);
+
+gir_status nnbr_map_convolution(mctx *m, bool *mapped);
+
+gir_status nnbr_map_deconvolution(mctx *m, bool *mapped);
+
+/* DepthwiseConvolution: Conv with one group per input channel, the weight
+ * (C * multiplier, K...) viewed as (C * multiplier, 1, K...). */
+gir_status nnbr_map_depthwise_convolution(mctx *m, bool *mapped);
+
+/* DepthwiseDeconvolution with divisor 1: ConvTranspose with one group per
+ * channel, the weight (C, K...) viewed as (C, 1, K...). */
+gir_status nnbr_map_depthwise_deconvolution(mctx *m, bool *mapped);
+
+gir_status nnbr_map_max_pooling(mctx *m, bool *mapped);
+
+gir_status nnbr_map_average_pooling(mctx *m, bool *mapped);
+
+/* SumPooling: AveragePool with the padding counted, every window whole
+ * (floor mode, more end padding for ignore_border=false), times the window
+ * size; the writer folds the pair back. */
+gir_status nnbr_map_sum_pooling(mctx *m, bool *mapped);
+
+gir_status nnbr_map_global_average_pooling(mctx *m, bool *mapped);
+
+gir_status nnbr_map_unpooling(mctx *m, bool *mapped);
+
+gir_status nnbr_map_embed(mctx *m, bool *mapped);
+
+gir_status nnbr_map_relu(mctx *m, bool *mapped);
+
+gir_status nnbr_map_leaky_relu(mctx *m, bool *mapped);
+
+/* ---- map functions of read_ops_layers.c (activations) ---------------------- */
+
+gir_status nnbr_map_softmax(mctx *m, bool *mapped);
+
+gir_status nnbr_map_log_softmax(mctx *m, bool *mapped);
+
+gir_status nnbr_map_elu(mctx *m, bool *mapped);
+
+gir_status nnbr_map_selu(mctx *m, bool *mapped);
+
+gir_status nnbr_map_softplus(mctx *m, bool *mapped);
+
+gir_status nnbr_map_hard_sigmoid(mctx *m, bool *mapped);
+
+gir_status nnbr_map_hard_tanh(mctx *m, bool *mapped);
+
+gir_status nnbr_map_relu6(mctx *m, bool *mapped);
+
+gir_status nnbr_map_prelu(mctx *m, bool *mapped);
+
+gir_status nnbr_map_sign(mctx *m, bool *mapped);
+
+#endif

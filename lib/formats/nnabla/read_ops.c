@@ -1,0 +1,1361 @@
+/* NNabla functions -> canonical operators.
+ *
+ * A function maps onto one canonical node when the semantics agree for the
+ * arguments and shapes at hand, onto a fixed small group of nodes for
+ * Affine (Flatten + Gemm) and Split (Split + Squeeze per output), and onto
+ * an opaque node (type and parameter message kept as text) otherwise.  The
+ * decision is taken before anything is added to the graph. */
+#include "read.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef gir_status (*map_fn)(mctx *m, bool *mapped);
+
+
+/* ---- parameter access --------------------------------------------------- */
+
+const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f)
+{
+    if (f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET)
+        return NULL;
+    return protobuf_c_message_descriptor_get_field(&nnabla__function__descriptor, (unsigned)f->parameter_case);
+}
+
+const ProtobufCFieldDescriptor *nnb_param_field_by_name(const char *name)
+{
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(&nnabla__function__descriptor, name);
+    return fd && (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ? fd : NULL;
+}
+
+void nnb_set_param(Nnabla__Function *f, const ProtobufCFieldDescriptor *fd, ProtobufCMessage *msg)
+{
+    const ProtobufCFieldDescriptor *old = nnb_param_field(f);
+    if (old)
+        gir_pb_free(*(ProtobufCMessage **)((char *)f + old->offset));
+    f->parameter_case = (Nnabla__Function__ParameterCase)fd->id;
+    *(ProtobufCMessage **)((char *)f + fd->offset) = msg;
+}
+
+bool nnb_is_loop_function(const char *type)
+{
+    static const char *const loops[] = { "RepeatStart", "RepeatEnd", "RecurrentInput", "RecurrentOutput", "Delay",
+                                         NULL };
+    for (size_t i = 0; loops[i]; i++)
+        if (strcmp(type, loops[i]) == 0)
+            return true;
+    return false;
+}
+
+void nnb_fmt_ints(char *out, size_t n, const int64_t *v, size_t k)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(out + o, n - o, "[");
+    for (size_t i = 0; i < k && o < n; i++)
+        o += (size_t)snprintf(out + o, n - o, "%s%lld", i ? ", " : "", (long long)v[i]);
+    if (o < n)
+        snprintf(out + o, n - o, "]");
+}
+
+/* The function carries the parameter message of another function. */
+bool nnbr_foreign_param(const mctx *m, Nnabla__Function__ParameterCase expected)
+{
+    return m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET && m->f->parameter_case != expected;
+}
+
+/* ---- graph helpers ------------------------------------------------------ */
+
+gir_value *nnbr_val(const mctx *m, int32_t idx)
+{
+    return idx >= 0 ? m->g->values[idx] : NULL;
+}
+
+int nnbr_rank_of(const mctx *m, int32_t idx)
+{
+    const gir_value *v = nnbr_val(m, idx);
+    return v ? v->shape.rank : -1;
+}
+
+int64_t nnbr_numel_of(const mctx *m, int32_t idx)
+{
+    const gir_value *v = nnbr_val(m, idx);
+    return v ? gir_shape_numel(&v->shape) : -1;
+}
+
+/* Adds a node; its meta is filled by the caller for the function's node. */
+gir_status nnbr_add_node(mctx *m, const char *name, gir_op op, size_t n_in, size_t n_out, gir_node **out)
+{
+    gir_status st = gir_graph_add_node(m->g, name, op, n_in, n_out, out, m->err);
+    if (st)
+        return st;
+    if (!m->first)
+        m->first = *out;
+    return GIR_OK;
+}
+
+/* Runs the op's shape inference; shapes the file declares win. */
+gir_status nnbr_infer(mctx *m, gir_node *n)
+{
+    const gir_op_info *info = gir_op_get(n->op);
+    if (!info || !info->infer)
+        return GIR_OK;
+    gir_shape saved[16];
+    const char *names[16][GIR_MAX_RANK];
+    size_t k = n->n_out < 16 ? n->n_out : 16;
+    for (size_t i = 0; i < k; i++) {
+        gir_value *v = gir_out(m->g, n, i);
+        saved[i] = v ? v->shape : (gir_shape){ -1, { 0 } };
+        if (v)
+            memcpy(names[i], v->dim_names, sizeof names[i]);
+    }
+    gir_error ierr = GIR_ERROR_INIT;
+    gir_status st = info->infer(m->g, n, &ierr);
+    /* Inference failures are reported by validation at the end of the
+     * read; here they only leave shapes as declared. */
+    gir_error_clear(&ierr);
+    (void)st;
+    for (size_t i = 0; i < k; i++) {
+        gir_value *v = gir_out(m->g, n, i);
+        if (v && saved[i].rank >= 0) {
+            v->shape = saved[i];
+            memcpy(v->dim_names, names[i], sizeof names[i]);
+        }
+    }
+    return GIR_OK;
+}
+
+/* A float32 scalar constant "<function>/<suffix>" holding v (rounded to
+ * float32, out-of-range values to infinity). */
+gir_status nnbr_scalar_value(mctx *m, const char *suffix, double v, int32_t *ci)
+{
+    gir_shape s0 = { 0, { 0 } };
+    float fv = (float)v;
+    if (isfinite(v) && fabs(v) > 3.4028234663852886e38)
+        fv = v > 0 ? INFINITY : -INFINITY;
+    void *data = malloc(sizeof fv);
+    if (!data)
+        return gir_nomem(m->err);
+    memcpy(data, &fv, sizeof fv);
+    gir_tensor *t;
+    TRY(gir_tensor_adopt(GIR_DT_F32, &s0, data, &t, m->err));
+    const char *cname = gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
+    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, ci, m->err)
+                          : gir_nomem(m->err);
+    gir_tensor_unref(t);
+    return st;
+}
+
+static gir_status link_all(mctx *m, gir_node *n)
+{
+    for (size_t i = 0; i < m->n_in && i < n->n_in; i++)
+        n->in[i] = m->in[i];
+    for (size_t i = 0; i < m->n_out && i < n->n_out; i++) {
+        gir_status st = gir_node_set_output(m->g, n, i, m->out[i], m->err);
+        if (st)
+            return st;
+    }
+    return GIR_OK;
+}
+
+/* One node with the function's own inputs and outputs. */
+gir_status nnbr_simple(mctx *m, gir_op op, gir_node **out)
+{
+    gir_node *n;
+    gir_status st = nnbr_add_node(m, m->name, op, m->n_in, m->n_out, &n);
+    if (!st)
+        st = link_all(m, n);
+    if (st)
+        return st;
+    *out = n;
+    return GIR_OK;
+}
+
+gir_status nnbr_set_int(mctx *m, gir_node *n, const char *k, int64_t v)
+{
+    return gir_attrs_set_int(m->g, &n->attrs, k, v, m->err);
+}
+
+/* NNabla's arguments are float32: widened through their shortest text, so
+ * eps 1e-05 equals the 1e-05 a text or double format gives. */
+gir_status nnbr_set_float(mctx *m, gir_node *n, const char *k, double v)
+{
+    return gir_attrs_set_float(m->g, &n->attrs, k, gir_float_widen((float)v), m->err);
+}
+
+gir_status nnbr_set_ints(mctx *m, gir_node *n, const char *k, const int64_t *v, size_t c)
+{
+    return gir_attrs_set_ints(m->g, &n->attrs, k, v, c, m->err);
+}
+
+gir_status nnbr_set_string(mctx *m, gir_node *n, const char *k, const char *v)
+{
+    return gir_attrs_set_string(m->g, &n->attrs, k, v, m->err);
+}
+
+gir_status nnbr_meta_int(mctx *m, gir_node *n, const char *k, int64_t v)
+{
+    return gir_attrs_set_int(m->g, &n->meta, k, v, m->err);
+}
+
+gir_status nnbr_check_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out,
+                            bool *ok)
+{
+    *ok = m->n_in >= min_in && m->n_in <= max_in && m->n_out >= min_out && m->n_out <= max_out;
+    return GIR_OK;
+}
+
+/* ---- opaque --------------------------------------------------------------- */
+
+/* The function's own fields of a newer schema (kept as text), one a line. */
+static gir_status unknown_text(mctx *m, const char **out)
+{
+    *out = NULL;
+    const ProtobufCMessage *b = &m->f->base;
+    gir_buf t = GIR_BUF_INIT;
+    for (unsigned i = 0; i < b->n_unknown_fields; i++) {
+        if (b->unknown_fields[i].tag != 0)
+            continue;
+        if (t.len)
+            gir_buf_putc(&t, '\n');
+        gir_buf_append(&t, b->unknown_fields[i].data, b->unknown_fields[i].len);
+    }
+    if (t.failed) {
+        gir_buf_free(&t);
+        return gir_nomem(m->err);
+    }
+    if (t.len) {
+        *out = gir_arena_strndup(&m->g->arena, t.data, t.len);
+        gir_buf_free(&t);
+        if (!*out)
+            return gir_nomem(m->err);
+    }
+    gir_buf_free(&t);
+    return GIR_OK;
+}
+
+static void first_unknown(void *ctx, const ProtobufCMessage *msg, const char *text, size_t len)
+{
+    char *name = ctx;
+    (void)msg;
+    if (!name[0])
+        gir_pbtext_field_name(text, len, name, 64);
+}
+
+static gir_status map_opaque(mctx *m)
+{
+    gir_node *n;
+    TRY(nnbr_simple(m, GIR_OP_OPAQUE, &n));
+    n->opaque_format = gir_arena_strdup(&m->g->arena, "nnabla");
+    n->opaque_op = gir_arena_strdup(&m->g->arena, m->f->type);
+    if (!n->opaque_format || !n->opaque_op)
+        return gir_nomem(m->err);
+    size_t unknown = gir_pbtext_unknown_count(&m->f->base);
+    if (unknown) {
+        const char *own;
+        TRY(unknown_text(m, &own));
+        if (own)
+            TRY(nnbr_set_string(m, n, NNB_ATTR_UNKNOWN, own));
+        char first[64] = "";
+        TRY(gir_pbtext_each_unknown(&m->f->base, first_unknown, first, m->err));
+        TRY(gir_graph_note(m->g, m->err,
+                           "function '%s' (%s) has %zu field%s this nnabla schema does not know (first '%s'): "
+                           "kept verbatim for nnabla; another format refuses it",
+                           m->name, m->f->type, unknown, unknown == 1 ? "" : "s", first));
+    }
+    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
+    if (fd) {
+        const ProtobufCMessage *pm = *(ProtobufCMessage *const *)((const char *)m->f + fd->offset);
+        gir_buf b = GIR_BUF_INIT;
+        gir_status st = gir_pbtext_print(pm, &b, m->err);
+        if (!st)
+            st = nnbr_set_string(m, n, fd->name, b.data ? b.data : "");
+        gir_buf_free(&b);
+        if (st)
+            return st;
+    }
+    return GIR_OK;
+}
+
+/* ---- one-to-one maps without arguments ------------------------------------ */
+
+static const plain_map plain[] = {
+    { "Sigmoid", GIR_OP_Sigmoid, 1 },   { "Tanh", GIR_OP_Tanh, 1 },         { "SoftSign", GIR_OP_Softsign, 1 },
+    { "Abs", GIR_OP_Abs, 1 },           { "Exp", GIR_OP_Exp, 1 },           { "Log", GIR_OP_Log, 1 },
+    { "Identity", GIR_OP_Identity, 1 }, { "Sin", GIR_OP_Sin, 1 },           { "Cos", GIR_OP_Cos, 1 },
+    { "Erf", GIR_OP_Erf, 1 },           { "Ceil", GIR_OP_Ceil, 1 },         { "Floor", GIR_OP_Floor, 1 },
+    { "Minimum2", GIR_OP_Min, 2 },      { "Maximum2", GIR_OP_Max, 2 },      { NULL, GIR_OP_OPAQUE, 0 },
+};
+
+/* ---- layers ---------------------------------------------------------------- */
+
+static gir_status map_affine(mctx *m, bool *mapped)
+{
+    static const Nnabla__AffineParameter zero = NNABLA__AFFINE_PARAMETER__INIT;
+    const Nnabla__AffineParameter *p = PARAM(m, AFFINE_PARAM, affine_param, zero);
+    bool ok;
+    nnbr_check_arity(m, 2, 3, 1, 1, &ok);
+    int r = nnbr_rank_of(m, m->in[0]);
+    int64_t b = p->base_axis;
+    if (b < 0 && r >= 0)
+        b += r;
+    if (!ok || b != 1 || nnbr_rank_of(m, m->in[1]) != 2 || (r >= 0 && r < 1) ||
+        (m->n_in == 3 && nnbr_rank_of(m, m->in[2]) != 1))
+        return GIR_OK;
+    *mapped = true;
+    int32_t a = m->in[0];
+    if (r != 2) {
+        /* x is viewed as a matrix: Flatten(axis=1) then Gemm */
+        gir_node *fl;
+        const char *fname = gir_arena_printf(&m->g->arena, "%s/flatten", m->name);
+        if (!fname)
+            return gir_nomem(m->err);
+        TRY(nnbr_add_node(m, gir_graph_unique_node_name(m->g, fname), GIR_OP_Flatten, 1, 1, &fl));
+        fl->in[0] = m->in[0];
+        TRY(nnbr_set_int(m, fl, "axis", 1));
+        TRY(nnbr_meta_int(m, fl, NNB_META_FUSED, 1));
+        TRY(gir_node_make_output(m->g, fl, 0, gir_graph_unique_value_name(m->g, fname), m->err));
+        TRY(nnbr_infer(m, fl));
+        a = fl->out[0];
+    }
+    /* A parameter used only as Affine weights is viewed as out x in, the
+     * layout of ONNX Gemm(transB=1), MXNet FullyConnected and NNVM dense. */
+    bool transposed = false;
+    gir_value *wv = m->g->values[m->in[1]];
+    if (wv->kind == GIR_VALUE_WEIGHT && m->r->affine_only && m->r->affine_only[m->in[1]]) {
+        transposed = true;
+        if (!gir_attrs_find(&wv->meta, NNB_META_TRANSPOSED)) {
+            if (wv->data)
+                TRY(nnb_transpose_view(wv->data, m->err));
+            int64_t t = wv->shape.dims[0];
+            wv->shape.dims[0] = wv->shape.dims[1];
+            wv->shape.dims[1] = t;
+            TRY(gir_attrs_set_int(m->g, &wv->meta, NNB_META_TRANSPOSED, 1, m->err));
+        }
+    }
+    gir_node *n;
+    TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Gemm, m->n_in, 1, &n, m->err));
+    n->in[0] = a;
+    n->in[1] = m->in[1];
+    if (m->n_in == 3)
+        n->in[2] = m->in[2];
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    TRY(nnbr_set_float(m, n, "alpha", 1.0));
+    TRY(nnbr_set_float(m, n, "beta", 1.0));
+    TRY(nnbr_set_int(m, n, "transA", 0));
+    TRY(nnbr_set_int(m, n, "transB", transposed));
+    m->first = n;
+    return nnbr_infer(m, n);
+}
+
+/* ---- normalization ---------------------------------------------------------- */
+
+/* A BN parameter input: a Parameter holding exactly C values laid out along
+ * the channel axis, used by nothing but BatchNormalization. */
+static bool bn_param_ok(const mctx *m, int32_t idx, int64_t c)
+{
+    const gir_value *v = nnbr_val(m, idx);
+    if (!v || v->kind != GIR_VALUE_WEIGHT || v->shape.rank < 1)
+        return false;
+    int64_t nonone = -1;
+    for (int i = 0; i < v->shape.rank; i++) {
+        if (v->shape.dims[i] < 0)
+            return false;
+        if (v->shape.dims[i] != 1) {
+            if (nonone >= 0)
+                return false;
+            nonone = v->shape.dims[i];
+        }
+    }
+    int64_t ch = nonone < 0 ? 1 : nonone;
+    if (c >= 0 && ch != c)
+        return false;
+    return m->r->bn_only && m->r->bn_only[idx];
+}
+
+/* Gives a BN parameter its canonical shape (C), remembering the declared one. */
+static gir_status bn_param_reshape(mctx *m, int32_t idx)
+{
+    gir_value *v = m->g->values[idx];
+    int64_t n = gir_shape_numel(&v->shape);
+    if (v->shape.rank == 1)
+        return GIR_OK;
+    TRY(gir_attrs_set_ints(m->g, &v->meta, NNB_META_SHAPE, v->shape.dims, (size_t)v->shape.rank, m->err));
+    v->shape.rank = 1;
+    v->shape.dims[0] = n;
+    memset(v->dim_names, 0, sizeof v->dim_names);
+    if (v->data)
+        v->data->shape = v->shape; /* the same bytes, viewed as (C) */
+    return GIR_OK;
+}
+
+static gir_status map_batch_normalization(mctx *m, bool *mapped)
+{
+    static const Nnabla__BatchNormalizationParameter zero = NNABLA__BATCH_NORMALIZATION_PARAMETER__INIT;
+    const Nnabla__BatchNormalizationParameter *p =
+        PARAM(m, BATCH_NORMALIZATION_PARAM, batch_normalization_param, zero);
+    bool ok;
+    nnbr_check_arity(m, 5, 5, 1, 1, &ok);
+    if (!ok || p->batch_stat || p->no_scale || p->no_bias || p->n_axes != 1)
+        return GIR_OK;
+    int r = nnbr_rank_of(m, m->in[0]);
+    int64_t axis = p->axes[0];
+    if (axis < 0 && r >= 0)
+        axis += r;
+    if (axis != 1 || r == 0 || r == 1)
+        return GIR_OK;
+    int64_t c = -1;
+    if (r >= 2)
+        c = nnbr_val(m, m->in[0])->shape.dims[1];
+    if (c < 0)
+        c = nnbr_numel_of(m, m->in[3]);
+    for (size_t i = 1; i < 5; i++)
+        if (!bn_param_ok(m, m->in[i], c))
+            return GIR_OK;
+    *mapped = true;
+    for (size_t i = 1; i < 5; i++)
+        TRY(bn_param_reshape(m, m->in[i]));
+    gir_node *n;
+    TRY(nnbr_add_node(m, m->name, GIR_OP_BatchNormalization, 5, 1, &n));
+    n->in[0] = m->in[0];
+    n->in[1] = m->in[2]; /* scale = gamma */
+    n->in[2] = m->in[1]; /* B = beta */
+    n->in[3] = m->in[3];
+    n->in[4] = m->in[4];
+    TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    TRY(nnbr_set_float(m, n, "epsilon", p->eps));
+    TRY(nnbr_set_float(m, n, "momentum", p->decay_rate));
+    return nnbr_infer(m, n);
+}
+
+/* ---- reductions ---------------------------------------------------------------- */
+
+static gir_status map_reduce(mctx *m, bool *mapped, gir_op op, const int64_t *axes, size_t n_axes, bool keep)
+{
+    bool ok;
+    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, op, &n));
+    if (n_axes)
+        TRY(nnbr_set_ints(m, n, "axes", axes, n_axes));
+    TRY(nnbr_set_int(m, n, "keepdims", keep));
+    return nnbr_infer(m, n);
+}
+
+static gir_status map_sum(mctx *m, bool *mapped)
+{
+    static const Nnabla__SumParameter zero = NNABLA__SUM_PARAMETER__INIT;
+    const Nnabla__SumParameter *p = PARAM(m, SUM_PARAM, sum_param, zero);
+    return map_reduce(m, mapped, GIR_OP_ReduceSum, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_mean(mctx *m, bool *mapped)
+{
+    static const Nnabla__MeanParameter zero = NNABLA__MEAN_PARAMETER__INIT;
+    const Nnabla__MeanParameter *p = PARAM(m, MEAN_PARAM, mean_param, zero);
+    return map_reduce(m, mapped, GIR_OP_ReduceMean, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_prod(mctx *m, bool *mapped)
+{
+    static const Nnabla__ProdParameter zero = NNABLA__PROD_PARAMETER__INIT;
+    const Nnabla__ProdParameter *p = PARAM(m, PROD_PARAM, prod_param, zero);
+    return map_reduce(m, mapped, GIR_OP_ReduceProd, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_max(mctx *m, bool *mapped)
+{
+    static const Nnabla__MaxParameter zero = NNABLA__MAX_PARAMETER__INIT;
+    const Nnabla__MaxParameter *p = PARAM(m, MAX_PARAM, max_param, zero);
+    if (p->with_index || p->only_index)
+        return nnbr_map_arg(m, mapped, GIR_OP_ReduceMax, GIR_OP_ArgMax, p->axes, p->n_axes, p->keep_dims, p->with_index,
+                            p->only_index);
+    return map_reduce(m, mapped, GIR_OP_ReduceMax, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_min(mctx *m, bool *mapped)
+{
+    static const Nnabla__MinParameter zero = NNABLA__MIN_PARAMETER__INIT;
+    const Nnabla__MinParameter *p = PARAM(m, MIN_PARAM, min_param, zero);
+    if (p->with_index || p->only_index)
+        return nnbr_map_arg(m, mapped, GIR_OP_ReduceMin, GIR_OP_ArgMin, p->axes, p->n_axes, p->keep_dims, p->with_index,
+                            p->only_index);
+    return map_reduce(m, mapped, GIR_OP_ReduceMin, p->axes, p->n_axes, p->keep_dims);
+}
+
+static gir_status map_reduce_all(mctx *m, bool *mapped, gir_op op)
+{
+    if (m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET)
+        return GIR_OK;
+    TRY(map_reduce(m, mapped, op, NULL, 0, false));
+    if (*mapped)
+        TRY(gir_attrs_set_string(m->g, &m->first->meta, NNB_META_TYPE, m->f->type, m->err));
+    return GIR_OK;
+}
+
+static gir_status map_reduce_sum_all(mctx *m, bool *mapped)
+{
+    return map_reduce_all(m, mapped, GIR_OP_ReduceSum);
+}
+
+static gir_status map_reduce_mean_all(mctx *m, bool *mapped)
+{
+    return map_reduce_all(m, mapped, GIR_OP_ReduceMean);
+}
+
+/* ---- arithmetic ------------------------------------------------------------------ */
+
+/* Add2, Sub2, ...: nnabla broadcasts only between equal ranks, a subset of
+ * numpy's rules; the inplace argument is a memory hint kept as meta. */
+static gir_status map_binary(mctx *m, bool *mapped, gir_op op, bool inplace)
+{
+    bool ok;
+    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, op, &n));
+    if (inplace)
+        TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
+    if (strcmp(m->f->type, "BcAdd2") == 0)
+        TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BcAdd2", m->err));
+    return nnbr_infer(m, n);
+}
+
+#define BINARY(fn, CASE, member, INIT_MACRO, TYPE, OP)                                  \
+    static gir_status fn(mctx *m, bool *mapped)                                          \
+    {                                                                                    \
+        static const TYPE zero = INIT_MACRO;                                             \
+        return map_binary(m, mapped, OP, PARAM(m, CASE, member, zero)->inplace);         \
+    }
+BINARY(map_add2, ADD2_PARAM, add2_param, NNABLA__ADD2_PARAMETER__INIT, Nnabla__Add2Parameter, GIR_OP_Add)
+BINARY(map_bc_add2, BC_ADD2_PARAM, bc_add2_param, NNABLA__BC_ADD2_PARAMETER__INIT, Nnabla__BcAdd2Parameter,
+       GIR_OP_Add)
+BINARY(map_sub2, SUB2_PARAM, sub2_param, NNABLA__SUB2_PARAMETER__INIT, Nnabla__Sub2Parameter, GIR_OP_Sub)
+BINARY(map_mul2, MUL2_PARAM, mul2_param, NNABLA__MUL2_PARAMETER__INIT, Nnabla__Mul2Parameter, GIR_OP_Mul)
+BINARY(map_div2, DIV2_PARAM, div2_param, NNABLA__DIV2_PARAMETER__INIT, Nnabla__Div2Parameter, GIR_OP_Div)
+BINARY(map_pow2, POW2_PARAM, pow2_param, NNABLA__POW2_PARAMETER__INIT, Nnabla__Pow2Parameter, GIR_OP_Pow)
+
+static gir_status map_add_n(mctx *m, bool *mapped)
+{
+    if (m->n_in < 1 || m->n_out != 1 || nnbr_foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, GIR_OP_Sum, &n));
+    return nnbr_infer(m, n);
+}
+
+typedef enum scalar_form {
+    SC_X_OP_C, /* op(x, c) */
+    SC_C_OP_X, /* op(c, x) */
+    SC_CLIP_MAX,
+    SC_CLIP_MIN,
+} scalar_form;
+
+/* AddScalar etc.: a canonical binary op with a scalar constant operand
+ * (named "<function>/val"); the exact double value rides in meta.  A few
+ * values have a dedicated op: MulScalar(-1) is Neg, PowScalar(0.5) Sqrt,
+ * RDivScalar(1) Reciprocal. */
+static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form, double v, bool inplace,
+                             gir_op special, double special_val)
+{
+    bool ok;
+    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    if (special != GIR_OP_OPAQUE && v == special_val) {
+        TRY(nnbr_simple(m, special, &n));
+    } else if (form == SC_CLIP_MAX || form == SC_CLIP_MIN) {
+        TRY(nnbr_simple(m, GIR_OP_Clip, &n));
+        TRY(nnbr_set_float(m, n, form == SC_CLIP_MAX ? "max" : "min", (double)(float)v));
+    } else {
+        int32_t ci;
+        TRY(nnbr_scalar_value(m, "val", v, &ci));
+        TRY(nnbr_add_node(m, m->name, op, 2, 1, &n));
+        n->in[form == SC_X_OP_C ? 0 : 1] = m->in[0];
+        n->in[form == SC_X_OP_C ? 1 : 0] = ci;
+        TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
+    }
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
+    if (inplace)
+        TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
+    return nnbr_infer(m, n);
+}
+
+static gir_status map_add_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__AddScalarParameter zero = NNABLA__ADD_SCALAR_PARAMETER__INIT;
+    const Nnabla__AddScalarParameter *p = PARAM(m, ADD_SCALAR_PARAM, add_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Add, SC_X_OP_C, p->val, p->inplace, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_mul_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__MulScalarParameter zero = NNABLA__MUL_SCALAR_PARAMETER__INIT;
+    const Nnabla__MulScalarParameter *p = PARAM(m, MUL_SCALAR_PARAM, mul_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Mul, SC_X_OP_C, p->val, p->inplace, GIR_OP_Neg, -1.0);
+}
+
+static gir_status map_pow_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__PowScalarParameter zero = NNABLA__POW_SCALAR_PARAMETER__INIT;
+    const Nnabla__PowScalarParameter *p = PARAM(m, POW_SCALAR_PARAM, pow_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Pow, SC_X_OP_C, p->val, p->inplace, GIR_OP_Sqrt, 0.5);
+}
+
+static gir_status map_r_sub_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__RSubScalarParameter zero = NNABLA__RSUB_SCALAR_PARAMETER__INIT;
+    const Nnabla__RSubScalarParameter *p = PARAM(m, R_SUB_SCALAR_PARAM, r_sub_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Sub, SC_C_OP_X, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_r_div_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__RDivScalarParameter zero = NNABLA__RDIV_SCALAR_PARAMETER__INIT;
+    const Nnabla__RDivScalarParameter *p = PARAM(m, R_DIV_SCALAR_PARAM, r_div_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Div, SC_C_OP_X, p->val, false, GIR_OP_Reciprocal, 1.0);
+}
+
+static gir_status map_r_pow_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__RPowScalarParameter zero = NNABLA__RPOW_SCALAR_PARAMETER__INIT;
+    const Nnabla__RPowScalarParameter *p = PARAM(m, R_POW_SCALAR_PARAM, r_pow_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Pow, SC_C_OP_X, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_minimum_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__MinimumScalarParameter zero = NNABLA__MINIMUM_SCALAR_PARAMETER__INIT;
+    const Nnabla__MinimumScalarParameter *p = PARAM(m, MINIMUM_SCALAR_PARAM, minimum_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Clip, SC_CLIP_MAX, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_maximum_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__MaximumScalarParameter zero = NNABLA__MAXIMUM_SCALAR_PARAMETER__INIT;
+    const Nnabla__MaximumScalarParameter *p = PARAM(m, MAXIMUM_SCALAR_PARAM, maximum_scalar_param, zero);
+    return map_scalar(m, mapped, GIR_OP_Clip, SC_CLIP_MIN, p->val, false, GIR_OP_OPAQUE, 0);
+}
+
+static gir_status map_batch_matmul(mctx *m, bool *mapped)
+{
+    static const Nnabla__BatchMatmulParameter zero = NNABLA__BATCH_MATMUL_PARAMETER__INIT;
+    const Nnabla__BatchMatmulParameter *p = PARAM(m, BATCH_MATMUL_PARAM, batch_matmul_param, zero);
+    bool ok;
+    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    int ra = nnbr_rank_of(m, m->in[0]), rb = nnbr_rank_of(m, m->in[1]);
+    if (!ok || ra < 2 || ra != rb)
+        return GIR_OK;
+    if (p->transpose_a || p->transpose_b)
+        return nnbr_map_batch_matmul_t(m, mapped, p->transpose_a, p->transpose_b);
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, GIR_OP_MatMul, &n));
+    return nnbr_infer(m, n);
+}
+
+/* ---- array manipulation -------------------------------------------------------- */
+
+static gir_status map_concatenate(mctx *m, bool *mapped)
+{
+    static const Nnabla__ConcatenateParameter zero = NNABLA__CONCATENATE_PARAMETER__INIT;
+    const Nnabla__ConcatenateParameter *p = PARAM(m, CONCATENATE_PARAM, concatenate_param, zero);
+    if (m->n_in < 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, GIR_OP_Concat, &n));
+    TRY(nnbr_set_int(m, n, "axis", p->axis));
+    return nnbr_infer(m, n);
+}
+
+/* Split is an unstack: x.shape[axis] outputs, each without that axis.
+ * Canonically: Split into parts of 1, then Squeeze(axis) per part. */
+static gir_status map_split(mctx *m, bool *mapped)
+{
+    static const Nnabla__SplitParameter zero = NNABLA__SPLIT_PARAMETER__INIT;
+    const Nnabla__SplitParameter *p = PARAM(m, SPLIT_PARAM, split_param, zero);
+    int r = nnbr_rank_of(m, m->in[0]);
+    int64_t axis = p->axis;
+    if (axis < 0 && r >= 0)
+        axis += r;
+    if (m->n_in != 1 || m->n_out < 1 || axis < 0 || (r >= 0 && axis >= r))
+        return GIR_OK;
+    if (r >= 0) {
+        int64_t d = nnbr_val(m, m->in[0])->shape.dims[axis];
+        if (d >= 0 && (size_t)d != m->n_out)
+            return GIR_OK;
+    }
+    *mapped = true;
+    gir_node *sp;
+    TRY(nnbr_add_node(m, m->name, GIR_OP_Split, 1, m->n_out, &sp));
+    sp->in[0] = m->in[0];
+    TRY(nnbr_set_int(m, sp, "axis", axis));
+    int64_t *ones = gir_arena_alloc(&m->g->arena, m->n_out * sizeof *ones);
+    if (!ones)
+        return gir_nomem(m->err);
+    for (size_t i = 0; i < m->n_out; i++)
+        ones[i] = 1;
+    TRY(nnbr_set_ints(m, sp, "split", ones, m->n_out));
+    for (size_t i = 0; i < m->n_out; i++) {
+        const char *base = gir_arena_printf(&m->g->arena, "%s/part_%zu", m->name, i);
+        if (!base)
+            return gir_nomem(m->err);
+        TRY(gir_node_make_output(m->g, sp, i, gir_graph_unique_value_name(m->g, base), m->err));
+    }
+    TRY(nnbr_infer(m, sp));
+    for (size_t i = 0; i < m->n_out; i++) {
+        const char *base = gir_arena_printf(&m->g->arena, "%s/squeeze_%zu", m->name, i);
+        if (!base)
+            return gir_nomem(m->err);
+        gir_node *sq;
+        TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, base), GIR_OP_Squeeze, 1, 1, &sq, m->err));
+        sq->in[0] = sp->out[i];
+        TRY(nnbr_set_ints(m, sq, "axes", &axis, 1));
+        TRY(gir_node_set_output(m->g, sq, 0, m->out[i], m->err));
+        TRY(nnbr_infer(m, sq));
+    }
+    return GIR_OK;
+}
+
+/* ---- decompositions into canonical operators ------------------------------------ */
+
+/* One step of a decomposition: a node "<function>/<suffix>" (or the
+ * function's own name for its last step, out >= 0) of op reading ins,
+ * writing out or a new value; *made is the value written. */
+gir_status nnbr_step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
+                     gir_node **node, int32_t *made)
+{
+    const char *nm = out >= 0 ? m->name : gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix ? suffix : "");
+    if (!nm)
+        return gir_nomem(m->err);
+    if (out < 0)
+        nm = gir_graph_unique_node_name(m->g, nm);
+    gir_node *n;
+    TRY(nnbr_add_node(m, nm, op, n_in, 1, &n));
+    for (size_t i = 0; i < n_in; i++)
+        n->in[i] = ins[i];
+    if (out >= 0)
+        TRY(gir_node_set_output(m->g, n, 0, out, m->err));
+    else
+        TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, nm), m->err));
+    if (node)
+        *node = n;
+    if (made)
+        *made = n->out[0];
+    return GIR_OK;
+}
+
+/* A unary op nnabla writes as a *Scalar function of v (Neg: MulScalar -1,
+ * Sqrt: PowScalar 0.5), with the nnabla.val that function reads back. */
+gir_status nnbr_step_val(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    TRY(nnbr_step(m, suffix, op, &a, 1, out, &n, made));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
+    return nnbr_infer(m, n);
+}
+
+/* The same with the node's shape inferred (its attributes set by then). */
+gir_status nnbr_step1(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    TRY(nnbr_step(m, suffix, op, &a, 1, out, &n, made));
+    return nnbr_infer(m, n);
+}
+
+gir_status nnbr_step2(mctx *m, const char *suffix, gir_op op, int32_t a, int32_t b, int32_t out, int32_t *made)
+{
+    gir_node *n;
+    int32_t ins[2] = { a, b };
+    TRY(nnbr_step(m, suffix, op, ins, 2, out, &n, made));
+    return nnbr_infer(m, n);
+}
+
+/* op(x, scalar v), named as the *Scalar function nnabla writes for it
+ * reads back (the constant "<node>/val", the node's nnabla.val) */
+gir_status nnbr_step_scalar(mctx *m, const char *suffix, gir_op op, int32_t a, double v, int32_t out,
+                            int32_t *made)
+{
+    int32_t ins[2] = { a, -1 };
+    gir_node *n;
+    TRY(nnbr_step(m, suffix, op, ins, 2, out, &n, made));
+    const char *saved = m->name;
+    m->name = n->name;
+    gir_status st = nnbr_scalar_value(m, "val", v, &n->in[1]);
+    m->name = saved;
+    TRY(st);
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
+    return nnbr_infer(m, n);
+}
+
+gir_status nnbr_step_neg(mctx *m, const char *suffix, int32_t a, int32_t out, int32_t *made)
+{
+    return nnbr_step_val(m, suffix, GIR_OP_Neg, a, -1.0, out, made);
+}
+
+bool nnbr_unary(const mctx *m)
+{
+    return m->n_in == 1 && m->n_out == 1 && m->f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET;
+}
+
+/* ---- more functions with an exact canonical form ----------------------------------- */
+
+/* Unlink, ClipGradByValue, ClipGradByNorm: the identity on the forward pass
+ * (they only act on gradients) */
+static gir_status map_forward_identity(mctx *m, bool *mapped)
+{
+    if (m->n_in < 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    return nnbr_step1(m, NULL, GIR_OP_Identity, m->in[0], m->out[0], NULL);
+}
+
+/* MulN: a chain of Mul */
+static gir_status map_mul_n(mctx *m, bool *mapped)
+{
+    if (m->n_in < 2 || m->n_out != 1 || nnbr_foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
+        return GIR_OK;
+    *mapped = true;
+    int32_t acc = m->in[0];
+    for (size_t i = 1; i < m->n_in; i++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "mul_%zu", i);
+        bool last = i + 1 == m->n_in;
+        TRY(nnbr_step2(m, last ? NULL : suffix, GIR_OP_Mul, acc, m->in[i], last ? m->out[0] : -1, &acc));
+    }
+    return GIR_OK;
+}
+
+/* Tan = sin / cos; Sinh, Cosh = (exp(x) -/+ exp(-x)) / 2 */
+static gir_status map_tan(mctx *m, bool *mapped)
+{
+    if (!nnbr_unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t sn, cs;
+    TRY(nnbr_step1(m, "sin", GIR_OP_Sin, m->in[0], -1, &sn));
+    TRY(nnbr_step1(m, "cos", GIR_OP_Cos, m->in[0], -1, &cs));
+    return nnbr_step2(m, NULL, GIR_OP_Div, sn, cs, m->out[0], NULL);
+}
+
+static gir_status map_hyperbolic(mctx *m, bool *mapped, gir_op combine)
+{
+    if (!nnbr_unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t e, nx, en, c;
+    TRY(nnbr_step1(m, "exp", GIR_OP_Exp, m->in[0], -1, &e));
+    TRY(nnbr_step_neg(m, "neg", m->in[0], -1, &nx));
+    TRY(nnbr_step1(m, "exp_neg", GIR_OP_Exp, nx, -1, &en));
+    TRY(nnbr_step2(m, "combined", combine, e, en, -1, &c));
+    return nnbr_step_scalar(m, NULL, GIR_OP_Mul, c, 0.5, m->out[0], NULL);
+}
+
+static gir_status map_sinh(mctx *m, bool *mapped)
+{
+    return map_hyperbolic(m, mapped, GIR_OP_Sub);
+}
+
+static gir_status map_cosh(mctx *m, bool *mapped)
+{
+    return map_hyperbolic(m, mapped, GIR_OP_Add);
+}
+
+/* A bool result as nnabla carries it between functions (0/1 floats), and
+ * back to bool for the function reading it: the form these decompositions
+ * take again when the written functions are read back. */
+static gir_status via_float(mctx *m, const char *suffix, int32_t b, int32_t *out)
+{
+    char s1[64];
+    snprintf(s1, sizeof s1, "%s_float", suffix);
+    int32_t f;
+    TRY(nnbr_cast_to(m, s1, b, "float32", -1, &f));
+    snprintf(s1, sizeof s1, "%s_bool", suffix);
+    return nnbr_cast_to(m, s1, f, "bool", -1, out);
+}
+
+/* x == x is false only for NaN; |x| == inf only for infinities (bool) */
+static gir_status nan_test(mctx *m, int32_t *isnan_bool)
+{
+    int32_t eq;
+    TRY(nnbr_step2(m, "equal_self", GIR_OP_Equal, m->in[0], m->in[0], -1, &eq));
+    TRY(via_float(m, "equal_self", eq, &eq));
+    return nnbr_step1(m, "nan", GIR_OP_Not, eq, -1, isnan_bool);
+}
+
+static gir_status inf_test(mctx *m, int32_t *isinf_bool)
+{
+    int32_t a, inf;
+    TRY(nnbr_step1(m, "abs", GIR_OP_Abs, m->in[0], -1, &a));
+    TRY(nnbr_scalar_value(m, "inf", INFINITY, &inf));
+    return nnbr_step2(m, "inf_test", GIR_OP_Equal, a, inf, -1, isinf_bool);
+}
+
+/* IsNaN / IsInf: 0/1 floats, as nnabla gives */
+static gir_status map_is_special(mctx *m, bool *mapped, bool nan)
+{
+    if (!nnbr_unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t b, y;
+    TRY(nan ? nan_test(m, &b) : inf_test(m, &b));
+    return nnbr_cast_to(m, "float", b, "float32", m->out[0], &y);
+}
+
+static gir_status map_is_nan(mctx *m, bool *mapped)
+{
+    return map_is_special(m, mapped, true);
+}
+
+static gir_status map_is_inf(mctx *m, bool *mapped)
+{
+    return map_is_special(m, mapped, false);
+}
+
+/* ResetNaN / ResetInf: Where(test, val, x) */
+static gir_status map_reset_special(mctx *m, bool *mapped, bool nan, double v)
+{
+    if (m->n_in != 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t b, c;
+    TRY(nan ? nan_test(m, &b) : inf_test(m, &b));
+    TRY(via_float(m, "test", b, &b));
+    TRY(nnbr_scalar_value(m, "val", v, &c));
+    int32_t ins[3] = { b, c, m->in[0] };
+    gir_node *n;
+    TRY(nnbr_step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return nnbr_infer(m, n);
+}
+
+static gir_status map_reset_nan(mctx *m, bool *mapped)
+{
+    static const Nnabla__ResetNaNParameter zero = NNABLA__RESET_NA_NPARAMETER__INIT;
+    const Nnabla__ResetNaNParameter *p = PARAM(m, RESET_NAN_PARAM, reset_nan_param, zero);
+    return map_reset_special(m, mapped, true, p->val);
+}
+
+static gir_status map_reset_inf(mctx *m, bool *mapped)
+{
+    static const Nnabla__ResetInfParameter zero = NNABLA__RESET_INF_PARAMETER__INIT;
+    const Nnabla__ResetInfParameter *p = PARAM(m, RESET_INF_PARAM, reset_inf_param, zero);
+    return map_reset_special(m, mapped, false, p->val);
+}
+
+/* Sinc: 1 at 0, sin(x) / x elsewhere */
+static gir_status map_sinc(mctx *m, bool *mapped)
+{
+    if (!nnbr_unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t z, is0, sn, q, one;
+    TRY(nnbr_scalar_value(m, "zero", 0.0, &z));
+    TRY(nnbr_step2(m, "is_zero", GIR_OP_Equal, m->in[0], z, -1, &is0));
+    TRY(via_float(m, "is_zero", is0, &is0));
+    TRY(nnbr_step1(m, "sin", GIR_OP_Sin, m->in[0], -1, &sn));
+    TRY(nnbr_step2(m, "ratio", GIR_OP_Div, sn, m->in[0], -1, &q));
+    TRY(nnbr_scalar_value(m, "one", 1.0, &one));
+    int32_t ins[3] = { is0, one, q };
+    gir_node *n;
+    TRY(nnbr_step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return nnbr_infer(m, n);
+}
+
+/* BinarySigmoid: x > 0 ? 1 : 0; BinaryTanh: x > 0 ? 1 : -1 */
+static gir_status map_binary_act(mctx *m, bool *mapped, double low)
+{
+    if (!nnbr_unary(m))
+        return GIR_OK;
+    *mapped = true;
+    int32_t z, gt, hi, lo;
+    TRY(nnbr_scalar_value(m, "zero", 0.0, &z));
+    TRY(nnbr_step2(m, "positive", GIR_OP_Greater, m->in[0], z, -1, &gt));
+    TRY(via_float(m, "positive", gt, &gt));
+    TRY(nnbr_scalar_value(m, "high", 1.0, &hi));
+    TRY(nnbr_scalar_value(m, "low", low, &lo));
+    int32_t ins[3] = { gt, hi, lo };
+    gir_node *n;
+    TRY(nnbr_step(m, NULL, GIR_OP_Where, ins, 3, m->out[0], &n, NULL));
+    return nnbr_infer(m, n);
+}
+
+static gir_status map_binary_sigmoid(mctx *m, bool *mapped)
+{
+    return map_binary_act(m, mapped, 0.0);
+}
+
+static gir_status map_binary_tanh(mctx *m, bool *mapped)
+{
+    return map_binary_act(m, mapped, -1.0);
+}
+
+/* Round: halves away from zero (std::round), exactly:
+ * sign(x) * (t + (|x| - t >= 0.5)), t = floor(|x|) (|x| - t is exact) */
+static gir_status map_round(mctx *m, bool *mapped)
+{
+    if (m->n_in != 1 || m->n_out != 1 ||
+        (m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET &&
+         m->f->parameter_case != NNABLA__FUNCTION__PARAMETER_ROUND_PARAM))
+        return GIR_OK;
+    *mapped = true;
+    int32_t a, t, fr, half, ge, t1, r, sg;
+    TRY(nnbr_step1(m, "abs", GIR_OP_Abs, m->in[0], -1, &a));
+    TRY(nnbr_step1(m, "floor", GIR_OP_Floor, a, -1, &t));
+    TRY(nnbr_step2(m, "fraction", GIR_OP_Sub, a, t, -1, &fr));
+    TRY(nnbr_scalar_value(m, "half", 0.5, &half));
+    TRY(nnbr_step2(m, "round_up", GIR_OP_GreaterOrEqual, fr, half, -1, &ge));
+    TRY(via_float(m, "round_up", ge, &ge));
+    TRY(nnbr_step_scalar(m, "up", GIR_OP_Add, t, 1.0, -1, &t1));
+    int32_t ins[3] = { ge, t1, t };
+    gir_node *n;
+    TRY(nnbr_step(m, "magnitude", GIR_OP_Where, ins, 3, -1, &n, &r));
+    TRY(nnbr_infer(m, n));
+    TRY(nnbr_step1(m, "sign", GIR_OP_Sign, m->in[0], -1, &sg));
+    return nnbr_step2(m, NULL, GIR_OP_Mul, sg, r, m->out[0], NULL);
+}
+
+/* Flip: a Slice walking the flipped axes backwards */
+static gir_status map_flip(mctx *m, bool *mapped)
+{
+    static const Nnabla__FlipParameter zero = NNABLA__FLIP_PARAMETER__INIT;
+    const Nnabla__FlipParameter *p = PARAM(m, FLIP_PARAM, flip_param, zero);
+    bool ok;
+    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    int r = nnbr_rank_of(m, m->in[0]);
+    if (!ok || r < 1 || p->n_axes > (size_t)r)
+        return GIR_OK;
+    int64_t starts[GIR_MAX_RANK], ends[GIR_MAX_RANK], axes[GIR_MAX_RANK], steps[GIR_MAX_RANK];
+    bool seen[GIR_MAX_RANK] = { false };
+    size_t k = p->n_axes;
+    for (size_t i = 0; i < k; i++) {
+        int64_t a = p->axes[i] < 0 ? p->axes[i] + r : p->axes[i];
+        if (a < 0 || a >= r || seen[a])
+            return GIR_OK;
+        seen[a] = true;
+        starts[i] = -1;
+        ends[i] = INT64_MIN;
+        axes[i] = a;
+        steps[i] = -1;
+    }
+    if (k == 0) { /* absent axes: proto3 gives an empty list, nothing flipped */
+        *mapped = true;
+        return nnbr_step1(m, NULL, GIR_OP_Identity, m->in[0], m->out[0], NULL);
+    }
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, GIR_OP_Slice, &n));
+    TRY(nnbr_set_ints(m, n, "starts", starts, k));
+    TRY(nnbr_set_ints(m, n, "ends", ends, k));
+    TRY(nnbr_set_ints(m, n, "axes", axes, k));
+    TRY(nnbr_set_ints(m, n, "steps", steps, k));
+    return nnbr_infer(m, n);
+}
+
+/* Mod2: fmod=false has the divisor's sign (numpy), true the dividend's */
+static gir_status map_mod2(mctx *m, bool *mapped)
+{
+    static const Nnabla__Mod2Parameter zero = NNABLA__MOD2_PARAMETER__INIT;
+    const Nnabla__Mod2Parameter *p = PARAM(m, MOD2_PARAM, mod2_param, zero);
+    bool ok;
+    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    if (!ok)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, GIR_OP_Mod, &n));
+    TRY(nnbr_set_int(m, n, "fmod", p->fmod));
+    return nnbr_infer(m, n);
+}
+
+/* ---- comparison and logic ----------------------------------------------------- */
+
+/* The node of a logical function: op under the function's name, reading
+ * ins (its attributes, if any, are the caller's to set). */
+static gir_status logic_node(mctx *m, gir_op op, const int32_t *ins, size_t n_in, gir_node **out)
+{
+    TRY(gir_graph_add_node(m->g, m->name, op, n_in, 1, out, m->err));
+    for (size_t i = 0; i < n_in; i++)
+        (*out)->in[i] = ins[i];
+    m->first = *out;
+    return GIR_OK;
+}
+
+/* Gives logical node n a bool result "<function>/bool" and casts it to
+ * float32 into the function's own output, nnabla's 0/1. */
+static gir_status logic_result(mctx *m, gir_node *n)
+{
+    const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
+    if (!bname)
+        return gir_nomem(m->err);
+    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
+    TRY(nnbr_infer(m, n));
+    int32_t y;
+    return nnbr_cast_to(m, "float", n->out[0], "float32", m->out[0], &y);
+}
+
+/* NNabla has no bool type: Equal, Greater, Less, LogicalAnd/Or/Xor/Not take
+ * float arrays (nonzero is true) and give 0/1 floats.  The canonical ops
+ * take and give bools, so the function becomes a Cast(to=bool) of each
+ * operand (logical functions only), the canonical op under the function's
+ * name, and a Cast(to=float32) into the function's own output.  The writer
+ * folds the casts back into the one function. */
+static gir_status map_logic(mctx *m, bool *mapped, gir_op op, size_t arity, bool bool_operands)
+{
+    if (m->n_in != arity || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t ins[2] = { m->in[0], arity > 1 ? m->in[1] : -1 };
+    for (size_t i = 0; bool_operands && i < arity; i++) {
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, arity == 1 ? "x_bool" : "x%zu_bool", i);
+        TRY(nnbr_cast_to(m, suffix, m->in[i], "bool", -1, &ins[i]));
+    }
+    gir_node *n;
+    TRY(logic_node(m, op, ins, arity, &n));
+    return logic_result(m, n);
+}
+
+/* EqualScalar, GreaterScalar ...: the comparison with a scalar constant
+ * ("<function>/val"; the exact double rides in meta), as map_logic. */
+static gir_status map_compare_scalar(mctx *m, bool *mapped, gir_op op, double v)
+{
+    if (m->n_in != 1 || m->n_out != 1)
+        return GIR_OK;
+    *mapped = true;
+    int32_t ins[2] = { m->in[0], -1 };
+    TRY(nnbr_scalar_value(m, "val", v, &ins[1]));
+    gir_node *n;
+    TRY(logic_node(m, op, ins, 2, &n));
+    TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
+    return logic_result(m, n);
+}
+
+#define COMPARE_SCALAR(fn, CASE, member, INIT_MACRO, TYPE, OP)                   \
+    static gir_status fn(mctx *m, bool *mapped)                                   \
+    {                                                                             \
+        static const TYPE zero = INIT_MACRO;                                      \
+        return map_compare_scalar(m, mapped, OP, PARAM(m, CASE, member, zero)->val); \
+    }
+
+COMPARE_SCALAR(map_equal_scalar, EQUAL_SCALAR_PARAM, equal_scalar_param, NNABLA__EQUAL_SCALAR_PARAMETER__INIT,
+               Nnabla__EqualScalarParameter, GIR_OP_Equal)
+COMPARE_SCALAR(map_greater_scalar, GREATER_SCALAR_PARAM, greater_scalar_param,
+               NNABLA__GREATER_SCALAR_PARAMETER__INIT, Nnabla__GreaterScalarParameter, GIR_OP_Greater)
+COMPARE_SCALAR(map_greater_equal_scalar, GREATER_EQUAL_SCALAR_PARAM, greater_equal_scalar_param,
+               NNABLA__GREATER_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__GreaterEqualScalarParameter,
+               GIR_OP_GreaterOrEqual)
+COMPARE_SCALAR(map_less_scalar, LESS_SCALAR_PARAM, less_scalar_param, NNABLA__LESS_SCALAR_PARAMETER__INIT,
+               Nnabla__LessScalarParameter, GIR_OP_Less)
+COMPARE_SCALAR(map_less_equal_scalar, LESS_EQUAL_SCALAR_PARAM, less_equal_scalar_param,
+               NNABLA__LESS_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__LessEqualScalarParameter, GIR_OP_LessOrEqual)
+#undef COMPARE_SCALAR
+
+#define LOGIC(fn, OP, ARITY, BOOLS)                        \
+    static gir_status fn(mctx *m, bool *mapped)            \
+    {                                                      \
+        return map_logic(m, mapped, OP, ARITY, BOOLS);     \
+    }
+
+LOGIC(map_equal, GIR_OP_Equal, 2, false)
+LOGIC(map_greater, GIR_OP_Greater, 2, false)
+LOGIC(map_greater_equal, GIR_OP_GreaterOrEqual, 2, false)
+LOGIC(map_less, GIR_OP_Less, 2, false)
+LOGIC(map_less_equal, GIR_OP_LessOrEqual, 2, false)
+LOGIC(map_logical_and, GIR_OP_And, 2, true)
+LOGIC(map_logical_or, GIR_OP_Or, 2, true)
+LOGIC(map_logical_xor, GIR_OP_Xor, 2, true)
+LOGIC(map_logical_not, GIR_OP_Not, 1, true)
+#undef LOGIC
+
+/* NotEqualScalar(0) is x != 0: Cast(to=bool) then Cast(to=float32); other
+ * values stay opaque. */
+static gir_status map_not_equal_scalar(mctx *m, bool *mapped)
+{
+    static const Nnabla__NotEqualScalarParameter zero = NNABLA__NOT_EQUAL_SCALAR_PARAMETER__INIT;
+    const Nnabla__NotEqualScalarParameter *p = PARAM(m, NOT_EQUAL_SCALAR_PARAM, not_equal_scalar_param, zero);
+    if (m->n_in != 1 || m->n_out != 1 || p->val != 0.0)
+        return GIR_OK;
+    *mapped = true;
+    gir_node *n;
+    TRY(logic_node(m, GIR_OP_Cast, m->in, 1, &n));
+    TRY(nnbr_set_string(m, n, "to", "bool"));
+    return logic_result(m, n);
+}
+
+/* ---- the table ----------------------------------------------------------------- */
+
+typedef struct fn_map {
+    const char *type;
+    map_fn fn;
+    Nnabla__Function__ParameterCase param; /* the function's own message (NOT_SET: none) */
+} fn_map;
+
+#define P(x) NNABLA__FUNCTION__PARAMETER_##x
+#define NONE NNABLA__FUNCTION__PARAMETER__NOT_SET
+static const fn_map fns[] = {
+    { "Affine", map_affine, P(AFFINE_PARAM) },
+    { "Convolution", nnbr_map_convolution, P(CONVOLUTION_PARAM) },
+    { "Deconvolution", nnbr_map_deconvolution, P(DECONVOLUTION_PARAM) },
+    { "DepthwiseConvolution", nnbr_map_depthwise_convolution, P(DEPTHWISE_CONVOLUTION_PARAM) },
+    { "DepthwiseDeconvolution", nnbr_map_depthwise_deconvolution, P(DEPTHWISE_DECONVOLUTION_PARAM) },
+    { "MaxPooling", nnbr_map_max_pooling, P(MAX_POOLING_PARAM) },
+    { "AveragePooling", nnbr_map_average_pooling, P(AVERAGE_POOLING_PARAM) },
+    { "SumPooling", nnbr_map_sum_pooling, P(SUM_POOLING_PARAM) },
+    { "GlobalAveragePooling", nnbr_map_global_average_pooling, NONE },
+    { "Unpooling", nnbr_map_unpooling, P(UNPOOLING_PARAM) },
+    { "Embed", nnbr_map_embed, NONE },
+    { "Swish", nnbr_map_swish, NONE },
+    { "GELU", nnbr_map_gelu, NONE },
+    { "Mish", nnbr_map_mish, NONE },
+    { "LogSigmoid", nnbr_map_log_sigmoid, NONE },
+    { "TanhShrink", nnbr_map_tanh_shrink, NONE },
+    { "CReLU", nnbr_map_crelu, P(CRELU_PARAM) },
+    { "CELU", nnbr_map_celu, P(CELU_PARAM) },
+    { "Stack", nnbr_map_stack, P(STACK_PARAM) },
+    { "Unlink", map_forward_identity, NONE },
+    { "ClipGradByValue", map_forward_identity, NONE },
+    { "ClipGradByNorm", map_forward_identity, P(CLIP_GRAD_BY_NORM_PARAM) },
+    { "MulN", map_mul_n, NONE },
+    { "Tan", map_tan, NONE },
+    { "Sinh", map_sinh, NONE },
+    { "Cosh", map_cosh, NONE },
+    { "Sinc", map_sinc, NONE },
+    { "IsNaN", map_is_nan, NONE },
+    { "IsInf", map_is_inf, NONE },
+    { "ResetNaN", map_reset_nan, P(RESET_NAN_PARAM) },
+    { "ResetInf", map_reset_inf, P(RESET_INF_PARAM) },
+    { "BinarySigmoid", map_binary_sigmoid, NONE },
+    { "BinaryTanh", map_binary_tanh, NONE },
+    { "Mod2", map_mod2, P(MOD2_PARAM) },
+    { "Round", map_round, P(ROUND_PARAM) },
+    { "Flip", map_flip, P(FLIP_PARAM) },
+    { "Arange", nnbr_map_arange, P(ARANGE_PARAM) },
+    { "Constant", nnbr_map_constant, P(CONSTANT_PARAM) },
+    { "OneHot", nnbr_map_one_hot, P(ONE_HOT_PARAM) },
+    { "WeightStandardization", nnbr_map_weight_standardization, P(WEIGHT_STANDARDIZATION_PARAM) },
+    { "WeightNormalization", nnbr_map_weight_normalization, P(WEIGHT_NORMALIZATION_PARAM) },
+    { "Interpolate", nnbr_map_interpolate, P(INTERPOLATE_PARAM) },
+    { "LayerNormalization", nnbr_map_layer_normalization, P(LAYER_NORMALIZATION_PARAM) },
+    { "TensorNormalization", nnbr_map_tensor_normalization, P(TENSOR_NORMALIZATION_PARAM) },
+    { "InstanceNormalization", nnbr_map_instance_normalization, P(INSTANCE_NORMALIZATION_PARAM) },
+    { "GroupNormalization", nnbr_map_group_normalization, P(GROUP_NORMALIZATION_PARAM) },
+    { "ReLU", nnbr_map_relu, P(RELU_PARAM) },
+    { "LeakyReLU", nnbr_map_leaky_relu, P(LEAKY_RELU_PARAM) },
+    { "Softmax", nnbr_map_softmax, P(SOFTMAX_PARAM) },
+    { "LogSoftmax", nnbr_map_log_softmax, P(LOG_SOFTMAX_PARAM) },
+    { "ELU", nnbr_map_elu, P(ELU_PARAM) },
+    { "SELU", nnbr_map_selu, P(SELU_PARAM) },
+    { "PReLU", nnbr_map_prelu, P(PRELU_PARAM) },
+    { "SoftPlus", nnbr_map_softplus, P(SOFTPLUS_PARAM) },
+    { "HardSigmoid", nnbr_map_hard_sigmoid, NONE },
+    { "HardTanh", nnbr_map_hard_tanh, NONE },
+    { "ReLU6", nnbr_map_relu6, NONE },
+    { "BatchNormalization", map_batch_normalization, P(BATCH_NORMALIZATION_PARAM) },
+    { "Sum", map_sum, P(SUM_PARAM) },
+    { "Mean", map_mean, P(MEAN_PARAM) },
+    { "Prod", map_prod, P(PROD_PARAM) },
+    { "Max", map_max, P(MAX_PARAM) },
+    { "Min", map_min, P(MIN_PARAM) },
+    { "ReduceSum", map_reduce_sum_all, NONE },
+    { "ReduceMean", map_reduce_mean_all, NONE },
+    { "Add2", map_add2, P(ADD2_PARAM) },
+    { "BcAdd2", map_bc_add2, P(BC_ADD2_PARAM) },
+    { "Sub2", map_sub2, P(SUB2_PARAM) },
+    { "Mul2", map_mul2, P(MUL2_PARAM) },
+    { "Div2", map_div2, P(DIV2_PARAM) },
+    { "Pow2", map_pow2, P(POW2_PARAM) },
+    { "AddN", map_add_n, NONE },
+    { "AddScalar", map_add_scalar, P(ADD_SCALAR_PARAM) },
+    { "MulScalar", map_mul_scalar, P(MUL_SCALAR_PARAM) },
+    { "PowScalar", map_pow_scalar, P(POW_SCALAR_PARAM) },
+    { "RSubScalar", map_r_sub_scalar, P(R_SUB_SCALAR_PARAM) },
+    { "RDivScalar", map_r_div_scalar, P(R_DIV_SCALAR_PARAM) },
+    { "RPowScalar", map_r_pow_scalar, P(R_POW_SCALAR_PARAM) },
+    { "MinimumScalar", map_minimum_scalar, P(MINIMUM_SCALAR_PARAM) },
+    { "MaximumScalar", map_maximum_scalar, P(MAXIMUM_SCALAR_PARAM) },
+    { "Sign", nnbr_map_sign, P(SIGN_PARAM) },
+    { "BatchMatmul", map_batch_matmul, P(BATCH_MATMUL_PARAM) },
+    { "Concatenate", map_concatenate, P(CONCATENATE_PARAM) },
+    { "Split", map_split, P(SPLIT_PARAM) },
+    { "Slice", nnbr_map_slice, P(SLICE_PARAM) },
+    { "Pad", nnbr_map_pad, P(PAD_PARAM) },
+    { "Transpose", nnbr_map_transpose, P(TRANSPOSE_PARAM) },
+    { "Reshape", nnbr_map_reshape, P(RESHAPE_PARAM) },
+    { "Broadcast", nnbr_map_broadcast, P(BROADCAST_PARAM) },
+    { "BroadcastTo", nnbr_map_broadcast_to, P(BROADCAST_TO_PARAM) },
+    { "Tile", nnbr_map_tile, P(TILE_PARAM) },
+    { "Gather", nnbr_map_gather, P(GATHER_PARAM) },
+    { "Dropout", nnbr_map_dropout, P(DROPOUT_PARAM) },
+    { "Equal", map_equal, NONE },
+    { "Greater", map_greater, NONE },
+    { "GreaterEqual", map_greater_equal, NONE },
+    { "Less", map_less, NONE },
+    { "LessEqual", map_less_equal, NONE },
+    { "LogicalAnd", map_logical_and, NONE },
+    { "LogicalOr", map_logical_or, NONE },
+    { "LogicalXor", map_logical_xor, NONE },
+    { "LogicalNot", map_logical_not, NONE },
+    { "Where", nnbr_map_where, NONE },
+    { "NotEqualScalar", map_not_equal_scalar, P(NOT_EQUAL_SCALAR_PARAM) },
+    { "EqualScalar", map_equal_scalar, P(EQUAL_SCALAR_PARAM) },
+    { "GreaterScalar", map_greater_scalar, P(GREATER_SCALAR_PARAM) },
+    { "GreaterEqualScalar", map_greater_equal_scalar, P(GREATER_EQUAL_SCALAR_PARAM) },
+    { "LessScalar", map_less_scalar, P(LESS_SCALAR_PARAM) },
+    { "LessEqualScalar", map_less_equal_scalar, P(LESS_EQUAL_SCALAR_PARAM) },
+    { NULL, NULL, NONE },
+};
+#undef P
+#undef NONE
+
+gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
+                            size_t n_in, const int32_t *out, size_t n_out, gir_node **first, gir_error *err)
+{
+    mctx m = { r, r->g, f, node_name, in, n_in, out, n_out, err, NULL };
+    bool mapped = false;
+    gir_status st = GIR_OK;
+    /* a function with fields of a newer schema is kept as it is: mapping
+     * it would drop what those fields say */
+    bool newer = gir_pbtext_unknown_count(&f->base) > 0;
+    for (const fn_map *e = fns; e->type && !newer; e++) {
+        if (strcmp(e->type, f->type) != 0)
+            continue;
+        if (!nnbr_foreign_param(&m, e->param))
+            st = e->fn(&m, &mapped);
+        break;
+    }
+    for (const plain_map *pm = plain; !newer && !mapped && !st && pm->type; pm++)
+        if (strcmp(pm->type, f->type) == 0)
+            st = nnbr_map_plain(&m, &mapped, pm);
+    if (!st && !mapped) {
+        m.first = NULL;
+        st = map_opaque(&m);
+    }
+    if (st)
+        return st;
+    if (!mapped && m.first == NULL)
+        return gir_fail(err, GIR_E_INTERNAL, "function '%s' made no node", node_name);
+    /* the function's parameter message was absent: remember it for the writer */
+    if (mapped && f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET) {
+        bool has_message = false;
+        for (const fn_map *e = fns; e->type; e++)
+            if (strcmp(e->type, f->type) == 0)
+                has_message = e->param != NNABLA__FUNCTION__PARAMETER__NOT_SET;
+        if (!has_message && (strcmp(f->type, "Ceil") == 0 || strcmp(f->type, "Floor") == 0))
+            has_message = true;
+        if (has_message)
+            TRY(gir_attrs_set_int(r->g, &m.first->meta, NNB_META_NO_PARAM, 1, err));
+    }
+    *first = m.first;
+    return GIR_OK;
+}
