@@ -181,6 +181,25 @@ static void test_gemm_epilogue(void **state)
     }
 }
 
+/* One column of B with packed A (the squeeze-excitation 1x1 convolutions):
+ * the matrix-vector path of every kernel, rows around every panel height
+ * (4, 6, 8), k around the unroll by 4 and across the 256-deep blocks, B a
+ * column or (transposed) a row, with every part of the epilogue. */
+static void test_gemm_one_column(void **state)
+{
+    (void)state;
+    rng_state = 5;
+    static const size_t ms[] = { 1, 5, 6, 7, 8, 13, 33, 130 };
+    static const size_t ks[] = { 1, 3, 4, 5, 255, 256, 257, 600 };
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+            for (int v = 0; v < 4; v++) {
+                gcase tc = { ms[mi], 1, ks[ki], false, v & 1, v & 2 ? 0.5f : 1.0f, v == 1 ? 1.0f : v == 3 ? -2.0f : 0.0f,
+                             v != 0, v >= 2, v & 1, true };
+                check_case(&tc);
+            }
+}
+
 static void test_gemm_large(void **state)
 {
     (void)state;
@@ -328,7 +347,7 @@ static void test_isa_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemm_edges),  cmocka_unit_test(test_gemm_epilogue), cmocka_unit_test(test_gemm_large),
+        cmocka_unit_test(test_gemm_edges),  cmocka_unit_test(test_gemm_epilogue), cmocka_unit_test(test_gemm_one_column), cmocka_unit_test(test_gemm_large),
         cmocka_unit_test(test_gemm_no_k),   cmocka_unit_test(test_threads),       cmocka_unit_test(test_isa_names),
         cmocka_unit_test(test_gemm_packed_b),
     };

@@ -922,6 +922,74 @@ static void test_vector_math(void **state)
     free(x);
 }
 
+/* Each activation the kernels fuse, computed by the code of every ISA
+ * this CPU runs (rt_act_map_isa) against double precision: a sweep, the
+ * special values and the edges of the range reductions, in pieces of 1 to
+ * 37 floats so every vector tail is taken.  Sigmoid within 3 ulp, SiLU 4,
+ * Erf 2.5e-7, GELU 2.5e-7 |x|, HardSwish eps |x| (its float alpha x + beta),
+ * the clamp exact; NaN in
+ * gives NaN out, the infinities give their limits (NaN for -inf x 0). */
+static double act_ref(int kind, double v)
+{
+    switch (kind) {
+    case RT_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case RT_ACT_SILU: return v * (1.0 / (1.0 + exp(-v)));
+    case RT_ACT_HSWISH: return v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
+    case RT_ACT_GELU: return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    case RT_ACT_ERF: return erf(v);
+    default: return isnan(v) ? v : fmin(fmax(v, -1.5), 6.0);
+    }
+}
+
+static void test_act_isas(void **state)
+{
+    (void)state;
+    static const float special[] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, -1e-30f, FLT_MAX, -FLT_MAX,
+                                     1e-40f, -87.33654f, -87.4f, -88.0f, -103.0f, -104.0f, -119.0f, -121.0f,
+                                     88.72283f, 88.8f, 0.4999f, 0.5f, 0.5001f, -0.5f, 3.0f, -3.0f, 16.0f, 33.0f,
+                                     -6.0f, 6.0f, 1.5f };
+    enum { NS = sizeof special / sizeof special[0], N = 20011 + NS };
+    static const int kinds[] = { RT_ACT_SIGMOID, RT_ACT_SILU, RT_ACT_HSWISH, RT_ACT_GELU, RT_ACT_ERF, RT_ACT_CLAMP };
+    float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+    for (int i = 0; i < N - NS; i++)
+        x[i] = -100.0f + 200.0f * (float)i / (float)(N - NS - 1);
+    memcpy(x + N - NS, special, sizeof special);
+    for (int isa = GIR_GEMM_GENERIC; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+        if (!gir_gemm_isa_supported((gir_gemm_isa)isa))
+            continue;
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            rt_act a = { .on = true, .kind = kinds[k], .lo = -1.5f, .hi = 6.0f, .alpha = 1.0f / 6.0f, .beta = 0.5f };
+            for (size_t i = 0, len = 1; i < N; i += len, len = len % 37 + 1)
+                rt_act_map_isa(isa, &a, x + i, y + i, i + len <= N ? len : N - i);
+            for (int i = 0; i < N; i++) {
+                double v = x[i], want = act_ref(a.kind, v), got = y[i];
+                if (isnan(want) || isinf(want)) {
+                    if (isnan(want) ? !isnan(got) : got != want)
+                        fail_msg("%s: kind %d (%.9g) = %.9g, want %.9g", gir_gemm_isa_name((gir_gemm_isa)isa),
+                                 a.kind, v, got, want);
+                    continue;
+                }
+                float wf = (float)want;
+                double ulp = (double)nextafterf(fabsf(wf), INFINITY) - fabs((double)wf), tol;
+                switch (a.kind) {
+                case RT_ACT_SIGMOID: tol = fmax(3.0 * ulp, (double)FLT_MIN); break;
+                case RT_ACT_SILU: tol = fmax(4.0 * ulp, fabs(v) * FLT_MIN); break;
+                case RT_ACT_ERF: tol = 2.5e-7; break;
+                case RT_ACT_GELU: tol = fmax(2.5e-7 * fabs(v), 2.0 * ulp); break;
+                /* alpha x + beta rounds in float: cancels near x = -3 */
+                case RT_ACT_HSWISH: tol = fabs(v) * FLT_EPSILON + 2.0 * ulp; break;
+                default: tol = 2.0 * ulp; break;
+                }
+                if (!(fabs(got - want) <= tol))
+                    fail_msg("%s: kind %d (%.9g) = %.9g, want %.9g", gir_gemm_isa_name((gir_gemm_isa)isa), a.kind,
+                             v, got, want);
+            }
+        }
+    }
+    free(x);
+    free(y);
+}
+
 static void test_conv_errors(void **state)
 {
     (void)state;
@@ -985,22 +1053,27 @@ static void test_depthwise_isas(void **state)
 }
 
 /* The padded-plane kernels (AVX2, AVX-512) against the generic plane
- * kernel: strides 1 and 2, kernels 3x3 and 5x3, widths around the vector
- * sizes, with residual accumulation and clamping. */
+ * kernel: strides 1 and 2, windows 3x3, 5x3, 5x5 and 7x7 (the unrolled
+ * copies and the general loops), odd and even numbers of rows, widths
+ * around the vector sizes, rows laid out as the convolution does and with
+ * wide slack, with residual accumulation and clamping; at stride 1 also the
+ * kernels that read the unpadded plane (from a buffer of its exact size). */
 static void test_depthwise_padded(void **state)
 {
     (void)state;
     static const size_t widths[] = { 1, 7, 8, 13, 16, 17, 33 };
-    float x[9 * 40], w[15], y0[9 * 40], y1[9 * 40], *pad = malloc(4096 * sizeof(float));
-    rt_fill(x, 9 * 40, 31);
-    rt_fill(w, 15, 32);
+    static const size_t wins[][2] = { { 3, 3 }, { 5, 3 }, { 5, 5 }, { 7, 7 } };
+    float x[10 * 40], w[49], y0[10 * 40], y1[10 * 40], *pad = malloc(4096 * sizeof(float));
+    rt_fill(x, 10 * 40, 31);
+    rt_fill(w, 49, 32);
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
         for (size_t s = 1; s <= 2; s++)
-            for (size_t k = 0; k < 2; k++)
-                for (int mode = 0; mode < 2; mode++) {
-                    size_t H = 9, W = widths[wi], KH = k ? 5 : 3, KW = 3, ph = k ? 2 : 1, pw = 1;
+            for (size_t k = 0; k < sizeof wins / sizeof wins[0]; k++)
+                for (int mode = 0; mode < 4; mode++) {
+                    size_t H = mode & 2 ? 10 : 9, W = widths[wi], KH = wins[k][0], KW = wins[k][1];
+                    size_t ph = KH / 2, pw = KW / 2;
                     size_t OH = (H + 2 * ph - KH) / s + 1, OW = (W + 2 * pw - KW) / s + 1;
-                    size_t lo[3], hi[3];
+                    size_t lo[7], hi[7];
                     for (size_t kw = 0; kw < KW; kw++) {
                         lo[kw] = kw >= pw ? 0 : (pw - kw + s - 1) / s;
                         hi[kw] = W - 1 + pw < kw ? 0 : (W - 1 + pw - kw) / s + 1;
@@ -1009,25 +1082,47 @@ static void test_depthwise_padded(void **state)
                         if (lo[kw] > hi[kw])
                             lo[kw] = hi[kw];
                     }
-                    rt_dwplane a = { H, W, OH, OW, KH, KW, s, s, 1, 1, ph, pw, lo, hi, mode == 1, mode == 1, -0.3f, 0.4f };
+                    bool acc = mode & 1;
+                    rt_dwplane a = { H, W, OH, OW, KH, KW, s, s, 1, 1, ph, pw, lo, hi, acc, acc, -0.3f, 0.4f };
                     rt_fill(y0, OH * OW, 33);
                     memcpy(y1, y0, sizeof y1);
                     rt_dwplane_select(GIR_GEMM_GENERIC)(&a, x, w, 0.125f, y0);
-                    rt_dwpad p = { H, W, OH, OW, KH, KW, s, s, ph, pw, (OH - 1) * s + KH, ((OW - 1) * s + KW + 32 + 15) / 16 * 16,
-                                   mode == 1, mode == 1, -0.3f, 0.4f };
+                    /* the convolution's tight rows (k_conv.c), or wide ones */
+                    size_t tight = s == 2 ? 2 * ((OW + KW / 2 + 7) / 8 * 8) : (OW - 1 + KW + 15) / 16 * 16;
+                    rt_dwpad p = { H, W, OH, OW, KH, KW, s, s, ph, pw, (OH - 1) * s + KH,
+                                   mode & 2 ? tight : ((OW - 1) * s + KW + 32 + 15) / 16 * 16,
+                                   acc, acc, -0.3f, 0.4f, s == 2 };
                     assert_true(rt_dwpad_floats(&p) <= 4096);
                     for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
                         rt_dwpad_fn fn = rt_dwpad_select(isa);
                         if (!gir_gemm_isa_supported((gir_gemm_isa)isa) || !fn)
                             continue;
-                        float yk[9 * 40];
+                        float yk[10 * 40];
                         memcpy(yk, y1, sizeof yk);
                         rt_dwpad_fill(&p, x, pad, 0.0f);
                         fn(&p, pad, w, 0.125f, yk);
                         for (size_t i = 0; i < OH * OW; i++)
                             if (fabsf(yk[i] - y0[i]) > 1e-5f)
-                                fail_msg("isa %d W %zu s %zu k %zu mode %d: [%zu] %g vs %g", isa, W, s, k, mode, i,
+                                fail_msg("isa %d W %zu s %zu k %zux%zu mode %d: [%zu] %g vs %g", isa, W, s, KH, KW,
+                                         mode, i, (double)yk[i], (double)y0[i]);
+                        for (size_t i = OH * OW; i < 10 * 40; i++) /* nothing past the plane */
+                            assert_true(memcmp(&yk[i], &y1[i], sizeof(float)) == 0);
+                        /* stride 1, 3x3 and 5x5: the kernel reading x itself */
+                        rt_dwpad_fn dfn = rt_dwdirect_select(isa, &p);
+                        assert_true((dfn != NULL) == (s == 1 && KH == KW && KH <= 5));
+                        if (!dfn)
+                            continue;
+                        float *xe = malloc(H * W * sizeof(float)); /* exact size: ASan sees any stray read */
+                        memcpy(xe, x, H * W * sizeof(float));
+                        memcpy(yk, y1, sizeof yk);
+                        dfn(&p, xe, w, 0.125f, yk);
+                        free(xe);
+                        for (size_t i = 0; i < OH * OW; i++)
+                            if (fabsf(yk[i] - y0[i]) > 1e-5f)
+                                fail_msg("direct isa %d W %zu k %zu mode %d: [%zu] %g vs %g", isa, W, KH, mode, i,
                                          (double)yk[i], (double)y0[i]);
+                        for (size_t i = OH * OW; i < 10 * 40; i++)
+                            assert_true(memcmp(&yk[i], &y1[i], sizeof(float)) == 0);
                     }
                 }
     free(pad);
@@ -1337,7 +1432,7 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math),
+        cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),

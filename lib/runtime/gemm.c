@@ -45,8 +45,22 @@ static void kernel_generic(size_t kc, const float *a, const float *b, float *c, 
         }
 }
 
+static void gemv_generic(size_t kc, const float *a, const float *x, size_t incx, float *acc)
+{
+    v4f s0 = v4f_load(acc), s1 = { 0, 0, 0, 0 };
+    size_t k = 0;
+    for (; k + 2 <= kc; k += 2, a += 2 * GEN_MR) {
+        s0 += v4f_load(a) * x[k * incx];
+        s1 += v4f_load(a + GEN_MR) * x[(k + 1) * incx];
+    }
+    for (; k < kc; k++, a += GEN_MR)
+        s0 += v4f_load(a) * x[k * incx];
+    s0 += s1;
+    memcpy(acc, &s0, sizeof s0);
+}
+
 static const gemm_impl impl_generic = {
-    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL, NULL,
+    GIR_GEMM_GENERIC, GEN_MR, GEN_NR, 128, 256, 1024, kernel_generic, NULL, NULL, gemv_generic,
 };
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -387,19 +401,52 @@ static float dot_v4(const float *x, const float *y, size_t n)
     return r;
 }
 
+/* Four dot products of x with rows y, y + ldy, y + 2 ldy, y + 3 ldy: x is
+ * loaded once for the four (the weights stream from memory four rows at a
+ * time, which keeps more of the memory bus busy than one row). */
+static void dot4_v4(const float *x, const float *y, size_t ldy, size_t n, float *out)
+{
+    v4f s0 = { 0, 0, 0, 0 }, s1 = s0, s2 = s0, s3 = s0;
+    const float *y1 = y + ldy, *y2 = y1 + ldy, *y3 = y2 + ldy;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f xv = v4f_load(x + i);
+        s0 += xv * v4f_load(y + i);
+        s1 += xv * v4f_load(y1 + i);
+        s2 += xv * v4f_load(y2 + i);
+        s3 += xv * v4f_load(y3 + i);
+    }
+    float r[4] = { (s0[0] + s0[1]) + (s0[2] + s0[3]), (s1[0] + s1[1]) + (s1[2] + s1[3]),
+                   (s2[0] + s2[1]) + (s2[2] + s2[3]), (s3[0] + s3[1]) + (s3[2] + s3[3]) };
+    for (; i < n; i++) {
+        r[0] += x[i] * y[i];
+        r[1] += x[i] * y1[i];
+        r[2] += x[i] * y2[i];
+        r[3] += x[i] * y3[i];
+    }
+    memcpy(out, r, sizeof r);
+}
+
 /* y = a row times op(B) (m == 1), columns [j0, j1): compiled portable and,
  * on x86-64, for AVX-512 with 16-lane dot products. */
-#define GEMV_BODY(NAME, ATTR, DOT)                                                                                     \
+#define GEMV_BODY(NAME, ATTR, DOT, DOT4)                                                                                     \
     ATTR static void NAME(const gir_gemm_args *g, size_t j0, size_t j1)                                             \
 {                                                                                                                   \
     gemm_ep ep = { g->alpha, g->beta, g->bias_m, NULL, g->clamp, g->lo, g->hi };                                    \
     const float *a = g->a; /* one row of op(A): contiguous unless transposed */                                     \
     size_t sa = g->trans_a ? g->lda : 1;                                                                            \
     if (g->trans_b) {                                                                                               \
-        /* op(B)[k][j] = b[j*ldb + k]: one dot product per column */                                                \
+        /* op(B)[k][j] = b[j*ldb + k]: one dot product per column, four at a                                      \
+         * time while four remain (which columns go four at a time does not                                          \
+         * depend on the split: parts start at multiples of 16) */                                                  \
+        float acc4[4];                                                                                              \
         for (size_t j = j0; j < j1; j++) {                                                                          \
             float acc;                                                                                              \
-            if (sa == 1) {                                                                                          \
+            if (sa == 1 && (j - j0) % 4 == 0 && j + 4 <= j1)                                                        \
+                DOT4(a, g->b + j * g->ldb, g->ldb, g->k, acc4);                                                     \
+            if (sa == 1 && j + 4 - (j - j0) % 4 <= j1) {                                                            \
+                acc = acc4[(j - j0) % 4];                                                                           \
+            } else if (sa == 1) {                                                                                   \
                 acc = DOT(a, g->b + j * g->ldb, g->k);                                                           \
             } else {                                                                                                \
                 acc = 0.0f;                                                                                         \
@@ -435,9 +482,11 @@ static float dot_v4(const float *x, const float *y, size_t n)
     }                                                                                                               \
 }
 
-GEMV_BODY(gemv_cols, , dot_v4)
+GEMV_BODY(gemv_cols, , dot_v4, dot4_v4)
 
 #ifdef GIR_GEMM_X86
+#include <immintrin.h>
+
 typedef float v16f __attribute__((vector_size(64)));
 
 __attribute__((target("avx512f"))) static float dot_avx512(const float *x, const float *y, size_t n)
@@ -472,7 +521,55 @@ __attribute__((target("avx512f"))) static float dot_avx512(const float *x, const
     return r;
 }
 
-GEMV_BODY(gemv_cols_avx512, __attribute__((target("avx512f"))), dot_avx512)
+__attribute__((target("avx512f"))) static void dot4_avx512(const float *x, const float *y, size_t ldy, size_t n,
+                                                           float *out)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const float *y1 = y + ldy, *y2 = y1 + ldy, *y3 = y2 + ldy;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
+        s0 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(m, y + i), s0);
+        s1 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(m, y1 + i), s1);
+        s2 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(m, y2 + i), s2);
+        s3 = _mm512_fmadd_ps(xv, _mm512_maskz_loadu_ps(m, y3 + i), s3);
+    }
+    out[0] = _mm512_reduce_add_ps(s0);
+    out[1] = _mm512_reduce_add_ps(s1);
+    out[2] = _mm512_reduce_add_ps(s2);
+    out[3] = _mm512_reduce_add_ps(s3);
+}
+
+GEMV_BODY(gemv_cols_avx512, __attribute__((target("avx512f"))), dot_avx512, dot4_avx512)
+
+__attribute__((target("avx2,fma"))) static void dot4_avx2(const float *x, const float *y, size_t ldy, size_t n,
+                                                          float *out)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const float *y1 = y + ldy, *y2 = y1 + ldy, *y3 = y2 + ldy;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 xv = _mm256_loadu_ps(x + i);
+        s0 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y + i), s0);
+        s1 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y1 + i), s1);
+        s2 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y2 + i), s2);
+        s3 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y3 + i), s3);
+    }
+    float r[4][8];
+    _mm256_storeu_ps(r[0], s0);
+    _mm256_storeu_ps(r[1], s1);
+    _mm256_storeu_ps(r[2], s2);
+    _mm256_storeu_ps(r[3], s3);
+    for (int c = 0; c < 4; c++) {
+        const float *yc = y + (size_t)c * ldy;
+        float t = ((r[c][0] + r[c][1]) + (r[c][2] + r[c][3])) + ((r[c][4] + r[c][5]) + (r[c][6] + r[c][7]));
+        for (size_t k = i; k < n; k++)
+            t += x[k] * yc[k];
+        out[c] = t;
+    }
+}
+
+GEMV_BODY(gemv_cols_avx2, __attribute__((target("avx2,fma"))), dot_v4, dot4_avx2)
 #endif
 
 typedef struct gemv_job {
@@ -487,6 +584,40 @@ static void gemv_worker(void *ctx, int w, int nw)
     gir_split_range(j->g->n, 16, w, nw, &b, &e);
     if (b < e)
         j->fn(j->g, b, e);
+}
+
+typedef struct gemv_packed_job {
+    const gir_gemm_args *g;
+    const gemm_impl *im;
+} gemv_packed_job;
+
+/* One column of C (n == 1) from packed A, row panels [p0, p1): each row's
+ * sum runs over k in the same order whoever computes it. */
+static void gemv_packed_panels(const gir_gemm_args *g, const gemm_impl *im, size_t p0, size_t p1)
+{
+    const size_t MR = im->mr, K = g->k, mpad = (g->m + MR - 1) / MR * MR;
+    const size_t incx = g->trans_b ? 1 : g->ldb;
+    const gemm_ep ep = { g->alpha, g->beta, g->bias_m, g->bias_n, g->clamp, g->lo, g->hi };
+    for (size_t p = p0; p < p1; p++) {
+        float acc[16] = { 0 };
+        for (size_t pc = 0; pc < K; pc += im->kc) {
+            size_t kc = K - pc < im->kc ? K - pc : im->kc;
+            im->gemv(kc, g->packed_a->data + pc * mpad + p * MR * kc, g->b + pc * incx, incx, acc);
+        }
+        for (size_t r = 0; r < MR && p * MR + r < g->m; r++) {
+            size_t i = p * MR + r;
+            float *c = &g->c[i * g->ldc];
+            *c = gemm_ep_apply(&ep, acc[r], g->beta != 0.0f ? *c : 0.0f, i, 0);
+        }
+    }
+}
+
+static void gemv_packed_worker(void *ctx, int w, int nw)
+{
+    const gemv_packed_job *j = ctx;
+    size_t panels = (j->g->m + j->im->mr - 1) / j->im->mr, b, e;
+    gir_split_range(panels, 1, w, nw, &b, &e);
+    gemv_packed_panels(j->g, j->im, b, e);
 }
 
 /* k == 0: C = beta*C + biases, clamped. */
@@ -511,8 +642,11 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
     if (g->m == 1 && !g->packed_a && !g->packed_b) {
         gemv_job gj = { g, gemv_cols };
 #ifdef GIR_GEMM_X86
-        if ((g->isa == GIR_GEMM_AUTO ? gir_gemm_isa_best() : g->isa) == GIR_GEMM_AVX512)
+        gir_gemm_isa isa = g->isa == GIR_GEMM_AUTO || !cpu_has(g->isa) ? gir_gemm_isa_best() : g->isa;
+        if (isa == GIR_GEMM_AVX512)
             gj.fn = gemv_cols_avx512;
+        else if (isa == GIR_GEMM_AVX2)
+            gj.fn = gemv_cols_avx2;
 #endif
         if (gir_threads_count(th) > 1 && (double)g->n * (double)g->k >= 65536.0)
             gir_threads_run(th, gemv_worker, &gj);
@@ -521,6 +655,14 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
         return;
     }
     const gemm_impl *im = g->packed_a ? impl_for(g->packed_a->isa) : impl_for(g->isa);
+    if (g->n == 1 && g->packed_a && !g->packed_b && !g->b_rows && im->gemv && im->mr <= 16) {
+        gemv_packed_job gj = { g, im };
+        if (gir_threads_count(th) > 1 && (double)g->m * (double)g->k >= 65536.0)
+            gir_threads_run(th, gemv_packed_worker, &gj);
+        else
+            gemv_packed_panels(g, im, 0, (g->m + im->mr - 1) / im->mr);
+        return;
+    }
     gemm_job job = { g, im, th, false };
     int nw = gir_threads_count(th);
     double work = (double)g->m * (double)g->n * (double)g->k;

@@ -32,6 +32,11 @@ typedef void (*gemm_kernel_ua_fn)(size_t kc, const float *a, size_t lda, const f
 typedef void (*gemm_kernel_ub_fn)(size_t kc, const float *a, const float *b, size_t ldb, const ptrdiff_t *rows,
                                   float *c, size_t ldc, size_t m, size_t n, const gemm_ep *ep);
 
+/* acc[0..MR) += the packed MR x kc panel of A times x (x[k * incx]): a
+ * product with one column (squeeze-excitation's 1x1 convolutions on a
+ * pooled vector), where a tile of NR columns would waste all but one. */
+typedef void (*gemm_gemv_fn)(size_t kc, const float *a, const float *x, size_t incx, float *acc);
+
 typedef struct gemm_impl {
     gir_gemm_isa isa;
     size_t mr, nr;      /* register tile */
@@ -39,6 +44,7 @@ typedef struct gemm_impl {
     gemm_kernel_fn kernel;
     gemm_kernel_ua_fn kernel_ua; /* optional */
     gemm_kernel_ub_fn kernel_ub; /* optional */
+    gemm_gemv_fn gemv;           /* optional */
 } gemm_impl;
 
 #if defined(__x86_64__) && defined(__GNUC__)

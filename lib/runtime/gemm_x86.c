@@ -140,8 +140,25 @@ TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, s
     store512(acc, c, ldc, m, n, ep);
 }
 
+/* One column: 8 rows per k in a 256-bit register, four k at a time in
+ * separate sums. */
+__attribute__((target("avx512f,fma"))) static void gemv_avx512(size_t kc, const float *a, const float *x, size_t incx, float *acc)
+{
+    __m256 s0 = _mm256_loadu_ps(acc), s1 = _mm256_setzero_ps(), s2 = s1, s3 = s1;
+    size_t k = 0;
+    for (; k + 4 <= kc; k += 4, a += 4 * A512_MR) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a), _mm256_set1_ps(x[k * incx]), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 8), _mm256_set1_ps(x[(k + 1) * incx]), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 16), _mm256_set1_ps(x[(k + 2) * incx]), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 24), _mm256_set1_ps(x[(k + 3) * incx]), s3);
+    }
+    for (; k < kc; k++, a += A512_MR)
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a), _mm256_set1_ps(x[k * incx]), s0);
+    _mm256_storeu_ps(acc, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+}
+
 const gemm_impl gir_gemm_impl_avx512 = {
-    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512, kernel_avx512_ua, kernel_avx512_ub,
+    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512, kernel_avx512_ua, kernel_avx512_ub, gemv_avx512,
 };
 
 /* ---- AVX2 + FMA ------------------------------------------------------------ */
@@ -215,8 +232,25 @@ TGT2 static void kernel_avx2(size_t kc, const float *a, const float *b, float *c
     }
 }
 
+/* One column: the 6 rows of each k in the low lanes of a masked load. */
+TGT2 static void gemv_avx2(size_t kc, const float *a, const float *x, size_t incx, float *acc)
+{
+    const __m256i m = mask8(A2_MR);
+    __m256 s0 = _mm256_maskload_ps(acc, m), s1 = _mm256_setzero_ps(), s2 = s1, s3 = s1;
+    size_t k = 0;
+    for (; k + 4 <= kc; k += 4, a += 4 * A2_MR) {
+        s0 = _mm256_fmadd_ps(_mm256_maskload_ps(a, m), _mm256_set1_ps(x[k * incx]), s0);
+        s1 = _mm256_fmadd_ps(_mm256_maskload_ps(a + A2_MR, m), _mm256_set1_ps(x[(k + 1) * incx]), s1);
+        s2 = _mm256_fmadd_ps(_mm256_maskload_ps(a + 2 * A2_MR, m), _mm256_set1_ps(x[(k + 2) * incx]), s2);
+        s3 = _mm256_fmadd_ps(_mm256_maskload_ps(a + 3 * A2_MR, m), _mm256_set1_ps(x[(k + 3) * incx]), s3);
+    }
+    for (; k < kc; k++, a += A2_MR)
+        s0 = _mm256_fmadd_ps(_mm256_maskload_ps(a, m), _mm256_set1_ps(x[k * incx]), s0);
+    _mm256_maskstore_ps(acc, m, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+}
+
 const gemm_impl gir_gemm_impl_avx2 = {
-    GIR_GEMM_AVX2, A2_MR, A2_NR, 120, 256, 2048, kernel_avx2, NULL, NULL,
+    GIR_GEMM_AVX2, A2_MR, A2_NR, 120, 256, 2048, kernel_avx2, NULL, NULL, gemv_avx2,
 };
 
 #endif

@@ -24,28 +24,15 @@ typedef int32_t v8i __attribute__((vector_size(32)));
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
 
-/* 1/d for d in [1, 2] (and NaN): a division, or on AVX-512 the 14-bit
- * estimate and one Newton step (relative error ~2^-28 before rounding). */
+/* 1/d for d in [1, 2] (and NaN). */
 static inline v8f recip_generic(v8f d)
 {
     return 1.0f / d;
 }
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-__attribute__((target("avx2,fma"))) static inline v8f recip_avx2(v8f d)
-{
-    return 1.0f / d;
-}
-__attribute__((target("avx512f,avx512dq"))) static inline v16f recip_avx512(v16f d)
-{
-    v16f r = (v16f)_mm512_rcp14_ps((__m512)d);
-    return r * (2.0f - d * r);
-}
-#endif
 
 /* One set of functions per vector type VF (lanes of float) and VI (int32
  * lanes of the same width). */
-#define VM_BODY(SUFFIX, ATTR, VF, VI)                                                                         \
+#define VM_MATH(SUFFIX, ATTR, VF, VI)                                                                         \
     ATTR static inline VF vexp_##SUFFIX(VF x)                                                                 \
     {                                                                                                          \
         const VF zero = { 0 };                                                                                 \
@@ -113,7 +100,169 @@ __attribute__((target("avx512f,avx512dq"))) static inline v16f recip_avx512(v16f
         r = (VF)((VI)r ^ (neg & (int32_t)0x80000000));                                                         \
         VI nan = x != x;                                                                                       \
         return (VF)(((VI)r & ~nan) | ((VI)x & nan));                                                          \
+    }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ACT_X86 1
+
+/* The same functions written for AVX2+FMA and AVX-512F with fused
+ * multiply-adds (ISO C mode contracts nothing by itself) and, on AVX-512,
+ * roundscale and scalef: scalef(p, n) = p 2^n saturates to infinity and
+ * goes through the subnormals to 0 by itself, so no lane needs fixing up
+ * after it.  Same range reduction and polynomial as above. */
+/* The polynomials, as functions of one ISA (FMA: its fused multiply-add,
+ * SET1: its broadcast). */
+#define X86_POLYS(SUF, ATTR, VF, FMA, SET1)                                                                    \
+    /* e^r for |r| <= ln2/2: degree-7 Taylor */                                                               \
+    ATTR static inline VF exp_poly_##SUF(VF r)                                                                 \
+    {                                                                                                          \
+        VF p = FMA(SET1(1.0f / 5040.0f), r, SET1(1.0f / 720.0f));                                              \
+        p = FMA(p, r, SET1(1.0f / 120.0f));                                                                    \
+        p = FMA(p, r, SET1(1.0f / 24.0f));                                                                     \
+        p = FMA(p, r, SET1(1.0f / 6.0f));                                                                      \
+        p = FMA(p, r, SET1(0.5f));                                                                             \
+        p = FMA(p, r, SET1(1.0f));                                                                             \
+        return FMA(p, r, SET1(1.0f));                                                                          \
     }                                                                                                          \
+    /* erfc(z) = t exp(-z^2 + Q(t)) with t = 1 / (1 + z/2) */                                                 \
+    ATTR static inline VF erfc_q_##SUF(VF t)                                                                   \
+    {                                                                                                          \
+        VF q = FMA(SET1(0.17087277f), t, SET1(-0.82215223f));                                                  \
+        q = FMA(q, t, SET1(1.48851587f));                                                                      \
+        q = FMA(q, t, SET1(-1.13520398f));                                                                     \
+        q = FMA(q, t, SET1(0.27886807f));                                                                      \
+        q = FMA(q, t, SET1(-0.18628806f));                                                                     \
+        q = FMA(q, t, SET1(0.09678418f));                                                                      \
+        q = FMA(q, t, SET1(0.37409196f));                                                                      \
+        q = FMA(q, t, SET1(1.00002368f));                                                                      \
+        return FMA(q, t, SET1(-1.26551223f));                                                                  \
+    }                                                                                                          \
+    /* erf(z) / (z 2/sqrt(pi)) for |z| < 0.5, in z^2 */                                                       \
+    ATTR static inline VF erf_series_##SUF(VF z2)                                                              \
+    {                                                                                                          \
+        VF s = FMA(SET1(-1.0f / 75600.0f), z2, SET1(1.0f / 9360.0f));                                          \
+        s = FMA(s, z2, SET1(-1.0f / 1320.0f));                                                                 \
+        s = FMA(s, z2, SET1(1.0f / 216.0f));                                                                   \
+        s = FMA(s, z2, SET1(-1.0f / 42.0f));                                                                   \
+        s = FMA(s, z2, SET1(1.0f / 10.0f));                                                                    \
+        s = FMA(s, z2, SET1(-1.0f / 3.0f));                                                                    \
+        return FMA(s, z2, SET1(1.0f));                                                                         \
+    }
+
+X86_POLYS(avx2, __attribute__((target("avx2,fma"))), __m256, _mm256_fmadd_ps, _mm256_set1_ps)
+X86_POLYS(avx512, __attribute__((target("avx512f"))), __m512, _mm512_fmadd_ps, _mm512_set1_ps)
+
+#define SET1 _mm256_set1_ps
+#define A2 __attribute__((target("avx2,fma")))
+/* e^x: below -87.34 0, above 88.72 infinity, NaN kept */
+A2 static inline __m256 exp_avx2(__m256 x)
+{
+    __m256 small = _mm256_cmp_ps(x, SET1(-87.33654f), _CMP_LT_OQ);
+    __m256 big = _mm256_cmp_ps(x, SET1(88.72283f), _CMP_GT_OQ);
+    /* max(lo, x) and min(hi, x) give x when it is NaN */
+    __m256 xc = _mm256_min_ps(SET1(88.72283f), _mm256_max_ps(SET1(-87.33654f), x));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, SET1(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, SET1(0.693145751953125f), xc);
+    r = _mm256_fnmadd_ps(n, SET1(1.428606765330187045e-06f), r);
+    __m256 p = exp_poly_avx2(r);
+    __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+    __m256 res = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
+    res = _mm256_andnot_ps(small, res);
+    return _mm256_blendv_ps(res, SET1(INFINITY), big);
+}
+/* 1 / (1 + e^-|x|), times e^-|x| below 0: the divisor is in [1, 2] */
+A2 static inline __m256 sigmoid_avx2(__m256 x)
+{
+    __m256 t = exp_avx2(_mm256_or_ps(x, SET1(-0.0f)));
+    __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGE_UQ); /* below 0 or NaN */
+    __m256 num = _mm256_blendv_ps(SET1(1.0f), t, neg);
+    return _mm256_div_ps(num, _mm256_add_ps(SET1(1.0f), t));
+}
+A2 static inline __m256 erf_avx2(__m256 x)
+{
+    __m256 sign = _mm256_and_ps(x, SET1(-0.0f));
+    __m256 z = _mm256_andnot_ps(SET1(-0.0f), x);
+    __m256 t = _mm256_div_ps(SET1(1.0f), _mm256_fmadd_ps(SET1(0.5f), z, SET1(1.0f)));
+    __m256 q = erfc_q_avx2(t);
+    __m256 z2 = _mm256_mul_ps(z, z);
+    __m256 big = _mm256_fnmadd_ps(t, exp_avx2(_mm256_sub_ps(q, z2)), SET1(1.0f));
+    __m256 smallv = _mm256_mul_ps(_mm256_mul_ps(erf_series_avx2(z2), z),
+                                  SET1(1.12837916709551257f));
+    __m256 r = _mm256_blendv_ps(big, smallv, _mm256_cmp_ps(z, SET1(0.5f), _CMP_LT_OQ));
+    r = _mm256_or_ps(r, sign);
+    return _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+A2 static inline v8f vsigmoid_avx2(v8f x)
+{
+    return (v8f)sigmoid_avx2((__m256)x);
+}
+A2 static inline v8f verf_avx2(v8f x)
+{
+    return (v8f)erf_avx2((__m256)x);
+}
+#undef SET1
+#undef A2
+
+#define SET1 _mm512_set1_ps
+#define A5 __attribute__((target("avx512f")))
+A5 static inline __m512 exp_avx512(__m512 x)
+{
+    /* below -120 the result is 0 after scalef, above 89 infinity */
+    __m512 xc = _mm512_min_ps(SET1(89.0f), _mm512_max_ps(SET1(-120.0f), x));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, SET1(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, SET1(0.693145751953125f), xc);
+    r = _mm512_fnmadd_ps(n, SET1(1.428606765330187045e-06f), r);
+    return _mm512_scalef_ps(exp_poly_avx512(r), n);
+}
+/* 1/d for d in [1, 9] (and NaN): the 14-bit estimate and one Newton step
+ * (relative error ~2^-28 before rounding) */
+A5 static inline __m512 recip_avx512(__m512 d)
+{
+    __m512 r = _mm512_rcp14_ps(d);
+    return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, SET1(2.0f)));
+}
+A5 static inline __m512 sigmoid_avx512(__m512 x)
+{
+    __m512i bits = _mm512_castps_si512(x);
+    __m512 t = exp_avx512(_mm512_castsi512_ps(_mm512_or_si512(bits, _mm512_set1_epi32(INT32_MIN))));
+    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+    __m512 num = _mm512_mask_blend_ps(pos, t, SET1(1.0f));
+    return _mm512_mul_ps(num, recip_avx512(_mm512_add_ps(SET1(1.0f), t)));
+}
+A5 static inline __m512 erf_avx512(__m512 x)
+{
+    __m512i bits = _mm512_castps_si512(x);
+    __m512i sign = _mm512_and_si512(bits, _mm512_set1_epi32(INT32_MIN));
+    __m512 z = _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32(INT32_MIN), bits));
+    /* t from z clamped to 16 (NaN kept), so the reciprocal estimate stays
+     * finite: above, e^-z^2 makes erfc 0 whatever t is */
+    __m512 t = recip_avx512(_mm512_fmadd_ps(SET1(0.5f), _mm512_min_ps(SET1(16.0f), z), SET1(1.0f)));
+    __m512 q = erfc_q_avx512(t);
+    __m512 z2 = _mm512_mul_ps(z, z);
+    __m512 big = _mm512_fnmadd_ps(t, exp_avx512(_mm512_sub_ps(q, z2)), SET1(1.0f));
+    __m512 smallv = _mm512_mul_ps(_mm512_mul_ps(erf_series_avx512(z2), z),
+                                  SET1(1.12837916709551257f));
+    __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(z, SET1(0.5f), _CMP_LT_OQ), big, smallv);
+    r = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r), sign));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), r, x);
+}
+A5 static inline v16f vsigmoid_avx512(v16f x)
+{
+    return (v16f)sigmoid_avx512((__m512)x);
+}
+A5 static inline v16f verf_avx512(v16f x)
+{
+    return (v16f)erf_avx512((__m512)x);
+}
+#undef SET1
+#undef A5
+#endif
+
+/* The activations over a vector type, given its exp-based functions. */
+#define VM_BODY(SUFFIX, ATTR, VF, VI)                                                                         \
     ATTR static inline VF vhswish_##SUFFIX(VF x, float alpha, float beta)                                     \
     {                                                                                                          \
         VF h = alpha * x + beta;                                                                               \
@@ -162,19 +311,20 @@ __attribute__((target("avx512f,avx512dq"))) static inline v16f recip_avx512(v16f
         }                                                                                                      \
     } while (0)
 
+VM_MATH(generic, , v8f, v8i)
 VM_BODY(generic, , v8f, v8i)
-#if defined(__x86_64__) && defined(__GNUC__)
-#define ACT_X86 1
+#ifdef ACT_X86
 VM_BODY(avx2, __attribute__((target("avx2,fma"))), v8f, v8i)
-VM_BODY(avx512, __attribute__((target("avx512f,avx512dq"))), v16f, v16i)
+VM_BODY(avx512, __attribute__((target("avx512f"))), v16f, v16i)
 #endif
 
 typedef void (*act_fn)(const rt_act *a, const float *x, float *y, size_t n);
 
-static act_fn act_select(void)
+static act_fn act_select(int isa)
 {
+    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
+        isa = gir_gemm_isa_best();
 #ifdef ACT_X86
-    gir_gemm_isa isa = gir_gemm_isa_best();
     if (isa == GIR_GEMM_AVX512)
         return act_apply_avx512;
     if (isa == GIR_GEMM_AVX2)
@@ -183,12 +333,17 @@ static act_fn act_select(void)
     return act_apply_generic;
 }
 
+void rt_act_map_isa(int isa, const rt_act *a, const float *x, float *y, size_t n)
+{
+    act_select(isa)(a, x, y, n);
+}
+
 void rt_act_map(const rt_act *a, const float *x, float *y, size_t n)
 {
     static act_fn fn;
     act_fn f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
     if (!f) {
-        f = act_select();
+        f = act_select(GIR_GEMM_AUTO);
         __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
     }
     f(a, x, y, n);

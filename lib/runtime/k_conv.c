@@ -464,7 +464,12 @@ static bool dw_pad_geometry(const conv_geo *cg, rt_dwpad *a)
     a->ph = g->pb[1];
     a->pw = g->pb[2];
     a->prows = (a->oh - 1) * a->sh + a->kh;
-    a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
+    if (a->sw == 2) { /* two phases of (ow + kw/2) columns rounded up to 8 */
+        a->split = true;
+        a->pstride = 2 * ((a->ow + a->kw / 2 + 7) / 8 * 8);
+    } else {
+        a->pstride = ((a->ow - 1) + a->kw + 15) / 16 * 16;
+    }
     return true;
 }
 
@@ -518,7 +523,7 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         return st;
     if (cg.depthwise) {
         rt_dwpad pad;
-        if (dw_pad_geometry(&cg, &pad) && rt_dwpad_select(GIR_GEMM_AUTO)) {
+        if (dw_pad_geometry(&cg, &pad) && rt_dwpad_select(GIR_GEMM_AUTO) && !rt_dwdirect_select(GIR_GEMM_AUTO, &pad)) {
             uint64_t bytes;
             if (!gir_mul_u64(rt_dwpad_floats(&pad), sizeof(float) * (uint64_t)gir_threads_count(c->th), &bytes) ||
                 bytes > SIZE_MAX / 2)
@@ -601,6 +606,7 @@ typedef struct dw_job {
     rt_dwplane_fn fn;
     rt_dwpad pad;
     rt_dwpad_fn padfn; /* the padded-plane kernel, or NULL */
+    rt_dwpad_fn directfn; /* the kernel reading the plane itself, or NULL */
 } dw_job;
 
 
@@ -618,7 +624,9 @@ static void dw_planes(void *ctx, size_t p0, size_t p1, int worker)
     for (size_t p = p0; p < p1; p++) {
         size_t n = p / cg->M, m = p % cg->M, ci = m / mult;
         const float *xp = x + (n * cg->C + ci) * cg->insp, *wp = w + m * cg->g.k[1] * cg->g.k[2];
-        if (padded) {
+        if (j->directfn) {
+            j->directfn(&j->pad, xp, wp, b ? b[m] : 0.0f, y + p * cg->P);
+        } else if (padded) {
             size_t plane = n * cg->C + ci;
             if (plane != filled) /* channel multipliers reuse the plane */
                 rt_dwpad_fill(&j->pad, xp, padded, 0.0f);
@@ -662,8 +670,10 @@ static void conv_depthwise(const rt_call *c, const conv_geo *cg)
     a->act = c->act.on && c->act.kind == RT_ACT_CLAMP; /* others: after the plane */
     a->lo = c->act.lo;
     a->hi = c->act.hi;
-    j.padfn = NULL;
-    if (c->scratch && dw_pad_geometry(cg, &j.pad) && (j.padfn = rt_dwpad_select(GIR_GEMM_AUTO))) {
+    j.padfn = j.directfn = NULL;
+    if (dw_pad_geometry(cg, &j.pad) && (j.directfn = rt_dwdirect_select(GIR_GEMM_AUTO, &j.pad)) == NULL && c->scratch)
+        j.padfn = rt_dwpad_select(GIR_GEMM_AUTO);
+    if (j.padfn || j.directfn) {
         j.pad.accumulate = a->accumulate;
         j.pad.act = a->act;
         j.pad.lo = a->lo;

@@ -38,6 +38,9 @@ typedef struct rt_act {
 
 /* y[i] = act(x[i]) over n floats (x may be y), vectorised (k_act.c). */
 void rt_act_map(const rt_act *a, const float *x, float *y, size_t n);
+/* The same with the code for isa (a gir_gemm_isa; AUTO or unsupported: the
+ * best): tests compare every ISA's. */
+void rt_act_map_isa(int isa, const rt_act *a, const float *x, float *y, size_t n);
 /* In place over n floats, or rows of n floats stride apart (split over
  * th's workers); nothing when a->on is false. */
 void rt_act_apply(const rt_act *a, float *y, size_t n);
@@ -223,6 +226,10 @@ typedef struct rt_dwpad {
     size_t prows, pstride; /* (oh-1)*sh + kh rows; >= (ow-1)*sw + kw + 32 */
     bool accumulate, act;
     float lo, hi;
+    /* columns stored as two phases, even then odd, pstride/2 each (a
+     * multiple of 8 and >= ow + kw/2): what the convolution kernels read
+     * when sw is 2; max pooling reads the columns in order */
+    bool split;
 } rt_dwpad;
 typedef void (*rt_dwpad_fn)(const rt_dwpad *a, const float *p, const float *w, float bias, float *y);
 size_t rt_dwpad_floats(const rt_dwpad *a);
@@ -231,6 +238,9 @@ size_t rt_dwpad_floats(const rt_dwpad *a);
 void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad);
 /* NULL when isa (AUTO = the best) has no such kernel. */
 rt_dwpad_fn rt_dwpad_select(int isa);
+/* For 3x3 and 5x5 windows at stride 1: a kernel that reads the plane
+ * itself (p = x, unpadded; prows, pstride and split unused), or NULL. */
+rt_dwpad_fn rt_dwdirect_select(int isa, const rt_dwpad *a);
 /* Max pooling over the same padded plane (w and bias unused). */
 rt_dwpad_fn rt_maxpool_select(int isa);
 
