@@ -86,6 +86,16 @@ static bool even_powers(const gir_value *v)
     return n > 0;
 }
 
+static bool non_negative(const gir_graph *g, int32_t v, bool strict, int depth);
+
+/* The answer for p's first input: asked only where p's operator needs it
+ * (asking it of every producer would walk whole cones through operators
+ * that decide nothing, convolutions, at every level). */
+static bool first(const gir_graph *g, const gir_node *p, bool strict, int depth)
+{
+    return p->n_in > 0 && non_negative(g, p->in[0], strict, depth + 1);
+}
+
 static bool non_negative(const gir_graph *g, int32_t v, bool strict, int depth)
 {
     if (v < 0 || depth > 32)
@@ -94,37 +104,36 @@ static bool non_negative(const gir_graph *g, int32_t v, bool strict, int depth)
     if (x->producer < 0)
         return const_non_negative(x, strict);
     const gir_node *p = g->nodes[x->producer];
-    bool a = p->n_in > 0 && non_negative(g, p->in[0], strict, depth + 1);
     switch (p->op) {
     case GIR_OP_Sigmoid: case GIR_OP_Abs: case GIR_OP_Exp: case GIR_OP_Softplus:
         return true; /* never below +0 */
     case GIR_OP_Relu: /* Relu(-0) is -0 */
-        return !strict || a;
+        return !strict || first(g, p, strict, depth);
     case GIR_OP_Clip: {
         double lo = gir_node_float(p, "min", -INFINITY);
-        return lo > 0.0 || (lo == 0.0 && (!strict || a));
+        return lo > 0.0 || (lo == 0.0 && (!strict || first(g, p, strict, depth)));
     }
     case GIR_OP_Mul:
         if (p->n_in == 2 && p->in[0] == p->in[1])
             return true; /* a square: +0 for -0 */
-        return a && non_negative(g, p->in[1], strict, depth + 1);
+        return first(g, p, strict, depth) && non_negative(g, p->in[1], strict, depth + 1);
     case GIR_OP_Add: case GIR_OP_Max:
-        return a && non_negative(g, p->in[1], strict, depth + 1);
+        return first(g, p, strict, depth) && non_negative(g, p->in[1], strict, depth + 1);
     case GIR_OP_Div: /* x / -0 is -infinity */
-        return a && non_negative(g, p->in[1], true, depth + 1);
+        return first(g, p, strict, depth) && non_negative(g, p->in[1], true, depth + 1);
     case GIR_OP_Pow:
         if (p->n_in == 2 && even_powers(copied_const(g, p->in[1])))
             return true; /* an even power */
         return p->n_in > 0 && non_negative(g, p->in[0], true, depth + 1); /* -0 to a negative power: -inf */
     case GIR_OP_Resize: /* nearest copies values; linear and cubic weigh them (cubic with negative weights) */
-        return a && strcmp(gir_attrs_get_string(&p->attrs, "mode", "nearest"), "cubic") != 0;
+        return strcmp(gir_attrs_get_string(&p->attrs, "mode", "nearest"), "cubic") != 0 && first(g, p, strict, depth);
     case GIR_OP_Sqrt: /* sqrt(-0) is -0 */
-        return a;
+        return first(g, p, strict, depth);
     case GIR_OP_Reshape: case GIR_OP_Transpose: case GIR_OP_Identity: case GIR_OP_Flatten: case GIR_OP_Squeeze:
     case GIR_OP_Unsqueeze: case GIR_OP_Slice: case GIR_OP_Expand: case GIR_OP_MaxPool: case GIR_OP_GlobalMaxPool:
     case GIR_OP_AveragePool: case GIR_OP_GlobalAveragePool: case GIR_OP_ReduceMean: case GIR_OP_ReduceSum:
     case GIR_OP_ReduceMax:
-        return a; /* the same values, moved, or sums, means and maxima of them */
+        return first(g, p, strict, depth); /* the same values, moved, or sums, means and maxima of them */
     case GIR_OP_Concat:
         for (size_t i = 0; i < p->n_in; i++)
             if (!non_negative(g, p->in[i], strict, depth + 1))
