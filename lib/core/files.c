@@ -45,17 +45,13 @@ uint64_t gir_pread_full(int fd, void *buf, uint64_t n, uint64_t off)
     return done;
 }
 
-bool gir_file_id_of(int fd, gir_file_id *id)
+void gir_file_id_from_stat(const struct stat *st, gir_file_id *id)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return false;
-    id->dev = (uint64_t)st.st_dev;
-    id->ino = (uint64_t)st.st_ino;
-    id->size = (uint64_t)st.st_size;
-    id->mtime_s = (int64_t)st.st_mtim.tv_sec;
-    id->mtime_ns = (int64_t)st.st_mtim.tv_nsec;
-    return true;
+    id->dev = (uint64_t)st->st_dev;
+    id->ino = (uint64_t)st->st_ino;
+    id->size = (uint64_t)st->st_size;
+    id->mtime_s = (int64_t)st->st_mtim.tv_sec;
+    id->mtime_ns = (int64_t)st->st_mtim.tv_nsec;
 }
 
 gir_status gir_open_same(const char *path, const gir_file_id *id, const char *what, int *fd, gir_error *err)
@@ -68,13 +64,15 @@ gir_status gir_open_same(const char *path, const gir_file_id *id, const char *wh
         gir_err_file(err, path);
         return st;
     }
-    gir_file_id now;
-    if (!gir_file_id_of(*fd, &now)) {
+    struct stat sb;
+    if (fstat(*fd, &sb) != 0) {
         gir_status st = io_fail(err, "cannot stat", path);
         close(*fd);
         *fd = -1;
         return st;
     }
+    gir_file_id now;
+    gir_file_id_from_stat(&sb, &now);
     if (now.dev != id->dev || now.ino != id->ino || now.size != id->size || now.mtime_s != id->mtime_s ||
         now.mtime_ns != id->mtime_ns) {
         close(*fd);

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -239,8 +240,8 @@ typedef struct gir_file_id {
     int64_t mtime_s, mtime_ns;
 } gir_file_id;
 
-/* The identity of the open file fd; false (errno set) when fstat fails. */
-bool gir_file_id_of(int fd, gir_file_id *id);
+/* The identity of the file st describes (from stat or fstat). */
+void gir_file_id_from_stat(const struct stat *st, gir_file_id *id);
 /* Opens path read-only and checks it is the file id describes: GIR_E_IO
  * naming what (e.g. "the parameters file") when it cannot be opened, is
  * another file now, or was rewritten.  Close *fd when done. */

@@ -553,12 +553,13 @@ gir_status gir_params_open(const char *path, gir_params *p, gir_error *err)
         return GIR_E_IO;
     }
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || !gir_file_id_of(fileno(f), &p->src->id)) {
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         fclose(f);
         gir_fail(err, GIR_E_IO, "the parameters file is not a regular file");
         gir_err_file(err, path);
         return GIR_E_IO;
     }
+    gir_file_id_from_stat(&sb, &p->src->id);
     rd r = { f, 0, (uint64_t)sb.st_size };
     unsigned char head[8] = { 0 };
     size_t got = fread(head, 1, sizeof head, f);

@@ -178,7 +178,11 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
         return GIR_E_IO;
     }
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && max_bytes && (uint64_t)sb.st_size > max_bytes) {
+    if (fstat(fileno(f), &sb) != 0) {
+        fclose(f);
+        return wts_fail(err, GIR_E_IO, path, 0, "cannot stat the weight file: %s", strerror(errno));
+    }
+    if (max_bytes && (uint64_t)sb.st_size > max_bytes) {
         fclose(f);
         return wts_fail(err, GIR_E_LIMIT, path, 0, "weight file is %lld bytes, more than the %zu allowed",
                         (long long)sb.st_size, max_bytes);
@@ -189,12 +193,7 @@ gir_status ln_wts_scan(const char *path, ln_wts_lookup lookup, void *ctx, size_t
         fclose(f);
         return gir_nomem(err);
     }
-    if (!gir_file_id_of(fileno(f), &w->id)) {
-        fclose(f);
-        free(w->path);
-        free(w);
-        return wts_fail(err, GIR_E_IO, path, 0, "cannot stat the weight file: %s", strerror(errno));
-    }
+    gir_file_id_from_stat(&sb, &w->id);
     tokrd r = { f, 0, 1 };
     const char *cur_op = NULL; /* the op creating the tensor of the record being read */
     char tok[TOKEN_CAP];

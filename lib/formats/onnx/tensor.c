@@ -176,14 +176,8 @@ static gir_status external_tensor(Onnx__TensorProto *tp, const onnx_source *src,
         return gir_fail(err, GIR_E_PARAMS, "external data location '%s' of tensor '%s' escapes the model's directory",
                         location, tname);
     }
-    /* O_NONBLOCK: a FIFO planted there must not hang the open */
-    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    gir_file_id id;
-    bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && gir_file_id_of(fd, &id);
-    if (fd >= 0)
-        close(fd);
-    if (!regular) {
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
         gir_status s = gir_fail(err, GIR_E_IO, "external data '%s' of tensor '%s' is not a regular file", location,
                                 tname);
         free(real);
@@ -204,7 +198,7 @@ static gir_status external_tensor(Onnx__TensorProto *tp, const onnx_source *src,
     }
     x->path = real;
     x->offset = offset;
-    x->id = id;
+    gir_file_id_from_stat(&st, &x->id);
     return gir_tensor_lazy(dt, shape, &ext_loader, x, out, err);
 }
 
