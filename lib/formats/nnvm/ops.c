@@ -1,5 +1,7 @@
-/* The operator mapping of the NNVM family as `graphconv ops --format F`
- * lists it (the code is in read_ops.c and write_ops.c). */
+/* The operator tables of the NNVM family: the rows the reader looks up
+ * by name (sorted bytewise), the spellings the writer picks from, and what
+ * `graphconv ops --format F` lists (the per-operator code is in read_ops*.c
+ * and write_ops.c). */
 #include "ops.h"
 
 #define RW (GIR_MAP_READ | GIR_MAP_WRITE)
