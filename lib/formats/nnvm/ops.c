@@ -68,7 +68,6 @@ static const char *const k_deconv_nnvm[] = { "channels", "kernel_size", "strides
                                              "out_dtype", "use_bias", NULL };
 static const char *const k_dense[] = { "units", "use_bias", NULL };
 static const char *const k_bn_nnvm[] = { "axis", "epsilon", "momentum", "center", "scale", NULL };
-static const char *const k_alpha[] = { "alpha", NULL };
 static const char *const k_pool_nnvm[] = { "pool_size", "strides", "padding", "layout", "ceil_mode",
                                            "count_include_pad", NULL };
 static const char *const k_layout[] = { "layout", NULL };
@@ -413,7 +412,9 @@ static const gir_attr_map nv_pool[] = {
     { "layout", NULL, "NCHW only" },
     END,
 };
-static const gir_attr_map nv_leaky[] = { { "alpha", "alpha", "default 0.25: written explicitly" }, END };
+static const gir_attr_map nv_leaky[] = {
+    { "alpha", "alpha", "NNVM's default 0.25 when absent; left out when 0.25", GIR_CONV_FLOAT, 0.25 }, END
+};
 static const gir_attr_map nv_softmax[] = { { "axis", "axis", "default -1" }, END };
 static const gir_attr_map nv_concat[] = { { "axis", "axis", "default 1" }, END };
 static const gir_attr_map nv_dropout[] = { { "rate", "ratio", "default 0.5" }, END };
@@ -475,7 +476,7 @@ const gir_op_map nn_nnvm_ops[] = {
     { "floor", GIR_OP_Floor, RW, NULL, NULL, RW, 1 },
     { "global_avg_pool2d", GIR_OP_GlobalAveragePool, RW, NULL, "layout NCHW", RD(nn_rd_nnvm_pool, 1, 1, 1, k_layout) },
     { "global_max_pool2d", GIR_OP_GlobalMaxPool, RW, NULL, "layout NCHW", RD(nn_rd_nnvm_pool, 1, 1, 1, k_layout) },
-    { "leaky_relu", GIR_OP_LeakyRelu, RW, nv_leaky, NULL, RD(nn_rd_leaky_nnvm, 1, 1, 1, k_alpha) },
+    { "leaky_relu", GIR_OP_LeakyRelu, RW, nv_leaky, NULL, RW, 1 },
     { "log", GIR_OP_Log, RW, NULL, NULL, RW, 1 },
     { "log_softmax", GIR_OP_LogSoftmax, RW, nv_softmax, NULL, RD(nn_rd_softmax, 1, 1, 1, k_axis) },
     { "lrn", GIR_OP_LRN, RW, nv_lrn, NULL, RD(nn_rd_lrn, 1, 1, 1, k_lrn_nnvm) },

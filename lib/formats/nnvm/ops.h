@@ -405,9 +405,7 @@ gir_status nn_rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t
                             gir_error *err);
 /* MXNet's LeakyReLU by act_type. */
 gir_status nn_rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
-/* NNVM's leaky_relu and prelu. */
-gir_status nn_rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                            gir_error *err);
+/* NNVM's prelu. */
 gir_status nn_rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                             gir_error *err);
 

@@ -530,7 +530,9 @@ static bool is_hidden(const char *k)
     return (n > 8 && (strcmp(k + n - 8, "_lr_mult") == 0 || strcmp(k + n - 8, "_wd_mult") == 0));
 }
 
-static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d, const char **unknown)
+/* Does the node have only attributes its row knows (a plain row's attrs,
+ * a composite's keys)? */
+static bool keys_known(const nn_reader *r, size_t idx, const gir_op_map *row, const nn_rdef *d, const char **unknown)
 {
     const nn_node *n = nn_rd_raw(r, idx);
     for (size_t i = 0; i < n->n_attrs; i++) {
@@ -538,6 +540,8 @@ static bool keys_known(const nn_reader *r, size_t idx, const nn_rdef *d, const c
         bool ok = false;
         for (const char *const *p = d->keys; !ok && p && *p; p++)
             ok = gir_attr_name_eq(*p, k);
+        for (const gir_attr_map *a = row->plain ? row->attrs : NULL; !ok && a && (a->format_attr || a->canonical_attr); a++)
+            ok = a->format_attr && gir_attr_name_eq(a->format_attr, k);
         if (!ok && !is_hidden(k)) {
             *unknown = k;
             return false;
@@ -565,6 +569,21 @@ const gir_op_map *nnr_cur_def(const nn_reader *r, size_t idx)
     return r->defs[idx];
 }
 
+/* The engine's access to a node's attributes (gir_attr_io). */
+typedef struct attr_ctx {
+    nn_reader *r;
+    size_t idx;
+} attr_ctx;
+
+static gir_status attr_get(void *ctx, const char *key, gir_attr_conv conv, double dflt, int64_t *i, double *f,
+                           gir_error *err)
+{
+    attr_ctx *c = ctx;
+    if (conv == GIR_CONV_INT)
+        return nn_rd_int(c->r, c->idx, key, false, (int64_t)dflt, i, err);
+    return nnr_g_float(c->r, c->idx, key, false, dflt, f, err);
+}
+
 gir_status nn_rd_plain(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
     const gir_op_map *d = nnr_cur_def(r, idx);
@@ -573,6 +592,9 @@ gir_status nn_rd_plain(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
     TRY(nn_rd_node(r, idx, d->op, rn->n_in, 1, &n, err));
     for (size_t i = 0; i < rn->n_in; i++)
         nnr_set_in(n, i, in[i]);
+    attr_ctx c = { r, idx };
+    gir_attr_io io = { &c, attr_get, NULL };
+    TRY(gir_map_read_attrs(d, &io, r->g, &n->attrs, err));
     (void)res;
     return nn_rd_out(r, n, 0, &out[0], err);
 }
@@ -702,20 +724,6 @@ gir_status nn_rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t
     if (axis != 1)
         return nnr_keep(r, res, err, "axis=%lld (a slope per channel of axis 1 only)", (long long)axis);
     return prelu(r, idx, in, out, res, err);
-}
-
-gir_status nn_rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                                gir_error *err)
-{
-    double alpha;
-    TRY(nnr_g_float(r, idx, "alpha", false, 0.25, &alpha, err));
-    gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_LeakyRelu, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha, err))
-        return gir_nomem(err);
-    (void)res;
-    return nn_rd_out(r, n, 0, &out[0], err);
 }
 
 /* ---- the tables ------------------------------------------------------------------------------ */
@@ -1052,7 +1060,7 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     free(r->why);
     r->why = NULL;
     const char *unknown_key = NULL;
-    if (!st && d && d->read != nn_rd_refused && !keys_known(r, idx, d, &unknown_key)) {
+    if (!st && d && d->read != nn_rd_refused && !keys_known(r, idx, row, d, &unknown_key)) {
         r->why = gir_strdupf("attribute %s is not one of %s's", unknown_key, rn->op);
         if (!r->why)
             st = gir_nomem(err);

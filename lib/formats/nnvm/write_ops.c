@@ -618,6 +618,19 @@ static const char *pick_alias(const nn_writer *w, const gir_node *n)
     return row ? row->format_op : NULL;
 }
 
+/* The engine's access to the attributes written (gir_attr_io): NNVM and
+ * MXNet leave a format default out unless the source wrote it. */
+static gir_status attr_put(void *ctx, const char *key, gir_attr_conv conv, int64_t i, double f, bool is_default,
+                           gir_error *err)
+{
+    (void)err;
+    if (conv == GIR_CONV_INT)
+        fa_int(ctx, key, i, !is_default);
+    else
+        fa_float(ctx, key, f, !is_default);
+    return GIR_OK;
+}
+
 static gir_status wr_unary(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
     /* the plain rows, MXNet's Activation and Flatten */
@@ -637,6 +650,10 @@ static gir_status wr_unary(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
     }
     if (n->op == GIR_OP_Flatten && ai(n, "axis", 1) != 1)
         return unsup_attr(err, n, "Flatten with axis=%lld", (long long)ai(n, "axis", 1));
+    if (row->plain & GIR_MAP_WRITE) {
+        gir_attr_io io = { &l, NULL, attr_put };
+        TRY(gir_map_write_attrs(row, &io, n, err));
+    }
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
 }
@@ -657,10 +674,8 @@ static gir_status wr_leaky(nn_writer *w, const gir_node *n, nn_fnode *f, gir_err
         if (n->op != GIR_OP_Selu)
             fa_float(&l, "slope", alpha, alpha != 0.25);
     } else {
-        if (n->op != GIR_OP_LeakyRelu)
-            return unsup_op(w, err, n);
-        f->op = "leaky_relu";
-        fa_float(&l, "alpha", alpha, alpha != 0.25);
+        /* NNVM's leaky_relu is a plain row; Elu and Selu have none */
+        return wr_unary(w, n, f, err);
     }
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
