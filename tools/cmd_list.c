@@ -175,7 +175,8 @@ static int list_format_ops(const gir_format *f, char **names, int n, bool json)
         gc_json_string(stdout, f->name);
         fputs(", \"operators\": [", stdout);
     } else {
-        printf("%s operators (r = read, w = write; [1:1] = one to one: the inputs in order, no attributes):\n", f->name);
+        printf("%s operators (r = read, w = write; [1:1] = one to one: the inputs in order, the attributes marked\n"
+               "[integer] or [number] renamed, others none):\n", f->name);
     }
     for (const gir_op_map *m = f->ops; m && m->format_op; m++) {
         if (!wanted(m, names, n))
@@ -215,6 +216,9 @@ static int list_format_ops(const gir_format *f, char **names, int n, bool json)
                     gc_json_string(stdout, at->note);
                 else
                     fputs("null", stdout);
+                if (at->conv != GIR_CONV_CODE)
+                    printf(", \"conversion\": \"%s\", \"format_default\": %.17g",
+                           at->conv == GIR_CONV_INT ? "integer" : "number", at->dflt);
                 fputc('}', stdout);
             }
             fputs("]}", stdout);
@@ -232,8 +236,11 @@ static int list_format_ops(const gir_format *f, char **names, int n, bool json)
             printf("  %s", m->note);
         printf("\n");
         for (const gir_attr_map *a = m->attrs; a && (a->format_attr || a->canonical_attr); a++) {
-            printf("      %-20s -> %-18s %s\n", a->format_attr ? a->format_attr : "-",
-                   a->canonical_attr ? a->canonical_attr : "-", a->note ? a->note : "");
+            printf("      %-20s -> %-18s %s%s\n", a->format_attr ? a->format_attr : "-",
+                   a->canonical_attr ? a->canonical_attr : "-", a->conv == GIR_CONV_INT     ? "[integer] "
+                                                                : a->conv == GIR_CONV_FLOAT ? "[number] "
+                                                                                            : "",
+                   a->note ? a->note : "");
         }
     }
     if (json) {
