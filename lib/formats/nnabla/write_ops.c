@@ -963,53 +963,39 @@ static void emit_pool(wctx *w, const gir_node *n)
     }
 }
 
+/* A reduction function: Sum, Mean, Prod, Max and Min have parameter
+ * messages of their own that all hold axes and keep_dims, set here
+ * through the messages' descriptors. */
 static void emit_reduce_fn(wctx *w, const gir_node *n, const char *type, const int64_t *axes, size_t na, bool keep)
 {
+    static const struct {
+        const char *type, *field;
+        const ProtobufCMessageDescriptor *desc;
+    } params[] = {
+        { "Sum", "sum_param", &nnabla__sum_parameter__descriptor },
+        { "Mean", "mean_param", &nnabla__mean_parameter__descriptor },
+        { "Prod", "prod_param", &nnabla__prod_parameter__descriptor },
+        { "Max", "max_param", &nnabla__max_parameter__descriptor },
+        { "Min", "min_param", &nnabla__min_parameter__descriptor },
+    };
     Nnabla__Function *f = nnbw_fn_new(w, n, type, true);
     nnbw_fn_in(w, f, n->in[0]);
     nnbw_fn_out(w, f, n->out[0]);
-    ProtobufCMessage *pm = NULL;
-    const char *field = NULL;
-    int64_t *ax = na ? nnbw_dup_ints(w, axes, na) : NULL;
-    if (strcmp(type, "Sum") == 0) {
-        Nnabla__SumParameter *p = nnbw_pb_new(w, &nnabla__sum_parameter__descriptor);
-        if (p) {
-            p->axes = ax, p->n_axes = ax ? na : 0, p->keep_dims = keep;
-            ax = NULL;
-        }
-        pm = &p->base, field = "sum_param";
-    } else if (strcmp(type, "Mean") == 0) {
-        Nnabla__MeanParameter *p = nnbw_pb_new(w, &nnabla__mean_parameter__descriptor);
-        if (p) {
-            p->axes = ax, p->n_axes = ax ? na : 0, p->keep_dims = keep;
-            ax = NULL;
-        }
-        pm = &p->base, field = "mean_param";
-    } else if (strcmp(type, "Prod") == 0) {
-        Nnabla__ProdParameter *p = nnbw_pb_new(w, &nnabla__prod_parameter__descriptor);
-        if (p) {
-            p->axes = ax, p->n_axes = ax ? na : 0, p->keep_dims = keep;
-            ax = NULL;
-        }
-        pm = &p->base, field = "prod_param";
-    } else if (strcmp(type, "Max") == 0) {
-        Nnabla__MaxParameter *p = nnbw_pb_new(w, &nnabla__max_parameter__descriptor);
-        if (p) {
-            p->axes = ax, p->n_axes = ax ? na : 0, p->keep_dims = keep;
-            ax = NULL;
-        }
-        pm = &p->base, field = "max_param";
-    } else if (strcmp(type, "Min") == 0) {
-        Nnabla__MinParameter *p = nnbw_pb_new(w, &nnabla__min_parameter__descriptor);
-        if (p) {
-            p->axes = ax, p->n_axes = ax ? na : 0, p->keep_dims = keep;
-            ax = NULL;
-        }
-        pm = &p->base, field = "min_param";
+    for (size_t i = 0; i < sizeof params / sizeof *params; i++) {
+        if (strcmp(type, params[i].type) != 0)
+            continue;
+        const ProtobufCMessageDescriptor *d = params[i].desc;
+        ProtobufCMessage *pm = nnbw_pb_new(w, d);
+        if (!pm)
+            return;
+        const ProtobufCFieldDescriptor *fa = protobuf_c_message_descriptor_get_field_by_name(d, "axes");
+        const ProtobufCFieldDescriptor *fk = protobuf_c_message_descriptor_get_field_by_name(d, "keep_dims");
+        int64_t *ax = na ? nnbw_dup_ints(w, axes, na) : NULL;
+        *(int64_t **)(void *)((char *)pm + fa->offset) = ax;
+        *(size_t *)(void *)((char *)pm + fa->quantifier_offset) = ax ? na : 0;
+        *(protobuf_c_boolean *)(void *)((char *)pm + fk->offset) = keep;
+        nnbw_fn_param(w, f, params[i].field, pm);
     }
-    free(ax);
-    if (field && pm)
-        nnbw_fn_param(w, f, field, pm);
 }
 
 static void emit_reduce(wctx *w, const gir_node *n)
