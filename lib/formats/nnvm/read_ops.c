@@ -51,19 +51,21 @@ gir_status nn_rd_bad_attr(const nn_reader *r, size_t idx, const char *key, const
     return GIR_E_ATTRIBUTE;
 }
 
+/* Attribute key's text in *s, NULL when absent: an error when it is
+ * required. */
+static gir_status attr_text(const nn_reader *r, size_t idx, const char *key, bool req, const char **s, gir_error *err)
+{
+    *s = nn_rd_attr(r, idx, key);
+    return !*s && req ? nn_rd_bad_attr(r, idx, key, NULL, err) : GIR_OK;
+}
+
 gir_status nn_rd_int(const nn_reader *r, size_t idx, const char *key, bool req, int64_t dflt, int64_t *out,
                      gir_error *err)
 {
-    const char *s = nn_rd_attr(r, idx, key);
-    if (!s) {
-        if (req)
-            return nn_rd_bad_attr(r, idx, key, NULL, err);
-        *out = dflt;
-        return GIR_OK;
-    }
-    if (!nn_parse_int(s, out))
-        return nn_rd_bad_attr(r, idx, key, "an integer", err);
-    return GIR_OK;
+    const char *s;
+    TRY(attr_text(r, idx, key, req, &s, err));
+    *out = dflt;
+    return s && !nn_parse_int(s, out) ? nn_rd_bad_attr(r, idx, key, "an integer", err) : GIR_OK;
 }
 
 /* "None" means the default, as for MXNet's optional<bool>. */
@@ -113,16 +115,10 @@ const gir_shape *nnr_full_shape(nn_reader *r, int32_t v)
 gir_status nnr_g_float(const nn_reader *r, size_t idx, const char *key, bool req, double dflt, double *out,
                        gir_error *err)
 {
-    const char *s = nn_rd_attr(r, idx, key);
-    if (!s) {
-        if (req)
-            return nn_rd_bad_attr(r, idx, key, NULL, err);
-        *out = dflt;
-        return GIR_OK;
-    }
-    if (!nn_parse_float(s, out))
-        return nn_rd_bad_attr(r, idx, key, "a number", err);
-    return GIR_OK;
+    const char *s;
+    TRY(attr_text(r, idx, key, req, &s, err));
+    *out = dflt;
+    return s && !nn_parse_float(s, out) ? nn_rd_bad_attr(r, idx, key, "a number", err) : GIR_OK;
 }
 
 const char *nn_rd_str(const nn_reader *r, size_t idx, const char *key, const char *dflt)
