@@ -213,31 +213,42 @@ gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind ki
     return GIR_OK;
 }
 
-static const char *unique_name(gir_graph *g, const char *base, int32_t (*find)(const gir_graph *, const char *))
+static const char *unique_name(gir_graph *g, const char *base, int32_t (*find)(const gir_graph *, const char *),
+                               gir_error *err)
 {
-    if (find(g, base) < 0)
-        return gir_arena_strdup(&g->arena, base);
-    for (unsigned long k = 1;; k++) {
-        char *s = gir_strdupf("%s_%lu", base, k);
-        if (!s)
-            return NULL;
-        if (find(g, s) < 0) {
-            const char *r = gir_arena_strdup(&g->arena, s);
-            free(s);
-            return r;
-        }
-        free(s);
+    if (!base) {
+        gir_nomem(err); /* what a caller's failed formatting of base gives */
+        return NULL;
     }
+    const char *r = NULL;
+    if (find(g, base) < 0) {
+        r = gir_arena_strdup(&g->arena, base);
+    } else {
+        for (unsigned long k = 1;; k++) {
+            char *s = gir_strdupf("%s_%lu", base, k);
+            if (!s)
+                break;
+            if (find(g, s) < 0) {
+                r = gir_arena_strdup(&g->arena, s);
+                free(s);
+                break;
+            }
+            free(s);
+        }
+    }
+    if (!r)
+        gir_nomem(err);
+    return r;
 }
 
-const char *gir_graph_unique_value_name(gir_graph *g, const char *base)
+const char *gir_graph_unique_value_name(gir_graph *g, const char *base, gir_error *err)
 {
-    return unique_name(g, base, gir_graph_value_index);
+    return unique_name(g, base, gir_graph_value_index, err);
 }
 
-const char *gir_graph_unique_node_name(gir_graph *g, const char *base)
+const char *gir_graph_unique_node_name(gir_graph *g, const char *base, gir_error *err)
 {
-    return unique_name(g, base, gir_graph_node_index);
+    return unique_name(g, base, gir_graph_node_index, err);
 }
 
 gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t n_in, size_t n_out,
@@ -545,15 +556,6 @@ gir_status gir_graph_reindex(gir_graph *g, gir_error *err)
     return GIR_OK;
 }
 
-static gir_status copy_attrs(gir_graph *g, gir_attrs *dst, const gir_attrs *src, gir_error *err)
-{
-    if (src->n)
-        TRY(gir_attrs_reserve(g, dst, src->n, err));
-    for (size_t i = 0; i < src->n; i++)
-        TRY(gir_attrs_copy_attr(g, dst, &src->items[i], err));
-    return GIR_OK;
-}
-
 gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err)
 {
     gir_graph *g = NULL;
@@ -577,7 +579,7 @@ gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err
             if (s->dim_names[k] && !(v->dim_names[k] = gir_arena_strdup(&g->arena, s->dim_names[k])))
                 st = gir_nomem(err);
         if (!st)
-            st = copy_attrs(g, &v->meta, &s->meta, err);
+            st = gir_attrs_copy(g, &v->meta, &s->meta, err);
     }
     for (size_t i = 0; !st && i < src->n_nodes; i++) {
         const gir_node *s = src->nodes[i];
@@ -590,16 +592,16 @@ gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err
             (s->opaque_op && !(n->opaque_op = gir_arena_strdup(&g->arena, s->opaque_op))))
             st = gir_nomem(err);
         if (!st)
-            st = copy_attrs(g, &n->attrs, &s->attrs, err);
+            st = gir_attrs_copy(g, &n->attrs, &s->attrs, err);
         if (!st)
-            st = copy_attrs(g, &n->meta, &s->meta, err);
+            st = gir_attrs_copy(g, &n->meta, &s->meta, err);
     }
     for (size_t i = 0; !st && i < src->n_inputs; i++)
         st = gir_graph_add_input(g, src->inputs[i], err);
     for (size_t i = 0; !st && i < src->n_outputs; i++)
         st = gir_graph_add_output(g, src->outputs[i], err);
     if (!st)
-        st = copy_attrs(g, &g->meta, &src->meta, err);
+        st = gir_attrs_copy(g, &g->meta, &src->meta, err);
     if (st) {
         if (st == GIR_E_NOMEM)
             gir_nomem(err);
