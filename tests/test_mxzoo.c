@@ -122,7 +122,7 @@ static void check_op(const char *name, const char *ishape, gir_tensor **in, size
         gir_error err = GIR_ERROR_INIT;
         gir_options *wo = gir_options_new();
         TU_OK(gir_options_set(wo, "force", "1", &err), &err);
-        TU_OK(gir_save(g, op, fmts[k], wo, &err), &err);
+        tu_save(g, op, fmts[k], wo);
         gir_options_free(wo);
         gir_graph *h = load_with(op, fmts[k], k ? NULL : ishape);
         assert_int_equal(count_opaque(h), 0);
@@ -474,8 +474,7 @@ static void test_elementwise(void **state)
      * comparison followed by its Cast: it refuses Greater.) */
     char *o = tu_tmp("ew-rt.onnx");
     g = load_with(p, NULL, "a:1,4;b:1,4");
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, o, "onnx", NULL, &err), &err);
+    tu_save(g, o, "onnx", NULL);
     gir_graph *h = load_with(o, NULL, NULL);
     expect_run(h, ins, 2, 2, 0, 1, DIMS(2), F32S(2.5f, 2.5f), 0);
     gir_graph_free(h);
@@ -553,7 +552,7 @@ static void test_refusals(void **state)
     assert_false(gir_path_exists(o));
     /* the MXNet writer writes them back */
     char *m = tu_tmp("refuse-rt-symbol.json");
-    TU_OK(gir_save(g, m, "mxnet", NULL, &err), &err);
+    tu_save(g, m, "mxnet", NULL);
     free(m);
     free(o);
     free(p);
@@ -651,7 +650,7 @@ static void test_nnvm_dense_after_reshape(void **state)
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_graph_finish(g, &err), &err);
     char *p = tu_tmp("dense_graph.json");
-    TU_OK(gir_save(g, p, "nnvm", NULL, &err), &err);
+    tu_save(g, p, "nnvm", NULL);
     gir_graph *h = load_with(p, "nnvm", NULL);
     assert_int_equal(count_opaque(h), 0);
     assert_int_equal(find_node(h, "fc")->op, GIR_OP_Gemm);
@@ -687,8 +686,7 @@ static void test_tvm_bytes(void **state)
         gir_graph *g = load_with(dj, NULL, NULL);
         char *oj = gir_strdupf("%s/out_%s.json", tu_dir, names[k]), *op = gir_strdupf("%s/out_%s.params", tu_dir,
                                                                                           names[k]);
-        gir_error err = GIR_ERROR_INIT;
-        TU_OK(gir_save(g, oj, "tvm", NULL, &err), &err);
+        tu_save(g, oj, "tvm", NULL);
         assert_true(tu_files_equal(dj, oj));
         assert_true(tu_files_equal(dp, op));
         gir_graph_free(g);

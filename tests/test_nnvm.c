@@ -41,13 +41,6 @@ static gir_graph *load_shared(const char *rel)
     return g;
 }
 
-static void save(const gir_graph *g, const char *path, const char *format)
-{
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, path, format, NULL, &err), &err);
-    gir_error_clear(&err);
-}
-
 static size_t count_op(const gir_graph *g, const char *op)
 {
     size_t n = 0;
@@ -118,7 +111,7 @@ static void assert_same(const gir_graph *a, const gir_graph *b, bool names, bool
 static gir_graph *round_trip(const gir_graph *g, const char *fmt, const char *out)
 {
     char *p = tu_tmp(out);
-    save(g, p, fmt);
+    tu_save(g, p, fmt, NULL);
     gir_graph *h = load_opts(p, fmt, NULL);
     free(p);
     return h;
@@ -370,7 +363,7 @@ static void test_inferred_shapes(void **state)
     /* With every shape known, the NNVM file records them (graph attributes
      * shape and dtype per entry, as after NNVM's InferShape). */
     char *out = tu_tmp("shaped_graph.json");
-    save(g, out, "nnvm");
+    tu_save(g, out, "nnvm", NULL);
     char *text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "\"shape\": [\"list_shape\", [\n        [1, 1, 28, 28], \n        [20, 1, 5, 5]"));
     assert_non_null(strstr(text, "\"dtype\": [\"list_int\", [\n        0, \n"));
@@ -423,7 +416,7 @@ static void test_bn_pending(void **state)
     assert_shape(gir_graph_output(g, 0), "[2,3,3,3]"); /* MXNet's default stride is 1 */
     /* Written back: fix_gamma is the default again, g the input. */
     char *out = tu_tmp("pend2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     gir_graph *h = load_opts(out, NULL, o);
     free(out);
     out = tu_tmp("pend3-symbol.json");
@@ -440,7 +433,7 @@ static void test_bn_pending(void **state)
     assert_string_equal(note(g, 1), "no weights file: 4 weights (first 'g') taken as graph inputs");
     assert_string_equal(note(g, 2), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
                                     "channel count; give the params or --input-shape");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     char *written = tu_slurp(out, NULL);
     assert_non_null(strstr(written, "\"op\": \"BatchNorm\""));
     free(written);
@@ -500,13 +493,13 @@ static void test_erf_nnvm(void **state)
     gir_graph *g = load(p);
     assert_int_equal(node(g, "e")->op, GIR_OP_Erf);
     char *out = tu_tmp("erf2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     gir_graph *h = load(out);
     assert_same(g, h, true, true);
     gir_graph_free(h);
     char *nv = tu_tmp("erf_graph.json");
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, nv, "nnvm", NULL, &err), &err);
+    tu_save(g, nv, "nnvm", NULL);
     gir_graph *back = load(nv);
     size_t erf = 0, div = 0;
     for (size_t i = 0; i < back->n_nodes; i++) {
@@ -556,7 +549,7 @@ static void test_mxnet_pad(void **state)
     assert_true(gir_node_float(p2, "constant_value", 0) == -2.5);
     assert_shape(gir_graph_output(g, 0), "[1,2,9,10]");
     char *out = tu_tmp("pad2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     char *text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "\"pad_width\": \"(0, 0, 0, 0, 1, 2, 3, 0)\""));
     assert_non_null(strstr(text, "\"constant_value\": \"-2.5\""));
@@ -603,7 +596,7 @@ static void test_nnvm_pool_asymmetric(void **state)
     assert_true(v[0] == 1 && v[1] == 0 && v[2] == 0 && v[3] == 1);
     assert_shape(val(g, "mp"), "[1,2,3,4]");
     char *out = tu_tmp("apool2_graph.json");
-    save(g, out, "nnvm");
+    tu_save(g, out, "nnvm", NULL);
     char *text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "\"padding\": \"(1, 0, 0, 1)\""));
     assert_non_null(strstr(text, "\"padding\": \"(1, 1)\""));
@@ -818,7 +811,7 @@ static void test_same_flavour_round_trips(void **state)
         gir_graph *a = load(src);
         char *dir = tu_tempdir();
         char *out = tu_join(dir, c->out);
-        save(a, out, c->fmt);
+        tu_save(a, out, c->fmt, NULL);
         gir_graph *b = load_opts(out, c->fmt, NULL);
         /* Same ops, attributes, edges, names, format meta and weights. */
         assert_same(a, b, true, true);
@@ -827,7 +820,7 @@ static void test_same_flavour_round_trips(void **state)
         /* Writing twice gives the same bytes, params included. */
         char *dir2 = tu_tempdir();
         char *out2 = tu_join(dir2, c->out);
-        save(a, out2, c->fmt);
+        tu_save(a, out2, c->fmt, NULL);
         assert_true(tu_files_equal(out, out2));
         assert_int_equal(tu_count_entries(dir), tu_count_entries(dir2));
         char *pp = nn_params_path_for(out, strcmp(c->fmt, "mxnet") == 0 ? NN_MXNET : NN_NNVM);
@@ -855,7 +848,7 @@ static void test_mxnet_params_identical(void **state)
     (void)state;
     gir_graph *a = load_shared("realworld/mxnet/lenet-symbol.json");
     char *out = tu_tmp("ident-symbol.json");
-    save(a, out, "mxnet");
+    tu_save(a, out, "mxnet", NULL);
     char *pp = tu_tmp("ident-0000.params");
     char *src = tu_shared("realworld/mxnet/lenet-0001.params");
     assert_true(tu_files_equal(src, pp));
@@ -964,7 +957,7 @@ static void test_mxnet_mapping(void **state)
     assert_true(gir_node_float(node(g, "d"), "ratio", 0) == 0.3);
     /* The round trip writes the source's text back. */
     char *out = tu_tmp("misc2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     size_t len;
     char *text = tu_slurp(out, &len);
     assert_non_null(strstr(text, "\"scalar\": \"1\""));
@@ -1076,7 +1069,7 @@ static void test_mxnet_bn_softmax(void **state)
     assert_int_equal(gir_graph_input_count(g), 1);
     /* Same flavour: fix_gamma, the label, flatten=False and versions back. */
     char *out = tu_tmp("bn2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     size_t len;
     char *text = tu_slurp(out, &len);
     assert_non_null(strstr(text, "\"name\": \"label\", \n      \"attrs\": {\"__init__\": \"zeros\"}"));
@@ -1384,7 +1377,7 @@ static void test_executor_as_nnvm(void **state)
     (void)state;
     gir_graph *g = load_shared("realworld/tvm/wrn_fc.json");
     char *out = tu_tmp("exec_graph.json");
-    save(g, out, "nnvm");
+    tu_save(g, out, "nnvm", NULL);
     char *src = tu_shared("realworld/tvm/wrn_fc.json");
     assert_true(tu_files_equal(src, out));
     gir_graph *h = load(out);
@@ -1419,7 +1412,7 @@ static void test_writer_refusals(void **state)
     assert_int_equal(tu_count_entries(dir), 1);
     gir_options *o = gir_options_new();
     TU_OK(gir_options_set(o, "force", "1", &err), &err);
-    TU_OK(gir_save(g, out, "nnvm", o, &err), &err);
+    tu_save(g, out, "nnvm", o);
     assert_int_equal(tu_count_entries(dir), 2); /* x_graph.json, x_param.params */
     gir_options_free(o);
     /* Every construct NNVM cannot express, at once. */
