@@ -184,16 +184,29 @@ int32_t gir_graph_node_index(const gir_graph *g, const char *name)
     return index_find(g, g->nindex, g->nindex_cap, node_name_of, name);
 }
 
-gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx, gir_error *err)
+/* The length and hash of a new name and its place in an index (NULL
+ * while the index is empty); an empty name, or one the index holds, fails
+ * naming what the index names ("value", "node"). */
+static inline gir_status name_place(const gir_graph *g, gir_name_slot *tab, size_t cap, name_of_fn name_of,
+                                    const char *name, const char *what, size_t *len, uint32_t *h, gir_name_slot **at,
+                                    gir_error *err)
 {
     if (!name || !*name)
-        return gir_fail(err, GIR_E_SCHEMA, "a value has an empty name");
-    size_t len = strlen(name);
-    uint32_t h = (uint32_t)hash_mem(name, len);
-    size_t old_cap = g->vindex_cap;
-    gir_name_slot *at = old_cap ? index_slot(g, g->vindex, old_cap, value_name_of, name, h) : NULL;
-    if (at && at->ref)
-        return gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s'", name);
+        return gir_fail(err, GIR_E_SCHEMA, "a %s has an empty name", what);
+    *len = strlen(name);
+    *h = (uint32_t)hash_mem(name, *len);
+    *at = cap ? index_slot(g, tab, cap, name_of, name, *h) : NULL;
+    if (*at && (*at)->ref)
+        return gir_fail(err, GIR_E_DUPLICATE, "two %ss are named '%s'", what, name);
+    return GIR_OK;
+}
+
+gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx, gir_error *err)
+{
+    size_t len, old_cap = g->vindex_cap;
+    uint32_t h;
+    gir_name_slot *at;
+    TRY(name_place(g, g->vindex, old_cap, value_name_of, name, "value", &len, &h, &at, err));
     if (g->n_values >= INT32_MAX - 1)
         return gir_fail(err, GIR_E_LIMIT, "more than %d values", INT32_MAX - 1);
     if (!GIR_GROW(g->values, g->cap_values, g->n_values + 1) ||
@@ -254,14 +267,10 @@ const char *gir_graph_unique_node_name(gir_graph *g, const char *base, gir_error
 gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t n_in, size_t n_out,
                               gir_node **out, gir_error *err)
 {
-    if (!name || !*name)
-        return gir_fail(err, GIR_E_SCHEMA, "a node has an empty name");
-    size_t len = strlen(name);
-    uint32_t h = (uint32_t)hash_mem(name, len);
-    size_t old_cap = g->nindex_cap;
-    gir_name_slot *at = old_cap ? index_slot(g, g->nindex, old_cap, node_name_of, name, h) : NULL;
-    if (at && at->ref)
-        return gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s'", name);
+    size_t len, old_cap = g->nindex_cap;
+    uint32_t h;
+    gir_name_slot *at;
+    TRY(name_place(g, g->nindex, old_cap, node_name_of, name, "node", &len, &h, &at, err));
     if (n_in > 65535 || n_out > 65535)
         return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs or outputs", name);
     TRY(gir_limit_nodes(g->n_nodes + 1, err));
