@@ -41,22 +41,6 @@ static gir_graph *load_shared(const char *rel)
     return g;
 }
 
-static size_t count_op(const gir_graph *g, const char *op)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < gir_graph_node_count(g); i++)
-        n += strcmp(gir_node_op(gir_graph_node(g, i)), op) == 0;
-    return n;
-}
-
-static size_t count_opaque(const gir_graph *g)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < gir_graph_node_count(g); i++)
-        n += gir_node_is_opaque(gir_graph_node(g, i));
-    return n;
-}
-
 static size_t count_kind(const gir_graph *g, gir_value_kind k)
 {
     size_t n = 0;
@@ -272,12 +256,12 @@ static void test_mxnet_lenet(void **state)
     assert_string_equal(gmeta(g, "source.producer"), "MXNet 1.4.1");
     assert_int_equal(gir_attrs_get_int(&g->meta, "mxnet.version", 0), 10401);
     assert_int_equal(gir_graph_node_count(g), 12);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Conv"), 2);
-    assert_int_equal(count_op(g, "Relu"), 3);
-    assert_int_equal(count_op(g, "MaxPool"), 2);
-    assert_int_equal(count_op(g, "Flatten"), 3); /* one explicit, one per FullyConnected(flatten=True) */
-    assert_int_equal(count_op(g, "Gemm"), 2);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Conv"), 2);
+    assert_int_equal(tu_count_op(g, "Relu"), 3);
+    assert_int_equal(tu_count_op(g, "MaxPool"), 2);
+    assert_int_equal(tu_count_op(g, "Flatten"), 3); /* one explicit, one per FullyConnected(flatten=True) */
+    assert_int_equal(tu_count_op(g, "Gemm"), 2);
     assert_int_equal(gir_graph_input_count(g), 1);
     assert_string_equal(gir_value_name(gir_graph_input(g, 0)), "data");
     assert_int_equal(gir_graph_output_count(g), 1);
@@ -472,7 +456,7 @@ static void test_dense_after_mean(void **state)
         const gir_node *fc = node(g, "fc");
         assert_int_equal(fc->op, GIR_OP_Gemm);
         assert_int_equal(gir_node_int(fc, "transB", 0), 1);
-        assert_int_equal(count_opaque(g), 0);
+        assert_int_equal(tu_count_opaque(g), 0);
         assert_shape(val(g, "w"), "[5,4]");
         assert_shape(gir_graph_output(g, 0), "[2,5]");
         gir_graph_free(g);
@@ -623,12 +607,12 @@ static void test_mxnet_legacy(void **state)
     assert_string_equal(gmeta(g, "source.producer"), "MXNet 0.8 or older");
     assert_null(gir_attrs_find(&g->meta, "mxnet.version"));
     assert_int_equal(gir_graph_node_count(g), 10);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Gemm"), 3);
-    assert_int_equal(count_op(g, "Flatten"), 3);
-    assert_int_equal(count_op(g, "Relu"), 2);
-    assert_int_equal(count_op(g, "BatchNormalization"), 1);
-    assert_int_equal(count_op(g, "Softmax"), 1);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Gemm"), 3);
+    assert_int_equal(tu_count_op(g, "Flatten"), 3);
+    assert_int_equal(tu_count_op(g, "Relu"), 2);
+    assert_int_equal(tu_count_op(g, "BatchNormalization"), 1);
+    assert_int_equal(tu_count_op(g, "Softmax"), 1);
     /* The upgrader's auxiliary states; the label is dropped. */
     const gir_value *mm = val(g, "batchnorm0_moving_mean");
     assert_string_equal(gir_attrs_get_string(&mm->meta, "mxnet.synthesized", ""), "1");
@@ -665,13 +649,13 @@ static void test_mxnet_vgg(void **state)
     gir_graph *g = load_shared("realworld/mxnet/vgg_dnnl_model1.json");
     assert_string_equal(gmeta(g, "source.producer"), "MXNet 1.2.0");
     assert_int_equal(gir_graph_node_count(g), 39);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Conv"), 16);
-    assert_int_equal(count_op(g, "Relu"), 15);
-    assert_int_equal(count_op(g, "MaxPool"), 5);
-    assert_int_equal(count_op(g, "GlobalAveragePool"), 1);
-    assert_int_equal(count_op(g, "Flatten"), 1);
-    assert_int_equal(count_op(g, "Softmax"), 1);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Conv"), 16);
+    assert_int_equal(tu_count_op(g, "Relu"), 15);
+    assert_int_equal(tu_count_op(g, "MaxPool"), 5);
+    assert_int_equal(tu_count_op(g, "GlobalAveragePool"), 1);
+    assert_int_equal(tu_count_op(g, "Flatten"), 1);
+    assert_int_equal(tu_count_op(g, "Softmax"), 1);
     /* No params: every variable is an input; num_filter shapes the weights. */
     assert_int_equal(gir_graph_input_count(g), 33);
     /* weights taken as inputs: their input channels come from the data */
@@ -691,13 +675,13 @@ static void test_nnvm_lenet(void **state)
     gir_graph *g = load_shared("realworld/nnvm/lenet_nnvm_graph.json");
     assert_string_equal(gmeta(g, "source.format"), "nnvm");
     assert_int_equal(gir_graph_node_count(g), 11);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Conv"), 2);
-    assert_int_equal(count_op(g, "MaxPool"), 2);
-    assert_int_equal(count_op(g, "Flatten"), 3);
-    assert_int_equal(count_op(g, "Gemm"), 2);
-    assert_int_equal(count_op(g, "Relu"), 1);
-    assert_int_equal(count_op(g, "Softmax"), 1);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Conv"), 2);
+    assert_int_equal(tu_count_op(g, "MaxPool"), 2);
+    assert_int_equal(tu_count_op(g, "Flatten"), 3);
+    assert_int_equal(tu_count_op(g, "Gemm"), 2);
+    assert_int_equal(tu_count_op(g, "Relu"), 1);
+    assert_int_equal(tu_count_op(g, "Softmax"), 1);
     assert_int_equal(count_kind(g, GIR_VALUE_WEIGHT), 8);
     assert_shape(val(g, "_param_1"), "[20,1,5,5]");
     assert_shape(val(g, "_param_5"), "[500,800]");
@@ -719,8 +703,8 @@ static void test_tvm_wrn(void **state)
     assert_string_equal(gmeta(g, "source.format"), "tvm");
     assert_string_equal(gmeta(g, "source.producer"), "TVM (NNVM compiler)");
     assert_int_equal(gir_graph_node_count(g), 4);
-    assert_int_equal(count_opaque(g), 4);
-    assert_int_equal(count_op(g, "tvm_op"), 4);
+    assert_int_equal(tu_count_opaque(g), 4);
+    assert_int_equal(tu_count_op(g, "tvm_op"), 4);
     const gir_node *n = node(g, "_contrib_conv2d_nchwc0");
     assert_string_equal(gir_node_opaque_format(n), "tvm");
     assert_string_equal(gir_node_string(n, "func_name", ""), "fuse__contrib_conv2d_NCHWc");
@@ -746,7 +730,7 @@ static void test_tvm_relay(void **state)
     assert_string_equal(gmeta(g, "source.producer"), "TVM (Relay graph executor)");
     assert_string_equal(gmeta(g, "tvm.layout"), "relay");
     assert_int_equal(gir_graph_node_count(g), 32);
-    assert_int_equal(count_opaque(g), 32);
+    assert_int_equal(tu_count_opaque(g), 32);
     assert_int_equal(gir_graph_input_count(g), 57); /* no params file: all inputs */
     assert_shape(val(g, "data"), "[1,3,112,112]");
     assert_shape(gir_graph_output(g, 0), "[1,1000]");
@@ -762,7 +746,7 @@ static void test_tvm_seed003(void **state)
     free(p);
     assert_string_equal(gmeta(g, "source.format"), "tvm");
     assert_int_equal(gir_graph_node_count(g), 5);
-    assert_int_equal(count_op(g, "tvm_op"), 5);
+    assert_int_equal(tu_count_op(g, "tvm_op"), 5);
     assert_int_equal(gir_graph_input_count(g), 9);
     assert_shape(val(g, "1"), "[1,1,224,224]");
     assert_shape(val(g, "8"), "[9,32,3,3]");
@@ -868,7 +852,7 @@ static void test_cross_lenet(void **state)
     assert_same(a, b, true, false);
     gir_graph *c = round_trip(b, "mxnet", "x-symbol.json");
     assert_same(a, c, true, false);
-    assert_int_equal(count_op(c, "Flatten"), 3);
+    assert_int_equal(tu_count_op(c, "Flatten"), 3);
     /* NNVM -> MXNet -> NNVM */
     gir_graph *d = load_shared("realworld/nnvm/lenet_nnvm_graph.json");
     gir_graph *e = round_trip(d, "mxnet", "y-symbol.json");
@@ -1048,7 +1032,7 @@ static void test_mxnet_bn_softmax(void **state)
     for (size_t i = 0; i < 7; i++)
         gir_tensor_unref(ts[i]);
     gir_graph *g = load(p);
-    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(tu_count_opaque(g), 0);
     const gir_node *bn = node(g, "bn");
     assert_true(gir_node_float(bn, "epsilon", 0) == 0.001); /* MXNet default, explicit */
     const gir_value *scale = g->values[bn->in[1]];
@@ -1064,7 +1048,7 @@ static void test_mxnet_bn_softmax(void **state)
     assert_int_equal(fc2->op, GIR_OP_Gemm);
     assert_int_equal(fc2->n_in, 2);
     assert_string_equal(g->values[fc2->in[0]]->name, "bn");
-    assert_int_equal(count_op(g, "Flatten"), 1);
+    assert_int_equal(tu_count_op(g, "Flatten"), 1);
     assert_null(gir_graph_find_value(g, "label"));
     assert_int_equal(gir_graph_input_count(g), 1);
     /* Same flavour: fix_gamma, the label, flatten=False and versions back. */

@@ -264,6 +264,31 @@ gir_options *tu_options_kv(const char *const *kv)
     return o;
 }
 
+size_t tu_count_op(const gir_graph *g, const char *op)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        n += strcmp(gir_node_op(gir_graph_node(g, i)), op) == 0;
+    return n;
+}
+
+int32_t tu_find_op(const gir_graph *g, const char *op)
+{
+    int32_t last = -1;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        if (!strcmp(gir_node_op(gir_graph_node(g, i)), op))
+            last = (int32_t)i;
+    return last;
+}
+
+size_t tu_count_opaque(const gir_graph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        n += gir_node_is_opaque(gir_graph_node(g, i));
+    return n;
+}
+
 void tu_assert_same(const gir_graph *a, const gir_graph *b, bool names, bool meta, const char *what)
 {
     gir_diff_options o = { .names = names, .meta = meta, .weights = true, .max_report = 20 };

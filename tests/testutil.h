@@ -50,6 +50,13 @@ gir_options *tu_options(const char *key, ...);
  * (kv NULL: no options). */
 gir_options *tu_options_kv(const char *const *kv);
 
+/* How many nodes of g have operator op (public name, "Conv"); how many
+ * are opaque. */
+size_t tu_count_op(const gir_graph *g, const char *op);
+size_t tu_count_opaque(const gir_graph *g);
+/* The index of the last node of g with operator op, -1 when none. */
+int32_t tu_find_op(const gir_graph *g, const char *op);
+
 /* Asserts a and b are the same graph (gir_graph_diff): structure,
  * attributes and weights, and value names and format metadata when asked;
  * a failure names them by what and lists up to 20 differences. */
