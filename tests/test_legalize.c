@@ -74,6 +74,55 @@ static void test_edit_replace_keeps_names(void **state)
     gir_graph_free(g);
 }
 
+/* gir_rw_copy keeps the operator and every attribute of the node it
+ * copies; gir_rw_reshape gives a Reshape with its shape: Clip(x) over [2, 3]
+ * rewritten as Reshape to [3, 2], a copy of the Clip, Reshape back. */
+static void test_edit_copy_and_reshape(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(2, 3));
+    gir_node *c = rt_node(g, GIR_OP_Clip, "clip", "x", "y");
+    rt_attr_float(g, c, "min", -1.0);
+    rt_attr_float(g, c, "max", 2.0);
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    gir_edit *e;
+    TU_OK(gir_edit_begin(g, &e, &err), &err);
+    gir_rw rw;
+    gir_edit_rewrite(e, gir_graph_node_index(g, "clip"), &rw);
+    int32_t r, y;
+    gir_node *m;
+    TU_OK(gir_rw_reshape(&rw, gir_graph_value_index(g, "x"), (const int64_t[]){ 3, 2 }, 2, &r, &err), &err);
+    TU_OK(gir_rw_copy(&rw, g->nodes[rw.node], &r, 1, 1, &m, &err), &err);
+    TU_OK(gir_rw_reshape(&rw, m->out[0], (const int64_t[]){ 2, 3 }, 2, &y, &err), &err);
+    TU_OK(gir_rw_done(&rw, &y, &err), &err);
+    TU_OK(gir_edit_commit(e, &err), &err);
+    assert_int_equal(gir_graph_node_count(g), 3);
+    const char *ops[] = { "Reshape", "Clip", "Reshape" };
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(gir_node_op(gir_graph_node(g, i)), ops[i]);
+    const gir_node *clip = g->nodes[1];
+    assert_int_equal(clip->attrs.n, 2);
+    assert_true(gir_node_float(clip, "min", 0) == -1.0);
+    assert_true(gir_node_float(clip, "max", 0) == 2.0);
+    const int64_t *shape;
+    assert_int_equal(gir_attrs_get_ints(&g->nodes[0]->attrs, "shape", &shape), 2);
+    assert_int_equal(shape[0], 3);
+    assert_int_equal(shape[1], 2);
+    assert_int_equal(gir_attrs_get_ints(&g->nodes[2]->attrs, "shape", &shape), 2);
+    assert_int_equal(shape[0], 2);
+    assert_int_equal(shape[1], 3);
+    assert_string_equal(gir_value_name(gir_node_output(gir_graph_node(g, 2), 0)), "y");
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 2, DIMS(2, 3), F32S(-3.0f, -1.0f, 0.5f, 1.0f, 2.0f, 7.0f)), *out;
+    rt_run(g, 1, &in, 1, &out, 1);
+    rt_expect_f32(out, 2, DIMS(2, 3), F32S(-1.0f, -1.0f, 0.5f, 1.0f, 2.0f, 2.0f), 0);
+    gir_tensor_unref(in);
+    gir_tensor_unref(out);
+    gir_graph_free(g);
+}
+
 /* Identity of a weight folds to a weight of the same name; Shape of a known
  * shape to its dims, and the Mul reading only constants after it; what
  * reads a graph input stays; a big result is not made. */
@@ -374,6 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edit_fold_and_sweep),
         cmocka_unit_test(test_edit_replace_keeps_names),
+        cmocka_unit_test(test_edit_copy_and_reshape),
         cmocka_unit_test(test_clone_is_deep),
         cmocka_unit_test(test_fold_constants),
         cmocka_unit_test(test_legalize_rewrites_what_is_refused),
