@@ -193,12 +193,4 @@ static inline gir_graph *pat_through(const gir_graph *g, const char *target, con
 }
 
 /* Counts the nodes of op in g. */
-static inline size_t pat_count(const gir_graph *g, const char *op)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < gir_graph_node_count(g); i++)
-        c += strcmp(gir_node_op(gir_graph_node(g, i)), op) == 0;
-    return c;
-}
-
 #endif

@@ -349,8 +349,14 @@ static void test_graph_builder(void **state)
     TU_FAILS(gir_node_set_output(g, n2, 0, n->out[0], &err), &err, GIR_E_DUPLICATE, "produced by two nodes",
              "node 'mm2'");
     gir_error_clear(&err);
-    assert_string_equal(gir_graph_unique_value_name(g, "y"), "y_1");
-    assert_string_equal(gir_graph_unique_value_name(g, "z"), "z");
+    assert_string_equal(gir_graph_unique_value_name(g, "y", &err), "y_1");
+    assert_string_equal(gir_graph_unique_value_name(g, "z", &err), "z");
+    assert_string_equal(gir_graph_unique_node_name(g, "mm2", &err), "mm2_1");
+    assert_int_equal(err.code, GIR_OK);
+    /* a base its caller could not make (NULL from a failed format) is out of memory, recorded */
+    assert_null(gir_graph_unique_node_name(g, NULL, &err));
+    assert_int_equal(err.code, GIR_E_NOMEM);
+    gir_error_clear(&err);
 
     /* Many values: the name index grows and still finds everything. */
     char name[32];

@@ -74,6 +74,55 @@ static void test_edit_replace_keeps_names(void **state)
     gir_graph_free(g);
 }
 
+/* gir_rw_copy keeps the operator and every attribute of the node it
+ * copies; gir_rw_reshape gives a Reshape with its shape: Clip(x) over [2, 3]
+ * rewritten as Reshape to [3, 2], a copy of the Clip, Reshape back. */
+static void test_edit_copy_and_reshape(void **state)
+{
+    (void)state;
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 2, DIMS(2, 3));
+    gir_node *c = rt_node(g, GIR_OP_Clip, "clip", "x", "y");
+    rt_attr_float(g, c, "min", -1.0);
+    rt_attr_float(g, c, "max", 2.0);
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_graph_finish(g, &err), &err);
+    gir_edit *e;
+    TU_OK(gir_edit_begin(g, &e, &err), &err);
+    gir_rw rw;
+    gir_edit_rewrite(e, gir_graph_node_index(g, "clip"), &rw);
+    int32_t r, y;
+    gir_node *m;
+    TU_OK(gir_rw_reshape(&rw, gir_graph_value_index(g, "x"), (const int64_t[]){ 3, 2 }, 2, &r, &err), &err);
+    TU_OK(gir_rw_copy(&rw, g->nodes[rw.node], &r, 1, 1, &m, &err), &err);
+    TU_OK(gir_rw_reshape(&rw, m->out[0], (const int64_t[]){ 2, 3 }, 2, &y, &err), &err);
+    TU_OK(gir_rw_done(&rw, &y, &err), &err);
+    TU_OK(gir_edit_commit(e, &err), &err);
+    assert_int_equal(gir_graph_node_count(g), 3);
+    const char *ops[] = { "Reshape", "Clip", "Reshape" };
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(gir_node_op(gir_graph_node(g, i)), ops[i]);
+    const gir_node *clip = g->nodes[1];
+    assert_int_equal(clip->attrs.n, 2);
+    assert_true(gir_node_float(clip, "min", 0) == -1.0);
+    assert_true(gir_node_float(clip, "max", 0) == 2.0);
+    const int64_t *shape;
+    assert_int_equal(gir_attrs_get_ints(&g->nodes[0]->attrs, "shape", &shape), 2);
+    assert_int_equal(shape[0], 3);
+    assert_int_equal(shape[1], 2);
+    assert_int_equal(gir_attrs_get_ints(&g->nodes[2]->attrs, "shape", &shape), 2);
+    assert_int_equal(shape[0], 2);
+    assert_int_equal(shape[1], 3);
+    assert_string_equal(gir_value_name(gir_node_output(gir_graph_node(g, 2), 0)), "y");
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 2, DIMS(2, 3), F32S(-3.0f, -1.0f, 0.5f, 1.0f, 2.0f, 7.0f)), *out;
+    rt_run(g, 1, &in, 1, &out, 1);
+    rt_expect_f32(out, 2, DIMS(2, 3), F32S(-1.0f, -1.0f, 0.5f, 1.0f, 2.0f, 2.0f), 0);
+    gir_tensor_unref(in);
+    gir_tensor_unref(out);
+    gir_graph_free(g);
+}
+
 /* Identity of a weight folds to a weight of the same name; Shape of a known
  * shape to its dims, and the Mul reading only constants after it; what
  * reads a graph input stays; a big result is not made. */
@@ -202,9 +251,9 @@ static void test_legalize_rewrites_what_is_refused(void **state)
     gir_legal_report rep = { 0 };
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_legalize(&g, fake_plan, (void *)refused, &rep, &err), &err);
-    assert_int_equal(pat_count(g, "HardSigmoid"), 0);
-    assert_int_equal(pat_count(g, "Clip"), 2);
-    assert_int_equal(pat_count(g, "Max"), 1);
+    assert_int_equal(tu_count_op(g, "HardSigmoid"), 0);
+    assert_int_equal(tu_count_op(g, "Clip"), 2);
+    assert_int_equal(tu_count_op(g, "Max"), 1);
     assert_int_equal(rep.applied[pattern_index("hardsigmoid-as-clip")], 2);
     assert_int_equal(rep.applied[pattern_index("clip-one-bound")], 1);
     assert_null(rep.tried);
@@ -226,8 +275,8 @@ static void test_legalize_keeps_only_what_helps(void **state)
     gir_legal_report rep = { 0 };
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_legalize(&g, fake_plan, (void *)refused, &rep, &err), &err);
-    assert_int_equal(pat_count(g, "HardSigmoid"), 2);
-    assert_int_equal(pat_count(g, "Mul"), 0);
+    assert_int_equal(tu_count_op(g, "HardSigmoid"), 2);
+    assert_int_equal(tu_count_op(g, "Mul"), 0);
     assert_int_equal(rep.applied[pattern_index("hardsigmoid-as-clip")], 0);
     assert_int_equal(rep.applied[pattern_index("clip-one-bound")], 1);
     assert_non_null(rep.tried);
@@ -248,7 +297,7 @@ static void test_pat_hardsigmoid(void **state)
     rt_attr_float(g, n, "beta", 0.5);
     rt_output(g, "y");
     gir_graph *r = pat_check(g, "hardsigmoid-as-clip", "hs", PAT_EDGES | PAT_NAN, 0);
-    assert_int_equal(pat_count(r, "Clip"), 1);
+    assert_int_equal(tu_count_op(r, "Clip"), 1);
     gir_graph_free(r);
     /* defaults */
     g = rt_graph();
@@ -308,11 +357,9 @@ static void test_pat_gemm_plain(void **state)
         rt_attr_int(g, n, "transB", (c & 2) >> 1);
         rt_output(g, "y");
         gir_graph *r = pat_check(g, "gemm-plain", "gemm", PAT_EDGES, 1e-6);
-        const gir_node *m = NULL;
-        for (size_t i = 0; i < gir_graph_node_count(r); i++)
-            if (!strcmp(gir_node_op(gir_graph_node(r, i)), "Gemm"))
-                m = gir_graph_node(r, i);
-        assert_non_null(m);
+        int32_t gemm = tu_find_op(r, "Gemm");
+        assert_true(gemm >= 0);
+        const gir_node *m = gir_graph_node(r, (size_t)gemm);
         assert_true(gir_attr_float(gir_node_find_attr(m, "alpha")) == 1.0);
         assert_true(gir_attr_float(gir_node_find_attr(m, "beta")) == 1.0);
         assert_int_equal(gir_attr_int(gir_node_find_attr(m, "transA")), 0);
@@ -331,7 +378,7 @@ static void test_pat_gemm_transb(void **state)
     rt_attr_float(g, n, "alpha", 0.5);
     rt_output(g, "y");
     gir_graph *r = pat_check(g, "gemm-transb", "gemm", PAT_EDGES, 1e-6);
-    assert_int_equal(pat_count(r, "Transpose"), 1);
+    assert_int_equal(tu_count_op(r, "Transpose"), 1);
     const gir_node *m = gir_graph_node(r, 1);
     assert_string_equal(gir_node_op(m), "Gemm");
     assert_int_equal(gir_attr_int(gir_node_find_attr(m, "transB")), 1);
@@ -348,8 +395,8 @@ static void test_pat_matmul_gemm(void **state)
     rt_node(g, GIR_OP_MatMul, "mm", "a,b", "y");
     rt_output(g, "y");
     gir_graph *r = pat_check(g, "matmul-as-gemm", "mm", PAT_EDGES, 1e-6);
-    assert_int_equal(pat_count(r, "Reshape"), 2);
-    assert_int_equal(pat_count(r, "Gemm"), 1);
+    assert_int_equal(tu_count_op(r, "Reshape"), 2);
+    assert_int_equal(tu_count_op(r, "Gemm"), 1);
     char buf[64];
     assert_string_equal(gb_text(gir_graph_output(r, 0), buf, sizeof buf), "[2,3,4,5]");
     gir_graph_free(r);
@@ -376,6 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edit_fold_and_sweep),
         cmocka_unit_test(test_edit_replace_keeps_names),
+        cmocka_unit_test(test_edit_copy_and_reshape),
         cmocka_unit_test(test_clone_is_deep),
         cmocka_unit_test(test_fold_constants),
         cmocka_unit_test(test_legalize_rewrites_what_is_refused),

@@ -375,7 +375,7 @@ static gir_graph *roundtrip(const gir_graph *g, const char *name, const gir_opti
 {
     char *p = tu_join(tmp, name);
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, p, "lightnet", wo, &err), &err);
+    tu_save(g, p, "lightnet", wo);
     gir_graph *g2 = NULL;
     TU_OK(gir_load(p, NULL, NULL, &g2, &err), &err);
     free(p);
@@ -426,7 +426,7 @@ static void test_wts_roundtrip(void **state)
     assert_int_equal(((const int8_t *)d)[3], 127);
     /* written back: the .wts is byte for byte the same */
     char *out = tu_join(tmp, "tiny_out.json"), *out_wts = tu_join(tmp, "tiny_out.wts");
-    TU_OK(gir_save(g, out, "lightnet", NULL, &err), &err);
+    tu_save(g, out, "lightnet", NULL);
     assert_true(tu_files_equal(out_wts, wts));
     gir_graph *g2 = NULL;
     TU_OK(load(out, NULL, &g2, &err), &err);
@@ -436,7 +436,7 @@ static void test_wts_roundtrip(void **state)
     char *other = tu_join(tmp, "weights.txt");
     TU_OK(gir_options_set(o, "params", other, &err), &err);
     char *out3 = tu_join(tmp, "tiny3.json");
-    TU_OK(gir_save(g, out3, "lightnet", o, &err), &err);
+    tu_save(g, out3, "lightnet", o);
     assert_true(tu_files_equal(other, wts));
     gir_graph *g3 = NULL;
     TU_OK(load(out3, o, &g3, &err), &err);
@@ -445,7 +445,7 @@ static void test_wts_roundtrip(void **state)
     gir_options *o2 = gir_options_new();
     TU_OK(gir_options_set(o2, "inline-weights", "1", &err), &err);
     char *out4 = tu_join(tmp, "tiny4.json"), *out4w = tu_join(tmp, "tiny4.wts");
-    TU_OK(gir_save(g, out4, "lightnet", o2, &err), &err);
+    tu_save(g, out4, "lightnet", o2);
     assert_false(gir_path_exists(out4w));
     gir_graph *g4 = NULL;
     TU_OK(load(out4, NULL, &g4, &err), &err);
@@ -992,7 +992,7 @@ static void test_writer_chains(void **state)
     TU_OK(gir_graph_add_output(g, rl->out[0], NULL), NULL);
     char *p = tu_join(tmp, "chain.json");
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, p, "lightnet", NULL, &err), &err);
+    tu_save(g, p, "lightnet", NULL);
     size_t len;
     char *text = tu_slurp(p, &len);
     assert_non_null(strstr(text, "\"name\": \"cat_2\""));
@@ -1044,7 +1044,7 @@ static void test_writer_large_const(void **state)
     gir_node *m = add_op(g, "add2", GIR_OP_Add, y2, cs, "z", g->values[y2]);
     TU_OK(gir_graph_add_output(g, m->out[0], NULL), NULL);
     char *p = tu_join(tmp, "bigconst.json"), *w = tu_join(tmp, "bigconst.wts");
-    TU_OK(gir_save(g, p, "lightnet", NULL, &err), &err);
+    tu_save(g, p, "lightnet", NULL);
     size_t len, wlen;
     char *text = tu_slurp(p, &len), *wts = tu_slurp(w, &wlen);
     assert_non_null(wts);
@@ -1184,7 +1184,7 @@ static void test_writer_more(void **state)
             TU_OK(gir_graph_add_output(g, g->nodes[i]->out[0], NULL), NULL);
     char *p = tu_join(tmp, "more_w.json");
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, p, "lightnet", NULL, &err), &err);
+    tu_save(g, p, "lightnet", NULL);
     size_t len;
     char *text = tu_slurp(p, &len);
     assert_non_null(strstr(text, "\"optype\": \"maxreduce_arg\""));
@@ -1255,7 +1255,7 @@ static void via_format(const char *fmt, const char *ext)
         snprintf(name, sizeof name, "via%d%s", m, ext);
         free(p);
         p = tu_join(tmp, name);
-        TU_OK(gir_save(models[m], p, fmt, NULL, &err), &err);
+        tu_save(models[m], p, fmt, NULL);
         gir_graph *g2 = NULL;
         TU_OK(gir_load(p, fmt, NULL, &g2, &err), &err);
         snprintf(name, sizeof name, "via%d_%s_back.json", m, fmt);
@@ -1285,7 +1285,7 @@ static void via_format(const char *fmt, const char *ext)
     char oname[64];
     snprintf(oname, sizeof oname, "ops_via%s", ext);
     p2 = tu_join(tmp, oname);
-    TU_OK(gir_save(s, p2, fmt, NULL, &err), &err);
+    tu_save(s, p2, fmt, NULL);
     gir_graph *back = NULL;
     TU_OK(gir_load(p2, fmt, NULL, &back, &err), &err);
     assert_int_equal(gir_graph_output_count(back), 2);

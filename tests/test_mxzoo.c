@@ -84,14 +84,6 @@ static gir_graph *load_with(const char *path, const char *format, const char *is
     return g;
 }
 
-static size_t count_opaque(const gir_graph *g)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < gir_graph_node_count(g); i++)
-        k += gir_node_is_opaque(gir_graph_node(g, i));
-    return k;
-}
-
 /* Runs g on the inputs and checks output `which` (shape and values). */
 static void expect_run(const gir_graph *g, gir_tensor **in, size_t n_in, size_t n_out, size_t which, int rank,
                        const int64_t *dims, const float *want, double tol)
@@ -112,7 +104,7 @@ static void check_op(const char *name, const char *ishape, gir_tensor **in, size
     char *path = tu_tmp(fn);
     free(fn);
     gir_graph *g = load_with(path, NULL, ishape);
-    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(tu_count_opaque(g), 0);
     expect_run(g, in, n_in, n_out, 0, rank, dims, want, tol);
     static const char *const fmts[] = { "mxnet", "onnx" };
     for (size_t k = 0; k < 2; k++) {
@@ -122,10 +114,10 @@ static void check_op(const char *name, const char *ishape, gir_tensor **in, size
         gir_error err = GIR_ERROR_INIT;
         gir_options *wo = gir_options_new();
         TU_OK(gir_options_set(wo, "force", "1", &err), &err);
-        TU_OK(gir_save(g, op, fmts[k], wo, &err), &err);
+        tu_save(g, op, fmts[k], wo);
         gir_options_free(wo);
         gir_graph *h = load_with(op, fmts[k], k ? NULL : ishape);
-        assert_int_equal(count_opaque(h), 0);
+        assert_int_equal(tu_count_opaque(h), 0);
         expect_run(h, in, n_in, n_out, 0, rank, dims, want, tol);
         gir_graph_free(h);
         free(op);
@@ -288,7 +280,7 @@ static void test_crop(void **state)
     free(write_model("crop2", like, "[[2, 0, 0]]", NULL, 0));
     char *p = tu_tmp("crop2-symbol.json");
     gir_graph *g = load_with(p, NULL, "data:1,1,5,5;ref:1,1,2,2");
-    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(tu_count_opaque(g), 0);
     gir_tensor *ins[2] = { in, rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 1, 2, 2), NULL) };
     expect_run(g, ins, 2, 1, 0, 4, DIMS(1, 1, 2, 2), F32S(6, 7, 11, 12), 0);
     gir_tensor_unref(ins[1]);
@@ -347,7 +339,7 @@ static void test_output_layers(void **state)
     char *p = tu_tmp("outl-symbol.json");
     gir_graph *g = load_with(p, NULL, "data:1,2");
     assert_int_equal(gir_graph_input_count(g), 1);
-    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(tu_count_opaque(g), 0);
     gir_tensor *in = rt_tensor_new(GIR_DT_F32, 2, DIMS(1, 2), F32S(0, 1));
     expect_run(g, &in, 1, 3, 0, 2, DIMS(1, 2), F32S(0.5f, 0.73105858f), 1e-6);
     expect_run(g, &in, 1, 3, 1, 2, DIMS(1, 2), F32S(0, 1), 0);
@@ -417,7 +409,7 @@ static void test_slices(void **state)
     free(write_model("slc", nodes, "[[3, 0, 0]]", NULL, 0));
     char *p = tu_tmp("slc-symbol.json");
     gir_graph *g = load_with(p, NULL, "data:1,3,4;ref:1,2,2");
-    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(tu_count_opaque(g), 0);
     gir_tensor *ins[2] = { rt_tensor_new(GIR_DT_F32, 3, DIMS(1, 3, 4), x),
                            rt_tensor_new(GIR_DT_F32, 3, DIMS(1, 2, 2), NULL) };
     expect_run(g, ins, 2, 1, 0, 3, DIMS(1, 1, 2), F32S(4, 5), 0);
@@ -463,7 +455,7 @@ static void test_elementwise(void **state)
     free(write_model("ew", nodes, "[[7, 0, 0], [2, 0, 0]]", NULL, 0));
     char *p = tu_tmp("ew-symbol.json");
     gir_graph *g = load_with(p, NULL, "a:1,4;b:1,4");
-    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(tu_count_opaque(g), 0);
     gir_tensor *ins[2] = { rt_tensor_new(GIR_DT_F32, 2, DIMS(1, 4), F32S(1, 5, 2, 8)),
                            rt_tensor_new(GIR_DT_F32, 2, DIMS(1, 4), F32S(3, 3, 3, 3)) };
     /* max(a, b) per element = (3, 5, 3, 8), mean over axis 1 = 4.75, clipped 2.5 */
@@ -474,8 +466,7 @@ static void test_elementwise(void **state)
      * comparison followed by its Cast: it refuses Greater.) */
     char *o = tu_tmp("ew-rt.onnx");
     g = load_with(p, NULL, "a:1,4;b:1,4");
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, o, "onnx", NULL, &err), &err);
+    tu_save(g, o, "onnx", NULL);
     gir_graph *h = load_with(o, NULL, NULL);
     expect_run(h, ins, 2, 2, 0, 1, DIMS(2), F32S(2.5f, 2.5f), 0);
     gir_graph_free(h);
@@ -553,7 +544,7 @@ static void test_refusals(void **state)
     assert_false(gir_path_exists(o));
     /* the MXNet writer writes them back */
     char *m = tu_tmp("refuse-rt-symbol.json");
-    TU_OK(gir_save(g, m, "mxnet", NULL, &err), &err);
+    tu_save(g, m, "mxnet", NULL);
     free(m);
     free(o);
     free(p);
@@ -651,9 +642,9 @@ static void test_nnvm_dense_after_reshape(void **state)
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_graph_finish(g, &err), &err);
     char *p = tu_tmp("dense_graph.json");
-    TU_OK(gir_save(g, p, "nnvm", NULL, &err), &err);
+    tu_save(g, p, "nnvm", NULL);
     gir_graph *h = load_with(p, "nnvm", NULL);
-    assert_int_equal(count_opaque(h), 0);
+    assert_int_equal(tu_count_opaque(h), 0);
     assert_int_equal(find_node(h, "fc")->op, GIR_OP_Gemm);
     float x[8] = { 1, 0, 0, 0, 0, 0, 0, 1 };
     gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 2, 2, 2), x);
@@ -687,8 +678,7 @@ static void test_tvm_bytes(void **state)
         gir_graph *g = load_with(dj, NULL, NULL);
         char *oj = gir_strdupf("%s/out_%s.json", tu_dir, names[k]), *op = gir_strdupf("%s/out_%s.params", tu_dir,
                                                                                           names[k]);
-        gir_error err = GIR_ERROR_INIT;
-        TU_OK(gir_save(g, oj, "tvm", NULL, &err), &err);
+        tu_save(g, oj, "tvm", NULL);
         assert_true(tu_files_equal(dj, oj));
         assert_true(tu_files_equal(dp, op));
         gir_graph_free(g);

@@ -32,23 +32,6 @@ static gir_graph *load_shared(const char *rel)
     return g;
 }
 
-static void save(const gir_graph *g, const char *path, const gir_options *o)
-{
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, path, "nnabla", o, &err), &err);
-}
-
-static gir_options *opts(const char *k1, const char *v1, const char *k2, const char *v2)
-{
-    gir_options *o = gir_options_new();
-    gir_error err = GIR_ERROR_INIT;
-    if (k1)
-        TU_OK(gir_options_set(o, k1, v1, &err), &err);
-    if (k2)
-        TU_OK(gir_options_set(o, k2, v2, &err), &err);
-    return o;
-}
-
 /* Asserts a and b are the same graph: structure, names, meta, weights. */
 static void assert_same_opt(const gir_graph *a, const gir_graph *b, const char *what, bool names_meta)
 {
@@ -156,13 +139,13 @@ static void roundtrip_dir(const char *rel, size_t *count)
         char *out = tu_tmp("roundtrip.nnp");
         gir_graph *a = load(in, NULL);
         assert_true(a->n_nodes > 0);
-        gir_options *o = opts("force", "1", NULL, NULL);
-        save(a, out, o);
+        gir_options *o = tu_options("force", "1", NULL);
+        tu_save(a, out, "nnabla", o);
         gir_graph *b = load(out, NULL);
         assert_same(a, b, names[i]);
         /* and once more: the written file reproduces itself */
         char *out2 = tu_tmp("roundtrip2.nnp");
-        save(b, out2, o);
+        tu_save(b, out2, "nnabla", o);
         assert_true(tu_files_equal(out, out2));
         gir_options_free(o);
         gir_graph_free(a);
@@ -234,7 +217,7 @@ static void test_lenet(void **state)
     assert_true(isfinite(wd[0]) && wd[0] != 0.0f);
     /* nnp -> nnp: the network text is the same, byte for byte */
     char *out = tu_tmp("lenet.nnp");
-    save(g, out, NULL);
+    tu_save(g, out, "nnabla", NULL);
     size_t la, lb;
     char *pa = tu_shared("realworld/nnp/lenet_010000.nnp");
     char *ta = member(pa, "network.nntxt", &la);
@@ -300,8 +283,8 @@ static void test_parameter_formats(void **state)
     char *o0 = param_order(src);
     assert_string_equal(o0, want);
     gir_graph *a = load(src, NULL);
-    gir_options *o = opts("param-format", "protobuf", NULL, NULL);
-    save(a, pb, o);
+    gir_options *o = tu_options("param-format", "protobuf", NULL);
+    tu_save(a, pb, "nnabla", o);
     gir_options_free(o);
     char *o1 = param_order(pb);
     assert_string_equal(o1, want);
@@ -310,7 +293,7 @@ static void test_parameter_formats(void **state)
     assert_null(nothing);
     gir_graph *b = load(pb, NULL);
     assert_same(a, b, "h5 -> protobuf");
-    save(b, h5, NULL);
+    tu_save(b, h5, "nnabla", NULL);
     char *o2 = param_order(h5);
     assert_string_equal(o2, want);
     gir_graph *c = load(h5, NULL);
@@ -318,11 +301,11 @@ static void test_parameter_formats(void **state)
     /* the h5 of lenet (from parameter.protobuf): its order and need_grad */
     gir_graph *l = load_shared("realworld/nnp/lenet_010000.nnp");
     char *lh5 = tu_tmp("lenet_h5.nnp");
-    save(l, lh5, NULL);
+    tu_save(l, lh5, "nnabla", NULL);
     char *o3 = param_order(lh5);
     assert_string_equal(o3, "conv1/conv/W:1:0 conv1/conv/b:1:1 conv2/conv/W:1:2 conv2/conv/b:1:3 fc3/affine/W:1:4 "
                             "fc3/affine/b:1:5 fc4/affine/W:1:6 fc4/affine/b:1:7");
-    gir_options *bad = opts("param-format", "npy", NULL, NULL);
+    gir_options *bad = tu_options("param-format", "npy", NULL);
     gir_error err = GIR_ERROR_INIT;
     TU_FAILS(gir_save(l, tu_dir, "nnabla", bad, &err), &err, GIR_E_ARGUMENT, "param-format must be h5 or protobuf");
     gir_error_clear(&err);
@@ -368,7 +351,7 @@ static void test_h5dump_and_unzip(void **state)
         skip();
     gir_graph *g = load_shared("realworld/nnp/lenet_010000.nnp");
     char *out = tu_tmp("lenet_dump.nnp");
-    save(g, out, NULL);
+    tu_save(g, out, "nnabla", NULL);
     int status;
     char *cmd = gir_strdupf("unzip -t '%s'", out);
     char *txt = run(cmd, &status);
@@ -424,7 +407,7 @@ static void test_options(void **state)
     gir_graph *g = load(nnc, NULL);
     assert_string_equal(g->name, "MainRuntime"); /* the executor's network */
     gir_graph_free(g);
-    gir_options *o = opts("network", "Main", NULL, NULL);
+    gir_options *o = tu_options("network", "Main", NULL);
     g = load(nnc, o);
     assert_string_equal(g->name, "Main");
     /* the training network's loss has no canonical operator */
@@ -435,7 +418,7 @@ static void test_options(void **state)
     assert_int_equal(g->n_inputs, 2);
     /* Main -> nnp -> Main: every other network, the optimizer, ... stay */
     char *out = tu_tmp("main.nnp");
-    save(g, out, NULL);
+    tu_save(g, out, "nnabla", NULL);
     gir_graph *b = load(out, o);
     assert_same(g, b, "network=Main");
     gir_graph_free(b);
@@ -455,36 +438,36 @@ static void test_options(void **state)
     gir_options_free(o);
     gir_graph_free(g);
 
-    o = opts("executor", "Executor", "network", "MainRuntime");
+    o = tu_options("executor", "Executor", "network", "MainRuntime", NULL);
     g = load(nnc, o);
     assert_string_equal(g->name, "MainRuntime");
     gir_graph_free(g);
     gir_options_free(o);
 
     gir_error err = GIR_ERROR_INIT;
-    o = opts("executor", "nope", NULL, NULL);
+    o = tu_options("executor", "nope", NULL);
     TU_FAILS(gir_load(nnc, NULL, o, &g, &err), &err, GIR_E_ARGUMENT, "no executor named 'nope' (the file has 'Executor')");
     gir_error_clear(&err);
     gir_options_free(o);
-    o = opts("executor", "Executor", "network", "Main");
+    o = tu_options("executor", "Executor", "network", "Main", NULL);
     TU_FAILS(gir_load(nnc, NULL, o, &g, &err), &err, GIR_E_ARGUMENT, "executor 'Executor' runs network 'MainRuntime', not 'Main'");
     gir_error_clear(&err);
     gir_options_free(o);
-    o = opts("network", "Other", NULL, NULL);
+    o = tu_options("network", "Other", NULL);
     TU_FAILS(gir_load(nnc, NULL, o, &g, &err), &err, GIR_E_ARGUMENT, "no network named 'Other'");
     gir_error_clear(&err);
     gir_options_free(o);
-    o = opts("batch-size", "0", NULL, NULL);
+    o = tu_options("batch-size", "0", NULL);
     TU_FAILS(gir_load(nnc, NULL, o, &g, &err), &err, GIR_E_ARGUMENT, "batch-size must be a positive number");
     gir_error_clear(&err);
     gir_options_free(o);
-    o = opts("nnabla-nonsense", "1", NULL, NULL);
+    o = tu_options("nnabla-nonsense", "1", NULL);
     TU_FAILS(gir_load(nnc, NULL, o, &g, &err), &err, GIR_E_ARGUMENT, "nnabla-nonsense");
     gir_error_clear(&err);
     gir_options_free(o);
 
     /* --batch-size fixes the -1 placeholders */
-    o = opts("batch-size", "4", NULL, NULL);
+    o = tu_options("batch-size", "4", NULL);
     g = load(nnc, o);
     const gir_value *in = g->values[g->inputs[0]];
     assert_int_equal(in->shape.dims[0], 4);
@@ -505,7 +488,7 @@ static void test_standalone_nntxt(void **state)
     char *tp = tu_tmp("lenet.nntxt"), *pp = tu_tmp("lenet.protobuf");
     assert_true(tu_write(tp, text, tl));
     assert_true(tu_write(pp, params, pl));
-    gir_options *o = opts("params", pp, NULL, NULL);
+    gir_options *o = tu_options("params", pp, NULL);
     gir_graph *a = load(tp, o);
     gir_graph *b = load(nnp, NULL);
     assert_same(a, b, "nntxt + params");
@@ -515,8 +498,8 @@ static void test_standalone_nntxt(void **state)
     assert_null(c->values[gir_graph_value_index(c, "conv1/conv/W")]->data);
     /* written as .nntxt: the text and a companion parameter file */
     char *out = tu_tmp("out.nntxt"), *outp = tu_tmp("out.h5");
-    save(a, out, NULL);
-    gir_options *o2 = opts("params", outp, NULL, NULL);
+    tu_save(a, out, "nnabla", NULL);
+    gir_options *o2 = tu_options("params", outp, NULL);
     gir_graph *d = load(out, o2);
     assert_same(a, d, "written nntxt + h5");
     size_t ol;
@@ -643,7 +626,7 @@ static void test_map_affine_split_pool(void **state)
     assert_string_equal(gir_node_string(fc3, "affine_param", ""), "base_axis: 2\n");
     /* written back: the same functions again */
     char *out = tu_tmp("map.nntxt.out.nnp");
-    save(g, out, NULL);
+    tu_save(g, out, "nnabla", NULL);
     size_t len;
     char *text = member(out, "network.nntxt", &len);
     assert_non_null(strstr(text, "    type: \"Split\"\n    input: \"b\"\n    output: \"s0\"\n    output: \"s1\"\n"
@@ -716,7 +699,7 @@ static void test_map_scalars_and_opaque(void **state)
     assert_non_null(gir_attrs_find(&sm->meta, NNB_META_NO_NAME));
     assert_non_null(gir_attrs_find(&sm->meta, NNB_META_NO_PARAM));
     char *out = tu_tmp("scal.nnp");
-    save(g, out, NULL);
+    tu_save(g, out, "nnabla", NULL);
     size_t len;
     char *text = member(out, "network.nntxt", &len);
     assert_non_null(strstr(text, "    type: \"MulScalar\"\n    input: \"x\"\n    output: \"a\"\n    mul_scalar_param {\n"
@@ -835,7 +818,7 @@ static void test_write_canonical(void **state)
     (void)state;
     gir_graph *g = canonical_net(false);
     char *out = tu_tmp("canon.nnp");
-    save(g, out, NULL);
+    tu_save(g, out, "nnabla", NULL);
     size_t len;
     char *text = member(out, "network.nntxt", &len);
     /* the weight of Gemm(transB=1) is written in x out, transposed */
@@ -873,7 +856,7 @@ static void test_write_canonical(void **state)
     assert_same_opt(g, b, "canonical -> nnp", false);
     /* and written again: the same archive */
     char *out2 = tu_tmp("canon2.nnp");
-    save(b, out2, NULL);
+    tu_save(b, out2, "nnabla", NULL);
     gir_graph *c = load(out2, NULL);
     assert_same(b, c, "canonical -> nnp -> nnp");
     gir_graph_free(c);
@@ -967,7 +950,7 @@ static void test_write_param_paths(void **state)
     gir_buf notes = GIR_BUF_INIT;
     gir_options *o = gir_options_new();
     gir_options_set_note_handler(o, collect_note, &notes);
-    save(g, out, o);
+    tu_save(g, out, "nnabla", o);
     assert_string_equal(notes.data, "3 parameter names with empty, '.' or '..' components (nnabla stores scope "
                                     "paths) renamed, first '/blk/Constant_output_0' as 'blk/Constant_output_0_1'\n");
     size_t len;
@@ -991,7 +974,7 @@ static void test_write_param_paths(void **state)
     }
     /* the same names every time */
     char *out2 = tu_tmp("paths2.nnp");
-    save(g, out2, NULL);
+    tu_save(g, out2, "nnabla", NULL);
     char *t1 = member(out, "network.nntxt", &len), *t2 = member(out2, "network.nntxt", &len);
     assert_string_equal(t1, t2);
     free(t1);
@@ -1048,7 +1031,7 @@ static void test_write_bool_graphs(void **state)
     gir_buf notes = GIR_BUF_INIT;
     gir_options *o = gir_options_new();
     gir_options_set_note_handler(o, collect_note, &notes);
-    save(g, out, o);
+    tu_save(g, out, "nnabla", o);
     assert_string_equal(notes.data, "input 'flag' is bool: written as float32 0/1, nnabla has no bool\n"
                                     "parameter 'mask' is bool: written as float32 0/1, nnabla has no bool\n"
                                     "output 'neg_out' is bool: written as float32 0/1, nnabla has no bool\n");
@@ -1089,7 +1072,7 @@ static void test_write_bool_graphs(void **state)
     assert_int_equal(b->values[b->outputs[1]]->dtype, GIR_DT_F32);
     /* and written again: the same network */
     char *out2 = tu_tmp("bools2.nnp");
-    save(b, out2, NULL);
+    tu_save(b, out2, "nnabla", NULL);
     gir_graph *c = load(out2, NULL);
     assert_same(b, c, "bool graph -> nnp -> nnp");
     gir_graph_free(c);
@@ -1143,7 +1126,7 @@ static void test_ceil_pool_unknown_size(void **state)
                      "MaxPool whose padding and rounding nnabla cannot reproduce (1 node, first 'pool')");
             gir_error_clear(&err);
         } else {
-            save(g, out, NULL);
+            tu_save(g, out, "nnabla", NULL);
             size_t len;
             char *text = member(out, "network.nntxt", &len);
             assert_non_null(strstr(text, "type: \"MaxPooling\""));
@@ -1274,7 +1257,7 @@ static void test_bad_input(void **state)
     free(zeros);
     load_fails(path, NULL, GIR_E_ARCHIVE, "parameter.h5", NULL);
     make_nnp(path, small_net, "parameter.protobuf", good, plen);
-    gir_options *o = opts("max-bytes", "100", NULL, NULL);
+    gir_options *o = tu_options("max-bytes", "100", NULL);
     load_fails(path, o, GIR_E_ARCHIVE, "network.nntxt", NULL);
     gir_options_free(o);
 
@@ -1334,7 +1317,7 @@ static void test_bad_input(void **state)
 static gir_graph *load_other(const char *path, const char *format, const char *params, const char *shape)
 {
     gir_error err = GIR_ERROR_INIT;
-    gir_options *o = opts("params", params, "input-shape", shape);
+    gir_options *o = tu_options("params", params, "input-shape", shape, NULL);
     gir_graph *g;
     TU_OK(gir_load(path, format, o, &g, &err), &err);
     TU_OK(gir_infer_shapes(g, &err), &err);
@@ -1344,9 +1327,8 @@ static gir_graph *load_other(const char *path, const char *format, const char *p
 
 static void save_other(const gir_graph *g, const char *path, const char *format, const char *params)
 {
-    gir_error err = GIR_ERROR_INIT;
-    gir_options *o = opts("params", params, "force", "1");
-    TU_OK(gir_save(g, path, format, o, &err), &err);
+    gir_options *o = tu_options("params", params, "force", "1", NULL);
+    tu_save(g, path, format, o);
     gir_options_free(o);
 }
 
@@ -1364,8 +1346,8 @@ static void test_mxnet_nnvm_via_nnp(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *gp = tu_shared(cases[i].graph), *pp = tu_shared(cases[i].params);
         gir_graph *a = load_other(gp, cases[i].format, pp, cases[i].shape);
-        gir_options *f = opts("force", "1", NULL, NULL);
-        save(a, nnp, f);
+        gir_options *f = tu_options("force", "1", NULL);
+        tu_save(a, nnp, "nnabla", f);
         gir_options_free(f);
         gir_graph *n = load(nnp, NULL);
         save_other(n, back, cases[i].format, backp);
@@ -1406,15 +1388,15 @@ static void test_nnp_via_mxnet_nnvm(void **state)
     };
     static const char *const formats[] = { "nnvm", "mxnet" };
     char *mid = tu_tmp("mid.json"), *midp = tu_tmp("mid.params"), *back = tu_tmp("back.nnp");
-    gir_options *b1 = opts("batch-size", "1", NULL, NULL);
-    gir_options *f = opts("force", "1", NULL, NULL);
+    gir_options *b1 = tu_options("batch-size", "1", NULL);
+    gir_options *f = tu_options("force", "1", NULL);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (size_t k = 0; k < 2; k++) {
             char *p = tu_shared(cases[i].nnp);
             gir_graph *a = load(p, b1);
             save_other(a, mid, formats[k], midp);
             gir_graph *m = load_other(mid, formats[k], midp, cases[i].shape);
-            save(m, back, f);
+            tu_save(m, back, "nnabla", f);
             gir_graph *b = load(back, NULL);
             assert_same_opt(a, b, cases[i].nnp, false);
             gir_graph_free(a);
@@ -1495,8 +1477,8 @@ static void test_affine_weight_sources(void **state)
         assert_memory_equal(d, want, sizeof want);
         /* and written back: the original bytes */
         char *out = tu_tmp("aff_out.nnp");
-        gir_options *o = opts("param-format", "protobuf", "force", "1");
-        save(g, out, o);
+        gir_options *o = tu_options("param-format", "protobuf", "force", "1", NULL);
+        tu_save(g, out, "nnabla", o);
         gir_options_free(o);
         size_t len;
         char *ob = member(out, "parameter.protobuf", &len);
@@ -1547,12 +1529,12 @@ static void test_failed_writes_leave_nothing(void **state)
     n->in[1] = w;
     TU_OK(gir_node_make_output(g, n, 0, "y", &err), &err);
     TU_OK(gir_graph_add_output(g, n->out[0], &err), &err);
-    gir_options *o = opts("param-format", "protobuf", NULL, NULL);
+    gir_options *o = tu_options("param-format", "protobuf", NULL);
     TU_FAILS(gir_save(g, out, "nnabla", o, &err), &err, GIR_E_UNSUPPORTED, "parameter 'w' is int64");
     gir_error_clear(&err);
     assert_int_equal(tu_count_entries(dir), 0);
     /* in h5 it goes, with its type */
-    save(g, out, NULL);
+    tu_save(g, out, "nnabla", NULL);
     gir_graph *b = load(out, NULL);
     assert_int_equal(b->values[gir_graph_value_index(b, "w")]->dtype, GIR_DT_I64);
     gir_graph_free(b);
@@ -1635,7 +1617,7 @@ static void test_failed_write_mid_parameters(void **state)
     static const char *const formats[] = { "h5", "protobuf" };
     for (int f = 0; f < 2; f++) {
         gir_error err = GIR_ERROR_INIT;
-        gir_options *o = opts("param-format", formats[f], NULL, NULL);
+        gir_options *o = tu_options("param-format", formats[f], NULL);
         /* a new output: nothing at all is left */
         TU_FAILS(gir_save(g, out, "nnabla", o, &err), &err, GIR_E_IO, "the weight source broke");
         gir_error_clear(&err);
@@ -1669,10 +1651,10 @@ static void test_h5_member_in_place(void **state)
     gir_graph *g = load_shared("realworld/nnp/lenet_010000.nnp");
     char *a = tu_tmp("inplace_a.nnp"), *b = tu_tmp("inplace_b.nnp");
     char *txt = tu_tmp("inplace.nntxt"), *h5 = tu_tmp("inplace.h5");
-    save(g, a, NULL);
-    save(g, b, NULL);
+    tu_save(g, a, "nnabla", NULL);
+    tu_save(g, b, "nnabla", NULL);
     assert_true(tu_files_equal(a, b));
-    save(g, txt, NULL); /* the companion inplace.h5, written on its own */
+    tu_save(g, txt, "nnabla", NULL); /* the companion inplace.h5, written on its own */
     size_t ml, fl;
     char *m = member(a, "parameter.h5", &ml);
     char *f = tu_slurp(h5, &fl);
@@ -1687,10 +1669,10 @@ static void test_h5_member_in_place(void **state)
     assert_int_equal(off, 512);
     gir_zip_close(z);
     /* the protobuf member streamed into the archive equals the file too */
-    gir_options *o = opts("param-format", "protobuf", "force", "1");
+    gir_options *o = tu_options("param-format", "protobuf", "force", "1", NULL);
     char *pb = tu_tmp("inplace.protobuf");
-    save(g, a, o);
-    save(g, txt, o);
+    tu_save(g, a, "nnabla", o);
+    tu_save(g, txt, "nnabla", o);
     char *pm = member(a, "parameter.protobuf", &ml);
     char *pf = tu_slurp(pb, &fl);
     assert_int_equal(ml, fl);
@@ -1718,14 +1700,14 @@ static void test_deterministic(void **state)
     (void)state;
     gir_graph *g = load_shared("realworld/nnp/nnc_result.nnp");
     char *a = tu_tmp("det_a.nnp"), *b = tu_tmp("det_b.nnp");
-    save(g, a, NULL);
-    save(g, b, NULL);
+    tu_save(g, a, "nnabla", NULL);
+    tu_save(g, b, "nnabla", NULL);
     assert_true(tu_files_equal(a, b));
-    gir_options *o = opts("param-format", "protobuf", NULL, NULL);
+    gir_options *o = tu_options("param-format", "protobuf", NULL);
     remove(a);
     remove(b);
-    save(g, a, o);
-    save(g, b, o);
+    tu_save(g, a, "nnabla", o);
+    tu_save(g, b, "nnabla", o);
     assert_true(tu_files_equal(a, b));
     gir_options_free(o);
     remove(a);

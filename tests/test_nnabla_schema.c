@@ -19,18 +19,9 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static gir_options *opts1(const char *k, const char *v)
-{
-    gir_options *o = gir_options_new();
-    gir_error err = GIR_ERROR_INIT;
-    if (k)
-        TU_OK(gir_options_set(o, k, v, &err), &err);
-    return o;
-}
-
 static gir_graph *load_opt(const char *path, const char *k, const char *v)
 {
-    gir_options *o = opts1(k, v);
+    gir_options *o = tu_options(k, v, NULL);
     gir_error err = GIR_ERROR_INIT;
     gir_graph *g = NULL;
     TU_OK(gir_load(path, NULL, o, &g, &err), &err);
@@ -40,9 +31,8 @@ static gir_graph *load_opt(const char *path, const char *k, const char *v)
 
 static void save_as(const gir_graph *g, const char *path, const char *format)
 {
-    gir_options *o = opts1("force", "1");
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, path, format, o, &err), &err);
+    gir_options *o = tu_options("force", "1", NULL);
+    tu_save(g, path, format, o);
     gir_options_free(o);
 }
 
@@ -445,7 +435,7 @@ static void newer_case(const char *type, const char *param, const char *note, co
     gir_pb_free(&pb->base);
     gir_graph *g2 = load_opt(out, NULL, NULL);
     assert_same(g, g2, type);
-    gir_options *o = opts1("force", "1");
+    gir_options *o = tu_options("force", "1", NULL);
     gir_error err = GIR_ERROR_INIT;
     TU_FAILS(gir_save(g, onnx, "onnx", o, &err), &err, GIR_E_UNSUPPORTED_OP, type, NULL);
     gir_error_clear(&err);

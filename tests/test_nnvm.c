@@ -41,29 +41,6 @@ static gir_graph *load_shared(const char *rel)
     return g;
 }
 
-static void save(const gir_graph *g, const char *path, const char *format)
-{
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, path, format, NULL, &err), &err);
-    gir_error_clear(&err);
-}
-
-static size_t count_op(const gir_graph *g, const char *op)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < gir_graph_node_count(g); i++)
-        n += strcmp(gir_node_op(gir_graph_node(g, i)), op) == 0;
-    return n;
-}
-
-static size_t count_opaque(const gir_graph *g)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < gir_graph_node_count(g); i++)
-        n += gir_node_is_opaque(gir_graph_node(g, i));
-    return n;
-}
-
 static size_t count_kind(const gir_graph *g, gir_value_kind k)
 {
     size_t n = 0;
@@ -118,7 +95,7 @@ static void assert_same(const gir_graph *a, const gir_graph *b, bool names, bool
 static gir_graph *round_trip(const gir_graph *g, const char *fmt, const char *out)
 {
     char *p = tu_tmp(out);
-    save(g, p, fmt);
+    tu_save(g, p, fmt, NULL);
     gir_graph *h = load_opts(p, fmt, NULL);
     free(p);
     return h;
@@ -279,12 +256,12 @@ static void test_mxnet_lenet(void **state)
     assert_string_equal(gmeta(g, "source.producer"), "MXNet 1.4.1");
     assert_int_equal(gir_attrs_get_int(&g->meta, "mxnet.version", 0), 10401);
     assert_int_equal(gir_graph_node_count(g), 12);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Conv"), 2);
-    assert_int_equal(count_op(g, "Relu"), 3);
-    assert_int_equal(count_op(g, "MaxPool"), 2);
-    assert_int_equal(count_op(g, "Flatten"), 3); /* one explicit, one per FullyConnected(flatten=True) */
-    assert_int_equal(count_op(g, "Gemm"), 2);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Conv"), 2);
+    assert_int_equal(tu_count_op(g, "Relu"), 3);
+    assert_int_equal(tu_count_op(g, "MaxPool"), 2);
+    assert_int_equal(tu_count_op(g, "Flatten"), 3); /* one explicit, one per FullyConnected(flatten=True) */
+    assert_int_equal(tu_count_op(g, "Gemm"), 2);
     assert_int_equal(gir_graph_input_count(g), 1);
     assert_string_equal(gir_value_name(gir_graph_input(g, 0)), "data");
     assert_int_equal(gir_graph_output_count(g), 1);
@@ -370,7 +347,7 @@ static void test_inferred_shapes(void **state)
     /* With every shape known, the NNVM file records them (graph attributes
      * shape and dtype per entry, as after NNVM's InferShape). */
     char *out = tu_tmp("shaped_graph.json");
-    save(g, out, "nnvm");
+    tu_save(g, out, "nnvm", NULL);
     char *text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "\"shape\": [\"list_shape\", [\n        [1, 1, 28, 28], \n        [20, 1, 5, 5]"));
     assert_non_null(strstr(text, "\"dtype\": [\"list_int\", [\n        0, \n"));
@@ -423,7 +400,7 @@ static void test_bn_pending(void **state)
     assert_shape(gir_graph_output(g, 0), "[2,3,3,3]"); /* MXNet's default stride is 1 */
     /* Written back: fix_gamma is the default again, g the input. */
     char *out = tu_tmp("pend2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     gir_graph *h = load_opts(out, NULL, o);
     free(out);
     out = tu_tmp("pend3-symbol.json");
@@ -440,7 +417,7 @@ static void test_bn_pending(void **state)
     assert_string_equal(note(g, 1), "no weights file: 4 weights (first 'g') taken as graph inputs");
     assert_string_equal(note(g, 2), "kept 1 BatchNorm node verbatim (first 'bn'): a fixed gamma or beta needs the "
                                     "channel count; give the params or --input-shape");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     char *written = tu_slurp(out, NULL);
     assert_non_null(strstr(written, "\"op\": \"BatchNorm\""));
     free(written);
@@ -479,7 +456,7 @@ static void test_dense_after_mean(void **state)
         const gir_node *fc = node(g, "fc");
         assert_int_equal(fc->op, GIR_OP_Gemm);
         assert_int_equal(gir_node_int(fc, "transB", 0), 1);
-        assert_int_equal(count_opaque(g), 0);
+        assert_int_equal(tu_count_opaque(g), 0);
         assert_shape(val(g, "w"), "[5,4]");
         assert_shape(gir_graph_output(g, 0), "[2,5]");
         gir_graph_free(g);
@@ -500,13 +477,13 @@ static void test_erf_nnvm(void **state)
     gir_graph *g = load(p);
     assert_int_equal(node(g, "e")->op, GIR_OP_Erf);
     char *out = tu_tmp("erf2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     gir_graph *h = load(out);
     assert_same(g, h, true, true);
     gir_graph_free(h);
     char *nv = tu_tmp("erf_graph.json");
     gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, nv, "nnvm", NULL, &err), &err);
+    tu_save(g, nv, "nnvm", NULL);
     gir_graph *back = load(nv);
     size_t erf = 0, div = 0;
     for (size_t i = 0; i < back->n_nodes; i++) {
@@ -556,7 +533,7 @@ static void test_mxnet_pad(void **state)
     assert_true(gir_node_float(p2, "constant_value", 0) == -2.5);
     assert_shape(gir_graph_output(g, 0), "[1,2,9,10]");
     char *out = tu_tmp("pad2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     char *text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "\"pad_width\": \"(0, 0, 0, 0, 1, 2, 3, 0)\""));
     assert_non_null(strstr(text, "\"constant_value\": \"-2.5\""));
@@ -603,7 +580,7 @@ static void test_nnvm_pool_asymmetric(void **state)
     assert_true(v[0] == 1 && v[1] == 0 && v[2] == 0 && v[3] == 1);
     assert_shape(val(g, "mp"), "[1,2,3,4]");
     char *out = tu_tmp("apool2_graph.json");
-    save(g, out, "nnvm");
+    tu_save(g, out, "nnvm", NULL);
     char *text = tu_slurp(out, NULL);
     assert_non_null(strstr(text, "\"padding\": \"(1, 0, 0, 1)\""));
     assert_non_null(strstr(text, "\"padding\": \"(1, 1)\""));
@@ -630,12 +607,12 @@ static void test_mxnet_legacy(void **state)
     assert_string_equal(gmeta(g, "source.producer"), "MXNet 0.8 or older");
     assert_null(gir_attrs_find(&g->meta, "mxnet.version"));
     assert_int_equal(gir_graph_node_count(g), 10);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Gemm"), 3);
-    assert_int_equal(count_op(g, "Flatten"), 3);
-    assert_int_equal(count_op(g, "Relu"), 2);
-    assert_int_equal(count_op(g, "BatchNormalization"), 1);
-    assert_int_equal(count_op(g, "Softmax"), 1);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Gemm"), 3);
+    assert_int_equal(tu_count_op(g, "Flatten"), 3);
+    assert_int_equal(tu_count_op(g, "Relu"), 2);
+    assert_int_equal(tu_count_op(g, "BatchNormalization"), 1);
+    assert_int_equal(tu_count_op(g, "Softmax"), 1);
     /* The upgrader's auxiliary states; the label is dropped. */
     const gir_value *mm = val(g, "batchnorm0_moving_mean");
     assert_string_equal(gir_attrs_get_string(&mm->meta, "mxnet.synthesized", ""), "1");
@@ -672,13 +649,13 @@ static void test_mxnet_vgg(void **state)
     gir_graph *g = load_shared("realworld/mxnet/vgg_dnnl_model1.json");
     assert_string_equal(gmeta(g, "source.producer"), "MXNet 1.2.0");
     assert_int_equal(gir_graph_node_count(g), 39);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Conv"), 16);
-    assert_int_equal(count_op(g, "Relu"), 15);
-    assert_int_equal(count_op(g, "MaxPool"), 5);
-    assert_int_equal(count_op(g, "GlobalAveragePool"), 1);
-    assert_int_equal(count_op(g, "Flatten"), 1);
-    assert_int_equal(count_op(g, "Softmax"), 1);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Conv"), 16);
+    assert_int_equal(tu_count_op(g, "Relu"), 15);
+    assert_int_equal(tu_count_op(g, "MaxPool"), 5);
+    assert_int_equal(tu_count_op(g, "GlobalAveragePool"), 1);
+    assert_int_equal(tu_count_op(g, "Flatten"), 1);
+    assert_int_equal(tu_count_op(g, "Softmax"), 1);
     /* No params: every variable is an input; num_filter shapes the weights. */
     assert_int_equal(gir_graph_input_count(g), 33);
     /* weights taken as inputs: their input channels come from the data */
@@ -698,13 +675,13 @@ static void test_nnvm_lenet(void **state)
     gir_graph *g = load_shared("realworld/nnvm/lenet_nnvm_graph.json");
     assert_string_equal(gmeta(g, "source.format"), "nnvm");
     assert_int_equal(gir_graph_node_count(g), 11);
-    assert_int_equal(count_opaque(g), 0);
-    assert_int_equal(count_op(g, "Conv"), 2);
-    assert_int_equal(count_op(g, "MaxPool"), 2);
-    assert_int_equal(count_op(g, "Flatten"), 3);
-    assert_int_equal(count_op(g, "Gemm"), 2);
-    assert_int_equal(count_op(g, "Relu"), 1);
-    assert_int_equal(count_op(g, "Softmax"), 1);
+    assert_int_equal(tu_count_opaque(g), 0);
+    assert_int_equal(tu_count_op(g, "Conv"), 2);
+    assert_int_equal(tu_count_op(g, "MaxPool"), 2);
+    assert_int_equal(tu_count_op(g, "Flatten"), 3);
+    assert_int_equal(tu_count_op(g, "Gemm"), 2);
+    assert_int_equal(tu_count_op(g, "Relu"), 1);
+    assert_int_equal(tu_count_op(g, "Softmax"), 1);
     assert_int_equal(count_kind(g, GIR_VALUE_WEIGHT), 8);
     assert_shape(val(g, "_param_1"), "[20,1,5,5]");
     assert_shape(val(g, "_param_5"), "[500,800]");
@@ -726,8 +703,8 @@ static void test_tvm_wrn(void **state)
     assert_string_equal(gmeta(g, "source.format"), "tvm");
     assert_string_equal(gmeta(g, "source.producer"), "TVM (NNVM compiler)");
     assert_int_equal(gir_graph_node_count(g), 4);
-    assert_int_equal(count_opaque(g), 4);
-    assert_int_equal(count_op(g, "tvm_op"), 4);
+    assert_int_equal(tu_count_opaque(g), 4);
+    assert_int_equal(tu_count_op(g, "tvm_op"), 4);
     const gir_node *n = node(g, "_contrib_conv2d_nchwc0");
     assert_string_equal(gir_node_opaque_format(n), "tvm");
     assert_string_equal(gir_node_string(n, "func_name", ""), "fuse__contrib_conv2d_NCHWc");
@@ -753,7 +730,7 @@ static void test_tvm_relay(void **state)
     assert_string_equal(gmeta(g, "source.producer"), "TVM (Relay graph executor)");
     assert_string_equal(gmeta(g, "tvm.layout"), "relay");
     assert_int_equal(gir_graph_node_count(g), 32);
-    assert_int_equal(count_opaque(g), 32);
+    assert_int_equal(tu_count_opaque(g), 32);
     assert_int_equal(gir_graph_input_count(g), 57); /* no params file: all inputs */
     assert_shape(val(g, "data"), "[1,3,112,112]");
     assert_shape(gir_graph_output(g, 0), "[1,1000]");
@@ -769,7 +746,7 @@ static void test_tvm_seed003(void **state)
     free(p);
     assert_string_equal(gmeta(g, "source.format"), "tvm");
     assert_int_equal(gir_graph_node_count(g), 5);
-    assert_int_equal(count_op(g, "tvm_op"), 5);
+    assert_int_equal(tu_count_op(g, "tvm_op"), 5);
     assert_int_equal(gir_graph_input_count(g), 9);
     assert_shape(val(g, "1"), "[1,1,224,224]");
     assert_shape(val(g, "8"), "[9,32,3,3]");
@@ -818,7 +795,7 @@ static void test_same_flavour_round_trips(void **state)
         gir_graph *a = load(src);
         char *dir = tu_tempdir();
         char *out = tu_join(dir, c->out);
-        save(a, out, c->fmt);
+        tu_save(a, out, c->fmt, NULL);
         gir_graph *b = load_opts(out, c->fmt, NULL);
         /* Same ops, attributes, edges, names, format meta and weights. */
         assert_same(a, b, true, true);
@@ -827,7 +804,7 @@ static void test_same_flavour_round_trips(void **state)
         /* Writing twice gives the same bytes, params included. */
         char *dir2 = tu_tempdir();
         char *out2 = tu_join(dir2, c->out);
-        save(a, out2, c->fmt);
+        tu_save(a, out2, c->fmt, NULL);
         assert_true(tu_files_equal(out, out2));
         assert_int_equal(tu_count_entries(dir), tu_count_entries(dir2));
         char *pp = nn_params_path_for(out, strcmp(c->fmt, "mxnet") == 0 ? NN_MXNET : NN_NNVM);
@@ -855,7 +832,7 @@ static void test_mxnet_params_identical(void **state)
     (void)state;
     gir_graph *a = load_shared("realworld/mxnet/lenet-symbol.json");
     char *out = tu_tmp("ident-symbol.json");
-    save(a, out, "mxnet");
+    tu_save(a, out, "mxnet", NULL);
     char *pp = tu_tmp("ident-0000.params");
     char *src = tu_shared("realworld/mxnet/lenet-0001.params");
     assert_true(tu_files_equal(src, pp));
@@ -875,7 +852,7 @@ static void test_cross_lenet(void **state)
     assert_same(a, b, true, false);
     gir_graph *c = round_trip(b, "mxnet", "x-symbol.json");
     assert_same(a, c, true, false);
-    assert_int_equal(count_op(c, "Flatten"), 3);
+    assert_int_equal(tu_count_op(c, "Flatten"), 3);
     /* NNVM -> MXNet -> NNVM */
     gir_graph *d = load_shared("realworld/nnvm/lenet_nnvm_graph.json");
     gir_graph *e = round_trip(d, "mxnet", "y-symbol.json");
@@ -964,7 +941,7 @@ static void test_mxnet_mapping(void **state)
     assert_true(gir_node_float(node(g, "d"), "ratio", 0) == 0.3);
     /* The round trip writes the source's text back. */
     char *out = tu_tmp("misc2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     size_t len;
     char *text = tu_slurp(out, &len);
     assert_non_null(strstr(text, "\"scalar\": \"1\""));
@@ -1055,7 +1032,7 @@ static void test_mxnet_bn_softmax(void **state)
     for (size_t i = 0; i < 7; i++)
         gir_tensor_unref(ts[i]);
     gir_graph *g = load(p);
-    assert_int_equal(count_opaque(g), 0);
+    assert_int_equal(tu_count_opaque(g), 0);
     const gir_node *bn = node(g, "bn");
     assert_true(gir_node_float(bn, "epsilon", 0) == 0.001); /* MXNet default, explicit */
     const gir_value *scale = g->values[bn->in[1]];
@@ -1071,12 +1048,12 @@ static void test_mxnet_bn_softmax(void **state)
     assert_int_equal(fc2->op, GIR_OP_Gemm);
     assert_int_equal(fc2->n_in, 2);
     assert_string_equal(g->values[fc2->in[0]]->name, "bn");
-    assert_int_equal(count_op(g, "Flatten"), 1);
+    assert_int_equal(tu_count_op(g, "Flatten"), 1);
     assert_null(gir_graph_find_value(g, "label"));
     assert_int_equal(gir_graph_input_count(g), 1);
     /* Same flavour: fix_gamma, the label, flatten=False and versions back. */
     char *out = tu_tmp("bn2-symbol.json");
-    save(g, out, "mxnet");
+    tu_save(g, out, "mxnet", NULL);
     size_t len;
     char *text = tu_slurp(out, &len);
     assert_non_null(strstr(text, "\"name\": \"label\", \n      \"attrs\": {\"__init__\": \"zeros\"}"));
@@ -1384,7 +1361,7 @@ static void test_executor_as_nnvm(void **state)
     (void)state;
     gir_graph *g = load_shared("realworld/tvm/wrn_fc.json");
     char *out = tu_tmp("exec_graph.json");
-    save(g, out, "nnvm");
+    tu_save(g, out, "nnvm", NULL);
     char *src = tu_shared("realworld/tvm/wrn_fc.json");
     assert_true(tu_files_equal(src, out));
     gir_graph *h = load(out);
@@ -1419,7 +1396,7 @@ static void test_writer_refusals(void **state)
     assert_int_equal(tu_count_entries(dir), 1);
     gir_options *o = gir_options_new();
     TU_OK(gir_options_set(o, "force", "1", &err), &err);
-    TU_OK(gir_save(g, out, "nnvm", o, &err), &err);
+    tu_save(g, out, "nnvm", o);
     assert_int_equal(tu_count_entries(dir), 2); /* x_graph.json, x_param.params */
     gir_options_free(o);
     /* Every construct NNVM cannot express, at once. */

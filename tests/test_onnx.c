@@ -279,11 +279,9 @@ static gir_status load_fails(const char *path, gir_error *err)
 
 static gir_options *opts_of(const char *kv[])
 {
-    gir_options *o = gir_options_new();
+    gir_options *o = tu_options_kv((const char *const *)kv);
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_options_set(o, "force", "1", &err), &err);
-    for (size_t i = 0; kv && kv[i]; i += 2)
-        TU_OK(gir_options_set(o, kv[i], kv[i + 1], &err), &err);
     return o;
 }
 
@@ -475,10 +473,10 @@ static void test_via_nnvm(void **state)
         char *json = tu_tmp("via.json"), *back = tu_tmp("via.onnx");
         gir_error err = GIR_ERROR_INIT;
         gir_options *o = opts_of(NULL);
-        TU_OK(gir_save(g, json, "nnvm", o, &err), &err);
+        tu_save(g, json, "nnvm", o);
         gir_graph *n = NULL;
         TU_OK(gir_load(json, "nnvm", NULL, &n, &err), &err);
-        TU_OK(gir_save(n, back, "onnx", o, &err), &err);
+        tu_save(n, back, "onnx", o);
         gir_graph *g2 = load(back);
         /* NNVM names a node's outputs after the node: value names of
          * intermediate results change, node and weight names stay */
@@ -659,9 +657,9 @@ static void test_via_nnp(void **state)
         gir_graph *g = load(path), *n = NULL;
         gir_error err = GIR_ERROR_INIT;
         gir_options *o = opts_of(NULL);
-        TU_OK(gir_save(g, nnp, "nnabla", o, &err), &err);
+        tu_save(g, nnp, "nnabla", o);
         TU_OK(gir_load(nnp, "nnabla", NULL, &n, &err), &err);
-        TU_OK(gir_save(n, back, "onnx", o, &err), &err);
+        tu_save(n, back, "onnx", o);
         gir_graph *g2 = load(back);
         only_allowed_differences(models[i].model, g, g2, models[i].allowed);
         /* node and weight names stay */

@@ -35,22 +35,6 @@ static gir_graph *load_testdata(const char *name)
     return g;
 }
 
-static gir_options *opts(const char *k1, const char *v1, const char *k2, const char *v2)
-{
-    gir_options *o = gir_options_new();
-    if (k1)
-        gir_options_set(o, k1, v1, NULL);
-    if (k2)
-        gir_options_set(o, k2, v2, NULL);
-    return o;
-}
-
-static void save(const gir_graph *g, const char *path, const gir_options *o)
-{
-    gir_error err = GIR_ERROR_INIT;
-    TU_OK(gir_save(g, path, "relayviz", o, &err), &err);
-}
-
 /* Asserts a and b are the same graph with the same weights (names aside). */
 static void assert_same(const gir_graph *a, const gir_graph *b)
 {
@@ -128,11 +112,11 @@ static char *roundtrip(const gir_graph *g, const char *stem)
         char *p1 = tu_tmp(name);
         snprintf(name, sizeof name, "%s%s_again.relayviz.json", stem, embed ? "_embed" : "");
         char *p2 = tu_tmp(name);
-        gir_options *o = opts("embed-weights", embed ? "1" : "0", "force", "1");
-        save(g, p1, o);
+        gir_options *o = tu_options("embed-weights", embed ? "1" : "0", "force", "1", NULL);
+        tu_save(g, p1, "relayviz", o);
         gir_graph *back = load(p1);
         assert_same(g, back);
-        save(back, p2, o);
+        tu_save(back, p2, "relayviz", o);
         assert_same_file(p1, p2);
         if (!embed) {
             /* The params companions are byte-identical too. */
@@ -378,7 +362,7 @@ static void test_symbolic_dims_and_batch_size(void **state)
     free(roundtrip(g, "symbolic"));
     gir_graph_free(g);
     char *p = tu_testdata("relayviz/symbolic_batch.relayviz.json");
-    gir_options *o = opts("batch-size", "8", NULL, NULL);
+    gir_options *o = tu_options("batch-size", "8", NULL);
     g = load_opts(p, o);
     assert_shape(g->values[g->inputs[0]], 4, 8, 3, 4, 4);
     assert_null(g->values[g->inputs[0]]->dim_names[0]);
@@ -480,8 +464,8 @@ static void test_writer_layout(void **state)
     (void)state;
     gir_graph *g = load_testdata("relayviz/function_call.relayviz.json");
     char *p = tu_tmp("layout.relayviz.json");
-    gir_options *o = opts("force", "1", NULL, NULL);
-    save(g, p, o);
+    gir_options *o = tu_options("force", "1", NULL);
+    tu_save(g, p, "relayviz", o);
     char *text = tu_slurp(p, NULL);
     assert_string_equal(
         text,
@@ -557,8 +541,8 @@ static void test_weights_params_companion(void **state)
     (void)state;
     gir_graph *g = small_cnn();
     char *p = tu_tmp("cnn.relayviz.json"), *pp = tu_tmp("cnn.params");
-    gir_options *o = opts("force", "1", NULL, NULL);
-    save(g, p, o);
+    gir_options *o = tu_options("force", "1", NULL);
+    tu_save(g, p, "relayviz", o);
     assert_true(gir_path_exists(pp));
     /* Params: the input, then the weights in order of first use. */
     char *text = tu_slurp(p, NULL);
@@ -580,7 +564,7 @@ static void test_weights_params_companion(void **state)
     assert_int_equal(back->n_inputs, 5);
     gir_graph_free(back);
     /* ... and with params= they are weights again. */
-    gir_options *po = opts("params", moved, NULL, NULL);
+    gir_options *po = tu_options("params", moved, NULL);
     back = load_opts(p, po);
     assert_int_equal(back->n_inputs, 1);
     assert_same(g, back);
@@ -598,8 +582,8 @@ static void test_weights_embedded(void **state)
     (void)state;
     gir_graph *g = small_cnn();
     char *p = tu_tmp("cnn_embed.relayviz.json"), *pp = tu_tmp("cnn_embed.params");
-    gir_options *o = opts("force", "1", "embed-weights", "1");
-    save(g, p, o);
+    gir_options *o = tu_options("force", "1", "embed-weights", "1", NULL);
+    tu_save(g, p, "relayviz", o);
     assert_false(gir_path_exists(pp));
     char *text = tu_slurp(p, NULL);
     assert_non_null(strstr(text, "\"params\": [0]"));
@@ -620,8 +604,8 @@ static void test_params_mismatch(void **state)
     (void)state;
     gir_graph *g = small_cnn();
     char *p = tu_tmp("mm.relayviz.json");
-    gir_options *o = opts("force", "1", NULL, NULL);
-    save(g, p, o);
+    gir_options *o = tu_options("force", "1", NULL);
+    tu_save(g, p, "relayviz", o);
     /* Edit the Var's declared shape: it no longer matches the array. */
     size_t len;
     char *text = tu_slurp(p, &len);
@@ -697,8 +681,8 @@ static void test_nonfinite(void **state)
              "first 'bad'");
     gir_error_clear(&err);
     assert_false(gir_path_exists(p));
-    gir_options *o = opts("nonfinite", "string", NULL, NULL);
-    save(b.g, p, o);
+    gir_options *o = tu_options("nonfinite", "string", NULL);
+    tu_save(b.g, p, "relayviz", o);
     char *text = tu_slurp(p, NULL);
     assert_non_null(strstr(text, "\"array_value\": [\"NaN\", \"Infinity\", \"-Infinity\"]"));
     free(text);
@@ -915,7 +899,7 @@ static void test_unsupported_listed_at_once(void **state)
     gir_attrs_set_float(g, &n->attrs, "max", 1.0, &err);
     TU_OK(gir_graph_add_output(g, gb_done(&b, n), &err), &err);
     char *p = tu_tmp("refused.relayviz.json");
-    gir_options *o = opts("legalize", "0", NULL, NULL);
+    gir_options *o = tu_options("legalize", "0", NULL);
     TU_FAILS(gir_save(g, p, NULL, o, &err), &err, GIR_E_UNSUPPORTED_ATTR, "cannot write as relayviz",
              "Gemm with alpha other than 1 (1 node, first 'mm')",
              "HardSigmoid (2 nodes, first 'h1')", "Clip without min (Relay's clip needs both bounds) (1 node, first 'c')");
@@ -925,7 +909,7 @@ static void test_unsupported_listed_at_once(void **state)
     char *pp = tu_tmp("refused.params");
     assert_false(gir_path_exists(pp));
     /* legalized: Gemm, HardSigmoid and Clip are written in other forms */
-    TU_OK(gir_save(g, p, NULL, NULL, &err), &err);
+    tu_save(g, p, NULL, NULL);
     assert_true(gir_path_exists(p) && gir_path_exists(pp));
     unlink(p);
     unlink(pp);
@@ -949,8 +933,8 @@ static void test_existing_outputs(void **state)
     char *old = tu_slurp(pp, &len);
     assert_int_equal(len, 8);
     free(old);
-    gir_options *o = opts("force", "1", NULL, NULL);
-    save(g, p, o);
+    gir_options *o = tu_options("force", "1", NULL);
+    tu_save(g, p, "relayviz", o);
     old = tu_slurp(pp, &len);
     assert_true(len > 8);
     free(old);
@@ -1183,7 +1167,7 @@ static int realworld_one(const char *path, const char *base)
         char name[256];
         snprintf(name, sizeof name, "rw_%s%s.relayviz.json", base, embed ? "_embed" : "");
         char *rv = tu_tmp(name);
-        gir_options *o = opts("force", "1", "embed-weights", embed ? "1" : "0");
+        gir_options *o = tu_options("force", "1", "embed-weights", embed ? "1" : "0", NULL);
         /* the graph as it is: structure compared below (rewrites are checked by running, in the matrix) */
         gir_options_set(o, "legalize", "0", NULL);
         gir_status st = gir_save(g, rv, "relayviz", o, &err);
@@ -1204,8 +1188,8 @@ static int realworld_one(const char *path, const char *base)
         assert_int_equal(r->n_nodes, g->n_nodes);
         snprintf(name, sizeof name, "rw_back%s_%s", embed ? "_embed" : "", base);
         char *back = tu_tmp(name);
-        gir_options *fo = opts("force", "1", NULL, NULL);
-        TU_OK(gir_save(r, back, fmt, fo, &err), &err);
+        gir_options *fo = tu_options("force", "1", NULL);
+        tu_save(r, back, fmt, fo);
         gir_options_free(fo);
         gir_graph *b = NULL;
         TU_OK(gir_load(back, fmt, NULL, &b, &err), &err);

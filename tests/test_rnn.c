@@ -349,7 +349,7 @@ static void test_onnx_opsets(void **state)
     char *out = tu_tmp("gru13.onnx");
     /* legalization unrolls what the opset cannot carry ... */
     char *unrolled = tu_tmp("gru13_unrolled.onnx");
-    TU_OK(gir_save(g, unrolled, "onnx", o, &err), &err);
+    tu_save(g, unrolled, "onnx", o);
     gir_graph *back = NULL;
     TU_OK(gir_load(unrolled, "onnx", NULL, &back, &err), &err);
     free(unrolled);
@@ -369,7 +369,7 @@ static void test_onnx_opsets(void **state)
     TU_FAILS(gir_save(g, out, "onnx", o, &err), &err, GIR_E_ARGUMENT, "opset=1 is outside");
     gir_error_clear(&err);
     TU_OK(gir_options_set(o, "opset", "6", &err), &err);
-    TU_OK(gir_save(g, out, "onnx", o, &err), &err);
+    tu_save(g, out, "onnx", o);
     gir_graph *g2;
     TU_OK(gir_load(out, "onnx", NULL, &g2, &err), &err);
     const gir_node *n = NULL;
@@ -409,7 +409,7 @@ static void test_onnx_opsets(void **state)
     rt_output(g, "s");
     TU_OK(gir_graph_finish(g, &err), &err);
     remove(out);
-    TU_OK(gir_save(g, out, "onnx", o, &err), &err);
+    tu_save(g, out, "onnx", o);
     bytes = tu_slurp(out, &len);
     has = false;
     for (size_t i = 0; bytes && i + 9 <= len && !has; i++)
@@ -511,7 +511,7 @@ static void test_pytorch03_lstm(void **state)
     run_pt(g);
     /* written back at opset 6, read back the same */
     char *out = tu_tmp("pt_back.onnx");
-    TU_OK(gir_save(g, out, "onnx", NULL, &err), &err);
+    tu_save(g, out, "onnx", NULL);
     gir_graph *g2;
     TU_OK(gir_load(out, "onnx", NULL, &g2, &err), &err);
     const gir_attr *ov = gir_attrs_find(&g2->meta, ONNX_META_OPSET_VERSIONS);
@@ -670,14 +670,14 @@ static void test_mxnet_fused_rnn(void **state)
         /* to ONNX and back */
         snprintf(rel, sizeof rel, "%s.onnx", cases[c].name);
         char *onnx = tu_tmp(rel);
-        TU_OK(gir_save(g, onnx, "onnx", NULL, &err), &err);
+        tu_save(g, onnx, "onnx", NULL);
         gir_graph *g2;
         TU_OK(gir_load(onnx, "onnx", NULL, &g2, &err), &err);
         mx_expect(g2, cases[c].name, cases[c].outs);
         /* to MXNet (one fused RNN per layer) and back */
         snprintf(rel, sizeof rel, "%s-symbol.json", cases[c].name);
         char *mx = tu_tmp(rel);
-        TU_OK(gir_save(g, mx, "mxnet", NULL, &err), &err);
+        tu_save(g, mx, "mxnet", NULL);
         gir_graph *g3;
         TU_OK(gir_load(mx, "mxnet", NULL, &g3, &err), &err);
         size_t layers3 = 0;

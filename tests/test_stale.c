@@ -44,12 +44,8 @@ static const struct {
 
 static void save(const gir_graph *g, const char *path, const char *fmt, const char *const *kv)
 {
-    gir_error err = GIR_ERROR_INIT;
-    gir_options *o = gir_options_new();
-    assert_non_null(o);
-    for (int i = 0; kv[i]; i += 2)
-        TU_OK(gir_options_set(o, kv[i], kv[i + 1], &err), &err);
-    TU_OK(gir_save(g, path, fmt, o, &err), &err);
+    gir_options *o = tu_options_kv(kv);
+    tu_save(g, path, fmt, o);
     gir_options_free(o);
 }
 

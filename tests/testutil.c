@@ -231,6 +231,64 @@ gir_graph *tu_load(const char *path, const char *format, const gir_options *o)
     return g;
 }
 
+void tu_save(const gir_graph *g, const char *path, const char *format, const gir_options *o)
+{
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_save(g, path, format, o, &err), &err);
+}
+
+static void option(gir_options *o, const char *key, const char *value)
+{
+    gir_error err = GIR_ERROR_INIT;
+    TU_OK(gir_options_set(o, key, value, &err), &err);
+}
+
+gir_options *tu_options(const char *key, ...)
+{
+    gir_options *o = gir_options_new();
+    assert_non_null(o);
+    va_list ap;
+    va_start(ap, key);
+    for (const char *k = key; k; k = va_arg(ap, const char *))
+        option(o, k, va_arg(ap, const char *));
+    va_end(ap);
+    return o;
+}
+
+gir_options *tu_options_kv(const char *const *kv)
+{
+    gir_options *o = gir_options_new();
+    assert_non_null(o);
+    for (size_t i = 0; kv && kv[i]; i += 2)
+        option(o, kv[i], kv[i + 1]);
+    return o;
+}
+
+size_t tu_count_op(const gir_graph *g, const char *op)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        n += strcmp(gir_node_op(gir_graph_node(g, i)), op) == 0;
+    return n;
+}
+
+int32_t tu_find_op(const gir_graph *g, const char *op)
+{
+    int32_t last = -1;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        if (!strcmp(gir_node_op(gir_graph_node(g, i)), op))
+            last = (int32_t)i;
+    return last;
+}
+
+size_t tu_count_opaque(const gir_graph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < gir_graph_node_count(g); i++)
+        n += gir_node_is_opaque(gir_graph_node(g, i));
+    return n;
+}
+
 void tu_assert_same(const gir_graph *a, const gir_graph *b, bool names, bool meta, const char *what)
 {
     gir_diff_options o = { .names = names, .meta = meta, .weights = true, .max_report = 20 };

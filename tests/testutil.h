@@ -39,6 +39,24 @@ size_t tu_list_dir(const char *dir, char **names, size_t max);
 /* Reads path as format (NULL: by probing) with options o (NULL: none),
  * asserting that it succeeds. */
 gir_graph *tu_load(const char *path, const char *format, const gir_options *o);
+/* Writes g to path as format with options o (NULL: none), asserting that
+ * it succeeds. */
+void tu_save(const gir_graph *g, const char *path, const char *format, const gir_options *o);
+/* Options from key, value pairs ending at a NULL key:
+ * tu_options("force", "1", "params", "h5", NULL); asserts each is taken.
+ * Free with gir_options_free. */
+gir_options *tu_options(const char *key, ...);
+/* The same from an array key, value, key, value, ... ending at a NULL key
+ * (kv NULL: no options). */
+gir_options *tu_options_kv(const char *const *kv);
+
+/* How many nodes of g have operator op (public name, "Conv"); how many
+ * are opaque. */
+size_t tu_count_op(const gir_graph *g, const char *op);
+size_t tu_count_opaque(const gir_graph *g);
+/* The index of the last node of g with operator op, -1 when none. */
+int32_t tu_find_op(const gir_graph *g, const char *op);
+
 /* Asserts a and b are the same graph (gir_graph_diff): structure,
  * attributes and weights, and value names and format metadata when asked;
  * a failure names them by what and lists up to 20 differences. */

@@ -88,8 +88,7 @@ gir_status gir_attrs_put_list(gir_graph *g, gir_attrs *a, const gir_attr *src, s
     if (a->n) {
         /* names may repeat the list's: one by one */
         for (size_t i = 0; i < n; i++)
-            if (gir_attrs_put(g, a, &src[i], err))
-                return gir_nomem(err);
+            TRY(gir_attrs_put(g, a, &src[i], err));
         return GIR_OK;
     }
     for (size_t i = 0; i < n; i++)
@@ -227,6 +226,15 @@ gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src, 
     case GIR_ATTR_TENSOR: return gir_attrs_set_tensor(g, a, src->name, src->u.t, err);
     }
     return gir_fail(err, GIR_E_INTERNAL, "attribute '%s' of unknown type %d", src->name, (int)src->type);
+}
+
+gir_status gir_attrs_copy(gir_graph *g, gir_attrs *dst, const gir_attrs *src, gir_error *err)
+{
+    if (src->n)
+        TRY(gir_attrs_reserve(g, dst, src->n, err));
+    for (size_t i = 0; i < src->n; i++)
+        TRY(gir_attrs_copy_attr(g, dst, &src->items[i], err));
+    return GIR_OK;
 }
 
 bool gir_attrs_remove(gir_attrs *a, const char *name)

@@ -184,16 +184,29 @@ int32_t gir_graph_node_index(const gir_graph *g, const char *name)
     return index_find(g, g->nindex, g->nindex_cap, node_name_of, name);
 }
 
-gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx, gir_error *err)
+/* The length and hash of a new name and its place in an index (NULL
+ * while the index is empty); an empty name, or one the index holds, fails
+ * naming what the index names ("value", "node"). */
+static inline gir_status name_place(const gir_graph *g, gir_name_slot *tab, size_t cap, name_of_fn name_of,
+                                    const char *name, const char *what, size_t *len, uint32_t *h, gir_name_slot **at,
+                                    gir_error *err)
 {
     if (!name || !*name)
-        return gir_fail(err, GIR_E_SCHEMA, "a value has an empty name");
-    size_t len = strlen(name);
-    uint32_t h = (uint32_t)hash_mem(name, len);
-    size_t old_cap = g->vindex_cap;
-    gir_name_slot *at = old_cap ? index_slot(g, g->vindex, old_cap, value_name_of, name, h) : NULL;
-    if (at && at->ref)
-        return gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s'", name);
+        return gir_fail(err, GIR_E_SCHEMA, "a %s has an empty name", what);
+    *len = strlen(name);
+    *h = (uint32_t)hash_mem(name, *len);
+    *at = cap ? index_slot(g, tab, cap, name_of, name, *h) : NULL;
+    if (*at && (*at)->ref)
+        return gir_fail(err, GIR_E_DUPLICATE, "two %ss are named '%s'", what, name);
+    return GIR_OK;
+}
+
+gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx, gir_error *err)
+{
+    size_t len, old_cap = g->vindex_cap;
+    uint32_t h;
+    gir_name_slot *at;
+    TRY(name_place(g, g->vindex, old_cap, value_name_of, name, "value", &len, &h, &at, err));
     if (g->n_values >= INT32_MAX - 1)
         return gir_fail(err, GIR_E_LIMIT, "more than %d values", INT32_MAX - 1);
     if (!GIR_GROW(g->values, g->cap_values, g->n_values + 1) ||
@@ -213,44 +226,51 @@ gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind ki
     return GIR_OK;
 }
 
-static const char *unique_name(gir_graph *g, const char *base, int32_t (*find)(const gir_graph *, const char *))
+static const char *unique_name(gir_graph *g, const char *base, int32_t (*find)(const gir_graph *, const char *),
+                               gir_error *err)
 {
-    if (find(g, base) < 0)
-        return gir_arena_strdup(&g->arena, base);
-    for (unsigned long k = 1;; k++) {
-        char *s = gir_strdupf("%s_%lu", base, k);
-        if (!s)
-            return NULL;
-        if (find(g, s) < 0) {
-            const char *r = gir_arena_strdup(&g->arena, s);
-            free(s);
-            return r;
-        }
-        free(s);
+    if (!base) {
+        gir_nomem(err); /* what a caller's failed formatting of base gives */
+        return NULL;
     }
+    const char *r = NULL;
+    if (find(g, base) < 0) {
+        r = gir_arena_strdup(&g->arena, base);
+    } else {
+        for (unsigned long k = 1;; k++) {
+            char *s = gir_strdupf("%s_%lu", base, k);
+            if (!s)
+                break;
+            if (find(g, s) < 0) {
+                r = gir_arena_strdup(&g->arena, s);
+                free(s);
+                break;
+            }
+            free(s);
+        }
+    }
+    if (!r)
+        gir_nomem(err);
+    return r;
 }
 
-const char *gir_graph_unique_value_name(gir_graph *g, const char *base)
+const char *gir_graph_unique_value_name(gir_graph *g, const char *base, gir_error *err)
 {
-    return unique_name(g, base, gir_graph_value_index);
+    return unique_name(g, base, gir_graph_value_index, err);
 }
 
-const char *gir_graph_unique_node_name(gir_graph *g, const char *base)
+const char *gir_graph_unique_node_name(gir_graph *g, const char *base, gir_error *err)
 {
-    return unique_name(g, base, gir_graph_node_index);
+    return unique_name(g, base, gir_graph_node_index, err);
 }
 
 gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t n_in, size_t n_out,
                               gir_node **out, gir_error *err)
 {
-    if (!name || !*name)
-        return gir_fail(err, GIR_E_SCHEMA, "a node has an empty name");
-    size_t len = strlen(name);
-    uint32_t h = (uint32_t)hash_mem(name, len);
-    size_t old_cap = g->nindex_cap;
-    gir_name_slot *at = old_cap ? index_slot(g, g->nindex, old_cap, node_name_of, name, h) : NULL;
-    if (at && at->ref)
-        return gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s'", name);
+    size_t len, old_cap = g->nindex_cap;
+    uint32_t h;
+    gir_name_slot *at;
+    TRY(name_place(g, g->nindex, old_cap, node_name_of, name, "node", &len, &h, &at, err));
     if (n_in > 65535 || n_out > 65535)
         return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs or outputs", name);
     TRY(gir_limit_nodes(g->n_nodes + 1, err));
@@ -545,15 +565,6 @@ gir_status gir_graph_reindex(gir_graph *g, gir_error *err)
     return GIR_OK;
 }
 
-static gir_status copy_attrs(gir_graph *g, gir_attrs *dst, const gir_attrs *src, gir_error *err)
-{
-    if (src->n)
-        TRY(gir_attrs_reserve(g, dst, src->n, err));
-    for (size_t i = 0; i < src->n; i++)
-        TRY(gir_attrs_copy_attr(g, dst, &src->items[i], err));
-    return GIR_OK;
-}
-
 gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err)
 {
     gir_graph *g = NULL;
@@ -577,7 +588,7 @@ gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err
             if (s->dim_names[k] && !(v->dim_names[k] = gir_arena_strdup(&g->arena, s->dim_names[k])))
                 st = gir_nomem(err);
         if (!st)
-            st = copy_attrs(g, &v->meta, &s->meta, err);
+            st = gir_attrs_copy(g, &v->meta, &s->meta, err);
     }
     for (size_t i = 0; !st && i < src->n_nodes; i++) {
         const gir_node *s = src->nodes[i];
@@ -590,16 +601,16 @@ gir_status gir_graph_clone(const gir_graph *src, gir_graph **out, gir_error *err
             (s->opaque_op && !(n->opaque_op = gir_arena_strdup(&g->arena, s->opaque_op))))
             st = gir_nomem(err);
         if (!st)
-            st = copy_attrs(g, &n->attrs, &s->attrs, err);
+            st = gir_attrs_copy(g, &n->attrs, &s->attrs, err);
         if (!st)
-            st = copy_attrs(g, &n->meta, &s->meta, err);
+            st = gir_attrs_copy(g, &n->meta, &s->meta, err);
     }
     for (size_t i = 0; !st && i < src->n_inputs; i++)
         st = gir_graph_add_input(g, src->inputs[i], err);
     for (size_t i = 0; !st && i < src->n_outputs; i++)
         st = gir_graph_add_output(g, src->outputs[i], err);
     if (!st)
-        st = copy_attrs(g, &g->meta, &src->meta, err);
+        st = gir_attrs_copy(g, &g->meta, &src->meta, err);
     if (st) {
         if (st == GIR_E_NOMEM)
             gir_nomem(err);

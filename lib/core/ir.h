@@ -151,9 +151,12 @@ gir_status gir_graph_own_tensors(gir_graph *g, gir_error *err);
 gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx,
                                gir_error *err);
 int32_t gir_graph_value_index(const gir_graph *g, const char *name);
-/* A fresh name derived from base not used by any value ("base", "base_1", ...). */
-const char *gir_graph_unique_value_name(gir_graph *g, const char *base);
-const char *gir_graph_unique_node_name(gir_graph *g, const char *base);
+/* A fresh name derived from base not used by any value ("base", "base_1",
+ * ...), in g's arena; NULL with GIR_E_NOMEM in err when out of memory (or
+ * when base is NULL: a caller's name that could not be made). */
+const char *gir_graph_unique_value_name(gir_graph *g, const char *base, gir_error *err);
+/* The same among node names. */
+const char *gir_graph_unique_node_name(gir_graph *g, const char *base, gir_error *err);
 
 /* Adds a node with n_in inputs (all -1) and n_out output slots (all -1).
  * E_DUPLICATE if a node of that name exists. */
@@ -222,6 +225,8 @@ gir_status gir_attrs_reserve(gir_graph *g, gir_attrs *a, size_t n, gir_error *er
 const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n);
 /* Copies one attribute (from any graph) into a. */
 gir_status gir_attrs_copy_attr(gir_graph *g, gir_attrs *a, const gir_attr *src, gir_error *err);
+/* Copies every attribute of src (from any graph) into dst, in order. */
+gir_status gir_attrs_copy(gir_graph *g, gir_attrs *dst, const gir_attrs *src, gir_error *err);
 bool gir_attrs_remove(gir_attrs *a, const char *name);
 const gir_attr *gir_attrs_find(const gir_attrs *a, const char *name);
 void gir_attrs_free(gir_attrs *a); /* drops tensor references; the array is the arena's */

@@ -265,24 +265,53 @@ static gir_status data_size(gir_param *it, uint64_t off, gir_error *err)
     return GIR_OK;
 }
 
-static gir_status read_tvm(rd *r, gir_params *p, gir_error *err)
+/* The it->shape.rank dimensions of array i (64-bit each, none above
+ * INT64_MAX); its name, when known by now, in the message. */
+static gir_status rd_dims(rd *r, gir_param *it, size_t i, gir_error *err)
 {
-    uint64_t v, off;
+    for (int k = 0; k < it->shape.rank; k++) {
+        uint64_t d;
+        TRY(rd_u64(r, &d, "an array shape", err));
+        if (d > (uint64_t)INT64_MAX) {
+            if (it->name)
+                gir_fail(err, GIR_E_PARAMS, "array %zu ('%s') has a negative dimension", i, it->name);
+            else
+                gir_fail(err, GIR_E_PARAMS, "array %zu has a negative dimension", i);
+            return at(err, r->pos - 8);
+        }
+        it->shape.dims[k] = (int64_t)d;
+    }
+    return GIR_OK;
+}
+
+/* The start both layouts share: a header (magic, reserved), then the
+ * count of what comes first (names or arrays, each of at least min_bytes
+ * in what is left), and the items array for them. */
+static gir_status read_head(rd *r, gir_params *p, const char *count, const char *what, uint64_t min_bytes,
+                            gir_error *err)
+{
+    uint64_t v, n = 0;
     gir_status st = rd_u64(r, &v, "the header", err);
     if (!st)
         st = rd_u64(r, &v, "the header", err); /* reserved */
-    off = r->pos;
-    uint64_t n = 0;
+    uint64_t off = r->pos;
     if (!st)
-        st = rd_u64(r, &n, "the name count", err);
+        st = rd_u64(r, &n, count, err);
     if (!st)
-        st = check_count(r, n, 8, "name", off, err);
+        st = check_count(r, n, min_bytes, what, off, err);
     if (st)
         return st;
     p->n = (size_t)n;
     p->items = gir_arena_alloc(&p->arena, (p->n ? p->n : 1) * sizeof *p->items);
-    if (!p->items)
-        return gir_nomem(err);
+    return p->items ? GIR_OK : gir_nomem(err);
+}
+
+static gir_status read_tvm(rd *r, gir_params *p, gir_error *err)
+{
+    gir_status st = read_head(r, p, "the name count", "name", 8, err);
+    if (st)
+        return st;
+    uint64_t n = p->n, off;
     for (size_t i = 0; i < p->n; i++) {
         st = rd_name(r, p, &p->items[i].name, err);
         if (st)
@@ -343,18 +372,9 @@ static gir_status read_tvm(rd *r, gir_params *p, gir_error *err)
             return at(err, it->record + 28);
         }
         it->shape.rank = ndim;
-        for (int k = 0; k < ndim; k++) {
-            uint64_t d;
-            st = rd_u64(r, &d, "an array shape", err);
-            if (st)
-                return st;
-            if (d > (uint64_t)INT64_MAX) {
-                gir_fail(err, GIR_E_PARAMS, "array %zu ('%s') has a negative dimension", i, it->name);
-                return at(err, r->pos - 8);
-            }
-            it->shape.dims[k] = (int64_t)d;
-        }
-        st = data_size(it, it->record, err);
+        st = rd_dims(r, it, i, err);
+        if (!st)
+            st = data_size(it, it->record, err);
         if (st)
             return st;
         uint64_t size;
@@ -401,18 +421,7 @@ static gir_status read_mx_shape64(rd *r, gir_param *it, size_t i, bool v3, bool 
         return at(err, off);
     }
     it->shape.rank = ndim;
-    for (int k = 0; k < ndim; k++) {
-        uint64_t d;
-        st = rd_u64(r, &d, "an array shape", err);
-        if (st)
-            return st;
-        if (d > (uint64_t)INT64_MAX) {
-            gir_fail(err, GIR_E_PARAMS, "array %zu has a negative dimension", i);
-            return at(err, r->pos - 8);
-        }
-        it->shape.dims[k] = (int64_t)d;
-    }
-    return GIR_OK;
+    return rd_dims(r, it, i, err);
 }
 
 static gir_status read_mx_tail(rd *r, gir_param *it, size_t i, gir_error *err)
@@ -444,21 +453,9 @@ static gir_status read_mx_tail(rd *r, gir_param *it, size_t i, gir_error *err)
 
 static gir_status read_mxnet(rd *r, gir_params *p, gir_error *err)
 {
-    uint64_t v;
-    gir_status st = rd_u64(r, &v, "the header", err);
-    if (!st)
-        st = rd_u64(r, &v, "the header", err); /* reserved */
-    uint64_t off = r->pos, n = 0;
-    if (!st)
-        st = rd_u64(r, &n, "the array count", err);
-    if (!st)
-        st = check_count(r, n, 4, "array", off, err);
+    gir_status st = read_head(r, p, "the array count", "array", 4, err);
     if (st)
         return st;
-    p->n = (size_t)n;
-    p->items = gir_arena_alloc(&p->arena, (p->n ? p->n : 1) * sizeof *p->items);
-    if (!p->items)
-        return gir_nomem(err);
     for (size_t i = 0; i < p->n; i++) {
         gir_param *it = &p->items[i];
         it->record = r->pos;
@@ -508,8 +505,7 @@ static gir_status read_mxnet(rd *r, gir_params *p, gir_error *err)
         if (st)
             return st;
     }
-    off = r->pos;
-    uint64_t k;
+    uint64_t n = p->n, off = r->pos, k;
     st = rd_u64(r, &k, "the name count", err);
     if (st)
         return st;
@@ -713,14 +709,19 @@ static gir_status check_tensor(gir_params_kind kind, const gir_param_out *it, gi
     return GIR_OK;
 }
 
+/* The start both layouts share: magic, reserved, the first count. */
+static gir_status put_head(gir_outfile *f, uint64_t magic, size_t n, gir_error *err)
+{
+    gir_status st = put64(f, magic, err);
+    if (!st)
+        st = put64(f, 0, err);
+    return st ? st : put64(f, n, err);
+}
+
 static gir_status write_tvm(gir_outfile *f, const gir_param_out *items, size_t n, void (*progress)(uint64_t),
                            gir_error *err)
 {
-    gir_status st = put64(f, TVM_LIST_MAGIC, err);
-    if (!st)
-        st = put64(f, 0, err);
-    if (!st)
-        st = put64(f, n, err);
+    gir_status st = put_head(f, TVM_LIST_MAGIC, n, err);
     for (size_t i = 0; i < n && !st; i++)
         st = put_name(f, items[i].name, err);
     if (!st)
@@ -757,11 +758,7 @@ static gir_status write_tvm(gir_outfile *f, const gir_param_out *items, size_t n
 static gir_status write_mxnet(gir_outfile *f, const gir_param_out *items, size_t n, void (*progress)(uint64_t),
                              gir_error *err)
 {
-    gir_status st = put64(f, MX_LIST_MAGIC, err);
-    if (!st)
-        st = put64(f, 0, err);
-    if (!st)
-        st = put64(f, n, err);
+    gir_status st = put_head(f, MX_LIST_MAGIC, n, err);
     for (size_t i = 0; i < n && !st; i++) {
         gir_tensor *t = items[i].t;
         /* V2 cannot hold a scalar (its rank 0 means "empty"); V3 can. */

@@ -421,6 +421,20 @@ static gir_status singular_submsg(parser *P, ProtobufCMessage *msg, const Protob
     return GIR_OK;
 }
 
+/* At the "[" of a list for field f: refuses a list for a field that is
+ * not repeated, takes the "[", and the "]" too when the list is empty
+ * (*empty). */
+static gir_status list_open(parser *P, const ProtobufCFieldDescriptor *f, bool *empty)
+{
+    if (f->label != PROTOBUF_C_LABEL_REPEATED)
+        return perr_tok(P, GIR_E_SCHEMA, "field \"%s\" is not repeated and cannot take a list", f->name);
+    lx_next(&P->L);
+    *empty = lx_is(&P->L, ']');
+    if (*empty)
+        lx_next(&P->L);
+    return GIR_OK;
+}
+
 static gir_status push_frame(parser *P, ProtobufCMessage *msg, const ProtobufCFieldDescriptor *list_field,
                              char close)
 {
@@ -1073,11 +1087,9 @@ static gir_status parse_loop(parser *P)
             if (lx_is(L, ':'))
                 lx_next(L);
             if (lx_is(L, '[')) {
-                if (!repeated)
-                    return perr_tok(P, GIR_E_SCHEMA, "field \"%s\" is not repeated and cannot take a list", f->name);
-                lx_next(L);
-                if (lx_is(L, ']')) {
-                    lx_next(L);
+                bool empty;
+                TRY(list_open(P, f, &empty));
+                if (empty) {
                     try_separator(L);
                     continue;
                 }
@@ -1121,12 +1133,9 @@ static gir_status parse_loop(parser *P)
         }
         lx_next(L);
         if (lx_is(L, '[')) {
-            if (!repeated)
-                return perr_tok(P, GIR_E_SCHEMA, "field \"%s\" is not repeated and cannot take a list", f->name);
-            lx_next(L);
-            if (lx_is(L, ']')) {
-                lx_next(L);
-            } else {
+            bool empty;
+            TRY(list_open(P, f, &empty));
+            if (!empty) {
                 for (;;) {
                     gir_status st = parse_scalar(P, msg, f, nline, ncol);
                     if (st)

@@ -45,13 +45,9 @@ gir_status infer_Cast(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_PRelu(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x, *slope;
-    TRY(oi_input(g, n, 0, &x, err));
-    TRY(oi_input(g, n, 1, &slope, err));
     gir_dtype dt;
-    TRY(oi_same_dtype(g, n, 0, 2, &dt, err));
     ish xs, ss;
-    oi_ish_of(x, &xs);
-    oi_ish_of(slope, &ss);
+    TRY(oi_two_inputs(g, n, &x, &slope, &dt, &xs, &ss, err));
     TRY(oi_bcast_to(n, &xs, &ss, "slope", err));
     return oi_set_out(g, n, 0, dt, &xs, err);
 }
@@ -548,13 +544,9 @@ gir_status infer_Gemm(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_MatMul(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *a, *b;
-    TRY(oi_input(g, n, 0, &a, err));
-    TRY(oi_input(g, n, 1, &b, err));
     gir_dtype dt;
-    TRY(oi_same_dtype(g, n, 0, 2, &dt, err));
     ish as, bs, o;
-    oi_ish_of(a, &as);
-    oi_ish_of(b, &bs);
+    TRY(oi_two_inputs(g, n, &a, &b, &dt, &as, &bs, err));
     if (as.s.rank == 0 || bs.s.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "MatMul inputs must have rank 1 or more, found %s and %s", SHP(&as.s),
                         SHP(&bs.s));

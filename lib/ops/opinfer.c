@@ -27,6 +27,17 @@ gir_status oi_input_shape(const gir_graph *g, const gir_node *n, size_t i, const
     return GIR_OK;
 }
 
+gir_status oi_two_inputs(const gir_graph *g, const gir_node *n, const gir_value **a, const gir_value **b, gir_dtype *dt,
+                         ish *as, ish *bs, gir_error *err)
+{
+    TRY(oi_input(g, n, 0, a, err));
+    TRY(oi_input(g, n, 1, b, err));
+    TRY(oi_same_dtype(g, n, 0, 2, dt, err));
+    oi_ish_of(*a, as);
+    oi_ish_of(*b, bs);
+    return GIR_OK;
+}
+
 gir_status oi_set_unknown(gir_graph *g, gir_node *n, size_t k, gir_dtype dt, gir_error *err)
 {
     ish o;

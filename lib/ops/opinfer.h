@@ -75,6 +75,10 @@ void oi_ish_of(const gir_value *v, ish *o);
 /* Input i (oi_input) and its shape (oi_ish_of). */
 gir_status oi_input_shape(const gir_graph *g, const gir_node *n, size_t i, const gir_value **v, ish *s,
                           gir_error *err);
+/* Inputs 0 and 1 (oi_input), their common dtype (oi_same_dtype) and
+ * their shapes: the start of every two-operand inference. */
+gir_status oi_two_inputs(const gir_graph *g, const gir_node *n, const gir_value **a, const gir_value **b, gir_dtype *dt,
+                         ish *as, ish *bs, gir_error *err);
 /* Output k has type dt (or what it has) and a shape of unknown rank (oi_set_out). */
 gir_status oi_set_unknown(gir_graph *g, gir_node *n, size_t k, gir_dtype dt, gir_error *err);
 gir_status oi_rank_limit(const gir_node *n, ll r, gir_error *err);

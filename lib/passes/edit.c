@@ -81,13 +81,12 @@ void gir_edit_rewrite(gir_edit *e, int32_t node, gir_rw *rw)
     e->placing = node;
 }
 
-/* A fresh name "<node>_<what>" among nodes (node) or values. */
-static const char *fresh(gir_rw *rw, const char *what, bool node)
+/* A fresh name "<node>_<what>" among nodes (node) or values; NULL with
+ * err set when out of memory. */
+static const char *fresh(gir_rw *rw, const char *what, bool node, gir_error *err)
 {
     char *base = gir_strdupf("%s_%s", rw->g->nodes[rw->node]->name, what);
-    if (!base)
-        return NULL;
-    const char *r = node ? gir_graph_unique_node_name(rw->g, base) : gir_graph_unique_value_name(rw->g, base);
+    const char *r = node ? gir_graph_unique_node_name(rw->g, base, err) : gir_graph_unique_value_name(rw->g, base, err);
     free(base);
     return r;
 }
@@ -99,8 +98,8 @@ gir_status gir_rw_const(gir_rw *rw, gir_dtype dt, const gir_shape *shape, const 
     TRY(gir_tensor_new(dt, shape, &t, err));
     if (data && t->nbytes)
         memcpy(t->data, data, t->nbytes);
-    const char *name = fresh(rw, "const", false);
-    gir_status st = name ? gir_graph_add_const(rw->g, name, t, out, err) : gir_nomem(err);
+    const char *name = fresh(rw, "const", false, err);
+    gir_status st = name ? gir_graph_add_const(rw->g, name, t, out, err) : GIR_E_NOMEM;
     gir_tensor_unref(t);
     if (!st && !fit(rw->e))
         st = gir_nomem(err);
@@ -146,17 +145,17 @@ gir_status gir_rw_node(gir_rw *rw, gir_op op, const int32_t *in, size_t n_in, si
                        gir_error *err)
 {
     gir_graph *g = rw->g;
-    const char *name = fresh(rw, gir_op_name(op), true);
+    const char *name = fresh(rw, gir_op_name(op), true, err);
     if (!name)
-        return gir_nomem(err);
+        return GIR_E_NOMEM;
     gir_node *n;
     TRY(gir_graph_add_node(g, name, op, n_in, n_out, &n, err));
     for (size_t i = 0; i < n_in; i++)
         n->in[i] = in[i];
     for (size_t k = 0; k < n_out; k++) {
-        const char *vn = gir_graph_unique_value_name(g, name);
+        const char *vn = gir_graph_unique_value_name(g, name, err);
         if (!vn)
-            return gir_nomem(err);
+            return GIR_E_NOMEM;
         TRY(gir_node_make_output(g, n, k, vn, err));
     }
     if (!fit(rw->e))
@@ -186,6 +185,20 @@ gir_status gir_rw_binary(gir_rw *rw, gir_op op, int32_t a, int32_t b, gir_node *
         *node = n;
     *out = n->out[0];
     return GIR_OK;
+}
+
+gir_status gir_rw_reshape(gir_rw *rw, int32_t v, const int64_t *dims, size_t rank, int32_t *out, gir_error *err)
+{
+    gir_node *m;
+    TRY(gir_rw_unary(rw, GIR_OP_Reshape, v, &m, out, err));
+    return gir_attrs_set_ints(rw->g, &m->attrs, "shape", dims, rank, err);
+}
+
+gir_status gir_rw_copy(gir_rw *rw, const gir_node *n, const int32_t *in, size_t n_in, size_t n_out, gir_node **out,
+                       gir_error *err)
+{
+    TRY(gir_rw_node(rw, n->op, in, n_in, n_out, out, err));
+    return gir_attrs_copy(rw->g, &(*out)->attrs, &n->attrs, err);
 }
 
 static bool is_output(const gir_graph *g, int32_t v)

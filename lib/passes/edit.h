@@ -62,6 +62,13 @@ gir_status gir_rw_unary(gir_rw *rw, gir_op op, int32_t in, gir_node **node, int3
 /* A two-input, one-output node. */
 gir_status gir_rw_binary(gir_rw *rw, gir_op op, int32_t a, int32_t b, gir_node **node, int32_t *out,
                          gir_error *err);
+/* A Reshape of value v to the shape dims[0..rank) (its "shape" attribute). */
+gir_status gir_rw_reshape(gir_rw *rw, int32_t v, const int64_t *dims, size_t rank, int32_t *out, gir_error *err);
+/* A copy of node n (its operator and attributes, from any graph) reading
+ * in[0..n_in), with n_out new outputs: for a rewrite that keeps the node
+ * and changes its inputs or a few attributes. */
+gir_status gir_rw_copy(gir_rw *rw, const gir_node *n, const int32_t *in, size_t n_in, size_t n_out, gir_node **out,
+                       gir_error *err);
 /* Ends the replacement: outs[k] (a value made by this rewrite, or any other
  * value) takes the place of the node's output k, which keeps its name.
  * The node is removed at commit. */

@@ -78,9 +78,8 @@ static gir_status evaluate(const gir_graph *g, const gir_node *n, gir_tensor **o
             st = gir_graph_add_output(m, c->out[k], err);
         free(name);
     }
-    for (size_t i = 0; !st && i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(m, &c->attrs, &n->attrs.items[i], err))
-            st = gir_nomem(err);
+    if (!st)
+        st = gir_attrs_copy(m, &c->attrs, &n->attrs, err);
     if (!st)
         st = gir_op_infer(m, c, err);
     gir_session *s = NULL;

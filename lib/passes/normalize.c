@@ -37,9 +37,7 @@ static gir_status set_repeated(gir_graph *g, gir_node *n, const char *name, int6
     int64_t vals[2 * GIR_MAX_RANK];
     for (int i = 0; i < count; i++)
         vals[i] = v;
-    if (gir_attrs_set_ints(g, &n->attrs, name, vals, (size_t)count, err) != GIR_OK)
-        return gir_nomem(err);
-    return GIR_OK;
+    return gir_attrs_set_ints(g, &n->attrs, name, vals, (size_t)count, err);
 }
 
 /* Fills an absent DEFAULTED attribute. */
@@ -77,9 +75,7 @@ static gir_status fill_default(gir_graph *g, gir_node *n, const gir_attr_schema 
         for (int i = 2; i < w->shape.rank; i++)
             if (w->shape.dims[i] < 1)
                 return GIR_OK;
-        if (gir_attrs_set_ints(g, &n->attrs, s->name, w->shape.dims + 2, (size_t)w->shape.rank - 2, err) != GIR_OK)
-            return gir_nomem(err);
-        return GIR_OK;
+        return gir_attrs_set_ints(g, &n->attrs, s->name, w->shape.dims + 2, (size_t)w->shape.rank - 2, err);
     }
     }
     return GIR_OK;

@@ -15,8 +15,8 @@ static gir_status hardsigmoid_clip(gir_rw *rw, const gir_node *n, gir_error *err
     TRY(gir_rw_binary(rw, GIR_OP_Mul, n->in[0], a, NULL, &t, err));
     TRY(gir_rw_binary(rw, GIR_OP_Add, t, b, NULL, &u, err));
     TRY(gir_rw_unary(rw, GIR_OP_Clip, u, &clip, &y, err));
-    if (gir_attrs_set_float(rw->g, &clip->attrs, "min", 0.0, err) || gir_attrs_set_float(rw->g, &clip->attrs, "max", 1.0, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_float(rw->g, &clip->attrs, "min", 0.0, err));
+    TRY(gir_attrs_set_float(rw->g, &clip->attrs, "max", 1.0, err));
     return gir_rw_done(rw, &y, err);
 }
 

@@ -46,14 +46,11 @@ static gir_status softmax_last_axis(gir_rw *rw, const gir_node *n, gir_error *er
     gir_node *t1, *sm, *t2;
     int32_t v;
     TRY(gir_rw_unary(rw, GIR_OP_Transpose, n->in[0], &t1, &v, err));
-    if (gir_attrs_set_ints(rw->g, &t1->attrs, "perm", perm, (size_t)r, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_ints(rw->g, &t1->attrs, "perm", perm, (size_t)r, err));
     TRY(gir_rw_unary(rw, n->op, v, &sm, &v, err));
-    if (gir_attrs_set_int(rw->g, &sm->attrs, "axis", -1, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_int(rw->g, &sm->attrs, "axis", -1, err));
     TRY(gir_rw_unary(rw, GIR_OP_Transpose, v, &t2, &v, err));
-    if (gir_attrs_set_ints(rw->g, &t2->attrs, "perm", inv, (size_t)r, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_ints(rw->g, &t2->attrs, "perm", inv, (size_t)r, err));
     return gir_rw_done(rw, &v, err);
 }
 

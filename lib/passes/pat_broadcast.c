@@ -40,19 +40,15 @@ static gir_status expand_operand(gir_rw *rw, int32_t x, const gir_value *v, cons
             cs.dims[d] = dims[d];
         TRY(gir_rw_const(rw, v->dtype, &cs, data, &x, err));
     } else if (k != r) {
-        gir_node *re;
-        TRY(gir_rw_unary(rw, GIR_OP_Reshape, x, &re, &x, err));
-        if (gir_attrs_set_ints(rw->g, &re->attrs, "shape", dims, (size_t)r, err))
-            return gir_nomem(err);
+        TRY(gir_rw_reshape(rw, x, dims, (size_t)r, &x, err));
     }
     if (differs) {
         gir_node *rs;
         TRY(gir_rw_unary(rw, GIR_OP_Resize, x, &rs, &x, err));
-        if (gir_attrs_set_ints(rw->g, &rs->attrs, "sizes", s->dims, (size_t)r, err) ||
-            gir_attrs_set_string(rw->g, &rs->attrs, "mode", "nearest", err) ||
-            gir_attrs_set_string(rw->g, &rs->attrs, "coordinate_transformation_mode", "half_pixel", err) ||
-            gir_attrs_set_string(rw->g, &rs->attrs, "nearest_mode", "round_prefer_ceil", err))
-            return gir_nomem(err);
+        TRY(gir_attrs_set_ints(rw->g, &rs->attrs, "sizes", s->dims, (size_t)r, err));
+        TRY(gir_attrs_set_string(rw->g, &rs->attrs, "mode", "nearest", err));
+        TRY(gir_attrs_set_string(rw->g, &rs->attrs, "coordinate_transformation_mode", "half_pixel", err));
+        TRY(gir_attrs_set_string(rw->g, &rs->attrs, "nearest_mode", "round_prefer_ceil", err));
     }
     *out = x;
     return GIR_OK;
@@ -77,10 +73,7 @@ static gir_status broadcast_resize(gir_rw *rw, const gir_node *n, gir_error *err
     if (!same_b)
         TRY(expand_operand(rw, in[1], b, &y->shape, &in[1], err));
     gir_node *m;
-    TRY(gir_rw_node(rw, n->op, in, 2, 1, &m, err));
-    for (size_t i = 0; i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(rw->g, &m->attrs, &n->attrs.items[i], err))
-            return gir_nomem(err);
+    TRY(gir_rw_copy(rw, n, in, 2, 1, &m, err));
     return gir_rw_done(rw, &m->out[0], err);
 }
 

@@ -65,16 +65,11 @@ static gir_status gemm_conv(gir_rw *rw, const gir_node *n, gir_error *err)
     free(w);
     free(bias);
     TRY(st);
-    gir_node *r1, *conv, *r2;
-    TRY(gir_rw_unary(rw, GIR_OP_Reshape, n->in[0], &r1, &x, err));
-    if (gir_attrs_set_ints(rw->g, &r1->attrs, "shape", (const int64_t[]){ -1, K, 1, 1 }, 4, err))
-        return gir_nomem(err);
+    gir_node *conv;
+    TRY(gir_rw_reshape(rw, n->in[0], (const int64_t[]){ -1, K, 1, 1 }, 4, &x, err));
     TRY(gir_rw_node(rw, GIR_OP_Conv, (int32_t[]){ x, W, B }, B >= 0 ? 3 : 2, 1, &conv, err));
-    if (gir_attrs_set_ints(rw->g, &conv->attrs, "kernel_shape", (const int64_t[]){ 1, 1 }, 2, err))
-        return gir_nomem(err);
-    TRY(gir_rw_unary(rw, GIR_OP_Reshape, conv->out[0], &r2, &y, err));
-    if (gir_attrs_set_ints(rw->g, &r2->attrs, "shape", (const int64_t[]){ -1, M }, 2, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_ints(rw->g, &conv->attrs, "kernel_shape", (const int64_t[]){ 1, 1 }, 2, err));
+    TRY(gir_rw_reshape(rw, conv->out[0], (const int64_t[]){ -1, M }, 2, &y, err));
     return gir_rw_done(rw, &y, err);
 }
 
@@ -94,10 +89,7 @@ static gir_status gemm_bias_add(gir_rw *rw, const gir_node *n, gir_error *err)
         return gir_pat_skip(err, "Gemm with alpha or beta (made plain first)");
     TRY(gir_pat_float_dtype(gir_pat_in(rw, n, 0), err));
     gir_node *g2;
-    TRY(gir_rw_node(rw, GIR_OP_Gemm, n->in, 2, 1, &g2, err));
-    for (size_t i = 0; i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(rw->g, &g2->attrs, &n->attrs.items[i], err))
-            return gir_nomem(err);
+    TRY(gir_rw_copy(rw, n, n->in, 2, 1, &g2, err));
     int32_t y;
     TRY(gir_rw_binary(rw, GIR_OP_Add, g2->out[0], n->in[2], NULL, &y, err));
     return gir_rw_done(rw, &y, err);

@@ -18,8 +18,7 @@ static gir_status gemm_plain(gir_rw *rw, const gir_node *n, gir_error *err)
     if (ta) {
         gir_node *t;
         TRY(gir_rw_unary(rw, GIR_OP_Transpose, A, &t, &A, err));
-        if (gir_attrs_set_ints(rw->g, &t->attrs, "perm", (const int64_t[]){ 1, 0 }, 2, err))
-            return gir_nomem(err);
+        TRY(gir_attrs_set_ints(rw->g, &t->attrs, "perm", (const int64_t[]){ 1, 0 }, 2, err));
     }
     if (C >= 0 && beta != 1.0) {
         int32_t k;
@@ -30,8 +29,7 @@ static gir_status gemm_plain(gir_rw *rw, const gir_node *n, gir_error *err)
     bool late_c = alpha != 1.0 && C >= 0; /* C is added after the product is scaled */
     TRY(gir_rw_node(rw, GIR_OP_Gemm, (int32_t[]){ A, n->in[1], late_c ? -1 : C }, late_c || C < 0 ? 2 : 3, 1, &g2,
                     err));
-    if (gir_attrs_set_int(rw->g, &g2->attrs, "transB", tb, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_int(rw->g, &g2->attrs, "transB", tb, err));
     y = g2->out[0];
     if (alpha != 1.0) {
         int32_t k;
@@ -56,14 +54,9 @@ static gir_status gemm_transb(gir_rw *rw, const gir_node *n, gir_error *err)
     int32_t bt;
     gir_node *t, *g2;
     TRY(gir_rw_unary(rw, GIR_OP_Transpose, n->in[1], &t, &bt, err));
-    if (gir_attrs_set_ints(rw->g, &t->attrs, "perm", (const int64_t[]){ 1, 0 }, 2, err))
-        return gir_nomem(err);
-    TRY(gir_rw_node(rw, GIR_OP_Gemm, (int32_t[]){ n->in[0], bt, n->n_in > 2 ? n->in[2] : -1 }, n->n_in, 1, &g2, err));
-    for (size_t i = 0; i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(rw->g, &g2->attrs, &n->attrs.items[i], err))
-            return gir_nomem(err);
-    if (gir_attrs_set_int(rw->g, &g2->attrs, "transB", 1, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_ints(rw->g, &t->attrs, "perm", (const int64_t[]){ 1, 0 }, 2, err));
+    TRY(gir_rw_copy(rw, n, (int32_t[]){ n->in[0], bt, n->n_in > 2 ? n->in[2] : -1 }, n->n_in, 1, &g2, err));
+    TRY(gir_attrs_set_int(rw->g, &g2->attrs, "transB", 1, err));
     return gir_rw_done(rw, &g2->out[0], err);
 }
 
@@ -88,21 +81,15 @@ static gir_status matmul_gemm(gir_rw *rw, const gir_node *n, gir_error *err)
     if (unknown > 1)
         return gir_pat_skip(err, "MatMul with more than one unknown leading dimension");
     int32_t x = n->in[0], y;
-    gir_node *r;
-    if (a->shape.rank > 2) {
-        TRY(gir_rw_unary(rw, GIR_OP_Reshape, x, &r, &x, err));
-        if (gir_attrs_set_ints(rw->g, &r->attrs, "shape", (const int64_t[]){ -1, k }, 2, err))
-            return gir_nomem(err);
-    }
+    if (a->shape.rank > 2)
+        TRY(gir_rw_reshape(rw, x, (const int64_t[]){ -1, k }, 2, &x, err));
     TRY(gir_rw_binary(rw, GIR_OP_Gemm, x, n->in[1], NULL, &y, err));
     if (a->shape.rank > 2) {
         int64_t shape[GIR_MAX_RANK];
         for (int i = 0; i < a->shape.rank - 1; i++)
             shape[i] = a->shape.dims[i] < 0 ? -1 : a->shape.dims[i];
         shape[a->shape.rank - 1] = nn;
-        TRY(gir_rw_unary(rw, GIR_OP_Reshape, y, &r, &y, err));
-        if (gir_attrs_set_ints(rw->g, &r->attrs, "shape", shape, (size_t)a->shape.rank, err))
-            return gir_nomem(err);
+        TRY(gir_rw_reshape(rw, y, shape, (size_t)a->shape.rank, &y, err));
     }
     return gir_rw_done(rw, &y, err);
 }

@@ -12,8 +12,7 @@ static gir_status cast_to(gir_rw *rw, int32_t x, const char *to, int32_t *out, g
 {
     gir_node *c;
     TRY(gir_rw_unary(rw, GIR_OP_Cast, x, &c, out, err));
-    if (gir_attrs_set_string(rw->g, &c->attrs, "to", to, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_string(rw->g, &c->attrs, "to", to, err));
     return GIR_OK;
 }
 

@@ -38,8 +38,8 @@ static gir_status clip(gir_rw *rw, int32_t a, float lo, float hi, int32_t *out, 
 {
     gir_node *m;
     TRY(gir_rw_unary(rw, GIR_OP_Clip, a, &m, out, err));
-    if (gir_attrs_set_float(rw->g, &m->attrs, "min", lo, err) || gir_attrs_set_float(rw->g, &m->attrs, "max", hi, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_float(rw->g, &m->attrs, "min", lo, err));
+    TRY(gir_attrs_set_float(rw->g, &m->attrs, "max", hi, err));
     return GIR_OK;
 }
 

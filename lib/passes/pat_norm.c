@@ -26,12 +26,8 @@ static gir_status bn_epsilon_min(gir_rw *rw, const gir_node *n, gir_error *err)
             return gir_pat_skip(err, "BatchNormalization with a variance below 2^-60 (%g): epsilon %g matters",
                                 (double)v[i], eps);
     gir_node *m;
-    TRY(gir_rw_node(rw, GIR_OP_BatchNormalization, n->in, n->n_in, 1, &m, err));
-    for (size_t i = 0; i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(rw->g, &m->attrs, &n->attrs.items[i], err))
-            return gir_nomem(err);
-    if (gir_attrs_set_float(rw->g, &m->attrs, "epsilon", FLT_MIN, err))
-        return gir_nomem(err);
+    TRY(gir_rw_copy(rw, n, n->in, n->n_in, 1, &m, err));
+    TRY(gir_attrs_set_float(rw->g, &m->attrs, "epsilon", FLT_MIN, err));
     return gir_rw_done(rw, &m->out[0], err);
 }
 

@@ -72,14 +72,11 @@ static gir_status copy_with_pads(gir_rw *rw, const gir_node *n, int32_t data, co
 {
     gir_node *m;
     int32_t ins[3] = { data, n->n_in > 1 ? n->in[1] : -1, n->n_in > 2 ? n->in[2] : -1 };
-    TRY(gir_rw_node(rw, n->op, ins, n->n_in, 1, &m, err));
-    for (size_t i = 0; i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(rw->g, &m->attrs, &n->attrs.items[i], err))
-            return gir_nomem(err);
-    if (gir_attrs_set_ints(rw->g, &m->attrs, "pads", pads, 2 * (size_t)ns, err) ||
-        gir_attrs_set_string(rw->g, &m->attrs, "auto_pad", "NOTSET", err) ||
-        (floor && gir_attrs_set_int(rw->g, &m->attrs, "ceil_mode", 0, err)))
-        return gir_nomem(err);
+    TRY(gir_rw_copy(rw, n, ins, n->n_in, 1, &m, err));
+    TRY(gir_attrs_set_ints(rw->g, &m->attrs, "pads", pads, 2 * (size_t)ns, err));
+    TRY(gir_attrs_set_string(rw->g, &m->attrs, "auto_pad", "NOTSET", err));
+    if (floor)
+        TRY(gir_attrs_set_int(rw->g, &m->attrs, "ceil_mode", 0, err));
     int32_t outs[2] = { m->out[0], -1 }; /* a MaxPool's Indices: nothing reads them */
     return gir_rw_done(rw, outs, err);
 }
@@ -210,10 +207,10 @@ static gir_status pad_merge(gir_rw *rw, const gir_node *n, gir_error *err)
         (void)node_pads(c, ns, own);
         for (int k = 0; k < 2 * ns; k++)
             own[k] += sp[k];
-        if (gir_attrs_set_ints(g, &c->attrs, "pads", own, 2 * (size_t)ns, err) ||
-            gir_attrs_set_string(g, &c->attrs, "auto_pad", "NOTSET", err) ||
-            (c->op == GIR_OP_AveragePool && gir_attrs_set_int(g, &c->attrs, "count_include_pad", 1, err)))
-            return gir_nomem(err);
+        TRY(gir_attrs_set_ints(g, &c->attrs, "pads", own, 2 * (size_t)ns, err));
+        TRY(gir_attrs_set_string(g, &c->attrs, "auto_pad", "NOTSET", err));
+        if (c->op == GIR_OP_AveragePool)
+            TRY(gir_attrs_set_int(g, &c->attrs, "count_include_pad", 1, err));
     }
     return gir_rw_done(rw, &in, err);
 }
@@ -262,10 +259,9 @@ static gir_status pads_split(gir_rw *rw, const gir_node *n, gir_error *err)
     gir_node *pad;
     int32_t y;
     TRY(gir_rw_unary(rw, GIR_OP_Pad, n->in[0], &pad, &y, err));
-    if (gir_attrs_set_ints(rw->g, &pad->attrs, "pads", pp, 2 * (size_t)r, err) ||
-        gir_attrs_set_string(rw->g, &pad->attrs, "mode", "constant", err) ||
-        gir_attrs_set_float(rw->g, &pad->attrs, "constant_value", cv, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_ints(rw->g, &pad->attrs, "pads", pp, 2 * (size_t)r, err));
+    TRY(gir_attrs_set_string(rw->g, &pad->attrs, "mode", "constant", err));
+    TRY(gir_attrs_set_float(rw->g, &pad->attrs, "constant_value", cv, err));
     return copy_with_pads(rw, n, y, keep, ns, false, err);
 }
 

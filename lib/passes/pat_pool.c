@@ -37,17 +37,12 @@ static gir_status reduce_pool(gir_rw *rw, const gir_node *n, gir_error *err)
     gir_node *m;
     if (!identity) {
         TRY(gir_rw_unary(rw, GIR_OP_Transpose, v, &m, &v, err));
-        if (gir_attrs_set_ints(rw->g, &m->attrs, "perm", perm, (size_t)r, err))
-            return gir_nomem(err);
+        TRY(gir_attrs_set_ints(rw->g, &m->attrs, "perm", perm, (size_t)r, err));
     }
-    TRY(gir_rw_unary(rw, GIR_OP_Reshape, v, &m, &v, err));
-    if (gir_attrs_set_ints(rw->g, &m->attrs, "shape", (const int64_t[]){ 1, kept, reduced, 1 }, 4, err))
-        return gir_nomem(err);
+    TRY(gir_rw_reshape(rw, v, (const int64_t[]){ 1, kept, reduced, 1 }, 4, &v, err));
     TRY(gir_rw_unary(rw, n->op == GIR_OP_ReduceMean ? GIR_OP_GlobalAveragePool : GIR_OP_GlobalMaxPool, v, NULL, &v,
                      err));
-    TRY(gir_rw_unary(rw, GIR_OP_Reshape, v, &m, &v, err));
-    if (gir_attrs_set_ints(rw->g, &m->attrs, "shape", y->shape.dims, (size_t)y->shape.rank, err))
-        return gir_nomem(err);
+    TRY(gir_rw_reshape(rw, v, y->shape.dims, (size_t)y->shape.rank, &v, err));
     return gir_rw_done(rw, &v, err);
 }
 

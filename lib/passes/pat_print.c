@@ -27,9 +27,9 @@ static gir_status print_output(gir_rw *rw, const gir_node *n, gir_error *err)
         if (x->producer < 0) {
             gir_node *id;
             TRY(gir_rw_node(rw, GIR_OP_Identity, &v, 1, 1, &id, err));
-            const char *name = gir_graph_unique_value_name(g, n->name);
+            const char *name = gir_graph_unique_value_name(g, n->name, err);
             if (!name)
-                return gir_nomem(err);
+                return GIR_E_NOMEM;
             TRY(gir_graph_rename(g, false, id->out[0], name, err));
             v = id->out[0];
         }

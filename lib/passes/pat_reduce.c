@@ -37,10 +37,7 @@ static gir_status reduce_global(gir_rw *rw, const gir_node *n, gir_error *err)
             shape[i] = x->shape.dims[i] >= 0 ? x->shape.dims[i] : 0;
         if (shape[0] == 0 && x->shape.dims[0] == 0)
             return gir_pat_skip(err, "%s of an empty tensor", gir_op_name(n->op));
-        gir_node *rs;
-        TRY(gir_rw_unary(rw, GIR_OP_Reshape, y, &rs, &y, err));
-        if (gir_attrs_set_ints(rw->g, &rs->attrs, "shape", shape, 2, err))
-            return gir_nomem(err);
+        TRY(gir_rw_reshape(rw, y, shape, 2, &y, err));
     }
     return gir_rw_done(rw, &y, err);
 }
@@ -69,9 +66,8 @@ static gir_status global_reduce(gir_rw *rw, const gir_node *n, gir_error *err)
     int32_t y;
     TRY(gir_rw_unary(rw, n->op == GIR_OP_GlobalAveragePool ? GIR_OP_ReduceMean : GIR_OP_ReduceMax, n->in[0], &m, &y,
                      err));
-    if (gir_attrs_set_ints(rw->g, &m->attrs, "axes", axes, (size_t)(r - 2), err) ||
-        gir_attrs_set_int(rw->g, &m->attrs, "keepdims", 1, err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_ints(rw->g, &m->attrs, "axes", axes, (size_t)(r - 2), err));
+    TRY(gir_attrs_set_int(rw->g, &m->attrs, "keepdims", 1, err));
     return gir_rw_done(rw, &y, err);
 }
 

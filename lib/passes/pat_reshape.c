@@ -55,11 +55,8 @@ static gir_status shape_as_reshape(gir_rw *rw, const gir_node *n, gir_error *err
                                     gir_op_name(n->op));
         }
     }
-    gir_node *r;
     int32_t out;
-    TRY(gir_rw_unary(rw, GIR_OP_Reshape, n->in[0], &r, &out, err));
-    if (gir_attrs_set_ints(rw->g, &r->attrs, "shape", shape, (size_t)y->shape.rank, err))
-        return gir_nomem(err);
+    TRY(gir_rw_reshape(rw, n->in[0], shape, (size_t)y->shape.rank, &out, err));
     return gir_rw_done(rw, &out, err);
 }
 

@@ -24,10 +24,10 @@ static gir_status rnn_unroll(gir_rw *rw, const gir_node *n, gir_error *err)
         return gir_pat_skip(err, "%s", err && err->message ? err->message : "cannot be unrolled");
     }
     /* named as a node a rewrite makes: the recurrent node is gone */
-    const char *fresh = st ? NULL : gir_graph_unique_node_name(rw->g, name);
+    const char *fresh = st ? NULL : gir_graph_unique_node_name(rw->g, name, err);
     free(name);
     if (!st && !fresh)
-        return gir_nomem(err);
+        return GIR_E_NOMEM;
     return st ? st : gir_graph_rename(rw->g, true, rw->node, fresh, err);
 }
 

@@ -35,10 +35,9 @@ static gir_status split_slices(gir_rw *rw, const gir_node *n, gir_error *err)
         gir_node *s;
         TRY(gir_rw_unary(rw, GIR_OP_Slice, n->in[0], &s, &outs[k], err));
         int64_t end = off + size[k];
-        if (gir_attrs_set_ints(rw->g, &s->attrs, "starts", &off, 1, err) ||
-            gir_attrs_set_ints(rw->g, &s->attrs, "ends", &end, 1, err) ||
-            gir_attrs_set_ints(rw->g, &s->attrs, "axes", &axis, 1, err))
-            return gir_nomem(err);
+        TRY(gir_attrs_set_ints(rw->g, &s->attrs, "starts", &off, 1, err));
+        TRY(gir_attrs_set_ints(rw->g, &s->attrs, "ends", &end, 1, err));
+        TRY(gir_attrs_set_ints(rw->g, &s->attrs, "axes", &axis, 1, err));
         off = end;
     }
     return gir_rw_done(rw, outs, err);

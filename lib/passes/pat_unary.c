@@ -21,8 +21,7 @@ static gir_status selu_elu(gir_rw *rw, const gir_node *n, gir_error *err)
     gir_node *elu;
     int32_t e, y;
     TRY(gir_rw_unary(rw, GIR_OP_Elu, n->in[0], &elu, &e, err));
-    if (gir_attrs_set_float(rw->g, &elu->attrs, "alpha", gir_node_float(n, "alpha", 1.6732631921768188), err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_float(rw->g, &elu->attrs, "alpha", gir_node_float(n, "alpha", 1.6732631921768188), err));
     TRY(gir_pat_binary_k(rw, GIR_OP_Mul, e, x->dtype, gir_node_float(n, "gamma", 1.0507010221481323), &y, err));
     return gir_rw_done(rw, &y, err);
 }
@@ -130,8 +129,7 @@ static gir_status prelu_leaky(gir_rw *rw, const gir_node *n, gir_error *err)
     gir_node *l;
     int32_t out;
     TRY(gir_rw_unary(rw, GIR_OP_LeakyRelu, n->in[0], &l, &out, err));
-    if (gir_attrs_set_float(rw->g, &l->attrs, "alpha", (double)f[0], err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_float(rw->g, &l->attrs, "alpha", (double)f[0], err));
     return gir_rw_done(rw, &out, err);
 }
 

@@ -26,15 +26,6 @@
 
 #define GIR_MAX_PROD_SLICES 256
 
-static gir_status reshape(gir_rw *rw, int32_t v, const int64_t *dims, int rank, int32_t *out, gir_error *err)
-{
-    gir_node *m;
-    TRY(gir_rw_unary(rw, GIR_OP_Reshape, v, &m, out, err));
-    if (gir_attrs_set_ints(rw->g, &m->attrs, "shape", dims, (size_t)rank, err))
-        return gir_nomem(err);
-    return GIR_OK;
-}
-
 static gir_status lrn_conv(gir_rw *rw, const gir_node *n, gir_error *err)
 {
     const gir_value *x = gir_pat_in(rw, n, 0);
@@ -66,12 +57,11 @@ static gir_status lrn_conv(gir_rw *rw, const gir_node *n, gir_error *err)
     int32_t sq, v, s, m, a, p, y;
     gir_node *conv;
     TRY(gir_rw_binary(rw, GIR_OP_Mul, n->in[0], n->in[0], NULL, &sq, err));
-    TRY(reshape(rw, sq, (const int64_t[]){ N, 1, C, inner }, 4, &v, err));
+    TRY(gir_rw_reshape(rw, sq, (const int64_t[]){ N, 1, C, inner }, 4, &v, err));
     TRY(gir_rw_node(rw, GIR_OP_Conv, (int32_t[]){ v, W }, 2, 1, &conv, err));
-    if (gir_attrs_set_ints(rw->g, &conv->attrs, "kernel_shape", (const int64_t[]){ size, 1 }, 2, err) ||
-        gir_attrs_set_ints(rw->g, &conv->attrs, "pads", (const int64_t[]){ before, 0, after, 0 }, 4, err))
-        return gir_nomem(err);
-    TRY(reshape(rw, conv->out[0], x->shape.dims, x->shape.rank, &s, err));
+    TRY(gir_attrs_set_ints(rw->g, &conv->attrs, "kernel_shape", (const int64_t[]){ size, 1 }, 2, err));
+    TRY(gir_attrs_set_ints(rw->g, &conv->attrs, "pads", (const int64_t[]){ before, 0, after, 0 }, 4, err));
+    TRY(gir_rw_reshape(rw, conv->out[0], x->shape.dims, (size_t)x->shape.rank, &s, err));
     TRY(gir_pat_binary_k(rw, GIR_OP_Mul, s, GIR_DT_F32, alpha / (double)size, &m, err));
     TRY(gir_pat_binary_k(rw, GIR_OP_Add, m, GIR_DT_F32, bias, &a, err));
     TRY(gir_pat_binary_k(rw, GIR_OP_Pow, a, GIR_DT_F32, beta, &p, err));
@@ -114,10 +104,9 @@ static gir_status reduceprod_mul(gir_rw *rw, const gir_node *n, gir_error *err)
             int32_t sv;
             int64_t end = i + 1;
             TRY(gir_rw_unary(rw, GIR_OP_Slice, v, &s, &sv, err));
-            if (gir_attrs_set_ints(rw->g, &s->attrs, "starts", &i, 1, err) ||
-                gir_attrs_set_ints(rw->g, &s->attrs, "ends", &end, 1, err) ||
-                gir_attrs_set_ints(rw->g, &s->attrs, "axes", &d, 1, err))
-                return gir_nomem(err);
+            TRY(gir_attrs_set_ints(rw->g, &s->attrs, "starts", &i, 1, err));
+            TRY(gir_attrs_set_ints(rw->g, &s->attrs, "ends", &end, 1, err));
+            TRY(gir_attrs_set_ints(rw->g, &s->attrs, "axes", &d, 1, err));
             if (acc < 0)
                 acc = sv;
             else
@@ -126,7 +115,7 @@ static gir_status reduceprod_mul(gir_rw *rw, const gir_node *n, gir_error *err)
         v = acc;
     }
     if (gir_node_int(n, "keepdims", 1) == 0 || v == n->in[0])
-        TRY(reshape(rw, v, yv->shape.dims, yv->shape.rank, &v, err));
+        TRY(gir_rw_reshape(rw, v, yv->shape.dims, (size_t)yv->shape.rank, &v, err));
     return gir_rw_done(rw, &v, err);
 }
 
@@ -158,16 +147,12 @@ static gir_status index_via(gir_rw *rw, const gir_node *n, gir_dtype t, gir_erro
                             (long long)len, gir_dtype_name(t));
     gir_node *m, *c1, *c2;
     int32_t a, b, z;
-    TRY(gir_rw_node(rw, n->op, n->in, n->n_in, 1, &m, err));
-    for (size_t i = 0; i < n->attrs.n; i++)
-        if (gir_attrs_copy_attr(rw->g, &m->attrs, &n->attrs.items[i], err))
-            return gir_nomem(err);
+    TRY(gir_rw_copy(rw, n, n->in, n->n_in, 1, &m, err));
     a = m->out[0];
     TRY(gir_rw_unary(rw, GIR_OP_Cast, a, &c1, &b, err));
     TRY(gir_rw_unary(rw, GIR_OP_Cast, b, &c2, &z, err));
-    if (gir_attrs_set_string(rw->g, &c1->attrs, "to", gir_dtype_name(t), err) ||
-        gir_attrs_set_string(rw->g, &c2->attrs, "to", "int64", err))
-        return gir_nomem(err);
+    TRY(gir_attrs_set_string(rw->g, &c1->attrs, "to", gir_dtype_name(t), err));
+    TRY(gir_attrs_set_string(rw->g, &c2->attrs, "to", "int64", err));
     return gir_rw_done(rw, &z, err);
 }
 

@@ -31,18 +31,18 @@ static gir_node *mk(ub *u, gir_op op, size_t n_in, const int32_t *in, int32_t to
         return NULL;
     char buf[256];
     snprintf(buf, sizeof buf, "%s/%s", u->base, gir_op_name(op));
-    const char *name = gir_graph_unique_node_name(u->g, buf);
+    const char *name = gir_graph_unique_node_name(u->g, buf, u->err);
     gir_node *nd;
     if (!name)
-        return u->st = gir_nomem(u->err), NULL;
+        return u->st = GIR_E_NOMEM, NULL;
     if ((u->st = gir_graph_add_node(u->g, name, op, n_in, 1, &nd, u->err)))
         return NULL;
     memcpy(nd->in, in, n_in * sizeof *in);
     if (to >= 0) {
         u->st = gir_node_set_output(u->g, nd, 0, to, u->err);
     } else {
-        const char *vn = gir_graph_unique_value_name(u->g, name);
-        u->st = vn ? gir_node_make_output(u->g, nd, 0, vn, u->err) : gir_nomem(u->err);
+        const char *vn = gir_graph_unique_value_name(u->g, name, u->err);
+        u->st = vn ? gir_node_make_output(u->g, nd, 0, vn, u->err) : GIR_E_NOMEM;
     }
     if (u->st)
         return NULL;
@@ -66,20 +66,20 @@ static int32_t op2(ub *u, gir_op op, int32_t a, int32_t b)
 
 static void set_ints(ub *u, gir_node *nd, const char *name, const int64_t *v, size_t k)
 {
-    if (!u->st && nd && gir_attrs_set_ints(u->g, &nd->attrs, name, v, k, u->err))
-        u->st = gir_nomem(u->err);
+    if (!u->st && nd)
+        u->st = gir_attrs_set_ints(u->g, &nd->attrs, name, v, k, u->err);
 }
 
 static void set_int(ub *u, gir_node *nd, const char *name, int64_t v)
 {
-    if (!u->st && nd && gir_attrs_set_int(u->g, &nd->attrs, name, v, u->err))
-        u->st = gir_nomem(u->err);
+    if (!u->st && nd)
+        u->st = gir_attrs_set_int(u->g, &nd->attrs, name, v, u->err);
 }
 
 static void set_float(ub *u, gir_node *nd, const char *name, double v)
 {
-    if (!u->st && nd && gir_attrs_set_float(u->g, &nd->attrs, name, v, u->err))
-        u->st = gir_nomem(u->err);
+    if (!u->st && nd)
+        u->st = gir_attrs_set_float(u->g, &nd->attrs, name, v, u->err);
 }
 
 /* A float32 constant of shape dims (copied). */
@@ -97,9 +97,9 @@ static int32_t cst(ub *u, const char *tag, int rank, const int64_t *dims, const 
         memcpy(t->data, data, (size_t)t->nbytes);
     char buf[256];
     snprintf(buf, sizeof buf, "%s/%s", u->base, tag);
-    const char *name = gir_graph_unique_value_name(u->g, buf);
+    const char *name = gir_graph_unique_value_name(u->g, buf, u->err);
     int32_t idx = -1;
-    u->st = name ? gir_graph_add_const(u->g, name, t, &idx, u->err) : gir_nomem(u->err);
+    u->st = name ? gir_graph_add_const(u->g, name, t, &idx, u->err) : GIR_E_NOMEM;
     gir_tensor_unref(t);
     return idx;
 }
@@ -111,10 +111,10 @@ static void split(ub *u, int32_t x, int axis, const int64_t *sizes, size_t k, in
         return;
     char buf[256];
     snprintf(buf, sizeof buf, "%s/Split", u->base);
-    const char *name = gir_graph_unique_node_name(u->g, buf);
+    const char *name = gir_graph_unique_node_name(u->g, buf, u->err);
     gir_node *sp;
     if (!name) {
-        u->st = gir_nomem(u->err);
+        u->st = GIR_E_NOMEM;
         return;
     }
     if ((u->st = gir_graph_add_node(u->g, name, GIR_OP_Split, 1, k, &sp, u->err)))
@@ -124,8 +124,8 @@ static void split(ub *u, int32_t x, int axis, const int64_t *sizes, size_t k, in
     set_ints(u, sp, "split", sizes, k);
     for (size_t i = 0; i < k && !u->st; i++) {
         snprintf(buf, sizeof buf, "%s_%zu", name, i);
-        const char *vn = gir_graph_unique_value_name(u->g, buf);
-        u->st = vn ? gir_node_make_output(u->g, sp, i, vn, u->err) : gir_nomem(u->err);
+        const char *vn = gir_graph_unique_value_name(u->g, buf, u->err);
+        u->st = vn ? gir_node_make_output(u->g, sp, i, vn, u->err) : GIR_E_NOMEM;
         if (!u->st)
             parts[i] = sp->out[i];
     }

@@ -580,7 +580,7 @@ static gir_status map_functions(builder *b)
         const char *node_name = f->name;
         bool renamed = false;
         if (!node_name[0] || gir_graph_node_index(g, node_name) >= 0) {
-            node_name = gir_graph_unique_node_name(g, fname);
+            node_name = gir_graph_unique_node_name(g, fname, b->err);
             renamed = true;
             if (!node_name) {
                 st = gir_nomem(b->err);

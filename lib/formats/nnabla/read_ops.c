@@ -142,7 +142,7 @@ gir_status nnbr_scalar_value(mctx *m, const char *suffix, double v, int32_t *ci)
     gir_tensor *t;
     TRY(gir_tensor_adopt(GIR_DT_F32, &s0, data, &t, m->err));
     const char *cname = gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
-    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, ci, m->err)
+    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname, m->err), t, ci, m->err)
                           : gir_nomem(m->err);
     gir_tensor_unref(t);
     return st;
@@ -302,11 +302,11 @@ static gir_status map_affine(mctx *m, bool *mapped)
         const char *fname = gir_arena_printf(&m->g->arena, "%s/flatten", m->name);
         if (!fname)
             return gir_nomem(m->err);
-        TRY(nnbr_add_node(m, gir_graph_unique_node_name(m->g, fname), GIR_OP_Flatten, 1, 1, &fl));
+        TRY(nnbr_add_node(m, gir_graph_unique_node_name(m->g, fname, m->err), GIR_OP_Flatten, 1, 1, &fl));
         fl->in[0] = m->in[0];
         TRY(nnbr_set_int(m, fl, "axis", 1));
         TRY(nnbr_meta_int(m, fl, NNB_META_FUSED, 1));
-        TRY(gir_node_make_output(m->g, fl, 0, gir_graph_unique_value_name(m->g, fname), m->err));
+        TRY(gir_node_make_output(m->g, fl, 0, gir_graph_unique_value_name(m->g, fname, m->err), m->err));
         TRY(nnbr_infer(m, fl));
         a = fl->out[0];
     }
@@ -701,7 +701,7 @@ static gir_status map_split(mctx *m, bool *mapped)
         const char *base = gir_arena_printf(&m->g->arena, "%s/part_%zu", m->name, i);
         if (!base)
             return gir_nomem(m->err);
-        TRY(gir_node_make_output(m->g, sp, i, gir_graph_unique_value_name(m->g, base), m->err));
+        TRY(gir_node_make_output(m->g, sp, i, gir_graph_unique_value_name(m->g, base, m->err), m->err));
     }
     TRY(nnbr_infer(m, sp));
     for (size_t i = 0; i < m->n_out; i++) {
@@ -709,7 +709,7 @@ static gir_status map_split(mctx *m, bool *mapped)
         if (!base)
             return gir_nomem(m->err);
         gir_node *sq;
-        TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, base), GIR_OP_Squeeze, 1, 1, &sq, m->err));
+        TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, base, m->err), GIR_OP_Squeeze, 1, 1, &sq, m->err));
         sq->in[0] = sp->out[i];
         TRY(nnbr_set_ints(m, sq, "axes", &axis, 1));
         TRY(gir_node_set_output(m->g, sq, 0, m->out[i], m->err));
@@ -730,7 +730,7 @@ gir_status nnbr_step(mctx *m, const char *suffix, gir_op op, const int32_t *ins,
     if (!nm)
         return gir_nomem(m->err);
     if (out < 0)
-        nm = gir_graph_unique_node_name(m->g, nm);
+        nm = gir_graph_unique_node_name(m->g, nm, m->err);
     gir_node *n;
     TRY(nnbr_add_node(m, nm, op, n_in, 1, &n));
     for (size_t i = 0; i < n_in; i++)
@@ -738,7 +738,7 @@ gir_status nnbr_step(mctx *m, const char *suffix, gir_op op, const int32_t *ins,
     if (out >= 0)
         TRY(gir_node_set_output(m->g, n, 0, out, m->err));
     else
-        TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, nm), m->err));
+        TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, nm, m->err), m->err));
     if (node)
         *node = n;
     if (made)
@@ -1088,7 +1088,7 @@ static gir_status logic_result(mctx *m, gir_node *n)
     const char *bname = gir_arena_printf(&m->g->arena, "%s/bool", m->name);
     if (!bname)
         return gir_nomem(m->err);
-    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname), m->err));
+    TRY(gir_node_make_output(m->g, n, 0, gir_graph_unique_value_name(m->g, bname, m->err), m->err));
     TRY(nnbr_infer(m, n));
     int32_t y;
     return nnbr_cast_to(m, "float", n->out[0], "float32", m->out[0], &y);

@@ -206,12 +206,12 @@ gir_status nnbr_map_broadcast_to(mctx *m, bool *mapped)
     if (!rname)
         return gir_nomem(m->err);
     gir_node *r;
-    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, rname), GIR_OP_Reshape, 1, 1, &r, m->err));
+    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, rname, m->err), GIR_OP_Reshape, 1, 1, &r, m->err));
     r->in[0] = m->in[1];
     TRY(nnbr_set_ints(m, r, "shape", dims, (size_t)rx));
     TRY(nnbr_set_int(m, r, "allowzero", 0));
     TRY(nnbr_meta_int(m, r, NNB_META_FUSED, 1));
-    TRY(gir_node_make_output(m->g, r, 0, gir_graph_unique_value_name(m->g, rname), m->err));
+    TRY(gir_node_make_output(m->g, r, 0, gir_graph_unique_value_name(m->g, rname, m->err), m->err));
     TRY(nnbr_infer(m, r));
     gir_node *n;
     TRY(gir_graph_add_node(m->g, m->name, GIR_OP_Expand, 1, 1, &n, m->err));
@@ -288,13 +288,13 @@ gir_status nnbr_cast_to(mctx *m, const char *suffix, int32_t x, const char *to, 
     if (!nm)
         return gir_nomem(m->err);
     gir_node *c;
-    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, nm), GIR_OP_Cast, 1, 1, &c, m->err));
+    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, nm, m->err), GIR_OP_Cast, 1, 1, &c, m->err));
     c->in[0] = x;
     TRY(nnbr_set_string(m, c, "to", to));
     if (out >= 0)
         TRY(gir_node_set_output(m->g, c, 0, out, m->err));
     else
-        TRY(gir_node_make_output(m->g, c, 0, gir_graph_unique_value_name(m->g, nm), m->err));
+        TRY(gir_node_make_output(m->g, c, 0, gir_graph_unique_value_name(m->g, nm, m->err), m->err));
     TRY(nnbr_infer(m, c));
     *made = c->out[0];
     return GIR_OK;

@@ -302,7 +302,7 @@ static gir_status const_value(mctx *m, const char *suffix, const int64_t *dims, 
     gir_tensor *t;
     TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
     const char *cname = suffix ? gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix) : m->name;
-    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname), t, ci, m->err)
+    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname, m->err), t, ci, m->err)
                           : gir_nomem(m->err);
     gir_tensor_unref(t);
     return st;
@@ -319,9 +319,8 @@ static gir_status become_constant(mctx *m, const int64_t *dims, int rank, float 
     TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
     /* an Identity of the constant keeps the function's output variable */
     int32_t ci;
-    gir_status st = gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, gir_arena_printf(&m->g->arena,
-                                                                                                "%s/value", m->name)),
-                                        t, &ci, m->err);
+    const char *name = gir_graph_unique_value_name(m->g, gir_arena_printf(&m->g->arena, "%s/value", m->name), m->err);
+    gir_status st = gir_graph_add_const(m->g, name, t, &ci, m->err);
     gir_tensor_unref(t);
     TRY(st);
     (void)out;
@@ -522,7 +521,7 @@ gir_status nnbr_map_arg(mctx *m, bool *mapped, gir_op reduce, gir_op arg, const 
         const char *nm = gir_arena_printf(&m->g->arena, "%s/values", m->name);
         if (!nm)
             return gir_nomem(m->err);
-        TRY(nnbr_add_node(m, gir_graph_unique_node_name(m->g, nm), reduce, 1, 1, &n));
+        TRY(nnbr_add_node(m, gir_graph_unique_node_name(m->g, nm, m->err), reduce, 1, 1, &n));
         n->in[0] = m->in[0];
         TRY(gir_node_set_output(m->g, n, 0, m->out[0], m->err));
         TRY(nnbr_set_ints(m, n, "axes", &axis, 1));

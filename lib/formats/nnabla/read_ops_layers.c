@@ -254,7 +254,7 @@ gir_status nnbr_map_sum_pooling(mctx *m, bool *mapped)
     const char *mname = gir_arena_printf(&m->g->arena, "%s/window_sum", m->name);
     if (!aname || !mname)
         return gir_nomem(m->err);
-    TRY(gir_node_make_output(m->g, pool, 0, gir_graph_unique_value_name(m->g, aname), m->err));
+    TRY(gir_node_make_output(m->g, pool, 0, gir_graph_unique_value_name(m->g, aname, m->err), m->err));
     TRY(nnbr_infer(m, pool));
     TRY(gir_attrs_set_string(m->g, &pool->meta, NNB_META_TYPE, "SumPooling", m->err));
     double area = 1;
@@ -263,7 +263,7 @@ gir_status nnbr_map_sum_pooling(mctx *m, bool *mapped)
     int32_t k;
     TRY(nnbr_scalar_value(m, "window", area, &k));
     gir_node *n;
-    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, mname), GIR_OP_Mul, 2, 1, &n, m->err));
+    TRY(gir_graph_add_node(m->g, gir_graph_unique_node_name(m->g, mname, m->err), GIR_OP_Mul, 2, 1, &n, m->err));
     n->in[0] = pool->out[0];
     n->in[1] = k;
     TRY(gir_node_set_output(m->g, n, 0, y, m->err));

@@ -986,7 +986,7 @@ static gir_status param_names(const gir_graph *g, const gir_options *opts, gir_g
         }
         char *base = gir_buf_take(&b);
         gir_buf_free(&b);
-        const char *name = base ? gir_graph_unique_value_name(c, *base ? base : "parameter") : NULL;
+        const char *name = base ? gir_graph_unique_value_name(c, *base ? base : "parameter", err) : NULL;
         if (!renamed && name) {
             first_old = gir_strdupf("%s", v->name);
             first_new = gir_strdupf("%s", name);

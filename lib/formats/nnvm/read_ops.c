@@ -218,7 +218,7 @@ gir_status nn_rd_node(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n
     gir_status st0 = gir_graph_add_node(g, name, op, n_in, n_out, &n, NULL);
     if (st0 == GIR_E_DUPLICATE) {
         /* Names need not be unique in these files; ours must be. */
-        name = gir_graph_unique_node_name(g, name);
+        name = gir_graph_unique_node_name(g, name, err);
         if (!name)
             return gir_nomem(err);
         renamed = true;
@@ -283,7 +283,7 @@ gir_status nn_rd_part(nn_reader *r, size_t idx, const char *suffix, gir_op op, s
     char *base = gir_strdupf("%s_%s", nn_rd_raw(r, idx)->name, suffix);
     if (!base)
         return gir_nomem(err);
-    const char *name = gir_graph_unique_node_name(r->g, base);
+    const char *name = gir_graph_unique_node_name(r->g, base, err);
     free(base);
     if (!name)
         return gir_nomem(err);
@@ -300,7 +300,7 @@ gir_status nn_rd_out(nn_reader *r, gir_node *n, size_t k, int32_t *vidx, gir_err
     /* Usually free: try it first, look for another name only if taken. */
     gir_status st = gir_node_make_output(r->g, n, k, name, NULL);
     if (st == GIR_E_DUPLICATE) {
-        name = gir_graph_unique_value_name(r->g, name);
+        name = gir_graph_unique_value_name(r->g, name, err);
         st = name ? gir_node_make_output(r->g, n, k, name, err) : gir_nomem(err);
     } else if (st) {
         st = gir_node_make_output(r->g, n, k, name, err);
@@ -330,7 +330,7 @@ gir_status nnr_const_scalar(nn_reader *r, gir_node *n, double v, gir_dtype dt, i
     default: *(float *)t->data = (float)v; break;
     }
     char *base = gir_strdupf("%s_scalar", n->name);
-    const char *name = base ? gir_graph_unique_value_name(r->g, base) : NULL;
+    const char *name = base ? gir_graph_unique_value_name(r->g, base, err) : NULL;
     free(base);
     if (!name) {
         gir_tensor_unref(t);
@@ -352,7 +352,7 @@ gir_status nnr_const_fill(nn_reader *r, const char *node, const char *what, int6
     for (int64_t i = 0; i < c; i++)
         p[i] = v;
     char *base = gir_strdupf("%s_%s", node, what);
-    const char *name = base ? gir_graph_unique_value_name(r->g, base) : NULL;
+    const char *name = base ? gir_graph_unique_value_name(r->g, base, err) : NULL;
     free(base);
     if (!name) {
         gir_tensor_unref(t);

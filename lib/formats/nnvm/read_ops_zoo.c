@@ -390,7 +390,7 @@ static gir_status named_const(nn_reader *r, size_t idx, const gir_shape *s, floa
     size_t n = (size_t)(t->nbytes / 4);
     for (size_t i = 0; i < n; i++)
         p[i] = data ? data[i] : v;
-    const char *name = gir_graph_unique_value_name(r->g, nn_rd_raw(r, idx)->name);
+    const char *name = gir_graph_unique_value_name(r->g, nn_rd_raw(r, idx)->name, err);
     gir_status st = name ? gir_graph_add_const(r->g, name, t, out, err) : gir_nomem(err);
     gir_tensor_unref(t);
     return st;

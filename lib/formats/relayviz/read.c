@@ -139,7 +139,7 @@ static gir_status make_param(rv_reader *r, int32_t var)
     gir_status st = r->params ? rv_params_get(r->params, v->name, &t, r->err) : GIR_OK;
     if (st)
         return st;
-    const char *name = gir_graph_value_index(g, v->name) >= 0 ? gir_graph_unique_value_name(g, v->name) : v->name;
+    const char *name = gir_graph_value_index(g, v->name) >= 0 ? gir_graph_unique_value_name(g, v->name, r->err) : v->name;
     int32_t idx;
     if (!name)
         st = gir_nomem(r->err);
@@ -526,7 +526,7 @@ static gir_status tensor_value(rv_reader *r, int32_t t, int32_t *value)
     if (x->leaf >= 0 && r->nodes[x->leaf].k == K_CONST) {
         char base[32];
         snprintf(base, sizeof base, "const_%d", (int)x->leaf);
-        const char *name = gir_graph_unique_value_name(r->g, base);
+        const char *name = gir_graph_unique_value_name(r->g, base, r->err);
         if (!name)
             return gir_nomem(r->err);
         gir_status st = gir_graph_add_const(r->g, name, r->nodes[x->leaf].data, &x->value, r->err);
@@ -792,7 +792,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
     }
     char base[96];
     snprintf(base, sizeof base, "%.80s_%d", node_base(c->op), (int)c->id);
-    const char *name = gir_graph_unique_node_name(g, base);
+    const char *name = gir_graph_unique_node_name(g, base, r->err);
     if (!name) {
         st = gir_nomem(r->err);
         goto out;
@@ -806,7 +806,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
         /* Unsqueeze(axes [1..n]) on that input, in front of the node. */
         char ebase[120];
         snprintf(ebase, sizeof ebase, "%s_expand", name);
-        const char *ename = gir_graph_unique_node_name(g, ebase);
+        const char *ename = gir_graph_unique_node_name(g, ebase, r->err);
         gir_node *e;
         int32_t v;
         int64_t axes[GIR_MAX_RANK];
@@ -824,7 +824,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
             st = gir_nomem(r->err);
             goto out;
         }
-        const char *vname = gir_graph_unique_value_name(g, ename);
+        const char *vname = gir_graph_unique_value_name(g, ename, r->err);
         if (!vname) {
             st = gir_nomem(r->err);
             goto out;
@@ -853,7 +853,7 @@ static gir_status build_call(rv_reader *r, int32_t ci)
             snprintf(vb, sizeof vb, "%s", name);
         else
             snprintf(vb, sizeof vb, "%s_out%zu", name, k);
-        const char *vname = gir_graph_unique_value_name(g, vb);
+        const char *vname = gir_graph_unique_value_name(g, vb, r->err);
         if (!vname) {
             st = gir_nomem(r->err);
             goto out;
