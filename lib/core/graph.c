@@ -203,9 +203,9 @@ static inline gir_status name_place(const gir_graph *g, gir_name_slot *tab, size
 
 gir_status gir_graph_add_value(gir_graph *g, const char *name, gir_value_kind kind, int32_t *idx, gir_error *err)
 {
-    size_t len, old_cap = g->vindex_cap;
-    uint32_t h;
-    gir_name_slot *at;
+    size_t len = 0, old_cap = g->vindex_cap;
+    uint32_t h = 0;
+    gir_name_slot *at = NULL; /* set by name_place (GCC cannot tell through its error paths) */
     TRY(name_place(g, g->vindex, old_cap, value_name_of, name, "value", &len, &h, &at, err));
     if (g->n_values >= INT32_MAX - 1)
         return gir_fail(err, GIR_E_LIMIT, "more than %d values", INT32_MAX - 1);
@@ -267,9 +267,9 @@ const char *gir_graph_unique_node_name(gir_graph *g, const char *base, gir_error
 gir_status gir_graph_add_node(gir_graph *g, const char *name, gir_op op, size_t n_in, size_t n_out,
                               gir_node **out, gir_error *err)
 {
-    size_t len, old_cap = g->nindex_cap;
-    uint32_t h;
-    gir_name_slot *at;
+    size_t len = 0, old_cap = g->nindex_cap;
+    uint32_t h = 0;
+    gir_name_slot *at = NULL; /* set by name_place (GCC cannot tell through its error paths) */
     TRY(name_place(g, g->nindex, old_cap, node_name_of, name, "node", &len, &h, &at, err));
     if (n_in > 65535 || n_out > 65535)
         return gir_fail(err, GIR_E_LIMIT, "node '%s' has more than 65535 inputs or outputs", name);
