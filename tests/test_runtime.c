@@ -1024,6 +1024,86 @@ static void test_conv_errors(void **state)
     gir_graph_free(g);
 }
 
+/* The Winograd transforms of every ISA against the generic ones, bit for
+ * bit, and the generic ones against a direct convolution: odd output widths
+ * (a last tile with one column), odd heights, pads 0 and 1, runs of tiles
+ * longer than a vector and passes of few tiles (runs that end inside a tile
+ * row), with and without residual accumulation and clamping. */
+static void test_winograd_isas(void **state)
+{
+    (void)state;
+    static const size_t shapes[][6] = { /* C, M, H, W, ph, pw */
+                                        { 16, 16, 9, 13, 1, 1 }, { 16, 24, 10, 8, 0, 0 }, { 17, 16, 7, 35, 1, 1 },
+                                        { 16, 16, 5, 70, 1, 0 }, { 20, 16, 12, 67, 0, 1 } };
+    gir_threads *th;
+    gir_error err;
+    assert_int_equal(gir_threads_new(1, &th, &err), GIR_OK);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int small = 0; small < 2; small++)
+            for (int mode = 0; mode < 4; mode++) {
+                size_t C = shapes[si][0], M = shapes[si][1], H = shapes[si][2], W = shapes[si][3];
+                size_t ph = shapes[si][4], pw = shapes[si][5], OH = H + 2 * ph - 2, OW = W + 2 * pw - 2;
+                float *x = malloc(C * H * W * sizeof(float)), *wt = malloc(M * C * 9 * sizeof(float));
+                float *b = malloc(M * sizeof(float)), *y0 = malloc(M * OH * OW * sizeof(float));
+                float *y1 = malloc(M * OH * OW * sizeof(float)), *init = malloc(M * OH * OW * sizeof(float));
+                rt_fill(x, C * H * W, 41 + si);
+                rt_fill(wt, M * C * 9, 42 + si);
+                rt_fill(b, M, 43);
+                rt_fill(init, M * OH * OW, 44);
+                rt_wino *w;
+                assert_int_equal(rt_wino_new(wt, M, C, H, W, OH, OW, ph, pw, &w, &err), GIR_OK);
+                if (small)
+                    w->chunk = 7; /* passes end inside tile rows */
+                float *scratch = malloc(rt_wino_scratch_floats(w) * sizeof(float));
+                bool acc = mode & 1;
+                rt_act act = { .on = (mode & 2) != 0, .kind = RT_ACT_CLAMP, .lo = -0.3f, .hi = 0.4f };
+                memcpy(y0, init, M * OH * OW * sizeof(float));
+                w->isa = GIR_GEMM_GENERIC;
+                rt_wino_run(w, x, b, y0, &act, acc, scratch, th);
+                /* the generic transforms against the direct sum */
+                for (size_t m = 0; m < M; m++)
+                    for (size_t oy = 0; oy < OH; oy++)
+                        for (size_t ox = 0; ox < OW; ox++) {
+                            double s = b[m];
+                            for (size_t c = 0; c < C; c++)
+                                for (size_t i = 0; i < 3; i++)
+                                    for (size_t j = 0; j < 3; j++) {
+                                        ptrdiff_t r = (ptrdiff_t)(oy + i) - (ptrdiff_t)ph;
+                                        ptrdiff_t q = (ptrdiff_t)(ox + j) - (ptrdiff_t)pw;
+                                        if (r >= 0 && q >= 0 && (size_t)r < H && (size_t)q < W)
+                                            s += (double)x[(c * H + (size_t)r) * W + (size_t)q] *
+                                                 wt[((m * C + c) * 3 + i) * 3 + j];
+                                    }
+                            size_t o = (m * OH + oy) * OW + ox;
+                            if (acc)
+                                s += init[o];
+                            if (act.on)
+                                s = s < act.lo ? act.lo : (s > act.hi ? act.hi : s);
+                            if (fabs(s - y0[o]) > 1e-4)
+                                fail_msg("shape %zu mode %d: y[%zu] = %.9g, want %.9g", si, mode, o, y0[o], s);
+                        }
+                for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+                    if (!gir_gemm_isa_supported((gir_gemm_isa)isa))
+                        continue;
+                    memcpy(y1, init, M * OH * OW * sizeof(float));
+                    w->isa = isa;
+                    rt_wino_run(w, x, b, y1, &act, acc, scratch, th);
+                    if (memcmp(y0, y1, M * OH * OW * sizeof(float)) != 0)
+                        fail_msg("%s: shape %zu mode %d small %d differs from generic",
+                                 gir_gemm_isa_name((gir_gemm_isa)isa), si, mode, small);
+                }
+                rt_wino_free(w);
+                free(scratch);
+                free(x);
+                free(wt);
+                free(b);
+                free(y0);
+                free(y1);
+                free(init);
+            }
+    gir_threads_free(th);
+}
+
 /* The depthwise plane kernel of every ISA against the generic one. */
 static void test_depthwise_isas(void **state)
 {
@@ -1435,7 +1515,7 @@ int main(void)
         cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_matmul_bias_folded),
-        cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
+        cmocka_unit_test(test_depthwise_isas), cmocka_unit_test(test_winograd_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),
         cmocka_unit_test(test_conv_transpose),
         cmocka_unit_test(test_pooling),         cmocka_unit_test(test_gemm_matmul),
