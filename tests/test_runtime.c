@@ -684,6 +684,56 @@ static void gelu_chain(gir_graph *g, const char *x, bool consts_first)
 /* An elementwise Add takes a following activation: PyTorch's GELU chain
  * (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: five nodes) and Relu;
  * an integer Add keeps its Relu apart (activations are float kernels). */
+/* BatchNormalization followed by Relu or Clip: the activation runs in the
+ * BatchNormalization's pass (one node fused), out of place (the graph's
+ * input) and in place (an intermediate the executor reuses), on planes of
+ * an odd size; the values are the formula's through the activation. */
+static void test_fused_batchnorm(void **state)
+{
+    (void)state;
+    enum { N = 2, C = 3, H = 5, W = 7, NX = N * C * H * W };
+    float x[NX], want[NX];
+    const float scale[C] = { 1.5f, -0.75f, 0.5f }, bias[C] = { 0.1f, -0.2f, 0.05f };
+    const float mean[C] = { 0.3f, 0.6f, -0.1f }, var[C] = { 0.5f, 2.0f, 0.25f };
+    rt_fill(x, NX, 51);
+    for (int clip = 0; clip < 2; clip++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            float lo = clip ? -0.2f : 0.0f, hi = clip ? 0.3f : INFINITY;
+            for (int i = 0; i < NX; i++) {
+                int c = i / (H * W) % C;
+                double xv = inplace ? -(double)x[i] : (double)x[i];
+                double v = (xv - mean[c]) / sqrt((double)var[c] + 1e-5) * scale[c] + bias[c];
+                want[i] = (float)(v < lo ? lo : (v > hi ? hi : v));
+            }
+            gir_graph *g = rt_graph();
+            rt_input(g, "x", GIR_DT_F32, 4, DIMS(N, C, H, W));
+            rt_const(g, "s", GIR_DT_F32, 1, DIMS(C), scale);
+            rt_const(g, "b", GIR_DT_F32, 1, DIMS(C), bias);
+            rt_const(g, "m", GIR_DT_F32, 1, DIMS(C), mean);
+            rt_const(g, "v", GIR_DT_F32, 1, DIMS(C), var);
+            if (inplace)
+                rt_node(g, GIR_OP_Neg, "neg", "x", "xn");
+            rt_node(g, GIR_OP_BatchNormalization, "bn", inplace ? "xn,s,b,m,v" : "x,s,b,m,v", "t");
+            gir_node *a = rt_node(g, clip ? GIR_OP_Clip : GIR_OP_Relu, "act", "t", "y");
+            if (clip) {
+                rt_attr_float(g, a, "min", lo);
+                rt_attr_float(g, a, "max", hi);
+            }
+            rt_output(g, "y");
+            gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, DIMS(N, C, H, W), x);
+            gir_error err = GIR_ERROR_INIT;
+            gir_session *s;
+            TU_OK(gir_session_new(g, 1, &s, &err), &err);
+            TU_OK(gir_session_set_input(s, 0, in, &err), &err);
+            TU_OK(gir_session_run(s, &err), &err);
+            assert_int_equal(gir_rt_fused_count(s), 1);
+            rt_expect_f32(gir_session_output(s, 0), 4, DIMS(N, C, H, W), want, 1e-6);
+            gir_session_free(s);
+            gir_graph_free(g);
+            gir_tensor_unref(in);
+        }
+}
+
 static void test_fused_elementwise(void **state)
 {
     (void)state;
@@ -1512,7 +1562,7 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
+        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas), cmocka_unit_test(test_winograd_isas),  cmocka_unit_test(test_depthwise_padded),
