@@ -175,7 +175,7 @@ static int list_format_ops(const gir_format *f, char **names, int n, bool json)
         gc_json_string(stdout, f->name);
         fputs(", \"operators\": [", stdout);
     } else {
-        printf("%s operators (r = read, w = write):\n", f->name);
+        printf("%s operators (r = read, w = write; [1:1] = one to one: the inputs in order, no attributes):\n", f->name);
     }
     for (const gir_op_map *m = f->ops; m && m->format_op; m++) {
         if (!wanted(m, names, n))
@@ -189,6 +189,10 @@ static int list_format_ops(const gir_format *f, char **names, int n, bool json)
                 fputs("null", stdout);
             else
                 gc_json_string(stdout, gir_op_name(m->op));
+            printf(", \"plain_read\": %s, \"plain_write\": %s", (m->plain & GIR_MAP_READ) ? "true" : "false",
+                   (m->plain & GIR_MAP_WRITE) ? "true" : "false");
+            if (m->plain)
+                printf(", \"inputs\": %u", m->n_in);
             fputs(", \"note\": ", stdout);
             if (m->note)
                 gc_json_string(stdout, m->note);
@@ -220,6 +224,10 @@ static int list_format_ops(const gir_format *f, char **names, int n, bool json)
         shown++;
         printf("  %-24s %c%c  %s", m->format_op, (m->dir & GIR_MAP_READ) ? 'r' : '-',
                (m->dir & GIR_MAP_WRITE) ? 'w' : '-', m->op == GIR_OP_OPAQUE ? "(opaque)" : gir_op_name(m->op));
+        if (m->plain)
+            printf("  [1:1%s, %u input%s]", m->plain == (m->dir & (GIR_MAP_READ | GIR_MAP_WRITE)) ? ""
+                                           : (m->plain & GIR_MAP_READ) ? " read" : " write",
+                   m->n_in, m->n_in == 1 ? "" : "s");
         if (m->note)
             printf("  %s", m->note);
         printf("\n");

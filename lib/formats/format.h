@@ -16,17 +16,45 @@ typedef struct gir_attr_map {
     const char *note;           /* conversion, default, refused values */
 } gir_attr_map;
 
-enum { GIR_MAP_READ = 1, GIR_MAP_WRITE = 2 };
+/* Directions of a row; GIR_MAP_PREFER marks the row a writer picks for
+ * its canonical op when the node does not come from another of the op's
+ * rows (see gir_map_write_name). */
+enum { GIR_MAP_READ = 1, GIR_MAP_WRITE = 2, GIR_MAP_PREFER = 4 };
 
-/* One row of a format's operator mapping, for `graphconv ops --format F`.
- * Tables end with a row whose format_op is NULL. */
+/* One row of a format's operator mapping: the one table type of every
+ * format, which `graphconv ops --format F` prints.  Tables end with a row
+ * whose format_op is NULL.
+ *
+ * A row is plain in the directions `plain` names: there the format
+ * operator with exactly n_in inputs, taken in order, one output and no
+ * attributes is the canonical operator, and the mapping engine (gir_map_*)
+ * runs the row: a reader finds it by the format's operator name, a writer
+ * by the canonical op (after the cases its code writes otherwise, such as
+ * a fused form), and neither keeps a table of its own for them.  In the
+ * other directions the format's code maps the operator (the row's attrs
+ * and note say how). */
 typedef struct gir_op_map {
     const char *format_op;
     gir_op op;                  /* canonical op (GIR_OP_OPAQUE: kept opaque) */
     unsigned dir;               /* GIR_MAP_READ | GIR_MAP_WRITE */
     const gir_attr_map *attrs;  /* terminated by {NULL, NULL, NULL}; may be NULL */
     const char *note;
+    unsigned plain;             /* directions the engine runs (0: code only) */
+    unsigned n_in;              /* the input count where plain */
+    const void *impl;           /* the format's own data for a composite row (its reader's function, ...) */
 } gir_op_map;
+
+/* The plain row of tab that reads format operator name, or NULL. */
+const gir_op_map *gir_map_read_row(const gir_op_map *tab, const char *format_op);
+/* The plain row of tab that writes op: the one named source (the
+ * operator the node was read from, may be NULL) when there is one, else
+ * the first; NULL when tab writes op by code or not at all. */
+const gir_op_map *gir_map_write_row(const gir_op_map *tab, gir_op op, const char *source);
+/* The name a writer gives op among all its rows that write it, plain or
+ * not: the row named source when there is one (a round trip keeps the
+ * spelling), else the row marked GIR_MAP_PREFER, else the first; NULL
+ * when no row writes op. */
+const gir_op_map *gir_map_write_name(const gir_op_map *tab, gir_op op, const char *source);
 
 typedef struct gir_option_doc {
     const char *key;

@@ -65,7 +65,6 @@ static const gir_option_doc ln_write_options[] = {
     { NULL, NULL },
 };
 
-extern const gir_op_map ln_op_maps[];
 
 const gir_format gir_format_lightnet = {
     .name = "lightnet",

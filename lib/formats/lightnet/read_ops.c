@@ -1156,6 +1156,7 @@ gir_status lnr_check_op(rd *r, size_t i)
     if (!op->schema)
         return lnr_op_opaque(r, op);
     const ln_op_schema *s = op->schema;
+    const gir_op_map *plain;
     opargs a;
     memset(&a, 0, sizeof a);
     a.op = op;
@@ -1179,10 +1180,8 @@ gir_status lnr_check_op(rd *r, size_t i)
         st = op_print(r, &a, t[0] == 'f');
     else if (!strcmp(t, "conv2d") || !strcmp(t, "deconv2d") || !strcmp(t, "maxpool2d") || !strcmp(t, "avgpool2d"))
         st = op_window(r, &a, t);
-    else if (!strcmp(t, "relu"))
-        st = op_unary(r, &a, GIR_OP_Relu, &n);
-    else if (!strcmp(t, "sigmoid"))
-        st = op_unary(r, &a, GIR_OP_Sigmoid, &n);
+    else if ((plain = gir_map_read_row(ln_op_maps, t)) != NULL)
+        st = op_unary(r, &a, plain->op, &n);
     else if (!strcmp(t, "forward")) {
         st = op_unary(r, &a, GIR_OP_Identity, &n);
         if (!st)

@@ -1231,8 +1231,6 @@ gir_status lnw_write_node(wr *w, int32_t ni)
     case GIR_OP_AveragePool:
     case GIR_OP_GlobalMaxPool:
     case GIR_OP_GlobalAveragePool: return w_pool(w);
-    case GIR_OP_Relu: return w_plain(w, "relu", false);
-    case GIR_OP_Sigmoid: return w_plain(w, "sigmoid", false);
     case GIR_OP_Identity:
     case GIR_OP_Dropout: return w_plain(w, "forward", true);
     case GIR_OP_LeakyRelu: return w_lrelu(w);
@@ -1273,8 +1271,12 @@ gir_status lnw_write_node(wr *w, int32_t ni)
     case GIR_OP_Tanh:
         lnw_refuse(w, GIR_E_UNSUPPORTED_OP, n->name, "Tanh (LightNet has no tanh op)");
         return GIR_OK;
-    default:
+    default: {
+        const gir_op_map *plain = gir_map_write_row(ln_op_maps, n->op, NULL);
+        if (plain && plain->n_in == n->n_in)
+            return w_plain(w, plain->format_op, false);
         lnw_refuse(w, GIR_E_UNSUPPORTED_OP, n->name, "%s", gir_op_name(n->op));
         return GIR_OK;
+    }
     }
 }

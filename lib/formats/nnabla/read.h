@@ -140,12 +140,6 @@ gir_status nnbr_map_stack(mctx *m, bool *mapped);
 
 /* ---- more helpers and map functions (read_ops*.c) -------------------------- */
 
-typedef struct plain_map {
-    const char *type;
-    gir_op op;
-    unsigned n_in;
-} plain_map;
-
 const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f);
 
 /* A float32 scalar constant "<function>/<suffix>" holding v (rounded to
@@ -185,7 +179,8 @@ gir_status nnbr_cast_to(mctx *m, const char *suffix, int32_t x, const char *to, 
 /* Where(condition, x_true, x_false): nnabla's condition is a float array. */
 gir_status nnbr_map_where(mctx *m, bool *mapped);
 
-gir_status nnbr_map_plain(mctx *m, bool *mapped, const plain_map *pm);
+/* A plain row of nnb_op_map (the engine's reading of it). */
+gir_status nnbr_map_plain(mctx *m, bool *mapped, const gir_op_map *pm);
 
 /* The function carries the parameter message of another function. */
 bool nnbr_foreign_param(const mctx *m, Nnabla__Function__ParameterCase expected);

@@ -279,16 +279,6 @@ static gir_status map_opaque(mctx *m)
     return GIR_OK;
 }
 
-/* ---- one-to-one maps without arguments ------------------------------------ */
-
-static const plain_map plain[] = {
-    { "Sigmoid", GIR_OP_Sigmoid, 1 },   { "Tanh", GIR_OP_Tanh, 1 },         { "SoftSign", GIR_OP_Softsign, 1 },
-    { "Abs", GIR_OP_Abs, 1 },           { "Exp", GIR_OP_Exp, 1 },           { "Log", GIR_OP_Log, 1 },
-    { "Identity", GIR_OP_Identity, 1 }, { "Sin", GIR_OP_Sin, 1 },           { "Cos", GIR_OP_Cos, 1 },
-    { "Erf", GIR_OP_Erf, 1 },           { "Ceil", GIR_OP_Ceil, 1 },         { "Floor", GIR_OP_Floor, 1 },
-    { "Minimum2", GIR_OP_Min, 2 },      { "Maximum2", GIR_OP_Max, 2 },      { NULL, GIR_OP_OPAQUE, 0 },
-};
-
 /* ---- layers ---------------------------------------------------------------- */
 
 static gir_status map_affine(mctx *m, bool *mapped)
@@ -1334,9 +1324,9 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
             st = e->fn(&m, &mapped);
         break;
     }
-    for (const plain_map *pm = plain; !newer && !mapped && !st && pm->type; pm++)
-        if (strcmp(pm->type, f->type) == 0)
-            st = nnbr_map_plain(&m, &mapped, pm);
+    const gir_op_map *pm = newer || mapped || st ? NULL : gir_map_read_row(nnb_op_map, f->type);
+    if (pm)
+        st = nnbr_map_plain(&m, &mapped, pm);
     if (!st && !mapped) {
         m.first = NULL;
         st = map_opaque(&m);

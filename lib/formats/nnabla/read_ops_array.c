@@ -318,7 +318,7 @@ gir_status nnbr_map_where(mctx *m, bool *mapped)
     return nnbr_infer(m, n);
 }
 
-gir_status nnbr_map_plain(mctx *m, bool *mapped, const plain_map *pm)
+gir_status nnbr_map_plain(mctx *m, bool *mapped, const gir_op_map *pm)
 {
     if (m->n_in != pm->n_in || m->n_out != 1)
         return GIR_OK;

@@ -1059,27 +1059,12 @@ void nnbw_emit_node(wctx *w, size_t ni)
     w->cur = n;
     switch (n->op) {
     case GIR_OP_OPAQUE: nnbw_emit_opaque(w, n); return;
-    case GIR_OP_Identity: nnbw_simple_fn(w, n, "Identity"); return;
     case GIR_OP_Relu: emit_relu(w, n); return;
-    case GIR_OP_Sigmoid: nnbw_simple_fn(w, n, "Sigmoid"); return;
-    case GIR_OP_Tanh: nnbw_simple_fn(w, n, "Tanh"); return;
-    case GIR_OP_Softsign: nnbw_simple_fn(w, n, "SoftSign"); return;
-    case GIR_OP_Exp: nnbw_simple_fn(w, n, "Exp"); return;
-    case GIR_OP_Log: nnbw_simple_fn(w, n, "Log"); return;
-    case GIR_OP_Abs: nnbw_simple_fn(w, n, "Abs"); return;
-    case GIR_OP_Sin: nnbw_simple_fn(w, n, "Sin"); return;
-    case GIR_OP_Cos: nnbw_simple_fn(w, n, "Cos"); return;
-    case GIR_OP_Erf: nnbw_simple_fn(w, n, "Erf"); return;
-    case GIR_OP_Not: nnbw_simple_fn(w, n, "LogicalNot"); return;
-    case GIR_OP_And: nnbw_simple_fn(w, n, "LogicalAnd"); return;
-    case GIR_OP_Or: nnbw_simple_fn(w, n, "LogicalOr"); return;
-    case GIR_OP_Xor: nnbw_simple_fn(w, n, "LogicalXor"); return;
     case GIR_OP_Equal: nnbw_emit_compare(w, n, "Equal"); return;
     case GIR_OP_Greater: nnbw_emit_compare(w, n, "Greater"); return;
     case GIR_OP_Less: nnbw_emit_compare(w, n, "Less"); return;
     case GIR_OP_GreaterOrEqual: nnbw_emit_compare(w, n, "GreaterEqual"); return;
     case GIR_OP_LessOrEqual: nnbw_emit_compare(w, n, "LessEqual"); return;
-    case GIR_OP_Where: nnbw_simple_fn(w, n, "Where"); return;
     case GIR_OP_Cast: nnbw_emit_cast(w, n); return;
     case GIR_OP_LRN: nnbw_emit_lrn(w, n); return;
     case GIR_OP_Ceil:
@@ -1195,8 +1180,13 @@ void nnbw_emit_node(wctx *w, size_t ni)
         nnbw_fn_param(w, f, "mod2_param", p);
         return;
     }
-    default:
-        nnbw_refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
+    default: {
+        const gir_op_map *pm = gir_map_write_row(nnb_op_map, n->op, NULL);
+        if (pm && pm->n_in == n->n_in)
+            nnbw_simple_fn(w, n, pm->format_op);
+        else
+            nnbw_refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
         return;
+    }
     }
 }

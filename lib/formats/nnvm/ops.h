@@ -15,7 +15,7 @@ typedef struct nn_reader {
     const nn_raw *raw;
     int32_t **outs;          /* per raw node: value of each output (-1: none), in out_slots */
     int32_t *out_slots;
-    const struct nn_rdef **defs; /* per raw node: its operator's definition, or NULL */
+    const gir_op_map **defs; /* per raw node: its operator's row, or NULL */
     uint32_t *n_outs;
     bool *label_only;        /* per raw node: a variable only SoftmaxOutput reads as its label */
     bool *var_made;          /* per raw node: variable value created */
@@ -58,19 +58,22 @@ typedef enum nn_rres { NN_MAPPED = 0, NN_OPAQUE } nn_rres;
 typedef gir_status (*nn_read_fn)(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                                  gir_error *err);
 
+/* How the reader maps the operator of a composite row of nn_mxnet_ops or
+ * nn_nnvm_ops (the row's impl).  Plain rows are read by nn_rd_plain. */
 typedef struct nn_rdef {
-    const char *name;     /* the flavour's operator */
-    gir_op op;            /* canonical operator it usually becomes */
     nn_read_fn read;
     unsigned outputs;     /* outputs incl. hidden ones (0: depends on attributes) */
     unsigned min_in, max_in;
     const char *const *keys; /* attributes it understands (NULL: none) */
 } nn_rdef;
 
-/* The definition of a flavour's operator, or NULL. */
-const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op);
-/* Whether the definition tables are in the order the lookup needs. */
-bool nn_rdef_sorted(void);
+/* The row of a flavour's operator table that reads op, or NULL. */
+const gir_op_map *nn_row_find(nn_flavour fl, const char *op);
+/* How the reader maps a row's operator (plain rows included). */
+const nn_rdef *nn_row_rdef(const gir_op_map *row);
+/* Whether a flavour's table is in the order the lookup needs (bytewise by
+ * name; several rows may share a name, only their canonical op differs). */
+bool nn_rows_sorted(nn_flavour fl);
 /* Creates the value for variable raw node idx (if not yet made). */
 gir_status nn_make_var(nn_reader *r, size_t idx, gir_error *err);
 /* Outputs raw node idx gets (hidden ones included). */
@@ -226,7 +229,7 @@ gir_status nnr_slice_node(nn_reader *r, size_t idx, int32_t x, const int64_t *st
 gir_status nnr_g_float(const nn_reader *r, size_t idx, const char *key, bool req, double dflt, double *out,
                        gir_error *err);
 
-const nn_rdef *nnr_cur_def(const nn_reader *r, size_t idx);
+const gir_op_map *nnr_cur_def(const nn_reader *r, size_t idx);
 
 /* Sets the meta list of pairs (pairs_attr) on a, unless there are none. */
 gir_status nnr_meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_kv *kv, size_t n,
@@ -393,8 +396,20 @@ gir_status nn_rd_output_layer(nn_reader *r, size_t idx, const int32_t *in, int32
 gir_status nn_rd_softmax_act(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                              gir_error *err);
 
-gir_status nn_rd_binary(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                        gir_error *err);
+/* A plain row: the inputs in order, one output, no attributes. */
+gir_status nn_rd_plain(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+/* Flatten / flatten: a Flatten of axis 1. */
+gir_status nn_rd_flatten(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+/* MXNet's Activation by act_type. */
+gir_status nn_rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err);
+/* MXNet's LeakyReLU by act_type. */
+gir_status nn_rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+/* NNVM's leaky_relu and prelu. */
+gir_status nn_rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err);
+gir_status nn_rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+                            gir_error *err);
 
 /* x op scalar, or scalar op x for the r-variants. */
 gir_status nn_rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,

@@ -792,7 +792,7 @@ static gir_status build(nn_reader *r, gir_error *err)
     uint64_t total = 0;
     for (size_t i = 0; i < raw->n_nodes; i++) {
         bool var = raw->nodes[i].var;
-        r->defs[i] = var ? NULL : nn_rdef_find(r->fl, raw->nodes[i].op);
+        r->defs[i] = var ? NULL : nn_row_find(r->fl, raw->nodes[i].op);
         r->n_outs[i] = nn_node_outputs(r, i);
         total += r->n_outs[i];
     }

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, const nn_node *n);
-static size_t rdef_index(nn_flavour fl, const nn_rdef *d);
+static size_t def_num_outputs(const gir_op_map *d, nn_flavour fl, const char *op, const nn_node *n);
+static size_t row_index(nn_flavour fl, const gir_op_map *d);
 
 const nn_node *nn_rd_raw(const nn_reader *r, size_t idx)
 {
@@ -143,10 +143,10 @@ static int cmp_kv_key(const void *a, const void *b)
  * variables. */
 static struct nn_pairs_memo *pairs_memo(nn_reader *r, size_t idx)
 {
-    const nn_rdef *d = r->defs[idx];
+    const gir_op_map *d = r->defs[idx];
     if (nn_rd_raw(r, idx)->var)
         return &r->pairs_memo[NN_PAIRS_MEMO - 1];
-    return d ? &r->pairs_memo[rdef_index(r->fl, d) % (NN_PAIRS_MEMO - 1)] : NULL;
+    return d ? &r->pairs_memo[row_index(r->fl, d) % (NN_PAIRS_MEMO - 1)] : NULL;
 }
 
 /* The meta attribute key (static: nn_meta_key or a literal) listing the
@@ -232,7 +232,7 @@ gir_status nn_rd_node(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n
         return gir_graph_add_node(g, name, op, n_in, n_out, &n, err);
     /* The file's op name: its definition's copy of the text when it has
      * one (static, like r->pfx), else a copy (raw goes after reading). */
-    const char *op_text = r->defs[idx] ? r->defs[idx]->name : gir_arena_strdup(&g->arena, rn->op);
+    const char *op_text = r->defs[idx] ? r->defs[idx]->format_op : gir_arena_strdup(&g->arena, rn->op);
     if (!op_text)
         return gir_nomem(err);
     if (op == GIR_OP_OPAQUE) {
@@ -269,7 +269,7 @@ gir_status nn_rd_node(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n
             return gir_nomem(err);
     }
     if (rn->row_outputs > 0 && r->raw->row_ptr_ok) {
-        const nn_rdef *d = r->defs[idx];
+        const gir_op_map *d = r->defs[idx];
         size_t own = def_num_outputs(d, r->fl, rn->op, rn);
         if (d && own && (uint64_t)rn->row_outputs > own && rn->row_outputs <= 65535) {
             if (gir_attrs_set_int(g, &n->meta, nn_meta_key(r->fl, NN_MK_NUM_OUTPUTS), rn->row_outputs, err))
@@ -560,22 +560,29 @@ gir_status nnr_want_inputs(const nn_reader *r, size_t idx, size_t want, const ch
 
 /* ---- simple operators --------------------------------------------------------- */
 
-const nn_rdef *nnr_cur_def(const nn_reader *r, size_t idx)
+const gir_op_map *nnr_cur_def(const nn_reader *r, size_t idx)
 {
     return r->defs[idx];
 }
 
-/* Same inputs, one output, no attributes (or only Flatten's implied axis). */
-static gir_status rd_simple(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                            gir_error *err)
+gir_status nn_rd_plain(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
-    const nn_rdef *d = nnr_cur_def(r, idx);
+    const gir_op_map *d = nnr_cur_def(r, idx);
     const nn_node *rn = nn_rd_raw(r, idx);
     gir_node *n;
     TRY(nn_rd_node(r, idx, d->op, rn->n_in, 1, &n, err));
     for (size_t i = 0; i < rn->n_in; i++)
         nnr_set_in(n, i, in[i]);
-    if (d->op == GIR_OP_Flatten && gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err))
+    (void)res;
+    return nn_rd_out(r, n, 0, &out[0], err);
+}
+
+gir_status nn_rd_flatten(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+{
+    gir_node *n;
+    TRY(nn_rd_node(r, idx, GIR_OP_Flatten, 1, 1, &n, err));
+    nnr_set_in(n, 0, in[0]);
+    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err))
         return gir_nomem(err);
     (void)res;
     return nn_rd_out(r, n, 0, &out[0], err);
@@ -598,7 +605,7 @@ static gir_op act_op(const char *t)
     return GIR_OP_OPAQUE;
 }
 
-static gir_status rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+gir_status nn_rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                                 gir_error *err)
 {
     const char *t = nn_rd_attr(r, idx, "act_type");
@@ -654,7 +661,7 @@ static gir_status prelu(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     return nnr_node2(r, idx, NULL, GIR_OP_PRelu, in[0], slope, NULL, &out[0], err);
 }
 
-static gir_status rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+gir_status nn_rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
     const char *t = nn_rd_str(r, idx, "act_type", "leaky");
     double slope, lo, hi;
@@ -687,7 +694,7 @@ static gir_status rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     return nn_rd_out(r, n, 0, &out[0], err);
 }
 
-static gir_status rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+gir_status nn_rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                                 gir_error *err)
 {
     int64_t axis;
@@ -697,7 +704,7 @@ static gir_status rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int
     return prelu(r, idx, in, out, res, err);
 }
 
-static gir_status rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+gir_status nn_rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                                 gir_error *err)
 {
     double alpha;
@@ -713,299 +720,30 @@ static gir_status rd_leaky_nnvm(nn_reader *r, size_t idx, const int32_t *in, int
 
 /* ---- the tables ------------------------------------------------------------------------------ */
 
-static const char *const k_conv_mx[] = { "kernel",   "stride",     "dilate",    "pad",    "num_filter",
-                                         "num_group", "workspace", "no_bias",   "cudnn_tune", "cudnn_off",
-                                         "layout",   NULL };
-static const char *const k_deconv_mx[] = { "kernel",    "stride",  "dilate",     "pad",       "adj",
-                                           "target_shape", "num_filter", "num_group", "workspace", "no_bias",
-                                           "cudnn_tune", "cudnn_off", "layout", NULL };
-static const char *const k_fc[] = { "num_hidden", "no_bias", "flatten", NULL };
-static const char *const k_bn_mx[] = { "eps",      "momentum",       "fix_gamma", "use_global_stats",
-                                       "output_mean_var", "axis", "cudnn_off", NULL };
-static const char *const k_act[] = { "act_type", NULL };
-static const char *const k_leaky[] = { "act_type", "slope", "lower_bound", "upper_bound", NULL };
-static const char *const k_pool_mx[] = { "kernel", "pool_type", "global_pool", "cudnn_off", "pooling_convention",
-                                         "stride", "pad",       "p_value",     "count_include_pad", "layout", NULL };
-static const char *const k_softmax_out[] = { "grad_scale",     "ignore_label",  "multi_output", "use_ignore",
-                                             "preserve_shape", "normalization", "out_grad",     "smooth_alpha",
-                                             NULL };
-static const char *const k_softmax_mx[] = { "axis", "temperature", "dtype", "use_length", NULL };
-static const char *const k_softmax_act[] = { "mode", NULL };
-static const char *const k_concat_mx[] = { "num_args", "dim", NULL };
-static const char *const k_num_args[] = { "num_args", NULL };
-static const char *const k_dropout_mx[] = { "p", "mode", "axes", "cudnn_off", NULL };
-static const char *const k_reshape_mx[] = { "shape", "reverse", "target_shape", "keep_highest", NULL };
-static const char *const k_axes[] = { "axes", NULL };
-static const char *const k_clip[] = { "a_min", "a_max", NULL };
-static const char *const k_pad_mx[] = { "mode", "pad_width", "constant_value", NULL };
-static const char *const k_axis[] = { "axis", NULL };
-static const char *const k_split_mx[] = { "num_outputs", "axis", "squeeze_axis", NULL };
-static const char *const k_lrn_mx[] = { "alpha", "beta", "knorm", "nsize", NULL };
-static const char *const k_reduce[] = { "axis", "keepdims", "exclude", NULL };
-static const char *const k_cast[] = { "dtype", NULL };
-static const char *const k_scalar_mx[] = { "scalar", "is_int", NULL };
-static const char *const k_scalar[] = { "scalar", NULL };
-static const char *const k_strided_slice[] = { "begin", "end", "stride", NULL };
-static const char *const k_slice_axis[] = { "axis", "begin", "end", NULL };
-
-static const char *const k_crop[] = { "num_args", "offset", "h_w", "center_crop", NULL };
-static const char *const k_grad_scale[] = { "grad_scale", NULL };
-static const char *const k_make_loss[] = { "grad_scale", "valid_thresh", "normalization", NULL };
-static const char *const k_upsampling[] = { "scale", "num_filter", "sample_type", "multi_input_mode", "num_args",
-                                            "workspace", NULL };
-static const char *const k_multibox_prior[] = { "sizes", "ratios", "clip", "steps", "offsets", NULL };
-static const char *const k_fill[] = { "shape", "dtype", "ctx", NULL };
-static const char *const k_bcast_axis[] = { "axis", "size", NULL };
-static const char *const k_bcast_like[] = { "lhs_axes", "rhs_axes", NULL };
-static const char *const k_mx_slice[] = { "begin", "end", "step", NULL };
-
-static const char *const k_conv_nnvm[] = { "channels", "kernel_size", "strides",   "padding",   "dilation",
-                                           "groups",   "layout",      "kernel_layout", "out_layout", "out_dtype",
-                                           "use_bias", NULL };
-static const char *const k_deconv_nnvm[] = { "channels", "kernel_size", "strides",       "padding",
-                                             "output_padding", "dilation", "groups", "layout", "kernel_layout",
-                                             "out_dtype", "use_bias", NULL };
-static const char *const k_dense[] = { "units", "use_bias", NULL };
-static const char *const k_bn_nnvm[] = { "axis", "epsilon", "momentum", "center", "scale", NULL };
-static const char *const k_alpha[] = { "alpha", NULL };
-static const char *const k_pool_nnvm[] = { "pool_size", "strides", "padding", "layout", "ceil_mode",
-                                           "count_include_pad", NULL };
-static const char *const k_layout[] = { "layout", NULL };
-static const char *const k_concat_nnvm[] = { "axis", NULL };
-static const char *const k_rate[] = { "rate", NULL };
-static const char *const k_shape[] = { "shape", NULL };
-static const char *const k_expand_nnvm[] = { "axis", "num_newaxis", NULL };
-static const char *const k_split_nnvm[] = { "indices_or_sections", "axis", NULL };
-static const char *const k_upsampling_nnvm[] = { "scale", "layout", "method", NULL };
-static const char *const k_lrn_nnvm[] = { "size", "axis", "alpha", "beta", "bias", NULL };
-static const char *const k_argmax_mx[] = { "axis", "keepdims", NULL };
-static const char *const k_argmax_nnvm[] = { "axis", "keepdims", "exclude", "dtype", NULL };
-
-#define SIMPLE(nm, o) { nm, GIR_OP_##o, rd_simple, 1, 1, 1, NULL }
-#define BINARY(nm, o) { nm, GIR_OP_##o, nn_rd_binary, 1, 2, 2, NULL }
-#define SCALAR(nm, o, k) { nm, GIR_OP_##o, nn_rd_scalar, 1, 1, 1, k }
-
-static const nn_rdef mx_defs[] = {
-    { "Activation", GIR_OP_Relu, rd_activation, 1, 1, 1, k_act },
-    { "BatchNorm", GIR_OP_BatchNormalization, nn_rd_mx_bn, 3, 3, 5, k_bn_mx },
-    SIMPLE("BlockGrad", Identity),
-    { "Cast", GIR_OP_Cast, nn_rd_cast, 1, 1, 1, k_cast },
-    { "Concat", GIR_OP_Concat, nn_rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
-    { "Convolution", GIR_OP_Conv, nn_rd_mx_conv, 1, 2, 3, k_conv_mx },
-    { "Crop", GIR_OP_Slice, nn_rd_crop, 1, 1, 2, k_crop },
-    { "Deconvolution", GIR_OP_ConvTranspose, nn_rd_mx_conv, 1, 2, 3, k_deconv_mx },
-    { "Dropout", GIR_OP_Dropout, nn_rd_dropout, 2, 1, 1, k_dropout_mx },
-    { "ElementWiseSum", GIR_OP_Sum, nn_rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
-    { "Flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
-    { "FullyConnected", GIR_OP_Gemm, nn_rd_fc, 1, 2, 3, k_fc },
-    { "LRN", GIR_OP_LRN, nn_rd_lrn, 1, 1, 1, k_lrn_mx },
-    { "LeakyReLU", GIR_OP_LeakyRelu, rd_leaky, 0, 1, 2, k_leaky },
-    { "LinearRegressionOutput", GIR_OP_Identity, nn_rd_output_layer, 1, 1, 2, k_grad_scale },
-    { "LogisticRegressionOutput", GIR_OP_Sigmoid, nn_rd_output_layer, 1, 1, 2, k_grad_scale },
-    { "MAERegressionOutput", GIR_OP_Identity, nn_rd_output_layer, 1, 1, 2, k_grad_scale },
-    { "MakeLoss", GIR_OP_Identity, nn_rd_output_layer, 1, 1, 1, k_make_loss },
-    { "Pad", GIR_OP_Pad, nn_rd_mx_pad, 1, 1, 1, k_pad_mx },
-    { "Pooling", GIR_OP_MaxPool, nn_rd_mx_pool, 1, 1, 1, k_pool_mx },
-    { "RNN", GIR_OP_LSTM, nn_rd_mx_rnn, 0, 3, 5, nn_k_rnn_mx },
-    { "Reshape", GIR_OP_Reshape, nn_rd_reshape, 1, 1, 1, k_reshape_mx },
-    { "SliceChannel", GIR_OP_Split, nn_rd_split, 0, 1, 1, k_split_mx },
-    { "Softmax", GIR_OP_Softmax, nn_rd_softmax_output, 1, 1, 2, k_softmax_out },
-    { "SoftmaxActivation", GIR_OP_Softmax, nn_rd_softmax_act, 1, 1, 1, k_softmax_act },
-    { "SoftmaxOutput", GIR_OP_Softmax, nn_rd_softmax_output, 1, 1, 2, k_softmax_out },
-    { "UpSampling", GIR_OP_Resize, nn_rd_upsampling, 1, 1, GIR_VARIADIC, k_upsampling },
-    { "WarpCTC", GIR_OP_OPAQUE, nn_rd_refused, 1, 0, GIR_VARIADIC, NULL },
-    BINARY("_Div", Div),
-    BINARY("_Minus", Sub),
-    BINARY("_Mul", Mul),
-    BINARY("_Plus", Add),
-    BINARY("_add", Add),
-    { "_cond", GIR_OP_OPAQUE, nn_rd_refused, 0, 0, GIR_VARIADIC, NULL },
-    { "_contrib_MultiBoxDetection", GIR_OP_OPAQUE, nn_rd_refused, 1, 0, GIR_VARIADIC, NULL },
-    { "_contrib_MultiBoxPrior", GIR_OP_OPAQUE, nn_rd_multibox_prior, 1, 1, 1, k_multibox_prior },
-    SIMPLE("_copy", Identity),
-    BINARY("_div", Div),
-    SCALAR("_div_scalar", Div, k_scalar_mx),
-    { "_equal", GIR_OP_Equal, nn_rd_compare, 1, 2, 2, NULL },
-    { "_foreach", GIR_OP_OPAQUE, nn_rd_refused, 0, 0, GIR_VARIADIC, NULL },
-    { "_greater", GIR_OP_Greater, nn_rd_compare, 1, 2, 2, NULL },
-    { "_greater_equal", GIR_OP_GreaterOrEqual, nn_rd_compare, 1, 2, 2, NULL },
-    { "_lesser", GIR_OP_Less, nn_rd_compare, 1, 2, 2, NULL },
-    { "_lesser_equal", GIR_OP_LessOrEqual, nn_rd_compare, 1, 2, 2, NULL },
-    BINARY("_maximum", Max),
-    SCALAR("_maximum_scalar", Max, k_scalar_mx),
-    BINARY("_minimum", Min),
-    SCALAR("_minimum_scalar", Min, k_scalar_mx),
-    BINARY("_minus", Sub),
-    SCALAR("_minus_scalar", Sub, k_scalar_mx),
-    BINARY("_mul", Mul),
-    SCALAR("_mul_scalar", Mul, k_scalar_mx),
-    { "_not_equal", GIR_OP_Equal, nn_rd_compare, 1, 2, 2, NULL },
-    { "_ones", GIR_OP_OPAQUE, nn_rd_fill, 1, 0, 0, k_fill },
-    BINARY("_plus", Add),
-    SCALAR("_plus_scalar", Add, k_scalar_mx),
-    BINARY("_power", Pow),
-    SCALAR("_power_scalar", Pow, k_scalar_mx),
-    SCALAR("_rdiv_scalar", Div, k_scalar_mx),
-    SCALAR("_rminus_scalar", Sub, k_scalar_mx),
-    SCALAR("_rpower_scalar", Pow, k_scalar_mx),
-    BINARY("_sub", Sub),
-    { "_while_loop", GIR_OP_OPAQUE, nn_rd_refused, 0, 0, GIR_VARIADIC, NULL },
-    { "_zeros", GIR_OP_OPAQUE, nn_rd_fill, 1, 0, 0, k_fill },
-    SIMPLE("abs", Abs),
-    { "add_n", GIR_OP_Sum, nn_rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
-    { "argmax", GIR_OP_ArgMax, nn_rd_argmax, 1, 1, 1, k_argmax_mx },
-    { "argmin", GIR_OP_ArgMin, nn_rd_argmax, 1, 1, 1, k_argmax_mx },
-    BINARY("broadcast_add", Add),
-    { "broadcast_axes", GIR_OP_Expand, nn_rd_bcast_to, 1, 1, 1, k_bcast_axis },
-    { "broadcast_axis", GIR_OP_Expand, nn_rd_bcast_to, 1, 1, 1, k_bcast_axis },
-    BINARY("broadcast_div", Div),
-    { "broadcast_equal", GIR_OP_Equal, nn_rd_compare, 1, 2, 2, NULL },
-    { "broadcast_greater", GIR_OP_Greater, nn_rd_compare, 1, 2, 2, NULL },
-    { "broadcast_greater_equal", GIR_OP_GreaterOrEqual, nn_rd_compare, 1, 2, 2, NULL },
-    { "broadcast_lesser", GIR_OP_Less, nn_rd_compare, 1, 2, 2, NULL },
-    { "broadcast_lesser_equal", GIR_OP_LessOrEqual, nn_rd_compare, 1, 2, 2, NULL },
-    { "broadcast_like", GIR_OP_Expand, nn_rd_bcast_to, 1, 2, 2, k_bcast_like },
-    BINARY("broadcast_maximum", Max),
-    BINARY("broadcast_minimum", Min),
-    BINARY("broadcast_minus", Sub),
-    BINARY("broadcast_mul", Mul),
-    { "broadcast_not_equal", GIR_OP_Equal, nn_rd_compare, 1, 2, 2, NULL },
-    BINARY("broadcast_plus", Add),
-    BINARY("broadcast_power", Pow),
-    BINARY("broadcast_sub", Sub),
-    { "broadcast_to", GIR_OP_Expand, nn_rd_bcast_to, 1, 1, 1, k_shape },
-    { "cast", GIR_OP_Cast, nn_rd_cast, 1, 1, 1, k_cast },
-    SIMPLE("ceil", Ceil),
-    { "clip", GIR_OP_Clip, nn_rd_clip, 1, 1, 1, k_clip },
-    { "concat", GIR_OP_Concat, nn_rd_variadic, 1, 1, GIR_VARIADIC, k_concat_mx },
-    SIMPLE("cos", Cos),
-    BINARY("elemwise_add", Add),
-    BINARY("elemwise_div", Div),
-    BINARY("elemwise_mul", Mul),
-    BINARY("elemwise_sub", Sub),
-    SIMPLE("erf", Erf),
-    SIMPLE("exp", Exp),
-    { "expand_dims", GIR_OP_Unsqueeze, nn_rd_expand_dims, 1, 1, 1, k_axis },
-    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
-    SIMPLE("floor", Floor),
-    SIMPLE("identity", Identity),
-    SIMPLE("log", Log),
-    { "log_softmax", GIR_OP_LogSoftmax, nn_rd_softmax, 1, 1, 2, k_softmax_mx },
-    { "max", GIR_OP_ReduceMax, nn_rd_reduce, 1, 1, 1, k_reduce },
-    { "mean", GIR_OP_ReduceMean, nn_rd_reduce, 1, 1, 1, k_reduce },
-    { "min", GIR_OP_ReduceMin, nn_rd_reduce, 1, 1, 1, k_reduce },
-    SIMPLE("negative", Neg),
-    { "ones_like", GIR_OP_OPAQUE, nn_rd_fill, 1, 1, 1, NULL },
-    { "prod", GIR_OP_ReduceProd, nn_rd_reduce, 1, 1, 1, k_reduce },
-    SIMPLE("reciprocal", Reciprocal),
-    SIMPLE("relu", Relu),
-    { "reshape", GIR_OP_Reshape, nn_rd_reshape, 1, 1, 1, k_reshape_mx },
-    SIMPLE("round", Round),
-    SIMPLE("sigmoid", Sigmoid),
-    SIMPLE("sign", Sign),
-    SIMPLE("sin", Sin),
-    { "slice", GIR_OP_Slice, nn_rd_mx_slice, 1, 1, 1, k_mx_slice },
-    { "slice_axis", GIR_OP_Slice, nn_rd_slice_axis, 1, 1, 1, k_slice_axis },
-    { "slice_like", GIR_OP_Slice, nn_rd_slice_like, 1, 2, 2, k_axes },
-    { "softmax", GIR_OP_Softmax, nn_rd_softmax, 1, 1, 2, k_softmax_mx },
-    SIMPLE("softsign", Softsign),
-    { "split", GIR_OP_Split, nn_rd_split, 0, 1, 1, k_split_mx },
-    SIMPLE("sqrt", Sqrt),
-    { "squeeze", GIR_OP_Squeeze, nn_rd_squeeze, 1, 1, 1, k_axis },
-    SIMPLE("stop_gradient", Identity),
-    { "sum", GIR_OP_ReduceSum, nn_rd_reduce, 1, 1, 1, k_reduce },
-    SIMPLE("tanh", Tanh),
-    { "transpose", GIR_OP_Transpose, nn_rd_transpose, 1, 1, 1, k_axes },
-    { "where", GIR_OP_Where, nn_rd_where, 1, 3, 3, NULL },
-    { "zeros_like", GIR_OP_OPAQUE, nn_rd_fill, 1, 1, 1, NULL },
-    { NULL, 0, NULL, 0, 0, 0, NULL },
-};
-
-static const nn_rdef nnvm_defs[] = {
-    SCALAR("__add_scalar__", Add, k_scalar),
-    SCALAR("__div_scalar__", Div, k_scalar),
-    SCALAR("__mul_scalar__", Mul, k_scalar),
-    SCALAR("__pow_scalar__", Pow, k_scalar),
-    SCALAR("__rdiv_scalar__", Div, k_scalar),
-    SCALAR("__rpow_scalar__", Pow, k_scalar),
-    SCALAR("__rsub_scalar__", Sub, k_scalar),
-    SCALAR("__sub_scalar__", Sub, k_scalar),
-    SIMPLE("abs", Abs),
-    { "argmax", GIR_OP_ArgMax, nn_rd_argmax, 1, 1, 1, k_argmax_nnvm },
-    { "argmin", GIR_OP_ArgMin, nn_rd_argmax, 1, 1, 1, k_argmax_nnvm },
-    { "avg_pool2d", GIR_OP_AveragePool, nn_rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
-    { "batch_norm", GIR_OP_BatchNormalization, nn_rd_nnvm_bn, 3, 5, 5, k_bn_nnvm },
-    SIMPLE("block_grad", Identity),
-    BINARY("broadcast_add", Add),
-    BINARY("broadcast_div", Div),
-    BINARY("broadcast_max", Max),
-    BINARY("broadcast_min", Min),
-    BINARY("broadcast_mul", Mul),
-    BINARY("broadcast_pow", Pow),
-    BINARY("broadcast_sub", Sub),
-    { "broadcast_to", GIR_OP_Expand, nn_rd_bcast_to, 1, 1, 1, k_shape },
-    { "cast", GIR_OP_Cast, nn_rd_cast, 1, 1, 1, k_cast },
-    SIMPLE("ceil", Ceil),
-    { "clip", GIR_OP_Clip, nn_rd_clip, 1, 1, 1, k_clip },
-    { "concatenate", GIR_OP_Concat, nn_rd_variadic, 1, 1, GIR_VARIADIC, k_concat_nnvm },
-    { "conv2d", GIR_OP_Conv, nn_rd_nnvm_conv, 1, 2, 3, k_conv_nnvm },
-    { "conv2d_transpose", GIR_OP_ConvTranspose, nn_rd_nnvm_conv, 1, 2, 3, k_deconv_nnvm },
-    SIMPLE("copy", Identity),
-    { "dense", GIR_OP_Gemm, nn_rd_dense, 1, 2, 3, k_dense },
-    { "dropout", GIR_OP_Dropout, nn_rd_dropout, 2, 1, 1, k_rate },
-    BINARY("elemwise_add", Add),
-    BINARY("elemwise_div", Div),
-    BINARY("elemwise_mul", Mul),
-    BINARY("elemwise_pow", Pow),
-    BINARY("elemwise_sub", Sub),
-    { "elemwise_sum", GIR_OP_Sum, nn_rd_variadic, 1, 1, GIR_VARIADIC, k_num_args },
-    SIMPLE("exp", Exp),
-    { "expand_dims", GIR_OP_Unsqueeze, nn_rd_expand_dims, 1, 1, 1, k_expand_nnvm },
-    { "flatten", GIR_OP_Flatten, rd_simple, 1, 1, 1, NULL },
-    SIMPLE("floor", Floor),
-    { "global_avg_pool2d", GIR_OP_GlobalAveragePool, nn_rd_nnvm_pool, 1, 1, 1, k_layout },
-    { "global_max_pool2d", GIR_OP_GlobalMaxPool, nn_rd_nnvm_pool, 1, 1, 1, k_layout },
-    { "leaky_relu", GIR_OP_LeakyRelu, rd_leaky_nnvm, 1, 1, 1, k_alpha },
-    SIMPLE("log", Log),
-    { "log_softmax", GIR_OP_LogSoftmax, nn_rd_softmax, 1, 1, 1, k_axis },
-    { "lrn", GIR_OP_LRN, nn_rd_lrn, 1, 1, 1, k_lrn_nnvm },
-    { "max", GIR_OP_ReduceMax, nn_rd_reduce, 1, 1, 1, k_reduce },
-    { "max_pool2d", GIR_OP_MaxPool, nn_rd_nnvm_pool, 1, 1, 1, k_pool_nnvm },
-    { "mean", GIR_OP_ReduceMean, nn_rd_reduce, 1, 1, 1, k_reduce },
-    { "min", GIR_OP_ReduceMin, nn_rd_reduce, 1, 1, 1, k_reduce },
-    SIMPLE("negative", Neg),
-    { "prelu", GIR_OP_PRelu, rd_prelu_nnvm, 1, 2, 2, k_axis },
-    { "prod", GIR_OP_ReduceProd, nn_rd_reduce, 1, 1, 1, k_reduce },
-    SIMPLE("relu", Relu),
-    { "reshape", GIR_OP_Reshape, nn_rd_reshape, 1, 1, 1, k_shape },
-    SIMPLE("round", Round),
-    SIMPLE("sigmoid", Sigmoid),
-    { "softmax", GIR_OP_Softmax, nn_rd_softmax, 1, 1, 1, k_axis },
-    { "split", GIR_OP_Split, nn_rd_split, 0, 1, 1, k_split_nnvm },
-    SIMPLE("sqrt", Sqrt),
-    { "squeeze", GIR_OP_Squeeze, nn_rd_squeeze, 1, 1, 1, k_axis },
-    { "strided_slice", GIR_OP_Slice, nn_rd_strided_slice, 1, 1, 1, k_strided_slice },
-    { "sum", GIR_OP_ReduceSum, nn_rd_reduce, 1, 1, 1, k_reduce },
-    SIMPLE("tanh", Tanh),
-    { "transpose", GIR_OP_Transpose, nn_rd_transpose, 1, 1, 1, k_axes },
-    { "upsampling", GIR_OP_Resize, nn_rd_upsampling_nnvm, 1, 1, 1, k_upsampling_nnvm },
-    { NULL, 0, NULL, 0, 0, 0, NULL },
-};
-
-#define N_MX_DEFS (sizeof mx_defs / sizeof *mx_defs - 1)
-#define N_NNVM_DEFS (sizeof nnvm_defs / sizeof *nnvm_defs - 1)
-
-/* The tables are sorted by name (bytewise), checked by nn_rdef_sorted. */
-const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op)
+/* A flavour's table and the count of its operator rows: they come first,
+ * before the prose row "(any other)" that ends it. */
+static const gir_op_map *rows_of(nn_flavour fl, size_t *n)
 {
-    const nn_rdef *t = fl == NN_MXNET ? mx_defs : fl == NN_NNVM ? nnvm_defs : NULL;
-    size_t lo = 0, hi = fl == NN_MXNET ? N_MX_DEFS : fl == NN_NNVM ? N_NNVM_DEFS : 0;
+    const gir_op_map *t = fl == NN_MXNET ? nn_mxnet_ops : fl == NN_NNVM ? nn_nnvm_ops : NULL;
+    *n = 0;
+    while (t && t[*n].format_op && t[*n].format_op[0] != '(')
+        ++*n;
+    return t;
+}
+
+/* The tables are sorted by name (bytewise), checked by nn_rows_sorted;
+ * rows that share a name share their nn_rdef, so any of them will do. */
+const gir_op_map *nn_row_find(nn_flavour fl, const char *op)
+{
+    size_t lo = 0, hi;
+    const gir_op_map *t = rows_of(fl, &hi);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
+        const char *name = t[mid].format_op;
         /* the first byte orders most pairs without a call */
-        int c = t[mid].name[0] != op[0] ? (unsigned char)t[mid].name[0] - (unsigned char)op[0] : strcmp(t[mid].name, op);
+        int c = name[0] != op[0] ? (unsigned char)name[0] - (unsigned char)op[0] : strcmp(name, op);
         if (c == 0)
-            return &t[mid];
+            return t[mid].impl || (t[mid].plain & GIR_MAP_READ) ? &t[mid] : NULL;
         if (c < 0)
             lo = mid + 1;
         else
@@ -1014,33 +752,47 @@ const nn_rdef *nn_rdef_find(nn_flavour fl, const char *op)
     return NULL;
 }
 
-/* d's place in fl's table (d from nn_rdef_find(fl, ...)). */
-static size_t rdef_index(nn_flavour fl, const nn_rdef *d)
+const nn_rdef *nn_row_rdef(const gir_op_map *row)
 {
-    return (size_t)(d - (fl == NN_MXNET ? mx_defs : nnvm_defs));
+    static const nn_rdef plain[] = {
+        { nn_rd_plain, 1, 0, 0, NULL }, { nn_rd_plain, 1, 1, 1, NULL },
+        { nn_rd_plain, 1, 2, 2, NULL }, { nn_rd_plain, 1, 3, 3, NULL },
+    };
+    if (row->impl)
+        return row->impl;
+    return &plain[row->n_in < 4 ? row->n_in : 0];
 }
 
-bool nn_rdef_sorted(void)
+/* d's place in fl's table (d from nn_row_find(fl, ...)). */
+static size_t row_index(nn_flavour fl, const gir_op_map *d)
 {
-    for (size_t i = 1; i < N_MX_DEFS; i++)
-        if (strcmp(mx_defs[i - 1].name, mx_defs[i].name) >= 0)
+    size_t n;
+    return (size_t)(d - rows_of(fl, &n));
+}
+
+bool nn_rows_sorted(nn_flavour fl)
+{
+    size_t n;
+    const gir_op_map *t = rows_of(fl, &n);
+    for (size_t i = 1; i < n; i++) {
+        int c = strcmp(t[i - 1].format_op, t[i].format_op);
+        if (c > 0 || (c == 0 && t[i - 1].impl != t[i].impl))
             return false;
-    for (size_t i = 1; i < N_NNVM_DEFS; i++)
-        if (strcmp(nnvm_defs[i - 1].name, nnvm_defs[i].name) >= 0)
-            return false;
+    }
     return true;
 }
 
 bool nn_op_known(nn_flavour fl, const char *op)
 {
-    return nn_rdef_find(fl, op) != NULL;
+    return nn_row_find(fl, op) != NULL;
 }
 
 /* nn_op_num_outputs for op's definition d (NULL: unknown op). */
-static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, const nn_node *n)
+static size_t def_num_outputs(const gir_op_map *row, nn_flavour fl, const char *op, const nn_node *n)
 {
-    if (!d)
+    if (!row)
         return 0;
+    const nn_rdef *d = nn_row_rdef(row);
     if (d->outputs)
         return d->outputs;
     const char *s;
@@ -1067,7 +819,7 @@ static size_t def_num_outputs(const nn_rdef *d, nn_flavour fl, const char *op, c
 
 size_t nn_op_num_outputs(nn_flavour fl, const char *op, const nn_node *n)
 {
-    return def_num_outputs(nn_rdef_find(fl, op), fl, op, n);
+    return def_num_outputs(nn_row_find(fl, op), fl, op, n);
 }
 
 /* ---- variables -------------------------------------------------------------------------------- */
@@ -1287,7 +1039,8 @@ gir_status nn_map_node(nn_reader *r, size_t idx, gir_error *err)
     nn_rres res = NN_OPAQUE;
     if (!st && r->fl == NN_TVM && strcmp(rn->op, "tvm_op") == 0)
         st = check_tvm_op(r, idx, &n_out, err);
-    const nn_rdef *d = r->fl == NN_TVM ? NULL : r->defs[idx];
+    const gir_op_map *row = r->fl == NN_TVM ? NULL : r->defs[idx];
+    const nn_rdef *d = row ? nn_row_rdef(row) : NULL;
     if (!st && d && r->fl == NN_MXNET && strcmp(rn->op, "BatchNorm") == 0 && rn->n_in == 3 && r->mx_version < 900) {
         st = synth_bn_aux(r, idx, in, err);
         if (!st) {

@@ -640,23 +640,11 @@ gir_status nn_rd_softmax_act(nn_reader *r, size_t idx, const int32_t *in, int32_
     return softmax_instance(r, idx, in[0], out, res, NULL, err);
 }
 
-gir_status nn_rd_binary(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                        gir_error *err)
-{
-    const nn_rdef *d = nnr_cur_def(r, idx);
-    gir_node *n;
-    TRY(nn_rd_node(r, idx, d->op, 2, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    nnr_set_in(n, 1, in[1]);
-    (void)res;
-    return nn_rd_out(r, n, 0, &out[0], err);
-}
-
 /* x op scalar, or scalar op x for the r-variants. */
 gir_status nn_rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                         gir_error *err)
 {
-    const nn_rdef *d = nnr_cur_def(r, idx);
+    const gir_op_map *d = nnr_cur_def(r, idx);
     const char *op = nn_rd_raw(r, idx)->op;
     double s;
     TRY(nnr_g_float(r, idx, "scalar", true, 0, &s, err));
@@ -682,7 +670,7 @@ gir_status nn_rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
 gir_status nn_rd_variadic(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                           gir_error *err)
 {
-    const nn_rdef *d = nnr_cur_def(r, idx);
+    const gir_op_map *d = nnr_cur_def(r, idx);
     const nn_node *rn = nn_rd_raw(r, idx);
     const char *na = nn_rd_attr(r, idx, "num_args");
     int64_t k;

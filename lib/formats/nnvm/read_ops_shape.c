@@ -398,7 +398,7 @@ gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, int64_t *t, size_t *n, boo
 gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                         gir_error *err)
 {
-    const nn_rdef *d = nnr_cur_def(r, idx);
+    const gir_op_map *d = nnr_cur_def(r, idx);
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     bool keepdims, exclude;

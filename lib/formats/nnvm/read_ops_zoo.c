@@ -525,7 +525,7 @@ gir_status nn_rd_upsampling_nnvm(nn_reader *r, size_t idx, const int32_t *in, in
 gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                         gir_error *err)
 {
-    const nn_rdef *d = nnr_cur_def(r, idx);
+    const gir_op_map *d = nnr_cur_def(r, idx);
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     bool keepdims, exclude;

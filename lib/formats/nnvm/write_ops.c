@@ -593,45 +593,6 @@ static gir_status wr_pool(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     return finish_attrs(w, n, f, &l, err);
 }
 
-/* Operator names that stand for a canonical op in a flavour, first = the
- * one written when the source does not say. */
-typedef struct alias {
-    gir_op op;
-    const char *const names[6];
-} alias;
-
-static const alias mx_alias[] = {
-    { GIR_OP_Relu, { "Activation", "relu", NULL } },
-    { GIR_OP_Sigmoid, { "Activation", "sigmoid", NULL } },
-    { GIR_OP_Tanh, { "Activation", "tanh", NULL } },
-    { GIR_OP_Softplus, { "Activation", NULL } },
-    { GIR_OP_Softsign, { "Activation", "softsign", NULL } },
-    { GIR_OP_Identity, { "_copy", "identity", "BlockGrad", "stop_gradient", NULL } },
-    { GIR_OP_Flatten, { "Flatten", "flatten", NULL } },
-    { GIR_OP_Concat, { "Concat", "concat", NULL } },
-    { GIR_OP_Sum, { "add_n", "ElementWiseSum", NULL } },
-    { GIR_OP_Reshape, { "Reshape", "reshape", NULL } },
-    { GIR_OP_Split, { "SliceChannel", "split", NULL } },
-    { GIR_OP_Cast, { "Cast", "cast", NULL } },
-    { GIR_OP_Exp, { "exp", NULL } }, { GIR_OP_Log, { "log", NULL } }, { GIR_OP_Sqrt, { "sqrt", NULL } },
-    { GIR_OP_Abs, { "abs", NULL } }, { GIR_OP_Neg, { "negative", NULL } }, { GIR_OP_Floor, { "floor", NULL } },
-    { GIR_OP_Ceil, { "ceil", NULL } }, { GIR_OP_Round, { "round", NULL } },
-    { GIR_OP_Reciprocal, { "reciprocal", NULL } }, { GIR_OP_Sign, { "sign", NULL } },
-    { GIR_OP_Erf, { "erf", NULL } }, { GIR_OP_Sin, { "sin", NULL } }, { GIR_OP_Cos, { "cos", NULL } },
-    { GIR_OP_COUNT_, { NULL } },
-};
-
-static const alias nnvm_alias[] = {
-    { GIR_OP_Relu, { "relu", NULL } }, { GIR_OP_Sigmoid, { "sigmoid", NULL } }, { GIR_OP_Tanh, { "tanh", NULL } },
-    { GIR_OP_Identity, { "copy", "block_grad", NULL } }, { GIR_OP_Flatten, { "flatten", NULL } },
-    { GIR_OP_Concat, { "concatenate", NULL } }, { GIR_OP_Sum, { "elemwise_sum", NULL } },
-    { GIR_OP_Reshape, { "reshape", NULL } }, { GIR_OP_Split, { "split", NULL } }, { GIR_OP_Cast, { "cast", NULL } },
-    { GIR_OP_Exp, { "exp", NULL } }, { GIR_OP_Log, { "log", NULL } }, { GIR_OP_Sqrt, { "sqrt", NULL } },
-    { GIR_OP_Abs, { "abs", NULL } }, { GIR_OP_Neg, { "negative", NULL } }, { GIR_OP_Floor, { "floor", NULL } },
-    { GIR_OP_Ceil, { "ceil", NULL } }, { GIR_OP_Round, { "round", NULL } },
-    { GIR_OP_COUNT_, { NULL } },
-};
-
 /* The operator name to write: the source's if it is one of the names, else
  * the first. NULL when the flavour has none. */
 static const char *pick(const nn_writer *w, const gir_node *n, const char *const *names)
@@ -643,18 +604,26 @@ static const char *pick(const nn_writer *w, const gir_node *n, const char *const
     return names[0];
 }
 
+/* The name the flavour's operator table gives n's op: the source's
+ * spelling when the table has it, else the preferred one (NULL: none). */
+static const gir_op_map *alias_row(const nn_writer *w, const gir_node *n)
+{
+    return gir_map_write_name(is_mx(w) ? nn_mxnet_ops : nn_nnvm_ops, n->op,
+                              meta_s(&n->meta, nn_meta_key(w->fl, NN_MK_OP)));
+}
+
 static const char *pick_alias(const nn_writer *w, const gir_node *n)
 {
-    for (const alias *a = is_mx(w) ? mx_alias : nnvm_alias; a->op != GIR_OP_COUNT_; a++)
-        if (a->op == n->op)
-            return pick(w, n, a->names);
-    return NULL;
+    const gir_op_map *row = alias_row(w, n);
+    return row ? row->format_op : NULL;
 }
 
 static gir_status wr_unary(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
-    const char *op = pick_alias(w, n);
-    if (!op)
+    /* the plain rows, MXNet's Activation and Flatten */
+    const gir_op_map *row = alias_row(w, n);
+    const char *op = row ? row->format_op : NULL;
+    if (!row || (!(row->plain & GIR_MAP_WRITE) && n->op != GIR_OP_Flatten && strcmp(op, "Activation") != 0))
         return unsup_op(w, err, n);
     falist l = { .n = 0 };
     f->op = op;

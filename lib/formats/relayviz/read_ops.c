@@ -577,7 +577,10 @@ static gir_status rd_leaky_relu(rd *r)
     return set_float(r, "alpha", alpha);
 }
 
-static gir_status rd_prelu(rd *r)
+/* x and a 1-D operand per element of x's axis `axis` (nn.prelu's slope,
+ * nn.bias_add's bias) as canonical op, whose operand broadcasts from the
+ * last axis: for an axis a < rank-1 it gets rank-1-a trailing unit axes. */
+static gir_status rd_per_axis(rd *r, gir_op op, const char *operand)
 {
     static const char *const keys[] = { "axis", NULL };
     gir_status st = arity(r, 2, 2);
@@ -587,21 +590,29 @@ static gir_status rd_prelu(rd *r)
     if ((st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)))
         return st;
     int rank = rank_of(r->c, 0);
-    if (rank < 0)
-        return opaque(r, "nn.prelu of a tensor of unknown rank");
+    const char *why;
+    if (rank < 0) {
+        why = gir_arena_printf(&r->g->arena, "%s of a tensor of unknown rank", r->c->op);
+        return why ? opaque(r, why) : nomem(r);
+    }
     if (!norm_axis(axis, rank, &na))
         return attr_fail(&r->c->attrs, "axis", r->c->op, "an axis of its input", r->err);
-    if (rank_of(r->c, 1) >= 0 && rank_of(r->c, 1) != 1)
-        return opaque(r, "nn.prelu with a slope that is not 1-D");
-    r->m->op = GIR_OP_PRelu;
+    if (rank_of(r->c, 1) >= 0 && rank_of(r->c, 1) != 1) {
+        why = gir_arena_printf(&r->g->arena, "%s with a %s that is not 1-D", r->c->op, operand);
+        return why ? opaque(r, why) : nomem(r);
+    }
+    r->m->op = op;
     inputs_in_order(r->m, 2);
-    /* Canonical PRelu broadcasts the slope from the last axis: a slope for
-     * axis a < rank-1 gets rank-1-a trailing unit axes. */
     if (na < rank - 1) {
         r->m->expand_in = 1;
         r->m->expand_n = rank - 1 - na;
     }
     return GIR_OK;
+}
+
+static gir_status rd_prelu(rd *r)
+{
+    return rd_per_axis(r, GIR_OP_PRelu, "slope");
 }
 
 static gir_status rd_softmax(rd *r)
@@ -643,28 +654,10 @@ static gir_status rd_clip(rd *r)
  * with the bias given trailing unit axes for a non-last axis. */
 static gir_status rd_bias_add(rd *r)
 {
-    static const char *const keys[] = { "axis", NULL };
-    gir_status st = arity(r, 2, 2);
-    if (st || !keys_ok(r, keys))
-        return st;
-    int64_t axis, na;
-    if ((st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)))
-        return st;
-    int rank = rank_of(r->c, 0);
-    if (rank < 0)
-        return opaque(r, "nn.bias_add of a tensor of unknown rank");
-    if (!norm_axis(axis, rank, &na))
-        return attr_fail(&r->c->attrs, "axis", r->c->op, "an axis of its input", r->err);
-    if (rank_of(r->c, 1) >= 0 && rank_of(r->c, 1) != 1)
-        return opaque(r, "nn.bias_add with a bias that is not 1-D");
-    r->m->op = GIR_OP_Add;
-    r->m->meta_op = "nn.bias_add";
-    inputs_in_order(r->m, 2);
-    if (na < rank - 1) {
-        r->m->expand_in = 1;
-        r->m->expand_n = rank - 1 - na;
-    }
-    return GIR_OK;
+    gir_status st = rd_per_axis(r, GIR_OP_Add, "bias");
+    if (!st && r->m->op == GIR_OP_Add)
+        r->m->meta_op = "nn.bias_add";
+    return st;
 }
 
 /* ---- data movement -------------------------------------------------------------------- */
@@ -1057,36 +1050,6 @@ static gir_status rd_argreduce(rd *r, gir_op op)
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-typedef struct simple_op {
-    const char *relay;
-    gir_op op;
-    unsigned n_args;
-} simple_op;
-
-/* Attribute-free operators that map one to one. */
-static const simple_op simple_ops[] = {
-    { "nn.relu", GIR_OP_Relu, 1 },       { "sigmoid", GIR_OP_Sigmoid, 1 },   { "tanh", GIR_OP_Tanh, 1 },
-    { "exp", GIR_OP_Exp, 1 },            { "log", GIR_OP_Log, 1 },           { "sqrt", GIR_OP_Sqrt, 1 },
-    { "negative", GIR_OP_Neg, 1 },       { "abs", GIR_OP_Abs, 1 },           { "floor", GIR_OP_Floor, 1 },
-    { "ceil", GIR_OP_Ceil, 1 },          { "sign", GIR_OP_Sign, 1 },         { "erf", GIR_OP_Erf, 1 },
-    { "sin", GIR_OP_Sin, 1 },            { "cos", GIR_OP_Cos, 1 },           { "logical_not", GIR_OP_Not, 1 },
-    { "copy", GIR_OP_Identity, 1 },      { "add", GIR_OP_Add, 2 },           { "subtract", GIR_OP_Sub, 2 },
-    { "multiply", GIR_OP_Mul, 2 },       { "divide", GIR_OP_Div, 2 },        { "power", GIR_OP_Pow, 2 },
-    { "maximum", GIR_OP_Max, 2 },        { "minimum", GIR_OP_Min, 2 },       { "equal", GIR_OP_Equal, 2 },
-    { "greater", GIR_OP_Greater, 2 },    { "less", GIR_OP_Less, 2 },         { "greater_equal", GIR_OP_GreaterOrEqual, 2 },
-    { "less_equal", GIR_OP_LessOrEqual, 2 }, { "logical_and", GIR_OP_And, 2 }, { "logical_or", GIR_OP_Or, 2 },
-    { "logical_xor", GIR_OP_Xor, 2 },    { "where", GIR_OP_Where, 3 },
-    { NULL, GIR_OP_OPAQUE, 0 },
-};
-
-static const simple_op *find_simple(const char *relay)
-{
-    for (const simple_op *s = simple_ops; s->relay; s++)
-        if (strcmp(s->relay, relay) == 0)
-            return s;
-    return NULL;
-}
-
 gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_error *err)
 {
     memset(m, 0, sizeof *m);
@@ -1097,14 +1060,14 @@ gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_er
         m->in[i] = -1;
     rd r = { g, c, m, err };
     const char *op = c->op;
-    const simple_op *s = find_simple(op);
+    const gir_op_map *s = gir_map_read_row(gir_relayviz_ops, op);
     gir_status st;
     if (s) {
         static const char *const none[] = { NULL };
-        if ((st = arity(&r, s->n_args, s->n_args)) || !keys_ok(&r, none))
+        if ((st = arity(&r, s->n_in, s->n_in)) || !keys_ok(&r, none))
             return st;
         m->op = s->op;
-        inputs_in_order(m, s->n_args);
+        inputs_in_order(m, s->n_in);
         return GIR_OK;
     }
     if (!strcmp(op, "nn.conv2d") || !strcmp(op, "nn.conv2d_transpose"))

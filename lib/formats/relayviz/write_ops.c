@@ -684,40 +684,24 @@ static bool wr_opaque(wr *w, bool allow_opaque)
     return true;
 }
 
-typedef struct simple_w {
-    gir_op op;
-    const char *relay;
-    unsigned n_in;
-} simple_w;
-
-static const simple_w simple_writes[] = {
-    { GIR_OP_Relu, "nn.relu", 1 },      { GIR_OP_Sigmoid, "sigmoid", 1 },   { GIR_OP_Tanh, "tanh", 1 },
-    { GIR_OP_Exp, "exp", 1 },           { GIR_OP_Log, "log", 1 },           { GIR_OP_Sqrt, "sqrt", 1 },
-    { GIR_OP_Neg, "negative", 1 },      { GIR_OP_Abs, "abs", 1 },           { GIR_OP_Floor, "floor", 1 },
-    { GIR_OP_Ceil, "ceil", 1 },         { GIR_OP_Sign, "sign", 1 },         { GIR_OP_Erf, "erf", 1 },
-    { GIR_OP_Sin, "sin", 1 },           { GIR_OP_Cos, "cos", 1 },           { GIR_OP_Not, "logical_not", 1 },
-    { GIR_OP_Identity, "copy", 1 },     { GIR_OP_Sub, "subtract", 2 },      { GIR_OP_Mul, "multiply", 2 },
-    { GIR_OP_Div, "divide", 2 },        { GIR_OP_Pow, "power", 2 },         { GIR_OP_Max, "maximum", 2 },
-    { GIR_OP_Min, "minimum", 2 },       { GIR_OP_Equal, "equal", 2 },       { GIR_OP_Greater, "greater", 2 },
-    { GIR_OP_Less, "less", 2 },         { GIR_OP_GreaterOrEqual, "greater_equal", 2 },
-    { GIR_OP_LessOrEqual, "less_equal", 2 }, { GIR_OP_And, "logical_and", 2 }, { GIR_OP_Or, "logical_or", 2 },
-    { GIR_OP_Xor, "logical_xor", 2 },   { GIR_OP_Where, "where", 3 },
-    { GIR_OP_OPAQUE, NULL, 0 },
-};
+/* A plain row of the operator table (gir_relayviz_ops). */
+static bool wr_plain(wr *w)
+{
+    const gir_node *n = w->n;
+    const gir_op_map *s = gir_map_write_row(gir_relayviz_ops, n->op, NULL);
+    if (!s)
+        return refuse(w, GIR_E_UNSUPPORTED_OP, "%s", opname(n));
+    if (n->n_in != s->n_in)
+        return refuse(w, GIR_E_UNSUPPORTED_OP, "%s with %zu inputs", opname(n), n->n_in);
+    rv_wcall *c = call(w, s->format_op);
+    for (unsigned i = 0; i < s->n_in; i++)
+        arg_input(w, c, (int)i);
+    return true;
+}
 
 static bool plan(wr *w, bool allow_opaque)
 {
     const gir_node *n = w->n;
-    for (const simple_w *s = simple_writes; s->relay; s++) {
-        if (s->op != n->op)
-            continue;
-        if (n->n_in != s->n_in)
-            return refuse(w, GIR_E_UNSUPPORTED_OP, "%s with %zu inputs", opname(n), n->n_in);
-        rv_wcall *c = call(w, s->relay);
-        for (unsigned i = 0; i < s->n_in; i++)
-            arg_input(w, c, (int)i);
-        return true;
-    }
     switch (n->op) {
     case GIR_OP_OPAQUE: return wr_opaque(w, allow_opaque);
     case GIR_OP_Conv: return wr_conv(w, false);
@@ -746,10 +730,7 @@ static bool plan(wr *w, bool allow_opaque)
         const char *m = gir_attrs_get_string(&n->meta, RV_META_OP, NULL);
         if (m && !strcmp(m, "nn.bias_add") && per_channel(w, "nn.bias_add"))
             return true;
-        rv_wcall *c = call(w, "add");
-        arg_input(w, c, 0);
-        arg_input(w, c, 1);
-        return true;
+        return wr_plain(w);
     }
     case GIR_OP_Softmax:
     case GIR_OP_LogSoftmax: {
@@ -850,7 +831,7 @@ static bool plan(wr *w, bool allow_opaque)
     case GIR_OP_ArgMin: return wr_argreduce(w, "argmin");
     default: break;
     }
-    return refuse(w, GIR_E_UNSUPPORTED_OP, "%s", opname(n));
+    return wr_plain(w);
 }
 
 bool rv_plan_node(const gir_graph *g, const gir_node *n, bool allow_opaque, rv_wplan *p, gir_unsupported *u)
