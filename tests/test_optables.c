@@ -52,18 +52,32 @@ static void check_row(const gir_format *f, const gir_op_map *m)
     assert_int_equal(m->plain & ~m->dir & (GIR_MAP_READ | GIR_MAP_WRITE), 0);
     assert_int_equal(m->plain & ~(unsigned)(GIR_MAP_READ | GIR_MAP_WRITE), 0);
     if (m->plain) {
-        /* the engine gives the op n_in inputs, one output, no attribute */
+        /* the engine gives the op n_in inputs, one output and the
+         * attributes the rows convert: each of the op's, of its type,
+         * the required ones among them */
         assert_true(m->op != GIR_OP_OPAQUE);
         const gir_op_info *info = gir_op_get(m->op);
         if (m->n_in < info->min_in || m->n_in > info->max_in || info->min_out > 1)
             print_error("%s %s: %u inputs, one output do not fit %s\n", where, m->format_op, m->n_in, info->name);
         assert_true(m->n_in >= 1 && m->n_in >= info->min_in && m->n_in <= info->max_in && info->min_out <= 1);
-        for (const gir_attr_schema *a = info->attrs; a && a->name; a++) {
-            if (a->presence == GIR_ATTR_REQUIRED)
-                print_error("%s %s: plain, but %s requires %s\n", where, m->format_op, info->name, a->name);
-            assert_true(a->presence != GIR_ATTR_REQUIRED);
+        for (const gir_attr_map *a = m->attrs; a && (a->format_attr || a->canonical_attr); a++) {
+            const gir_attr_schema *sc = a->canonical_attr ? gir_op_attr_schema(m->op, a->canonical_attr) : NULL;
+            bool ok = a->format_attr && sc &&
+                      ((a->conv == GIR_CONV_INT && sc->type == GIR_ATTR_INT) ||
+                       (a->conv == GIR_CONV_FLOAT && sc->type == GIR_ATTR_FLOAT));
+            if (!ok)
+                print_error("%s %s: attribute %s is not one the engine can convert to %s's\n", where, m->format_op,
+                            a->format_attr ? a->format_attr : "-", info->name);
+            assert_true(ok);
         }
-        assert_null(m->attrs);
+        for (const gir_attr_schema *a = info->attrs; a && a->name; a++) {
+            bool given = false;
+            for (const gir_attr_map *r = m->attrs; r && (r->format_attr || r->canonical_attr); r++)
+                given = given || (r->canonical_attr && strcmp(r->canonical_attr, a->name) == 0);
+            if (a->presence == GIR_ATTR_REQUIRED && !given)
+                print_error("%s %s: plain, but %s requires %s\n", where, m->format_op, info->name, a->name);
+            assert_true(a->presence != GIR_ATTR_REQUIRED || given);
+        }
         assert_null(m->impl);
     } else {
         assert_int_equal(m->n_in, 0);
@@ -148,10 +162,15 @@ static void test_engine_lookup(void **state)
     assert_int_equal(nn_row_rdef(nn_row_find(NN_MXNET, "broadcast_add"))->min_in, 2);
 }
 
-/* A graph of op alone over n_in inputs of shape [1, 3, 4, 4]: logical
- * operators take bool, Where a bool condition, the others float32. */
-static gir_graph *one_node(gir_op op, unsigned n_in)
+/* A graph of row's op alone over n_in inputs of shape [1, 3, 4, 4]:
+ * logical operators take bool, Where a bool condition, the others
+ * float32; the attributes the row converts get values other than the
+ * defaults (integers 1, numbers 0.375), so that a lost one shows in the
+ * numbers. */
+static gir_graph *one_node(const gir_op_map *row)
 {
+    gir_op op = row->op;
+    unsigned n_in = row->n_in;
     gir_graph *g = rt_graph();
     char ins[64] = "";
     for (unsigned k = 0; k < n_in; k++) {
@@ -163,7 +182,13 @@ static gir_graph *one_node(gir_op op, unsigned n_in)
         strcat(ins, k ? "," : "");
         strcat(ins, name);
     }
-    rt_node(g, op, "y", ins, "out");
+    gir_node *n = rt_node(g, op, "y", ins, "out");
+    for (const gir_attr_map *a = row->attrs; a && (a->format_attr || a->canonical_attr); a++) {
+        if (a->conv == GIR_CONV_INT)
+            rt_attr_int(g, n, a->canonical_attr, 1);
+        else if (a->conv == GIR_CONV_FLOAT)
+            rt_attr_float(g, n, a->canonical_attr, 0.375);
+    }
     rt_output(g, "out");
     gir_error err = GIR_ERROR_INIT;
     TU_OK(gir_graph_finish(g, &err), &err);
@@ -175,7 +200,7 @@ static gir_graph *one_node(gir_op op, unsigned n_in)
 static void round_trip(const gir_format *f, const gir_op_map *row)
 {
     gir_error err = GIR_ERROR_INIT;
-    gir_graph *g = one_node(row->op, row->n_in);
+    gir_graph *g = one_node(row);
     char dirname[96];
     snprintf(dirname, sizeof dirname, "%s-%s", f->name, gir_op_name(row->op));
     char *d = tu_tmp(dirname);
@@ -198,10 +223,27 @@ static void round_trip(const gir_format *f, const gir_op_map *row)
     if (!found)
         print_error("%s: %s (row %s) not read back\n", f->name, gir_op_name(row->op), row->format_op);
     assert_true(found);
+    /* float inputs in [-1, 1) (the seeded ones are >= 0, where LeakyRelu's
+     * slope, say, would not show), the others seeded */
+    const char *names[3];
+    gir_tensor *feeds[3];
+    size_t n_feeds = 0;
+    for (size_t k = 0; k < g->n_inputs; k++) {
+        const gir_value *v = g->values[g->inputs[k]];
+        if (v->dtype != GIR_DT_F32)
+            continue;
+        float x[48];
+        rt_fill(x, 48, 7 + k);
+        names[n_feeds] = v->name;
+        feeds[n_feeds++] = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 3, 4, 4), x);
+    }
     gir_check_options o;
     gir_check_options_init(&o);
     o.atol = 0;
     o.rtol = 0;
+    o.n_feeds = n_feeds;
+    o.feed_names = names;
+    o.feed_tensors = feeds;
     gir_check_result res = { 0 };
     st = gir_check_written(g, b, &o, &res, &err);
     if (st != GIR_OK || res.method != GIR_CHECK_RUN)
@@ -210,6 +252,8 @@ static void round_trip(const gir_format *f, const gir_op_map *row)
     assert_int_equal(res.method, GIR_CHECK_RUN);
     assert_true(res.passed);
     gir_check_result_clear(&res);
+    for (size_t k = 0; k < n_feeds; k++)
+        gir_tensor_unref(feeds[k]);
     gir_graph_free(b);
     gir_graph_free(g);
     tu_rmtree(d);

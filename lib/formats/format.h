@@ -9,12 +9,34 @@
 #include "core/limits.h"
 #include "graphir/model.h"
 
+/* How the mapping engine converts an attribute of a plain row. */
+typedef enum gir_attr_conv {
+    GIR_CONV_CODE = 0, /* not by the engine: the row's code does, the note says how */
+    GIR_CONV_INT,      /* an integer, renamed; the format's value dflt when absent */
+    GIR_CONV_FLOAT,    /* a number, renamed; the format's value dflt when absent */
+} gir_attr_conv;
+
 /* One attribute of a mapped operator: format name <-> canonical name. */
 typedef struct gir_attr_map {
     const char *format_attr;    /* name in the format, or NULL (canonical only) */
     const char *canonical_attr; /* canonical attribute, or NULL (format only) */
     const char *note;           /* conversion, default, refused values */
+    gir_attr_conv conv;         /* plain rows: how the engine converts it */
+    double dflt;                /* the format's value when the attribute is absent */
 } gir_attr_map;
+
+/* How the engine reaches one node's attributes in a format: get reads
+ * format attribute key of the node being read (dflt when absent; an
+ * error naming the attribute when malformed), put sets it on the node
+ * being written (is_default: the value is the format's default, for
+ * formats that leave those out).  ctx is the format's. */
+typedef struct gir_attr_io {
+    void *ctx;
+    gir_status (*get)(void *ctx, const char *key, gir_attr_conv conv, double dflt, int64_t *i, double *f,
+                      gir_error *err);
+    gir_status (*put)(void *ctx, const char *key, gir_attr_conv conv, int64_t i, double f, bool is_default,
+                      gir_error *err);
+} gir_attr_io;
 
 /* Directions of a row; GIR_MAP_PREFER marks the row a writer picks for
  * its canonical op when the node does not come from another of the op's
@@ -26,9 +48,10 @@ enum { GIR_MAP_READ = 1, GIR_MAP_WRITE = 2, GIR_MAP_PREFER = 4 };
  * whose format_op is NULL.
  *
  * A row is plain in the directions `plain` names: there the format
- * operator with exactly n_in inputs, taken in order, one output and no
- * attributes is the canonical operator, and the mapping engine (gir_map_*)
- * runs the row: a reader finds it by the format's operator name, a writer
+ * operator with exactly n_in inputs, taken in order, and one output is the
+ * canonical operator, its attributes renamed and converted as the attrs
+ * rows say (gir_attr_conv), and the mapping engine (gir_map_*) runs the
+ * row: a reader finds it by the format's operator name, a writer
  * by the canonical op (after the cases its code writes otherwise, such as
  * a fused form), and neither keeps a table of its own for them.  In the
  * other directions the format's code maps the operator (the row's attrs
@@ -50,6 +73,17 @@ const gir_op_map *gir_map_read_row(const gir_op_map *tab, const char *format_op)
  * operator the node was read from, may be NULL) when there is one, else
  * the first; NULL when tab writes op by code or not at all. */
 const gir_op_map *gir_map_write_row(const gir_op_map *tab, gir_op op, const char *source);
+/* The canonical attributes of a plain row's operator, into dst (an
+ * arena list of g), from the format attributes io->get reads. */
+gir_status gir_map_read_attrs(const gir_op_map *row, const gir_attr_io *io, gir_graph *g, gir_attrs *dst,
+                              gir_error *err);
+/* The format attributes of a plain row written from node n (its canonical
+ * attributes, the op table's defaults for those absent) through io->put. */
+gir_status gir_map_write_attrs(const gir_op_map *row, const gir_attr_io *io, const gir_node *n, gir_error *err);
+/* The format attribute names of a row's attrs, NULL-terminated, into keys
+ * (room for max, the terminator included); false when they do not fit. */
+bool gir_map_keys(const gir_op_map *row, const char **keys, size_t max);
+
 /* The name a writer gives op among all its rows that write it, plain or
  * not: the row named source when there is one (a round trip keeps the
  * spelling), else the row marked GIR_MAP_PREFER, else the first; NULL

@@ -66,7 +66,7 @@ static const gir_attr_map global_pool_attrs[] = {
     { NULL, NULL, NULL },
 };
 static const gir_attr_map leaky_attrs[] = {
-    { "alpha", "alpha", "Relay's default 0.25 when absent; always written" },
+    { "alpha", "alpha", "Relay's default 0.25 when absent; always written", GIR_CONV_FLOAT, 0.25 },
     { NULL, NULL, NULL },
 };
 static const gir_attr_map prelu_attrs[] = {
@@ -76,7 +76,7 @@ static const gir_attr_map prelu_attrs[] = {
     { NULL, NULL, NULL },
 };
 static const gir_attr_map softmax_attrs[] = {
-    { "axis", "axis", "default -1" },
+    { "axis", "axis", "default -1", GIR_CONV_INT, -1 },
     { NULL, NULL, NULL },
 };
 static const gir_attr_map pad_attrs[] = {
@@ -176,10 +176,10 @@ const gir_op_map gir_relayviz_ops[] = {
     { "nn.global_avg_pool2d", GIR_OP_GlobalAveragePool, RW, global_pool_attrs, NULL },
     { "nn.global_max_pool2d", GIR_OP_GlobalMaxPool, RW, global_pool_attrs, NULL },
     { "nn.relu", GIR_OP_Relu, RW, NULL, NULL, RW, 1 },
-    { "nn.leaky_relu", GIR_OP_LeakyRelu, RW, leaky_attrs, NULL },
+    { "nn.leaky_relu", GIR_OP_LeakyRelu, RW, leaky_attrs, NULL, RW, 1 },
     { "nn.prelu", GIR_OP_PRelu, RW, prelu_attrs, NULL },
-    { "nn.softmax", GIR_OP_Softmax, RW, softmax_attrs, NULL },
-    { "nn.log_softmax", GIR_OP_LogSoftmax, RW, softmax_attrs, NULL },
+    { "nn.softmax", GIR_OP_Softmax, RW, softmax_attrs, NULL, RW, 1 },
+    { "nn.log_softmax", GIR_OP_LogSoftmax, RW, softmax_attrs, NULL, RW, 1 },
     { "nn.batch_flatten", GIR_OP_Flatten, RW, NULL, "Flatten with axis 1 only" },
     { "nn.pad", GIR_OP_Pad, RW, pad_attrs, NULL },
     { "nn.lrn", GIR_OP_LRN, RW, lrn_attrs, NULL },

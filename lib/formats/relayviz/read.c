@@ -58,20 +58,16 @@ static gir_status call_out(rv_reader *r, int32_t c, size_t k, int32_t *t)
 }
 
 /* Operators whose (non-tuple) result graphconv knows: a TupleGetItem on
- * them is an error rather than an unknown op's tuple. */
+ * them is an error rather than an unknown op's tuple.  They are the rows
+ * of the operator table but the three whose result is a tuple. */
 static bool op_is_known(const char *op)
 {
-    static const char *const known[] = {
-        "nn.conv2d", "nn.conv2d_transpose", "nn.dense", "nn.bias_add", "nn.lrn", "nn.max_pool2d", "nn.avg_pool2d",
-        "nn.global_avg_pool2d", "nn.global_max_pool2d", "nn.relu", "nn.leaky_relu", "nn.prelu", "nn.softmax",
-        "nn.log_softmax", "nn.batch_flatten", "nn.pad", "nn.upsampling", "concatenate", "reshape", "transpose",
-        "squeeze", "expand_dims", "broadcast_to", "clip", "strided_slice", "sigmoid", "tanh", "exp", "log", "sqrt", "add",
-        "subtract", "multiply", "divide", "sum", "mean", "max", "min", "prod", "argmax", "argmin", "cast", "negative", "abs", "floor", "ceil",
-        "sign", "erf", "sin", "cos", "copy", "power", "maximum", "minimum", "equal", "greater", "less",
-        "greater_equal", "less_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "where", NULL,
-    };
-    for (const char *const *k = known; *k; k++)
+    static const char *const tuple_ops[] = { "nn.batch_norm", "nn.dropout", "split", NULL };
+    for (const char *const *k = tuple_ops; *k; k++)
         if (!strcmp(*k, op))
+            return false;
+    for (const gir_op_map *m = gir_relayviz_ops; m->format_op; m++)
+        if (m->op != GIR_OP_OPAQUE && !strcmp(m->format_op, op))
             return true;
     return false;
 }

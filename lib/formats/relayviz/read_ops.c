@@ -563,20 +563,6 @@ static gir_status rd_global_pool(rd *r)
 
 /* ---- activations -------------------------------------------------------------------- */
 
-static gir_status rd_leaky_relu(rd *r)
-{
-    static const char *const keys[] = { "alpha", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
-    double alpha;
-    if ((st = get_double(&r->c->attrs, r->c->op, "alpha", 0.25, &alpha, r->err)))
-        return st;
-    r->m->op = GIR_OP_LeakyRelu;
-    inputs_in_order(r->m, 1);
-    return set_float(r, "alpha", alpha);
-}
-
 /* x and a 1-D operand per element of x's axis `axis` (nn.prelu's slope,
  * nn.bias_add's bias) as canonical op, whose operand broadcasts from the
  * last axis: for an axis a < rank-1 it gets rank-1-a trailing unit axes. */
@@ -613,20 +599,6 @@ static gir_status rd_per_axis(rd *r, gir_op op, const char *operand)
 static gir_status rd_prelu(rd *r)
 {
     return rd_per_axis(r, GIR_OP_PRelu, "slope");
-}
-
-static gir_status rd_softmax(rd *r)
-{
-    static const char *const keys[] = { "axis", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
-    int64_t axis;
-    if ((st = get_int(&r->c->attrs, r->c->op, "axis", -1, &axis, r->err)))
-        return st;
-    r->m->op = strcmp(r->c->op, "nn.softmax") == 0 ? GIR_OP_Softmax : GIR_OP_LogSoftmax;
-    inputs_in_order(r->m, 1);
-    return set_int(r, "axis", axis);
 }
 
 static gir_status rd_clip(rd *r)
@@ -1050,6 +1022,16 @@ static gir_status rd_argreduce(rd *r, gir_op op)
 
 /* ---- the table ------------------------------------------------------------------------ */
 
+/* The engine's access to a call's attributes (gir_attr_io). */
+static gir_status attr_get(void *ctx, const char *key, gir_attr_conv conv, double dflt, int64_t *i, double *f,
+                           gir_error *err)
+{
+    const rd *r = ctx;
+    if (conv == GIR_CONV_INT)
+        return get_int(&r->c->attrs, r->c->op, key, (int64_t)dflt, i, err);
+    return get_double(&r->c->attrs, r->c->op, key, dflt, f, err);
+}
+
 gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_error *err)
 {
     memset(m, 0, sizeof *m);
@@ -1063,12 +1045,15 @@ gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_er
     const gir_op_map *s = gir_map_read_row(gir_relayviz_ops, op);
     gir_status st;
     if (s) {
-        static const char *const none[] = { NULL };
-        if ((st = arity(&r, s->n_in, s->n_in)) || !keys_ok(&r, none))
+        const char *keys[8];
+        if (!gir_map_keys(s, keys, 8))
+            return gir_fail(err, GIR_E_INTERNAL, "%s has more attributes than the reader expects", op);
+        if ((st = arity(&r, s->n_in, s->n_in)) || !keys_ok(&r, keys))
             return st;
         m->op = s->op;
         inputs_in_order(m, s->n_in);
-        return GIR_OK;
+        gir_attr_io io = { &r, attr_get, NULL };
+        return gir_map_read_attrs(s, &io, g, &m->attrs, err);
     }
     if (!strcmp(op, "nn.conv2d") || !strcmp(op, "nn.conv2d_transpose"))
         st = rd_conv(&r);
@@ -1086,12 +1071,8 @@ gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_er
         st = rd_pool(&r);
     else if (!strcmp(op, "nn.global_avg_pool2d") || !strcmp(op, "nn.global_max_pool2d"))
         st = rd_global_pool(&r);
-    else if (!strcmp(op, "nn.leaky_relu"))
-        st = rd_leaky_relu(&r);
     else if (!strcmp(op, "nn.prelu"))
         st = rd_prelu(&r);
-    else if (!strcmp(op, "nn.softmax") || !strcmp(op, "nn.log_softmax"))
-        st = rd_softmax(&r);
     else if (!strcmp(op, "clip"))
         st = rd_clip(&r);
     else if (!strcmp(op, "nn.batch_flatten"))

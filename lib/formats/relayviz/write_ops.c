@@ -684,6 +684,20 @@ static bool wr_opaque(wr *w, bool allow_opaque)
     return true;
 }
 
+/* The engine's access to a call's attributes (gir_attr_io): Relay writes
+ * every attribute, defaults included. */
+static gir_status attr_put(void *ctx, const char *key, gir_attr_conv conv, int64_t i, double f, bool is_default,
+                           gir_error *err)
+{
+    (void)is_default;
+    (void)err;
+    if (conv == GIR_CONV_INT)
+        a_int(ctx, key, i);
+    else
+        a_double(ctx, key, f);
+    return GIR_OK;
+}
+
 /* A plain row of the operator table (gir_relayviz_ops). */
 static bool wr_plain(wr *w)
 {
@@ -696,7 +710,8 @@ static bool wr_plain(wr *w)
     rv_wcall *c = call(w, s->format_op);
     for (unsigned i = 0; i < s->n_in; i++)
         arg_input(w, c, (int)i);
-    return true;
+    gir_attr_io io = { c, NULL, attr_put };
+    return gir_map_write_attrs(s, &io, n, NULL) == GIR_OK;
 }
 
 static bool plan(wr *w, bool allow_opaque)
@@ -719,25 +734,12 @@ static bool plan(wr *w, bool allow_opaque)
     case GIR_OP_AveragePool: return wr_pool(w, true);
     case GIR_OP_GlobalAveragePool: return wr_global_pool(w, true);
     case GIR_OP_GlobalMaxPool: return wr_global_pool(w, false);
-    case GIR_OP_LeakyRelu: {
-        rv_wcall *c = call(w, "nn.leaky_relu");
-        arg_input(w, c, 0);
-        a_double(c, "alpha", gir_node_float(n, "alpha", 0.01));
-        return true;
-    }
     case GIR_OP_PRelu: return wr_prelu(w);
     case GIR_OP_Add: {
         const char *m = gir_attrs_get_string(&n->meta, RV_META_OP, NULL);
         if (m && !strcmp(m, "nn.bias_add") && per_channel(w, "nn.bias_add"))
             return true;
         return wr_plain(w);
-    }
-    case GIR_OP_Softmax:
-    case GIR_OP_LogSoftmax: {
-        rv_wcall *c = call(w, n->op == GIR_OP_Softmax ? "nn.softmax" : "nn.log_softmax");
-        arg_input(w, c, 0);
-        a_int(c, "axis", gir_node_int(n, "axis", -1));
-        return true;
     }
     case GIR_OP_Flatten: {
         int64_t axis = gir_node_int(n, "axis", 1);
