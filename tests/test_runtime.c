@@ -684,6 +684,56 @@ static void gelu_chain(gir_graph *g, const char *x, bool consts_first)
 /* An elementwise Add takes a following activation: PyTorch's GELU chain
  * (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: five nodes) and Relu;
  * an integer Add keeps its Relu apart (activations are float kernels). */
+/* BatchNormalization followed by Relu or Clip: the activation runs in the
+ * BatchNormalization's pass (one node fused), out of place (the graph's
+ * input) and in place (an intermediate the executor reuses), on planes of
+ * an odd size; the values are the formula's through the activation. */
+static void test_fused_batchnorm(void **state)
+{
+    (void)state;
+    enum { N = 2, C = 3, H = 5, W = 7, NX = N * C * H * W };
+    float x[NX], want[NX];
+    const float scale[C] = { 1.5f, -0.75f, 0.5f }, bias[C] = { 0.1f, -0.2f, 0.05f };
+    const float mean[C] = { 0.3f, 0.6f, -0.1f }, var[C] = { 0.5f, 2.0f, 0.25f };
+    rt_fill(x, NX, 51);
+    for (int clip = 0; clip < 2; clip++)
+        for (int inplace = 0; inplace < 2; inplace++) {
+            float lo = clip ? -0.2f : 0.0f, hi = clip ? 0.3f : INFINITY;
+            for (int i = 0; i < NX; i++) {
+                int c = i / (H * W) % C;
+                double xv = inplace ? -(double)x[i] : (double)x[i];
+                double v = (xv - mean[c]) / sqrt((double)var[c] + 1e-5) * scale[c] + bias[c];
+                want[i] = (float)(v < lo ? lo : (v > hi ? hi : v));
+            }
+            gir_graph *g = rt_graph();
+            rt_input(g, "x", GIR_DT_F32, 4, DIMS(N, C, H, W));
+            rt_const(g, "s", GIR_DT_F32, 1, DIMS(C), scale);
+            rt_const(g, "b", GIR_DT_F32, 1, DIMS(C), bias);
+            rt_const(g, "m", GIR_DT_F32, 1, DIMS(C), mean);
+            rt_const(g, "v", GIR_DT_F32, 1, DIMS(C), var);
+            if (inplace)
+                rt_node(g, GIR_OP_Neg, "neg", "x", "xn");
+            rt_node(g, GIR_OP_BatchNormalization, "bn", inplace ? "xn,s,b,m,v" : "x,s,b,m,v", "t");
+            gir_node *a = rt_node(g, clip ? GIR_OP_Clip : GIR_OP_Relu, "act", "t", "y");
+            if (clip) {
+                rt_attr_float(g, a, "min", lo);
+                rt_attr_float(g, a, "max", hi);
+            }
+            rt_output(g, "y");
+            gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, DIMS(N, C, H, W), x);
+            gir_error err = GIR_ERROR_INIT;
+            gir_session *s;
+            TU_OK(gir_session_new(g, 1, &s, &err), &err);
+            TU_OK(gir_session_set_input(s, 0, in, &err), &err);
+            TU_OK(gir_session_run(s, &err), &err);
+            assert_int_equal(gir_rt_fused_count(s), 1);
+            rt_expect_f32(gir_session_output(s, 0), 4, DIMS(N, C, H, W), want, 1e-6);
+            gir_session_free(s);
+            gir_graph_free(g);
+            gir_tensor_unref(in);
+        }
+}
+
 static void test_fused_elementwise(void **state)
 {
     (void)state;
@@ -1022,6 +1072,86 @@ static void test_conv_errors(void **state)
     rt_run_fails(g, &x, 1, GIR_E_ATTRIBUTE, "Conv attribute 'auto_pad' is 'SAME', expected one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", NULL);
     gir_tensor_unref(x);
     gir_graph_free(g);
+}
+
+/* The Winograd transforms of every ISA against the generic ones, bit for
+ * bit, and the generic ones against a direct convolution: odd output widths
+ * (a last tile with one column), odd heights, pads 0 and 1, runs of tiles
+ * longer than a vector and passes of few tiles (runs that end inside a tile
+ * row), with and without residual accumulation and clamping. */
+static void test_winograd_isas(void **state)
+{
+    (void)state;
+    static const size_t shapes[][6] = { /* C, M, H, W, ph, pw */
+                                        { 16, 16, 9, 13, 1, 1 }, { 16, 24, 10, 8, 0, 0 }, { 17, 16, 7, 35, 1, 1 },
+                                        { 16, 16, 5, 70, 1, 0 }, { 20, 16, 12, 67, 0, 1 } };
+    gir_threads *th;
+    gir_error err;
+    assert_int_equal(gir_threads_new(1, &th, &err), GIR_OK);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int small = 0; small < 2; small++)
+            for (int mode = 0; mode < 4; mode++) {
+                size_t C = shapes[si][0], M = shapes[si][1], H = shapes[si][2], W = shapes[si][3];
+                size_t ph = shapes[si][4], pw = shapes[si][5], OH = H + 2 * ph - 2, OW = W + 2 * pw - 2;
+                float *x = malloc(C * H * W * sizeof(float)), *wt = malloc(M * C * 9 * sizeof(float));
+                float *b = malloc(M * sizeof(float)), *y0 = malloc(M * OH * OW * sizeof(float));
+                float *y1 = malloc(M * OH * OW * sizeof(float)), *init = malloc(M * OH * OW * sizeof(float));
+                rt_fill(x, C * H * W, 41 + si);
+                rt_fill(wt, M * C * 9, 42 + si);
+                rt_fill(b, M, 43);
+                rt_fill(init, M * OH * OW, 44);
+                rt_wino *w;
+                assert_int_equal(rt_wino_new(wt, M, C, H, W, OH, OW, ph, pw, &w, &err), GIR_OK);
+                if (small)
+                    w->chunk = 7; /* passes end inside tile rows */
+                float *scratch = malloc(rt_wino_scratch_floats(w) * sizeof(float));
+                bool acc = mode & 1;
+                rt_act act = { .on = (mode & 2) != 0, .kind = RT_ACT_CLAMP, .lo = -0.3f, .hi = 0.4f };
+                memcpy(y0, init, M * OH * OW * sizeof(float));
+                w->isa = GIR_GEMM_GENERIC;
+                rt_wino_run(w, x, b, y0, &act, acc, scratch, th);
+                /* the generic transforms against the direct sum */
+                for (size_t m = 0; m < M; m++)
+                    for (size_t oy = 0; oy < OH; oy++)
+                        for (size_t ox = 0; ox < OW; ox++) {
+                            double s = b[m];
+                            for (size_t c = 0; c < C; c++)
+                                for (size_t i = 0; i < 3; i++)
+                                    for (size_t j = 0; j < 3; j++) {
+                                        ptrdiff_t r = (ptrdiff_t)(oy + i) - (ptrdiff_t)ph;
+                                        ptrdiff_t q = (ptrdiff_t)(ox + j) - (ptrdiff_t)pw;
+                                        if (r >= 0 && q >= 0 && (size_t)r < H && (size_t)q < W)
+                                            s += (double)x[(c * H + (size_t)r) * W + (size_t)q] *
+                                                 wt[((m * C + c) * 3 + i) * 3 + j];
+                                    }
+                            size_t o = (m * OH + oy) * OW + ox;
+                            if (acc)
+                                s += init[o];
+                            if (act.on)
+                                s = s < act.lo ? act.lo : (s > act.hi ? act.hi : s);
+                            if (fabs(s - y0[o]) > 1e-4)
+                                fail_msg("shape %zu mode %d: y[%zu] = %.9g, want %.9g", si, mode, o, y0[o], s);
+                        }
+                for (int isa = GIR_GEMM_AVX2; isa < GIR_GEMM_ISA_COUNT_; isa++) {
+                    if (!gir_gemm_isa_supported((gir_gemm_isa)isa))
+                        continue;
+                    memcpy(y1, init, M * OH * OW * sizeof(float));
+                    w->isa = isa;
+                    rt_wino_run(w, x, b, y1, &act, acc, scratch, th);
+                    if (memcmp(y0, y1, M * OH * OW * sizeof(float)) != 0)
+                        fail_msg("%s: shape %zu mode %d small %d differs from generic",
+                                 gir_gemm_isa_name((gir_gemm_isa)isa), si, mode, small);
+                }
+                rt_wino_free(w);
+                free(scratch);
+                free(x);
+                free(wt);
+                free(b);
+                free(y0);
+                free(y1);
+                free(init);
+            }
+    gir_threads_free(th);
 }
 
 /* The depthwise plane kernel of every ISA against the generic one. */
@@ -1432,10 +1562,10 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
+        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
         cmocka_unit_test(test_matmul_bias_folded),
-        cmocka_unit_test(test_depthwise_isas),  cmocka_unit_test(test_depthwise_padded),
+        cmocka_unit_test(test_depthwise_isas), cmocka_unit_test(test_winograd_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),
         cmocka_unit_test(test_conv_transpose),
         cmocka_unit_test(test_pooling),         cmocka_unit_test(test_gemm_matmul),

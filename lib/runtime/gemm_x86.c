@@ -158,7 +158,7 @@ __attribute__((target("avx512f,fma"))) static void gemv_avx512(size_t kc, const 
 }
 
 const gemm_impl gir_gemm_impl_avx512 = {
-    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 2048, kernel_avx512, kernel_avx512_ua, kernel_avx512_ub, gemv_avx512,
+    GIR_GEMM_AVX512, A512_MR, A512_NR, 128, 256, 512, kernel_avx512, kernel_avx512_ua, kernel_avx512_ub, gemv_avx512,
 };
 
 /* ---- AVX2 + FMA ------------------------------------------------------------ */

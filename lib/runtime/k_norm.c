@@ -90,19 +90,54 @@ typedef struct bn_job {
     const float *x, *ab;
     float *y;
     size_t C, inner;
+    bool clamp; /* a fused Relu or Clip */
+    float lo, hi;
 } bn_job;
+
+/* One plane, out of place (x and y do not overlap) ... */
+static void bn_plane(const float *restrict x, float *restrict y, size_t n, float a, float b, const bn_job *j)
+{
+    if (j->clamp) {
+        const float lo = j->lo, hi = j->hi;
+        for (size_t i = 0; i < n; i++) {
+            float v = x[i] * a + b; /* NaN passes, as through Relu and Clip */
+            y[i] = v < lo ? lo : (v > hi ? hi : v);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            y[i] = x[i] * a + b;
+    }
+}
+
+/* ... or in place: the same arithmetic. */
+static void bn_plane_inplace(float *restrict y, size_t n, float a, float b, const bn_job *j)
+{
+    if (j->clamp) {
+        const float lo = j->lo, hi = j->hi;
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] * a + b;
+            y[i] = v < lo ? lo : (v > hi ? hi : v);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            y[i] = y[i] * a + b;
+    }
+}
 
 static void bn_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
     (void)worker;
     const bn_job *j = ctx;
+    const size_t inner = j->inner;
     for (size_t p = p0; p < p1; p++) {
         size_t ch = p % j->C;
         const float a = j->ab[ch], b = j->ab[j->C + ch];
-        const float *x = j->x + p * j->inner;
-        float *y = j->y + p * j->inner;
-        for (size_t i = 0; i < j->inner; i++)
-            y[i] = x[i] * a + b;
+        const float *x = j->x + p * inner;
+        float *y = j->y + p * inner;
+        if (x == y)
+            bn_plane_inplace(y, inner, a, b, j);
+        else
+            bn_plane(x, y, inner, a, b, j);
     }
 }
 
@@ -114,12 +149,15 @@ static gir_status bn_run(rt_call *c, gir_error *err)
     size_t C = (size_t)x->shape.dims[1];
     if (!s->fixed)
         bn_coeffs(c, s->ab, C, rt_float(c, "epsilon", 1e-5));
-    bn_job j = { x->data, s->ab, c->out[0]->data, C, rt_dims_prod(&x->shape, 2, x->shape.rank) };
+    bn_job j = { x->data, s->ab, c->out[0]->data, C, rt_dims_prod(&x->shape, 2, x->shape.rank),
+                 c->act.on, c->act.lo, c->act.hi };
     rt_parallel_for(c->th, rt_dims_prod(&x->shape, 0, 2), 1, (1 << 15) / (j.inner + 1) + 1, bn_planes, &j);
     return GIR_OK;
 }
 
-const rt_kernel gir_k_batchnorm = { bn_prepare, bn_run, bn_release, RT_INPLACE };
+/* A following Relu or Clip is applied in the same pass (pre-activation
+ * blocks: BatchNormalization, Relu, Conv). */
+const rt_kernel gir_k_batchnorm = { bn_prepare, bn_run, bn_release, RT_INPLACE | RT_FUSE_ACT };
 
 /* ---- InstanceNormalization --------------------------------------------------- */
 

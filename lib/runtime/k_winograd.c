@@ -51,6 +51,7 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
     w->OW = OW;
     w->ph = ph;
     w->pw = pw;
+    w->isa = GIR_GEMM_AUTO;
     w->th = (OH + 1) / 2;
     w->tw = (OW + 1) / 2;
     size_t tiles = w->th * w->tw, per = 16 * (C + M);
@@ -104,56 +105,101 @@ typedef struct wino_job {
     size_t t0, nt;
     bool accumulate, clamp;
     float lo, hi;
+    /* the transforms of the ISA in use (k_wino_body.h) */
+    void (*rows)(const struct wino_job *j, size_t c);
+    void (*out)(const float *const *s, bool minus, size_t n, bool full_last, float bias, bool accumulate, bool clamp,
+                float lo, float hi, float *restrict yr);
 } wino_job;
 
 /* Tiles per tile row the row-at-a-time transforms handle (wider rows take
  * the tile-at-a-time path). */
 #define ROW_TILES 512
 
-/* V[xi][c][t] for tiles [t0, t0 + nt) of channel c, one tile row at a time:
- * the row transform B^T d runs along whole input rows, the column transform
- * on even/odd de-interleaved columns, so both read and write contiguously. */
-static void input_rows(const wino_job *j, size_t c)
+#define WINO_SUFFIX generic
+#define WINO_ATTR
+#include "k_wino_body.h"
+#undef WINO_SUFFIX
+#undef WINO_ATTR
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define WINO_X86 1
+#define WINO_SUFFIX avx2
+#define WINO_ATTR __attribute__((target("avx2")))
+#include "k_wino_body.h"
+#undef WINO_SUFFIX
+#undef WINO_ATTR
+#define WINO_SUFFIX avx512
+#define WINO_NO_OUT_ROW 1 /* out_row_avx512_x below */
+#ifdef __clang__
+#define WINO_ATTR __attribute__((target("avx512f"), min_vector_width(512)))
+#else
+#define WINO_ATTR __attribute__((target("avx512f,prefer-vector-width=512")))
+#endif
+#include "k_wino_body.h"
+#undef WINO_SUFFIX
+#undef WINO_ATTR
+#undef WINO_NO_OUT_ROW
+#endif
+
+#ifdef WINO_X86
+#include <immintrin.h>
+
+/* The output row with AVX-512 intrinsics: 16 tiles at a time, the tail
+ * under a mask (runs are short: 28 tiles at 55 columns), the two columns
+ * interleaved by a permutation.  The same operations in the same order as
+ * k_wino_body.h's loops, clamping as the GEMM's epilogue does. */
+__attribute__((target("avx512f"))) static void out_row_avx512_x(const float *const *s, bool minus, size_t n,
+                                                                bool full_last, float bias, bool accumulate,
+                                                                bool clamp, float lo, float hi, float *restrict yr)
 {
-    const rt_wino *w = j->w;
-    const size_t H = w->H, W = w->W, nt = j->nt, plane = w->C * nt, tw = w->tw;
-    const float *xc = j->x + c * H * W;
-    float *vc = j->v + c * nt;
-    float ev[4][ROW_TILES + 1], od[4][ROW_TILES + 1];
-    for (size_t t = j->t0; t < j->t0 + nt;) {
-        size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
-        /* rows 2ty - ph + i, columns 2a - pw .. 2b + 1 - pw */
-        const float *rows[4];
-        for (int i = 0; i < 4; i++) {
-            ptrdiff_t r = (ptrdiff_t)(2 * ty) - (ptrdiff_t)w->ph + i;
-            rows[i] = r >= 0 && (size_t)r < H ? xc + (size_t)r * W : NULL;
+    const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i ihi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    size_t cols = 2 * n - (full_last ? 0 : 1); /* output columns of the run */
+    for (size_t q = 0; q < n; q += 16) {
+        __mmask16 mk = n - q >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - q)) - 1u);
+        __m512 r[4];
+        for (int k = 0; k < 4; k++) {
+            __m512 a = _mm512_maskz_loadu_ps(mk, s[k] + q), b = _mm512_maskz_loadu_ps(mk, s[4 + k] + q),
+                   c = _mm512_maskz_loadu_ps(mk, s[8 + k] + q);
+            r[k] = minus ? _mm512_sub_ps(a, _mm512_add_ps(b, c)) : _mm512_add_ps(a, _mm512_add_ps(b, c));
         }
-        for (size_t q2 = a; q2 <= b; q2++) {
-            for (int par = 0; par < 2; par++) {
-                ptrdiff_t col = (ptrdiff_t)(2 * q2 + (size_t)par) - (ptrdiff_t)w->pw;
-                bool in = col >= 0 && (size_t)col < W;
-                float d0 = in && rows[0] ? rows[0][col] : 0.0f, d1 = in && rows[1] ? rows[1][col] : 0.0f;
-                float d2 = in && rows[2] ? rows[2][col] : 0.0f, d3 = in && rows[3] ? rows[3][col] : 0.0f;
-                float(*dst)[ROW_TILES + 1] = par ? od : ev;
-                dst[0][q2 - a] = d0 - d2;
-                dst[1][q2 - a] = d1 + d2;
-                dst[2][q2 - a] = d2 - d1;
-                dst[3][q2 - a] = d1 - d3;
-            }
+        __m512 u0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), vb);
+        __m512 u1 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), vb);
+        __m512 y0 = _mm512_permutex2var_ps(u0, ilo, u1), y1 = _mm512_permutex2var_ps(u0, ihi, u1);
+        size_t c0 = 2 * q, left = cols - c0;
+        __mmask16 m0 = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        __mmask16 m1 = left >= 32 ? (__mmask16)0xFFFF : left > 16 ? (__mmask16)((1u << (left - 16)) - 1u) : 0;
+        if (accumulate) {
+            y0 = _mm512_add_ps(y0, _mm512_maskz_loadu_ps(m0, yr + c0));
+            y1 = _mm512_add_ps(y1, _mm512_maskz_loadu_ps(m1, yr + c0 + 16));
         }
-        size_t n = b - a, k0 = t - j->t0;
-        for (int i = 0; i < 4; i++) {
-            float *o0 = vc + k0 + (size_t)(i * 4) * plane, *o1 = o0 + plane, *o2 = o1 + plane, *o3 = o2 + plane;
-            const float *e = ev[i], *o = od[i];
-            for (size_t q = 0; q < n; q++) {
-                o0[q] = e[q] - e[q + 1];
-                o1[q] = o[q] + e[q + 1];
-                o2[q] = e[q + 1] - o[q];
-                o3[q] = o[q] - o[q + 1];
-            }
+        if (clamp) { /* max/min return the second operand on NaN: NaN stays */
+            y0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y0));
+            y1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y1));
         }
-        t += n;
+        _mm512_mask_storeu_ps(yr + c0, m0, y0);
+        _mm512_mask_storeu_ps(yr + c0 + 16, m1, y1);
     }
+}
+#endif
+
+/* Sets j's transforms for kernel isa (AUTO or unsupported: the best). */
+static void wino_fns(int isa, wino_job *j)
+{
+    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
+        isa = gir_gemm_isa_best();
+    j->rows = input_rows_generic;
+    j->out = out_row_generic;
+#ifdef WINO_X86
+    if (isa == GIR_GEMM_AVX512) {
+        j->rows = input_rows_avx512;
+        j->out = out_row_avx512_x;
+    } else if (isa == GIR_GEMM_AVX2) {
+        j->rows = input_rows_avx2;
+        j->out = out_row_avx2;
+    }
+#endif
 }
 
 /* V[xi][c][t] for channels [c0, c1) of the chunk. */
@@ -165,7 +211,7 @@ static void wino_input(void *ctx, size_t c0, size_t c1, int worker)
     const size_t H = w->H, W = w->W, C = w->C, nt = j->nt, plane = C * nt;
     for (size_t c = c0; c < c1; c++) {
         if (w->tw <= ROW_TILES) {
-            input_rows(j, c);
+            j->rows(j, c);
             continue;
         }
         const float *xc = j->x + c * H * W;
@@ -214,30 +260,9 @@ static void wino_output(void *ctx, size_t m0, size_t m1, int worker)
             const float *s[16];
             for (int xi = 0; xi < 16; xi++)
                 s[xi] = pm + k0 + (size_t)xi * plane;
-            for (int i = 0; i < 2 && oy + (size_t)i < OH; i++) {
-                float *yr = ym + (oy + (size_t)i) * OW;
-                /* row 0 of A^T: s0 + (s4 + s8); row 1: s4 - (s8 + s12) */
-                const float *const *A = s + 4 * i, *const *B = s + 4 * i + 4, *const *Cc = s + 4 * i + 8;
-                const float sg = i ? -1.0f : 1.0f;
-                for (size_t q = 0; q < n; q++) {
-                    float r0 = A[0][q] + sg * (B[0][q] + Cc[0][q]), r1 = A[1][q] + sg * (B[1][q] + Cc[1][q]);
-                    float r2 = A[2][q] + sg * (B[2][q] + Cc[2][q]), r3 = A[3][q] + sg * (B[3][q] + Cc[3][q]);
-                    size_t ox = 2 * (a + q);
-                    float o0 = r0 + r1 + r2 + bias, o1 = r1 - r2 - r3 + bias;
-                    if (j->accumulate) {
-                        o0 += yr[ox];
-                        if (ox + 1 < OW)
-                            o1 += yr[ox + 1];
-                    }
-                    if (j->clamp) {
-                        o0 = o0 < j->lo ? j->lo : (o0 > j->hi ? j->hi : o0);
-                        o1 = o1 < j->lo ? j->lo : (o1 > j->hi ? j->hi : o1);
-                    }
-                    yr[ox] = o0;
-                    if (ox + 1 < OW)
-                        yr[ox + 1] = o1;
-                }
-            }
+            for (int i = 0; i < 2 && oy + (size_t)i < OH; i++)
+                j->out(s + 4 * i, i == 1, n, 2 * b <= OW, bias, j->accumulate, j->clamp, j->lo, j->hi,
+                       ym + (oy + (size_t)i) * OW + 2 * a);
             t += n;
         }
     }
@@ -248,7 +273,8 @@ void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, 
 {
     size_t tiles = w->th * w->tw;
     wino_job j = { w, x, y, bias, scratch, scratch + 16 * w->C * w->chunk, 0, 0, accumulate,
-                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi };
+                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL };
+    wino_fns(w->isa, &j);
     for (size_t t0 = 0; t0 < tiles; t0 += w->chunk) {
         j.t0 = t0;
         j.nt = tiles - t0 < w->chunk ? tiles - t0 : w->chunk;

@@ -252,6 +252,7 @@ typedef struct rt_wino {
     size_t C, M, H, W, OH, OW, ph, pw;
     size_t th, tw;  /* tiles down and across */
     size_t chunk;   /* tiles per pass */
+    int isa;        /* gir_gemm_isa of the transforms (AUTO: the best; tests set others) */
     gir_gemm_packed u[16]; /* transformed weights, M x C each */
 } rt_wino;
 

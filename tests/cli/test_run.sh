@@ -47,8 +47,8 @@ check "another seed another output" bash -c "! cmp -s '$TMP/s7/out.npy' '$TMP/o1
 run run "$NET" --repeat 3
 expect_out "--repeat prints the latency" "latency over 3 runs (1 thread): median" "ms, min" "ms, max"
 run run "$NET" --profile --repeat 2
-expect_out "--profile prints a table per op type and per node" "profile over 2 runs:" "in 11 executed nodes" \
-  "per operator type:" "Conv                          1" "per node (slowest first):" "conv1"
+expect_out "--profile prints a table per op type and per node" "profile over 2 runs:" "in 10 executed nodes" \
+  "per operator type:" "Conv                          1" "per node (slowest first):" "conv1" "BatchNormalization+Relu      bn1"
 run run "$NET" --profile
 expect_out "--profile alone times 10 runs" "latency over 10 runs" "profile over 10 runs:"
 run run "$NET" --profile-json - --repeat 3 -o "$TMP/pj"
