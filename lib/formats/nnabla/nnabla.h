@@ -116,7 +116,8 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
 /* ONNX's pooled length of one axis (floor or ceil mode). */
 int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode);
 
-/* The function -> op table for `graphconv ops --format nnabla`. */
+/* The function -> op table: what the reader and writer run and
+ * `graphconv ops --format nnabla` prints. */
 extern const gir_op_map nnb_op_map[];
 
 /* ---- parameter messages as text (opaque nodes) -------------------------- */
@@ -127,6 +128,17 @@ const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f);
 const ProtobufCFieldDescriptor *nnb_param_field_by_name(const char *name);
 /* Sets Function f's parameter oneof to msg (adopted). */
 void nnb_set_param(Nnabla__Function *f, const ProtobufCFieldDescriptor *fd, ProtobufCMessage *msg);
+
+/* The parameter field of Function for function type `type`: the one whose
+ * message is named "<type>Parameter" (ELU: elu_param), or NULL. */
+const ProtobufCFieldDescriptor *nnb_param_field_of_type(const char *type);
+/* A numeric field `key` of a parameter message (bool, integer, float or
+ * double) as an integer *i and a number *f; false when msg has no such
+ * field. */
+bool nnb_field_get(const ProtobufCMessage *msg, const char *key, int64_t *i, double *f);
+/* Sets numeric field `key` of msg from i (bool and integer fields) or f
+ * (float and double fields); false when msg has no such field. */
+bool nnb_field_set(ProtobufCMessage *msg, const char *key, int64_t i, double f);
 
 /* Loop pseudo-functions that graphconv refuses. */
 bool nnb_is_loop_function(const char *type);

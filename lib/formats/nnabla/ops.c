@@ -99,6 +99,22 @@ static const gir_attr_map pad_attrs[] = {
     { NULL, NULL, NULL },
 };
 
+/* Attributes the mapping engine converts, from and to the function's
+ * parameter message (proto3: an absent field is 0). */
+static const gir_attr_map elu_attrs[] = {
+    { "alpha", "alpha", "elu_param", GIR_CONV_FLOAT, 0 },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map selu_attrs[] = {
+    { "alpha", "alpha", "selu_param", GIR_CONV_FLOAT, 0 },
+    { "scale", "gamma", "selu_param", GIR_CONV_FLOAT, 0 },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map mod2_attrs[] = {
+    { "fmod", "fmod", "mod2_param: true has the dividend's sign (C fmod), false the divisor's", GIR_CONV_INT, 0 },
+    { NULL, NULL, NULL },
+};
+
 const gir_op_map nnb_op_map[] = {
     { "Affine", GIR_OP_Gemm, RW, affine_attrs,
       "x is viewed as a matrix: Flatten(axis=1) + Gemm when x is not 2-D" },
@@ -147,15 +163,15 @@ const gir_op_map nnb_op_map[] = {
     { "IsInf", GIR_OP_Equal, R, NULL, "|x| == inf, as 0/1 floats" },
     { "ResetNaN", GIR_OP_Where, R, NULL, "val where x is NaN (ResetInf: where x is infinite)" },
     { "BinarySigmoid", GIR_OP_Where, R, NULL, "x > 0 ? 1 : 0 (BinaryTanh: 1 : -1)" },
-    { "Mod2", GIR_OP_Mod, RW, NULL, "fmod" },
+    { "Mod2", GIR_OP_Mod, RW, mod2_attrs, NULL, RW, 2 },
     { "Round", GIR_OP_Floor, R, NULL, "halves away from zero: Sign(x) * (t + (|x| - t >= 0.5)), t = Floor(|x|)" },
     { "Gather", GIR_OP_Gather, RW, axis_attrs, "batch_dims must be 0" },
     { "ReLU", GIR_OP_Relu, RW, inplace_attrs, NULL },
     { "LeakyReLU", GIR_OP_LeakyRelu, RW, NULL, "alpha; absent means 0" },
     { "Softmax", GIR_OP_Softmax, RW, axis_attrs, NULL },
     { "LogSoftmax", GIR_OP_LogSoftmax, RW, axis_attrs, NULL },
-    { "ELU", GIR_OP_Elu, RW, NULL, NULL },
-    { "SELU", GIR_OP_Selu, RW, NULL, "scale is gamma" },
+    { "ELU", GIR_OP_Elu, RW, elu_attrs, NULL, RW, 1 },
+    { "SELU", GIR_OP_Selu, RW, selu_attrs, NULL, RW, 1 },
     { "PReLU", GIR_OP_PRelu, RW, NULL, "one shared slope, or a (C,) slope of channel axis base_axis" },
     { "SoftPlus", GIR_OP_Softplus, RW, NULL, "beta must be 1" },
     { "HardSigmoid", GIR_OP_HardSigmoid, RW, NULL, "alpha 0.2, beta 0.5" },

@@ -226,10 +226,6 @@ gir_status nnbr_map_softmax(mctx *m, bool *mapped);
 
 gir_status nnbr_map_log_softmax(mctx *m, bool *mapped);
 
-gir_status nnbr_map_elu(mctx *m, bool *mapped);
-
-gir_status nnbr_map_selu(mctx *m, bool *mapped);
-
 gir_status nnbr_map_softplus(mctx *m, bool *mapped);
 
 gir_status nnbr_map_hard_sigmoid(mctx *m, bool *mapped);

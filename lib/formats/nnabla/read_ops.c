@@ -24,6 +24,65 @@ const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f)
     return protobuf_c_message_descriptor_get_field(&nnabla__function__descriptor, (unsigned)f->parameter_case);
 }
 
+const ProtobufCFieldDescriptor *nnb_param_field_of_type(const char *type)
+{
+    const ProtobufCMessageDescriptor *fn = &nnabla__function__descriptor;
+    size_t tl = strlen(type);
+    for (unsigned i = 0; i < fn->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &fn->fields[i];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE || !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+            continue;
+        const char *mn = ((const ProtobufCMessageDescriptor *)fd->descriptor)->short_name;
+        if (strncmp(mn, type, tl) == 0 && strcmp(mn + tl, "Parameter") == 0)
+            return fd;
+    }
+    return NULL;
+}
+
+/* The place of field key of msg and its descriptor, or NULL. */
+static void *field_at(const ProtobufCMessage *msg, const char *key, const ProtobufCFieldDescriptor **fd)
+{
+    *fd = protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, key);
+    if (!*fd || (*fd)->label == PROTOBUF_C_LABEL_REPEATED)
+        return NULL;
+    return (char *)msg + (*fd)->offset;
+}
+
+bool nnb_field_get(const ProtobufCMessage *msg, const char *key, int64_t *i, double *f)
+{
+    const ProtobufCFieldDescriptor *fd;
+    const void *p = field_at(msg, key, &fd);
+    if (!p)
+        return false;
+    switch (fd->type) {
+    case PROTOBUF_C_TYPE_BOOL: *i = *(const protobuf_c_boolean *)p != 0; break;
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: *i = *(const int32_t *)p; break;
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: *i = *(const int64_t *)p; break;
+    case PROTOBUF_C_TYPE_FLOAT: *f = *(const float *)p; *i = (int64_t)*f; return true;
+    case PROTOBUF_C_TYPE_DOUBLE: *f = *(const double *)p; *i = (int64_t)*f; return true;
+    default: return false;
+    }
+    *f = (double)*i;
+    return true;
+}
+
+bool nnb_field_set(ProtobufCMessage *msg, const char *key, int64_t i, double f)
+{
+    const ProtobufCFieldDescriptor *fd;
+    void *p = field_at(msg, key, &fd);
+    if (!p)
+        return false;
+    switch (fd->type) {
+    case PROTOBUF_C_TYPE_BOOL: *(protobuf_c_boolean *)p = i != 0; break;
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: *(int32_t *)p = (int32_t)i; break;
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: *(int64_t *)p = i; break;
+    case PROTOBUF_C_TYPE_FLOAT: *(float *)p = (float)f; break;
+    case PROTOBUF_C_TYPE_DOUBLE: *(double *)p = f; break;
+    default: return false;
+    }
+    return true;
+}
+
 const ProtobufCFieldDescriptor *nnb_param_field_by_name(const char *name)
 {
     const ProtobufCFieldDescriptor *fd =
@@ -1052,22 +1111,6 @@ static gir_status map_flip(mctx *m, bool *mapped)
     return nnbr_infer(m, n);
 }
 
-/* Mod2: fmod=false has the divisor's sign (numpy), true the dividend's */
-static gir_status map_mod2(mctx *m, bool *mapped)
-{
-    static const Nnabla__Mod2Parameter zero = NNABLA__MOD2_PARAMETER__INIT;
-    const Nnabla__Mod2Parameter *p = PARAM(m, MOD2_PARAM, mod2_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
-    if (!ok)
-        return GIR_OK;
-    *mapped = true;
-    gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Mod, &n));
-    TRY(nnbr_set_int(m, n, "fmod", p->fmod));
-    return nnbr_infer(m, n);
-}
-
 /* ---- comparison and logic ----------------------------------------------------- */
 
 /* The node of a logical function: op under the function's name, reading
@@ -1227,7 +1270,6 @@ static const fn_map fns[] = {
     { "ResetInf", map_reset_inf, P(RESET_INF_PARAM) },
     { "BinarySigmoid", map_binary_sigmoid, NONE },
     { "BinaryTanh", map_binary_tanh, NONE },
-    { "Mod2", map_mod2, P(MOD2_PARAM) },
     { "Round", map_round, P(ROUND_PARAM) },
     { "Flip", map_flip, P(FLIP_PARAM) },
     { "Arange", nnbr_map_arange, P(ARANGE_PARAM) },
@@ -1244,8 +1286,6 @@ static const fn_map fns[] = {
     { "LeakyReLU", nnbr_map_leaky_relu, P(LEAKY_RELU_PARAM) },
     { "Softmax", nnbr_map_softmax, P(SOFTMAX_PARAM) },
     { "LogSoftmax", nnbr_map_log_softmax, P(LOG_SOFTMAX_PARAM) },
-    { "ELU", nnbr_map_elu, P(ELU_PARAM) },
-    { "SELU", nnbr_map_selu, P(SELU_PARAM) },
     { "PReLU", nnbr_map_prelu, P(PRELU_PARAM) },
     { "SoftPlus", nnbr_map_softplus, P(SOFTPLUS_PARAM) },
     { "HardSigmoid", nnbr_map_hard_sigmoid, NONE },

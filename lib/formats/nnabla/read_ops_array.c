@@ -318,6 +318,26 @@ gir_status nnbr_map_where(mctx *m, bool *mapped)
     return nnbr_infer(m, n);
 }
 
+/* The engine's access to a function's parameter message (gir_attr_io):
+ * an absent message or field reads as dflt. */
+static gir_status param_get(void *ctx, const char *key, gir_attr_conv conv, double dflt, int64_t *i, double *f,
+                            gir_error *err)
+{
+    const mctx *m = ctx;
+    (void)err;
+    *i = (int64_t)dflt;
+    *f = dflt;
+    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
+    const ProtobufCMessage *pm = fd ? *(ProtobufCMessage *const *)(const void *)((const char *)m->f + fd->offset) : NULL;
+    if (pm)
+        nnb_field_get(pm, key, i, f);
+    /* nnabla computes in float32: a number means its float32 value, held
+     * as the shortest double that prints it (as nnbr_set_float does) */
+    if (conv == GIR_CONV_FLOAT)
+        *f = gir_float_widen((float)*f);
+    return GIR_OK;
+}
+
 gir_status nnbr_map_plain(mctx *m, bool *mapped, const gir_op_map *pm)
 {
     if (m->n_in != pm->n_in || m->n_out != 1)
@@ -340,6 +360,8 @@ gir_status nnbr_map_plain(mctx *m, bool *mapped, const gir_op_map *pm)
         m->g->values[m->out[0]]->dtype = m->g->values[m->in[0]]->dtype;
     gir_node *n;
     TRY(nnbr_simple(m, pm->op, &n));
+    gir_attr_io io = { m, param_get, NULL };
+    TRY(gir_map_read_attrs(pm, &io, m->g, &n->attrs, m->err));
     return nnbr_infer(m, n);
 }
 

@@ -388,37 +388,6 @@ gir_status nnbr_map_log_softmax(mctx *m, bool *mapped)
                             PARAM(m, LOG_SOFTMAX_PARAM, log_softmax_param, zero)->axis);
 }
 
-gir_status nnbr_map_elu(mctx *m, bool *mapped)
-{
-    static const Nnabla__ELUParameter zero = NNABLA__ELUPARAMETER__INIT;
-    const Nnabla__ELUParameter *p = PARAM(m, ELU_PARAM, elu_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
-        return GIR_OK;
-    *mapped = true;
-    gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Elu, &n));
-    TRY(nnbr_set_float(m, n, "alpha", p->alpha));
-    return nnbr_infer(m, n);
-}
-
-gir_status nnbr_map_selu(mctx *m, bool *mapped)
-{
-    static const Nnabla__SELUParameter zero = NNABLA__SELUPARAMETER__INIT;
-    const Nnabla__SELUParameter *p = PARAM(m, SELU_PARAM, selu_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
-        return GIR_OK;
-    *mapped = true;
-    gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Selu, &n));
-    TRY(nnbr_set_float(m, n, "alpha", p->alpha));
-    TRY(nnbr_set_float(m, n, "gamma", p->scale));
-    return nnbr_infer(m, n);
-}
-
 gir_status nnbr_map_softplus(mctx *m, bool *mapped)
 {
     static const Nnabla__SoftPlusParameter zero = NNABLA__SOFT_PLUS_PARAMETER__INIT;

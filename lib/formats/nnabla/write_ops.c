@@ -1039,6 +1039,33 @@ static void emit_global_pool(wctx *w, const gir_node *n)
     emit_reduce_fn(w, n, n->op == GIR_OP_GlobalAveragePool ? "Mean" : "Max", axes, (size_t)r - 2, true);
 }
 
+/* The engine's access to a parameter message being written (gir_attr_io). */
+static gir_status param_put(void *ctx, const char *key, gir_attr_conv conv, int64_t i, double f, bool is_default,
+                            gir_error *err)
+{
+    (void)conv;
+    (void)is_default;
+    (void)err;
+    nnb_field_set(ctx, key, i, f);
+    return GIR_OK;
+}
+
+/* A plain row of nnb_op_map: the function, and its parameter message when
+ * the row has attributes. */
+static void emit_plain(wctx *w, const gir_node *n, const gir_op_map *pm)
+{
+    Nnabla__Function *f = nnbw_simple_fn(w, n, pm->format_op);
+    if (!pm->attrs)
+        return;
+    const ProtobufCFieldDescriptor *fd = nnb_param_field_of_type(pm->format_op);
+    ProtobufCMessage *msg = fd ? nnbw_pb_new(w, fd->descriptor) : NULL; /* test_optables: every row has fd */
+    if (!msg)
+        return;
+    gir_attr_io io = { msg, NULL, param_put };
+    gir_map_write_attrs(pm, &io, n, NULL);
+    nnbw_fn_param(w, f, fd->name, msg);
+}
+
 void nnbw_emit_node(wctx *w, size_t ni)
 {
     const gir_node *n = w->g->nodes[ni];
@@ -1079,24 +1106,6 @@ void nnbw_emit_node(wctx *w, size_t ni)
             p->inplace = inplace_of(n);
         }
         nnbw_fn_param(w, f, "leaky_relu_param", p);
-        return;
-    }
-    case GIR_OP_Elu: {
-        Nnabla__Function *f = nnbw_simple_fn(w, n, "ELU");
-        Nnabla__ELUParameter *p = nnbw_pb_new(w, &nnabla__eluparameter__descriptor);
-        if (p)
-            p->alpha = gir_node_float(n, "alpha", 1.0);
-        nnbw_fn_param(w, f, "elu_param", p);
-        return;
-    }
-    case GIR_OP_Selu: {
-        Nnabla__Function *f = nnbw_simple_fn(w, n, "SELU");
-        Nnabla__SELUParameter *p = nnbw_pb_new(w, &nnabla__seluparameter__descriptor);
-        if (p) {
-            p->scale = gir_node_float(n, "gamma", 1.05070102214813232421875);
-            p->alpha = gir_node_float(n, "alpha", 1.67326319217681884765625);
-        }
-        nnbw_fn_param(w, f, "selu_param", p);
         return;
     }
     case GIR_OP_HardSigmoid:
@@ -1158,18 +1167,10 @@ void nnbw_emit_node(wctx *w, size_t ni)
     case GIR_OP_ArgMax:
     case GIR_OP_ArgMin: nnbw_emit_arg(w, n); return;
     case GIR_OP_Stack: nnbw_emit_stack(w, n); return;
-    case GIR_OP_Mod: {
-        Nnabla__Function *f = nnbw_simple_fn(w, n, "Mod2");
-        Nnabla__Mod2Parameter *p = nnbw_pb_new(w, &nnabla__mod2_parameter__descriptor);
-        if (p)
-            p->fmod = gir_node_int(n, "fmod", 0) != 0;
-        nnbw_fn_param(w, f, "mod2_param", p);
-        return;
-    }
     default: {
         const gir_op_map *pm = gir_map_write_row(nnb_op_map, n->op, NULL);
         if (pm && pm->n_in == n->n_in)
-            nnbw_simple_fn(w, n, pm->format_op);
+            emit_plain(w, n, pm);
         else
             nnbw_refuse(w, n, GIR_E_UNSUPPORTED_OP, "%s", gir_op_name(n->op));
         return;
