@@ -198,5 +198,8 @@ bool nn_op_known(nn_flavour fl, const char *op);
 extern const gir_op_map nn_mxnet_ops[];
 extern const gir_op_map nn_nnvm_ops[];
 extern const gir_op_map nn_tvm_ops[];
+/* The operator rows of nn_mxnet_ops / nn_nnvm_ops: all but the closing
+ * "(any other)" row and the terminator. */
+extern const size_t nn_mxnet_op_rows, nn_nnvm_op_rows;
 
 #endif

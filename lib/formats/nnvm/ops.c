@@ -504,6 +504,9 @@ const gir_op_map nn_nnvm_ops[] = {
     { NULL, 0, 0, NULL, NULL },
 };
 
+const size_t nn_mxnet_op_rows = sizeof nn_mxnet_ops / sizeof *nn_mxnet_ops - 2;
+const size_t nn_nnvm_op_rows = sizeof nn_nnvm_ops / sizeof *nn_nnvm_ops - 2;
+
 /* ---- TVM executor -------------------------------------------------------------- */
 
 static const gir_attr_map tvm_op_attrs[] = {

@@ -725,14 +725,11 @@ gir_status nn_rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t
 /* ---- the tables ------------------------------------------------------------------------------ */
 
 /* A flavour's table and the count of its operator rows: they come first,
- * before the prose row "(any other)" that ends it. */
+ * before the prose row "(any other)" that ends it (nn_rows_sorted checks). */
 static const gir_op_map *rows_of(nn_flavour fl, size_t *n)
 {
-    const gir_op_map *t = fl == NN_MXNET ? nn_mxnet_ops : fl == NN_NNVM ? nn_nnvm_ops : NULL;
-    *n = 0;
-    while (t && t[*n].format_op && t[*n].format_op[0] != '(')
-        ++*n;
-    return t;
+    *n = fl == NN_MXNET ? nn_mxnet_op_rows : fl == NN_NNVM ? nn_nnvm_op_rows : 0;
+    return fl == NN_MXNET ? nn_mxnet_ops : fl == NN_NNVM ? nn_nnvm_ops : NULL;
 }
 
 /* The tables are sorted by name (bytewise), checked by nn_rows_sorted;
@@ -778,9 +775,12 @@ bool nn_rows_sorted(nn_flavour fl)
 {
     size_t n;
     const gir_op_map *t = rows_of(fl, &n);
-    for (size_t i = 1; i < n; i++) {
-        int c = strcmp(t[i - 1].format_op, t[i].format_op);
-        if (c > 0 || (c == 0 && t[i - 1].impl != t[i].impl))
+    /* the count ends at the prose row, the one after the operator rows */
+    if (!t || !t[n].format_op || t[n].format_op[0] != '(' || t[n + 1].format_op)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        int c = i ? strcmp(t[i - 1].format_op, t[i].format_op) : -1;
+        if (t[i].format_op[0] == '(' || c > 0 || (c == 0 && t[i - 1].impl != t[i].impl))
             return false;
     }
     return true;
