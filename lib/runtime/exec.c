@@ -171,15 +171,11 @@ gir_status rt_broadcast_shape(const rt_call *c, const gir_shape *a, const gir_sh
     return GIR_OK;
 }
 
-gir_status rt_attr_type(const rt_call *c, const char *name, gir_attr_type want, gir_error *err)
+void *rt_state(rt_call *c, size_t size)
 {
-    const gir_attr *a = gir_attrs_find(&c->node->attrs, name);
-    static const char *const names[] = { "int", "float", "bool", "string", "ints", "floats", "strings", "tensor" };
-    if (a && a->type != want && !(want == GIR_ATTR_INT && a->type == GIR_ATTR_BOOL) &&
-        !(want == GIR_ATTR_FLOAT && a->type == GIR_ATTR_INT))
-        return gir_fail(err, GIR_E_ATTRIBUTE, "attribute %s is %s, expected %s", name,
-                        (unsigned)a->type < 8 ? names[a->type] : "?", (unsigned)want < 8 ? names[want] : "?");
-    return GIR_OK;
+    if (!c->state)
+        c->state = calloc(1, size);
+    return c->state;
 }
 
 typedef struct pf_job {

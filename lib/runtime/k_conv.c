@@ -15,9 +15,6 @@ gir_status rt_ints_n(const rt_call *c, const char *name, size_t n, int64_t min, 
                      gir_error *err)
 {
     const int64_t *v;
-    gir_status st = rt_attr_type(c, name, GIR_ATTR_INTS, err);
-    if (st)
-        return st;
     ptrdiff_t len = rt_ints(c, name, &v);
     if (len < 0) {
         for (size_t i = 0; i < n; i++)
@@ -52,8 +49,6 @@ gir_status rt_geom_make(const rt_call *c, const gir_shape *x, const int64_t *k, 
             d[i] = 1;
     }
     if ((st = rt_ints_n(c, "pads", (size_t)nsp * 2, 0, 0, p, err)))
-        return st;
-    if ((st = rt_attr_type(c, "auto_pad", GIR_ATTR_STRING, err)))
         return st;
     const char *ap = rt_string(c, "auto_pad", "NOTSET");
     int mode; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
@@ -380,6 +375,7 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
     const rt_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
     gir_status st;
     char sx[96], sw[96];
+    *cg = (conv_geo){ 0 };
     if (x->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
@@ -391,8 +387,6 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
     if (w->shape.rank != x->shape.rank)
         return gir_fail(err, GIR_E_SHAPE, "Conv weight %s and input %s have different ranks",
                         gir_shape_str(&w->shape, sw, sizeof sw), gir_shape_str(&x->shape, sx, sizeof sx));
-    if ((st = rt_attr_type(c, "group", GIR_ATTR_INT, err)))
-        return st;
     int64_t group = rt_int(c, "group", 1);
     size_t C = (size_t)x->shape.dims[1], M = (size_t)w->shape.dims[0];
     if (group < 1 || (uint64_t)group > C || C % (size_t)group != 0 || M % (size_t)group != 0)
@@ -512,13 +506,9 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         os.dims[2 + i] = (int64_t)cg.g.out[3 - cg.g.nsp + i];
     if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
         return st;
-    conv_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    conv_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     if ((st = state_geo(s, &cg, sizeof cg, err)))
         return st;
     if (cg.depthwise) {
@@ -891,8 +881,6 @@ static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
         return gir_fail(err, GIR_E_SHAPE, "ConvTranspose input %s and weight %s need equal ranks 3 to 5",
                         gir_shape_str(&x->shape, sx, sizeof sx), gir_shape_str(&w->shape, sw, sizeof sw));
     int nsp = x->shape.rank - 2;
-    if ((st = rt_attr_type(c, "group", GIR_ATTR_INT, err)))
-        return st;
     int64_t group = rt_int(c, "group", 1);
     size_t C = (size_t)x->shape.dims[1];
     if (group < 1 || (uint64_t)group > C || C % (size_t)group != 0)
@@ -919,8 +907,7 @@ static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
         (st = rt_ints_n(c, "dilations", (size_t)nsp, 1, 1, d, err)) ||
         (st = rt_ints_n(c, "pads", (size_t)nsp * 2, 0, 0, p, err)) ||
         (st = rt_ints_n(c, "output_padding", (size_t)nsp, 0, 0, op, err)) ||
-        (st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, -1, ks, err)) ||
-        (st = rt_attr_type(c, "auto_pad", GIR_ATTR_STRING, err)))
+        (st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, -1, ks, err)))
         return st;
     const int64_t *osv;
     ptrdiff_t osn = rt_ints(c, "output_shape", &osv);
@@ -1003,13 +990,9 @@ static gir_status convt_prepare(rt_call *c, gir_error *err)
         os.dims[2 + i] = (int64_t)t.out[3 - t.nsp + i];
     if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
         return st;
-    conv_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    conv_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     if ((st = state_geo(s, &t, sizeof t, err)))
         return st;
     const rt_tensor *w = c->in[1];

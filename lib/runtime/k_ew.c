@@ -121,18 +121,9 @@ static gir_status unary_prepare(rt_call *c, gir_error *err)
     gir_op op = c->node->op;
     if (x->dtype != GIR_DT_F32 && !((x->dtype == GIR_DT_I32 || x->dtype == GIR_DT_I64) && unary_int_ok(op)))
         return rt_no_kernel_dtype(c, x->dtype, err);
-    unary_state *st = c->state;
-    if (!st) {
-        st = calloc(1, sizeof *st);
-        if (!st)
-            return gir_nomem(err);
-        c->state = st;
-    }
-    gir_status s;
-    static const char *const fattrs[] = { "alpha", "beta", "gamma", "min", "max" };
-    for (size_t i = 0; i < 5; i++)
-        if ((s = rt_attr_type(c, fattrs[i], GIR_ATTR_FLOAT, err)))
-            return s;
+    unary_state *st = rt_state(c, sizeof *st);
+    if (!st)
+        return gir_nomem(err);
     switch (op) {
     case GIR_OP_LeakyRelu:
         st->p.alpha = (float)rt_float(c, "alpha", 0.01);
@@ -951,8 +942,6 @@ static gir_status binary_prepare(rt_call *c, gir_error *err)
         return gir_fail(err, GIR_E_DTYPE, "%s operands are %s and %s", gir_op_name(c->node->op),
                         gir_dtype_name(a->dtype), gir_dtype_name(b->dtype));
     gir_dtype ot;
-    if ((st = rt_attr_type(c, "fmod", GIR_ATTR_INT, err)))
-        return st;
     bool fm = rt_int(c, "fmod", 0) != 0;
     if (!bin_for(c->node->op, a->dtype, fm, &ot))
         return rt_no_kernel_dtype(c, a->dtype, err);

@@ -62,9 +62,6 @@ static int64_t get_i(const void *p, gir_dtype t, size_t i)
 
 static gir_status print_prepare(rt_call *c, gir_error *err)
 {
-    gir_status st;
-    if ((st = rt_attr_type(c, "message", GIR_ATTR_STRING, err)) || (st = rt_attr_type(c, "file", GIR_ATTR_STRING, err)))
-        return st;
     gir_dtype t = c->in[0]->dtype;
     if (!is_numeric(t) && t != GIR_DT_BOOL)
         return rt_no_kernel_dtype(c, t, err);
@@ -174,8 +171,6 @@ static gir_status sort_prepare(rt_call *c, gir_error *err)
     const rt_tensor *k = c->in[0], *v = c->n_in > 1 ? c->in[1] : NULL;
     gir_status st;
     char s1[96], s2[96];
-    if ((st = rt_attr_type(c, "descending", GIR_ATTR_INT, err)))
-        return st;
     if (!is_numeric(k->dtype))
         return rt_no_kernel_dtype(c, k->dtype, err);
     if (k->shape.rank != 1 || (v && (v->shape.rank != 1 || v->shape.dims[0] != k->shape.dims[0])))
@@ -237,9 +232,6 @@ const rt_kernel gir_k_sort = { sort_prepare, sort_run, NULL, 0 };
 static gir_status gblocks_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *d = c->in[0], *ix = c->in[1];
-    gir_status st;
-    if ((st = rt_attr_type(c, "count", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "block_size", GIR_ATTR_INT, err)))
-        return st;
     int64_t count = rt_int(c, "count", 0), bs = rt_int(c, "block_size", 1);
     if (d->shape.rank != 1 || ix->shape.rank != 1 || !gir_dtype_is_int(ix->dtype))
         return gir_fail(err, GIR_E_SHAPE, "GatherBlocks needs 1-D data and 1-D integer indices");
@@ -277,11 +269,6 @@ const rt_kernel gir_k_gather_blocks = { gblocks_prepare, gblocks_run, NULL, 0 };
 static gir_status range_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
-    static const char *const names[] = { "start", "limit", "delta" };
-    for (int i = 0; i < 3; i++)
-        if ((st = rt_attr_type(c, names[i], GIR_ATTR_FLOAT, err)))
-            return st;
     if (!is_numeric(x->dtype))
         return rt_no_kernel_dtype(c, x->dtype, err);
     double start = rt_float(c, "start", 0), limit = rt_float(c, "limit", 0), delta = rt_float(c, "delta", 0);
@@ -309,10 +296,6 @@ static gir_status sqz_prepare(rt_call *c, gir_error *err)
     const rt_tensor *d = c->in[0], *a = c->in[1];
     gir_status st;
     char s1[96];
-    static const char *const names[] = { "width", "height", "img_width", "img_height", "x_shift", "y_shift" };
-    for (int i = 0; i < 6; i++)
-        if ((st = rt_attr_type(c, names[i], GIR_ATTR_INT, err)))
-            return st;
     if (d->dtype != GIR_DT_F32 || a->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, d->dtype != GIR_DT_F32 ? d->dtype : a->dtype, err);
     if (d->shape.rank < 1 || d->shape.dims[d->shape.rank - 1] != 4)
@@ -374,8 +357,6 @@ static gir_status yolo_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *f = c->in[0], *a = c->in[1];
     gir_status st;
-    if ((st = rt_attr_type(c, "img_width", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "img_height", GIR_ATTR_INT, err)))
-        return st;
     if (f->dtype != GIR_DT_F32 || a->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, f->dtype != GIR_DT_F32 ? f->dtype : a->dtype, err);
     if (f->shape.rank != 4 || f->shape.dims[0] != 1 || a->shape.rank != 2 || a->shape.dims[1] != 2)
@@ -449,10 +430,7 @@ const rt_kernel gir_k_yolov3_decode = { yolo_prepare, yolo_run, NULL, 0 };
 static gir_status submean_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char s1[96];
-    if ((st = rt_attr_type(c, "mean", GIR_ATTR_FLOATS, err)) || (st = rt_attr_type(c, "to", GIR_ATTR_STRING, err)))
-        return st;
     const double *m;
     if (gir_attrs_get_floats(&c->node->attrs, "mean", &m) != 3)
         return gir_fail(err, GIR_E_ATTRIBUTE, "SubMean needs 3 means");
@@ -541,8 +519,6 @@ static gir_status stack_prepare(rt_call *c, gir_error *err)
     const rt_tensor *x = c->in[0];
     gir_status st;
     char s1[96], s2[96];
-    if ((st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)))
-        return st;
     if (x->dtype <= GIR_DT_UNKNOWN || x->dtype >= GIR_DT_COUNT_)
         return rt_no_kernel_dtype(c, x->dtype, err);
     for (size_t i = 1; i < c->n_in; i++)
@@ -584,8 +560,6 @@ static gir_status unstack_prepare(rt_call *c, gir_error *err)
     gir_status st;
     char s1[96];
     int axis;
-    if ((st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)))
-        return st;
     if (x->dtype <= GIR_DT_UNKNOWN || x->dtype >= GIR_DT_COUNT_)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if (x->shape.rank == 0)

@@ -24,9 +24,6 @@ static gir_status gemm_prepare(rt_call *c, gir_error *err)
         return rt_no_kernel_dtype(c, a->dtype, err);
     if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
         return st;
-    if ((st = rt_attr_type(c, "transA", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "transB", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "alpha", GIR_ATTR_FLOAT, err)) || (st = rt_attr_type(c, "beta", GIR_ATTR_FLOAT, err)))
-        return st;
     if (a->shape.rank != 2 || b->shape.rank != 2)
         return gir_fail(err, GIR_E_SHAPE, "Gemm operands %s and %s are not matrices",
                         gir_shape_str(&a->shape, sa, sizeof sa), gir_shape_str(&b->shape, sb, sizeof sb));
@@ -54,13 +51,9 @@ static gir_status gemm_prepare(rt_call *c, gir_error *err)
         bool is_m = cc->shape.rank == 2 && cc->shape.dims[1] == 1 && (size_t)cc->shape.dims[0] == M && M != 1;
         cm = beta == 1.0f && is_n ? CM_BIAS_N : beta == 1.0f && is_m ? CM_BIAS_M : CM_FILL;
     }
-    gemmk_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    gemmk_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     s->M = M;
     s->N = N;
     s->K = K;
@@ -179,13 +172,9 @@ static gir_status matmul_prepare(rt_call *c, gir_error *err)
         bb.dims[i] = bs.dims[i];
     if ((st = rt_broadcast_shape(c, &ab, &bb, &batch, err)))
         return st;
-    matmul_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    matmul_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     s->M = M;
     s->N = N;
     s->K = K;

@@ -40,9 +40,6 @@ static gir_status bn_prepare(rt_call *c, gir_error *err)
     if (x->shape.rank < 2)
         return gir_fail(err, GIR_E_SHAPE, "BatchNormalization input %s has no channel axis",
                         gir_shape_str(&x->shape, sx, sizeof sx));
-    if ((st = rt_attr_type(c, "epsilon", GIR_ATTR_FLOAT, err)) ||
-        (st = rt_attr_type(c, "training_mode", GIR_ATTR_INT, err)))
-        return st;
     if (rt_int(c, "training_mode", 0) != 0)
         return gir_fail(err, GIR_E_UNSUPPORTED, "BatchNormalization in training mode is not supported");
     size_t C = (size_t)x->shape.dims[1];
@@ -54,13 +51,9 @@ static gir_status bn_prepare(rt_call *c, gir_error *err)
             return gir_fail(err, GIR_E_SHAPE, "BatchNormalization %s %s is not [%zu]", names[i - 1],
                             gir_shape_str(&c->in[i]->shape, sp, sizeof sp), C);
     }
-    bn_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    bn_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     bool all_const = c->in_const[1] && c->in_const[2] && c->in_const[3] && c->in_const[4];
     if (s->fixed && s->cap == C && all_const) {
         for (int i = 1; i <= 4; i++)
@@ -170,8 +163,6 @@ static gir_status in_prepare(rt_call *c, gir_error *err)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if (x->shape.rank < 3)
         return gir_fail(err, GIR_E_SHAPE, "InstanceNormalization input needs rank 3 or more, has %d", x->shape.rank);
-    if ((st = rt_attr_type(c, "epsilon", GIR_ATTR_FLOAT, err)))
-        return st;
     size_t C = (size_t)x->shape.dims[1];
     for (size_t i = 1; i < 3; i++) {
         if ((st = rt_want_dtype(c, i, GIR_DT_F32, err)))
@@ -216,14 +207,10 @@ const rt_kernel gir_k_instancenorm = { in_prepare, in_run, NULL, RT_INPLACE };
 static gir_status lrn_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     if (x->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if (x->shape.rank < 3)
         return gir_fail(err, GIR_E_SHAPE, "LRN input needs rank 3 or more, has %d", x->shape.rank);
-    if ((st = rt_attr_type(c, "size", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "alpha", GIR_ATTR_FLOAT, err)) ||
-        (st = rt_attr_type(c, "beta", GIR_ATTR_FLOAT, err)) || (st = rt_attr_type(c, "bias", GIR_ATTR_FLOAT, err)))
-        return st;
     int64_t size = rt_int(c, "size", 0);
     if (size < 1 || size > (1 << 20))
         return gir_fail(err, GIR_E_ATTRIBUTE, "LRN size %lld is outside 1..%d", (long long)size, 1 << 20);
@@ -268,8 +255,6 @@ static gir_status softmax_prepare(rt_call *c, gir_error *err)
     int axis;
     if (x->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, x->dtype, err);
-    if ((st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)))
-        return st;
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "%s needs rank 1 or more", gir_op_name(c->node->op));
     if ((st = rt_axis(c, "axis", rt_int(c, "axis", -1), x->shape.rank, &axis, err)))
@@ -339,9 +324,6 @@ const rt_kernel gir_k_softmax = { softmax_prepare, softmax_run, NULL, RT_INPLACE
 static gir_status dropout_prepare(rt_call *c, gir_error *err)
 {
     gir_status st;
-    if ((st = rt_attr_type(c, "training_mode", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "ratio", GIR_ATTR_FLOAT, err)))
-        return st;
     if (rt_int(c, "training_mode", 0) != 0)
         return gir_fail(err, GIR_E_UNSUPPORTED, "Dropout in training mode is not supported (it is random)");
     if ((st = rt_set_out(c->out[0], c->in[0]->dtype, &c->in[0]->shape, err)))

@@ -52,23 +52,13 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
     int nsp = x->shape.rank - 2;
     int64_t k[3];
     const int64_t *kv;
-    if ((st = rt_attr_type(c, "kernel_shape", GIR_ATTR_INTS, err)))
-        return st;
     if (rt_ints(c, "kernel_shape", &kv) < 0)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s needs kernel_shape", gir_op_name(c->node->op));
     if ((st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, 1, k, err)))
         return st;
-    if ((st = rt_attr_type(c, "ceil_mode", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "count_include_pad", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "storage_order", GIR_ATTR_INT, err)))
-        return st;
-    pool_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    pool_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     if ((st = rt_geom_make(c, &x->shape, k, nsp, true, rt_int(c, "ceil_mode", 0) != 0, &s->g, err)))
         return st;
     s->count_pad = rt_int(c, "count_include_pad", 0) != 0;

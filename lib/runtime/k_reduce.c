@@ -18,16 +18,9 @@ static gir_status reduce_prepare(rt_call *c, gir_error *err)
     bool is_int = x->dtype == GIR_DT_I32 || x->dtype == GIR_DT_I64;
     if (!is_float && !(is_int && op != GIR_OP_ReduceMean))
         return rt_no_kernel_dtype(c, x->dtype, err);
-    if ((st = rt_attr_type(c, "axes", GIR_ATTR_INTS, err)) || (st = rt_attr_type(c, "keepdims", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "noop_with_empty_axes", GIR_ATTR_INT, err)))
-        return st;
-    red_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    red_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     memset(s, 0, sizeof *s);
     const int64_t *axes;
     ptrdiff_t na = rt_ints(c, "axes", &axes);
@@ -173,9 +166,6 @@ static gir_status arg_prepare(rt_call *c, gir_error *err)
     int axis;
     if (x->dtype != GIR_DT_F32 && x->dtype != GIR_DT_I32 && x->dtype != GIR_DT_I64)
         return rt_no_kernel_dtype(c, x->dtype, err);
-    if ((st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "keepdims", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "select_last_index", GIR_ATTR_INT, err)))
-        return st;
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "%s needs rank 1 or more", gir_op_name(c->node->op));
     if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err)))

@@ -150,23 +150,9 @@ static gir_status rz_prepare(rt_call *c, gir_error *err)
     static const char *const cts[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                                        "asymmetric", "tf_half_pixel_for_nn" };
     static const char *const nms[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil" };
-    static const char *const sattrs[] = { "mode", "coordinate_transformation_mode", "nearest_mode",
-                                          "keep_aspect_ratio_policy" };
-    for (int i = 0; i < 4; i++)
-        if ((st = rt_attr_type(c, sattrs[i], GIR_ATTR_STRING, err)))
-            return st;
-    if ((st = rt_attr_type(c, "scales", GIR_ATTR_FLOATS, err)) || (st = rt_attr_type(c, "sizes", GIR_ATTR_INTS, err)) ||
-        (st = rt_attr_type(c, "axes", GIR_ATTR_INTS, err)) || (st = rt_attr_type(c, "antialias", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "exclude_outside", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "cubic_coeff_a", GIR_ATTR_FLOAT, err)))
-        return st;
-    rz_state *s = c->state;
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (!s)
-            return gir_nomem(err);
-        c->state = s;
-    }
+    rz_state *s = rt_state(c, sizeof *s);
+    if (!s)
+        return gir_nomem(err);
     rz_free_axes(s);
     const char *v;
     if ((s->mode = pick(v = rt_string(c, "mode", "nearest"), modes, 3)) < 0)

@@ -21,8 +21,7 @@ static gir_status reshape_prepare(rt_call *c, gir_error *err)
     const rt_tensor *x = c->in[0];
     gir_status st;
     char sx[96];
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "shape", GIR_ATTR_INTS, err)) ||
-        (st = rt_attr_type(c, "allowzero", GIR_ATTR_INT, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     const int64_t *sv;
     ptrdiff_t n = rt_ints(c, "shape", &sv);
@@ -83,7 +82,7 @@ static gir_status flatten_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
     gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     int64_t axis = rt_int(c, "axis", 1);
     int r = x->shape.rank;
@@ -102,7 +101,7 @@ static gir_status squeeze_prepare(rt_call *c, gir_error *err)
     const rt_tensor *x = c->in[0];
     gir_status st;
     char sx[96];
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "axes", GIR_ATTR_INTS, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     const int64_t *axes;
     ptrdiff_t na = rt_ints(c, "axes", &axes);
@@ -135,7 +134,7 @@ static gir_status unsqueeze_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
     gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "axes", GIR_ATTR_INTS, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     const int64_t *axes;
     ptrdiff_t na = rt_ints(c, "axes", &axes);
@@ -270,9 +269,6 @@ static void strided_copy(const strided *s, const char *src, char *dst)
 
 static gir_status transpose_perm(const rt_call *c, int r, int *perm, gir_error *err)
 {
-    gir_status st;
-    if ((st = rt_attr_type(c, "perm", GIR_ATTR_INTS, err)))
-        return st;
     const int64_t *pv;
     ptrdiff_t np = rt_ints(c, "perm", &pv);
     if (np < 0) {
@@ -332,7 +328,7 @@ static gir_status concat_prepare(rt_call *c, gir_error *err)
     char s0[96], si[96];
     const rt_tensor *x0 = c->in[0];
     int axis;
-    if ((st = any_dtype(c, x0->dtype, err)) || (st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)))
+    if ((st = any_dtype(c, x0->dtype, err)))
         return st;
     if (!gir_attrs_find(&c->node->attrs, "axis"))
         return gir_fail(err, GIR_E_ATTRIBUTE, "Concat needs attribute axis");
@@ -382,8 +378,6 @@ const rt_kernel gir_k_concat = { concat_prepare, concat_run, NULL, 0 };
 static gir_status split_sizes(const rt_call *c, const gir_shape *xs, int *axis, int64_t *sizes, gir_error *err)
 {
     gir_status st;
-    if ((st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "split", GIR_ATTR_INTS, err)))
-        return st;
     if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), xs->rank, axis, err)))
         return st;
     int64_t dim = xs->dims[*axis];
@@ -483,9 +477,6 @@ typedef struct slice_plan {
 static gir_status slice_make(const rt_call *c, const gir_shape *xs, slice_plan *p, gir_error *err)
 {
     gir_status st;
-    if ((st = rt_attr_type(c, "starts", GIR_ATTR_INTS, err)) || (st = rt_attr_type(c, "ends", GIR_ATTR_INTS, err)) ||
-        (st = rt_attr_type(c, "axes", GIR_ATTR_INTS, err)) || (st = rt_attr_type(c, "steps", GIR_ATTR_INTS, err)))
-        return st;
     const int64_t *starts, *ends, *axes = NULL, *steps = NULL;
     ptrdiff_t ns = rt_ints(c, "starts", &starts), ne = rt_ints(c, "ends", &ends);
     if (ns < 0 || ne < 0)
@@ -619,10 +610,6 @@ static gir_status pad_make(const rt_call *c, const gir_shape *xs, pad_plan *p, g
 {
     gir_status st;
     char sx[96];
-    if ((st = rt_attr_type(c, "pads", GIR_ATTR_INTS, err)) || (st = rt_attr_type(c, "mode", GIR_ATTR_STRING, err)) ||
-        (st = rt_attr_type(c, "constant_value", GIR_ATTR_FLOAT, err)) ||
-        (st = rt_attr_type(c, "axes", GIR_ATTR_INTS, err)))
-        return st;
     const char *mode = rt_string(c, "mode", "constant");
     if (strcmp(mode, "constant") == 0)
         p->mode = PAD_CONSTANT;
@@ -780,7 +767,7 @@ static gir_status tile_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
     gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "repeats", GIR_ATTR_INTS, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     const int64_t *rep;
     ptrdiff_t n = rt_ints(c, "repeats", &rep);
@@ -826,7 +813,7 @@ static gir_status expand_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
     gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "shape", GIR_ATTR_INTS, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     const int64_t *sv;
     ptrdiff_t n = rt_ints(c, "shape", &sv);
@@ -872,7 +859,7 @@ static gir_status gather_prepare(rt_call *c, gir_error *err)
     const rt_tensor *x = c->in[0], *ind = c->in[1];
     gir_status st;
     int axis;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "axis", GIR_ATTR_INT, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     if (ind->dtype != GIR_DT_I32 && ind->dtype != GIR_DT_I64)
         return gir_fail(err, GIR_E_DTYPE, "Gather indices are %s, expected int32 or int64", gir_dtype_name(ind->dtype));
@@ -931,8 +918,7 @@ static gir_status d2s_prepare(rt_call *c, gir_error *err)
     gir_status st;
     char sx[96];
     bool d2s = c->node->op == GIR_OP_DepthToSpace;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = rt_attr_type(c, "blocksize", GIR_ATTR_INT, err)) ||
-        (st = rt_attr_type(c, "mode", GIR_ATTR_STRING, err)))
+    if ((st = any_dtype(c, x->dtype, err)))
         return st;
     int64_t b = rt_int(c, "blocksize", 0);
     if (b < 1 || b > (1 << 16))
@@ -1025,9 +1011,6 @@ static void shape_range(const rt_call *c, int r, int *b, int *e)
 
 static gir_status shape_prepare(rt_call *c, gir_error *err)
 {
-    gir_status st;
-    if ((st = rt_attr_type(c, "start", GIR_ATTR_INT, err)) || (st = rt_attr_type(c, "end", GIR_ATTR_INT, err)))
-        return st;
     int b, e;
     shape_range(c, c->in[0]->shape.rank, &b, &e);
     gir_shape os = { 1, { e - b } };

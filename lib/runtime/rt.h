@@ -118,7 +118,10 @@ gir_status rt_axis(const rt_call *c, const char *attr, int64_t axis, int rank, i
 gir_status rt_broadcast_shape(const rt_call *c, const gir_shape *a, const gir_shape *b, gir_shape *out,
                               gir_error *err);
 
-/* Reads an integer list attribute: *n elements at *v, or absent (-1). */
+/* Attributes: gir_session_new validates the graph first (every attribute's
+ * type against the op table, gir_op_check_node), so kernels read them
+ * without checking their type again.
+ * Reads an integer list attribute: *n elements at *v, or absent (-1). */
 static inline ptrdiff_t rt_ints(const rt_call *c, const char *name, const int64_t **v)
 {
     return gir_attrs_get_ints(&c->node->attrs, name, v);
@@ -135,8 +138,9 @@ static inline const char *rt_string(const rt_call *c, const char *name, const ch
 {
     return gir_attrs_get_string(&c->node->attrs, name, dflt);
 }
-/* Attribute present with a type other than the one wanted: E_ATTRIBUTE. */
-gir_status rt_attr_type(const rt_call *c, const char *name, gir_attr_type want, gir_error *err);
+/* The node's state: c->state, else a new zeroed block of size bytes that
+ * becomes c->state (the kernel's release frees it); NULL when out of memory. */
+void *rt_state(rt_call *c, size_t size);
 
 static inline size_t rt_numel(const gir_shape *s)
 {

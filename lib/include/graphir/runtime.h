@@ -30,7 +30,8 @@ extern "C" {
 typedef struct gir_session gir_session;
 
 /* Creates a session running g with `threads` worker threads (1..256;
- * 1 = the calling thread only). */
+ * 1 = the calling thread only).  g is validated here (gir_validate) and must
+ * outlive the session unchanged. */
 GIR_API gir_status gir_session_new(const gir_graph *g, int threads, gir_session **out, gir_error *err);
 GIR_API void gir_session_free(gir_session *s);
 
