@@ -113,11 +113,16 @@ gir_gemm_isa gir_gemm_isa_best(void)
     return GIR_GEMM_GENERIC;
 }
 
+gir_gemm_isa gir_gemm_isa_resolve(int isa)
+{
+    if (isa <= GIR_GEMM_AUTO || isa >= GIR_GEMM_ISA_COUNT_ || !cpu_has((gir_gemm_isa)isa))
+        return gir_gemm_isa_best();
+    return (gir_gemm_isa)isa;
+}
+
 static const gemm_impl *impl_for(gir_gemm_isa isa)
 {
-    if (isa == GIR_GEMM_AUTO || !cpu_has(isa))
-        isa = gir_gemm_isa_best();
-    switch (isa) {
+    switch (gir_gemm_isa_resolve(isa)) {
 #ifdef GIR_GEMM_X86
     case GIR_GEMM_AVX512:
         return &gir_gemm_impl_avx512;
@@ -642,7 +647,7 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
     if (g->m == 1 && !g->packed_a && !g->packed_b) {
         gemv_job gj = { g, gemv_cols };
 #ifdef GIR_GEMM_X86
-        gir_gemm_isa isa = g->isa == GIR_GEMM_AUTO || !cpu_has(g->isa) ? gir_gemm_isa_best() : g->isa;
+        gir_gemm_isa isa = gir_gemm_isa_resolve(g->isa);
         if (isa == GIR_GEMM_AVX512)
             gj.fn = gemv_cols_avx512;
         else if (isa == GIR_GEMM_AVX2)

@@ -35,6 +35,9 @@ const char *gir_gemm_isa_name(gir_gemm_isa isa);
 bool gir_gemm_isa_supported(gir_gemm_isa isa);
 /* The kernel AUTO resolves to. */
 gir_gemm_isa gir_gemm_isa_best(void);
+/* isa (a gir_gemm_isa) when this build and CPU run it, else the best they
+ * run (AUTO: the best). */
+gir_gemm_isa gir_gemm_isa_resolve(int isa);
 
 /* A matrix A packed ahead of time for one kernel (weights of Conv/Gemm):
  * saves packing it on every call.  Owned by the caller. */

@@ -322,15 +322,7 @@ typedef void (*act_fn)(const rt_act *a, const float *x, float *y, size_t n);
 
 static act_fn act_select(int isa)
 {
-    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
-        isa = gir_gemm_isa_best();
-#ifdef ACT_X86
-    if (isa == GIR_GEMM_AVX512)
-        return act_apply_avx512;
-    if (isa == GIR_GEMM_AVX2)
-        return act_apply_avx2;
-#endif
-    return act_apply_generic;
+    return RT_ISA_PICK(isa, act_apply_generic, act_apply_avx2, act_apply_avx512);
 }
 
 void rt_act_map_isa(int isa, const rt_act *a, const float *x, float *y, size_t n)

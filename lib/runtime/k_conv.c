@@ -275,7 +275,6 @@ static void im2col_plain(void *ctx, size_t k0, size_t k1, int worker)
 #undef DW_FMA
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define DW_X86 1
 #define DW_NAME dw_plane_avx2
 #define DW_ATTR __attribute__((target("avx2,fma")))
 #define DW_FMA(a, b, c) fmaf((a), (b), (c))
@@ -300,15 +299,7 @@ static void im2col_plain(void *ctx, size_t k0, size_t k1, int worker)
 
 rt_dwplane_fn rt_dwplane_select(int isa)
 {
-    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
-        isa = gir_gemm_isa_best();
-#ifdef DW_X86
-    if (isa == GIR_GEMM_AVX512)
-        return dw_plane_avx512;
-    if (isa == GIR_GEMM_AVX2)
-        return dw_plane_avx2;
-#endif
-    return dw_plane_generic;
+    return RT_ISA_PICK(isa, dw_plane_generic, dw_plane_avx2, dw_plane_avx512);
 }
 
 /* ---- Conv ---------------------------------------------------------------------- */
@@ -446,18 +437,7 @@ static bool dw_pad_geometry(const conv_geo *cg, rt_dwpad *a)
     const rt_geom *g = &cg->g;
     if (g->d[1] != 1 || g->d[2] != 1 || (g->s[2] != 1 && g->s[2] != 2) || g->out[1] == 0 || g->out[2] == 0)
         return false;
-    memset(a, 0, sizeof *a);
-    a->h = g->in[1];
-    a->w = g->in[2];
-    a->oh = g->out[1];
-    a->ow = g->out[2];
-    a->kh = g->k[1];
-    a->kw = g->k[2];
-    a->sh = g->s[1];
-    a->sw = g->s[2];
-    a->ph = g->pb[1];
-    a->pw = g->pb[2];
-    a->prows = (a->oh - 1) * a->sh + a->kh;
+    rt_dwpad_from_geom(a, g);
     if (a->sw == 2) { /* two phases of (ow + kw/2) columns rounded up to 8 */
         a->split = true;
         a->pstride = 2 * ((a->ow + a->kw / 2 + 7) / 8 * 8);
@@ -639,18 +619,9 @@ static void conv_depthwise(const rt_call *c, const conv_geo *cg)
     j.c = c;
     j.fn = rt_dwplane_select(GIR_GEMM_AUTO);
     rt_dwplane *a = &j.plane;
-    a->h = g->in[1];
-    a->w = g->in[2];
-    a->oh = g->out[1];
-    a->ow = g->out[2];
-    a->kh = g->k[1];
-    a->kw = g->k[2];
-    a->sh = g->s[1];
-    a->sw = g->s[2];
+    RT_WINDOW_FROM_GEOM(a, g);
     a->dh = g->d[1];
     a->dw = g->d[2];
-    a->ph = g->pb[1];
-    a->pw = g->pb[2];
     size_t *lo = s->ow_lo, *hi = s->ow_lo + g->k[2];
     for (size_t kw = 0; kw < g->k[2]; kw++)
         kw_span(g, kw, &lo[kw], &hi[kw]);

@@ -10,6 +10,13 @@
 
 /* sh rows past prows: the second row of a block reads them when the
  * plane has an odd number of output rows */
+void rt_dwpad_from_geom(rt_dwpad *a, const rt_geom *g)
+{
+    memset(a, 0, sizeof *a);
+    RT_WINDOW_FROM_GEOM(a, g);
+    a->prows = (a->oh - 1) * a->sh + a->kh;
+}
+
 size_t rt_dwpad_floats(const rt_dwpad *a)
 {
     return (a->prows + a->sh) * a->pstride + 64;
@@ -97,14 +104,7 @@ static split_row_fn split_row_select(void)
     static split_row_fn fn;
     split_row_fn f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
     if (!f) {
-        f = split_row_generic;
-#if defined(__x86_64__) && defined(__GNUC__)
-        gir_gemm_isa isa = gir_gemm_isa_best();
-        if (isa == GIR_GEMM_AVX512)
-            f = split_row_avx512;
-        else if (isa == GIR_GEMM_AVX2)
-            f = split_row_avx2;
-#endif
+        f = RT_ISA_PICK(GIR_GEMM_AUTO, split_row_generic, split_row_avx2, split_row_avx512);
         __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
     }
     return f;
@@ -295,43 +295,19 @@ __attribute__((target("avx2,fma"))) static void maxpool_avx2(const rt_dwpad *a, 
 
 rt_dwpad_fn rt_maxpool_select(int isa)
 {
-    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
-        isa = gir_gemm_isa_best();
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (isa == GIR_GEMM_AVX512)
-        return maxpool_avx512;
-    if (isa == GIR_GEMM_AVX2)
-        return maxpool_avx2;
-#endif
-    return NULL;
+    return RT_ISA_PICK(isa, NULL, maxpool_avx2, maxpool_avx512);
 }
 
 rt_dwpad_fn rt_dwdirect_select(int isa, const rt_dwpad *a)
 {
-    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
-        isa = gir_gemm_isa_best();
     /* 7x7 is faster on the padded copy (its weights do not fit in registers
      * next to the masks) */
     if (a->kh != a->kw || (a->kh != 3 && a->kh != 5) || a->sh != 1 || a->sw != 1)
         return NULL;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (isa == GIR_GEMM_AVX512)
-        return dwd_avx512;
-    if (isa == GIR_GEMM_AVX2)
-        return dwd_avx2;
-#endif
-    return NULL;
+    return RT_ISA_PICK(isa, NULL, dwd_avx2, dwd_avx512);
 }
 
 rt_dwpad_fn rt_dwpad_select(int isa)
 {
-    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
-        isa = gir_gemm_isa_best();
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (isa == GIR_GEMM_AVX512)
-        return dw_avx512;
-    if (isa == GIR_GEMM_AVX2)
-        return dw_avx2;
-#endif
-    return NULL;
+    return RT_ISA_PICK(isa, NULL, dw_avx2, dw_avx512);
 }

@@ -2,6 +2,7 @@
  * binary arithmetic, comparison and logic, Where, variadic Max/Min/Sum/Mean,
  * PRelu. */
 #include "rt.h"
+#include "core/elem.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -301,77 +302,6 @@ static bool cast_type_ok(gir_dtype t)
     return t > GIR_DT_UNKNOWN && t < GIR_DT_COUNT_;
 }
 
-/* IEEE binary16 and bfloat16 to and from float32.  Half: round to nearest
- * even, overflow to infinity.  bfloat16 keeps the upper 16 bits (truncation,
- * as ONNX's Cast test data of libonnx-testdata has it).  NaN stays NaN. */
-static float half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
-    if (exp == 0x1F) {
-        bits = sign | 0x7F800000u | (man << 13);
-    } else if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else { /* subnormal: normalise */
-            int e = -1;
-            do {
-                e++;
-                man <<= 1;
-            } while (!(man & 0x400));
-            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3FF) << 13);
-        }
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-static uint16_t float_to_half(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t exp = (x >> 23) & 0xFF, man = x & 0x7FFFFF;
-    if (exp == 0xFF)
-        return sign | 0x7C00 | (man ? 0x200 : 0);
-    int32_t e = (int32_t)exp - 127 + 15;
-    if (e >= 0x1F)
-        return sign | 0x7C00;
-    if (e <= 0) {
-        if (e < -10)
-            return sign;
-        man |= 0x800000;
-        uint32_t shift = (uint32_t)(14 - e);
-        uint32_t half = man >> shift, rest = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
-        if (rest > mid || (rest == mid && (half & 1)))
-            half++;
-        return sign | (uint16_t)half;
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rest = man & 0x1FFF;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-        h++; /* may carry into the exponent, up to infinity: still right */
-    return sign | (uint16_t)h;
-}
-
-static float bf16_to_float(uint16_t b)
-{
-    uint32_t bits = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-static uint16_t float_to_bf16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    if ((x & 0x7FFFFFFF) > 0x7F800000)
-        return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
-    return (uint16_t)(x >> 16);
-}
-
 static gir_status cast_prepare(rt_call *c, gir_error *err)
 {
     gir_dtype to = cast_target(c);
@@ -384,23 +314,6 @@ static gir_status cast_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], to, &c->in[0]->shape, err);
 }
 
-static double load_as_double(const void *p, gir_dtype t, size_t i)
-{
-    switch (t) {
-    case GIR_DT_F32: return ((const float *)p)[i];
-    case GIR_DT_F64: return ((const double *)p)[i];
-    case GIR_DT_I8: return ((const int8_t *)p)[i];
-    case GIR_DT_I16: return ((const int16_t *)p)[i];
-    case GIR_DT_I32: return ((const int32_t *)p)[i];
-    case GIR_DT_U8: return ((const uint8_t *)p)[i];
-    case GIR_DT_U16: return ((const uint16_t *)p)[i];
-    case GIR_DT_U32: return ((const uint32_t *)p)[i];
-    case GIR_DT_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case GIR_DT_F16: return half_to_float(((const uint16_t *)p)[i]);
-    case GIR_DT_BF16: return bf16_to_float(((const uint16_t *)p)[i]);
-    default: return 0;
-    }
-}
 
 /* Float to integer: truncation toward zero, saturating at the type's range
  * (NaN gives 0): defined behaviour for every input. */
@@ -460,13 +373,13 @@ static gir_status cast_run(rt_call *c, gir_error *err)
         }
         double v = from == GIR_DT_I64 ? (double)((const int64_t *)x->data)[i]
                  : from == GIR_DT_U64 ? (double)((const uint64_t *)x->data)[i]
-                                      : load_as_double(x->data, from, i);
+                                      : gir_elem_as_double(x->data, from, i);
         bool from_int = !gir_dtype_is_float(from);
         switch (to) {
         case GIR_DT_F32: ((float *)y->data)[i] = (float)v; break;
         case GIR_DT_F64: ((double *)y->data)[i] = v; break;
-        case GIR_DT_F16: ((uint16_t *)y->data)[i] = float_to_half((float)v); break;
-        case GIR_DT_BF16: ((uint16_t *)y->data)[i] = float_to_bf16((float)v); break;
+        case GIR_DT_F16: ((uint16_t *)y->data)[i] = gir_float_to_half((float)v); break;
+        case GIR_DT_BF16: ((uint16_t *)y->data)[i] = gir_float_to_bf16((float)v); break;
         case GIR_DT_BOOL: ((uint8_t *)y->data)[i] = v != 0; break; /* NaN is true */
         case GIR_DT_I8: ((int8_t *)y->data)[i] = from_int ? (int8_t)(int64_t)v : (int8_t)sat_i64(v, INT8_MIN, INT8_MAX); break;
         case GIR_DT_I16: ((int16_t *)y->data)[i] = from_int ? (int16_t)(int64_t)v : (int16_t)sat_i64(v, INT16_MIN, INT16_MAX); break;
@@ -896,7 +809,7 @@ static double load_num(const void *p, gir_dtype t, size_t i)
         return (double)((const int64_t *)p)[i];
     if (t == GIR_DT_U64)
         return (double)((const uint64_t *)p)[i];
-    return load_as_double(p, t, i);
+    return gir_elem_as_double(p, t, i);
 }
 
 static void pow_mixed_run(const rt_call *c)

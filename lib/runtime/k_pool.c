@@ -23,18 +23,7 @@ static bool pool_pad_geometry(const rt_call *c, pool_state *s)
         !rt_maxpool_select(GIR_GEMM_AUTO))
         return false;
     rt_dwpad *a = &s->pad;
-    memset(a, 0, sizeof *a);
-    a->h = g->in[1];
-    a->w = g->in[2];
-    a->oh = g->out[1];
-    a->ow = g->out[2];
-    a->kh = g->k[1];
-    a->kw = g->k[2];
-    a->sh = g->s[1];
-    a->sw = g->s[2];
-    a->ph = g->pb[1];
-    a->pw = g->pb[2];
-    a->prows = (a->oh - 1) * a->sh + a->kh;
+    rt_dwpad_from_geom(a, g);
     a->pstride = ((a->ow - 1) * a->sw + a->kw + 32 + 15) / 16 * 16;
     return true;
 }

@@ -187,19 +187,8 @@ __attribute__((target("avx512f"))) static void out_row_avx512_x(const float *con
 /* Sets j's transforms for kernel isa (AUTO or unsupported: the best). */
 static void wino_fns(int isa, wino_job *j)
 {
-    if (isa == GIR_GEMM_AUTO || !gir_gemm_isa_supported((gir_gemm_isa)isa))
-        isa = gir_gemm_isa_best();
-    j->rows = input_rows_generic;
-    j->out = out_row_generic;
-#ifdef WINO_X86
-    if (isa == GIR_GEMM_AVX512) {
-        j->rows = input_rows_avx512;
-        j->out = out_row_avx512_x;
-    } else if (isa == GIR_GEMM_AVX2) {
-        j->rows = input_rows_avx2;
-        j->out = out_row_avx2;
-    }
-#endif
+    j->rows = RT_ISA_PICK(isa, input_rows_generic, input_rows_avx2, input_rows_avx512);
+    j->out = RT_ISA_PICK(isa, out_row_generic, out_row_avx2, out_row_avx512_x);
 }
 
 /* V[xi][c][t] for channels [c0, c1) of the chunk. */

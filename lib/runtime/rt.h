@@ -223,6 +223,15 @@ typedef void (*rt_dwplane_fn)(const rt_dwplane *a, const float *x, const float *
 /* The plane kernel compiled for isa (a gir_gemm_isa; AUTO = the best). */
 rt_dwplane_fn rt_dwplane_select(int isa);
 
+/* The plane and window fields rt_dwplane and rt_dwpad share (h, w, oh, ow,
+ * kh, kw, sh, sw, ph, pw), from the last two axes of rt_geom *g. */
+#define RT_WINDOW_FROM_GEOM(a, g)                                                                               \
+    do {                                                                                                        \
+        (a)->h = (g)->in[1], (a)->w = (g)->in[2], (a)->oh = (g)->out[1], (a)->ow = (g)->out[2];                 \
+        (a)->kh = (g)->k[1], (a)->kw = (g)->k[2], (a)->sh = (g)->s[1], (a)->sw = (g)->s[2];                     \
+        (a)->ph = (g)->pb[1], (a)->pw = (g)->pb[2];                                                             \
+    } while (0)
+
 /* The vector kernels of k_dw.c: dilation 1, horizontal stride 1 or 2, on a
  * zero-padded copy of the plane (prows x pstride, with slack). */
 typedef struct rt_dwpad {
@@ -237,6 +246,9 @@ typedef struct rt_dwpad {
 } rt_dwpad;
 typedef void (*rt_dwpad_fn)(const rt_dwpad *a, const float *p, const float *w, float bias, float *y);
 size_t rt_dwpad_floats(const rt_dwpad *a);
+/* a's plane and window from the last two axes of a window geometry (prows
+ * too; pstride, split and the rest are left zero). */
+void rt_dwpad_from_geom(rt_dwpad *a, const rt_geom *g);
 /* Copies plane x into p, pad around it (0 for convolution, -inf for max
  * pooling). */
 void rt_dwpad_fill(const rt_dwpad *a, const float *x, float *p, float pad);
@@ -251,6 +263,17 @@ rt_dwpad_fn rt_maxpool_select(int isa);
 /* ---- Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions (k_winograd.c) ---- */
 
 #include "gemm.h"
+
+/* One kernel compiled per ISA: the one for isa (gir_gemm_isa_resolve).  Off
+ * x86 the AVX names are dropped unread, so they need not exist there. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define RT_ISA_PICK(isa, generic, avx2, avx512)                                                                 \
+    (gir_gemm_isa_resolve(isa) == GIR_GEMM_AVX512 ? (avx512)                                                    \
+     : gir_gemm_isa_resolve(isa) == GIR_GEMM_AVX2 ? (avx2)                                                      \
+                                                  : (generic))
+#else
+#define RT_ISA_PICK(isa, generic, avx2, avx512) ((void)(isa), (generic))
+#endif
 
 typedef struct rt_wino {
     size_t C, M, H, W, OH, OW, ph, pw;

@@ -2,6 +2,7 @@
  * params and their types), TensorLight dtype names, and LightNet's number
  * conversions. */
 #include "lightnet.h"
+#include "core/elem.h"
 
 #include <float.h>
 #include <math.h>
@@ -241,10 +242,7 @@ void ln_convert_from_double(void *dst, gir_dtype dt, double v)
         break;
     }
     case GIR_DT_F32: {
-        float f = (float)v;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        gir_put_le32(p, u);
+        gir_put_le32(p, gir_f32_bits((float)v));
         break;
     }
     case GIR_DT_I64: {

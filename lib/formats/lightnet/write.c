@@ -4,6 +4,7 @@
  * file (or inline `data`).  The whole graph is checked first and everything
  * LightNet cannot express is reported at once. */
 #include "write.h"
+#include "core/elem.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -450,10 +451,7 @@ static void classify_value(wr *w, int32_t vi)
     const unsigned char *p = data;
     for (uint64_t i = 0; i < cnt && finite && exact; i++) {
         if (t->dtype == GIR_DT_F32) {
-            uint32_t u = gir_le32(p + 4 * i);
-            float f;
-            memcpy(&f, &u, 4);
-            finite = isfinite(f);
+            finite = isfinite(gir_f32_from_bits(gir_le32(p + 4 * i)));
         } else if (t->dtype == GIR_DT_F64) {
             uint64_t u = gir_le64(p + 8 * i);
             double d;
@@ -488,12 +486,7 @@ static void classify_value(wr *w, int32_t vi)
 static double elem_double(gir_dtype dt, const unsigned char *p)
 {
     switch (dt) {
-    case GIR_DT_F32: {
-        uint32_t u = gir_le32(p);
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
+    case GIR_DT_F32: return gir_f32_from_bits(gir_le32(p));
     case GIR_DT_F64: {
         uint64_t u = gir_le64(p);
         double d;

@@ -4,6 +4,7 @@
  * attributes) form. */
 #include "onnx.h"
 
+#include "core/elem.h"
 #include "ops/rnn.h"
 
 #include <math.h>
@@ -305,37 +306,18 @@ static int64_t elem_i64(const gir_tensor *t, const void *d, size_t i)
     }
 }
 
-static double half_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
 static bool elem_f64(const gir_tensor *t, const void *d, size_t i, double *out)
 {
     const unsigned char *p = d;
     switch (t->dtype) {
-    case GIR_DT_F32: {
-        uint32_t u = gir_le32(p + 4 * i);
-        float f;
-        memcpy(&f, &u, 4);
-        *out = f;
-        return true;
-    }
+    case GIR_DT_F32: *out = gir_f32_from_bits(gir_le32(p + 4 * i)); return true;
     case GIR_DT_F64: {
         uint64_t u = gir_le64(p + 8 * i);
         memcpy(out, &u, 8);
         return true;
     }
-    case GIR_DT_F16: *out = half_to_double((uint16_t)(p[2 * i] | p[2 * i + 1] << 8)); return true;
-    case GIR_DT_BF16: {
-        uint32_t u = (uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        *out = f;
-        return true;
-    }
+    case GIR_DT_F16: *out = gir_half_to_float((uint16_t)(p[2 * i] | p[2 * i + 1] << 8)); return true;
+    case GIR_DT_BF16: *out = gir_bf16_to_float((uint16_t)(p[2 * i] | p[2 * i + 1] << 8)); return true;
     case GIR_DT_I8: *out = (int8_t)p[i]; return true;
     case GIR_DT_U8:
     case GIR_DT_BOOL: *out = p[i]; return true;

@@ -3,6 +3,7 @@
  * nodes, the domains used, and opaque nodes written back as they were read;
  * what cannot be written is collected (write.c: onnxw_unsupported). */
 #include "write.h"
+#include "core/elem.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -269,32 +270,6 @@ static const char *operand_init(writer *w, const gir_node *n, const char *attr, 
     return name;
 }
 
-static uint16_t float_to_half(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint32_t sign = (u >> 16) & 0x8000, mant = u & 0x7fffff;
-    int e = (int)((u >> 23) & 0xff) - 127 + 15;
-    if (((u >> 23) & 0xff) == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
-    if (e >= 31)
-        return (uint16_t)(sign | 0x7c00);
-    if (e <= 0) {
-        if (e < -10)
-            return (uint16_t)sign;
-        mant |= 0x800000;
-        int shift = 14 - e;
-        uint32_t r = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1)))
-            r++;
-        return (uint16_t)(sign | r);
-    }
-    uint32_t r = (uint32_t)e << 10 | mant >> 13, rem = mant & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (r & 1)))
-        r++;
-    return (uint16_t)(sign | r);
-}
-
 /* The tensor an operand attribute becomes. */
 static gir_status operand_tensor(int kind, const gir_attr *x, gir_dtype elem, gir_tensor **out, gir_error *err)
 {
@@ -334,15 +309,13 @@ static gir_status operand_tensor(int kind, const gir_attr *x, gir_dtype elem, gi
     }
     case GIR_DT_F64: memcpy(p, &v, 8); break;
     case GIR_DT_F16: {
-        uint16_t h = float_to_half((float)v);
+        uint16_t h = gir_float_to_half((float)v);
         p[0] = (unsigned char)h;
         p[1] = (unsigned char)(h >> 8);
         break;
     }
     case GIR_DT_BF16: {
-        float f = (float)v;
-        uint32_t u;
-        memcpy(&u, &f, 4);
+        uint32_t u = gir_f32_bits((float)v);
         uint16_t h = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
         p[0] = (unsigned char)h;
         p[1] = (unsigned char)(h >> 8);
