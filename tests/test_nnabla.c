@@ -653,7 +653,7 @@ static void test_map_scalars_and_opaque(void **state)
         "network { name: \"n\"\n" VAR("x", "Buffer", "dim:2 dim:3") VAR("a", "Buffer", "dim:2 dim:3") VAR("b", "Buffer", "dim:2 dim:3")
             VAR("c", "Buffer", "dim:2 dim:3") VAR("d", "Buffer", "dim:2 dim:3") VAR("e", "Buffer", "dim:2 dim:3")
                 VAR("f", "Buffer", "dim:2") VAR("h", "Buffer", "dim:2 dim:3") VAR("i", "Buffer", "dim:2 dim:3")
-                    VAR("j", "Buffer", "dim:2 dim:3")
+                    VAR("j", "Buffer", "dim:2 dim:3") VAR("k", "Buffer", "dim:2 dim:3")
         "  function { name: \"gs\" type: \"GreaterScalar\" input: \"x\" output: \"i\" greater_scalar_param { val: 0.3 } }\n"
         "  function { name: \"nz\" type: \"NotEqualScalar\" input: \"i\" output: \"j\" }\n"
         "  function { name: \"neg\" type: \"MulScalar\" input: \"x\" output: \"a\" mul_scalar_param { val: -1 } }\n"
@@ -663,6 +663,7 @@ static void test_map_scalars_and_opaque(void **state)
         "  function { name: \"sp\" type: \"SumPooling\" input: \"d\" output: \"e\" }\n"
         "  function { name: \"sum\" type: \"Sum\" input: \"e\" output: \"f\" sum_param { axes: 1 } }\n"
         "  function { type: \"Softmax\" input: \"e\" output: \"h\" }\n"
+        "  function { type: \"ELU\" input: \"e\" output: \"k\" }\n"
         "}\n",
         NULL);
     /* comparisons give bools, cast to nnabla's 0/1 floats */
@@ -698,6 +699,11 @@ static void test_map_scalars_and_opaque(void **state)
     assert_int_equal(gir_node_int(sm, "axis", -1), 0);
     assert_non_null(gir_attrs_find(&sm->meta, NNB_META_NO_NAME));
     assert_non_null(gir_attrs_find(&sm->meta, NNB_META_NO_PARAM));
+    /* a plain row with attributes (ELU's alpha) also keeps the message absent */
+    const gir_node *elu = node_named(g, "ELU");
+    assert_int_equal(elu->op, GIR_OP_Elu);
+    assert_true(gir_node_float(elu, "alpha", -1) == 0.0);
+    assert_non_null(gir_attrs_find(&elu->meta, NNB_META_NO_PARAM));
     char *out = tu_tmp("scal.nnp");
     tu_save(g, out, "nnabla", NULL);
     size_t len;
@@ -710,6 +716,7 @@ static void test_map_scalars_and_opaque(void **state)
     assert_non_null(strstr(text, "    type: \"NotEqualScalar\"\n    input: \"i\"\n    output: \"j\"\n  }\n"));
     assert_null(strstr(text, "Cast"));
     assert_non_null(strstr(text, "  function {\n    type: \"Softmax\"\n    input: \"e\"\n    output: \"h\"\n  }\n"));
+    assert_non_null(strstr(text, "  function {\n    type: \"ELU\"\n    input: \"e\"\n    output: \"k\"\n  }\n"));
     assert_null(strstr(text, "rsub/val"));
     gir_graph *b = load(out, NULL);
     assert_same(g, b, "scalars");

@@ -407,6 +407,19 @@ gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, in
     return GIR_OK;
 }
 
+gir_status gir_graph_add_const_named(gir_graph *g, gir_tensor *t, int32_t *idx, gir_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *base = gir_vstrdupf(fmt, ap);
+    va_end(ap);
+    const char *name = base ? gir_graph_unique_value_name(g, base, err) : NULL;
+    free(base);
+    gir_status st = name ? gir_graph_add_const(g, name, t, idx, err) : gir_nomem(err);
+    gir_tensor_unref(t);
+    return st;
+}
+
 gir_status gir_graph_vnote(gir_graph *g, gir_error *err, const char *fmt, va_list ap)
 {
     char *s = gir_vstrdupf(fmt, ap);

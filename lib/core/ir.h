@@ -181,6 +181,11 @@ gir_status gir_graph_rename(gir_graph *g, bool is_node, int32_t idx, const char 
 
 /* Makes a constant value holding t (takes a reference). */
 gir_status gir_graph_add_const(gir_graph *g, const char *name, gir_tensor *t, int32_t *idx, gir_error *err);
+/* gir_graph_add_const under the name fmt makes, or that name with a number
+ * when it is taken (gir_graph_unique_value_name); drops the caller's
+ * reference to t whatever happens. */
+gir_status gir_graph_add_const_named(gir_graph *g, gir_tensor *t, int32_t *idx, gir_error *err, const char *fmt, ...)
+    GIR_PRINTF(5, 6);
 /* Sets a value's data (takes a reference), dtype and shape from the tensor. */
 void gir_value_set_data(gir_value *v, gir_tensor *t);
 

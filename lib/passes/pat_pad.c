@@ -223,12 +223,9 @@ const gir_pattern gir_pat_pad_merge = {
 
 static gir_status pads_split(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
-    int r = x->shape.rank;
-    if (r < 3)
-        return gir_pat_skip(err, "%s of a tensor of unknown rank", gir_op_name(n->op));
-    int ns = r - 2;
+    const gir_value *x;
+    TRY(gir_pat_spatial_in(rw, n, &x, err));
+    int r = x->shape.rank, ns = r - 2;
     int64_t own[2 * GIR_MAX_RANK];
     if (!node_pads(n, ns, own))
         return gir_pat_skip(err, "%s with auto_pad SAME", gir_op_name(n->op));

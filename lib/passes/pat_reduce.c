@@ -54,11 +54,9 @@ const gir_pattern gir_pat_reducemax_global = {
  * 2..rank-1 with keepdims. */
 static gir_status global_reduce(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_spatial_in(rw, n, &x, err));
     int r = x->shape.rank;
-    if (r < 3)
-        return gir_pat_skip(err, "%s of a rank-%d tensor", gir_op_name(n->op), r);
     int64_t axes[GIR_MAX_RANK];
     for (int i = 2; i < r; i++)
         axes[i - 2] = i;

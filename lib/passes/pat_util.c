@@ -10,11 +10,9 @@ gir_status gir_pat_skip(gir_error *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = gir_vstrdupf(fmt, ap);
+    gir_status st = gir_vfail(err, GIR_E_UNSUPPORTED, fmt, ap);
     va_end(ap);
-    gir_status st = s ? gir_fail(err, GIR_E_UNSUPPORTED, "%s", s) : gir_nomem(err);
-    free(s);
-    return st == GIR_E_NOMEM ? st : GIR_E_UNSUPPORTED;
+    return st;
 }
 
 const gir_value *gir_pat_in(const gir_rw *rw, const gir_node *n, size_t i)
@@ -26,6 +24,18 @@ gir_status gir_pat_float_dtype(const gir_value *v, gir_error *err)
 {
     if (!v || (v->dtype != GIR_DT_F32 && v->dtype != GIR_DT_F64))
         return gir_pat_skip(err, "input of type %s", v ? gir_dtype_name(v->dtype) : "?");
+    return GIR_OK;
+}
+
+gir_status gir_pat_spatial_in(const gir_rw *rw, const gir_node *n, const gir_value **x, gir_error *err)
+{
+    *x = gir_pat_in(rw, n, 0);
+    TRY(gir_pat_float_dtype(*x, err));
+    int r = (*x)->shape.rank;
+    if (r < 0)
+        return gir_pat_skip(err, "%s of a tensor of unknown rank", gir_op_name(n->op));
+    if (r < 3)
+        return gir_pat_skip(err, "%s of a rank-%d tensor", gir_op_name(n->op), r);
     return GIR_OK;
 }
 

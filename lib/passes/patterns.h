@@ -96,6 +96,9 @@ const gir_value *gir_pat_in(const gir_rw *rw, const gir_node *n, size_t i);
 /* A floating dtype the pattern can make constants of (float32/64), else
  * GIR_E_UNSUPPORTED naming the dtype. */
 gir_status gir_pat_float_dtype(const gir_value *v, gir_error *err);
+/* Input 0 of a windowed op n (N, C, then spatial axes) when it is a float
+ * tensor (gir_pat_float_dtype) of known rank 3 or more, else a skip. */
+gir_status gir_pat_spatial_in(const gir_rw *rw, const gir_node *n, const gir_value **x, gir_error *err);
 /* The float32 data of constant v, or NULL (not a constant, not float32). */
 const float *gir_pat_const_f32(const gir_value *v);
 /* Whether every element of v is >= 0 or NaN, as far as its producers

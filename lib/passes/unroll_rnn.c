@@ -95,12 +95,8 @@ static int32_t cst(ub *u, const char *tag, int rank, const int64_t *dims, const 
         return -1;
     if (t->nbytes)
         memcpy(t->data, data, (size_t)t->nbytes);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s/%s", u->base, tag);
-    const char *name = gir_graph_unique_value_name(u->g, buf, u->err);
     int32_t idx = -1;
-    u->st = name ? gir_graph_add_const(u->g, name, t, &idx, u->err) : GIR_E_NOMEM;
-    gir_tensor_unref(t);
+    u->st = gir_graph_add_const_named(u->g, t, &idx, u->err, "%s/%s", u->base, tag);
     return idx;
 }
 

@@ -32,6 +32,14 @@ gir_status rt_ints_n(const rt_call *c, const char *name, size_t n, int64_t min, 
     return GIR_OK;
 }
 
+gir_status rt_set_window_out(rt_tensor *out, size_t n, size_t ch, int nsp, const size_t sp[3], gir_error *err)
+{
+    gir_shape os = { .rank = nsp + 2, .dims = { (int64_t)n, (int64_t)ch } };
+    for (int i = 0; i < nsp; i++)
+        os.dims[2 + i] = (int64_t)sp[3 - nsp + i];
+    return rt_set_out(out, GIR_DT_F32, &os, err);
+}
+
 gir_status rt_geom_make(const rt_call *c, const gir_shape *x, const int64_t *k, int nsp, bool dilations,
                         bool ceil_mode, rt_geom *g, gir_error *err)
 {
@@ -478,13 +486,7 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     gir_status st = conv_geometry(c, &cg, err);
     if (st)
         return st;
-    gir_shape os;
-    os.rank = c->in[0]->shape.rank;
-    os.dims[0] = (int64_t)cg.N;
-    os.dims[1] = (int64_t)cg.M;
-    for (int i = 0; i < cg.g.nsp; i++)
-        os.dims[2 + i] = (int64_t)cg.g.out[3 - cg.g.nsp + i];
-    if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
+    if ((st = rt_set_window_out(c->out[0], cg.N, cg.M, cg.g.nsp, cg.g.out, err)))
         return st;
     conv_state *s = rt_state(c, sizeof *s);
     if (!s)
@@ -953,13 +955,7 @@ static gir_status convt_prepare(rt_call *c, gir_error *err)
     gir_status st = convt_geometry(c, &t, err);
     if (st)
         return st;
-    gir_shape os;
-    os.rank = c->in[0]->shape.rank;
-    os.dims[0] = (int64_t)t.N;
-    os.dims[1] = (int64_t)t.M;
-    for (int i = 0; i < t.nsp; i++)
-        os.dims[2 + i] = (int64_t)t.out[3 - t.nsp + i];
-    if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
+    if ((st = rt_set_window_out(c->out[0], t.N, t.M, t.nsp, t.out, err)))
         return st;
     conv_state *s = rt_state(c, sizeof *s);
     if (!s)

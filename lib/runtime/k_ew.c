@@ -586,21 +586,28 @@ static inline float f_mod(float x, float y) /* fmod=0 on floats: sign of the div
 static inline float f_max(float x, float y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }
 static inline float f_min(float x, float y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
 
-BIN_LOOP(f32_add, float, float, x + y)
-BIN_LOOP(f32_sub, float, float, x - y)
-BIN_LOOP(f32_mul, float, float, x * y)
-BIN_LOOP(f32_div, float, float, x / y)
+/* The comparisons of one element type (P##eq, ...: 0/1 bytes), and the
+ * four arithmetic loops of a floating type. */
+#define CMP_LOOPS(P, T)                                                                                         \
+    BIN_LOOP(P##eq, T, uint8_t, x == y)                                                                         \
+    BIN_LOOP(P##gt, T, uint8_t, x > y)                                                                          \
+    BIN_LOOP(P##lt, T, uint8_t, x < y)                                                                          \
+    BIN_LOOP(P##ge, T, uint8_t, x >= y)                                                                         \
+    BIN_LOOP(P##le, T, uint8_t, x <= y)
+#define FLOAT_ARITH(P, T)                                                                                       \
+    BIN_LOOP(P##add, T, T, x + y)                                                                               \
+    BIN_LOOP(P##sub, T, T, x - y)                                                                               \
+    BIN_LOOP(P##mul, T, T, x * y)                                                                               \
+    BIN_LOOP(P##div, T, T, x / y)
+
+FLOAT_ARITH(f32_, float)
+CMP_LOOPS(f32_, float)
 BIN_LOOP(f32_pow, float, float, powf(x, y))
 BIN_LOOP(f32_fmod, float, float, fmodf(x, y))
 BIN_LOOP(f32_mod, float, float, f_mod(x, y))
 BIN_LOOP(f32_max, float, float, f_max(x, y))
 BIN_LOOP(f32_min, float, float, f_min(x, y))
 BIN_LOOP(f32_prelu, float, float, x < 0.0f ? x * y : x)
-BIN_LOOP(f32_eq, float, uint8_t, x == y)
-BIN_LOOP(f32_gt, float, uint8_t, x > y)
-BIN_LOOP(f32_lt, float, uint8_t, x < y)
-BIN_LOOP(f32_ge, float, uint8_t, x >= y)
-BIN_LOOP(f32_le, float, uint8_t, x <= y)
 
 #define INT_BIN(T)                                          \
     BIN_LOOP(T##_vadd, T, T, T##_add(x, y))                 \
@@ -612,11 +619,7 @@ BIN_LOOP(f32_le, float, uint8_t, x <= y)
     BIN_LOOP(T##_vfmod, T, T, T##_fmod(x, y))               \
     BIN_LOOP(T##_vmax, T, T, x > y ? x : y)                 \
     BIN_LOOP(T##_vmin, T, T, x < y ? x : y)                 \
-    BIN_LOOP(T##_veq, T, uint8_t, x == y)                   \
-    BIN_LOOP(T##_vgt, T, uint8_t, x > y)                    \
-    BIN_LOOP(T##_vlt, T, uint8_t, x < y)                    \
-    BIN_LOOP(T##_vge, T, uint8_t, x >= y)                   \
-    BIN_LOOP(T##_vle, T, uint8_t, x <= y)
+    CMP_LOOPS(T##_v, T)
 INT_BIN(int32_t)
 INT_BIN(int64_t)
 INT_BIN(int8_t)
@@ -633,20 +636,13 @@ static inline double d_mod(double x, double y)
     double r = fmod(x, y);
     return (r != 0.0 && ((r < 0.0) != (y < 0.0))) ? r + y : r;
 }
-BIN_LOOP(f64_add, double, double, x + y)
-BIN_LOOP(f64_sub, double, double, x - y)
-BIN_LOOP(f64_mul, double, double, x * y)
-BIN_LOOP(f64_div, double, double, x / y)
+FLOAT_ARITH(f64_, double)
 BIN_LOOP(f64_pow, double, double, pow(x, y))
 BIN_LOOP(f64_fmod, double, double, fmod(x, y))
 BIN_LOOP(f64_mod, double, double, d_mod(x, y))
 BIN_LOOP(f64_max, double, double, d_max(x, y))
 BIN_LOOP(f64_min, double, double, d_min(x, y))
-BIN_LOOP(f64_eq, double, uint8_t, x == y)
-BIN_LOOP(f64_gt, double, uint8_t, x > y)
-BIN_LOOP(f64_lt, double, uint8_t, x < y)
-BIN_LOOP(f64_ge, double, uint8_t, x >= y)
-BIN_LOOP(f64_le, double, uint8_t, x <= y)
+CMP_LOOPS(f64_, double)
 
 BIN_LOOP(b_and, uint8_t, uint8_t, (uint8_t)(x && y))
 BIN_LOOP(b_or, uint8_t, uint8_t, (uint8_t)(x || y))

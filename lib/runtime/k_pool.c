@@ -55,10 +55,7 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
     if (so != 0 && so != 1)
         return gir_fail(err, GIR_E_ATTRIBUTE, "storage_order %lld is not 0 or 1", (long long)so);
     s->row_major_idx = so == 0;
-    gir_shape os = x->shape;
-    for (int i = 0; i < nsp; i++)
-        os.dims[2 + i] = (int64_t)s->g.out[3 - nsp + i];
-    if ((st = rt_set_out(c->out[0], GIR_DT_F32, &os, err)))
+    if ((st = rt_set_window_out(c->out[0], (size_t)x->shape.dims[0], (size_t)x->shape.dims[1], nsp, s->g.out, err)))
         return st;
     s->padded = pool_pad_geometry(c, s);
     if (s->padded) {
@@ -71,7 +68,7 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
     if (c->n_out > 1 && c->out[1]) {
         if (!is_max)
             return gir_fail(err, GIR_E_SCHEMA, "%s has one output", gir_op_name(c->node->op));
-        if ((st = rt_set_out(c->out[1], GIR_DT_I64, &os, err)))
+        if ((st = rt_set_out(c->out[1], GIR_DT_I64, &c->out[0]->shape, err)))
             return st;
     }
     return GIR_OK;

@@ -189,6 +189,8 @@ typedef struct rt_geom {
  * (ceil_mode: pooling's rounding up). */
 gir_status rt_geom_make(const rt_call *c, const gir_shape *x, const int64_t *k, int nsp, bool dilations,
                         bool ceil_mode, rt_geom *g, gir_error *err);
+/* Sets out to float32 [n, ch, then the last nsp of sp] (a window's result). */
+gir_status rt_set_window_out(rt_tensor *out, size_t n, size_t ch, int nsp, const size_t sp[3], gir_error *err);
 /* Reads an INTS attribute of exactly n values each >= min (absent: dflt). */
 gir_status rt_ints_n(const rt_call *c, const char *name, size_t n, int64_t min, int64_t dflt, int64_t *out,
                      gir_error *err);

@@ -50,16 +50,12 @@ gir_status lnr_rfail(rd *r, const gir_json *at, gir_status code, const char *fmt
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = gir_vstrdupf(fmt, ap);
+    gir_status st = gir_vfail(r->err, code, fmt, ap);
     va_end(ap);
-    if (!msg)
-        return gir_nomem(r->err);
-    gir_fail(r->err, code, "%s", msg);
-    free(msg);
     gir_json_err_at(r->err, r->doc, at, "%s", r->ptr);
     if (r->cur < r->n_ops && r->ops[r->cur].name)
         gir_err_node(r->err, r->ops[r->cur].name);
-    return code;
+    return st;
 }
 
 const char *lnr_setptr(rd *r, const char *fmt, ...)

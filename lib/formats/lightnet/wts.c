@@ -107,16 +107,12 @@ static gir_status wts_fail(gir_error *err, gir_status code, const char *path, un
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = gir_vstrdupf(fmt, ap);
+    gir_status st = gir_vfail(err, code, fmt, ap);
     va_end(ap);
-    if (!msg)
-        return gir_nomem(err);
-    gir_fail(err, code, "%s", msg);
-    free(msg);
     if (line)
         gir_err_loc(err, "line %u", line);
     gir_err_file(err, path);
-    return code;
+    return st;
 }
 
 void ln_wts_free(ln_wts *w)

@@ -101,6 +101,14 @@ static const gir_attr_map pad_attrs[] = {
 
 /* Attributes the mapping engine converts, from and to the function's
  * parameter message (proto3: an absent field is 0). */
+static const gir_attr_map softmax_attrs[] = {
+    { "axis", "axis", "softmax_param; absent means 0", GIR_CONV_INT, 0 },
+    { NULL, NULL, NULL },
+};
+static const gir_attr_map log_softmax_attrs[] = {
+    { "axis", "axis", "log_softmax_param; absent means 0", GIR_CONV_INT, 0 },
+    { NULL, NULL, NULL },
+};
 static const gir_attr_map elu_attrs[] = {
     { "alpha", "alpha", "elu_param", GIR_CONV_FLOAT, 0 },
     { NULL, NULL, NULL },
@@ -168,8 +176,8 @@ const gir_op_map nnb_op_map[] = {
     { "Gather", GIR_OP_Gather, RW, axis_attrs, "batch_dims must be 0" },
     { "ReLU", GIR_OP_Relu, RW, inplace_attrs, NULL },
     { "LeakyReLU", GIR_OP_LeakyRelu, RW, NULL, "alpha; absent means 0" },
-    { "Softmax", GIR_OP_Softmax, RW, axis_attrs, NULL },
-    { "LogSoftmax", GIR_OP_LogSoftmax, RW, axis_attrs, NULL },
+    { "Softmax", GIR_OP_Softmax, RW, softmax_attrs, NULL, RW, 1 },
+    { "LogSoftmax", GIR_OP_LogSoftmax, RW, log_softmax_attrs, NULL, RW, 1 },
     { "ELU", GIR_OP_Elu, RW, elu_attrs, NULL, RW, 1 },
     { "SELU", GIR_OP_Selu, RW, selu_attrs, NULL, RW, 1 },
     { "PReLU", GIR_OP_PRelu, RW, NULL, "one shared slope, or a (C,) slope of channel axis base_axis" },

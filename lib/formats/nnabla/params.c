@@ -4,6 +4,7 @@
 #include "nnabla.h"
 
 #include "io/h5.h"
+#include "io/pbwire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,36 +134,20 @@ static gir_status params_put(nnb_params *p, char *name, gir_dtype dt, const gir_
 
 /* ---- parameter.protobuf --------------------------------------------------- */
 
-static bool rd_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 70 && *p < end; shift += 7) {
-        unsigned char c = *(*p)++;
-        if (shift == 63 && c > 1)
-            return false;
-        r |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Skips a field of wire type wt; false when malformed. */
 static bool skip_field(const unsigned char **p, const unsigned char *end, unsigned wt)
 {
     uint64_t v;
     switch (wt) {
     case 0:
-        return rd_varint(p, end, &v);
+        return gir_pb_get_varint(p, end, &v);
     case 1:
         if (end - *p < 8)
             return false;
         *p += 8;
         return true;
     case 2:
-        if (!rd_varint(p, end, &v) || v > (uint64_t)(end - *p))
+        if (!gir_pb_get_varint(p, end, &v) || v > (uint64_t)(end - *p))
             return false;
         *p += v;
         return true;
@@ -196,20 +181,20 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
     bool le = host_is_le();
     while (p < end) {
         uint64_t key;
-        if (!rd_varint(&p, end, &key))
+        if (!gir_pb_get_varint(&p, end, &key))
             return gir_fail(err, GIR_E_PARAMS, "malformed Parameter message: truncated field key");
         uint64_t field = key >> 3;
         unsigned wt = (unsigned)(key & 7);
         if (field == 1 && wt == 2) {
             uint64_t n;
-            if (!rd_varint(&p, end, &n) || n > (uint64_t)(end - p))
+            if (!gir_pb_get_varint(&p, end, &n) || n > (uint64_t)(end - p))
                 return gir_fail(err, GIR_E_PARAMS, "malformed Parameter message: truncated variable_name");
             out->name = p;
             out->name_len = (size_t)n;
             p += n;
         } else if (field == 20 && wt == 2) {
             uint64_t n;
-            if (!rd_varint(&p, end, &n) || n > (uint64_t)(end - p))
+            if (!gir_pb_get_varint(&p, end, &n) || n > (uint64_t)(end - p))
                 return gir_fail(err, GIR_E_PARAMS, "malformed Parameter message: truncated shape");
             const unsigned char *q = p, *qe = p + n;
             p += n;
@@ -217,7 +202,7 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
             out->shape.rank = 0;
             while (q < qe) {
                 uint64_t k2;
-                if (!rd_varint(&q, qe, &k2))
+                if (!gir_pb_get_varint(&q, qe, &k2))
                     return gir_fail(err, GIR_E_PARAMS, "malformed Shape message");
                 if ((k2 >> 3) != 1) {
                     if (!skip_field(&q, qe, (unsigned)(k2 & 7)))
@@ -227,7 +212,7 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
                 const unsigned char *de;
                 if ((k2 & 7) == 2) {
                     uint64_t m;
-                    if (!rd_varint(&q, qe, &m) || m > (uint64_t)(qe - q))
+                    if (!gir_pb_get_varint(&q, qe, &m) || m > (uint64_t)(qe - q))
                         return gir_fail(err, GIR_E_PARAMS, "malformed Shape message");
                     de = q + m;
                 } else if ((k2 & 7) == 0) {
@@ -238,7 +223,7 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
                 }
                 while (de ? q < de : true) {
                     uint64_t d;
-                    if (!rd_varint(&q, de ? de : qe, &d))
+                    if (!gir_pb_get_varint(&q, de ? de : qe, &d))
                         return gir_fail(err, GIR_E_PARAMS, "malformed Shape message");
                     if (out->shape.rank >= GIR_MAX_RANK)
                         return gir_fail(err, GIR_E_LIMIT, "parameter has more than %d dimensions", GIR_MAX_RANK);
@@ -254,7 +239,7 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
             const unsigned char *ds;
             uint64_t n;
             if (wt == 2) {
-                if (!rd_varint(&p, end, &n) || n > (uint64_t)(end - p) || n % 4)
+                if (!gir_pb_get_varint(&p, end, &n) || n > (uint64_t)(end - p) || n % 4)
                     return gir_fail(err, GIR_E_PARAMS, "malformed Parameter message: truncated data");
                 ds = p;
                 p += n;
@@ -295,7 +280,7 @@ static gir_status scan_parameter(const nnb_blob *b, const unsigned char *p, cons
             out->count += n;
         } else if (field == 101 && wt == 0) {
             uint64_t v;
-            if (!rd_varint(&p, end, &v))
+            if (!gir_pb_get_varint(&p, end, &v))
                 return gir_fail(err, GIR_E_PARAMS, "malformed Parameter message: truncated need_grad");
             out->need_grad = v != 0;
         } else if (!skip_field(&p, end, wt)) {
@@ -440,7 +425,7 @@ static gir_status add_protobuf_blob(nnb_params *p, nnb_blob *b, gir_error *err)
     while (q < end && !st) {
         size_t at = (size_t)(q - s);
         uint64_t key;
-        if (!rd_varint(&q, end, &key)) {
+        if (!gir_pb_get_varint(&q, end, &key)) {
             st = gir_fail(err, GIR_E_PARAMS, "malformed parameter.protobuf: truncated field key");
             gir_err_loc(err, "byte %zu", at);
             break;
@@ -456,7 +441,7 @@ static gir_status add_protobuf_blob(nnb_params *p, nnb_blob *b, gir_error *err)
             continue;
         }
         uint64_t n;
-        if (!rd_varint(&q, end, &n) || n > (uint64_t)(end - q)) {
+        if (!gir_pb_get_varint(&q, end, &n) || n > (uint64_t)(end - q)) {
             st = gir_fail(err, GIR_E_PARAMS, "malformed parameter.protobuf: parameter %zu is truncated", count);
             gir_err_loc(err, "byte %zu", at);
             break;
@@ -817,27 +802,6 @@ static gir_status wparam_bytes(const nnb_wparam *w, nnb_wscratch *sc, const void
     return GIR_OK;
 }
 
-static size_t put_varint(unsigned char *o, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        o[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    o[n++] = (unsigned char)v;
-    return n;
-}
-
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 /* Where parameter.protobuf's bytes go. */
 typedef gir_status (*pb_sink)(void *ctx, const void *p, size_t n, gir_error *err);
 
@@ -868,34 +832,34 @@ static gir_status pb_emit(const nnb_wparam *w, size_t n, pb_sink sink, void *sct
         unsigned char dims[GIR_MAX_RANK * 10];
         size_t dl = 0;
         for (int d = 0; d < p->shape.rank; d++)
-            dl += put_varint(dims + dl, (uint64_t)p->shape.dims[d]);
-        uint64_t shape_body = dl ? 1 + varint_len(dl) + dl : 0;
+            dl += gir_pb_put_varint(dims + dl, (uint64_t)p->shape.dims[d]);
+        uint64_t shape_body = dl ? 1 + gir_pb_varint_len(dl) + dl : 0;
         uint64_t data_bytes = count * 4;
-        uint64_t body = 1 + varint_len(name_len) + name_len + 2 + varint_len(shape_body) + shape_body;
+        uint64_t body = 1 + gir_pb_varint_len(name_len) + name_len + 2 + gir_pb_varint_len(shape_body) + shape_body;
         if (count)
-            body += 2 + varint_len(data_bytes) + data_bytes;
+            body += 2 + gir_pb_varint_len(data_bytes) + data_bytes;
         if (p->need_grad)
             body += 3;
-        *total += 2 + varint_len(body) + body;
+        *total += 2 + gir_pb_varint_len(body) + body;
         if (!sink)
             continue;
         unsigned char hdr[64];
         size_t h = 0;
         hdr[h++] = 0xc2; /* field 200, length-delimited */
         hdr[h++] = 0x0c;
-        h += put_varint(hdr + h, body);
+        h += gir_pb_put_varint(hdr + h, body);
         hdr[h++] = 0x0a; /* variable_name */
-        h += put_varint(hdr + h, name_len);
+        h += gir_pb_put_varint(hdr + h, name_len);
         st = sink(sctx, hdr, h, err);
         if (!st)
             st = sink(sctx, p->name, name_len, err);
         h = 0;
         hdr[h++] = 0xa2; /* shape = 20 */
         hdr[h++] = 0x01;
-        h += put_varint(hdr + h, shape_body);
+        h += gir_pb_put_varint(hdr + h, shape_body);
         if (dl) {
             hdr[h++] = 0x0a;
-            h += put_varint(hdr + h, dl);
+            h += gir_pb_put_varint(hdr + h, dl);
         }
         if (!st)
             st = sink(sctx, hdr, h, err);
@@ -905,7 +869,7 @@ static gir_status pb_emit(const nnb_wparam *w, size_t n, pb_sink sink, void *sct
             h = 0;
             hdr[h++] = 0xa2; /* data = 100 */
             hdr[h++] = 0x06;
-            h += put_varint(hdr + h, data_bytes);
+            h += gir_pb_put_varint(hdr + h, data_bytes);
             st = sink(sctx, hdr, h, err);
             const void *data;
             void *owned = NULL;

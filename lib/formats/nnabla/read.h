@@ -52,8 +52,15 @@ gir_status nnbr_set_string(mctx *m, gir_node *n, const char *k, const char *v);
 
 gir_status nnbr_meta_int(mctx *m, gir_node *n, const char *k, int64_t v);
 
-gir_status nnbr_check_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out,
-                            bool *ok);
+/* Whether the function has min_in..max_in inputs and min_out..max_out
+ * outputs (a mapping that does not fit leaves the function opaque). */
+/* Maps the function to one Slice of k axes (sets *mapped). */
+gir_status nnbr_slice(mctx *m, bool *mapped, const int64_t *starts, const int64_t *ends, const int64_t *axes,
+                      const int64_t *steps, size_t k);
+bool nnbr_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out);
+/* The rank of a one-input, one-output function's input; -1 when unknown or
+ * when the function has other inputs or outputs. */
+int nnbr_unary_rank(const mctx *m);
 
 gir_status nnbr_step(mctx *m, const char *suffix, gir_op op, const int32_t *ins, size_t n_in, int32_t out,
                      gir_node **node, int32_t *made);
@@ -222,9 +229,7 @@ gir_status nnbr_map_leaky_relu(mctx *m, bool *mapped);
 
 /* ---- map functions of read_ops_layers.c (activations) ---------------------- */
 
-gir_status nnbr_map_softmax(mctx *m, bool *mapped);
 
-gir_status nnbr_map_log_softmax(mctx *m, bool *mapped);
 
 gir_status nnbr_map_softplus(mctx *m, bool *mapped);
 

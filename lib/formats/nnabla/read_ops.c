@@ -200,11 +200,7 @@ gir_status nnbr_scalar_value(mctx *m, const char *suffix, double v, int32_t *ci)
     memcpy(data, &fv, sizeof fv);
     gir_tensor *t;
     TRY(gir_tensor_adopt(GIR_DT_F32, &s0, data, &t, m->err));
-    const char *cname = gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix);
-    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname, m->err), t, ci, m->err)
-                          : gir_nomem(m->err);
-    gir_tensor_unref(t);
-    return st;
+    return gir_graph_add_const_named(m->g, t, ci, m->err, "%s/%s", m->name, suffix);
 }
 
 static gir_status link_all(mctx *m, gir_node *n)
@@ -259,11 +255,14 @@ gir_status nnbr_meta_int(mctx *m, gir_node *n, const char *k, int64_t v)
     return gir_attrs_set_int(m->g, &n->meta, k, v, m->err);
 }
 
-gir_status nnbr_check_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out,
-                            bool *ok)
+bool nnbr_arity(const mctx *m, size_t min_in, size_t max_in, size_t min_out, size_t max_out)
 {
-    *ok = m->n_in >= min_in && m->n_in <= max_in && m->n_out >= min_out && m->n_out <= max_out;
-    return GIR_OK;
+    return m->n_in >= min_in && m->n_in <= max_in && m->n_out >= min_out && m->n_out <= max_out;
+}
+
+int nnbr_unary_rank(const mctx *m)
+{
+    return nnbr_arity(m, 1, 1, 1, 1) ? nnbr_rank_of(m, m->in[0]) : -1;
 }
 
 /* ---- opaque --------------------------------------------------------------- */
@@ -344,8 +343,7 @@ static gir_status map_affine(mctx *m, bool *mapped)
 {
     static const Nnabla__AffineParameter zero = NNABLA__AFFINE_PARAMETER__INIT;
     const Nnabla__AffineParameter *p = PARAM(m, AFFINE_PARAM, affine_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 2, 3, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 3, 1, 1);
     int r = nnbr_rank_of(m, m->in[0]);
     int64_t b = p->base_axis;
     if (b < 0 && r >= 0)
@@ -445,8 +443,7 @@ static gir_status map_batch_normalization(mctx *m, bool *mapped)
     static const Nnabla__BatchNormalizationParameter zero = NNABLA__BATCH_NORMALIZATION_PARAMETER__INIT;
     const Nnabla__BatchNormalizationParameter *p =
         PARAM(m, BATCH_NORMALIZATION_PARAM, batch_normalization_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 5, 5, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 5, 5, 1, 1);
     if (!ok || p->batch_stat || p->no_scale || p->no_bias || p->n_axes != 1)
         return GIR_OK;
     int r = nnbr_rank_of(m, m->in[0]);
@@ -483,9 +480,7 @@ static gir_status map_batch_normalization(mctx *m, bool *mapped)
 
 static gir_status map_reduce(mctx *m, bool *mapped, gir_op op, const int64_t *axes, size_t n_axes, bool keep)
 {
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
+    if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -563,9 +558,7 @@ static gir_status map_reduce_mean_all(mctx *m, bool *mapped)
  * numpy's rules; the inplace argument is a memory hint kept as meta. */
 static gir_status map_binary(mctx *m, bool *mapped, gir_op op, bool inplace)
 {
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
-    if (!ok)
+    if (!nnbr_arity(m, 2, 2, 1, 1))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -615,9 +608,7 @@ typedef enum scalar_form {
 static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form, double v, bool inplace,
                              gir_op special, double special_val)
 {
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
+    if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -700,8 +691,7 @@ static gir_status map_batch_matmul(mctx *m, bool *mapped)
 {
     static const Nnabla__BatchMatmulParameter zero = NNABLA__BATCH_MATMUL_PARAMETER__INIT;
     const Nnabla__BatchMatmulParameter *p = PARAM(m, BATCH_MATMUL_PARAM, batch_matmul_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 2, 1, 1);
     int ra = nnbr_rank_of(m, m->in[0]), rb = nnbr_rank_of(m, m->in[1]);
     if (!ok || ra < 2 || ra != rb)
         return GIR_OK;
@@ -1079,10 +1069,8 @@ static gir_status map_flip(mctx *m, bool *mapped)
 {
     static const Nnabla__FlipParameter zero = NNABLA__FLIP_PARAMETER__INIT;
     const Nnabla__FlipParameter *p = PARAM(m, FLIP_PARAM, flip_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
-    if (!ok || r < 1 || p->n_axes > (size_t)r)
+    int r = nnbr_unary_rank(m);
+    if (r < 1 || p->n_axes > (size_t)r)
         return GIR_OK;
     int64_t starts[GIR_MAX_RANK], ends[GIR_MAX_RANK], axes[GIR_MAX_RANK], steps[GIR_MAX_RANK];
     bool seen[GIR_MAX_RANK] = { false };
@@ -1101,14 +1089,7 @@ static gir_status map_flip(mctx *m, bool *mapped)
         *mapped = true;
         return nnbr_step1(m, NULL, GIR_OP_Identity, m->in[0], m->out[0], NULL);
     }
-    *mapped = true;
-    gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Slice, &n));
-    TRY(nnbr_set_ints(m, n, "starts", starts, k));
-    TRY(nnbr_set_ints(m, n, "ends", ends, k));
-    TRY(nnbr_set_ints(m, n, "axes", axes, k));
-    TRY(nnbr_set_ints(m, n, "steps", steps, k));
-    return nnbr_infer(m, n);
+    return nnbr_slice(m, mapped, starts, ends, axes, steps, k);
 }
 
 /* ---- comparison and logic ----------------------------------------------------- */
@@ -1284,8 +1265,6 @@ static const fn_map fns[] = {
     { "GroupNormalization", nnbr_map_group_normalization, P(GROUP_NORMALIZATION_PARAM) },
     { "ReLU", nnbr_map_relu, P(RELU_PARAM) },
     { "LeakyReLU", nnbr_map_leaky_relu, P(LEAKY_RELU_PARAM) },
-    { "Softmax", nnbr_map_softmax, P(SOFTMAX_PARAM) },
-    { "LogSoftmax", nnbr_map_log_softmax, P(LOG_SOFTMAX_PARAM) },
     { "PReLU", nnbr_map_prelu, P(PRELU_PARAM) },
     { "SoftPlus", nnbr_map_softplus, P(SOFTPLUS_PARAM) },
     { "HardSigmoid", nnbr_map_hard_sigmoid, NONE },
@@ -1377,12 +1356,10 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
         return gir_fail(err, GIR_E_INTERNAL, "function '%s' made no node", node_name);
     /* the function's parameter message was absent: remember it for the writer */
     if (mapped && f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET) {
-        bool has_message = false;
-        for (const fn_map *e = fns; e->type; e++)
+        bool has_message = nnb_param_field_of_type(f->type) != NULL;
+        for (const fn_map *e = fns; e->type && !has_message; e++)
             if (strcmp(e->type, f->type) == 0)
                 has_message = e->param != NNABLA__FUNCTION__PARAMETER__NOT_SET;
-        if (!has_message && (strcmp(f->type, "Ceil") == 0 || strcmp(f->type, "Floor") == 0))
-            has_message = true;
         if (has_message)
             TRY(gir_attrs_set_int(r->g, &m.first->meta, NNB_META_NO_PARAM, 1, err));
     }

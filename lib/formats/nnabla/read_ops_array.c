@@ -8,17 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+gir_status nnbr_slice(mctx *m, bool *mapped, const int64_t *starts, const int64_t *ends, const int64_t *axes,
+                      const int64_t *steps, size_t k)
+{
+    *mapped = true;
+    gir_node *n;
+    TRY(nnbr_simple(m, GIR_OP_Slice, &n));
+    TRY(nnbr_set_ints(m, n, "starts", starts, k));
+    TRY(nnbr_set_ints(m, n, "ends", ends, k));
+    TRY(nnbr_set_ints(m, n, "axes", axes, k));
+    TRY(nnbr_set_ints(m, n, "steps", steps, k));
+    return nnbr_infer(m, n);
+}
+
 #define NNB_NONE_SENTINEL 0x7fffffff
 
 gir_status nnbr_map_slice(mctx *m, bool *mapped)
 {
     static const Nnabla__SliceParameter zero = NNABLA__SLICE_PARAMETER__INIT;
     const Nnabla__SliceParameter *p = PARAM(m, SLICE_PARAM, slice_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
+    int r = nnbr_unary_rank(m);
     size_t k = p->n_start;
-    if (!ok || r < 0 || k == 0 || k > (size_t)r || p->n_stop != k || (p->n_step != k && p->n_step != 0))
+    if (r < 0 || k == 0 || k > (size_t)r || p->n_stop != k || (p->n_step != k && p->n_step != 0))
         return GIR_OK;
     int64_t starts[GIR_MAX_RANK], ends[GIR_MAX_RANK], axes[GIR_MAX_RANK], steps[GIR_MAX_RANK];
     for (size_t i = 0; i < k; i++) {
@@ -32,25 +43,16 @@ gir_status nnbr_map_slice(mctx *m, bool *mapped)
         steps[i] = st;
         axes[i] = (int64_t)((size_t)r - k + i);
     }
-    *mapped = true;
-    gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Slice, &n));
-    TRY(nnbr_set_ints(m, n, "starts", starts, k));
-    TRY(nnbr_set_ints(m, n, "ends", ends, k));
-    TRY(nnbr_set_ints(m, n, "axes", axes, k));
-    TRY(nnbr_set_ints(m, n, "steps", steps, k));
-    return nnbr_infer(m, n);
+    return nnbr_slice(m, mapped, starts, ends, axes, steps, k);
 }
 
 gir_status nnbr_map_pad(mctx *m, bool *mapped)
 {
     static const Nnabla__PadParameter zero = NNABLA__PAD_PARAMETER__INIT;
     const Nnabla__PadParameter *p = PARAM(m, PAD_PARAM, pad_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
+    int r = nnbr_unary_rank(m);
     size_t k = p->n_pad_width / 2;
-    if (!ok || r < 0 || p->n_pad_width % 2 || k > (size_t)r)
+    if (r < 0 || p->n_pad_width % 2 || k > (size_t)r)
         return GIR_OK;
     const char *mode;
     if (!p->mode[0] || strcmp(p->mode, "constant") == 0)
@@ -80,8 +82,7 @@ gir_status nnbr_map_transpose(mctx *m, bool *mapped)
 {
     static const Nnabla__TransposeParameter zero = NNABLA__TRANSPOSE_PARAMETER__INIT;
     const Nnabla__TransposeParameter *p = PARAM(m, TRANSPOSE_PARAM, transpose_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || p->n_axes == 0)
         return GIR_OK;
     *mapped = true;
@@ -126,8 +127,7 @@ gir_status nnbr_map_reshape(mctx *m, bool *mapped)
 {
     static const Nnabla__ReshapeParameter zero = NNABLA__RESHAPE_PARAMETER__INIT;
     const Nnabla__ReshapeParameter *p = PARAM(m, RESHAPE_PARAM, reshape_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || !p->shape || p->shape->n_dim > GIR_MAX_RANK)
         return GIR_OK;
     size_t n_dim = p->shape->n_dim;
@@ -163,10 +163,8 @@ gir_status nnbr_map_broadcast(mctx *m, bool *mapped)
 {
     static const Nnabla__BroadcastParameter zero = NNABLA__BROADCAST_PARAMETER__INIT;
     const Nnabla__BroadcastParameter *p = PARAM(m, BROADCAST_PARAM, broadcast_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
-    if (!ok || !p->shape || r < 0 || p->shape->n_dim != (size_t)r)
+    int r = nnbr_unary_rank(m);
+    if (!p->shape || r < 0 || p->shape->n_dim != (size_t)r)
         return GIR_OK;
     int64_t shape[GIR_MAX_RANK];
     for (int i = 0; i < r; i++)
@@ -185,8 +183,7 @@ gir_status nnbr_map_broadcast_to(mctx *m, bool *mapped)
 {
     static const Nnabla__BroadcastToParameter zero = NNABLA__BROADCAST_TO_PARAMETER__INIT;
     const Nnabla__BroadcastToParameter *p = PARAM(m, BROADCAST_TO_PARAM, broadcast_to_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 2, 1, 1);
     const gir_value *x = nnbr_val(m, m->in[0]), *y = nnbr_val(m, m->in[1]);
     if (!ok || !x || !y || x->shape.rank < 0 || y->shape.rank < 0 || y->shape.rank > x->shape.rank)
         return GIR_OK;
@@ -230,10 +227,8 @@ gir_status nnbr_map_tile(mctx *m, bool *mapped)
 {
     static const Nnabla__TileParameter zero = NNABLA__TILE_PARAMETER__INIT;
     const Nnabla__TileParameter *p = PARAM(m, TILE_PARAM, tile_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
-    if (!ok || r < 0 || p->n_reps > (size_t)r || p->n_reps == 0)
+    int r = nnbr_unary_rank(m);
+    if (r < 0 || p->n_reps > (size_t)r || p->n_reps == 0)
         return GIR_OK;
     int64_t reps[GIR_MAX_RANK];
     size_t lead = (size_t)r - p->n_reps;
@@ -250,8 +245,7 @@ gir_status nnbr_map_gather(mctx *m, bool *mapped)
 {
     static const Nnabla__GatherParameter zero = NNABLA__GATHER_PARAMETER__INIT;
     const Nnabla__GatherParameter *p = PARAM(m, GATHER_PARAM, gather_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 2, 1, 1);
     if (!ok || p->batch_dims != 0)
         return GIR_OK;
     *mapped = true;
@@ -267,8 +261,7 @@ gir_status nnbr_map_dropout(mctx *m, bool *mapped)
 {
     static const Nnabla__DropoutParameter zero = NNABLA__DROPOUT_PARAMETER__INIT;
     const Nnabla__DropoutParameter *p = PARAM(m, DROPOUT_PARAM, dropout_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || !(p->p >= 0.0 && p->p < 1.0))
         return GIR_OK;
     *mapped = true;
@@ -342,17 +335,11 @@ gir_status nnbr_map_plain(mctx *m, bool *mapped, const gir_op_map *pm)
 {
     if (m->n_in != pm->n_in || m->n_out != 1)
         return GIR_OK;
-    /* Ceil and Floor have (empty) parameter messages; others have none */
+    /* a parameter message, when set, must be the one of the function's
+     * type (<Type>Parameter) */
     const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
-    if (fd) {
-        char want[64];
-        snprintf(want, sizeof want, "%s_param", m->f->type);
-        for (char *c = want; *c; c++)
-            if (*c >= 'A' && *c <= 'Z')
-                *c = (char)(*c - 'A' + 'a');
-        if (strcmp(fd->name, want) != 0)
-            return GIR_OK;
-    }
+    if (fd && fd != nnb_param_field_of_type(m->f->type))
+        return GIR_OK;
     *mapped = true;
     /* an Identity keeps its variable's values: of an index (ArgMax's
      * int64, an integer parameter) it is that index, not a float32 */

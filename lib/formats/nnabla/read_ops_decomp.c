@@ -76,10 +76,8 @@ gir_status nnbr_map_gelu(mctx *m, bool *mapped)
 /* CReLU / CELU: f(x) and f(-x) concatenated along axis */
 static gir_status map_concat_pair(mctx *m, bool *mapped, gir_op op, double alpha, int64_t axis)
 {
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
-    if (!ok || r < 0 || axis < -r || axis >= r)
+    int r = nnbr_unary_rank(m);
+    if (r < 0 || axis < -r || axis >= r)
         return GIR_OK;
     *mapped = true;
     int32_t nx, pos, neg;
@@ -255,11 +253,9 @@ gir_status nnbr_map_interpolate(mctx *m, bool *mapped)
 {
     static const Nnabla__InterpolateParameter zero = NNABLA__INTERPOLATE_PARAMETER__INIT;
     const Nnabla__InterpolateParameter *p = PARAM(m, INTERPOLATE_PARAM, interpolate_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
+    int r = nnbr_unary_rank(m);
     size_t k = p->n_output_size;
-    if (!ok || p->channel_last || r < 1 || k < 1 || k > (size_t)r)
+    if (p->channel_last || r < 1 || k < 1 || k > (size_t)r)
         return GIR_OK;
     bool nearest = strcmp(p->mode, "nearest") == 0, linear = strcmp(p->mode, "linear") == 0;
     const char *coord;
@@ -301,29 +297,20 @@ static gir_status const_value(mctx *m, const char *suffix, const int64_t *dims, 
     memcpy(sh.dims, dims, (size_t)rank * sizeof *dims);
     gir_tensor *t;
     TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
-    const char *cname = suffix ? gir_arena_printf(&m->g->arena, "%s/%s", m->name, suffix) : m->name;
-    gir_status st = cname ? gir_graph_add_const(m->g, gir_graph_unique_value_name(m->g, cname, m->err), t, ci, m->err)
-                          : gir_nomem(m->err);
-    gir_tensor_unref(t);
-    return st;
+    return gir_graph_add_const_named(m->g, t, ci, m->err, "%s%s%s", m->name, suffix ? "/" : "", suffix ? suffix : "");
 }
 
 /* A generator function whose output is known at read time becomes that
  * constant: the function's output variable, now a constant value. */
 static gir_status become_constant(mctx *m, const int64_t *dims, int rank, float *data)
 {
-    gir_value *out = m->g->values[m->out[0]];
     gir_shape sh = { rank, { 0 } };
     memcpy(sh.dims, dims, (size_t)rank * sizeof *dims);
     gir_tensor *t;
     TRY(gir_tensor_adopt(GIR_DT_F32, &sh, data, &t, m->err));
     /* an Identity of the constant keeps the function's output variable */
     int32_t ci;
-    const char *name = gir_graph_unique_value_name(m->g, gir_arena_printf(&m->g->arena, "%s/value", m->name), m->err);
-    gir_status st = gir_graph_add_const(m->g, name, t, &ci, m->err);
-    gir_tensor_unref(t);
-    TRY(st);
-    (void)out;
+    TRY(gir_graph_add_const_named(m->g, t, &ci, m->err, "%s/value", m->name));
     return nnbr_step1(m, NULL, GIR_OP_Identity, ci, m->out[0], NULL);
 }
 
@@ -381,10 +368,8 @@ gir_status nnbr_map_one_hot(mctx *m, bool *mapped)
 {
     static const Nnabla__OneHotParameter zero = NNABLA__ONE_HOT_PARAMETER__INIT;
     const Nnabla__OneHotParameter *p = PARAM(m, ONE_HOT_PARAM, one_hot_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
-    if (!ok || !p->shape || p->shape->n_dim != 1 || r < 1 || nnbr_val(m, m->in[0])->shape.dims[r - 1] != 1 ||
+    int r = nnbr_unary_rank(m);
+    if (!p->shape || p->shape->n_dim != 1 || r < 1 || nnbr_val(m, m->in[0])->shape.dims[r - 1] != 1 ||
         p->shape->dim[0] < 1 || p->shape->dim[0] > 100000000)
         return GIR_OK;
     *mapped = true;
@@ -445,8 +430,7 @@ gir_status nnbr_map_weight_normalization(mctx *m, bool *mapped)
     static const Nnabla__WeightNormalizationParameter zero = NNABLA__WEIGHT_NORMALIZATION_PARAMETER__INIT;
     const Nnabla__WeightNormalizationParameter *p =
         PARAM(m, WEIGHT_NORMALIZATION_PARAM, weight_normalization_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 2, 1, 1);
     int r = nnbr_rank_of(m, m->in[0]);
     int64_t dim = p->dim < 0 && r >= 0 ? p->dim + r : p->dim;
     if (!ok || r < 1 || dim < 0 || dim >= r || nnbr_rank_of(m, m->in[1]) != 1 ||

@@ -29,8 +29,7 @@ static gir_status map_conv_common(mctx *m, bool *mapped, bool transposed, int64_
                                   const Nnabla__Shape *dilation, int64_t group, bool channel_last,
                                   const Nnabla__Shape *output_padding, bool depthwise)
 {
-    bool ok;
-    nnbr_check_arity(m, 2, 3, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 3, 1, 1);
     const gir_value *wv = nnbr_val(m, m->in[1]);
     if (!ok || !wv || wv->shape.rank < 2)
         return GIR_OK;
@@ -150,8 +149,7 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
                            const Nnabla__Shape *stride, bool ignore_border, const Nnabla__Shape *pad,
                            bool channel_last, int including_pad)
 {
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 1, 1, 1, 1);
     const gir_value *x = nnbr_val(m, m->in[0]);
     if (!ok || channel_last || !kernel || kernel->n_dim == 0 || kernel->n_dim > GIR_MAX_RANK - 2 || !x ||
         x->shape.rank != (int)kernel->n_dim + 2)
@@ -273,9 +271,7 @@ gir_status nnbr_map_sum_pooling(mctx *m, bool *mapped)
 
 gir_status nnbr_map_global_average_pooling(mctx *m, bool *mapped)
 {
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok || nnbr_rank_of(m, m->in[0]) != 4) /* nnabla's output is (N, C, 1, 1) for any rank */
+    if (nnbr_unary_rank(m) != 4) /* nnabla's output is (N, C, 1, 1) for any rank */
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -287,10 +283,8 @@ gir_status nnbr_map_unpooling(mctx *m, bool *mapped)
 {
     static const Nnabla__UnpoolingParameter zero = NNABLA__UNPOOLING_PARAMETER__INIT;
     const Nnabla__UnpoolingParameter *p = PARAM(m, UNPOOLING_PARAM, unpooling_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    int r = nnbr_rank_of(m, m->in[0]);
-    if (!ok || p->channel_last || !p->kernel || p->kernel->n_dim == 0 || r < (int)p->kernel->n_dim)
+    int r = nnbr_unary_rank(m);
+    if (p->channel_last || !p->kernel || p->kernel->n_dim == 0 || r < (int)p->kernel->n_dim)
         return GIR_OK;
     double scales[GIR_MAX_RANK];
     size_t lead = (size_t)r - p->kernel->n_dim;
@@ -312,8 +306,7 @@ gir_status nnbr_map_unpooling(mctx *m, bool *mapped)
 
 gir_status nnbr_map_embed(mctx *m, bool *mapped)
 {
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 2, 1, 1);
     if (!ok || nnbr_foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
         return GIR_OK;
     *mapped = true;
@@ -331,9 +324,7 @@ gir_status nnbr_map_relu(mctx *m, bool *mapped)
 {
     static const Nnabla__ReLUParameter zero = NNABLA__RE_LUPARAMETER__INIT;
     const Nnabla__ReLUParameter *p = PARAM(m, RELU_PARAM, relu_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
+    if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -347,9 +338,7 @@ gir_status nnbr_map_leaky_relu(mctx *m, bool *mapped)
 {
     static const Nnabla__LeakyReLUParameter zero = NNABLA__LEAKY_RE_LUPARAMETER__INIT;
     const Nnabla__LeakyReLUParameter *p = PARAM(m, LEAKY_RELU_PARAM, leaky_relu_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
+    if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -362,38 +351,11 @@ gir_status nnbr_map_leaky_relu(mctx *m, bool *mapped)
 
 /* ---- activations ----------------------------------------------------------- */
 
-static gir_status map_softmax_like(mctx *m, bool *mapped, gir_op op, int64_t axis)
-{
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
-        return GIR_OK;
-    *mapped = true;
-    gir_node *n;
-    TRY(nnbr_simple(m, op, &n));
-    TRY(nnbr_set_int(m, n, "axis", axis));
-    return nnbr_infer(m, n);
-}
-
-gir_status nnbr_map_softmax(mctx *m, bool *mapped)
-{
-    static const Nnabla__SoftmaxParameter zero = NNABLA__SOFTMAX_PARAMETER__INIT;
-    return map_softmax_like(m, mapped, GIR_OP_Softmax, PARAM(m, SOFTMAX_PARAM, softmax_param, zero)->axis);
-}
-
-gir_status nnbr_map_log_softmax(mctx *m, bool *mapped)
-{
-    static const Nnabla__LogSoftmaxParameter zero = NNABLA__LOG_SOFTMAX_PARAMETER__INIT;
-    return map_softmax_like(m, mapped, GIR_OP_LogSoftmax,
-                            PARAM(m, LOG_SOFTMAX_PARAM, log_softmax_param, zero)->axis);
-}
-
 gir_status nnbr_map_softplus(mctx *m, bool *mapped)
 {
     static const Nnabla__SoftPlusParameter zero = NNABLA__SOFT_PLUS_PARAMETER__INIT;
     const Nnabla__SoftPlusParameter *p = PARAM(m, SOFTPLUS_PARAM, softplus_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || p->beta != 1.0)
         return GIR_OK;
     *mapped = true;
@@ -404,9 +366,7 @@ gir_status nnbr_map_softplus(mctx *m, bool *mapped)
 
 gir_status nnbr_map_hard_sigmoid(mctx *m, bool *mapped)
 {
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
+    if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -419,9 +379,7 @@ gir_status nnbr_map_hard_sigmoid(mctx *m, bool *mapped)
 /* HardTanh = Clip(-1, 1); ReLU6 = Clip(0, 6). */
 static gir_status map_fixed_clip(mctx *m, bool *mapped, double lo, double hi)
 {
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
-    if (!ok)
+    if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -446,8 +404,7 @@ gir_status nnbr_map_prelu(mctx *m, bool *mapped)
 {
     static const Nnabla__PReLUParameter zero = NNABLA__PRE_LUPARAMETER__INIT;
     const Nnabla__PReLUParameter *p = PARAM(m, PRELU_PARAM, prelu_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 2, 2, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 2, 2, 1, 1);
     int r = nnbr_rank_of(m, m->in[0]);
     int64_t axis = p->base_axis < 0 && r >= 0 ? p->base_axis + r : p->base_axis;
     if (!ok || nnbr_rank_of(m, m->in[1]) != 1)
@@ -480,8 +437,7 @@ gir_status nnbr_map_sign(mctx *m, bool *mapped)
 {
     static const Nnabla__SignParameter zero = NNABLA__SIGN_PARAMETER__INIT;
     const Nnabla__SignParameter *p = PARAM(m, SIGN_PARAM, sign_param, zero);
-    bool ok;
-    nnbr_check_arity(m, 1, 1, 1, 1, &ok);
+    bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || p->alpha != 0.0f) /* ONNX's Sign(0) is 0 */
         return GIR_OK;
     *mapped = true;

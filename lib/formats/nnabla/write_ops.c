@@ -787,24 +787,6 @@ static void emit_transpose(wctx *w, const gir_node *n)
     nnbw_fn_param(w, f, "transpose_param", p);
 }
 
-static void emit_softmax(wctx *w, const gir_node *n)
-{
-    bool log = n->op == GIR_OP_LogSoftmax;
-    Nnabla__Function *f = nnbw_simple_fn(w, n, log ? "LogSoftmax" : "Softmax");
-    int64_t axis = gir_node_int(n, "axis", -1);
-    if (log) {
-        Nnabla__LogSoftmaxParameter *p = nnbw_pb_new(w, &nnabla__log_softmax_parameter__descriptor);
-        if (p)
-            p->axis = axis;
-        nnbw_fn_param(w, f, "log_softmax_param", p);
-    } else {
-        Nnabla__SoftmaxParameter *p = nnbw_pb_new(w, &nnabla__softmax_parameter__descriptor);
-        if (p)
-            p->axis = axis;
-        nnbw_fn_param(w, f, "softmax_param", p);
-    }
-}
-
 static void emit_batchnorm(wctx *w, const gir_node *n)
 {
     int r = nnbw_rank(w, n->in[0]);
@@ -1143,8 +1125,6 @@ void nnbw_emit_node(wctx *w, size_t ni)
     case GIR_OP_AveragePool: emit_pool(w, n); return;
     case GIR_OP_GlobalAveragePool:
     case GIR_OP_GlobalMaxPool: emit_global_pool(w, n); return;
-    case GIR_OP_Softmax:
-    case GIR_OP_LogSoftmax: emit_softmax(w, n); return;
     case GIR_OP_Dropout: nnbw_emit_dropout(w, n); return;
     case GIR_OP_ReduceSum:
     case GIR_OP_ReduceMean:

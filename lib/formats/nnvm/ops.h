@@ -285,8 +285,12 @@ gir_status nn_rd_compare(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
                          gir_error *err);
 
 /* A reduction's axis (tuple, empty when absent), keepdims and exclude. */
-gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, int64_t *t, size_t *n, bool *keepdims, bool *exclude,
-                            gir_error *err);
+typedef struct nn_reduce_args {
+    int64_t axes[NN_MAX_TUPLE];
+    size_t n;
+    bool keepdims, exclude;
+} nn_reduce_args;
+gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, nn_reduce_args *a, gir_error *err);
 /* argmax/argmin over one axis: ArgMax/ArgMin (first extremum, int64) and a
  * Cast to the flavour's index type (MXNet float32; NNVM dtype, int32). */
 gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,

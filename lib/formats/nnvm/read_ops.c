@@ -329,16 +329,7 @@ gir_status nnr_const_scalar(nn_reader *r, gir_node *n, double v, gir_dtype dt, i
     case GIR_DT_F64: *(double *)t->data = v; break;
     default: *(float *)t->data = (float)v; break;
     }
-    char *base = gir_strdupf("%s_scalar", n->name);
-    const char *name = base ? gir_graph_unique_value_name(r->g, base, err) : NULL;
-    free(base);
-    if (!name) {
-        gir_tensor_unref(t);
-        return gir_nomem(err);
-    }
-    gir_status st = gir_graph_add_const(r->g, name, t, vidx, err);
-    gir_tensor_unref(t);
-    return st;
+    return gir_graph_add_const_named(r->g, t, vidx, err, "%s_scalar", n->name);
 }
 
 /* A [c] constant of ones (or zeros) named "<node>_<what>". */
@@ -351,16 +342,7 @@ gir_status nnr_const_fill(nn_reader *r, const char *node, const char *what, int6
     float *p = t->data;
     for (int64_t i = 0; i < c; i++)
         p[i] = v;
-    char *base = gir_strdupf("%s_%s", node, what);
-    const char *name = base ? gir_graph_unique_value_name(r->g, base, err) : NULL;
-    free(base);
-    if (!name) {
-        gir_tensor_unref(t);
-        return gir_nomem(err);
-    }
-    gir_status st = gir_graph_add_const(r->g, name, t, vidx, err);
-    gir_tensor_unref(t);
-    return st;
+    return gir_graph_add_const_named(r->g, t, vidx, err, "%s_%s", node, what);
 }
 
 gir_value *nn_rd_value(const nn_reader *r, int32_t v)

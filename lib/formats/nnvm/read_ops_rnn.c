@@ -71,12 +71,7 @@ static gir_status add_const(nn_reader *r, size_t idx, const char *tag, int rank,
         free(data);
         return st;
     }
-    char *base = gir_strdupf("%s_%s", r->raw->nodes[idx].name, tag);
-    const char *name = base ? gir_graph_unique_value_name(r->g, base, err) : NULL;
-    free(base);
-    st = name ? gir_graph_add_const(r->g, name, t, v, err) : gir_nomem(err);
-    gir_tensor_unref(t);
-    return st;
+    return gir_graph_add_const_named(r->g, t, v, err, "%s_%s", r->raw->nodes[idx].name, tag);
 }
 
 /* Slice [from, to) of axis 0 of v. */

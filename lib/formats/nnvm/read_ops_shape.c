@@ -387,23 +387,22 @@ gir_status nn_rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, 
     return nn_rd_out(r, n, 0, &out[0], err);
 }
 
-gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, int64_t *t, size_t *n, bool *keepdims, bool *exclude,
-                            gir_error *err)
+gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, nn_reduce_args *a, gir_error *err)
 {
-    TRY(nnr_g_tuple(r, idx, "axis", false, t, n, err));
-    TRY(nn_rd_bool(r, idx, "keepdims", false, keepdims, err));
-    return nn_rd_bool(r, idx, "exclude", false, exclude, err);
+    TRY(nnr_g_tuple(r, idx, "axis", false, a->axes, &a->n, err));
+    TRY(nn_rd_bool(r, idx, "keepdims", false, &a->keepdims, err));
+    return nn_rd_bool(r, idx, "exclude", false, &a->exclude, err);
 }
 
 gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                         gir_error *err)
 {
     const gir_op_map *d = nnr_cur_def(r, idx);
-    int64_t t[NN_MAX_TUPLE];
-    size_t n;
-    bool keepdims, exclude;
-    TRY(nnr_reduce_attrs(r, idx, t, &n, &keepdims, &exclude, err));
-    if (exclude && n) {
+    nn_reduce_args ra;
+    TRY(nnr_reduce_attrs(r, idx, &ra, err));
+    int64_t *t = ra.axes;
+    size_t n = ra.n;
+    if (ra.exclude && n) {
         /* the axes not listed */
         int rank = nnr_rank_of(r, in[0]);
         if (rank < 0)
@@ -426,7 +425,7 @@ gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     TRY(nn_rd_node(r, idx, d->op, 1, 1, &nd, err));
     nnr_set_in(nd, 0, in[0]);
     if ((n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n, err)) ||
-        gir_attrs_set_int(r->g, &nd->attrs, "keepdims", keepdims, err))
+        gir_attrs_set_int(r->g, &nd->attrs, "keepdims", ra.keepdims, err))
         return gir_nomem(err);
     return nn_rd_out(r, nd, 0, &out[0], err);
 }

@@ -390,10 +390,7 @@ static gir_status named_const(nn_reader *r, size_t idx, const gir_shape *s, floa
     size_t n = (size_t)(t->nbytes / 4);
     for (size_t i = 0; i < n; i++)
         p[i] = data ? data[i] : v;
-    const char *name = gir_graph_unique_value_name(r->g, nn_rd_raw(r, idx)->name, err);
-    gir_status st = name ? gir_graph_add_const(r->g, name, t, out, err) : gir_nomem(err);
-    gir_tensor_unref(t);
-    return st;
+    return gir_graph_add_const_named(r->g, t, out, err, "%s", nn_rd_raw(r, idx)->name);
 }
 
 /* _zeros, _ones (shape attribute), zeros_like, ones_like (an input's). */
@@ -526,11 +523,10 @@ gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
                         gir_error *err)
 {
     const gir_op_map *d = nnr_cur_def(r, idx);
-    int64_t t[NN_MAX_TUPLE];
-    size_t n;
-    bool keepdims, exclude;
-    TRY(nnr_reduce_attrs(r, idx, t, &n, &keepdims, &exclude, err));
-    if (n != 1 || exclude)
+    nn_reduce_args ra;
+    TRY(nnr_reduce_attrs(r, idx, &ra, err));
+    const int64_t *t = ra.axes;
+    if (ra.n != 1 || ra.exclude)
         return nnr_keep(r, res, err, "an index over every axis, several axes or the axes not listed");
     if (r->fl == NN_MXNET && r->mx_version > 0 && r->mx_version < 904 && t[0] == -1)
         return nnr_keep(r, res, err, "axis=-1 before MXNet 0.9.4 (the index over every axis)");
@@ -545,7 +541,7 @@ gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     int32_t a;
     TRY(nnr_node2(r, idx, "index", d->op, in[0], -1, &am, &a, err));
     if (gir_attrs_set_int(r->g, &am->attrs, "axis", t[0], err) ||
-        gir_attrs_set_int(r->g, &am->attrs, "keepdims", keepdims, err))
+        gir_attrs_set_int(r->g, &am->attrs, "keepdims", ra.keepdims, err))
         return gir_nomem(err);
     TRY(nnr_node2(r, idx, NULL, GIR_OP_Cast, a, -1, &c, &out[0], err));
     if (gir_attrs_set_string(r->g, &c->attrs, "to", gir_dtype_name(it), err))

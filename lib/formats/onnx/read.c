@@ -1,5 +1,6 @@
 /* Reading ONNX: ModelProto -> gir_graph. */
 #include "read.h"
+#include "io/pbwire.h"
 #include "passes/passes.h"
 
 #include <errno.h>
@@ -18,16 +19,10 @@ bool onnxr_is_default_domain(const char *d)
 
 static bool varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v)
 {
-    *v = 0;
-    for (int s = 0; s < 64; s += 7) {
-        if (*i >= n)
-            return false;
-        uint8_t b = p[(*i)++];
-        *v |= (uint64_t)(b & 0x7f) << s;
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
+    const uint8_t *q = p + *i;
+    bool ok = gir_pb_get_varint(&q, p + n, v);
+    *i = (size_t)(q - p);
+    return ok;
 }
 
 /* Walks the fields of one message level and says where it breaks. */

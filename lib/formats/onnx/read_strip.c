@@ -15,6 +15,7 @@
  * key = 1, value = 2), .data_location = 14 (EXTERNAL = 1).  Three fixed
  * levels: no recursion. */
 #include "onnx.h"
+#include "io/pbwire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,20 +28,6 @@ typedef struct wire_field {
     const uint8_t *end;    /* past the field */
 } wire_field;
 
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The next field of [*p, end); false at the end or on anything malformed
  * (*bad set then). */
 static bool next_field(const uint8_t **p, const uint8_t *end, wire_field *f, bool *bad)
@@ -49,7 +36,7 @@ static bool next_field(const uint8_t **p, const uint8_t *end, wire_field *f, boo
         return false;
     f->start = *p;
     uint64_t key, v;
-    if (!get_varint(p, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) {
+    if (!gir_pb_get_varint(p, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) {
         *bad = true;
         return false;
     }
@@ -59,7 +46,7 @@ static bool next_field(const uint8_t **p, const uint8_t *end, wire_field *f, boo
     f->vlen = 0;
     switch (f->type) {
     case 0:
-        if (!get_varint(p, end, &v)) {
+        if (!gir_pb_get_varint(p, end, &v)) {
             *bad = true;
             return false;
         }
@@ -75,7 +62,7 @@ static bool next_field(const uint8_t **p, const uint8_t *end, wire_field *f, boo
         break;
     }
     case 2:
-        if (!get_varint(p, end, &v) || v > (uint64_t)(end - *p)) {
+        if (!gir_pb_get_varint(p, end, &v) || v > (uint64_t)(end - *p)) {
             *bad = true;
             return false;
         }
@@ -93,16 +80,8 @@ static bool next_field(const uint8_t **p, const uint8_t *end, wire_field *f, boo
 
 static void put_varint(gir_buf *b, uint64_t v)
 {
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            tmp[n] |= 0x80;
-        n++;
-    } while (v);
-    gir_buf_append(b, tmp, n);
+    uint8_t tmp[GIR_PB_VARINT_MAX];
+    gir_buf_append(b, tmp, gir_pb_put_varint(tmp, v));
 }
 
 static void put_len_field(gir_buf *b, uint32_t number, const void *p, size_t n)

@@ -6,6 +6,7 @@
  * initializer's bytes go from the (lazily loaded) tensor to the file one
  * tensor at a time, into the model or into the external data file. */
 #include "write.h"
+#include "io/pbwire.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -340,26 +341,10 @@ static void put(sink *s, const void *p, size_t n)
     sink_append(&s->base, n, p);
 }
 
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 static void put_varint(sink *s, uint64_t v)
 {
-    uint8_t b[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        b[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[n++] = (uint8_t)v;
-    put(s, b, n);
+    uint8_t b[GIR_PB_VARINT_MAX];
+    put(s, b, gir_pb_put_varint(b, v));
 }
 
 static void put_tag(sink *s, uint32_t field, uint32_t wt)
@@ -369,12 +354,12 @@ static void put_tag(sink *s, uint32_t field, uint32_t wt)
 
 static size_t tag_len(uint32_t field)
 {
-    return varint_len((uint64_t)field << 3);
+    return gir_pb_varint_len((uint64_t)field << 3);
 }
 
 static size_t bytes_field_len(uint32_t field, uint64_t n)
 {
-    return tag_len(field) + varint_len(n) + (size_t)n;
+    return tag_len(field) + gir_pb_varint_len(n) + (size_t)n;
 }
 
 typedef struct ext_layout {
@@ -400,8 +385,8 @@ static uint64_t init_len(const winit *in, const char *location)
 {
     uint64_t n = 0;
     for (int i = 0; i < in->t->shape.rank; i++)
-        n += tag_len(1) + varint_len((uint64_t)in->t->shape.dims[i]);
-    n += tag_len(2) + varint_len((uint64_t)onnx_dtype_from_gir(in->t->dtype));
+        n += tag_len(1) + gir_pb_varint_len((uint64_t)in->t->shape.dims[i]);
+    n += tag_len(2) + gir_pb_varint_len((uint64_t)onnx_dtype_from_gir(in->t->dtype));
     n += bytes_field_len(8, strlen(in->name));
     if (in->external) {
         ext_layout x;
@@ -411,7 +396,7 @@ static uint64_t init_len(const winit *in, const char *location)
         n += bytes_field_len(13, entry_len("length", x.length));
         n += tag_len(14) + 1;
     } else {
-        n += tag_len(9) + varint_len(in->t->nbytes) + in->t->nbytes;
+        n += tag_len(9) + gir_pb_varint_len(in->t->nbytes) + in->t->nbytes;
     }
     return n;
 }
@@ -657,9 +642,9 @@ static gir_status stream(writer *w, const char *path, gir_error *err)
     uint64_t glen = protobuf_c_message_get_packed_size(&p.g1.base) + protobuf_c_message_get_packed_size(&p.g2.base);
     for (size_t i = 0; i < w->n_inits; i++) {
         uint64_t l = init_len(&w->inits[i], location);
-        glen += tag_len(5) + varint_len(l) + l;
+        glen += tag_len(5) + gir_pb_varint_len(l) + l;
     }
-    uint64_t total = protobuf_c_message_get_packed_size(&p.m1.base) + tag_len(7) + varint_len(glen) + glen +
+    uint64_t total = protobuf_c_message_get_packed_size(&p.m1.base) + tag_len(7) + gir_pb_varint_len(glen) + glen +
                      protobuf_c_message_get_packed_size(&p.m2.base);
     if (total > (uint64_t)INT32_MAX) {
         free(data_path);
