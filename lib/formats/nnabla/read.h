@@ -39,6 +39,8 @@ gir_status nnbr_infer(mctx *m, gir_node *n);
 
 /* One node with the function's own inputs and outputs. */
 gir_status nnbr_simple(mctx *m, gir_op op, gir_node **out);
+/* The function is mapped (*mapped set) to one node of op: nnbr_simple. */
+gir_status nnbr_map_to(mctx *m, bool *mapped, gir_op op, gir_node **out);
 
 gir_status nnbr_set_int(mctx *m, gir_node *n, const char *k, int64_t v);
 

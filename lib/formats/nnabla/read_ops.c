@@ -228,6 +228,12 @@ gir_status nnbr_simple(mctx *m, gir_op op, gir_node **out)
     return GIR_OK;
 }
 
+gir_status nnbr_map_to(mctx *m, bool *mapped, gir_op op, gir_node **out)
+{
+    *mapped = true;
+    return nnbr_simple(m, op, out);
+}
+
 gir_status nnbr_set_int(mctx *m, gir_node *n, const char *k, int64_t v)
 {
     return gir_attrs_set_int(m->g, &n->attrs, k, v, m->err);
@@ -482,9 +488,8 @@ static gir_status map_reduce(mctx *m, bool *mapped, gir_op op, const int64_t *ax
 {
     if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, op, &n));
+    TRY(nnbr_map_to(m, mapped, op, &n));
     if (n_axes)
         TRY(nnbr_set_ints(m, n, "axes", axes, n_axes));
     TRY(nnbr_set_int(m, n, "keepdims", keep));
@@ -560,9 +565,8 @@ static gir_status map_binary(mctx *m, bool *mapped, gir_op op, bool inplace)
 {
     if (!nnbr_arity(m, 2, 2, 1, 1))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, op, &n));
+    TRY(nnbr_map_to(m, mapped, op, &n));
     if (inplace)
         TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
     if (strcmp(m->f->type, "BcAdd2") == 0)
@@ -588,9 +592,8 @@ static gir_status map_add_n(mctx *m, bool *mapped)
 {
     if (m->n_in < 1 || m->n_out != 1 || nnbr_foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Sum, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Sum, &n));
     return nnbr_infer(m, n);
 }
 
@@ -697,9 +700,8 @@ static gir_status map_batch_matmul(mctx *m, bool *mapped)
         return GIR_OK;
     if (p->transpose_a || p->transpose_b)
         return nnbr_map_batch_matmul_t(m, mapped, p->transpose_a, p->transpose_b);
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_MatMul, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_MatMul, &n));
     return nnbr_infer(m, n);
 }
 
@@ -711,9 +713,8 @@ static gir_status map_concatenate(mctx *m, bool *mapped)
     const Nnabla__ConcatenateParameter *p = PARAM(m, CONCATENATE_PARAM, concatenate_param, zero);
     if (m->n_in < 1 || m->n_out != 1)
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Concat, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Concat, &n));
     TRY(nnbr_set_int(m, n, "axis", p->axis));
     return nnbr_infer(m, n);
 }

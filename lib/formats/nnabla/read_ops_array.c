@@ -11,9 +11,8 @@
 gir_status nnbr_slice(mctx *m, bool *mapped, const int64_t *starts, const int64_t *ends, const int64_t *axes,
                       const int64_t *steps, size_t k)
 {
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Slice, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Slice, &n));
     TRY(nnbr_set_ints(m, n, "starts", starts, k));
     TRY(nnbr_set_ints(m, n, "ends", ends, k));
     TRY(nnbr_set_ints(m, n, "axes", axes, k));
@@ -69,9 +68,8 @@ gir_status nnbr_map_pad(mctx *m, bool *mapped)
         pads[axis] = p->pad_width[2 * i];
         pads[(size_t)r + axis] = p->pad_width[2 * i + 1];
     }
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Pad, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Pad, &n));
     TRY(nnbr_set_ints(m, n, "pads", pads, 2 * (size_t)r));
     TRY(nnbr_set_string(m, n, "mode", mode));
     TRY(nnbr_set_float(m, n, "constant_value", p->constant_value));
@@ -85,9 +83,8 @@ gir_status nnbr_map_transpose(mctx *m, bool *mapped)
     bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || p->n_axes == 0)
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Transpose, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Transpose, &n));
     TRY(nnbr_set_ints(m, n, "perm", p->axes, p->n_axes));
     return nnbr_infer(m, n);
 }
@@ -169,9 +166,8 @@ gir_status nnbr_map_broadcast(mctx *m, bool *mapped)
     int64_t shape[GIR_MAX_RANK];
     for (int i = 0; i < r; i++)
         shape[i] = p->shape->dim[i] < 1 ? 1 : p->shape->dim[i]; /* the batch placeholder keeps x's size */
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Expand, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Expand, &n));
     TRY(nnbr_set_ints(m, n, "shape", shape, (size_t)r));
     return nnbr_infer(m, n);
 }
@@ -234,9 +230,8 @@ gir_status nnbr_map_tile(mctx *m, bool *mapped)
     size_t lead = (size_t)r - p->n_reps;
     for (int i = 0; i < r; i++)
         reps[i] = (size_t)i < lead ? 1 : p->reps[(size_t)i - lead];
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Tile, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Tile, &n));
     TRY(nnbr_set_ints(m, n, "repeats", reps, (size_t)r));
     return nnbr_infer(m, n);
 }
@@ -248,9 +243,8 @@ gir_status nnbr_map_gather(mctx *m, bool *mapped)
     bool ok = nnbr_arity(m, 2, 2, 1, 1);
     if (!ok || p->batch_dims != 0)
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Gather, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Gather, &n));
     TRY(nnbr_set_int(m, n, "axis", p->axis));
     return nnbr_infer(m, n);
 }
@@ -264,9 +258,8 @@ gir_status nnbr_map_dropout(mctx *m, bool *mapped)
     bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || !(p->p >= 0.0 && p->p < 1.0))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Dropout, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Dropout, &n));
     TRY(nnbr_set_float(m, n, "ratio", p->p));
     TRY(nnbr_set_int(m, n, "seed", p->seed));
     return nnbr_infer(m, n);

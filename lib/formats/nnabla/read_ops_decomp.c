@@ -278,9 +278,8 @@ gir_status nnbr_map_interpolate(mctx *m, bool *mapped)
         if (sizes[i] < 0 || (i >= r - (int)k && (sizes[i] < 1 || x->shape.dims[i] < 1)))
             return GIR_OK; /* unknown sizes (a symbolic batch) */
     }
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Resize, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Resize, &n));
     TRY(nnbr_set_ints(m, n, "sizes", sizes, (size_t)r));
     TRY(nnbr_set_string(m, n, "mode", nearest ? "nearest" : "linear"));
     TRY(nnbr_set_string(m, n, "coordinate_transformation_mode", coord));
@@ -472,9 +471,8 @@ gir_status nnbr_map_stack(mctx *m, bool *mapped)
     const Nnabla__StackParameter *p = PARAM(m, STACK_PARAM, stack_param, zero);
     if (m->n_in < 1 || m->n_out != 1)
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Stack, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Stack, &n));
     TRY(nnbr_set_int(m, n, "axis", p->axis));
     return nnbr_infer(m, n);
 }

@@ -202,9 +202,8 @@ static gir_status map_pool(mctx *m, bool *mapped, gir_op op, const Nnabla__Shape
             for (size_t i = 0; i < ns; i++)
                 pads[ns + i] = end[i];
     }
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, op, &n));
+    TRY(nnbr_map_to(m, mapped, op, &n));
     TRY(nnbr_set_ints(m, n, "kernel_shape", k, ns));
     TRY(nnbr_set_ints(m, n, "strides", s, ns));
     TRY(nnbr_set_ints(m, n, "pads", pads, 2 * ns));
@@ -273,9 +272,8 @@ gir_status nnbr_map_global_average_pooling(mctx *m, bool *mapped)
 {
     if (nnbr_unary_rank(m) != 4) /* nnabla's output is (N, C, 1, 1) for any rank */
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_GlobalAveragePool, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_GlobalAveragePool, &n));
     return nnbr_infer(m, n);
 }
 
@@ -294,9 +292,8 @@ gir_status nnbr_map_unpooling(mctx *m, bool *mapped)
             return GIR_OK;
         scales[i] = (double)kk;
     }
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Resize, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Resize, &n));
     TRY(gir_attrs_set_floats(m->g, &n->attrs, "scales", scales, (size_t)r, m->err));
     TRY(nnbr_set_string(m, n, "mode", "nearest"));
     TRY(nnbr_set_string(m, n, "coordinate_transformation_mode", "asymmetric"));
@@ -326,9 +323,8 @@ gir_status nnbr_map_relu(mctx *m, bool *mapped)
     const Nnabla__ReLUParameter *p = PARAM(m, RELU_PARAM, relu_param, zero);
     if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Relu, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Relu, &n));
     if (p->inplace)
         TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
     return nnbr_infer(m, n);
@@ -340,9 +336,8 @@ gir_status nnbr_map_leaky_relu(mctx *m, bool *mapped)
     const Nnabla__LeakyReLUParameter *p = PARAM(m, LEAKY_RELU_PARAM, leaky_relu_param, zero);
     if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_LeakyRelu, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_LeakyRelu, &n));
     TRY(nnbr_set_float(m, n, "alpha", p->alpha));
     if (p->inplace)
         TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
@@ -358,9 +353,8 @@ gir_status nnbr_map_softplus(mctx *m, bool *mapped)
     bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || p->beta != 1.0)
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Softplus, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Softplus, &n));
     return nnbr_infer(m, n);
 }
 
@@ -368,9 +362,8 @@ gir_status nnbr_map_hard_sigmoid(mctx *m, bool *mapped)
 {
     if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_HardSigmoid, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_HardSigmoid, &n));
     TRY(nnbr_set_float(m, n, "alpha", 0.2));
     TRY(nnbr_set_float(m, n, "beta", 0.5));
     return nnbr_infer(m, n);
@@ -381,9 +374,8 @@ static gir_status map_fixed_clip(mctx *m, bool *mapped, double lo, double hi)
 {
     if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Clip, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Clip, &n));
     TRY(nnbr_set_float(m, n, "min", lo));
     TRY(nnbr_set_float(m, n, "max", hi));
     TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, m->f->type, m->err));
@@ -412,9 +404,8 @@ gir_status nnbr_map_prelu(mctx *m, bool *mapped)
     int64_t c = nnbr_numel_of(m, m->in[1]);
     if (c == 1) {
         /* one shared slope broadcasts the same in both */
-        *mapped = true;
         gir_node *n;
-        TRY(nnbr_simple(m, GIR_OP_PRelu, &n));
+        TRY(nnbr_map_to(m, mapped, GIR_OP_PRelu, &n));
         return nnbr_infer(m, n);
     }
     /* a slope per channel of axis base_axis: viewed as (C, 1, ...) so that
@@ -440,9 +431,8 @@ gir_status nnbr_map_sign(mctx *m, bool *mapped)
     bool ok = nnbr_arity(m, 1, 1, 1, 1);
     if (!ok || p->alpha != 0.0f) /* ONNX's Sign(0) is 0 */
         return GIR_OK;
-    *mapped = true;
     gir_node *n;
-    TRY(nnbr_simple(m, GIR_OP_Sign, &n));
+    TRY(nnbr_map_to(m, mapped, GIR_OP_Sign, &n));
     return nnbr_infer(m, n);
 }
 

@@ -214,6 +214,19 @@ static gir_status dup_value(const char *name, const char *what, gir_error *err)
     return GIR_E_DUPLICATE;
 }
 
+/* The first declared type of a named value wins (value_info, then graph
+ * outputs, then initializers that are also inputs). */
+static gir_status declare(reader *r, Onnx__ValueInfoProto *vi, gir_error *err)
+{
+    const char *n = vi->name;
+    if (!n || !*n || onnx_map_has(&r->declared, n))
+        return GIR_OK;
+    r->decl[r->ndecl] = vi;
+    if (!onnx_map_put(&r->declared, n, (int32_t)r->ndecl++))
+        return gir_nomem(err);
+    return GIR_OK;
+}
+
 static gir_status collect(reader *r, gir_error *err)
 {
     Onnx__GraphProto *gp = r->gp;
@@ -332,28 +345,13 @@ static gir_status collect(reader *r, gir_error *err)
         const char *n = gp->value_info[i]->name;
         if (!n || !*n)
             return gir_fail(err, GIR_E_SCHEMA, "value_info %zu has no name", i);
-        if (!onnx_map_has(&r->declared, n)) {
-            r->decl[r->ndecl] = gp->value_info[i];
-            if (!onnx_map_put(&r->declared, n, (int32_t)r->ndecl++))
-                return gir_nomem(err);
-        }
+        TRY(declare(r, gp->value_info[i], err));
     }
-    for (size_t i = 0; i < gp->n_output; i++) {
-        const char *n = gp->output[i]->name;
-        if (n && *n && !onnx_map_has(&r->declared, n)) {
-            r->decl[r->ndecl] = gp->output[i];
-            if (!onnx_map_put(&r->declared, n, (int32_t)r->ndecl++))
-                return gir_nomem(err);
-        }
-    }
-    for (size_t i = 0; i < gp->n_input; i++) {
-        const char *n = gp->input[i]->name;
-        if (onnx_map_has(&r->konst_by_name, n) && !onnx_map_has(&r->declared, n)) {
-            r->decl[r->ndecl] = gp->input[i];
-            if (!onnx_map_put(&r->declared, n, (int32_t)r->ndecl++))
-                return gir_nomem(err);
-        }
-    }
+    for (size_t i = 0; i < gp->n_output; i++)
+        TRY(declare(r, gp->output[i], err));
+    for (size_t i = 0; i < gp->n_input; i++)
+        if (onnx_map_has(&r->konst_by_name, gp->input[i]->name))
+            TRY(declare(r, gp->input[i], err));
     return GIR_OK;
 }
 
