@@ -449,8 +449,7 @@ static gir_status map_batch_normalization(mctx *m, bool *mapped)
     static const Nnabla__BatchNormalizationParameter zero = NNABLA__BATCH_NORMALIZATION_PARAMETER__INIT;
     const Nnabla__BatchNormalizationParameter *p =
         PARAM(m, BATCH_NORMALIZATION_PARAM, batch_normalization_param, zero);
-    bool ok = nnbr_arity(m, 5, 5, 1, 1);
-    if (!ok || p->batch_stat || p->no_scale || p->no_bias || p->n_axes != 1)
+    if (!nnbr_arity(m, 5, 5, 1, 1) || p->batch_stat || p->no_scale || p->no_bias || p->n_axes != 1)
         return GIR_OK;
     int r = nnbr_rank_of(m, m->in[0]);
     int64_t axis = p->axes[0];

@@ -80,8 +80,7 @@ gir_status nnbr_map_transpose(mctx *m, bool *mapped)
 {
     static const Nnabla__TransposeParameter zero = NNABLA__TRANSPOSE_PARAMETER__INIT;
     const Nnabla__TransposeParameter *p = PARAM(m, TRANSPOSE_PARAM, transpose_param, zero);
-    bool ok = nnbr_arity(m, 1, 1, 1, 1);
-    if (!ok || p->n_axes == 0)
+    if (!nnbr_arity(m, 1, 1, 1, 1) || p->n_axes == 0)
         return GIR_OK;
     gir_node *n;
     TRY(nnbr_map_to(m, mapped, GIR_OP_Transpose, &n));
@@ -124,8 +123,7 @@ gir_status nnbr_map_reshape(mctx *m, bool *mapped)
 {
     static const Nnabla__ReshapeParameter zero = NNABLA__RESHAPE_PARAMETER__INIT;
     const Nnabla__ReshapeParameter *p = PARAM(m, RESHAPE_PARAM, reshape_param, zero);
-    bool ok = nnbr_arity(m, 1, 1, 1, 1);
-    if (!ok || !p->shape || p->shape->n_dim > GIR_MAX_RANK)
+    if (!nnbr_arity(m, 1, 1, 1, 1) || !p->shape || p->shape->n_dim > GIR_MAX_RANK)
         return GIR_OK;
     size_t n_dim = p->shape->n_dim;
     int minus = 0;
@@ -240,8 +238,7 @@ gir_status nnbr_map_gather(mctx *m, bool *mapped)
 {
     static const Nnabla__GatherParameter zero = NNABLA__GATHER_PARAMETER__INIT;
     const Nnabla__GatherParameter *p = PARAM(m, GATHER_PARAM, gather_param, zero);
-    bool ok = nnbr_arity(m, 2, 2, 1, 1);
-    if (!ok || p->batch_dims != 0)
+    if (!nnbr_arity(m, 2, 2, 1, 1) || p->batch_dims != 0)
         return GIR_OK;
     gir_node *n;
     TRY(nnbr_map_to(m, mapped, GIR_OP_Gather, &n));
@@ -255,8 +252,7 @@ gir_status nnbr_map_dropout(mctx *m, bool *mapped)
 {
     static const Nnabla__DropoutParameter zero = NNABLA__DROPOUT_PARAMETER__INIT;
     const Nnabla__DropoutParameter *p = PARAM(m, DROPOUT_PARAM, dropout_param, zero);
-    bool ok = nnbr_arity(m, 1, 1, 1, 1);
-    if (!ok || !(p->p >= 0.0 && p->p < 1.0))
+    if (!nnbr_arity(m, 1, 1, 1, 1) || !(p->p >= 0.0 && p->p < 1.0))
         return GIR_OK;
     gir_node *n;
     TRY(nnbr_map_to(m, mapped, GIR_OP_Dropout, &n));

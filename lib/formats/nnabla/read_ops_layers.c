@@ -303,8 +303,7 @@ gir_status nnbr_map_unpooling(mctx *m, bool *mapped)
 
 gir_status nnbr_map_embed(mctx *m, bool *mapped)
 {
-    bool ok = nnbr_arity(m, 2, 2, 1, 1);
-    if (!ok || nnbr_foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
+    if (!nnbr_arity(m, 2, 2, 1, 1) || nnbr_foreign_param(m, NNABLA__FUNCTION__PARAMETER__NOT_SET))
         return GIR_OK;
     *mapped = true;
     gir_node *n;
@@ -350,8 +349,7 @@ gir_status nnbr_map_softplus(mctx *m, bool *mapped)
 {
     static const Nnabla__SoftPlusParameter zero = NNABLA__SOFT_PLUS_PARAMETER__INIT;
     const Nnabla__SoftPlusParameter *p = PARAM(m, SOFTPLUS_PARAM, softplus_param, zero);
-    bool ok = nnbr_arity(m, 1, 1, 1, 1);
-    if (!ok || p->beta != 1.0)
+    if (!nnbr_arity(m, 1, 1, 1, 1) || p->beta != 1.0)
         return GIR_OK;
     gir_node *n;
     TRY(nnbr_map_to(m, mapped, GIR_OP_Softplus, &n));
@@ -428,8 +426,7 @@ gir_status nnbr_map_sign(mctx *m, bool *mapped)
 {
     static const Nnabla__SignParameter zero = NNABLA__SIGN_PARAMETER__INIT;
     const Nnabla__SignParameter *p = PARAM(m, SIGN_PARAM, sign_param, zero);
-    bool ok = nnbr_arity(m, 1, 1, 1, 1);
-    if (!ok || p->alpha != 0.0f) /* ONNX's Sign(0) is 0 */
+    if (!nnbr_arity(m, 1, 1, 1, 1) || p->alpha != 0.0f) /* ONNX's Sign(0) is 0 */
         return GIR_OK;
     gir_node *n;
     TRY(nnbr_map_to(m, mapped, GIR_OP_Sign, &n));
