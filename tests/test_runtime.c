@@ -222,6 +222,91 @@ static void test_memory_plan(void **state)
     gir_graph_free(g);
 }
 
+/* Concat in place: values read only by Concats are computed into their slot
+ * of the Concat with most inputs, and a Concat of a prefix of its inputs is a
+ * view of its buffer (DenseNet's blocks); a slot is not contiguous when a
+ * dimension before the axis is not 1, and a value produced before the ones
+ * ahead of it is copied as before.  Exact values either way. */
+static gir_graph *dense_block(int64_t batch)
+{
+    /* a = -x; f1 = |concat(a)|; f2 = 2 concat(a, f1); y = concat(a, f1, f2) */
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 3, DIMS(batch, 2, 3));
+    rt_const(g, "two", GIR_DT_F32, 0, NULL, F32S(2));
+    rt_node(g, GIR_OP_Neg, "neg", "x", "a");
+    rt_attr_int(g, rt_node(g, GIR_OP_Concat, "c1", "a", "c1"), "axis", 1);
+    rt_node(g, GIR_OP_Abs, "abs", "c1", "f1");
+    rt_attr_int(g, rt_node(g, GIR_OP_Concat, "c2", "a,f1", "c2"), "axis", -2);
+    rt_node(g, GIR_OP_Mul, "mul", "c2,two", "f2");
+    rt_attr_int(g, rt_node(g, GIR_OP_Concat, "c3", "a,f1,f2", "y"), "axis", 1);
+    rt_output(g, "y");
+    return g;
+}
+
+static void test_concat_in_place(void **state)
+{
+    (void)state;
+    gir_error err = GIR_ERROR_INIT;
+    for (int64_t batch = 1; batch <= 2; batch++) {
+        gir_graph *g = dense_block(batch);
+        float xd[12], want[48];
+        for (int i = 0; i < 12; i++)
+            xd[i] = (float)(i % 5) - 2.5f;
+        /* per image: channels -x, |x|, -2x, 2|x| (2 each) */
+        for (int n = 0; n < batch; n++)
+            for (int i = 0; i < 6; i++) {
+                float v = xd[n * 6 + i];
+                float *o = want + n * 24;
+                o[i] = -v;
+                o[6 + i] = fabsf(v);
+                o[12 + i] = -2 * v;
+                o[18 + i] = 2 * fabsf(v);
+            }
+        gir_tensor *x = rt_tensor_new(GIR_DT_F32, 3, DIMS(batch, 2, 3), xd);
+        gir_session *s;
+        TU_OK(gir_session_new(g, 1, &s, &err), &err);
+        TU_OK(gir_session_set_input(s, 0, x, &err), &err);
+        for (int rep = 0; rep < 2; rep++) {
+            TU_OK(gir_session_run(s, &err), &err);
+            rt_expect_f32(gir_session_output(s, 0), 3, DIMS(batch, 8, 3), want, 0);
+        }
+        /* batch 1: the result's 96 bytes are all there is; batch 2 copies */
+        if (batch == 1)
+            assert_int_equal(gir_rt_planned_bytes(s), 96);
+        else
+            assert_true(gir_rt_planned_bytes(s) > 2 * 96);
+        gir_session_free(s);
+        gir_tensor_unref(x);
+        gir_graph_free(g);
+    }
+    /* Conv+Relu (fused) into slot 0; the second branch is computed first, so
+     * its slot's offset is unknown then and the Concat copies it; a graph
+     * input in slot 2 is copied as well */
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, 2, 2, 2));
+    rt_const(g, "w1", GIR_DT_F32, 4, DIMS(1, 2, 1, 1), F32S(1, -2));
+    rt_const(g, "w2", GIR_DT_F32, 4, DIMS(1, 2, 1, 1), F32S(3, 1));
+    gir_node *c2 = rt_node(g, GIR_OP_Conv, "conv2", "x,w2", "r2");
+    gir_node *c1 = rt_node(g, GIR_OP_Conv, "conv1", "x,w1", "p1");
+    rt_attr_ints(g, c1, "kernel_shape", I64S(1, 1), 2);
+    rt_attr_ints(g, c2, "kernel_shape", I64S(1, 1), 2);
+    rt_node(g, GIR_OP_Relu, "relu", "p1", "r1");
+    rt_attr_int(g, rt_node(g, GIR_OP_Concat, "cat", "r1,r2,x", "y"), "axis", 1);
+    rt_output(g, "y");
+    gir_tensor *x = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 2, 2, 2), F32S(1, 2, 3, 4, 0, 1, 2, 3));
+    gir_session *s;
+    TU_OK(gir_session_new(g, 1, &s, &err), &err);
+    TU_OK(gir_session_set_input(s, 0, x, &err), &err);
+    TU_OK(gir_session_run(s, &err), &err);
+    assert_int_equal(gir_rt_fused_count(s), 1);
+    /* relu(x0 - 2 x1), 3 x0 + x1, x */
+    rt_expect_f32(gir_session_output(s, 0), 4, DIMS(1, 4, 2, 2),
+                  F32S(1, 0, 0, 0, 3, 7, 11, 15, 1, 2, 3, 4, 0, 1, 2, 3), 0);
+    gir_session_free(s);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
+}
+
 /* Corner cases of the plan: an input that is an output, a constant output,
  * a value read twice by one node, an output that later nodes also read
  * (never overwritten in place), empty tensors. */
@@ -1559,7 +1644,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_and_reuse), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan),
+        cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan), cmocka_unit_test(test_concat_in_place),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),

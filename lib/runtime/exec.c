@@ -20,6 +20,7 @@ typedef struct rt_value {
     int uses;       /* consumer occurrences, +1 for a graph output */
     int remaining;  /* plan-time countdown of uses */
     int buf;        /* intermediate: buffer index (-1 before planning) */
+    size_t off;     /* byte offset of its data in the buffer (a Concat slot) */
     int alias;      /* value whose data this one is (views of constants/inputs), or -1 */
     int32_t consumer; /* a node reading it (the only one when uses == 1), or -1 */
     bool is_output;
@@ -31,6 +32,9 @@ typedef struct rt_value {
     bool needed;    /* plan-time: a reader reads its data at run time */
     int pending;    /* plan-time: reader slots not yet prepared */
     void *folded;   /* computed once while planning (its producer is folded) */
+    int32_t cat_node; /* every reader is a Concat: the one it may be computed into, or -1 */
+    int32_t cat_idx;  /* its input slot there */
+    bool placed;      /* plan-time: computed into that slot */
 } rt_value;
 
 typedef struct rt_node {
@@ -41,6 +45,7 @@ typedef struct rt_node {
     int32_t host; /* skip: the node whose kernel computes it */
     bool folded; /* every input constant: run once while planning, not at run */
     uint64_t prof_ns; /* profiling: summed run time */
+    int grp_buf; /* Concat: plan-time buffer its inputs are computed into, or -1 */
 } rt_node;
 
 typedef struct rt_buffer {
@@ -443,6 +448,46 @@ static gir_status setup_values(gir_session *s, gir_error *err)
     return GIR_OK;
 }
 
+/* Concat in place: an intermediate value whose every reader is a Concat can
+ * be computed straight into its slot of one of them, its host, and the
+ * Concat then copies nothing for it.  The host is the reader with the most
+ * inputs: in a DenseNet block every layer's Concat reads a prefix of the
+ * block's last one, so all of them can then be views of that one's buffer
+ * (see concat_prefix_host).  Whether a slot is contiguous (every dimension
+ * before the axis 1) is decided while planning, when the shapes are known. */
+static gir_status find_concat_hosts(gir_session *s, gir_error *err)
+{
+    const gir_graph *g = s->g;
+    int *slots = calloc(g->n_values ? g->n_values : 1, sizeof *slots);
+    if (!slots)
+        return gir_nomem(err);
+    for (size_t i = 0; i < g->n_values; i++)
+        s->vals[i].cat_node = -1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const gir_node *n = g->nodes[i];
+        if (n->op != GIR_OP_Concat || n->n_out != 1 || n->out[0] < 0)
+            continue;
+        for (size_t j = 0; j < n->n_in; j++) {
+            int32_t vi = n->in[j];
+            if (vi < 0)
+                continue;
+            rt_value *v = &s->vals[vi];
+            slots[vi]++;
+            if (v->cat_node < 0 || g->nodes[v->cat_node]->n_in < n->n_in) {
+                v->cat_node = (int32_t)i;
+                v->cat_idx = (int32_t)j;
+            }
+        }
+    }
+    for (size_t i = 0; i < g->n_values; i++) {
+        rt_value *v = &s->vals[i];
+        if (v->kind != RV_INTER || v->is_output || slots[i] != v->uses)
+            v->cat_node = -1;
+    }
+    free(slots);
+    return GIR_OK;
+}
+
 static gir_status setup_nodes(gir_session *s, gir_error *err)
 {
     const gir_graph *g = s->g;
@@ -503,7 +548,7 @@ GIR_API gir_status gir_session_new(const gir_graph *g, int threads, gir_session 
         goto fail;
     if ((st = check_kernels(s, err)))
         goto fail;
-    if ((st = setup_values(s, err)))
+    if ((st = setup_values(s, err)) || (st = find_concat_hosts(s, err)))
         goto fail;
     *out = s;
     return GIR_OK;
@@ -1039,6 +1084,86 @@ static gir_status fold_node(gir_session *s, rt_node *rn, bool *done, gir_error *
     return GIR_OK;
 }
 
+/* The value a fused chain ends in: output vi of node self followed by the
+ * nodes fused into self that read it (a Relu, a bias Add): what the next
+ * unfused node reads, in vi's buffer. */
+static int32_t fused_tail(const gir_session *s, int32_t self, int32_t vi)
+{
+    for (int32_t q; (q = sole_consumer(s, vi)) >= 0 && s->nodes[q].skip && s->nodes[q].host == self &&
+                    s->g->nodes[q]->n_out == 1 && s->g->nodes[q]->out[0] >= 0;)
+        vi = s->g->nodes[q]->out[0];
+    return vi;
+}
+
+static void buf_grow(gir_session *s, int bi, size_t bytes)
+{
+    if (s->bufs[bi].cap < bytes)
+        s->bufs[bi].cap = bytes;
+}
+
+/* Tries to give output vi of node self (bytes long, its shape known) its slot
+ * in the buffer of the Concat that reads the chain's tail: there the inputs
+ * lie one after another when every dimension before the axis is 1, so the
+ * slot's offset is the size of the inputs before it, which must be known. */
+static gir_status place_in_concat(gir_session *s, int32_t self, int32_t vi, size_t bytes, bool *placed,
+                                  gir_error *err)
+{
+    *placed = false;
+    rt_value *v = &s->vals[vi], *tv = &s->vals[fused_tail(s, self, vi)];
+    if (tv->cat_node < 0 || tv->cat_node == self)
+        return GIR_OK;
+    rt_node *h = &s->nodes[tv->cat_node];
+    const gir_node *hn = h->n;
+    int axis = 0;
+    if (rt_axis(NULL, "axis", gir_node_int(hn, "axis", 0), v->t.shape.rank, &axis, NULL))
+        return GIR_OK;
+    for (int d = 0; d < axis; d++)
+        if (v->t.shape.dims[d] != 1)
+            return GIR_OK;
+    size_t off = 0, es = gir_dtype_size(v->t.dtype);
+    for (int32_t k = 0; k < tv->cat_idx; k++) {
+        const rt_value *u = hn->in[k] >= 0 ? &s->vals[hn->in[k]] : NULL;
+        if (!u || !u->produced || u->t.dtype != v->t.dtype)
+            return GIR_OK;
+        off += u->t.numel * es;
+    }
+    if (h->grp_buf < 0) {
+        /* its first reference is the Concat's result, taken when it is planned */
+        gir_status st = buf_alloc(s, off + bytes ? off + bytes : 1, &h->grp_buf, err);
+        if (st)
+            return st;
+    }
+    buf_grow(s, h->grp_buf, off + bytes);
+    s->bufs[h->grp_buf].refs++;
+    v->buf = h->grp_buf;
+    v->off = off;
+    tv->placed = *placed = true;
+    return GIR_OK;
+}
+
+/* A Concat (node self) whose every input lies in its slot of another
+ * Concat's buffer, at the same index, over the same axis, reads a prefix of
+ * that buffer: its result is that prefix.  Returns that Concat, or -1. */
+static int32_t concat_prefix_host(const gir_session *s, int32_t self)
+{
+    const gir_node *n = s->g->nodes[self];
+    if (n->op != GIR_OP_Concat || n->n_in == 0 || n->in[0] < 0 || n->out[0] < 0)
+        return -1;
+    int32_t h = s->vals[n->in[0]].cat_node;
+    if (h < 0 || h == self || s->nodes[h].grp_buf < 0)
+        return -1;
+    for (size_t k = 0; k < n->n_in; k++) {
+        const rt_value *u = n->in[k] >= 0 ? &s->vals[n->in[k]] : NULL;
+        if (!u || !u->placed || u->cat_node != h || u->cat_idx != (int32_t)k)
+            return -1;
+    }
+    int rank = s->vals[n->out[0]].t.shape.rank, a = 0, b = 0;
+    if (rt_axis(NULL, "axis", gir_node_int(n, "axis", 0), rank, &a, NULL) ||
+        rt_axis(NULL, "axis", gir_node_int(s->g->nodes[h], "axis", 0), rank, &b, NULL) || a != b)
+        return -1;
+    return h;
+}
+
 static gir_status plan(gir_session *s, gir_error *err)
 {
     const gir_graph *g = s->g;
@@ -1051,6 +1176,8 @@ static gir_status plan(gir_session *s, gir_error *err)
         rt_value *v = &s->vals[i];
         v->remaining = v->uses;
         v->buf = -1;
+        v->off = 0;
+        v->placed = false;
         v->alias = -1;
         v->produced = v->kind != RV_INTER;
         v->needed = false;
@@ -1066,8 +1193,10 @@ static gir_status plan(gir_session *s, gir_error *err)
             memset(&v->t, 0, sizeof v->t);
         }
     }
-    for (size_t i = 0; i < g->n_nodes; i++)
+    for (size_t i = 0; i < g->n_nodes; i++) {
         s->nodes[i].skip = s->nodes[i].folded = false;
+        s->nodes[i].grp_buf = -1;
+    }
     size_t scratch = 0;
     uint64_t elements = 0; /* computed by the nodes so far: bounded before any buffer exists */
     for (size_t oi = 0; oi < s->n_order; oi++) {
@@ -1094,6 +1223,7 @@ static gir_status plan(gir_session *s, gir_error *err)
                 src = n->in[j];
             s->vals[o].t = s->vals[src].t;
             s->vals[o].buf = s->vals[src].buf;
+            s->vals[o].off = s->vals[src].off;
             s->bufs[s->vals[o].buf].refs++;
             s->vals[o].produced = true;
         } else {
@@ -1148,11 +1278,14 @@ static gir_status plan(gir_session *s, gir_error *err)
                     return e;
                 }
                 size_t bytes = v->t.numel * gir_dtype_size(v->t.dtype);
+                int32_t hc;
+                bool placed = false;
                 int32_t in0 = n->n_in > 0 ? n->in[0] : -1;
                 if (j == 0 && (rn->k->flags & RT_VIEW) && in0 >= 0) {
                     rt_value *iv = &s->vals[in0];
                     if (iv->buf >= 0) {
                         v->buf = iv->buf;
+                        v->off = iv->off;
                         s->bufs[v->buf].refs++;
                     } else {
                         v->alias = storage_of(s, in0);
@@ -1163,7 +1296,21 @@ static gir_status plan(gir_session *s, gir_error *err)
                     int32_t add;
                     rt_value *rv = &s->vals[fused_residual(s, rn, &add)];
                     v->buf = rv->buf;
+                    v->off = rv->off;
                     s->bufs[v->buf].refs++;
+                } else if (j == 0 && rn->grp_buf >= 0) {
+                    /* a Concat whose inputs were computed into its buffer:
+                     * the reference taken for it then becomes its own */
+                    v->buf = rn->grp_buf;
+                    buf_grow(s, v->buf, bytes);
+                } else if (j == 0 && (hc = concat_prefix_host(s, (int32_t)(rn - s->nodes))) >= 0) {
+                    v->buf = s->nodes[hc].grp_buf;
+                    buf_grow(s, v->buf, bytes);
+                    s->bufs[v->buf].refs++;
+                } else if ((st = place_in_concat(s, (int32_t)(rn - s->nodes), vi, bytes, &placed, err))) {
+                    return st;
+                } else if (placed) {
+                    /* computed into its Concat's buffer */
                 } else if (j == 0 && (rn->k->flags & RT_INPLACE) && !s->keep && in0 >= 0 &&
                            s->vals[in0].kind == RV_INTER && s->vals[in0].buf >= 0 && !s->vals[in0].is_output &&
                            s->bufs[s->vals[in0].buf].refs == 1 &&
@@ -1175,6 +1322,7 @@ static gir_status plan(gir_session *s, gir_error *err)
                             occ++;
                     if (s->vals[in0].remaining == (int)occ && occ == 1) {
                         v->buf = s->vals[in0].buf;
+                        v->off = s->vals[in0].off;
                         s->bufs[v->buf].refs++;
                     } else if ((st = buf_alloc(s, bytes ? bytes : 1, &v->buf, err))) {
                         return st;
@@ -1244,7 +1392,7 @@ static void *value_data(const gir_session *s, int32_t vi)
         return v->fed->data;
     if (v->kind == RV_CONST)
         return v->src ? v->src->data : NULL;
-    return v->buf >= 0 ? s->bufs[v->buf].p : NULL;
+    return v->buf >= 0 ? (char *)s->bufs[v->buf].p + v->off : NULL;
 }
 
 static uint64_t now_ns(void)

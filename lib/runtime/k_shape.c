@@ -364,8 +364,12 @@ static gir_status concat_run(rt_call *c, gir_error *err)
     for (size_t i = 0; i < c->n_in; i++) {
         const rt_tensor *x = c->in[i];
         size_t xrow = (size_t)x->shape.dims[axis] * inner * es;
-        for (size_t o = 0; o < outer; o++)
-            memcpy((char *)y->data + o * yrow + off, (const char *)x->data + o * xrow, xrow);
+        for (size_t o = 0; o < outer; o++) {
+            char *dst = (char *)y->data + o * yrow + off;
+            const char *src = (const char *)x->data + o * xrow;
+            if (dst != src) /* else computed in place by its producer (the executor's plan) */
+                memcpy(dst, src, xrow);
+        }
         off += xrow;
     }
     return GIR_OK;
@@ -748,8 +752,24 @@ static gir_status pad_run(rt_call *c, gir_error *err)
         }
         char *drow = dst + row * inner * es;
         const char *srow = (const char *)x->data + (size_t)off * es;
+        /* the columns inside the input, [lo, hi), are one copy; the padding
+         * around them is filled element by element */
+        int64_t b0 = p.begin[r - 1];
+        size_t lo = 0, hi = 0;
+        if (!constant_row) {
+            lo = b0 > 0 ? (size_t)b0 : 0;
+            hi = b0 + nin < (int64_t)inner ? (size_t)(b0 + nin > 0 ? b0 + nin : 0) : inner;
+            if (lo > hi)
+                lo = hi;
+            if (hi > lo)
+                memcpy(drow + lo * es, srow + (size_t)((int64_t)lo - b0) * es, (hi - lo) * es);
+        }
         for (size_t o = 0; o < inner; o++) {
-            int64_t si = constant_row ? -1 : pad_src(p.mode, (int64_t)o, p.begin[r - 1], nin);
+            if (o == lo && hi > lo)
+                o = hi;
+            if (o == inner)
+                break;
+            int64_t si = constant_row ? -1 : pad_src(p.mode, (int64_t)o, b0, nin);
             if (si < 0)
                 memcpy(drow + o * es, cbytes, es);
             else
