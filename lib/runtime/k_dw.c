@@ -223,77 +223,94 @@ DW_ENTRY(avx2, __attribute__((target("avx2,fma"))))
 DWD_ENTRY(avx512, __attribute__((target("avx512f"))))
 DWD_ENTRY(avx2, __attribute__((target("avx2,fma"))))
 
-/* Max pooling on a plane padded with -infinity: a window holding a NaN
- * gives NaN, as the scalar path does. */
-__attribute__((target("avx512f"))) static void maxpool_avx512(const rt_dwpad *a, const float *p, const float *w,
-                                                              float bias, float *y)
-{
-    (void)w;
-    (void)bias;
-    const size_t OH = a->oh, OW = a->ow, KH = a->kh, KW = a->kw, sh = a->sh, sw = a->sw, ps = a->pstride;
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512 ninf = _mm512_set1_ps(-INFINITY), qnan = _mm512_set1_ps(NAN);
-    for (size_t oh = 0; oh < OH; oh++) {
-        float *yr = y + oh * OW;
-        const float *prow = p + oh * sh * ps;
-        for (size_t ow = 0; ow < OW; ow += 16) {
-            size_t n = OW - ow < 16 ? OW - ow : 16;
-            __mmask16 m = (__mmask16)((1u << n) - 1u), nan = 0;
-            __m512 acc = ninf;
-            for (size_t kh = 0; kh < KH; kh++) {
-                const float *pr = prow + kh * ps + ow * sw;
-                for (size_t kw = 0; kw < KW; kw++) {
-                    __m512 v = sw == 1 ? _mm512_loadu_ps(pr + kw)
-                                       : _mm512_permutex2var_ps(_mm512_loadu_ps(pr + kw), even,
-                                                                _mm512_loadu_ps(pr + kw + 16));
-                    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-                    acc = _mm512_max_ps(acc, v);
-                }
-            }
-            acc = _mm512_mask_mov_ps(acc, nan, qnan);
-            _mm512_mask_storeu_ps(yr + ow, m, acc);
-        }
+/* Max pooling, separably, from the plane itself: per output row, the
+ * column maxima over the window's rows inside the plane go into row t
+ * (-inf in the padding around them: pstride floats), then the output is the
+ * maximum over each window's columns of t.  A NaN anywhere in a window gives
+ * NaN, as the scalar path does: max_ps drops a NaN operand, so NaNs are
+ * found by comparison and put back. */
+#define MAXPOOL_BODY(VF, VL, MASK_T, MASK_N, LOADM, STOREM, MAX, NANMASK, NANSET, PICK2, SET1, ZERO, OR)                \
+    const size_t OH = a->oh, OW = a->ow, KH = a->kh, KW = a->kw, sh = a->sh, sw = a->sw, ps = a->pstride;        \
+    const size_t H = a->h, ph = a->ph, pw = a->pw, W = pw >= ps ? 0 : a->w < ps - pw ? a->w : ps - pw;          \
+    const VF ninf = SET1(-INFINITY);                                                                            \
+    for (size_t oh = 0; oh < OH; oh++) {                                                                        \
+        size_t r0 = oh * sh, k0 = r0 < ph ? ph - r0 : 0, k1 = KH;                                               \
+        if (r0 + KH > ph + H)                                                                                   \
+            k1 = ph + H > r0 ? ph + H - r0 : 0;                                                                 \
+        for (size_t j = 0; j < ps; j++)                                                                         \
+            t[j] = -INFINITY;                                                                                   \
+        for (size_t i = 0; i < W && k0 < k1; i += VL) {                                                         \
+            size_t n = W - i < VL ? W - i : VL;                                                                 \
+            MASK_T m = MASK_N(n), nan = ZERO;                                                                    \
+            VF acc = ninf;                                                                                      \
+            for (size_t kh = k0; kh < k1; kh++) {                                                               \
+                VF v = LOADM(m, x + (r0 + kh - ph) * W + i);                                                    \
+                nan = OR(nan, NANMASK(v));                                                                       \
+                acc = MAX(acc, v);                                                                              \
+            }                                                                                                   \
+            STOREM(t + pw + i, m, NANSET(acc, nan));                                                            \
+        }                                                                                                       \
+        float *yr = y + oh * OW;                                                                                \
+        for (size_t ow = 0; ow < OW; ow += VL) {                                                                \
+            size_t n = OW - ow < VL ? OW - ow : VL;                                                             \
+            MASK_T nan = ZERO;                                                                                  \
+            VF acc = ninf;                                                                                      \
+            for (size_t kw = 0; kw < KW; kw++) {                                                                \
+                const float *tp = t + ow * sw + kw;                                                             \
+                VF v = PICK2(tp);                                                                               \
+                nan = OR(nan, NANMASK(v));                                                                       \
+                acc = MAX(acc, v);                                                                              \
+            }                                                                                                   \
+            STOREM(yr + ow, MASK_N(n), NANSET(acc, nan));                                                       \
+        }                                                                                                       \
     }
+
+__attribute__((target("avx512f"))) static void maxpool_avx512(const rt_dwpad *a, const float *x, float *t, float *y)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512 qnan = _mm512_set1_ps(NAN);
+#define MP_MASK_N(n) ((__mmask16)((1u << (n)) - 1u))
+#define MP_NAN(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
+#define MP_NANSET(v, m) _mm512_mask_mov_ps(v, m, qnan)
+#define MP_PICK(p) (sw == 1 ? _mm512_loadu_ps(p) : _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps((p) + 16)))
+#define MP_OR(a, b) ((__mmask16)((a) | (b)))
+    MAXPOOL_BODY(__m512, 16, __mmask16, MP_MASK_N, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps, _mm512_max_ps, MP_NAN,
+                 MP_NANSET, MP_PICK, _mm512_set1_ps, 0, MP_OR)
+#undef MP_OR
+#undef MP_MASK_N
+#undef MP_NAN
+#undef MP_NANSET
+#undef MP_PICK
 }
 
-__attribute__((target("avx2,fma"))) static void maxpool_avx2(const rt_dwpad *a, const float *p, const float *w,
-                                                             float bias, float *y)
+__attribute__((target("avx2,fma"))) static void maxpool_avx2(const rt_dwpad *a, const float *x, float *t, float *y)
 {
-    (void)w;
-    (void)bias;
-    const size_t OH = a->oh, OW = a->ow, KH = a->kh, KW = a->kw, sh = a->sh, sw = a->sw, ps = a->pstride;
-    const __m256 ninf = _mm256_set1_ps(-INFINITY), qnan = _mm256_set1_ps(NAN);
+    const __m256 qnan = _mm256_set1_ps(NAN);
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (size_t oh = 0; oh < OH; oh++) {
-        float *yr = y + oh * OW;
-        const float *prow = p + oh * sh * ps;
-        for (size_t ow = 0; ow < OW; ow += 8) {
-            size_t n = OW - ow < 8 ? OW - ow : 8;
-            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), iota);
-            __m256 acc = ninf, nan = _mm256_setzero_ps();
-            for (size_t kh = 0; kh < KH; kh++) {
-                const float *pr = prow + kh * ps + ow * sw;
-                for (size_t kw = 0; kw < KW; kw++) {
-                    __m256 v;
-                    if (sw == 1) {
-                        v = _mm256_loadu_ps(pr + kw);
-                    } else {
-                        __m256 lo = _mm256_loadu_ps(pr + kw), hi = _mm256_loadu_ps(pr + kw + 8);
-                        v = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-                        v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
-                    }
-                    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-                    acc = _mm256_max_ps(acc, v);
-                }
-            }
-            acc = _mm256_blendv_ps(acc, qnan, nan);
-            _mm256_maskstore_ps(yr + ow, m, acc);
-        }
-    }
+#define MP_MASK_N(n) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n)), iota)
+#define MP_LOADM(m, p) _mm256_maskload_ps(p, m)
+#define MP_STOREM(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define MP_NAN(v) _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))
+#define MP_NANSET(v, m) _mm256_blendv_ps(v, qnan, _mm256_castsi256_ps(m))
+#define MP_PICK(p)                                                                                              \
+    (sw == 1 ? _mm256_loadu_ps(p)                                                                               \
+             : _mm256_castpd_ps(_mm256_permute4x64_pd(                                                          \
+                   _mm256_castps_pd(_mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps((p) + 8),              \
+                                                      _MM_SHUFFLE(2, 0, 2, 0))),                                \
+                   _MM_SHUFFLE(3, 1, 2, 0))))
+    MAXPOOL_BODY(__m256, 8, __m256i, MP_MASK_N, MP_LOADM, MP_STOREM, _mm256_max_ps, MP_NAN, MP_NANSET, MP_PICK,
+                 _mm256_set1_ps, _mm256_setzero_si256(), _mm256_or_si256)
+#undef MP_MASK_N
+#undef MP_LOADM
+#undef MP_STOREM
+#undef MP_NAN
+#undef MP_NANSET
+#undef MP_PICK
 }
+#undef MAXPOOL_BODY
 #endif
 
-rt_dwpad_fn rt_maxpool_select(int isa)
+rt_maxpool_fn rt_maxpool_select(int isa)
 {
     return RT_ISA_PICK(isa, NULL, maxpool_avx2, maxpool_avx512);
 }

@@ -9,13 +9,13 @@ typedef struct pool_state {
     rt_geom g;
     bool count_pad;
     bool row_major_idx; /* storage_order 0 */
-    bool padded;        /* max pooling through the padded-plane kernel */
+    bool vec;           /* max pooling through the vector kernel */
     rt_dwpad pad;
 } pool_state;
 
 /* Max pooling without indices, 2-D, no dilation, horizontal stride 1 or 2:
- * the vector kernel on -inf padded planes. */
-static bool pool_pad_geometry(const rt_call *c, pool_state *s)
+ * the vector kernel. */
+static bool pool_vec_geometry(const rt_call *c, pool_state *s)
 {
     const rt_geom *g = &s->g;
     if (c->node->op != GIR_OP_MaxPool || (c->n_out > 1 && c->out[1]) || g->in[0] != 1 || g->k[0] != 1 ||
@@ -57,10 +57,10 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
     s->row_major_idx = so == 0;
     if ((st = rt_set_window_out(c->out[0], (size_t)x->shape.dims[0], (size_t)x->shape.dims[1], nsp, s->g.out, err)))
         return st;
-    s->padded = pool_pad_geometry(c, s);
-    if (s->padded) {
+    s->vec = pool_vec_geometry(c, s);
+    if (s->vec) {
         uint64_t bytes;
-        if (!gir_mul_u64(rt_dwpad_floats(&s->pad), sizeof(float) * (uint64_t)gir_threads_count(c->th), &bytes) ||
+        if (!gir_mul_u64(s->pad.pstride, sizeof(float) * (uint64_t)gir_threads_count(c->th), &bytes) ||
             bytes > SIZE_MAX / 2)
             return gir_fail(err, GIR_E_LIMIT, "pooling planes are too large");
         c->scratch_bytes = (size_t)bytes;
@@ -151,14 +151,13 @@ static void pool_planes(void *ctx, size_t p0, size_t p1, int worker)
     const size_t D = g->in[0], H = g->in[1], W = g->in[2];
     const size_t OD = g->out[0], OH = g->out[1], OW = g->out[2];
     const size_t insp = D * H * W, outsp = OD * OH * OW;
-    rt_dwpad_fn fn = j->s->padded && j->c->scratch ? rt_maxpool_select(GIR_GEMM_AUTO) : NULL;
-    float *padded = fn ? (float *)j->c->scratch + (size_t)worker * rt_dwpad_floats(&j->s->pad) : NULL;
+    rt_maxpool_fn fn = j->s->vec && j->c->scratch ? rt_maxpool_select(GIR_GEMM_AUTO) : NULL;
+    float *row = fn ? (float *)j->c->scratch + (size_t)worker * j->s->pad.pstride : NULL;
     for (size_t p = p0; p < p1; p++) {
         const float *xp = x + p * insp;
         float *yp = y + p * outsp;
         if (fn) {
-            rt_dwpad_fill(&j->s->pad, xp, padded, -INFINITY);
-            fn(&j->s->pad, padded, NULL, 0.0f, yp);
+            fn(&j->s->pad, xp, row, yp);
             continue;
         }
         if (D == 1 && OD == 1 && g->k[0] == 1 && !idx) {

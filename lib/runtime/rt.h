@@ -259,8 +259,11 @@ rt_dwpad_fn rt_dwpad_select(int isa);
 /* For 3x3 and 5x5 windows at stride 1: a kernel that reads the plane
  * itself (p = x, unpadded; prows, pstride and split unused), or NULL. */
 rt_dwpad_fn rt_dwdirect_select(int isa, const rt_dwpad *a);
-/* Max pooling over the same padded plane (w and bias unused). */
-rt_dwpad_fn rt_maxpool_select(int isa);
+/* Max pooling, 2-D, dilation 1, horizontal stride 1 or 2, from plane x
+ * itself (a's plane, window and pstride; prows and split unused), with row t
+ * of pstride floats to work in. */
+typedef void (*rt_maxpool_fn)(const rt_dwpad *a, const float *x, float *t, float *y);
+rt_maxpool_fn rt_maxpool_select(int isa);
 
 /* ---- Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions (k_winograd.c) ---- */
 
