@@ -335,7 +335,8 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                 pack_b(g->trans_b, g->b, g->ldb, pc, kc, jc, nc, NR, pb_ws);
                 pb = pb_ws;
             }
-            gemm_ep ep = { g->alpha, first ? g->beta : 1.0f, NULL, NULL, last && g->clamp, g->lo, g->hi };
+            gemm_ep ep = { g->alpha, first ? g->beta : 1.0f, NULL, NULL, last && g->clamp, g->lo, g->hi,
+                           g->c_wide, g->c_keep, 0 };
             for (size_t ic = i0; ic < i1; ic += MC) {
                 size_t mc = i1 - ic < MC ? i1 - ic : MC;
                 const float *ablk;
@@ -356,7 +357,8 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t m = mc - ir < MR ? mc - ir : MR;
                         ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
-                        float *ct = g->c + (ic + ir) * g->ldc + jc + jr;
+                        float *ct = g->c + (ic + ir) * g->ldc + (g->c_wide ? 0 : jc + jr);
+                        ep.q0 = jc + jr;
                         if (direct_b)
                             im->kernel_ub(kc, ablk + ir * kc, bp, g->ldb, g->b_rows ? g->b_rows + pc : NULL, ct,
                                           g->ldc, m, n, &ep);
@@ -628,7 +630,7 @@ static void gemv_packed_worker(void *ctx, int w, int nw)
 /* k == 0: C = beta*C + biases, clamped. */
 static void gemm_no_k(const gir_gemm_args *g)
 {
-    gemm_ep ep = { g->alpha, g->beta, g->bias_m, g->bias_n, g->clamp, g->lo, g->hi };
+    gemm_ep ep = { g->alpha, g->beta, g->bias_m, g->bias_n, g->clamp, g->lo, g->hi, 0, 0, 0 };
     for (size_t i = 0; i < g->m; i++)
         for (size_t j = 0; j < g->n; j++) {
             float *p = &g->c[i * g->ldc + j];

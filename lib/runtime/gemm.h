@@ -91,6 +91,12 @@ typedef struct gir_gemm_args {
     const ptrdiff_t *b_rows;
     float *c;
     size_t ldc;
+    /* optional, with b_rows (and k > 0, no bias_n): C's columns are rows of
+     * c_wide of which the first c_keep are stored: column j goes to
+     * (j / c_wide) * c_keep + j % c_wide of its row of c, or nowhere when
+     * j % c_wide >= c_keep (a direct convolution's padding columns, which
+     * then need no buffer of their own and no copy) */
+    size_t c_wide, c_keep;
     const float *bias_m;        /* optional, length m: added to row i */
     const float *bias_n;        /* optional, length n: added to column j */
     bool clamp;                 /* clamp every result to [lo, hi] */

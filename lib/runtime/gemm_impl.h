@@ -12,6 +12,8 @@ typedef struct gemm_ep {
     const float *bias_n;  /* at the tile's first column, or NULL */
     bool clamp;
     float lo, hi;
+    size_t cw, ck; /* gir_gemm_args.c_wide, c_keep (0: plain columns) */
+    size_t q0;     /* with cw: the tile's first column of C; c is its row's start */
 } gemm_ep;
 
 /* Multiplies a packed MR x kc panel of A (k-major: a[k*MR + r]) by a packed

@@ -6,6 +6,7 @@
 #ifdef GIR_GEMM_X86
 
 #include <immintrin.h>
+#include <stdint.h>
 
 /* ---- AVX-512F ------------------------------------------------------------ */
 
@@ -36,11 +37,46 @@ TGT512 static inline __m512 ep512(__m512 v, float *c, __mmask16 mk, const gemm_e
     return v;
 }
 
+/* store512 with ep->cw: the tile's columns q0 + l (lanes l < n) in runs
+ * that stay within one row of cw; each run's first ck - col columns are
+ * stored, at their place in that row of ck.  A run is one masked store per
+ * half, from a pointer moved back by the run's first lane (masked lanes are
+ * not touched). */
+TGT512 static void store512_rows(__m512 acc[A512_MR][2], float *c, size_t ldc, size_t m, size_t n,
+                                 const gemm_ep *ep)
+{
+    __m512 vbeta = _mm512_set1_ps(ep->beta), none = _mm512_setzero_ps();
+    for (size_t lane = 0, q = ep->q0; lane < n;) {
+        size_t row = q / ep->cw, col = q % ep->cw, len = ep->cw - col;
+        if (len > n - lane)
+            len = n - lane;
+        if (col < ep->ck) {
+            size_t keep = ep->ck - col < len ? ep->ck - col : len;
+            uint64_t bits = ((((uint64_t)1) << keep) - 1) << lane;
+            __mmask16 m0 = (__mmask16)bits, m1 = (__mmask16)(bits >> 16);
+            ptrdiff_t at = (ptrdiff_t)(row * ep->ck + col) - (ptrdiff_t)lane;
+            for (size_t r = 0; r < m; r++) {
+                float *cr = c + r * ldc + at;
+                if (m0)
+                    _mm512_mask_storeu_ps(cr, m0, ep512(acc[r][0], cr, m0, ep, vbeta, none, r));
+                if (m1)
+                    _mm512_mask_storeu_ps(cr + 16, m1, ep512(acc[r][1], cr + 16, m1, ep, vbeta, none, r));
+            }
+        }
+        lane += len;
+        q += len;
+    }
+}
+
 /* Stores the top-left m x n corner of an 8 x 32 tile as ep says (every
  * AVX-512 kernel entry ends here). */
 TGT512 static inline void store512(__m512 acc[A512_MR][2], float *c, size_t ldc, size_t m, size_t n,
                                    const gemm_ep *ep)
 {
+    if (ep->cw) {
+        store512_rows(acc, c, ldc, m, n, ep);
+        return;
+    }
     __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
     __m512 vbeta = _mm512_set1_ps(ep->beta);
     __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();

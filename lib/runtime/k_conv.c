@@ -558,7 +558,7 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
                 for (size_t kw = 0; kw < KW; kw++)
                     s->koff[k++] = (ptrdiff_t)(((ch * sd + kh % sd) * sd + kw % sd) * cg.dplane +
                                                (kh / sd) * cg.dPW + kw / sd);
-        c->scratch_bytes = (cg.C * sd * sd * cg.dplane + cg.Mg * cg.drows * cg.dPW) * sizeof(float);
+        c->scratch_bytes = cg.C * sd * sd * cg.dplane * sizeof(float);
         return GIR_OK;
     }
     if (!cg.pointwise) {
@@ -689,14 +689,15 @@ static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
 }
 
 /* One image through the direct form: per group, blocks of output rows
- * multiplied into the wide buffer, then their OW real columns stored (added
- * to the residual, then clamped, when accumulating). */
+ * multiplied straight into the output, the GEMM storing each row's OW real
+ * columns of dPW (gir_gemm_args.c_wide); the residual added there when
+ * accumulating. */
 static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *cg, const float *x, const float *bias,
                         float *y)
 {
     const rt_geom *g = &cg->g;
     const size_t ss = cg->ds * cg->ds, OH = g->out[1], OW = g->out[2], dPW = cg->dPW;
-    float *planes = c->scratch, *wide = planes + cg->C * ss * cg->dplane;
+    float *planes = c->scratch;
     plane_job pj = { cg, x, planes };
     rt_parallel_for(c->th, cg->C * ss, 1, 2, fill_planes, &pj);
     bool clamp = c->act.on && c->act.kind == RT_ACT_CLAMP, post_act = c->act.on && !clamp;
@@ -706,35 +707,22 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
         a.m = cg->Mg;
         a.k = cg->Kg;
         a.alpha = 1.0f;
+        a.beta = c->accumulate ? 1.0f : 0.0f;
         a.packed_a = &s->packed[gi];
         a.b_rows = s->koff;
         a.bias_m = bias ? bias + gi * cg->Mg : NULL;
-        a.clamp = clamp && !c->accumulate; /* else after the residual */
+        a.clamp = clamp;
         a.lo = c->act.lo;
         a.hi = c->act.hi;
+        a.ldc = cg->P;
+        a.c_wide = dPW;
+        a.c_keep = OW;
         for (size_t r0 = 0; r0 < OH; r0 += cg->drows) {
             size_t nr = OH - r0 < cg->drows ? OH - r0 : cg->drows;
             a.n = nr * dPW;
             a.b = planes + gi * cg->Cg * ss * cg->dplane + r0 * dPW;
-            a.c = wide;
-            a.ldc = a.n;
+            a.c = yg + r0 * OW;
             gir_sgemm(&a, c->th);
-            for (size_t m = 0; m < cg->Mg; m++)
-                for (size_t r = 0; r < nr; r++) {
-                    const float *src = wide + m * a.ldc + r * dPW;
-                    float *dst = yg + m * cg->P + (r0 + r) * OW;
-                    if (!c->accumulate) {
-                        memcpy(dst, src, OW * sizeof *dst);
-                    } else if (clamp) {
-                        for (size_t i = 0; i < OW; i++) {
-                            float v = dst[i] + src[i];
-                            dst[i] = v < c->act.lo ? c->act.lo : (v > c->act.hi ? c->act.hi : v);
-                        }
-                    } else {
-                        for (size_t i = 0; i < OW; i++)
-                            dst[i] += src[i];
-                    }
-                }
             if (post_act)
                 rt_act_apply_rows(&c->act, c->th, yg + r0 * OW, cg->Mg, nr * OW, cg->P);
         }
