@@ -642,6 +642,9 @@ static void test_conv(void **state)
         { 2, 2, 12, 18, 3, { 21, 26 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 1, 2 }, true, NULL },
         { 2, 1, 4, 64, 1, { 9, 300 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 1, 3, 9, 1, { 10, 8 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, false, NULL },
+        /* ... with K (32 x 3 x 3) longer than one GEMM pass: the output rows'
+         * columns are stored, and added to, more than once */
+        { 2, 1, 32, 20, 1, { 11, 40 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)
