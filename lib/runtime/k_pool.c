@@ -267,13 +267,17 @@ static gir_status gpool_run(rt_call *c, gir_error *err)
                     m = xp[i];
             py[p] = m;
         } else {
-            /* four partial sums in float: vectorisable and deterministic */
-            float s[4] = { 0, 0, 0, 0 };
+            /* 32 partial sums in float (vectorised into several independent
+             * registers, not one chain of adds), added pairwise: deterministic */
+            float s[32] = { 0 };
             size_t i = 0;
-            for (; i + 4 <= inner; i += 4)
-                for (int k = 0; k < 4; k++)
+            for (; i + 32 <= inner; i += 32)
+                for (int k = 0; k < 32; k++)
                     s[k] += xp[i + k];
-            float t = (s[0] + s[1]) + (s[2] + s[3]);
+            for (int w = 16; w >= 1; w /= 2)
+                for (int k = 0; k < w; k++)
+                    s[k] += s[k + w];
+            float t = s[0];
             for (; i < inner; i++)
                 t += xp[i];
             py[p] = inner ? t / (float)inner : 0.0f;
