@@ -52,6 +52,7 @@ static const shape shapes[] = {
     { "fc 512->1000 batch 1", 1, 1000, 512, false },
     { "squeeze-excitation 1x1 960->240 (packed A)", 240, 1, 960, true },
     { "squeezenet 1x1 512->1000 13x13 (packed A)", 1000, 169, 512, true },
+    { "regnet 1x1 32->32 112x112 (packed A)", 32, 12544, 32, true },
     { "convnext MLP 96->384 56x56 tokens", 3136, 384, 96, false },
     { "convnext MLP 384->96 56x56 tokens", 3136, 96, 384, false },
     { "convnext MLP 384->1536 14x14 tokens", 196, 1536, 384, false },
