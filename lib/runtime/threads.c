@@ -1,13 +1,35 @@
-/* Worker thread pool (pthreads) with static work splitting. */
+/* Worker thread pool (pthreads) with static work splitting.
+ *
+ * A job is published by bumping `generation`; a worker that has just
+ * finished one spins on that counter for a while before sleeping on the
+ * condition variable, and the caller spins on `pending` before sleeping on
+ * its own, because a model runs hundreds of short parallel jobs a second
+ * and waking a sleeping thread costs tens of microseconds on a busy
+ * machine.  Sleeping and publishing both go through the mutex (the sleeper
+ * counts itself and checks the counter under it; the publisher looks for
+ * sleepers under it), so no wake-up is lost. */
 #include "threads.h"
 
 #include "core/internal.h"
 #include "gemm.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
+
+/* How long a thread spins on a counter before sleeping. */
+#define SPIN_NS 50000
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 struct gir_threads {
     int n;
@@ -15,9 +37,11 @@ struct gir_threads {
     int started;            /* threads actually created */
     pthread_mutex_t mu;
     pthread_cond_t cv_start, cv_done;
-    unsigned long generation; /* bumped for each job */
-    int pending;              /* workers still running the current job */
-    bool quit;
+    atomic_ulong generation; /* bumped for each job */
+    atomic_int pending;      /* workers still running the current job */
+    atomic_bool quit;
+    int sleepers;            /* workers waiting on cv_start (under mu) */
+    bool caller_sleeps;      /* the caller waits on cv_done (under mu) */
     void (*fn)(void *, int, int);
     void *ctx;
     float **scratch;
@@ -29,27 +53,74 @@ typedef struct worker_arg {
     int w;
 } worker_arg;
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Spins until *v differs from old (or quit is set, when given) or SPIN_NS
+ * have passed; returns the last value read. */
+static unsigned long spin_while_ulong(atomic_ulong *v, unsigned long old, atomic_bool *quit)
+{
+    unsigned long x = atomic_load_explicit(v, memory_order_acquire);
+    uint64_t t0 = 0;
+    for (unsigned i = 1; x == old && !atomic_load_explicit(quit, memory_order_relaxed); i++) {
+        cpu_relax();
+        if (i % 64 == 0) {
+            uint64_t t = now_ns();
+            if (t0 == 0)
+                t0 = t;
+            else if (t - t0 > SPIN_NS)
+                break;
+        }
+        x = atomic_load_explicit(v, memory_order_acquire);
+    }
+    return x;
+}
+
+static void spin_until_zero(atomic_int *v)
+{
+    uint64_t t0 = 0;
+    for (unsigned i = 1; atomic_load_explicit(v, memory_order_acquire) > 0; i++) {
+        cpu_relax();
+        if (i % 64 == 0) {
+            uint64_t t = now_ns();
+            if (t0 == 0)
+                t0 = t;
+            else if (t - t0 > SPIN_NS)
+                return;
+        }
+    }
+}
+
 static void *worker_main(void *p)
 {
     worker_arg *a = p;
     gir_threads *t = a->t;
     unsigned long seen = 0;
-    pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (!t->quit && t->generation == seen)
-            pthread_cond_wait(&t->cv_start, &t->mu);
-        if (t->quit)
+        unsigned long g = spin_while_ulong(&t->generation, seen, &t->quit);
+        if (g == seen) {
+            pthread_mutex_lock(&t->mu);
+            t->sleepers++;
+            while (!atomic_load(&t->quit) && (g = atomic_load(&t->generation)) == seen)
+                pthread_cond_wait(&t->cv_start, &t->mu);
+            t->sleepers--;
+            pthread_mutex_unlock(&t->mu);
+        }
+        if (atomic_load(&t->quit))
             break;
-        seen = t->generation;
-        void (*fn)(void *, int, int) = t->fn;
-        void *ctx = t->ctx;
-        pthread_mutex_unlock(&t->mu);
-        fn(ctx, a->w, t->n);
-        pthread_mutex_lock(&t->mu);
-        if (--t->pending == 0)
-            pthread_cond_signal(&t->cv_done);
+        seen = g;
+        t->fn(t->ctx, a->w, t->n);
+        if (atomic_fetch_sub_explicit(&t->pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&t->mu);
+            if (t->caller_sleeps)
+                pthread_cond_signal(&t->cv_done);
+            pthread_mutex_unlock(&t->mu);
+        }
     }
-    pthread_mutex_unlock(&t->mu);
     return NULL;
 }
 
@@ -58,7 +129,7 @@ void gir_threads_free(gir_threads *t)
     if (!t)
         return;
     pthread_mutex_lock(&t->mu);
-    t->quit = true;
+    atomic_store(&t->quit, true);
     pthread_cond_broadcast(&t->cv_start);
     pthread_mutex_unlock(&t->mu);
     for (int i = 0; i < t->started; i++)
@@ -84,6 +155,9 @@ gir_status gir_threads_new(int n, gir_threads **out, gir_error *err)
     if (!t)
         return gir_nomem(err);
     t->n = n;
+    atomic_init(&t->generation, 0);
+    atomic_init(&t->pending, 0);
+    atomic_init(&t->quit, false);
     if (pthread_mutex_init(&t->mu, NULL) != 0) {
         free(t);
         return gir_fail(err, GIR_E_INTERNAL, "cannot create a mutex");
@@ -144,18 +218,25 @@ void gir_threads_run(gir_threads *t, void (*fn)(void *ctx, int worker, int nwork
         fn(ctx, 0, 1);
         return;
     }
-    pthread_mutex_lock(&t->mu);
+    /* fn, ctx and pending are published by the release of the new generation */
     t->fn = fn;
     t->ctx = ctx;
-    t->pending = t->n - 1;
-    t->generation++;
-    pthread_cond_broadcast(&t->cv_start);
+    atomic_store_explicit(&t->pending, t->n - 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->generation, 1, memory_order_release);
+    pthread_mutex_lock(&t->mu);
+    if (t->sleepers > 0)
+        pthread_cond_broadcast(&t->cv_start);
     pthread_mutex_unlock(&t->mu);
     fn(ctx, 0, t->n);
-    pthread_mutex_lock(&t->mu);
-    while (t->pending > 0)
-        pthread_cond_wait(&t->cv_done, &t->mu);
-    pthread_mutex_unlock(&t->mu);
+    spin_until_zero(&t->pending);
+    if (atomic_load_explicit(&t->pending, memory_order_acquire) > 0) {
+        pthread_mutex_lock(&t->mu);
+        t->caller_sleeps = true;
+        while (atomic_load(&t->pending) > 0)
+            pthread_cond_wait(&t->cv_done, &t->mu);
+        t->caller_sleeps = false;
+        pthread_mutex_unlock(&t->mu);
+    }
 }
 
 void gir_split_range(size_t total, size_t align, int w, int n, size_t *begin, size_t *end)
