@@ -1087,7 +1087,7 @@ static gir_status parse_loop(parser *P)
             if (lx_is(L, ':'))
                 lx_next(L);
             if (lx_is(L, '[')) {
-                bool empty;
+                bool empty = false;
                 TRY(list_open(P, f, &empty));
                 if (empty) {
                     try_separator(L);
@@ -1133,7 +1133,7 @@ static gir_status parse_loop(parser *P)
         }
         lx_next(L);
         if (lx_is(L, '[')) {
-            bool empty;
+            bool empty = false;
             TRY(list_open(P, f, &empty));
             if (!empty) {
                 for (;;) {
