@@ -3,7 +3,9 @@
  * Runtime (onnxruntime-node, bench/ort_worker.js); both load the model, warm
  * up and write their first output, then this program asks them for single
  * timed runs in turn (ours then ORT, ORT then ours, ...), so both see the
- * same machine load.  It prints both medians, their ratio, each process's
+ * same machine load, with a pause before each run (--gap MS, default 50)
+ * so that the other process's threads, which may spin for a while after
+ * its run (ONNX Runtime's pool does), have gone to sleep.  It prints both medians, their ratio, each process's
  * peak RSS (getrusage of the child), the bound 1.25 x file + 80 MiB, and the
  * largest difference of the outputs (a mismatch is |ours - ort| > 1e-4 *
  * max(1, |ort|)), then the geometric mean of the ratios per thread count.
@@ -16,7 +18,7 @@
  * `npm install --ignore-scripts onnxruntime-node` was run.
  *
  * Usage: bench_ort [--runs N] [--warmup N] [--threads LIST] [--only NAMES]
- *                  [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]
+ *                  [--gap MS] [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]
  * Exit status 1 when an output differs, a model fails to run, or setup
  * fails; figures never change the exit status. */
 #include "core/ir.h"
@@ -168,11 +170,16 @@ static bool proc_start(proc *p, char *const argv[])
     return p->ok;
 }
 
-/* One timed run: the latency the worker measured (and its CPU time in
- * *cpu), or -1. */
+static int gap_ms = 50;
+
+/* One timed run, after the pause: the latency the worker measured (and its
+ * CPU time in *cpu), or -1. */
 static double proc_run(proc *p, double *cpu)
 {
     char line[96], *end;
+    struct timespec gap = { gap_ms / 1000, (long)(gap_ms % 1000) * 1000000L };
+    while (nanosleep(&gap, &gap) != 0 && errno == EINTR)
+        ;
     if (!p->ok || write(p->to, "run\n", 4) != 4 || !fgets(line, sizeof line, p->from)) {
         p->ok = false;
         return -1;
@@ -342,6 +349,8 @@ int main(int argc, char **argv)
             threads_list = v, i++;
         else if (strcmp(a, "--only") == 0 && v)
             only = v, i++;
+        else if (strcmp(a, "--gap") == 0 && v)
+            gap_ms = atoi(v), i++;
         else if (strcmp(a, "--ort-dir") == 0 && v)
             ort_dir = v, i++;
         else if (strcmp(a, "--tv-dir") == 0 && v)
@@ -350,12 +359,14 @@ int main(int argc, char **argv)
             root = v, i++;
         else {
             fprintf(stderr, "usage: bench_ort [--runs N] [--warmup N] [--threads 1,2] [--only NAME,...]\n"
-                            "                 [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]\n");
+                            "                 [--gap MS] [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]\n");
             return 2;
         }
     }
     if (runs < 1 || runs > 100000)
         runs = 20;
+    if (gap_ms < 0 || gap_ms > 10000)
+        gap_ms = 50;
     if (!ort_dir) {
         fprintf(stderr, "bench_ort: set ORT_DIR (or --ort-dir) to a folder where\n"
                         "  npm install --ignore-scripts onnxruntime-node\nwas run\n");
