@@ -638,7 +638,8 @@ static void gemm_no_k(const gir_gemm_args *g)
         }
 }
 
-void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
+/* th NULL: serially, in ws. */
+static void sgemm(const gir_gemm_args *g, gir_threads *th, float *ws)
 {
     if (g->m == 0 || g->n == 0)
         return;
@@ -655,7 +656,7 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
         else if (isa == GIR_GEMM_AVX2)
             gj.fn = gemv_cols_avx2;
 #endif
-        if (gir_threads_count(th) > 1 && (double)g->n * (double)g->k >= 65536.0)
+        if (th && gir_threads_count(th) > 1 && (double)g->n * (double)g->k >= 65536.0)
             gir_threads_run(th, gemv_worker, &gj);
         else
             gj.fn(g, 0, g->n);
@@ -664,21 +665,31 @@ void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
     const gemm_impl *im = g->packed_a ? impl_for(g->packed_a->isa) : impl_for(g->isa);
     if (g->n == 1 && g->packed_a && !g->packed_b && !g->b_rows && im->gemv && im->mr <= 16) {
         gemv_packed_job gj = { g, im };
-        if (gir_threads_count(th) > 1 && (double)g->m * (double)g->k >= 65536.0)
+        if (th && gir_threads_count(th) > 1 && (double)g->m * (double)g->k >= 65536.0)
             gir_threads_run(th, gemv_packed_worker, &gj);
         else
             gemv_packed_panels(g, im, 0, (g->m + im->mr - 1) / im->mr);
         return;
     }
     gemm_job job = { g, im, th, false };
-    int nw = gir_threads_count(th);
+    int nw = th ? gir_threads_count(th) : 1;
     double work = (double)g->m * (double)g->n * (double)g->k;
     if (nw == 1 || work < 65536.0) {
-        gemm_block(g, im, 0, g->m, 0, g->n, gir_threads_scratch(th, 0));
+        gemm_block(g, im, 0, g->m, 0, g->n, th ? gir_threads_scratch(th, 0) : ws);
         return;
     }
     /* Split the dimension that gives each worker whole, full tiles. */
     size_t units_n = (g->n + im->nr - 1) / im->nr, units_m = (g->m + im->mr - 1) / im->mr;
     job.split_n = units_n >= (size_t)nw * 4 || units_n >= units_m;
     gir_threads_run(th, gemm_worker, &job);
+}
+
+void gir_sgemm(const gir_gemm_args *g, gir_threads *th)
+{
+    sgemm(g, th, NULL);
+}
+
+void gir_sgemm_serial(const gir_gemm_args *g, float *workspace)
+{
+    sgemm(g, NULL, workspace);
 }

@@ -108,6 +108,11 @@ typedef struct gir_gemm_args {
  * scratch areas): never allocates, never fails.  With k == 0 the product
  * is zero and the rest of the formula still applies. */
 void gir_sgemm(const gir_gemm_args *g, gir_threads *th);
+/* The same on the calling thread alone, with workspace (of
+ * gir_gemm_workspace_floats() floats, 64-byte aligned): for a caller that
+ * splits independent products among the workers itself (one barrier for
+ * all of them instead of one each). */
+void gir_sgemm_serial(const gir_gemm_args *g, float *workspace);
 
 /* Whether kernel isa (AUTO: the best) takes gir_gemm_args.b_rows. */
 bool gir_gemm_b_rows_ok(gir_gemm_isa isa);

@@ -688,45 +688,75 @@ static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
     }
 }
 
-/* One image through the direct form: per group, blocks of output rows
+/* Group gi of one image through the direct form: blocks of output rows
  * multiplied straight into the output, the GEMM storing each row's OW real
  * columns of dPW (gir_gemm_args.c_wide); the residual added there when
- * accumulating. */
-static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *cg, const float *x, const float *bias,
-                        float *y)
+ * accumulating.  With th NULL, on the calling thread in workspace ws. */
+static void direct_group(const rt_call *c, const conv_state *s, const conv_geo *cg, const float *planes,
+                         const float *bias, float *y, size_t gi, gir_threads *th, float *ws)
 {
     const rt_geom *g = &cg->g;
     const size_t ss = cg->ds * cg->ds, OH = g->out[1], OW = g->out[2], dPW = cg->dPW;
+    bool clamp = c->act.on && c->act.kind == RT_ACT_CLAMP, post_act = c->act.on && !clamp;
+    float *yg = y + gi * cg->Mg * cg->P;
+    gir_gemm_args a = { 0 };
+    a.m = cg->Mg;
+    a.k = cg->Kg;
+    a.alpha = 1.0f;
+    a.beta = c->accumulate ? 1.0f : 0.0f;
+    a.packed_a = &s->packed[gi];
+    a.b_rows = s->koff;
+    a.bias_m = bias ? bias + gi * cg->Mg : NULL;
+    a.clamp = clamp;
+    a.lo = c->act.lo;
+    a.hi = c->act.hi;
+    a.ldc = cg->P;
+    a.c_wide = dPW;
+    a.c_keep = OW;
+    for (size_t r0 = 0; r0 < OH; r0 += cg->drows) {
+        size_t nr = OH - r0 < cg->drows ? OH - r0 : cg->drows;
+        a.n = nr * dPW;
+        a.b = planes + gi * cg->Cg * ss * cg->dplane + r0 * dPW;
+        a.c = yg + r0 * OW;
+        if (th)
+            gir_sgemm(&a, th);
+        else
+            gir_sgemm_serial(&a, ws);
+        if (post_act)
+            rt_act_apply_rows(&c->act, th, yg + r0 * OW, cg->Mg, nr * OW, cg->P);
+    }
+}
+
+typedef struct direct_job {
+    const rt_call *c;
+    const conv_state *s;
+    const conv_geo *cg;
+    const float *planes, *bias;
+    float *y;
+} direct_job;
+
+static void direct_groups(void *ctx, size_t g0, size_t g1, int worker)
+{
+    const direct_job *j = ctx;
+    for (size_t gi = g0; gi < g1; gi++)
+        direct_group(j->c, j->s, j->cg, j->planes, j->bias, j->y, gi, NULL, gir_threads_scratch(j->c->th, worker));
+}
+
+/* One image through the direct form: the planes, then every group (whole
+ * groups to each worker when there are several: one barrier for all). */
+static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *cg, const float *x, const float *bias,
+                        float *y)
+{
     float *planes = c->scratch;
     plane_job pj = { cg, x, planes };
-    rt_parallel_for(c->th, cg->C * ss, 1, 2, fill_planes, &pj);
-    bool clamp = c->act.on && c->act.kind == RT_ACT_CLAMP, post_act = c->act.on && !clamp;
-    for (size_t gi = 0; gi < cg->G; gi++) {
-        float *yg = y + gi * cg->Mg * cg->P;
-        gir_gemm_args a = { 0 };
-        a.m = cg->Mg;
-        a.k = cg->Kg;
-        a.alpha = 1.0f;
-        a.beta = c->accumulate ? 1.0f : 0.0f;
-        a.packed_a = &s->packed[gi];
-        a.b_rows = s->koff;
-        a.bias_m = bias ? bias + gi * cg->Mg : NULL;
-        a.clamp = clamp;
-        a.lo = c->act.lo;
-        a.hi = c->act.hi;
-        a.ldc = cg->P;
-        a.c_wide = dPW;
-        a.c_keep = OW;
-        for (size_t r0 = 0; r0 < OH; r0 += cg->drows) {
-            size_t nr = OH - r0 < cg->drows ? OH - r0 : cg->drows;
-            a.n = nr * dPW;
-            a.b = planes + gi * cg->Cg * ss * cg->dplane + r0 * dPW;
-            a.c = yg + r0 * OW;
-            gir_sgemm(&a, c->th);
-            if (post_act)
-                rt_act_apply_rows(&c->act, c->th, yg + r0 * OW, cg->Mg, nr * OW, cg->P);
-        }
+    rt_parallel_for(c->th, cg->C * cg->ds * cg->ds, 1, 2, fill_planes, &pj);
+    if (cg->G >= 2 && gir_threads_count(c->th) > 1) {
+        direct_job j = { c, s, cg, planes, bias, y };
+        rt_parallel_for(c->th, cg->G, 1, 1, direct_groups, &j);
+        return;
     }
+    for (size_t gi = 0; gi < cg->G; gi++)
+        direct_group(c, s, cg, planes, bias, y, gi, c->th, NULL);
 }
 
 static gir_status conv_run(rt_call *c, gir_error *err)

@@ -109,6 +109,7 @@ typedef struct wino_job {
     void (*rows)(const struct wino_job *j, size_t c);
     void (*out)(const float *const *s, bool minus, size_t n, bool full_last, float bias, bool accumulate, bool clamp,
                 float lo, float hi, float *restrict yr);
+    gir_threads *th; /* the products' workers' scratch */
 } wino_job;
 
 /* Tiles per tile row the row-at-a-time transforms handle (wider rows take
@@ -257,29 +258,53 @@ static void wino_output(void *ctx, size_t m0, size_t m1, int worker)
     }
 }
 
+/* Product xi of the chunk: U[xi] (M x C) times V[xi] (C x nt). */
+static gir_gemm_args wino_product(const wino_job *j, size_t xi)
+{
+    const rt_wino *w = j->w;
+    gir_gemm_args a = { 0 };
+    a.m = w->M;
+    a.n = j->nt;
+    a.k = w->C;
+    a.alpha = 1.0f;
+    a.packed_a = &w->u[xi];
+    a.b = j->v + xi * w->C * j->nt;
+    a.ldb = j->nt;
+    a.c = j->p + xi * w->M * j->nt;
+    a.ldc = j->nt;
+    return a;
+}
+
+static void wino_products(void *ctx, size_t x0, size_t x1, int worker)
+{
+    const wino_job *j = ctx;
+    for (size_t xi = x0; xi < x1; xi++) {
+        gir_gemm_args a = wino_product(j, xi);
+        gir_sgemm_serial(&a, gir_threads_scratch(j->th, worker));
+    }
+}
+
 void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, const rt_act *act, bool accumulate,
                  float *scratch, gir_threads *th)
 {
     size_t tiles = w->th * w->tw;
     wino_job j = { w, x, y, bias, scratch, scratch + 16 * w->C * w->chunk, 0, 0, accumulate,
-                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL };
+                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, NULL };
     wino_fns(w->isa, &j);
     for (size_t t0 = 0; t0 < tiles; t0 += w->chunk) {
         j.t0 = t0;
         j.nt = tiles - t0 < w->chunk ? tiles - t0 : w->chunk;
         rt_parallel_for(th, w->C, 1, 4, wino_input, &j);
-        for (int xi = 0; xi < 16; xi++) {
-            gir_gemm_args a = { 0 };
-            a.m = w->M;
-            a.n = j.nt;
-            a.k = w->C;
-            a.alpha = 1.0f;
-            a.packed_a = &w->u[xi];
-            a.b = j.v + (size_t)xi * w->C * j.nt;
-            a.ldb = j.nt;
-            a.c = j.p + (size_t)xi * w->M * j.nt;
-            a.ldc = j.nt;
-            gir_sgemm(&a, th);
+        if (gir_threads_count(th) > 16) {
+            for (size_t xi = 0; xi < 16; xi++) {
+                gir_gemm_args a = wino_product(&j, xi);
+                gir_sgemm(&a, th);
+            }
+        } else {
+            /* the 16 products are independent: each worker takes whole ones
+             * (one barrier instead of one per product) */
+            j.th = th;
+            rt_parallel_for(th, 16, 1, 1, wino_products, &j);
         }
         rt_parallel_for(th, w->M, 1, 4, wino_output, &j);
     }
