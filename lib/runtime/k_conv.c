@@ -759,6 +759,31 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
         direct_group(c, s, cg, planes, bias, y, gi, c->th, NULL);
 }
 
+/* Pointwise convolution with an activation after the product, by column
+ * blocks that stay in cache between the two. */
+typedef struct pw_job {
+    const rt_call *c;
+    const gir_gemm_args *a; /* all but the block's columns */
+    const float *x;
+    float *y;
+    size_t P, cols, rows;
+} pw_job;
+
+static void pw_blocks(void *ctx, size_t b0, size_t b1, int worker)
+{
+    const pw_job *j = ctx;
+    for (size_t b = b0; b < b1; b++) {
+        size_t c0 = b * j->cols;
+        gir_gemm_args a = *j->a;
+        a.n = j->P - c0 < j->cols ? j->P - c0 : j->cols;
+        a.b = j->x + c0;
+        a.ldb = j->P;
+        a.c = j->y + c0;
+        gir_sgemm_serial(&a, gir_threads_scratch(j->c->th, worker));
+        rt_act_apply_rows(&j->c->act, NULL, j->y + c0, j->rows, a.n, j->P);
+    }
+}
+
 static gir_status conv_run(rt_call *c, gir_error *err)
 {
     conv_state *s = c->state;
@@ -810,6 +835,14 @@ static gir_status conv_run(rt_call *c, gir_error *err)
                     cols = ((size_t)1 << 16) / (cg.Mg ? cg.Mg : 1) / 64 * 64;
                     if (cols < 256)
                         cols = 256;
+                }
+                size_t blocks = (cg.P + cols - 1) / cols;
+                if (post_act && blocks >= 2 * (size_t)gir_threads_count(c->th) && gir_threads_count(c->th) > 1) {
+                    /* whole column blocks (product, then activation) to each
+                     * worker: one barrier instead of two per block */
+                    pw_job j = { c, &a, xg, yg, cg.P, cols, cg.Mg };
+                    rt_parallel_for(c->th, blocks, 1, 1, pw_blocks, &j);
+                    continue;
                 }
                 for (size_t c0 = 0; c0 < cg.P; c0 += cols) {
                     a.n = cg.P - c0 < cols ? cg.P - c0 : cols;
