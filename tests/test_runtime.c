@@ -655,12 +655,12 @@ static void test_conv(void **state)
  * (HardSwish), the Mul's operands in either order, on the GEMM path, the
  * depthwise path and Winograd: both nodes run inside the convolution, and the
  * values are the reference convolution's through the activation. */
-static void check_gated(int64_t c, int64_t m, int64_t group, int64_t k, bool hard, bool swap)
+static void check_gated(int64_t c, int64_t m, int64_t group, int64_t k, bool hard, bool swap, int64_t H, int64_t W)
 {
-    convspec cs = { 2, 1, c, m, group, { 12, 11 }, { k, k }, { 1, 1 }, { 1, 1 }, { k / 2, k / 2 }, { k / 2, k / 2 }, true,
+    convspec cs = { 2, 1, c, m, group, { H, W }, { k, k }, { 1, 1 }, { 1, 1 }, { k / 2, k / 2 }, { k / 2, k / 2 }, true,
                     NULL };
-    int64_t xd[4] = { 1, c, 12, 11 }, wd[4] = { m, c / group, k, k }, yd[4] = { 1, m, conv_out(&cs, 0), conv_out(&cs, 1) };
-    size_t xn = (size_t)(c * 12 * 11), wn = (size_t)(m * (c / group) * k * k), yn = (size_t)(m * yd[2] * yd[3]);
+    int64_t xd[4] = { 1, c, H, W }, wd[4] = { m, c / group, k, k }, yd[4] = { 1, m, conv_out(&cs, 0), conv_out(&cs, 1) };
+    size_t xn = (size_t)(c * H * W), wn = (size_t)(m * (c / group) * k * k), yn = (size_t)(m * yd[2] * yd[3]);
     float *x = malloc(xn * sizeof(float)), *w = malloc(wn * sizeof(float)), *b = malloc((size_t)m * sizeof(float));
     float *want = malloc(yn * sizeof(float));
     rt_fill(x, xn, 11);
@@ -717,10 +717,11 @@ static void test_fused_gated(void **state)
     (void)state;
     for (int v = 0; v < 4; v++) {
         bool hard = v & 1, swap = v & 2;
-        check_gated(5, 7, 1, 3, hard, swap);    /* im2col + GEMM */
-        check_gated(8, 12, 1, 1, hard, swap);   /* pointwise */
-        check_gated(6, 6, 6, 3, hard, swap);    /* depthwise */
-        check_gated(16, 16, 1, 3, hard, swap);  /* Winograd */
+        check_gated(5, 7, 1, 3, hard, swap, 12, 11);    /* im2col + GEMM */
+        check_gated(8, 12, 1, 1, hard, swap, 12, 11);   /* pointwise */
+        check_gated(8, 256, 1, 1, hard, swap, 40, 37);  /* pointwise by column blocks */
+        check_gated(6, 6, 6, 3, hard, swap, 12, 11);    /* depthwise */
+        check_gated(16, 16, 1, 3, hard, swap, 12, 11);  /* Winograd */
     }
     /* a Sigmoid alone after a Conv runs in it too */
     gir_graph *g = rt_graph();
