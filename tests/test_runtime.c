@@ -980,9 +980,10 @@ static void test_matmul_bias_folded(void **state)
 static void test_transpose_tiled(void **state)
 {
     (void)state;
-    const int64_t d[4] = { 3, 5, 37, 19 };
+    /* large enough (43845 elements) for two workers to split the copy */
+    const int64_t d[4] = { 3, 5, 37, 79 };
     const int64_t perms[3][4] = { { 0, 2, 3, 1 }, { 0, 3, 1, 2 }, { 3, 2, 1, 0 } };
-    size_t n = 3 * 5 * 37 * 19;
+    size_t n = 3 * 5 * 37 * 79;
     float *x = malloc(n * sizeof(float)), *want = malloc(n * sizeof(float));
     rt_fill(x, n, 61);
     for (int p = 0; p < 3; p++) {
@@ -1007,14 +1008,63 @@ static void test_transpose_tiled(void **state)
         rt_attr_ints(g, t, "perm", pm, 4);
         rt_output(g, "y");
         gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, d, x), *out;
-        rt_run(g, 1, &in, 1, &out, 1);
-        rt_expect_f32(out, 4, od, want, 0);
-        gir_tensor_unref(out);
+        for (int threads = 1; threads <= 2; threads++) {
+            rt_run(g, threads, &in, 1, &out, 1);
+            rt_expect_f32(out, 4, od, want, 0);
+            gir_tensor_unref(out);
+        }
         gir_tensor_unref(in);
         gir_graph_free(g);
     }
     free(x);
     free(want);
+}
+
+/* GlobalAveragePool and a ReduceMean over the last axis, large enough for
+ * two workers to split (64 planes of 1353, 2112 rows of 41): the same bits as one, within 1e-6 of a double sum. */
+static void test_reductions_threads(void **state)
+{
+    (void)state;
+    const int64_t d[4] = { 2, 32, 33, 41 };
+    size_t n = 2 * 32 * 33 * 41, planes = 2 * 32, inner = 33 * 41;
+    float *x = malloc(n * sizeof(float)), gap[64], *rm = malloc(n / 41 * sizeof(float));
+    rt_fill(x, n, 71);
+    for (size_t p = 0; p < planes; p++) {
+        double acc = 0;
+        for (size_t i = 0; i < inner; i++)
+            acc += x[p * inner + i];
+        gap[p] = (float)(acc / (double)inner);
+    }
+    for (size_t r = 0; r < n / 41; r++) {
+        double acc = 0;
+        for (size_t i = 0; i < 41; i++)
+            acc += x[r * 41 + i];
+        rm[r] = (float)(acc / 41.0);
+    }
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, d);
+    rt_node(g, GIR_OP_GlobalAveragePool, "gap", "x", "g");
+    gir_node *r = rt_node(g, GIR_OP_ReduceMean, "mean", "x", "m");
+    rt_attr_ints(g, r, "axes", I64S(-1), 1);
+    rt_output(g, "g");
+    rt_output(g, "m");
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, d, x), *o1[2], *o2[2];
+    rt_run(g, 1, &in, 1, o1, 2);
+    rt_run(g, 2, &in, 1, o2, 2);
+    rt_expect_f32(o1[0], 4, DIMS(2, 32, 1, 1), gap, 1e-6);
+    rt_expect_f32(o1[1], 4, DIMS(2, 32, 33, 1), rm, 1e-6);
+    for (int k = 0; k < 2; k++) {
+        const void *p1, *p2;
+        TU_OK(gir_tensor_load(o1[k], &p1, NULL), NULL);
+        TU_OK(gir_tensor_load(o2[k], &p2, NULL), NULL);
+        assert_memory_equal(p1, p2, (k ? n / 41 : planes) * sizeof(float));
+        gir_tensor_unref(o1[k]);
+        gir_tensor_unref(o2[k]);
+    }
+    gir_tensor_unref(in);
+    gir_graph_free(g);
+    free(x);
+    free(rm);
 }
 
 /* The vectorised Sigmoid and Erf against double precision over a sweep
@@ -1657,7 +1707,7 @@ int main(void)
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
-        cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled),
+        cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled), cmocka_unit_test(test_reductions_threads),
         cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas), cmocka_unit_test(test_winograd_isas),  cmocka_unit_test(test_depthwise_padded),
         cmocka_unit_test(test_maxpool_padded),

@@ -250,15 +250,22 @@ static gir_status gpool_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
 }
 
-static gir_status gpool_run(rt_call *c, gir_error *err)
+typedef struct gpool_job {
+    const float *x;
+    float *y;
+    size_t inner;
+    bool is_max;
+} gpool_job;
+
+static void gpool_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
-    (void)err;
-    const rt_tensor *x = c->in[0];
-    const float *px = x->data;
-    float *py = c->out[0]->data;
-    size_t planes = rt_dims_prod(&x->shape, 0, 2), inner = rt_dims_prod(&x->shape, 2, x->shape.rank);
-    bool is_max = c->node->op == GIR_OP_GlobalMaxPool;
-    for (size_t p = 0; p < planes; p++) {
+    (void)worker;
+    const gpool_job *j = ctx;
+    const float *px = j->x;
+    float *py = j->y;
+    size_t inner = j->inner;
+    bool is_max = j->is_max;
+    for (size_t p = p0; p < p1; p++) {
         const float *xp = px + p * inner;
         if (is_max) {
             float m = inner ? xp[0] : -INFINITY;
@@ -283,6 +290,16 @@ static gir_status gpool_run(rt_call *c, gir_error *err)
             py[p] = inner ? t / (float)inner : 0.0f;
         }
     }
+}
+
+static gir_status gpool_run(rt_call *c, gir_error *err)
+{
+    (void)err;
+    const rt_tensor *x = c->in[0];
+    size_t planes = rt_dims_prod(&x->shape, 0, 2), inner = rt_dims_prod(&x->shape, 2, x->shape.rank);
+    gpool_job j = { x->data, c->out[0]->data, inner, c->node->op == GIR_OP_GlobalMaxPool };
+    /* at least ~32k elements per worker */
+    rt_parallel_for(c->th, planes, 1, ((size_t)1 << 15) / (inner ? inner : 1) + 1, gpool_planes, &j);
     return GIR_OK;
 }
 

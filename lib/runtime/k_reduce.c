@@ -53,6 +53,26 @@ static gir_status reduce_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], x->dtype, &os, err);
 }
 
+typedef struct trail_job {
+    const float *x;
+    float *y;
+    size_t count;
+    bool mean;
+} trail_job;
+
+static void trail_part(void *ctx, size_t o0, size_t o1, int worker)
+{
+    (void)worker;
+    const trail_job *j = ctx;
+    for (size_t o = o0; o < o1; o++) {
+        const float *p = j->x + o * j->count;
+        double acc = 0.0;
+        for (size_t k = 0; k < j->count; k++)
+            acc += p[k];
+        j->y[o] = (float)(j->mean ? acc / (double)j->count : acc);
+    }
+}
+
 static gir_status reduce_run(rt_call *c, gir_error *err)
 {
     (void)err;
@@ -88,15 +108,9 @@ static gir_status reduce_run(rt_call *c, gir_error *err)
         if (s->reduced[i] != (i >= r - nr))
             trailing = false;
     if (trailing) {
-        const float *xs = x->data;
-        float *ys = y->data;
-        for (size_t o = 0; o < y->numel; o++) {
-            const float *p = xs + o * count;
-            double acc = 0.0;
-            for (size_t k = 0; k < count; k++)
-                acc += p[k];
-            ys[o] = (float)(op == GIR_OP_ReduceMean ? acc / (double)count : acc);
-        }
+        trail_job j = { x->data, y->data, count, op == GIR_OP_ReduceMean };
+        /* at least ~32k elements per worker */
+        rt_parallel_for(c->th, y->numel, 1, ((size_t)1 << 15) / (count ? count : 1) + 1, trail_part, &j);
         return GIR_OK;
     }
     /* innermost reduced dim contiguous: a straight loop */

@@ -301,6 +301,43 @@ static gir_status transpose_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], x->dtype, &os, err);
 }
 
+typedef struct sc_job {
+    const strided *s;
+    int d; /* the axis split among the workers (those before it are 1) */
+    const char *src;
+    char *dst;
+    size_t dst_step; /* bytes of the output per index of axis d */
+} sc_job;
+
+static void sc_part(void *ctx, size_t b, size_t e, int worker)
+{
+    (void)worker;
+    const sc_job *j = ctx;
+    strided sub = *j->s;
+    sub.dims[j->d] = e - b;
+    strided_copy(&sub, j->src + b * j->s->st[j->d] * j->s->es, j->dst + b * j->dst_step);
+}
+
+/* strided_copy with the workers, each taking a range of the first axis
+ * longer than 1, when the copy is large enough to pay for the hand-off. */
+static void strided_copy_par(gir_threads *th, const strided *s, const char *src, char *dst)
+{
+    size_t total = 1;
+    for (int i = 0; i < s->rank; i++)
+        total *= s->dims[i];
+    int d = 0;
+    while (d < s->rank - 1 && s->dims[d] == 1)
+        d++;
+    if (gir_threads_count(th) == 1 || s->rank == 0 || total < ((size_t)1 << 15) || s->dims[d] < 2) {
+        strided_copy(s, src, dst);
+        return;
+    }
+    sc_job j = { s, d, src, dst, s->es };
+    for (int i = d + 1; i < s->rank; i++)
+        j.dst_step *= s->dims[i];
+    rt_parallel_for(th, s->dims[d], 1, 1, sc_part, &j);
+}
+
 static gir_status transpose_run(rt_call *c, gir_error *err)
 {
     (void)err;
@@ -314,7 +351,7 @@ static gir_status transpose_run(rt_call *c, gir_error *err)
         s.dims[i] = (size_t)x->shape.dims[perm[i]];
         s.st[i] = xs[perm[i]];
     }
-    strided_copy(&s, x->data, c->out[0]->data);
+    strided_copy_par(c->th, &s, x->data, c->out[0]->data);
     return GIR_OK;
 }
 
