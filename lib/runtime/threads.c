@@ -60,7 +60,7 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Spins until *v differs from old (or quit is set, when given) or SPIN_NS
+/* Spins until *v differs from old, quit is set or SPIN_NS
  * have passed; returns the last value read. */
 static unsigned long spin_while_ulong(atomic_ulong *v, unsigned long old, atomic_bool *quit)
 {
