@@ -1,8 +1,7 @@
-/* The executor: topological order, static memory plan with buffer reuse,
- * fusion of Relu/Clip and residual Add into the producing Conv/Gemm, and the
- * public session API. */
-#include "graphir/runtime.h"
-#include "rt.h"
+/* The executor: topological order, static memory plan with buffer reuse
+ * (values placed in their Concat's buffer), constant folding, running the
+ * plan with the fusions fuse.c decides, and the public session API. */
+#include "session.h"
 #include "core/limits.h"
 
 #include "passes/passes.h"
@@ -11,77 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-enum { RV_CONST, RV_INPUT, RV_INTER };
-
-typedef struct rt_value {
-    rt_tensor t;
-    int kind;
-    int uses;       /* consumer occurrences, +1 for a graph output */
-    int remaining;  /* plan-time countdown of uses */
-    int buf;        /* intermediate: buffer index (-1 before planning) */
-    size_t off;     /* byte offset of its data in the buffer (a Concat slot) */
-    int alias;      /* value whose data this one is (views of constants/inputs), or -1 */
-    int32_t consumer; /* a node reading it (the only one when uses == 1), or -1 */
-    bool is_output;
-    bool produced;  /* plan-time: has a producer run (or is a const/input) */
-    gir_tensor *fed; /* RV_INPUT: the tensor of the next run (a reference) */
-    gir_tensor *src; /* RV_CONST: the graph's tensor (a reference) */
-    bool we_loaded; /* the session loaded src's data (unloaded on free) */
-    bool dropped;   /* unloaded while planning: every reader packed it */
-    bool needed;    /* plan-time: a reader reads its data at run time */
-    int pending;    /* plan-time: reader slots not yet prepared */
-    void *folded;   /* computed once while planning (its producer is folded) */
-    int32_t cat_node; /* every reader is a Concat: the one it may be computed into, or -1 */
-    int32_t cat_idx;  /* its input slot there */
-    bool placed;      /* plan-time: computed into that slot */
-} rt_value;
-
-typedef struct rt_node {
-    const gir_node *n;
-    const rt_kernel *k;
-    rt_call call;
-    bool skip; /* fused into an earlier node */
-    int32_t host; /* skip: the node whose kernel computes it */
-    bool folded; /* every input constant: run once while planning, not at run */
-    uint64_t prof_ns; /* profiling: summed run time */
-    int grp_buf; /* Concat: plan-time buffer its inputs are computed into, or -1 */
-} rt_node;
-
-typedef struct rt_buffer {
-    size_t cap;
-    void *p;
-    int refs; /* plan-time: live values in it */
-} rt_buffer;
-
-struct gir_session {
-    const gir_graph *g;
-    gir_threads *th;
-    rt_value *vals;
-    rt_node *nodes;   /* indexed like g->nodes */
-    int32_t *order;   /* topological order of node indices */
-    size_t n_order;
-    int32_t *inputs;  /* values to feed, in order */
-    size_t n_inputs;
-    rt_buffer *bufs;
-    size_t n_bufs, cap_bufs;
-    int *free_bufs;
-    size_t n_free;
-    void *scratch;
-    size_t scratch_bytes;
-    bool planned;
-    bool keep;
-    bool consts_fed; /* a constant was overridden since the last plan */
-    gir_shape *planned_shapes; /* per value: shapes the plan was made for (inputs) */
-    gir_tensor **results;
-    size_t n_results;
-    void *stream;
-    char **warnings; /* of the last run */
-    size_t n_warnings, cap_warnings;
-    bool profiling;
-    uint64_t max_elements; /* the max-run-elements limit */
-    uint64_t prof_runs;
-};
 
 static void clear_warnings(gir_session *s)
 {
@@ -687,284 +615,7 @@ static void buf_release(gir_session *s, int bi)
         s->free_bufs[s->n_free++] = bi;
 }
 
-/* The value whose storage v uses (following views of constants/inputs). */
-static int32_t storage_of(const gir_session *s, int32_t vi)
-{
-    while (s->vals[vi].alias >= 0)
-        vi = s->vals[vi].alias;
-    return vi;
-}
-
 static void *value_data(const gir_session *s, int32_t vi);
-
-/* Value vi holds constant data while planning: a weight, a folded value,
- * or a view of one. */
-static bool value_const(const gir_session *s, int32_t vi)
-{
-    const rt_value *v = &s->vals[storage_of(s, vi)];
-    return (v->kind == RV_CONST && !v->fed) || v->folded;
-}
-
-/* The only consumer of value vi (read through one input slot), or -1. */
-static int32_t sole_consumer(const gir_session *s, int32_t vi)
-{
-    const rt_value *v = &s->vals[vi];
-    return v->uses == 1 && !v->is_output ? v->consumer : -1;
-}
-
-/* Relu, or Clip with float bounds: the activation it is. */
-static bool node_act(const gir_node *n, rt_act *act)
-{
-    if (n->op == GIR_OP_Relu) {
-        act->on = true;
-        act->lo = 0.0f;
-        act->hi = INFINITY;
-        return true;
-    }
-    if (n->op == GIR_OP_Clip) {
-        const gir_attr *lo = gir_attrs_find(&n->attrs, "min"), *hi = gir_attrs_find(&n->attrs, "max");
-        if ((lo && lo->type != GIR_ATTR_FLOAT && lo->type != GIR_ATTR_INT) ||
-            (hi && hi->type != GIR_ATTR_FLOAT && hi->type != GIR_ATTR_INT))
-            return false;
-        act->on = true;
-        act->lo = lo ? (float)gir_attrs_get_float(&n->attrs, "min", 0) : -INFINITY;
-        act->hi = hi ? (float)gir_attrs_get_float(&n->attrs, "max", 0) : INFINITY;
-        return true;
-    }
-    return false;
-}
-
-static void mark_fused(gir_session *s, int32_t q, const rt_node *host)
-{
-    s->nodes[q].skip = true;
-    s->nodes[q].host = (int32_t)(host - s->nodes);
-}
-
-/* Up to max consumers of value vi, one per input slot that reads it. */
-static size_t consumers_of(const gir_session *s, int32_t vi, int32_t *out, size_t max)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < s->g->n_nodes; i++) {
-        const gir_node *nd = s->g->nodes[i];
-        for (size_t j = 0; j < nd->n_in; j++)
-            if (nd->in[j] == vi) {
-                if (n < max)
-                    out[n] = (int32_t)i;
-                n++;
-            }
-    }
-    return n;
-}
-
-/* Value x (not a graph output) is read by exactly two nodes, once each. */
-static bool two_consumers(const gir_session *s, int32_t x, int32_t cs[2])
-{
-    const rt_value *v = &s->vals[x];
-    int32_t c3[3];
-    if (v->uses != 2 || v->is_output || consumers_of(s, x, c3, 3) != 2 || c3[0] == c3[1])
-        return false;
-    cs[0] = c3[0];
-    cs[1] = c3[1];
-    return true;
-}
-
-/* x read by exactly a Sigmoid or HardSigmoid and a Mul of x by that gate:
- * SiLU or HardSwish.  Sets the activation and the two nodes. */
-static bool gated_act(const gir_session *s, int32_t x, rt_act *act, int32_t *gate, int32_t *mul)
-{
-    const gir_graph *g = s->g;
-    int32_t cs[2];
-    if (!two_consumers(s, x, cs))
-        return false;
-    for (int k = 0; k < 2; k++) {
-        const gir_node *gn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];
-        if ((gn->op != GIR_OP_Sigmoid && gn->op != GIR_OP_HardSigmoid) || gn->n_in != 1 || gn->n_out != 1 ||
-            gn->out[0] < 0)
-            continue;
-        int32_t gv = gn->out[0];
-        if (sole_consumer(s, gv) != cs[1 - k] || mn->op != GIR_OP_Mul || mn->n_in != 2 || mn->n_out != 1 ||
-            mn->out[0] < 0 || !((mn->in[0] == x && mn->in[1] == gv) || (mn->in[1] == x && mn->in[0] == gv)))
-            continue;
-        memset(act, 0, sizeof *act);
-        act->on = true;
-        if (gn->op == GIR_OP_Sigmoid) {
-            act->kind = RT_ACT_SILU;
-        } else {
-            const gir_attr *a = gir_attrs_find(&gn->attrs, "alpha"), *b = gir_attrs_find(&gn->attrs, "beta");
-            if ((a && a->type != GIR_ATTR_FLOAT && a->type != GIR_ATTR_INT) ||
-                (b && b->type != GIR_ATTR_FLOAT && b->type != GIR_ATTR_INT))
-                return false;
-            act->kind = RT_ACT_HSWISH;
-            act->alpha = (float)gir_attrs_get_float(&gn->attrs, "alpha", 0.2);
-            act->beta = (float)gir_attrs_get_float(&gn->attrs, "beta", 0.5);
-        }
-        *gate = cs[k];
-        *mul = cs[1 - k];
-        return true;
-    }
-    return false;
-}
-
-/* Value vi is a float32 constant holding the one number want (within
- * 1e-6 relative). */
-static bool const_near(const gir_session *s, int32_t vi, double want)
-{
-    if (vi < 0)
-        return false;
-    const rt_value *v = &s->vals[vi];
-    if (v->kind != RV_CONST || v->fed || v->t.dtype != GIR_DT_F32 || v->t.numel != 1 || !v->t.data)
-        return false;
-    double f = *(const float *)v->t.data;
-    return fabs(f - want) <= 1e-6 * fabs(want);
-}
-
-/* The other operand of a two-input node that reads vi once, or -2. */
-static int32_t other_operand(const gir_node *n, int32_t vi)
-{
-    if (n->n_in != 2 || n->n_out != 1 || n->out[0] < 0)
-        return -2;
-    if (n->in[0] == vi && n->in[1] != vi)
-        return n->in[1];
-    if (n->in[1] == vi && n->in[0] != vi)
-        return n->in[0];
-    return -2;
-}
-
-/* GELU as PyTorch exports it: x read by Div(x, sqrt 2) -> Erf -> Add(1)
- * and by Mul(x, that), then Mul(0.5).  Sets the activation and the five
- * nodes. */
-static bool gelu_act(const gir_session *s, int32_t x, rt_act *act, int32_t nodes[5])
-{
-    const gir_graph *g = s->g;
-    int32_t cs[2];
-    if (!two_consumers(s, x, cs))
-        return false;
-    for (int k = 0; k < 2; k++) {
-        const gir_node *dn = g->nodes[cs[k]], *mn = g->nodes[cs[1 - k]];
-        if (dn->op != GIR_OP_Div || mn->op != GIR_OP_Mul || dn->n_in != 2 || dn->in[0] != x ||
-            !const_near(s, dn->in[1], 1.4142135623730951) || dn->n_out != 1 || dn->out[0] < 0)
-            continue;
-        int32_t q = sole_consumer(s, dn->out[0]);
-        if (q < 0 || g->nodes[q]->op != GIR_OP_Erf || g->nodes[q]->n_out != 1 || g->nodes[q]->out[0] < 0)
-            continue;
-        int32_t erf = q;
-        q = sole_consumer(s, g->nodes[erf]->out[0]);
-        if (q < 0 || g->nodes[q]->op != GIR_OP_Add || !const_near(s, other_operand(g->nodes[q], g->nodes[erf]->out[0]), 1.0))
-            continue;
-        int32_t add = q;
-        if (sole_consumer(s, g->nodes[add]->out[0]) != cs[1 - k] || other_operand(mn, x) != g->nodes[add]->out[0])
-            continue;
-        q = sole_consumer(s, mn->out[0]);
-        if (q < 0 || g->nodes[q]->op != GIR_OP_Mul || !const_near(s, other_operand(g->nodes[q], mn->out[0]), 0.5))
-            continue;
-        memset(act, 0, sizeof *act);
-        act->on = true;
-        act->kind = RT_ACT_GELU;
-        nodes[0] = cs[k];
-        nodes[1] = erf;
-        nodes[2] = add;
-        nodes[3] = cs[1 - k];
-        nodes[4] = q;
-        return true;
-    }
-    return false;
-}
-
-/* Decides fusions for node ni (Conv/Gemm) before it is planned: a following
- * Add whose other operand's buffer can take the result, then Relu/Clip (or,
- * for RT_FUSE_ACTX kernels, Sigmoid, SiLU or HardSwish). */
-static void plan_fusion(gir_session *s, rt_node *rn)
-{
-    const gir_graph *g = s->g;
-    memset(&rn->call.act, 0, sizeof rn->call.act);
-    rn->call.accumulate = false;
-    rn->call.bias = NULL;
-    if (s->keep || !(rn->k->flags & (RT_FUSE_ACT | RT_FUSE_ADD | RT_FUSE_BIAS)) || rn->n->n_out < 1 ||
-        rn->n->out[0] < 0)
-        return;
-    int32_t cur = rn->n->out[0];
-    int32_t q = sole_consumer(s, cur);
-    if (q >= 0 && (rn->k->flags & RT_FUSE_BIAS) && g->nodes[q]->op == GIR_OP_Add) {
-        /* a bias: a constant float vector (leading dims 1); its length is
-         * checked against the result after prepare */
-        int32_t other = other_operand(g->nodes[q], cur);
-        const rt_value *bv = other >= 0 ? &s->vals[other] : NULL;
-        bool vec = bv && value_const(s, other) && bv->t.dtype == GIR_DT_F32 && bv->t.data && bv->t.shape.rank >= 1;
-        for (int d = 0; vec && d + 1 < bv->t.shape.rank; d++)
-            vec = bv->t.shape.dims[d] == 1;
-        if (vec) {
-            rn->call.bias = &s->vals[other].t;
-            mark_fused(s, q, rn);
-            cur = g->nodes[q]->out[0];
-            q = sole_consumer(s, cur);
-        }
-    }
-    if (q >= 0 && (rn->k->flags & RT_FUSE_ADD)) {
-        const gir_node *qn = g->nodes[q];
-        if (qn->op == GIR_OP_Add && qn->n_in == 2 && qn->n_out == 1 && qn->out[0] >= 0) {
-            int32_t other = qn->in[0] == cur ? qn->in[1] : qn->in[0];
-            rt_value *ov = other >= 0 ? &s->vals[other] : NULL;
-            /* the residual: an intermediate float tensor of the same shape, in
-             * its own buffer, whose last remaining use is this Add */
-            if (ov && other != cur && ov->kind == RV_INTER && ov->buf >= 0 && ov->alias < 0 && !ov->is_output &&
-                ov->remaining == 1 && s->bufs[ov->buf].refs == 1 && ov->t.dtype == GIR_DT_F32 && ov->produced) {
-                rn->call.accumulate = true; /* shape checked after prepare */
-                mark_fused(s, q, rn);
-                cur = qn->out[0];
-                q = sole_consumer(s, cur);
-            } else {
-                return;
-            }
-        }
-    }
-    if (!(rn->k->flags & RT_FUSE_ACT))
-        return;
-    int32_t gate, mul;
-    if ((rn->k->flags & RT_FUSE_ACTX) && gated_act(s, cur, &rn->call.act, &gate, &mul)) {
-        mark_fused(s, gate, rn);
-        mark_fused(s, mul, rn);
-        return;
-    }
-    int32_t gelu[5];
-    if ((rn->k->flags & RT_FUSE_ACTX) && gelu_act(s, cur, &rn->call.act, gelu)) {
-        for (int i = 0; i < 5; i++)
-            mark_fused(s, gelu[i], rn);
-        return;
-    }
-    if (q < 0)
-        return;
-    const gir_node *qn = g->nodes[q];
-    if (qn->n_in < 1 || qn->in[0] != cur || qn->n_out != 1 || qn->out[0] < 0)
-        return;
-    if (node_act(qn, &rn->call.act)) {
-        mark_fused(s, q, rn);
-    } else if ((rn->k->flags & RT_FUSE_ACTX) && qn->op == GIR_OP_Sigmoid) {
-        rn->call.act.on = true;
-        rn->call.act.kind = RT_ACT_SIGMOID;
-        mark_fused(s, q, rn);
-    }
-}
-
-/* The residual value of a fused Add following node rn. */
-static int32_t fused_residual(const gir_session *s, const rt_node *rn, int32_t *add_node)
-{
-    int32_t cur = rn->n->out[0];
-    int32_t q = sole_consumer(s, cur);
-    const gir_node *qn = s->g->nodes[q];
-    *add_node = q;
-    return qn->in[0] == cur ? qn->in[1] : qn->in[0];
-}
-
-static void undo_fusion(gir_session *s, rt_node *rn)
-{
-    int32_t self = (int32_t)(rn - s->nodes);
-    for (size_t i = 0; i < s->g->n_nodes; i++)
-        if (s->nodes[i].skip && s->nodes[i].host == self)
-            s->nodes[i].skip = false;
-    rn->call.accumulate = false;
-    rn->call.bias = NULL;
-    memset(&rn->call.act, 0, sizeof rn->call.act);
-}
 
 /* Constants every reader packed at prepare are unloaded after planning
  * (bounded memory: a model's weights are not held twice); a new plan loads
@@ -1232,7 +883,7 @@ static gir_status plan(gir_session *s, gir_error *err)
                 memset(&c->act, 0, sizeof c->act);
                 c->accumulate = false;
             } else {
-                plan_fusion(s, rn);
+                rt_plan_fusion(s, rn);
             }
             st = rn->k->prepare(c, err);
             if (!st && fold)
@@ -1246,16 +897,16 @@ static gir_status plan(gir_session *s, gir_error *err)
                 goto prepared;
             }
             if (c->act.on && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32))
-                undo_fusion(s, rn); /* activations are float kernels */
+                rt_undo_fusion(s, rn); /* activations are float kernels */
             if (c->bias && (!c->out[0] || c->out[0]->dtype != GIR_DT_F32 || c->out[0]->shape.rank < c->bias->shape.rank ||
                             c->bias->numel != (size_t)c->out[0]->shape.dims[c->out[0]->shape.rank - 1]))
-                undo_fusion(s, rn); /* not a bias of this result */
+                rt_undo_fusion(s, rn); /* not a bias of this result */
             if (c->accumulate) {
                 int32_t add;
-                int32_t res = fused_residual(s, rn, &add);
+                int32_t res = rt_fused_residual(s, rn, &add);
                 rt_value *rv = &s->vals[res];
                 if (!gir_shape_equal(&rv->t.shape, &c->out[0]->shape) || c->out[0]->dtype != GIR_DT_F32)
-                    undo_fusion(s, rn);
+                    rt_undo_fusion(s, rn);
             }
             for (size_t j = 0; j < n->n_out; j++) {
                 int32_t vi = n->out[j];
@@ -1294,7 +945,7 @@ static gir_status plan(gir_session *s, gir_error *err)
                     }
                 } else if (j == 0 && c->accumulate) {
                     int32_t add;
-                    rt_value *rv = &s->vals[fused_residual(s, rn, &add)];
+                    rt_value *rv = &s->vals[rt_fused_residual(s, rn, &add)];
                     v->buf = rv->buf;
                     v->off = rv->off;
                     s->bufs[v->buf].refs++;
