@@ -60,39 +60,24 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Spins until *v differs from old, quit is set or SPIN_NS
- * have passed; returns the last value read. */
-static unsigned long spin_while_ulong(atomic_ulong *v, unsigned long old, atomic_bool *quit)
-{
-    unsigned long x = atomic_load_explicit(v, memory_order_acquire);
-    uint64_t t0 = 0;
-    for (unsigned i = 1; x == old && !atomic_load_explicit(quit, memory_order_relaxed); i++) {
-        cpu_relax();
-        if (i % 64 == 0) {
-            uint64_t t = now_ns();
-            if (t0 == 0)
-                t0 = t;
-            else if (t - t0 > SPIN_NS)
-                break;
-        }
-        x = atomic_load_explicit(v, memory_order_acquire);
-    }
-    return x;
-}
+/* A bounded spin: spin_more pauses once and says whether to go on, until
+ * SPIN_NS have passed since its first call (the clock read every 64). */
+typedef struct spin {
+    unsigned n;
+    uint64_t t0;
+} spin;
 
-static void spin_until_zero(atomic_int *v)
+static bool spin_more(spin *sp)
 {
-    uint64_t t0 = 0;
-    for (unsigned i = 1; atomic_load_explicit(v, memory_order_acquire) > 0; i++) {
-        cpu_relax();
-        if (i % 64 == 0) {
-            uint64_t t = now_ns();
-            if (t0 == 0)
-                t0 = t;
-            else if (t - t0 > SPIN_NS)
-                return;
-        }
+    cpu_relax();
+    if (++sp->n % 64 == 0) {
+        uint64_t t = now_ns();
+        if (sp->t0 == 0)
+            sp->t0 = t;
+        else if (t - sp->t0 > SPIN_NS)
+            return false;
     }
+    return true;
 }
 
 static void *worker_main(void *p)
@@ -101,7 +86,11 @@ static void *worker_main(void *p)
     gir_threads *t = a->t;
     unsigned long seen = 0;
     for (;;) {
-        unsigned long g = spin_while_ulong(&t->generation, seen, &t->quit);
+        unsigned long g;
+        spin sp = { 0, 0 };
+        while ((g = atomic_load_explicit(&t->generation, memory_order_acquire)) == seen &&
+               !atomic_load_explicit(&t->quit, memory_order_relaxed) && spin_more(&sp))
+            ;
         if (g == seen) {
             pthread_mutex_lock(&t->mu);
             t->sleepers++;
@@ -228,7 +217,9 @@ void gir_threads_run(gir_threads *t, void (*fn)(void *ctx, int worker, int nwork
         pthread_cond_broadcast(&t->cv_start);
     pthread_mutex_unlock(&t->mu);
     fn(ctx, 0, t->n);
-    spin_until_zero(&t->pending);
+    spin sp = { 0, 0 };
+    while (atomic_load_explicit(&t->pending, memory_order_acquire) > 0 && spin_more(&sp))
+        ;
     if (atomic_load_explicit(&t->pending, memory_order_acquire) > 0) {
         pthread_mutex_lock(&t->mu);
         t->caller_sleeps = true;
