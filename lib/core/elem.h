@@ -23,6 +23,19 @@ static inline uint32_t gir_f32_bits(float f)
     return u;
 }
 
+/* A double truncated toward zero to an int64 / uint64, saturating at the
+ * type's range (2^63 and 2^64 are exact doubles: anything at or beyond
+ * them saturates), NaN giving 0: defined for every input, infinities
+ * included. */
+static inline int64_t gir_f64_to_i64(double v)
+{
+    return v != v ? 0 : v >= 9223372036854775808.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
+}
+static inline uint64_t gir_f64_to_u64(double v)
+{
+    return v != v || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+}
+
 /* IEEE binary16 and bfloat16 to and from float32.  Half: round to nearest
  * even, overflow to infinity.  bfloat16 keeps the upper 16 bits (truncation,
  * as ONNX's Cast test data of libonnx-testdata has it).  NaN stays NaN. */

@@ -29,15 +29,13 @@ static void put_d(void *p, gir_dtype t, size_t i, double v)
     case GIR_DT_I16: ((int16_t *)p)[i] = SAT(int16_t, INT16_MIN, INT16_MAX); break;
     case GIR_DT_I32: ((int32_t *)p)[i] = SAT(int32_t, INT32_MIN, INT32_MAX); break;
     case GIR_DT_I64:
-        ((int64_t *)p)[i] = v != v ? 0 : v <= -9223372036854775808.0 ? INT64_MIN
-                            : v >= 9223372036854775807.0           ? INT64_MAX
-                                                                   : (int64_t)v;
+        ((int64_t *)p)[i] = gir_f64_to_i64(v);
         break;
     case GIR_DT_U8: ((uint8_t *)p)[i] = SAT(uint8_t, 0, UINT8_MAX); break;
     case GIR_DT_U16: ((uint16_t *)p)[i] = SAT(uint16_t, 0, UINT16_MAX); break;
     case GIR_DT_U32: ((uint32_t *)p)[i] = SAT(uint32_t, 0, UINT32_MAX); break;
     case GIR_DT_U64:
-        ((uint64_t *)p)[i] = v != v || v <= 0 ? 0 : v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+        ((uint64_t *)p)[i] = gir_f64_to_u64(v);
         break;
     case GIR_DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     default: break;

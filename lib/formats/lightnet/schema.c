@@ -246,16 +246,11 @@ void ln_convert_from_double(void *dst, gir_dtype dt, double v)
         break;
     }
     case GIR_DT_I64: {
-        /* 2^63 is exactly representable; anything at or above saturates. */
-        int64_t i = isnan(v) ? 0 : v >= 9223372036854775808.0 ? INT64_MAX
-                                 : v <= -9223372036854775808.0 ? INT64_MIN
-                                                                : (int64_t)v;
-        gir_put_le64(p, (uint64_t)i);
+        gir_put_le64(p, (uint64_t)gir_f64_to_i64(v));
         break;
     }
     case GIR_DT_U64: {
-        uint64_t u = isnan(v) || v <= 0 ? 0 : v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
-        gir_put_le64(p, u);
+        gir_put_le64(p, gir_f64_to_u64(v));
         break;
     }
     case GIR_DT_I32: gir_put_le32(p, (uint32_t)(int32_t)clamp_trunc(v, INT32_MIN, INT32_MAX)); break;

@@ -6,6 +6,7 @@
  * an opaque node (type and parameter message kept as text) otherwise.  The
  * decision is taken before anything is added to the graph. */
 #include "read.h"
+#include "core/elem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,19 +49,6 @@ static void *field_at(const ProtobufCMessage *msg, const char *key, const Protob
     return (char *)msg + (*fd)->offset;
 }
 
-/* v truncated to an integer, saturating at the int64 range (NaN: 0): a
- * parameter of any value, infinite ones included, converts defined. */
-static int64_t f64_to_i64(double v)
-{
-    if (v != v)
-        return 0;
-    if (v >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-
 bool nnb_field_get(const ProtobufCMessage *msg, const char *key, int64_t *i, double *f)
 {
     const ProtobufCFieldDescriptor *fd;
@@ -71,8 +59,8 @@ bool nnb_field_get(const ProtobufCMessage *msg, const char *key, int64_t *i, dou
     case PROTOBUF_C_TYPE_BOOL: *i = *(const protobuf_c_boolean *)p != 0; break;
     case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: *i = *(const int32_t *)p; break;
     case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: *i = *(const int64_t *)p; break;
-    case PROTOBUF_C_TYPE_FLOAT: *f = *(const float *)p; *i = f64_to_i64(*f); return true;
-    case PROTOBUF_C_TYPE_DOUBLE: *f = *(const double *)p; *i = f64_to_i64(*f); return true;
+    case PROTOBUF_C_TYPE_FLOAT: *f = *(const float *)p; *i = gir_f64_to_i64(*f); return true;
+    case PROTOBUF_C_TYPE_DOUBLE: *f = *(const double *)p; *i = gir_f64_to_i64(*f); return true;
     default: return false;
     }
     *f = (double)*i;
