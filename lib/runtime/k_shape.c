@@ -790,7 +790,8 @@ static gir_status pad_run(rt_call *c, gir_error *err)
         char *drow = dst + row * inner * es;
         const char *srow = (const char *)x->data + (size_t)off * es;
         /* the columns inside the input, [lo, hi), are one copy; the padding
-         * around them is filled element by element */
+         * around them, [0, lo) and [hi, inner), is filled element by element
+         * (all of the row when lo == hi) */
         int64_t b0 = p.begin[r - 1];
         size_t lo = 0, hi = 0;
         if (!constant_row) {
@@ -801,17 +802,15 @@ static gir_status pad_run(rt_call *c, gir_error *err)
             if (hi > lo)
                 memcpy(drow + lo * es, srow + (size_t)((int64_t)lo - b0) * es, (hi - lo) * es);
         }
-        for (size_t o = 0; o < inner; o++) {
-            if (o == lo && hi > lo)
-                o = hi;
-            if (o == inner)
-                break;
-            int64_t si = constant_row ? -1 : pad_src(p.mode, (int64_t)o, b0, nin);
-            if (si < 0)
-                memcpy(drow + o * es, cbytes, es);
-            else
-                memcpy(drow + o * es, srow + (size_t)si * es, es);
-        }
+        const size_t part_lo[2] = { 0, hi }, part_hi[2] = { lo, inner };
+        for (int part = 0; part < 2; part++)
+            for (size_t o = part_lo[part]; o < part_hi[part]; o++) {
+                int64_t si = constant_row ? -1 : pad_src(p.mode, (int64_t)o, b0, nin);
+                if (si < 0)
+                    memcpy(drow + o * es, cbytes, es);
+                else
+                    memcpy(drow + o * es, srow + (size_t)si * es, es);
+            }
     }
     return GIR_OK;
 }

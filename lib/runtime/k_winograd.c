@@ -109,7 +109,7 @@ typedef struct wino_job {
     void (*rows)(const struct wino_job *j, size_t c);
     void (*out)(const float *const *s, bool minus, size_t n, bool full_last, float bias, bool accumulate, bool clamp,
                 float lo, float hi, float *restrict yr);
-    gir_threads *th; /* the products' workers' scratch */
+    gir_threads *th; /* the pool whose workers run the products */
 } wino_job;
 
 /* Tiles per tile row the row-at-a-time transforms handle (wider rows take
@@ -289,7 +289,7 @@ void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, 
 {
     size_t tiles = w->th * w->tw;
     wino_job j = { w, x, y, bias, scratch, scratch + 16 * w->C * w->chunk, 0, 0, accumulate,
-                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, NULL };
+                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, th };
     wino_fns(w->isa, &j);
     for (size_t t0 = 0; t0 < tiles; t0 += w->chunk) {
         j.t0 = t0;
@@ -303,7 +303,6 @@ void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, 
         } else {
             /* the 16 products are independent: each worker takes whole ones
              * (one barrier instead of one per product) */
-            j.th = th;
             rt_parallel_for(th, 16, 1, 1, wino_products, &j);
         }
         rt_parallel_for(th, w->M, 1, 4, wino_output, &j);
