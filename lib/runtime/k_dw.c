@@ -231,6 +231,7 @@ DWD_ENTRY(avx2, __attribute__((target("avx2,fma"))))
  * found by comparison and put back. */
 #define MAXPOOL_BODY(VF, VL, MASK_T, MASK_N, LOADM, STOREM, MAX, NANMASK, NANSET, PICK2, SET1, ZERO, OR)                \
     const size_t OH = a->oh, OW = a->ow, KH = a->kh, KW = a->kw, sh = a->sh, sw = a->sw, ps = a->pstride;        \
+    /* W: the columns copied into t (those that fit in it); rows are a->w apart */                             \
     const size_t H = a->h, ph = a->ph, pw = a->pw, W = pw >= ps ? 0 : a->w < ps - pw ? a->w : ps - pw;          \
     const VF ninf = SET1(-INFINITY);                                                                            \
     for (size_t oh = 0; oh < OH; oh++) {                                                                        \
@@ -244,7 +245,7 @@ DWD_ENTRY(avx2, __attribute__((target("avx2,fma"))))
             MASK_T m = MASK_N(n), nan = ZERO;                                                                    \
             VF acc = ninf;                                                                                      \
             for (size_t kh = k0; kh < k1; kh++) {                                                               \
-                VF v = LOADM(m, x + (r0 + kh - ph) * W + i);                                                    \
+                VF v = LOADM(m, x + (r0 + kh - ph) * a->w + i);                                                 \
                 nan = OR(nan, NANMASK(v));                                                                       \
                 acc = MAX(acc, v);                                                                              \
             }                                                                                                   \

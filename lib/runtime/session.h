@@ -7,8 +7,6 @@
 #include "graphir/runtime.h"
 #include "rt.h"
 
-#include <stdio.h>
-
 enum { RV_CONST, RV_INPUT, RV_INTER };
 
 typedef struct rt_value {
