@@ -409,8 +409,37 @@ static void test_tensors(void **state)
     memset(u->data, 7, 48);
     TU_OK(gir_tensor_equal(t, u, &eq, &err), &err);
     assert_true(eq);
+    assert_false(t->data_mapped); /* small: from malloc */
     gir_tensor_unref(t);
     gir_tensor_unref(u);
+
+    /* Large lazily loaded data is a mapping of its own: unloading it
+     * unmaps it, owning it keeps it, and replacing or dropping an owned
+     * mapping unmaps it (ASan reports a free() of it). */
+    gir_shape big = { 2, { 256, 256 } };
+    int *bctx = malloc(sizeof *bctx);
+    *bctx = 3;
+    TU_OK(gir_tensor_lazy(GIR_DT_F32, &big, &fill_loader, bctx, &t, &err), &err);
+    TU_OK(gir_tensor_load(t, &p, &err), &err);
+    assert_true(t->data_mapped);
+    assert_int_equal(((const unsigned char *)p)[256 * 256 * 4 - 1], 3);
+    gir_tensor_unload(t);
+    assert_null(t->data);
+    assert_false(t->data_mapped);
+    TU_OK(gir_tensor_own(t, &err), &err);
+    assert_true(t->data_mapped);
+    assert_null(t->loader);
+    gir_tensor_unref(t);
+    bctx = malloc(sizeof *bctx);
+    *bctx = 5;
+    TU_OK(gir_tensor_lazy(GIR_DT_F32, &big, &fill_loader, bctx, &t, &err), &err);
+    TU_OK(gir_tensor_own(t, &err), &err);
+    unsigned char *fresh = calloc(256 * 256, 4);
+    assert_non_null(fresh);
+    gir_tensor_replace_data(t, fresh);
+    assert_false(t->data_mapped);
+    assert_ptr_equal(t->data, fresh);
+    gir_tensor_unref(t);
 
     gir_shape huge = { 3, { 1 << 20, 1 << 20, 1 << 20 } };
     TU_FAILS(gir_tensor_new(GIR_DT_F32, &huge, &u, &err), &err, GIR_E_LIMIT, "larger than");

@@ -57,6 +57,7 @@ struct gir_tensor {
     gir_shape shape;
     uint64_t nbytes;
     void *data;             /* loaded bytes, or NULL */
+    bool data_mapped;       /* data is gir_tensor_load's own mapping (munmap, not free) */
     const gir_loader *loader; /* NULL: data is owned and permanent */
     void *loader_ctx;
 };
@@ -71,6 +72,9 @@ gir_status gir_tensor_lazy(gir_dtype dt, const gir_shape *shape, const gir_loade
 /* Loads a lazily loaded tensor for good and lets go of its loader (and the
  * file behind it): the data becomes owned and permanent. */
 gir_status gir_tensor_own(gir_tensor *t, gir_error *err);
+/* Gives an owned tensor (no loader) new malloc'd data of the same size,
+ * freeing the old whichever way it was allocated. */
+void gir_tensor_replace_data(gir_tensor *t, void *data);
 /* Byte-wise equality of two tensors' dtype, shape and data (loads both). */
 gir_status gir_tensor_equal(gir_tensor *a, gir_tensor *b, bool *equal, gir_error *err);
 /* A new tensor of type to (float32 or float64) holding 1 where the bool

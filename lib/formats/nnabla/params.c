@@ -678,8 +678,7 @@ gir_status nnb_transpose_view(gir_tensor *t, gir_error *err)
         if (!d)
             return gir_nomem(err);
         transpose_rows(d, t->data, 0, v.rows, &v);
-        free(t->data);
-        t->data = d;
+        gir_tensor_replace_data(t, d);
     } else {
         return gir_fail(err, GIR_E_INTERNAL, "transposed view of a tensor this reader did not make");
     }
