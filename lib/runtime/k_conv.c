@@ -369,15 +369,36 @@ struct conv_geo {
 
 #define IM2COL_MAX_FLOATS ((size_t)1 << 18) /* 1 MiB of packed columns at a time: they stay in L2 */
 
+/* Conv and ConvTranspose take float32 data and weights, and a bias of
+ * [M] when given (checked apart so each error keeps its place). */
+static gir_status conv_want_f32(const rt_call *c, gir_error *err)
+{
+    if (c->in[0]->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, c->in[0]->dtype, err);
+    return rt_want_dtype(c, 1, GIR_DT_F32, err);
+}
+
+static gir_status conv_bias_ok(const rt_call *c, const char *op, size_t M, gir_error *err)
+{
+    const rt_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
+    char sb[96];
+    gir_status st;
+    if (!b)
+        return GIR_OK;
+    if ((st = rt_want_dtype(c, 2, GIR_DT_F32, err)))
+        return st;
+    if (b->shape.rank != 1 || (size_t)b->shape.dims[0] != M)
+        return gir_fail(err, GIR_E_SHAPE, "%s bias %s is not [%zu]", op, gir_shape_str(&b->shape, sb, sizeof sb), M);
+    return GIR_OK;
+}
+
 static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
 {
-    const rt_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+    const rt_tensor *x = c->in[0], *w = c->in[1];
     gir_status st;
     char sx[96], sw[96];
     *cg = (conv_geo){ 0 };
-    if (x->dtype != GIR_DT_F32)
-        return rt_no_kernel_dtype(c, x->dtype, err);
-    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
+    if ((st = conv_want_f32(c, err)))
         return st;
     if (x->shape.rank < 3 || x->shape.rank > 5)
         return gir_fail(err, GIR_E_SHAPE, "Conv input has rank %d, expected 3 to 5 (N, C, 1 to 3 spatial dims)",
@@ -405,12 +426,8 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
         if (ks[i] != -1 && ks[i] != k[i])
             return gir_fail(err, GIR_E_ATTRIBUTE, "kernel_shape[%d] = %lld disagrees with the weight %s", i,
                             (long long)ks[i], gir_shape_str(&w->shape, sw, sizeof sw));
-    if (b) {
-        if ((st = rt_want_dtype(c, 2, GIR_DT_F32, err)))
-            return st;
-        if (b->shape.rank != 1 || (size_t)b->shape.dims[0] != M)
-            return gir_fail(err, GIR_E_SHAPE, "Conv bias %s is not [%zu]", gir_shape_str(&b->shape, sx, sizeof sx), M);
-    }
+    if ((st = conv_bias_ok(c, "Conv", M, err)))
+        return st;
     if ((st = rt_geom_make(c, &x->shape, k, nsp, true, false, &cg->g, err)))
         return st;
     const rt_geom *g = &cg->g;
@@ -894,12 +911,10 @@ struct convt_geo {
 
 static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
 {
-    const rt_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+    const rt_tensor *x = c->in[0], *w = c->in[1];
     gir_status st;
     char sx[96], sw[96];
-    if (x->dtype != GIR_DT_F32)
-        return rt_no_kernel_dtype(c, x->dtype, err);
-    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
+    if ((st = conv_want_f32(c, err)))
         return st;
     if (x->shape.rank < 3 || x->shape.rank > 5 || w->shape.rank != x->shape.rank)
         return gir_fail(err, GIR_E_SHAPE, "ConvTranspose input %s and weight %s need equal ranks 3 to 5",
@@ -919,13 +934,8 @@ static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
     t->Cg = C / t->G;
     t->Mg = (size_t)w->shape.dims[1];
     t->M = t->Mg * t->G;
-    if (b) {
-        if ((st = rt_want_dtype(c, 2, GIR_DT_F32, err)))
-            return st;
-        if (b->shape.rank != 1 || (size_t)b->shape.dims[0] != t->M)
-            return gir_fail(err, GIR_E_SHAPE, "ConvTranspose bias %s is not [%zu]",
-                            gir_shape_str(&b->shape, sx, sizeof sx), t->M);
-    }
+    if ((st = conv_bias_ok(c, "ConvTranspose", t->M, err)))
+        return st;
     int64_t s[3], d[3], p[6], op[3], ks[3], oshape[3];
     if ((st = rt_ints_n(c, "strides", (size_t)nsp, 1, 1, s, err)) ||
         (st = rt_ints_n(c, "dilations", (size_t)nsp, 1, 1, d, err)) ||
