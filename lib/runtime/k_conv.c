@@ -3,6 +3,7 @@
  * and col2im. */
 #include "gemm.h"
 #include "rt.h"
+#include "conv_px.h"
 
 #include <stdlib.h>
 
@@ -324,6 +325,7 @@ typedef struct conv_state {
     rt_wino *wino; /* 3x3 stride 1: Winograd form of the weights (instead of packed) */
     ptrdiff_t *koff; /* direct: where row k of B starts in a group's planes */
     size_t cap_koff;
+    rt_convpx *px; /* direct, one group, AVX-512: the weights for the pixel kernel (instead of packed) */
 } conv_state;
 
 static void conv_release(void *p)
@@ -338,6 +340,7 @@ static void conv_release(void *p)
     free(s->koff);
     free(s->geo);
     rt_wino_free(s->wino);
+    rt_convpx_free(s->px);
     free(s);
 }
 
@@ -497,6 +500,30 @@ static bool direct_geometry(conv_geo *cg)
     return true;
 }
 
+/* The direct form's plan: where each tap's row starts in a group's planes,
+ * and room for the planes. */
+static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_error *err)
+{
+    gir_status st;
+    cg->direct = true;
+    if ((st = state_geo(s, cg, sizeof *cg, err)))
+        return st;
+    if (s->cap_koff < cg->Kg) {
+        free(s->koff);
+        if (!(s->koff = malloc(cg->Kg * sizeof *s->koff)))
+            return gir_nomem(err);
+        s->cap_koff = cg->Kg;
+    }
+    size_t KH = cg->g.k[1], KW = cg->g.k[2], sd = cg->ds, k = 0;
+    for (size_t ch = 0; ch < cg->Cg; ch++)
+        for (size_t kh = 0; kh < KH; kh++)
+            for (size_t kw = 0; kw < KW; kw++)
+                s->koff[k++] =
+                    (ptrdiff_t)(((ch * sd + kh % sd) * sd + kw % sd) * cg->dplane + (kh / sd) * cg->dPW + kw / sd);
+    c->scratch_bytes = cg->C * sd * sd * cg->dplane * sizeof(float);
+    return GIR_OK;
+}
+
 static gir_status conv_prepare(rt_call *c, gir_error *err)
 {
     conv_geo cg;
@@ -545,6 +572,15 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         c->scratch_bytes = rt_wino_scratch_floats(s->wino) * sizeof(float);
         return GIR_OK;
     }
+    /* One group with constant weights in the direct form: the pixel kernel
+     * where the CPU has it (its weights are packed once, as below). */
+    if (!s->packed && (s->px || (c->in_const[1] && cg.G == 1 && rt_convpx_available())) &&
+        direct_geometry(&cg)) {
+        if (!s->px && (st = rt_convpx_new(w->data, cg.M, cg.Kg, &s->px, err)))
+            return st;
+        c->in_done[1] = true;
+        return direct_setup(c, s, &cg, err);
+    }
     /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     /* (the state lives as long as the weights: overridden constants free it) */
     if (c->in_const[1] && !s->packed) {
@@ -559,25 +595,8 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         }
     }
     c->in_done[1] = s->packed != NULL;
-    if (s->packed && gir_gemm_b_rows_ok(s->packed[0].isa) && direct_geometry(&cg)) {
-        cg.direct = true;
-        if ((st = state_geo(s, &cg, sizeof cg, err)))
-            return st;
-        if (s->cap_koff < cg.Kg) {
-            free(s->koff);
-            if (!(s->koff = malloc(cg.Kg * sizeof *s->koff)))
-                return gir_nomem(err);
-            s->cap_koff = cg.Kg;
-        }
-        size_t KH = gg->k[1], KW = gg->k[2], sd = cg.ds, k = 0;
-        for (size_t ch = 0; ch < cg.Cg; ch++)
-            for (size_t kh = 0; kh < KH; kh++)
-                for (size_t kw = 0; kw < KW; kw++)
-                    s->koff[k++] = (ptrdiff_t)(((ch * sd + kh % sd) * sd + kw % sd) * cg.dplane +
-                                               (kh / sd) * cg.dPW + kw / sd);
-        c->scratch_bytes = cg.C * sd * sd * cg.dplane * sizeof(float);
-        return GIR_OK;
-    }
+    if (s->packed && gir_gemm_b_rows_ok(s->packed[0].isa) && direct_geometry(&cg))
+        return direct_setup(c, s, &cg, err);
     if (!cg.pointwise) {
         gir_gemm_blayout l = gir_gemm_b_layout(s->packed ? s->packed[0].isa : GIR_GEMM_AUTO);
         size_t floats = gir_gemm_packed_b_floats(&l, cg.Kg, cg.chunk_rows * cg.g.out[2]);
@@ -767,6 +786,11 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
     float *planes = c->scratch;
     plane_job pj = { cg, x, planes };
     rt_parallel_for(c->th, cg->C * cg->ds * cg->ds, 1, 2, fill_planes, &pj);
+    if (s->px) {
+        rt_convpx_args a = { planes, s->koff, cg->g.out[1], cg->g.out[2], cg->dPW, bias, c->accumulate, &c->act, y };
+        rt_convpx_run(s->px, &a, c->th);
+        return;
+    }
     if (cg->G >= 2 && gir_threads_count(c->th) > 1) {
         direct_job j = { c, s, cg, planes, bias, y };
         rt_parallel_for(c->th, cg->G, 1, 1, direct_groups, &j);

@@ -1,0 +1,209 @@
+/* Direct convolution by output pixels (conv_px.h).
+ *
+ * Work items are (chunk of pixels, block of 64 output channels).  Within
+ * an item, the sum over the K taps runs in blocks of KB taps (whose
+ * weights, KB x 64 floats, stay in L1), each over every tile of PX
+ * pixels: 24 accumulators, per tap 4 weight loads and PX broadcasts of
+ * input values for 24 FMAs.  The partial sums live in the worker's
+ * scratch as [pixel][64] and are carried from one block of taps to the
+ * next, so each lane sums its taps in order, one FMA after another.  The
+ * epilogue gathers each channel's pixels 16 at a time, adds the bias (and
+ * the residual), clamps, and stores the channel's row of the output. */
+#include "conv_px.h"
+
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PX 6       /* pixels per tile */
+#define NB 64      /* output channels per block (4 vectors) */
+#define KB 128     /* taps per block */
+#define CHUNK 240  /* pixels per work item (a multiple of PX and of 16) */
+
+struct rt_convpx {
+    size_t M, K, blocks;
+    float *w; /* [block][K][NB]: the weights transposed, zero past M */
+};
+
+void rt_convpx_free(rt_convpx *p)
+{
+    if (!p)
+        return;
+    free(p->w);
+    free(p);
+}
+
+gir_status rt_convpx_new(const float *w, size_t M, size_t K, rt_convpx **out, gir_error *err)
+{
+    *out = NULL;
+    rt_convpx *p = calloc(1, sizeof *p);
+    if (!p)
+        return gir_nomem(err);
+    p->M = M;
+    p->K = K;
+    p->blocks = (M + NB - 1) / NB;
+    uint64_t n;
+    if (!gir_mul_u64((uint64_t)p->blocks * NB, K ? K : 1, &n) || n > SIZE_MAX / 2 / sizeof(float) ||
+        posix_memalign((void **)&p->w, 64, (size_t)n * sizeof(float)) != 0) {
+        free(p);
+        return gir_nomem(err);
+    }
+    for (size_t b = 0; b < p->blocks; b++)
+        for (size_t k = 0; k < K; k++) {
+            float *d = p->w + (b * K + k) * NB;
+            for (size_t j = 0; j < NB; j++) {
+                size_t m = b * NB + j;
+                d[j] = m < M ? w[m * K + k] : 0.0f;
+            }
+        }
+    *out = p;
+    return GIR_OK;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+#define TGT __attribute__((target("avx512f")))
+
+bool rt_convpx_available(void)
+{
+    return gir_gemm_isa_resolve(GIR_GEMM_AUTO) == GIR_GEMM_AVX512;
+}
+
+/* One tile: kc taps of PX pixels (input bases px[i]) into nv vectors of
+ * channels; the sums start at zero or at what yt holds. */
+TGT static inline __attribute__((always_inline)) void tile(size_t kc, const float *w, const float *const *px,
+                                                           const ptrdiff_t *koff, float *yt, bool carry, int nv)
+{
+    __m512 acc[PX][4];
+    for (int i = 0; i < PX; i++)
+        for (int j = 0; j < nv; j++)
+            acc[i][j] = carry ? _mm512_load_ps(yt + i * NB + j * 16) : _mm512_setzero_ps();
+    const float *p0 = px[0], *p1 = px[1], *p2 = px[2], *p3 = px[3], *p4 = px[4], *p5 = px[5];
+    for (size_t k = 0; k < kc; k++, w += NB) {
+        ptrdiff_t o = koff[k];
+        __m512 wv[4];
+        for (int j = 0; j < nv; j++)
+            wv[j] = _mm512_load_ps(w + j * 16);
+        __m512 x0 = _mm512_set1_ps(p0[o]), x1 = _mm512_set1_ps(p1[o]), x2 = _mm512_set1_ps(p2[o]);
+        __m512 x3 = _mm512_set1_ps(p3[o]), x4 = _mm512_set1_ps(p4[o]), x5 = _mm512_set1_ps(p5[o]);
+        for (int j = 0; j < nv; j++) {
+            acc[0][j] = _mm512_fmadd_ps(x0, wv[j], acc[0][j]);
+            acc[1][j] = _mm512_fmadd_ps(x1, wv[j], acc[1][j]);
+            acc[2][j] = _mm512_fmadd_ps(x2, wv[j], acc[2][j]);
+            acc[3][j] = _mm512_fmadd_ps(x3, wv[j], acc[3][j]);
+            acc[4][j] = _mm512_fmadd_ps(x4, wv[j], acc[4][j]);
+            acc[5][j] = _mm512_fmadd_ps(x5, wv[j], acc[5][j]);
+        }
+    }
+    for (int i = 0; i < PX; i++)
+        for (int j = 0; j < nv; j++)
+            _mm512_store_ps(yt + i * NB + j * 16, acc[i][j]);
+}
+
+TGT static void tile4(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+{
+    tile(kc, w, px, koff, yt, carry, 4);
+}
+TGT static void tile3(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+{
+    tile(kc, w, px, koff, yt, carry, 3);
+}
+TGT static void tile2(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+{
+    tile(kc, w, px, koff, yt, carry, 2);
+}
+TGT static void tile1(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+{
+    tile(kc, w, px, koff, yt, carry, 1);
+}
+
+typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdiff_t *, float *, bool);
+
+typedef struct px_job {
+    const rt_convpx *p;
+    const rt_convpx_args *a;
+    gir_threads *th;
+    size_t P, chunks;
+} px_job;
+
+/* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][NB])
+ * into y, with the bias, the residual and the clamp. */
+TGT static void epilogue(const rt_convpx_args *a, size_t P, const float *yt, size_t m0, size_t nm, size_t q0,
+                         size_t nq)
+{
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(NB));
+    bool clamp = a->act && a->act->on && a->act->kind == RT_ACT_CLAMP;
+    bool post = a->act && a->act->on && !clamp;
+    __m512 lo = _mm512_set1_ps(clamp ? a->act->lo : 0.0f), hi = _mm512_set1_ps(clamp ? a->act->hi : 0.0f);
+    for (size_t j = 0; j < nm; j++) {
+        float *yr = a->y + (m0 + j) * P + q0;
+        __m512 b = _mm512_set1_ps(a->bias ? a->bias[m0 + j] : 0.0f);
+        for (size_t q = 0; q < nq; q += 16) {
+            size_t n = nq - q < 16 ? nq - q : 16;
+            __mmask16 mk = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1u);
+            __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, idx, yt + q * NB + j, 4);
+            v = _mm512_add_ps(v, b);
+            if (a->accumulate)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yr + q));
+            if (clamp) /* max/min return the second operand on NaN: NaN stays */
+                v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+            _mm512_mask_storeu_ps(yr + q, mk, v);
+        }
+        if (post)
+            rt_act_map(a->act, yr, yr, nq);
+    }
+}
+
+TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
+{
+    const px_job *j = ctx;
+    const rt_convpx *p = j->p;
+    const rt_convpx_args *a = j->a;
+    float *yt = gir_threads_scratch(j->th, worker);
+    for (size_t it = i0; it < i1; it++) {
+        size_t blk = it / j->chunks, ch = it % j->chunks;
+        size_t q0 = ch * CHUNK, nq = j->P - q0 < CHUNK ? j->P - q0 : CHUNK;
+        size_t m0 = blk * NB, nm = p->M - m0 < NB ? p->M - m0 : NB;
+        tile_fn fn = nm > 48 ? tile4 : nm > 32 ? tile3 : nm > 16 ? tile2 : tile1;
+        const float *wb = p->w + blk * p->K * NB;
+        for (size_t k0 = 0; k0 < p->K; k0 += KB) {
+            size_t kc = p->K - k0 < KB ? p->K - k0 : KB;
+            for (size_t t = 0; t < nq; t += PX) {
+                const float *px[PX];
+                for (int i = 0; i < PX; i++) {
+                    size_t q = q0 + (t + (size_t)i < nq ? t + (size_t)i : nq - 1); /* past the end: repeat the last */
+                    px[i] = a->planes + q / a->OW * a->dPW + q % a->OW;
+                }
+                fn(kc, wb + k0 * NB, px, a->koff + k0, yt + t * NB, k0 > 0);
+            }
+        }
+        epilogue(a, j->P, yt, m0, nm, q0, nq);
+    }
+}
+
+void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
+{
+    px_job j = { p, a, th, a->OH * a->OW, 0 };
+    j.chunks = (j.P + CHUNK - 1) / CHUNK;
+    rt_parallel_for(th, j.chunks * p->blocks, 1, 1, px_items, &j);
+}
+
+#else
+
+bool rt_convpx_available(void)
+{
+    return false;
+}
+
+void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
+{
+    (void)p;
+    (void)a;
+    (void)th;
+}
+
+#endif
