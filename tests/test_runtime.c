@@ -645,13 +645,14 @@ static void test_conv(void **state)
         /* ... with K (32 x 3 x 3) longer than one GEMM pass: the output rows'
          * columns are stored, and added to, more than once */
         { 2, 1, 32, 20, 1, { 11, 40 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
-        /* one group on AVX-512: the pixel kernel (conv_px.c), tiles of 6
-         * pixels x 64 channels: 72 channels (a block of 64 and one of 8)
-         * over 575 pixels (three chunks of 240, the last tile partial);
-         * 100 channels (64 + 36) over 7x7 with 180 taps (the sums carried
-         * over a second block of 128 taps); batch 2, stride 2, 20 channels */
-        { 2, 1, 4, 72, 1, { 23, 25 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
-        { 2, 1, 20, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        /* one group, 192 taps or more, on AVX-512: the pixel kernel
+         * (conv_px.c), tiles of 6 pixels x 64 channels: 72 channels (a
+         * block of 64 and one of 8) over 575 pixels (three chunks of 240,
+         * the last tile partial); 100 channels (64 + 36) over 7x7 with 216
+         * taps (the sums carried over a second block of 128 taps); batch
+         * 2, stride 2, 20 channels */
+        { 2, 1, 8, 72, 1, { 23, 25 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
+        { 2, 1, 24, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 2, 24, 20, 1, { 14, 15 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 1, 1 }, false, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
@@ -725,7 +726,8 @@ static void test_fused_gated(void **state)
     (void)state;
     for (int v = 0; v < 4; v++) {
         bool hard = v & 1, swap = v & 2;
-        check_gated(5, 7, 1, 3, hard, swap, 12, 11);    /* direct: the pixel kernel (AVX-512), else im2col + GEMM */
+        check_gated(5, 7, 1, 3, hard, swap, 12, 11);    /* im2col + GEMM (AVX-512: the direct form) */
+        check_gated(24, 20, 1, 3, hard, swap, 7, 6);    /* the pixel kernel (AVX-512) */
         check_gated(8, 12, 1, 1, hard, swap, 12, 11);   /* pointwise */
         check_gated(8, 256, 1, 1, hard, swap, 40, 37);  /* pointwise by column blocks */
         check_gated(6, 6, 6, 3, hard, swap, 12, 11);    /* depthwise */

@@ -367,6 +367,10 @@ struct conv_geo {
     size_t ds, dPH, dPW, dplane, drows;
 };
 
+/* Convolutions with fewer taps (Cg x KH x KW) keep the row-wise product
+ * in the direct form (see conv_prepare). */
+#define PX_MIN_TAPS 192
+
 /* Outputs narrower than this take the plain im2col (im2col_plain). */
 #define NARROW_OW 16
 
@@ -572,9 +576,12 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         c->scratch_bytes = rt_wino_scratch_floats(s->wino) * sizeof(float);
         return GIR_OK;
     }
-    /* One group with constant weights in the direct form: the pixel kernel
-     * where the CPU has it (its weights are packed once, as below). */
-    if (!s->packed && (s->px || (c->in_const[1] && cg.G == 1 && rt_convpx_available())) &&
+    /* One group with constant weights in the direct form and at least
+     * PX_MIN_TAPS taps: the pixel kernel where the CPU has it (its weights
+     * are packed once, as below).  Fewer taps (stems over 3 channels) lose
+     * to the row-wise product: each tile's setup and the transposing
+     * epilogue weigh more than a short sum (3x3 over 3 channels: 1.5x). */
+    if (!s->packed && (s->px || (c->in_const[1] && cg.G == 1 && cg.Kg >= PX_MIN_TAPS && rt_convpx_available())) &&
         direct_geometry(&cg)) {
         if (!s->px && (st = rt_convpx_new(w->data, cg.M, cg.Kg, &s->px, err)))
             return st;
