@@ -173,10 +173,8 @@ gir_status nn_rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     TRY(nn_rd_bool(r, idx, "no_bias", transpose, &no_bias, err));
     c.bias = !no_bias;
     TRY(nnr_want_inputs(r, idx, c.bias ? 3 : 2, c.bias ? "no_bias=False" : "no_bias=True", err));
-    if (!layout_ok(nn_rd_attr(r, idx, "layout"), c.rank)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (!layout_ok(nn_rd_attr(r, idx, "layout"), c.rank))
+        return nnr_opaque(res);
     return nnr_conv_common(r, idx, in, out, &c, transpose, err);
 }
 
@@ -218,10 +216,8 @@ gir_status nn_rd_nnvm_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     const char *ol = nn_rd_str(r, idx, "out_layout", "__undef__");
     const char *od = nn_rd_str(r, idx, "out_dtype", "same");
     if (strcmp(layout, "NCHW") || strcmp(kl, "OIHW") || (strcmp(ol, "__undef__") && *ol && strcmp(ol, "NCHW")) ||
-        (strcmp(od, "same") && *od)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+        (strcmp(od, "same") && *od))
+        return nnr_opaque(res);
     return nnr_conv_common(r, idx, in, out, &c, transpose, err);
 }
 
@@ -264,9 +260,7 @@ gir_status nn_rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, n
             return gir_nomem(err);
         TRY(nn_rd_out(r, f, 0, &a, err));
     } else if (nnr_rank_of(r, in[0]) != 2) {
-        /* Applied to the last axis of an N-d input: no Gemm. */
-        *res = NN_OPAQUE;
-        return GIR_OK;
+        return nnr_opaque(res); /* applied to the last axis of an N-d input: no Gemm */
     }
     return gemm(r, idx, a, in, !no_bias, units, out, err);
 }
@@ -281,10 +275,8 @@ gir_status nn_rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
         return nn_rd_bad_attr(r, idx, "units", "a positive integer", err);
     TRY(nn_rd_bool(r, idx, "use_bias", true, &use_bias, err));
     TRY(nnr_want_inputs(r, idx, use_bias ? 3 : 2, use_bias ? "use_bias=True" : "use_bias=False", err));
-    if (nnr_rank_of(r, in[0]) != 2) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (nnr_rank_of(r, in[0]) != 2)
+        return nnr_opaque(res);
     return gemm(r, idx, in[0], in, use_bias, units, out, err);
 }
 
@@ -364,10 +356,8 @@ gir_status nn_rd_mx_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
     TRY(nn_rd_bool(r, idx, "fix_gamma", true, &fix_gamma, err));
     TRY(nn_rd_bool(r, idx, "output_mean_var", false, &omv, err));
     TRY(nn_rd_int(r, idx, "axis", false, 1, &axis, err));
-    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || (nn_rd_raw(r, idx)->n_in != 5 && !r->bn_synth[idx])) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || (nn_rd_raw(r, idx)->n_in != 5 && !r->bn_synth[idx]))
+        return nnr_opaque(res);
     return bn_common(r, idx, in, out, res, eps, momentum, !fix_gamma, true, err);
 }
 
@@ -382,10 +372,8 @@ gir_status nn_rd_nnvm_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     TRY(nn_rd_bool(r, idx, "center", true, &center, err));
     TRY(nn_rd_bool(r, idx, "scale", true, &scale, err));
     TRY(nn_rd_int(r, idx, "axis", false, 1, &axis, err));
-    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || nn_rd_raw(r, idx)->n_in != 5) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || nn_rd_raw(r, idx)->n_in != 5)
+        return nnr_opaque(res);
     return bn_common(r, idx, in, out, res, eps, momentum, scale, center, err);
 }
 
@@ -399,8 +387,7 @@ static gir_status pool_node(nn_reader *r, size_t idx, const int32_t *in, int32_t
                             gir_error *err)
 {
     gir_node *n;
-    TRY(nn_rd_node(r, idx, op, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
+    TRY(nnr_node2(r, idx, NULL, op, in[0], -1, &n, &out[0], err));
     gir_graph *g = r->g;
     if (op == GIR_OP_MaxPool || op == GIR_OP_AveragePool) {
         int64_t ones[3] = { 1, 1, 1 };
@@ -412,7 +399,7 @@ static gir_status pool_node(nn_reader *r, size_t idx, const int32_t *in, int32_t
             (op == GIR_OP_AveragePool && gir_attrs_set_int(g, &n->attrs, "count_include_pad", p->count_pad, err)))
             return gir_nomem(err);
     }
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return GIR_OK;
 }
 
 gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -424,19 +411,15 @@ gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     TRY(nn_rd_bool(r, idx, "global_pool", false, &global, err));
     TRY(nn_rd_bool(r, idx, "count_include_pad", true, &count_pad, err));
     bool is_max = strcmp(type, "max") == 0, is_avg = strcmp(type, "avg") == 0;
-    if ((!is_max && !is_avg) || (strcmp(conv, "valid") && strcmp(conv, "full"))) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if ((!is_max && !is_avg) || (strcmp(conv, "valid") && strcmp(conv, "full")))
+        return nnr_opaque(res);
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     poolp p = { 0 };
     TRY(nnr_g_tuple(r, idx, "kernel", !global, t, &n, err));
     if (global) {
-        if (!layout_ok(nn_rd_attr(r, idx, "layout"), n ? n : 2)) {
-            *res = NN_OPAQUE;
-            return GIR_OK;
-        }
+        if (!layout_ok(nn_rd_attr(r, idx, "layout"), n ? n : 2))
+            return nnr_opaque(res);
         return pool_node(r, idx, in, out, is_max ? GIR_OP_GlobalMaxPool : GIR_OP_GlobalAveragePool, &p, err);
     }
     if (n < 1 || n > 3)
@@ -452,10 +435,8 @@ gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
         p.pads[i] = p.pads[i + p.rank] = pad[i];
     p.ceil = strcmp(conv, "full") == 0;
     p.count_pad = count_pad;
-    if (!layout_ok(nn_rd_attr(r, idx, "layout"), p.rank)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (!layout_ok(nn_rd_attr(r, idx, "layout"), p.rank))
+        return nnr_opaque(res);
     return pool_node(r, idx, in, out, is_max ? GIR_OP_MaxPool : GIR_OP_AveragePool, &p, err);
 }
 
@@ -463,10 +444,8 @@ gir_status nn_rd_nnvm_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t 
                            gir_error *err)
 {
     const char *op = nn_rd_raw(r, idx)->op;
-    if (strcmp(nn_rd_str(r, idx, "layout", "NCHW"), "NCHW") != 0) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (strcmp(nn_rd_str(r, idx, "layout", "NCHW"), "NCHW") != 0)
+        return nnr_opaque(res);
     poolp p = { .rank = 2 };
     if (strncmp(op, "global_", 7) == 0)
         return pool_node(r, idx, in, out, strcmp(op, "global_max_pool2d") == 0 ? GIR_OP_GlobalMaxPool
@@ -494,13 +473,10 @@ static gir_status softmax_node(nn_reader *r, size_t idx, int32_t x, int32_t *out
                                gir_node **pn, gir_error *err)
 {
     gir_node *n;
-    TRY(nn_rd_node(r, idx, op, 1, 1, &n, err));
-    nnr_set_in(n, 0, x);
-    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis, err))
-        return gir_nomem(err);
+    TRY(nnr_node2(r, idx, NULL, op, x, -1, &n, &out[0], err));
     if (pn)
         *pn = n;
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return gir_attrs_set_int(r->g, &n->attrs, "axis", axis, err) ? gir_nomem(err) : GIR_OK;
 }
 
 /* A softmax over all axes but the first (MXNet's instance mode, and
@@ -650,10 +626,8 @@ gir_status nn_rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     TRY(nnr_g_float(r, idx, "scalar", true, 0, &s, err));
     bool is_int = false;
     TRY(nn_rd_bool(r, idx, "is_int", false, &is_int, err));
-    if (is_int) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (is_int)
+        return nnr_opaque(res);
     bool rev = strstr(op, "_rminus") || strstr(op, "_rdiv") || strstr(op, "_rpower") || strstr(op, "__rsub") ||
                strstr(op, "__rdiv") || strstr(op, "__rpow");
     gir_node *n;
@@ -682,10 +656,8 @@ gir_status nn_rd_variadic(nn_reader *r, size_t idx, const int32_t *in, int32_t *
             return nn_rd_bad_attr(r, idx, "num_args", what, err);
         }
     }
-    if (rn->n_in < 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (rn->n_in < 1)
+        return nnr_opaque(res);
     int64_t axis = 0;
     if (d->op == GIR_OP_Concat)
         TRY(nn_rd_int(r, idx, r->fl == NN_MXNET ? "dim" : "axis", false, 1, &axis, err));
@@ -706,14 +678,9 @@ gir_status nn_rd_dropout(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     TRY(nnr_g_float(r, idx, mx ? "p" : "rate", false, 0.5, &p, err));
     if (p < 0 || p >= 1)
         return nn_rd_bad_attr(r, idx, mx ? "p" : "rate", "a probability in [0, 1)", err);
-    if ((mx && strcmp(nn_rd_str(r, idx, "mode", "training"), "training") != 0) || nn_rd_raw(r, idx)->max_index > 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if ((mx && strcmp(nn_rd_str(r, idx, "mode", "training"), "training") != 0) || nn_rd_raw(r, idx)->max_index > 1)
+        return nnr_opaque(res);
     gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_Dropout, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "ratio", p, err))
-        return gir_nomem(err);
-    return nn_rd_out(r, n, 0, &out[0], err);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Dropout, in[0], -1, &n, &out[0], err));
+    return gir_attrs_set_float(r->g, &n->attrs, "ratio", p, err) ? gir_nomem(err) : GIR_OK;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/elem.h"
 #include "passes/passes.h"
 
 
@@ -539,6 +540,38 @@ static gir_status tensor_value(rv_reader *r, int32_t t, int32_t *value)
     return gir_fail(r->err, GIR_E_INTERNAL, "tensor %d has no value yet", (int)t);
 }
 
+/* The value of a one-element tensor as a double: false for the half types,
+ * other non-numeric types and 64-bit integers a double does not hold
+ * exactly (a bool is its byte). */
+static bool scalar_value(const gir_tensor *t, double *out)
+{
+    const unsigned char *p = t->data;
+    switch (t->dtype) {
+    case GIR_DT_F32:
+    case GIR_DT_F64:
+    case GIR_DT_I8:
+    case GIR_DT_I16:
+    case GIR_DT_I32:
+    case GIR_DT_U8:
+    case GIR_DT_U16:
+    case GIR_DT_U32: *out = gir_elem_as_double(p, t->dtype, 0); return true;
+    case GIR_DT_BOOL: *out = *p; return true;
+    case GIR_DT_I64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        *out = (double)v;
+        return *out >= -0x1p63 && *out < 0x1p63 && (int64_t)*out == v;
+    }
+    case GIR_DT_U64: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        *out = (double)v;
+        return v < ((uint64_t)1 << 53);
+    }
+    default: return false;
+    }
+}
+
 static void arg_info(rv_reader *r, int32_t t, rv_arginfo *a)
 {
     const rtensor *x = &r->tensors[t];
@@ -555,61 +588,8 @@ static void arg_info(rv_reader *r, int32_t t, rv_arginfo *a)
         a->dtype = data->dtype;
         a->shape = data->shape;
     }
-    if (data && data->data && gir_shape_numel(&data->shape) == 1) {
-        const unsigned char *p = data->data;
-        a->is_scalar_const = true;
-        switch (data->dtype) {
-        case GIR_DT_F32: {
-            float f;
-            memcpy(&f, p, 4);
-            a->scalar = f;
-            break;
-        }
-        case GIR_DT_F64: memcpy(&a->scalar, p, 8); break;
-        case GIR_DT_I8: a->scalar = *(const int8_t *)p; break;
-        case GIR_DT_U8:
-        case GIR_DT_BOOL: a->scalar = *p; break;
-        case GIR_DT_I16: {
-            int16_t v;
-            memcpy(&v, p, 2);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_U16: {
-            uint16_t v;
-            memcpy(&v, p, 2);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_I32: {
-            int32_t v;
-            memcpy(&v, p, 4);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_U32: {
-            uint32_t v;
-            memcpy(&v, p, 4);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_I64: {
-            int64_t v;
-            memcpy(&v, p, 8);
-            a->scalar = (double)v;
-            a->is_scalar_const = (int64_t)a->scalar == v;
-            break;
-        }
-        case GIR_DT_U64: {
-            uint64_t v;
-            memcpy(&v, p, 8);
-            a->scalar = (double)v;
-            a->is_scalar_const = v < ((uint64_t)1 << 53);
-            break;
-        }
-        default: a->is_scalar_const = false; break;
-        }
-    }
+    if (data && data->data && gir_shape_numel(&data->shape) == 1)
+        a->is_scalar_const = scalar_value(data, &a->scalar);
 }
 
 static gir_status infer(rv_reader *r, gir_node *n, int32_t id)

@@ -162,13 +162,10 @@ gir_status rvr_shape_value(rv_reader *r, int32_t id, const gir_json *v, const ch
 static bool element(const gir_json *v, gir_dtype dt, unsigned char *dst)
 {
     if (dt == GIR_DT_BOOL) {
-        int64_t i;
-        if (v->type == GIR_JSON_BOOL)
-            *dst = v->b;
-        else if (gir_json_get_i64(v, &i) && (i == 0 || i == 1))
-            *dst = (unsigned char)i;
-        else
+        bool b;
+        if (!rv_json_bool(v, &b))
             return false;
+        *dst = b;
         return true;
     }
     if (gir_dtype_is_float(dt)) {
@@ -220,59 +217,27 @@ static bool element(const gir_json *v, gir_dtype dt, unsigned char *dst)
             return false;
         return true;
     }
-    int64_t i;
+    if (!gir_dtype_is_int(dt))
+        return false;
+    /* An integer in the type's range, stored in its width. */
+    unsigned bits = 8 * (unsigned)gir_dtype_size(dt);
     uint64_t u;
-    switch (dt) {
-    case GIR_DT_I8:
-        if (!gir_json_get_i64(v, &i) || i < INT8_MIN || i > INT8_MAX)
+    if (dt >= GIR_DT_I8 && dt <= GIR_DT_I64) {
+        int64_t i;
+        if (!gir_json_get_i64(v, &i) ||
+            (bits < 64 && (i < -(INT64_C(1) << (bits - 1)) || i >= INT64_C(1) << (bits - 1))))
             return false;
-        *(int8_t *)dst = (int8_t)i;
-        return true;
-    case GIR_DT_I16: {
-        if (!gir_json_get_i64(v, &i) || i < INT16_MIN || i > INT16_MAX)
-            return false;
-        int16_t x = (int16_t)i;
-        memcpy(dst, &x, 2);
-        return true;
+        u = (uint64_t)i;
+    } else if (!gir_json_get_u64(v, &u) || (bits < 64 && u >> bits)) {
+        return false;
     }
-    case GIR_DT_I32: {
-        if (!gir_json_get_i64(v, &i) || i < INT32_MIN || i > INT32_MAX)
-            return false;
-        int32_t x = (int32_t)i;
-        memcpy(dst, &x, 4);
-        return true;
+    switch (bits) {
+    case 8: *dst = (unsigned char)u; break;
+    case 16: *(uint16_t *)dst = (uint16_t)u; break;
+    case 32: *(uint32_t *)dst = (uint32_t)u; break;
+    default: *(uint64_t *)dst = u; break;
     }
-    case GIR_DT_I64:
-        if (!gir_json_get_i64(v, &i))
-            return false;
-        memcpy(dst, &i, 8);
-        return true;
-    case GIR_DT_U8:
-        if (!gir_json_get_u64(v, &u) || u > UINT8_MAX)
-            return false;
-        *dst = (unsigned char)u;
-        return true;
-    case GIR_DT_U16: {
-        if (!gir_json_get_u64(v, &u) || u > UINT16_MAX)
-            return false;
-        uint16_t x = (uint16_t)u;
-        memcpy(dst, &x, 2);
-        return true;
-    }
-    case GIR_DT_U32: {
-        if (!gir_json_get_u64(v, &u) || u > UINT32_MAX)
-            return false;
-        uint32_t x = (uint32_t)u;
-        memcpy(dst, &x, 4);
-        return true;
-    }
-    case GIR_DT_U64:
-        if (!gir_json_get_u64(v, &u))
-            return false;
-        memcpy(dst, &u, 8);
-        return true;
-    default: return false;
-    }
+    return true;
 }
 
 static gir_status parse_const(rv_reader *r, int32_t id)

@@ -98,6 +98,8 @@ bool rv_bias_fuses(const char *producer_op, int64_t axis);
 const gir_json *rv_attr(const rv_attrs *a, const char *key);
 /* Reads the integer attribute "axis" of a call (dflt when absent). */
 bool rv_attr_axis(const rv_attrs *a, int64_t dflt, int64_t *axis);
+/* A boolean as Relay writes one: true or false, or the integers 0 and 1. */
+bool rv_json_bool(const gir_json *v, bool *out);
 
 /* ---- writing: one canonical node as Relay calls ------------------------ */
 

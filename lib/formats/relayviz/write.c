@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/elem.h"
 
 typedef struct writer {
     const gir_graph *g;
@@ -106,64 +107,26 @@ static void element_json(writer *w, gir_dtype dt, const unsigned char *p)
     char num[48];
     double d;
     switch (dt) {
-    case GIR_DT_F32: {
-        float f;
-        memcpy(&f, p, 4);
-        d = f;
-        if (isfinite(f)) {
-            gir_fmt_float(num, f, false);
-            gir_jw_number_raw(&w->jw, num, strlen(num));
-            return;
-        }
-        break;
-    }
+    case GIR_DT_F32:
     case GIR_DT_F64:
-        memcpy(&d, p, 8);
-        if (isfinite(d)) {
+        d = gir_elem_as_double(p, dt, 0);
+        if (!isfinite(d))
+            break;
+        if (dt == GIR_DT_F32)
+            gir_fmt_float(num, (float)d, false);
+        else
             gir_fmt_double(num, d, false);
-            gir_jw_number_raw(&w->jw, num, strlen(num));
-            return;
-        }
-        break;
+        gir_jw_number_raw(&w->jw, num, strlen(num));
+        return;
     case GIR_DT_BOOL: gir_jw_bool(&w->jw, *p != 0); return;
     case GIR_DT_I8: gir_jw_int(&w->jw, *(const int8_t *)p); return;
+    case GIR_DT_I16: gir_jw_int(&w->jw, *(const int16_t *)p); return;
+    case GIR_DT_I32: gir_jw_int(&w->jw, *(const int32_t *)p); return;
+    case GIR_DT_I64: gir_jw_int(&w->jw, *(const int64_t *)p); return;
     case GIR_DT_U8: gir_jw_uint(&w->jw, *p); return;
-    case GIR_DT_I16: {
-        int16_t x;
-        memcpy(&x, p, 2);
-        gir_jw_int(&w->jw, x);
-        return;
-    }
-    case GIR_DT_U16: {
-        uint16_t x;
-        memcpy(&x, p, 2);
-        gir_jw_uint(&w->jw, x);
-        return;
-    }
-    case GIR_DT_I32: {
-        int32_t x;
-        memcpy(&x, p, 4);
-        gir_jw_int(&w->jw, x);
-        return;
-    }
-    case GIR_DT_U32: {
-        uint32_t x;
-        memcpy(&x, p, 4);
-        gir_jw_uint(&w->jw, x);
-        return;
-    }
-    case GIR_DT_I64: {
-        int64_t x;
-        memcpy(&x, p, 8);
-        gir_jw_int(&w->jw, x);
-        return;
-    }
-    case GIR_DT_U64: {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        gir_jw_uint(&w->jw, x);
-        return;
-    }
+    case GIR_DT_U16: gir_jw_uint(&w->jw, *(const uint16_t *)p); return;
+    case GIR_DT_U32: gir_jw_uint(&w->jw, *(const uint32_t *)p); return;
+    case GIR_DT_U64: gir_jw_uint(&w->jw, *(const uint64_t *)p); return;
     default: gir_jw_null(&w->jw); return;
     }
     /* Non-finite: checked before writing; only reached with the option. */
