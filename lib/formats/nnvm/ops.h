@@ -228,6 +228,11 @@ int nnr_rank_of(nn_reader *r, int32_t v);
 gir_status nnr_node2(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t a, int32_t b, gir_node **pn,
                      int32_t *out, gir_error *err);
 
+/* The node standing for raw node idx: op of x with the integer list
+ * attribute key (none when v is NULL). */
+gir_status nnr_ints_node(nn_reader *r, size_t idx, gir_op op, int32_t x, const char *key, const int64_t *v, size_t n,
+                         int32_t *out, gir_error *err);
+
 /* Checks the input count against what a boolean attribute implies. */
 gir_status nnr_want_inputs(const nn_reader *r, size_t idx, size_t want, const char *why, gir_error *err);
 

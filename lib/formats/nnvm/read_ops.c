@@ -479,6 +479,14 @@ gir_status nnr_node2(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32
     return nn_rd_out(r, n, 0, out, err);
 }
 
+gir_status nnr_ints_node(nn_reader *r, size_t idx, gir_op op, int32_t x, const char *key, const int64_t *v, size_t n,
+                         int32_t *out, gir_error *err)
+{
+    gir_node *nd;
+    TRY(nnr_node2(r, idx, NULL, op, x, -1, &nd, out, err));
+    return v && gir_attrs_set_ints(r->g, &nd->attrs, key, v, n, err) ? gir_nomem(err) : GIR_OK;
+}
+
 /* x op scalar (a rank-0 constant of x's float type). */
 gir_status nnr_scalar_op(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t x, double c, int32_t *out,
                          gir_error *err)

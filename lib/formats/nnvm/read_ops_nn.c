@@ -35,6 +35,25 @@ static gir_status spatial(const nn_reader *r, size_t idx, const char *key, const
     return GIR_OK;
 }
 
+/* The optional tuple attribute key as rank spatial values (spatial). */
+static gir_status spatial_attr(const nn_reader *r, size_t idx, const char *key, size_t rank, int64_t fill,
+                               int64_t *out, gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(nnr_g_tuple(r, idx, key, false, t, &n, err));
+    return spatial(r, idx, key, t, n, rank, fill, out, err);
+}
+
+/* MXNet's pad: one value per axis, the same before and after. */
+static gir_status symmetric_pads(const nn_reader *r, size_t idx, const char *key, size_t rank, int64_t *pads,
+                                 gir_error *err)
+{
+    TRY(spatial_attr(r, idx, key, rank, 0, pads, err));
+    memcpy(pads + rank, pads, rank * sizeof *pads);
+    return GIR_OK;
+}
+
 /* NNVM padding: 1 value (all sides), rank values (symmetric), or 2*rank
  * values (top, left, bottom, right = begins then ends). */
 static gir_status nnvm_pads(const nn_reader *r, size_t idx, const char *key, const int64_t *v, size_t n,
@@ -108,6 +127,26 @@ gir_status nnr_conv_common(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     return nn_rd_out(r, n, 0, &out[0], err);
 }
 
+/* A convolution's output channels and groups (positive) and its bias
+ * flag, under the flavour's names (flag_is_bias: the flag says there is a
+ * bias, else that there is none); checks the input count against it. */
+static gir_status conv_counts(nn_reader *r, size_t idx, const char *ch_key, const char *group_key, const char *flag,
+                              bool flag_dflt, bool flag_is_bias, convp *c, gir_error *err)
+{
+    TRY(nn_rd_int(r, idx, ch_key, true, 0, &c->channels, err));
+    if (c->channels < 1)
+        return nn_rd_bad_attr(r, idx, ch_key, "a positive integer", err);
+    TRY(nn_rd_int(r, idx, group_key, false, 1, &c->group, err));
+    if (c->group < 1)
+        return nn_rd_bad_attr(r, idx, group_key, "a positive integer", err);
+    bool f;
+    TRY(nn_rd_bool(r, idx, flag, flag_dflt, &f, err));
+    c->bias = f == flag_is_bias;
+    char why[32];
+    snprintf(why, sizeof why, "%s=%s", flag, f ? "True" : "False");
+    return nnr_want_inputs(r, idx, c->bias ? 3 : 2, why, err);
+}
+
 static bool layout_ok(const char *layout, size_t rank)
 {
     if (!layout || nn_is_none(layout))
@@ -128,18 +167,11 @@ gir_status nn_rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
         return nn_rd_bad_attr(r, idx, "kernel", "a tuple of 1 to 3 values", err);
     c.rank = n;
     TRY(spatial(r, idx, "kernel", t, n, c.rank, 1, c.kernel, err));
-    TRY(nnr_g_tuple(r, idx, "stride", false, t, &n, err));
-    TRY(spatial(r, idx, "stride", t, n, c.rank, 1, c.strides, err));
-    TRY(nnr_g_tuple(r, idx, "dilate", false, t, &n, err));
-    TRY(spatial(r, idx, "dilate", t, n, c.rank, 1, c.dil, err));
-    int64_t pad[3];
-    TRY(nnr_g_tuple(r, idx, "pad", false, t, &n, err));
-    TRY(spatial(r, idx, "pad", t, n, c.rank, 0, pad, err));
-    for (size_t i = 0; i < c.rank; i++)
-        c.pads[i] = c.pads[i + c.rank] = pad[i];
+    TRY(spatial_attr(r, idx, "stride", c.rank, 1, c.strides, err));
+    TRY(spatial_attr(r, idx, "dilate", c.rank, 1, c.dil, err));
+    TRY(symmetric_pads(r, idx, "pad", c.rank, c.pads, err));
     if (transpose) {
-        TRY(nnr_g_tuple(r, idx, "adj", false, t, &n, err));
-        TRY(spatial(r, idx, "adj", t, n, c.rank, 0, c.adj, err));
+        TRY(spatial_attr(r, idx, "adj", c.rank, 0, c.adj, err));
         TRY(nnr_g_tuple(r, idx, "target_shape", false, t, &n, err));
         bool any = false;
         for (size_t i = 0; i < n; i++)
@@ -163,16 +195,7 @@ gir_status nn_rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
             }
         }
     }
-    TRY(nn_rd_int(r, idx, "num_filter", true, 0, &c.channels, err));
-    if (c.channels < 1)
-        return nn_rd_bad_attr(r, idx, "num_filter", "a positive integer", err);
-    TRY(nn_rd_int(r, idx, "num_group", false, 1, &c.group, err));
-    if (c.group < 1)
-        return nn_rd_bad_attr(r, idx, "num_group", "a positive integer", err);
-    bool no_bias;
-    TRY(nn_rd_bool(r, idx, "no_bias", transpose, &no_bias, err));
-    c.bias = !no_bias;
-    TRY(nnr_want_inputs(r, idx, c.bias ? 3 : 2, c.bias ? "no_bias=False" : "no_bias=True", err));
+    TRY(conv_counts(r, idx, "num_filter", "num_group", "no_bias", transpose, false, &c, err));
     if (!layout_ok(nn_rd_attr(r, idx, "layout"), c.rank))
         return nnr_opaque(res);
     return nnr_conv_common(r, idx, in, out, &c, transpose, err);
@@ -191,26 +214,14 @@ gir_status nn_rd_nnvm_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t 
         c.kernel[0] = c.kernel[1] = t[0];
     if (n == 0 || c.kernel[0] < 1 || c.kernel[1] < 1)
         return nn_rd_bad_attr(r, idx, "kernel_size", "a tuple of 2 positive values", err);
-    TRY(nnr_g_tuple(r, idx, "strides", false, t, &n, err));
-    TRY(spatial(r, idx, "strides", t, n, 2, 1, c.strides, err));
-    TRY(nnr_g_tuple(r, idx, "dilation", false, t, &n, err));
-    TRY(spatial(r, idx, "dilation", t, n, 2, 1, c.dil, err));
+    TRY(spatial_attr(r, idx, "strides", 2, 1, c.strides, err));
+    TRY(spatial_attr(r, idx, "dilation", 2, 1, c.dil, err));
     TRY(nnr_g_tuple(r, idx, "padding", false, t, &n, err));
     TRY(nnvm_pads(r, idx, "padding", t, n, 2, c.pads, err));
     if (transpose) {
-        TRY(nnr_g_tuple(r, idx, "output_padding", false, t, &n, err));
-        TRY(spatial(r, idx, "output_padding", t, n, 2, 0, c.adj, err));
+        TRY(spatial_attr(r, idx, "output_padding", 2, 0, c.adj, err));
     }
-    TRY(nn_rd_int(r, idx, "channels", true, 0, &c.channels, err));
-    if (c.channels < 1)
-        return nn_rd_bad_attr(r, idx, "channels", "a positive integer", err);
-    TRY(nn_rd_int(r, idx, "groups", false, 1, &c.group, err));
-    if (c.group < 1)
-        return nn_rd_bad_attr(r, idx, "groups", "a positive integer", err);
-    bool use_bias;
-    TRY(nn_rd_bool(r, idx, "use_bias", true, &use_bias, err));
-    c.bias = use_bias;
-    TRY(nnr_want_inputs(r, idx, c.bias ? 3 : 2, c.bias ? "use_bias=True" : "use_bias=False", err));
+    TRY(conv_counts(r, idx, "channels", "groups", "use_bias", true, true, &c, err));
     const char *layout = nn_rd_str(r, idx, "layout", "NCHW");
     const char *kl = nn_rd_str(r, idx, "kernel_layout", "OIHW");
     const char *ol = nn_rd_str(r, idx, "out_layout", "__undef__");
@@ -426,13 +437,8 @@ gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
         return nn_rd_bad_attr(r, idx, "kernel", "a tuple of 1 to 3 values", err);
     p.rank = n;
     TRY(spatial(r, idx, "kernel", t, n, p.rank, 1, p.kernel, err));
-    TRY(nnr_g_tuple(r, idx, "stride", false, t, &n, err));
-    TRY(spatial(r, idx, "stride", t, n, p.rank, 1, p.strides, err));
-    int64_t pad[3];
-    TRY(nnr_g_tuple(r, idx, "pad", false, t, &n, err));
-    TRY(spatial(r, idx, "pad", t, n, p.rank, 0, pad, err));
-    for (size_t i = 0; i < p.rank; i++)
-        p.pads[i] = p.pads[i + p.rank] = pad[i];
+    TRY(spatial_attr(r, idx, "stride", p.rank, 1, p.strides, err));
+    TRY(symmetric_pads(r, idx, "pad", p.rank, p.pads, err));
     p.ceil = strcmp(conv, "full") == 0;
     p.count_pad = count_pad;
     if (!layout_ok(nn_rd_attr(r, idx, "layout"), p.rank))
@@ -460,8 +466,7 @@ gir_status nn_rd_nnvm_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     if (n != 2)
         return nn_rd_bad_attr(r, idx, "pool_size", "a tuple of 2 values", err);
     TRY(spatial(r, idx, "pool_size", t, n, 2, 1, p.kernel, err));
-    TRY(nnr_g_tuple(r, idx, "strides", false, t, &n, err));
-    TRY(spatial(r, idx, "strides", t, n, 2, 1, p.strides, err));
+    TRY(spatial_attr(r, idx, "strides", 2, 1, p.strides, err));
     TRY(nnr_g_tuple(r, idx, "padding", false, t, &n, err));
     TRY(nnvm_pads(r, idx, "padding", t, n, 2, p.pads, err));
     TRY(nn_rd_bool(r, idx, "ceil_mode", false, &p.ceil, err));

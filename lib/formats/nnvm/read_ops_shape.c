@@ -135,9 +135,7 @@ gir_status nn_rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     } else {
         memcpy(dims, t, n * sizeof *t);
     }
-    gir_node *nd;
-    TRY(nnr_node2(r, idx, NULL, GIR_OP_Reshape, in[0], -1, &nd, &out[0], err));
-    return gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, (size_t)rank, err) ? gir_nomem(err) : GIR_OK;
+    return nnr_ints_node(r, idx, GIR_OP_Reshape, in[0], "shape", dims, (size_t)rank, &out[0], err);
 }
 
 gir_status nn_rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -149,9 +147,7 @@ gir_status nn_rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     for (size_t i = 0; i < n; i++)
         if (t[i] < 0)
             return nnr_opaque(res);
-    gir_node *nd;
-    TRY(nnr_node2(r, idx, NULL, GIR_OP_Transpose, in[0], -1, &nd, &out[0], err));
-    return n && gir_attrs_set_ints(r->g, &nd->attrs, "perm", t, n, err) ? gir_nomem(err) : GIR_OK;
+    return nnr_ints_node(r, idx, GIR_OP_Transpose, in[0], "perm", n ? t : NULL, n, &out[0], err);
 }
 
 /* MXNet Pad: pad_width is (before, after) per axis; constant (with
@@ -220,9 +216,7 @@ gir_status nn_rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, int32_
     int64_t axes[GIR_MAX_RANK];
     for (int64_t i = 0; i < k; i++)
         axes[i] = axis + i;
-    gir_node *n;
-    TRY(nnr_node2(r, idx, NULL, GIR_OP_Unsqueeze, in[0], -1, &n, &out[0], err));
-    return gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)k, err) ? gir_nomem(err) : GIR_OK;
+    return nnr_ints_node(r, idx, GIR_OP_Unsqueeze, in[0], "axes", axes, (size_t)k, &out[0], err);
 }
 
 gir_status nn_rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -231,10 +225,8 @@ gir_status nn_rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     TRY(nnr_g_tuple(r, idx, "axis", false, t, &n, err));
-    gir_node *nd;
-    TRY(nnr_node2(r, idx, NULL, GIR_OP_Squeeze, in[0], -1, &nd, &out[0], err));
     (void)res;
-    return n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n, err) ? gir_nomem(err) : GIR_OK;
+    return nnr_ints_node(r, idx, GIR_OP_Squeeze, in[0], "axes", n ? t : NULL, n, &out[0], err);
 }
 
 gir_status nn_rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)

@@ -401,14 +401,15 @@ static gir_status wr_conv(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     bool bias = n->n_in > 2 && n->in[2] >= 0;
     int64_t ch;
     falist l = { .n = 0 };
+    if (!is_mx(w) && s.rank != 2)
+        return unsup_attr(err, n, "%s with %zu spatial dimensions (NNVM has 2-d only)", gir_op_name(n->op), s.rank);
+    /* the weight is [out, in/group, k...], transposed [in, out/group, k...] */
+    const char *ch_key = is_mx(w) ? "num_filter" : "channels";
+    TRY(count_of(w, n, n->in[1], tr ? 1 : 0, ch_key, ch_key, &ch, err));
+    if (tr)
+        ch *= group;
     if (is_mx(w)) {
         f->op = tr ? "Deconvolution" : "Convolution";
-        if (tr) {
-            TRY(count_of(w, n, n->in[1], 1, "num_filter", "num_filter", &ch, err));
-            ch *= group;
-        } else {
-            TRY(count_of(w, n, n->in[1], 0, "num_filter", "num_filter", &ch, err));
-        }
         fa_tuple(&l, "kernel", s.kernel, s.rank, NOFILL, true);
         fa_tuple(&l, "stride", s.strides, s.rank, 1, !all_eq(s.strides, s.rank, 1));
         fa_tuple(&l, "dilate", s.dil, s.rank, 1, !all_eq(s.dil, s.rank, 1));
@@ -419,16 +420,7 @@ static gir_status wr_conv(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
         fa_int(&l, "num_group", group, group != 1);
         fa_bool(&l, "no_bias", !bias, -1, tr ? bias : !bias);
     } else {
-        if (s.rank != 2)
-            return unsup_attr(err, n, "%s with %zu spatial dimensions (NNVM has 2-d only)", gir_op_name(n->op),
-                              s.rank);
         f->op = tr ? "conv2d_transpose" : "conv2d";
-        if (tr) {
-            TRY(count_of(w, n, n->in[1], 1, "channels", "channels", &ch, err));
-            ch *= group;
-        } else {
-            TRY(count_of(w, n, n->in[1], 0, "channels", "channels", &ch, err));
-        }
         fa_int(&l, "channels", ch, true);
         fa_tuple(&l, "kernel_size", s.kernel, 2, NOFILL, true);
         fa_tuple(&l, "strides", s.strides, 2, 1, !all_eq(s.strides, 2, 1));

@@ -209,8 +209,9 @@ static bool const_truth(const rnode *c, bool *truth)
 
 /* The dependencies of node id at step `step`: the next node to evaluate
  * first, or -1 when everything it needs is ready. */
-static gir_status next_dep(rv_reader *r, int32_t id, size_t step, int32_t *dep)
+static gir_status next_dep(void *ctx, int32_t id, size_t step, int32_t *dep)
 {
+    rv_reader *r = ctx;
     rnode *nd = &r->nodes[id];
     *dep = -1;
     switch (nd->k) {
@@ -383,48 +384,26 @@ static gir_status eval_node(rv_reader *r, int32_t id)
     return gir_fail(r->err, GIR_E_INTERNAL, "node %d cannot be evaluated", (int)id);
 }
 
+static gir_status eval_done(void *ctx, int32_t id)
+{
+    return eval_node(ctx, id);
+}
+
+static gir_status binding_cycle(void *ctx, const int32_t *path, size_t depth, int32_t to)
+{
+    (void)path;
+    (void)depth;
+    /* Only bindings can close a loop here: Let x = f(x). */
+    return rvr_node_fail(ctx, GIR_E_CYCLE, to, NULL, NULL,
+                         "part of a cycle through a binding (a Let or Bind whose value uses its own variable)");
+}
+
+/* Evaluates the nodes the root depends on, each after what it uses. */
 static gir_status evaluate(rv_reader *r)
 {
-    unsigned char *state = calloc(r->n, 1); /* 0 new, 1 pending, 2 done */
-    int32_t *stack = malloc(r->n * sizeof *stack);
-    size_t *step = malloc(r->n * sizeof *step);
-    gir_status st = GIR_OK;
-    if (!state || !stack || !step) {
-        st = gir_nomem(r->err);
-        goto out;
-    }
-    size_t sp = 0;
-    stack[sp] = r->root;
-    step[sp++] = 0;
-    state[r->root] = 1;
-    while (sp > 0) {
-        int32_t id = stack[sp - 1], dep;
-        if ((st = next_dep(r, id, step[sp - 1], &dep)))
-            break;
-        if (dep < 0) {
-            if ((st = eval_node(r, id)))
-                break;
-            state[id] = 2;
-            sp--;
-            continue;
-        }
-        step[sp - 1]++;
-        if (state[dep] == 2)
-            continue;
-        if (state[dep] == 1) {
-            /* Only bindings can close a loop here: Let x = f(x). */
-            st = rvr_node_fail(r, GIR_E_CYCLE, dep, NULL, NULL,
-                               "part of a cycle through a binding (a Let or Bind whose value uses its own variable)");
-            break;
-        }
-        state[dep] = 1;
-        stack[sp] = dep;
-        step[sp++] = 0;
-    }
-out:
-    free(state);
-    free(stack);
-    free(step);
+    rv_dfs d = { next_dep, eval_done, binding_cycle, r, NULL, NULL, NULL };
+    gir_status st = rv_dfs_init(&d, r->n) ? rv_dfs_walk(&d, r->root) : gir_nomem(r->err);
+    rv_dfs_free(&d);
     return st;
 }
 
