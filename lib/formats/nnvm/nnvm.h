@@ -162,6 +162,10 @@ const char *nn_fmt_bool(bool v);
 void nn_fmt_float(char out[48], double v);
 /* Shape text in MXNet's __shape__ style "(5, 0, 5, 5)" -> dims (0 -> -1). */
 bool nn_parse_shape_hint(const char *s, gir_shape *shape);
+/* A parsed JSON value by dmlc's rule for values it writes through its
+ * generic handlers: arrays of numbers with at most 10 elements inline,
+ * others one element per line (a compact writer puts all on one line). */
+void nn_emit_json(gir_json_writer *w, const gir_json *v);
 
 /* ---- reading and writing (read.c, write.c) ------------------------------------ */
 

@@ -55,8 +55,11 @@ bool nn_is_label_edge(const nn_node *n, size_t j);
 /* Result of a read function: mapped, or keep the node verbatim. */
 typedef enum nn_rres { NN_MAPPED = 0, NN_OPAQUE } nn_rres;
 
-typedef gir_status (*nn_read_fn)(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                                 gir_error *err);
+/* The signature of every read function: raw node idx with its inputs' values
+ * in, its outputs' values to out (-1: none); res says whether it mapped. */
+#define NN_READ_FN(name) \
+    gir_status name(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+typedef NN_READ_FN((*nn_read_fn));
 
 /* How the reader maps the operator of a composite row of nn_mxnet_ops or
  * nn_nnvm_ops (the row's impl).  Plain rows are read by nn_rd_plain. */
@@ -101,7 +104,7 @@ gir_status nn_rd_bad_attr(const nn_reader *r, size_t idx, const char *key, const
  * canonical LSTM/GRU/RNN per layer. */
 extern const char *const nn_k_rnn_mx[];
 size_t nn_mx_rnn_outputs(const nn_node *n);
-gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_mx_rnn);
 
 /* ---- writing --------------------------------------------------------------- */
 
@@ -203,6 +206,14 @@ gir_status nnr_set_in(gir_node *n, size_t k, int32_t v);
 
 gir_value *nn_rd_value(const nn_reader *r, int32_t v);
 
+/* Keeps the raw node verbatim (its operator names it in the writers'
+ * refusals). */
+static inline gir_status nnr_opaque(nn_rres *res)
+{
+    *res = NN_OPAQUE;
+    return GIR_OK;
+}
+
 /* Keeps raw node idx verbatim, saying why (node meta NN_META_WHY, which the
  * writers' refusals quote). */
 gir_status nnr_keep(nn_reader *r, nn_rres *res, gir_error *err, const char *fmt, ...) GIR_PRINTF(4, 5);
@@ -217,6 +228,11 @@ int nnr_rank_of(nn_reader *r, int32_t v);
 gir_status nnr_node2(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t a, int32_t b, gir_node **pn,
                      int32_t *out, gir_error *err);
 
+/* The node standing for raw node idx: op of x with the integer list
+ * attribute key (none when v is NULL). */
+gir_status nnr_ints_node(nn_reader *r, size_t idx, gir_op op, int32_t x, const char *key, const int64_t *v, size_t n,
+                         int32_t *out, gir_error *err);
+
 /* Checks the input count against what a boolean attribute implies. */
 gir_status nnr_want_inputs(const nn_reader *r, size_t idx, size_t want, const char *why, gir_error *err);
 
@@ -230,6 +246,10 @@ gir_status nnr_g_float(const nn_reader *r, size_t idx, const char *key, bool req
                        gir_error *err);
 
 const gir_op_map *nnr_cur_def(const nn_reader *r, size_t idx);
+
+/* Sets the entries' versions as the integer list key of a, unless all are 0. */
+gir_status nnr_versions_meta(gir_graph *g, gir_attrs *a, const char *key, const nn_entry *e, size_t n,
+                             gir_error *err);
 
 /* Sets the meta list of pairs (pairs_attr) on a, unless there are none. */
 gir_status nnr_meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_kv *kv, size_t n,
@@ -263,26 +283,22 @@ int64_t nnr_bn_channels(const nn_reader *r, const int32_t *in);
 /* UpSampling: nearest is a Resize (several inputs: each to the first's
  * output size, then concatenated or summed); bilinear is a depthwise
  * Deconvolution with the given weight, as MXNet computes it. */
-gir_status nn_rd_upsampling(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                            gir_error *err);
+NN_READ_FN(nn_rd_upsampling);
 
 /* Crop: a Slice of axes 2 and 3; the size comes from h_w or the second
  * input's shape, the offset from offset or (center_crop) the middle. */
-gir_status nn_rd_crop(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_crop);
 
 /* slice_like: data sliced from 0 to the other input's size on the axes
  * given (all when none). */
-gir_status nn_rd_slice_like(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                            gir_error *err);
+NN_READ_FN(nn_rd_slice_like);
 
 /* MXNet slice(begin, end, step): None is the whole axis in the direction
  * of the step. */
-gir_status nn_rd_mx_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                          gir_error *err);
+NN_READ_FN(nn_rd_mx_slice);
 
 /* Comparisons give 1 or 0 in the data's type in MXNet: compare, Cast. */
-gir_status nn_rd_compare(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
+NN_READ_FN(nn_rd_compare);
 
 /* A reduction's axis (tuple, empty when absent), keepdims and exclude. */
 typedef struct nn_reduce_args {
@@ -293,134 +309,90 @@ typedef struct nn_reduce_args {
 gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, nn_reduce_args *a, gir_error *err);
 /* argmax/argmin over one axis: ArgMax/ArgMin (first extremum, int64) and a
  * Cast to the flavour's index type (MXNet float32; NNVM dtype, int32). */
-gir_status nn_rd_argmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                        gir_error *err);
+NN_READ_FN(nn_rd_argmax);
 
 /* where(condition, x, y): a non-zero condition picks x; a 1-D condition
  * picks rows (axis 0), so it gets trailing unit axes. */
-gir_status nn_rd_where(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                       gir_error *err);
+NN_READ_FN(nn_rd_where);
 
 /* broadcast_to(shape; 0 keeps a dimension), broadcast_axis(axis, size),
  * broadcast_like(lhs, rhs): an Expand (a 1 keeps the input's dimension
  * there, as MXNet's 0 does). */
-gir_status nn_rd_bcast_to(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                          gir_error *err);
+NN_READ_FN(nn_rd_bcast_to);
 
 /* _zeros, _ones (shape attribute), zeros_like, ones_like (an input's). */
-gir_status nn_rd_fill(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_fill);
 
 /* _contrib_MultiBoxPrior: anchor boxes (xmin, ymin, xmax, ymax) for every
  * cell of the input's feature map, a constant once its size is known. */
-gir_status nn_rd_multibox_prior(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                                gir_error *err);
+NN_READ_FN(nn_rd_multibox_prior);
 
 /* Operators with no inference form or no canonical counterpart, refused by
  * name when written elsewhere (kept verbatim for MXNet). */
-gir_status nn_rd_refused(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
+NN_READ_FN(nn_rd_refused);
 
 /* NNVM upsampling(scale, layout, method): nearest neighbour in NCHW. */
-gir_status nn_rd_upsampling_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                                 gir_error *err);
+NN_READ_FN(nn_rd_upsampling_nnvm);
 
 /* ---- read functions of read_ops_shape.c (nn_read_fn, in read_ops.c's tables) ---- */
 
-gir_status nn_rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
-
-gir_status nn_rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                           gir_error *err);
+NN_READ_FN(nn_rd_reshape);
+NN_READ_FN(nn_rd_transpose);
 
 /* MXNet Pad: pad_width is (before, after) per axis; constant (with
  * constant_value), edge or reflect. */
-gir_status nn_rd_mx_pad(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_mx_pad);
 
-gir_status nn_rd_clip(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
-
-gir_status nn_rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                             gir_error *err);
-
-gir_status nn_rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
-
-gir_status nn_rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_clip);
+NN_READ_FN(nn_rd_expand_dims);
+NN_READ_FN(nn_rd_squeeze);
+NN_READ_FN(nn_rd_split);
 
 /* NNVM strided_slice(begin, end, stride): axes 0..n-1; an axis taken
  * whole (0, INT32_MAX or more, step 1) is not listed. */
-gir_status nn_rd_strided_slice(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                               gir_error *err);
+NN_READ_FN(nn_rd_strided_slice);
 
 /* MXNet slice_axis(axis, begin, end): end None means to the end. */
-gir_status nn_rd_slice_axis(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                            gir_error *err);
+NN_READ_FN(nn_rd_slice_axis);
 
-gir_status nn_rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
-
-gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                        gir_error *err);
-
-gir_status nn_rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_lrn);
+NN_READ_FN(nn_rd_reduce);
+NN_READ_FN(nn_rd_cast);
 
 /* ---- read functions of read_ops_nn.c (nn_read_fn, in read_ops.c's tables) ---- */
 
-gir_status nn_rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
-
-gir_status nn_rd_nnvm_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                           gir_error *err);
-
-gir_status nn_rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
-
-gir_status nn_rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                       gir_error *err);
-
-gir_status nn_rd_mx_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
-
-gir_status nn_rd_nnvm_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
-
-gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
-
-gir_status nn_rd_nnvm_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                           gir_error *err);
-
-gir_status nn_rd_softmax(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
-
-gir_status nn_rd_softmax_output(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                                gir_error *err);
+NN_READ_FN(nn_rd_mx_conv);
+NN_READ_FN(nn_rd_nnvm_conv);
+NN_READ_FN(nn_rd_fc);
+NN_READ_FN(nn_rd_dense);
+NN_READ_FN(nn_rd_mx_bn);
+NN_READ_FN(nn_rd_nnvm_bn);
+NN_READ_FN(nn_rd_mx_pool);
+NN_READ_FN(nn_rd_nnvm_pool);
+NN_READ_FN(nn_rd_softmax);
+NN_READ_FN(nn_rd_softmax_output);
 
 /* LinearRegressionOutput, MAERegressionOutput and MakeLoss are the
  * identity at inference, LogisticRegressionOutput the sigmoid. */
-gir_status nn_rd_output_layer(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                              gir_error *err);
+NN_READ_FN(nn_rd_output_layer);
 
-gir_status nn_rd_softmax_act(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                             gir_error *err);
+NN_READ_FN(nn_rd_softmax_act);
 
 /* A plain row: the inputs in order, one output, no attributes. */
-gir_status nn_rd_plain(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_plain);
 /* Flatten / flatten: a Flatten of axis 1. */
-gir_status nn_rd_flatten(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_flatten);
 /* MXNet's Activation by act_type. */
-gir_status nn_rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                            gir_error *err);
+NN_READ_FN(nn_rd_activation);
 /* MXNet's LeakyReLU by act_type. */
-gir_status nn_rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err);
+NN_READ_FN(nn_rd_leaky);
 /* NNVM's prelu. */
-gir_status nn_rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                            gir_error *err);
+NN_READ_FN(nn_rd_prelu_nnvm);
 
 /* x op scalar, or scalar op x for the r-variants. */
-gir_status nn_rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                        gir_error *err);
+NN_READ_FN(nn_rd_scalar);
 
-gir_status nn_rd_variadic(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                          gir_error *err);
-
-gir_status nn_rd_dropout(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err);
+NN_READ_FN(nn_rd_variadic);
+NN_READ_FN(nn_rd_dropout);
 
 #endif

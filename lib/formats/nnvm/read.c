@@ -164,30 +164,6 @@ static gir_status parse_ishapes(nn_reader *r, const char *spec, gir_error *err)
 
 /* ---- graph attributes --------------------------------------------------------- */
 
-static void emit_dom(gir_json_writer *w, const gir_json *v)
-{
-    switch (v->type) {
-    case GIR_JSON_NULL: gir_jw_null(w); break;
-    case GIR_JSON_BOOL: gir_jw_bool(w, v->b); break;
-    case GIR_JSON_NUMBER: gir_jw_number_raw(w, v->u.num, v->len); break;
-    case GIR_JSON_STRING: gir_jw_string_n(w, v->u.str, v->len); break;
-    case GIR_JSON_ARRAY:
-        gir_jw_begin_array(w, false);
-        for (size_t i = 0; i < v->len; i++)
-            emit_dom(w, &v->u.items[i]); /* depth bounded by the parser's cap */
-        gir_jw_end_array(w);
-        break;
-    case GIR_JSON_OBJECT:
-        gir_jw_begin_object(w, false);
-        for (size_t i = 0; i < v->len; i++) {
-            gir_jw_key_n(w, v->u.members[i].key, v->u.members[i].key_len);
-            emit_dom(w, &v->u.members[i].value);
-        }
-        gir_jw_end_object(w);
-        break;
-    }
-}
-
 /* Keeps a graph attribute this reader does not interpret as compact JSON
  * in "<pfx>.graph_attr.<key>". */
 static gir_status keep_gattr(nn_reader *r, const nn_gattr *a, gir_error *err)
@@ -195,7 +171,7 @@ static gir_status keep_gattr(nn_reader *r, const nn_gattr *a, gir_error *err)
     gir_buf b = GIR_BUF_INIT;
     gir_json_writer w;
     gir_jw_init(&w, &b, GIR_JSON_COMPACT);
-    emit_dom(&w, a->where);
+    nn_emit_json(&w, a->where);
     bool ok = gir_jw_ok(&w);
     gir_jw_free(&w);
     char *key = gir_strdupf("%s.graph_attr.%s", r->pfx, a->key);
@@ -278,22 +254,7 @@ static gir_status graph_meta(nn_reader *r, gir_error *err)
     }
     if (r->fl == NN_TVM && raw->relay_layout && gir_attrs_set_string(g, &g->meta, "tvm.layout", "relay", err))
         return gir_nomem(err);
-    bool any = false;
-    for (size_t i = 0; i < raw->n_heads; i++)
-        any = any || raw->heads[i].version;
-    if (any) {
-        int64_t *v = malloc(raw->n_heads * sizeof *v);
-        if (!v)
-            return gir_nomem(err);
-        for (size_t i = 0; i < raw->n_heads; i++)
-            v[i] = raw->heads[i].version;
-        const char *key = nn_meta_key(r->fl, NN_MK_HEAD_VERSIONS);
-        gir_status st = gir_attrs_set_ints(g, &g->meta, key, v, raw->n_heads, err) ? gir_nomem(err) : GIR_OK;
-        free(v);
-        if (st)
-            return st;
-    }
-    return GIR_OK;
+    return nnr_versions_meta(g, &g->meta, nn_meta_key(r->fl, NN_MK_HEAD_VERSIONS), raw->heads, raw->n_heads, err);
 }
 
 /* ---- TVM per-entry attributes ------------------------------------------------- */

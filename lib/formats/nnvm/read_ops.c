@@ -208,6 +208,24 @@ gir_status nnr_meta_pairs(gir_graph *g, gir_attrs *a, const char *key, const nn_
 
 /* Creates the node that stands for raw node idx, with its raw attributes,
  * original op name and entry versions in meta. */
+gir_status nnr_versions_meta(gir_graph *g, gir_attrs *a, const char *key, const nn_entry *e, size_t n,
+                             gir_error *err)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any = any || e[i].version != 0;
+    if (!any)
+        return GIR_OK;
+    int64_t *v = malloc(n * sizeof *v);
+    if (!v)
+        return gir_nomem(err);
+    for (size_t i = 0; i < n; i++)
+        v[i] = e[i].version;
+    gir_status st = gir_attrs_set_ints(g, a, key, v, n, err);
+    free(v);
+    return st ? gir_nomem(err) : GIR_OK;
+}
+
 gir_status nn_rd_node(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n_out, gir_node **out, gir_error *err)
 {
     const nn_node *rn = nn_rd_raw(r, idx);
@@ -250,20 +268,7 @@ gir_status nn_rd_node(nn_reader *r, size_t idx, gir_op op, size_t n_in, size_t n
     }
     if (renamed && gir_attrs_set_string(g, &n->meta, nn_meta_key(r->fl, NN_MK_NAME), rn->name, err))
         return gir_nomem(err);
-    bool any = false;
-    for (size_t i = 0; i < rn->n_in; i++)
-        any = any || rn->in[i].version != 0;
-    if (any) {
-        int64_t *v = malloc(rn->n_in * sizeof *v);
-        if (!v)
-            return gir_nomem(err);
-        for (size_t i = 0; i < rn->n_in; i++)
-            v[i] = rn->in[i].version;
-        gir_status st = gir_attrs_set_ints(g, &n->meta, nn_meta_key(r->fl, NN_MK_VERSIONS), v, rn->n_in, err);
-        free(v);
-        if (st)
-            return gir_nomem(err);
-    }
+    TRY(nnr_versions_meta(g, &n->meta, nn_meta_key(r->fl, NN_MK_VERSIONS), rn->in, rn->n_in, err));
     if (rn->row_outputs > 0 && r->raw->row_ptr_ok) {
         const gir_op_map *d = r->defs[idx];
         size_t own = def_num_outputs(d, r->fl, rn->op, rn);
@@ -474,6 +479,14 @@ gir_status nnr_node2(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32
     return nn_rd_out(r, n, 0, out, err);
 }
 
+gir_status nnr_ints_node(nn_reader *r, size_t idx, gir_op op, int32_t x, const char *key, const int64_t *v, size_t n,
+                         int32_t *out, gir_error *err)
+{
+    gir_node *nd;
+    TRY(nnr_node2(r, idx, NULL, op, x, -1, &nd, out, err));
+    return v && gir_attrs_set_ints(r->g, &nd->attrs, key, v, n, err) ? gir_nomem(err) : GIR_OK;
+}
+
 /* x op scalar (a rank-0 constant of x's float type). */
 gir_status nnr_scalar_op(nn_reader *r, size_t idx, const char *sfx, gir_op op, int32_t x, double c, int32_t *out,
                          gir_error *err)
@@ -580,12 +593,9 @@ gir_status nn_rd_plain(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
 gir_status nn_rd_flatten(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
     gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_Flatten, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    if (gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err))
-        return gir_nomem(err);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Flatten, in[0], -1, &n, &out[0], err));
     (void)res;
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return gir_attrs_set_int(r->g, &n->attrs, "axis", 1, err) ? gir_nomem(err) : GIR_OK;
 }
 
 static gir_op act_op(const char *t)
@@ -612,14 +622,9 @@ gir_status nn_rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t
     if (!t)
         return nn_rd_bad_attr(r, idx, "act_type", NULL, err);
     gir_op op = act_op(t);
-    if (op == GIR_OP_OPAQUE) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
-    gir_node *n;
-    TRY(nn_rd_node(r, idx, op, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    return nn_rd_out(r, n, 0, &out[0], err);
+    if (op == GIR_OP_OPAQUE)
+        return nnr_opaque(res);
+    return nnr_node2(r, idx, NULL, op, in[0], -1, NULL, &out[0], err);
 }
 
 /* MXNet's gelu, 0.5 * x * (1 + erf(x / sqrt(2))), in canonical operators. */
@@ -687,11 +692,10 @@ gir_status nn_rd_leaky(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
     if (rrelu && rn->max_index > 1)
         return nnr_keep(r, res, err, "act_type=rrelu with its mask output read (a training output)");
     gir_node *n;
-    TRY(nn_rd_node(r, idx, op, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
+    TRY(nnr_node2(r, idx, NULL, op, in[0], -1, &n, &out[0], err));
     if (op != GIR_OP_Selu && gir_attrs_set_float(r->g, &n->attrs, "alpha", rrelu ? (lo + hi) / 2 : slope, err))
         return gir_nomem(err);
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return GIR_OK;
 }
 
 gir_status nn_rd_prelu_nnvm(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,

@@ -35,6 +35,25 @@ static gir_status spatial(const nn_reader *r, size_t idx, const char *key, const
     return GIR_OK;
 }
 
+/* The optional tuple attribute key as rank spatial values (spatial). */
+static gir_status spatial_attr(const nn_reader *r, size_t idx, const char *key, size_t rank, int64_t fill,
+                               int64_t *out, gir_error *err)
+{
+    int64_t t[NN_MAX_TUPLE];
+    size_t n;
+    TRY(nnr_g_tuple(r, idx, key, false, t, &n, err));
+    return spatial(r, idx, key, t, n, rank, fill, out, err);
+}
+
+/* MXNet's pad: one value per axis, the same before and after. */
+static gir_status symmetric_pads(const nn_reader *r, size_t idx, const char *key, size_t rank, int64_t *pads,
+                                 gir_error *err)
+{
+    TRY(spatial_attr(r, idx, key, rank, 0, pads, err));
+    memcpy(pads + rank, pads, rank * sizeof *pads);
+    return GIR_OK;
+}
+
 /* NNVM padding: 1 value (all sides), rank values (symmetric), or 2*rank
  * values (top, left, bottom, right = begins then ends). */
 static gir_status nnvm_pads(const nn_reader *r, size_t idx, const char *key, const int64_t *v, size_t n,
@@ -108,6 +127,26 @@ gir_status nnr_conv_common(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     return nn_rd_out(r, n, 0, &out[0], err);
 }
 
+/* A convolution's output channels and groups (positive) and its bias
+ * flag, under the flavour's names (flag_is_bias: the flag says there is a
+ * bias, else that there is none); checks the input count against it. */
+static gir_status conv_counts(nn_reader *r, size_t idx, const char *ch_key, const char *group_key, const char *flag,
+                              bool flag_dflt, bool flag_is_bias, convp *c, gir_error *err)
+{
+    TRY(nn_rd_int(r, idx, ch_key, true, 0, &c->channels, err));
+    if (c->channels < 1)
+        return nn_rd_bad_attr(r, idx, ch_key, "a positive integer", err);
+    TRY(nn_rd_int(r, idx, group_key, false, 1, &c->group, err));
+    if (c->group < 1)
+        return nn_rd_bad_attr(r, idx, group_key, "a positive integer", err);
+    bool f;
+    TRY(nn_rd_bool(r, idx, flag, flag_dflt, &f, err));
+    c->bias = f == flag_is_bias;
+    char why[32];
+    snprintf(why, sizeof why, "%s=%s", flag, f ? "True" : "False");
+    return nnr_want_inputs(r, idx, c->bias ? 3 : 2, why, err);
+}
+
 static bool layout_ok(const char *layout, size_t rank)
 {
     if (!layout || nn_is_none(layout))
@@ -128,18 +167,11 @@ gir_status nn_rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
         return nn_rd_bad_attr(r, idx, "kernel", "a tuple of 1 to 3 values", err);
     c.rank = n;
     TRY(spatial(r, idx, "kernel", t, n, c.rank, 1, c.kernel, err));
-    TRY(nnr_g_tuple(r, idx, "stride", false, t, &n, err));
-    TRY(spatial(r, idx, "stride", t, n, c.rank, 1, c.strides, err));
-    TRY(nnr_g_tuple(r, idx, "dilate", false, t, &n, err));
-    TRY(spatial(r, idx, "dilate", t, n, c.rank, 1, c.dil, err));
-    int64_t pad[3];
-    TRY(nnr_g_tuple(r, idx, "pad", false, t, &n, err));
-    TRY(spatial(r, idx, "pad", t, n, c.rank, 0, pad, err));
-    for (size_t i = 0; i < c.rank; i++)
-        c.pads[i] = c.pads[i + c.rank] = pad[i];
+    TRY(spatial_attr(r, idx, "stride", c.rank, 1, c.strides, err));
+    TRY(spatial_attr(r, idx, "dilate", c.rank, 1, c.dil, err));
+    TRY(symmetric_pads(r, idx, "pad", c.rank, c.pads, err));
     if (transpose) {
-        TRY(nnr_g_tuple(r, idx, "adj", false, t, &n, err));
-        TRY(spatial(r, idx, "adj", t, n, c.rank, 0, c.adj, err));
+        TRY(spatial_attr(r, idx, "adj", c.rank, 0, c.adj, err));
         TRY(nnr_g_tuple(r, idx, "target_shape", false, t, &n, err));
         bool any = false;
         for (size_t i = 0; i < n; i++)
@@ -163,20 +195,9 @@ gir_status nn_rd_mx_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
             }
         }
     }
-    TRY(nn_rd_int(r, idx, "num_filter", true, 0, &c.channels, err));
-    if (c.channels < 1)
-        return nn_rd_bad_attr(r, idx, "num_filter", "a positive integer", err);
-    TRY(nn_rd_int(r, idx, "num_group", false, 1, &c.group, err));
-    if (c.group < 1)
-        return nn_rd_bad_attr(r, idx, "num_group", "a positive integer", err);
-    bool no_bias;
-    TRY(nn_rd_bool(r, idx, "no_bias", transpose, &no_bias, err));
-    c.bias = !no_bias;
-    TRY(nnr_want_inputs(r, idx, c.bias ? 3 : 2, c.bias ? "no_bias=False" : "no_bias=True", err));
-    if (!layout_ok(nn_rd_attr(r, idx, "layout"), c.rank)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    TRY(conv_counts(r, idx, "num_filter", "num_group", "no_bias", transpose, false, &c, err));
+    if (!layout_ok(nn_rd_attr(r, idx, "layout"), c.rank))
+        return nnr_opaque(res);
     return nnr_conv_common(r, idx, in, out, &c, transpose, err);
 }
 
@@ -193,35 +214,21 @@ gir_status nn_rd_nnvm_conv(nn_reader *r, size_t idx, const int32_t *in, int32_t 
         c.kernel[0] = c.kernel[1] = t[0];
     if (n == 0 || c.kernel[0] < 1 || c.kernel[1] < 1)
         return nn_rd_bad_attr(r, idx, "kernel_size", "a tuple of 2 positive values", err);
-    TRY(nnr_g_tuple(r, idx, "strides", false, t, &n, err));
-    TRY(spatial(r, idx, "strides", t, n, 2, 1, c.strides, err));
-    TRY(nnr_g_tuple(r, idx, "dilation", false, t, &n, err));
-    TRY(spatial(r, idx, "dilation", t, n, 2, 1, c.dil, err));
+    TRY(spatial_attr(r, idx, "strides", 2, 1, c.strides, err));
+    TRY(spatial_attr(r, idx, "dilation", 2, 1, c.dil, err));
     TRY(nnr_g_tuple(r, idx, "padding", false, t, &n, err));
     TRY(nnvm_pads(r, idx, "padding", t, n, 2, c.pads, err));
     if (transpose) {
-        TRY(nnr_g_tuple(r, idx, "output_padding", false, t, &n, err));
-        TRY(spatial(r, idx, "output_padding", t, n, 2, 0, c.adj, err));
+        TRY(spatial_attr(r, idx, "output_padding", 2, 0, c.adj, err));
     }
-    TRY(nn_rd_int(r, idx, "channels", true, 0, &c.channels, err));
-    if (c.channels < 1)
-        return nn_rd_bad_attr(r, idx, "channels", "a positive integer", err);
-    TRY(nn_rd_int(r, idx, "groups", false, 1, &c.group, err));
-    if (c.group < 1)
-        return nn_rd_bad_attr(r, idx, "groups", "a positive integer", err);
-    bool use_bias;
-    TRY(nn_rd_bool(r, idx, "use_bias", true, &use_bias, err));
-    c.bias = use_bias;
-    TRY(nnr_want_inputs(r, idx, c.bias ? 3 : 2, c.bias ? "use_bias=True" : "use_bias=False", err));
+    TRY(conv_counts(r, idx, "channels", "groups", "use_bias", true, true, &c, err));
     const char *layout = nn_rd_str(r, idx, "layout", "NCHW");
     const char *kl = nn_rd_str(r, idx, "kernel_layout", "OIHW");
     const char *ol = nn_rd_str(r, idx, "out_layout", "__undef__");
     const char *od = nn_rd_str(r, idx, "out_dtype", "same");
     if (strcmp(layout, "NCHW") || strcmp(kl, "OIHW") || (strcmp(ol, "__undef__") && *ol && strcmp(ol, "NCHW")) ||
-        (strcmp(od, "same") && *od)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+        (strcmp(od, "same") && *od))
+        return nnr_opaque(res);
     return nnr_conv_common(r, idx, in, out, &c, transpose, err);
 }
 
@@ -264,9 +271,7 @@ gir_status nn_rd_fc(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, n
             return gir_nomem(err);
         TRY(nn_rd_out(r, f, 0, &a, err));
     } else if (nnr_rank_of(r, in[0]) != 2) {
-        /* Applied to the last axis of an N-d input: no Gemm. */
-        *res = NN_OPAQUE;
-        return GIR_OK;
+        return nnr_opaque(res); /* applied to the last axis of an N-d input: no Gemm */
     }
     return gemm(r, idx, a, in, !no_bias, units, out, err);
 }
@@ -281,10 +286,8 @@ gir_status nn_rd_dense(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
         return nn_rd_bad_attr(r, idx, "units", "a positive integer", err);
     TRY(nn_rd_bool(r, idx, "use_bias", true, &use_bias, err));
     TRY(nnr_want_inputs(r, idx, use_bias ? 3 : 2, use_bias ? "use_bias=True" : "use_bias=False", err));
-    if (nnr_rank_of(r, in[0]) != 2) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (nnr_rank_of(r, in[0]) != 2)
+        return nnr_opaque(res);
     return gemm(r, idx, in[0], in, use_bias, units, out, err);
 }
 
@@ -364,10 +367,8 @@ gir_status nn_rd_mx_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
     TRY(nn_rd_bool(r, idx, "fix_gamma", true, &fix_gamma, err));
     TRY(nn_rd_bool(r, idx, "output_mean_var", false, &omv, err));
     TRY(nn_rd_int(r, idx, "axis", false, 1, &axis, err));
-    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || (nn_rd_raw(r, idx)->n_in != 5 && !r->bn_synth[idx])) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || (nn_rd_raw(r, idx)->n_in != 5 && !r->bn_synth[idx]))
+        return nnr_opaque(res);
     return bn_common(r, idx, in, out, res, eps, momentum, !fix_gamma, true, err);
 }
 
@@ -382,10 +383,8 @@ gir_status nn_rd_nnvm_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     TRY(nn_rd_bool(r, idx, "center", true, &center, err));
     TRY(nn_rd_bool(r, idx, "scale", true, &scale, err));
     TRY(nn_rd_int(r, idx, "axis", false, 1, &axis, err));
-    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || nn_rd_raw(r, idx)->n_in != 5) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || nn_rd_raw(r, idx)->n_in != 5)
+        return nnr_opaque(res);
     return bn_common(r, idx, in, out, res, eps, momentum, scale, center, err);
 }
 
@@ -399,8 +398,7 @@ static gir_status pool_node(nn_reader *r, size_t idx, const int32_t *in, int32_t
                             gir_error *err)
 {
     gir_node *n;
-    TRY(nn_rd_node(r, idx, op, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
+    TRY(nnr_node2(r, idx, NULL, op, in[0], -1, &n, &out[0], err));
     gir_graph *g = r->g;
     if (op == GIR_OP_MaxPool || op == GIR_OP_AveragePool) {
         int64_t ones[3] = { 1, 1, 1 };
@@ -412,7 +410,7 @@ static gir_status pool_node(nn_reader *r, size_t idx, const int32_t *in, int32_t
             (op == GIR_OP_AveragePool && gir_attrs_set_int(g, &n->attrs, "count_include_pad", p->count_pad, err)))
             return gir_nomem(err);
     }
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return GIR_OK;
 }
 
 gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -424,38 +422,27 @@ gir_status nn_rd_mx_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     TRY(nn_rd_bool(r, idx, "global_pool", false, &global, err));
     TRY(nn_rd_bool(r, idx, "count_include_pad", true, &count_pad, err));
     bool is_max = strcmp(type, "max") == 0, is_avg = strcmp(type, "avg") == 0;
-    if ((!is_max && !is_avg) || (strcmp(conv, "valid") && strcmp(conv, "full"))) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if ((!is_max && !is_avg) || (strcmp(conv, "valid") && strcmp(conv, "full")))
+        return nnr_opaque(res);
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     poolp p = { 0 };
     TRY(nnr_g_tuple(r, idx, "kernel", !global, t, &n, err));
     if (global) {
-        if (!layout_ok(nn_rd_attr(r, idx, "layout"), n ? n : 2)) {
-            *res = NN_OPAQUE;
-            return GIR_OK;
-        }
+        if (!layout_ok(nn_rd_attr(r, idx, "layout"), n ? n : 2))
+            return nnr_opaque(res);
         return pool_node(r, idx, in, out, is_max ? GIR_OP_GlobalMaxPool : GIR_OP_GlobalAveragePool, &p, err);
     }
     if (n < 1 || n > 3)
         return nn_rd_bad_attr(r, idx, "kernel", "a tuple of 1 to 3 values", err);
     p.rank = n;
     TRY(spatial(r, idx, "kernel", t, n, p.rank, 1, p.kernel, err));
-    TRY(nnr_g_tuple(r, idx, "stride", false, t, &n, err));
-    TRY(spatial(r, idx, "stride", t, n, p.rank, 1, p.strides, err));
-    int64_t pad[3];
-    TRY(nnr_g_tuple(r, idx, "pad", false, t, &n, err));
-    TRY(spatial(r, idx, "pad", t, n, p.rank, 0, pad, err));
-    for (size_t i = 0; i < p.rank; i++)
-        p.pads[i] = p.pads[i + p.rank] = pad[i];
+    TRY(spatial_attr(r, idx, "stride", p.rank, 1, p.strides, err));
+    TRY(symmetric_pads(r, idx, "pad", p.rank, p.pads, err));
     p.ceil = strcmp(conv, "full") == 0;
     p.count_pad = count_pad;
-    if (!layout_ok(nn_rd_attr(r, idx, "layout"), p.rank)) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (!layout_ok(nn_rd_attr(r, idx, "layout"), p.rank))
+        return nnr_opaque(res);
     return pool_node(r, idx, in, out, is_max ? GIR_OP_MaxPool : GIR_OP_AveragePool, &p, err);
 }
 
@@ -463,10 +450,8 @@ gir_status nn_rd_nnvm_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t 
                            gir_error *err)
 {
     const char *op = nn_rd_raw(r, idx)->op;
-    if (strcmp(nn_rd_str(r, idx, "layout", "NCHW"), "NCHW") != 0) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (strcmp(nn_rd_str(r, idx, "layout", "NCHW"), "NCHW") != 0)
+        return nnr_opaque(res);
     poolp p = { .rank = 2 };
     if (strncmp(op, "global_", 7) == 0)
         return pool_node(r, idx, in, out, strcmp(op, "global_max_pool2d") == 0 ? GIR_OP_GlobalMaxPool
@@ -481,8 +466,7 @@ gir_status nn_rd_nnvm_pool(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     if (n != 2)
         return nn_rd_bad_attr(r, idx, "pool_size", "a tuple of 2 values", err);
     TRY(spatial(r, idx, "pool_size", t, n, 2, 1, p.kernel, err));
-    TRY(nnr_g_tuple(r, idx, "strides", false, t, &n, err));
-    TRY(spatial(r, idx, "strides", t, n, 2, 1, p.strides, err));
+    TRY(spatial_attr(r, idx, "strides", 2, 1, p.strides, err));
     TRY(nnr_g_tuple(r, idx, "padding", false, t, &n, err));
     TRY(nnvm_pads(r, idx, "padding", t, n, 2, p.pads, err));
     TRY(nn_rd_bool(r, idx, "ceil_mode", false, &p.ceil, err));
@@ -494,13 +478,10 @@ static gir_status softmax_node(nn_reader *r, size_t idx, int32_t x, int32_t *out
                                gir_node **pn, gir_error *err)
 {
     gir_node *n;
-    TRY(nn_rd_node(r, idx, op, 1, 1, &n, err));
-    nnr_set_in(n, 0, x);
-    if (gir_attrs_set_int(r->g, &n->attrs, "axis", axis, err))
-        return gir_nomem(err);
+    TRY(nnr_node2(r, idx, NULL, op, x, -1, &n, &out[0], err));
     if (pn)
         *pn = n;
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return gir_attrs_set_int(r->g, &n->attrs, "axis", axis, err) ? gir_nomem(err) : GIR_OK;
 }
 
 /* A softmax over all axes but the first (MXNet's instance mode, and
@@ -650,10 +631,8 @@ gir_status nn_rd_scalar(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     TRY(nnr_g_float(r, idx, "scalar", true, 0, &s, err));
     bool is_int = false;
     TRY(nn_rd_bool(r, idx, "is_int", false, &is_int, err));
-    if (is_int) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (is_int)
+        return nnr_opaque(res);
     bool rev = strstr(op, "_rminus") || strstr(op, "_rdiv") || strstr(op, "_rpower") || strstr(op, "__rsub") ||
                strstr(op, "__rdiv") || strstr(op, "__rpow");
     gir_node *n;
@@ -682,10 +661,8 @@ gir_status nn_rd_variadic(nn_reader *r, size_t idx, const int32_t *in, int32_t *
             return nn_rd_bad_attr(r, idx, "num_args", what, err);
         }
     }
-    if (rn->n_in < 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (rn->n_in < 1)
+        return nnr_opaque(res);
     int64_t axis = 0;
     if (d->op == GIR_OP_Concat)
         TRY(nn_rd_int(r, idx, r->fl == NN_MXNET ? "dim" : "axis", false, 1, &axis, err));
@@ -706,14 +683,9 @@ gir_status nn_rd_dropout(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     TRY(nnr_g_float(r, idx, mx ? "p" : "rate", false, 0.5, &p, err));
     if (p < 0 || p >= 1)
         return nn_rd_bad_attr(r, idx, mx ? "p" : "rate", "a probability in [0, 1)", err);
-    if ((mx && strcmp(nn_rd_str(r, idx, "mode", "training"), "training") != 0) || nn_rd_raw(r, idx)->max_index > 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if ((mx && strcmp(nn_rd_str(r, idx, "mode", "training"), "training") != 0) || nn_rd_raw(r, idx)->max_index > 1)
+        return nnr_opaque(res);
     gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_Dropout, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    if (gir_attrs_set_float(r->g, &n->attrs, "ratio", p, err))
-        return gir_nomem(err);
-    return nn_rd_out(r, n, 0, &out[0], err);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Dropout, in[0], -1, &n, &out[0], err));
+    return gir_attrs_set_float(r->g, &n->attrs, "ratio", p, err) ? gir_nomem(err) : GIR_OK;
 }

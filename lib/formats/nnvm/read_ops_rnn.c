@@ -141,15 +141,11 @@ gir_status nn_rd_mx_rnn(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
     const char *cmax = nn_rd_str(r, idx, "lstm_state_clip_max", NULL);
     size_t want_in = m->op == GIR_OP_LSTM ? 4 : 3;
     if ((proj && !nn_is_none(proj)) || (cmin && !nn_is_none(cmin)) || (cmax && !nn_is_none(cmax)) || seq ||
-        rn->n_in != want_in) {
-        *res = NN_OPAQUE; /* projection, cell clipping, sequence lengths: no canonical form */
-        return GIR_OK;
-    }
+        rn->n_in != want_in)
+        return nnr_opaque(res); /* projection, cell clipping, sequence lengths: no canonical form */
     const gir_value *pv = in[1] >= 0 ? r->g->values[in[1]] : NULL;
-    if (!pv || !pv->data || pv->dtype != GIR_DT_F32) {
-        *res = NN_OPAQUE; /* the weights are not known: nothing to unpack */
-        return GIR_OK;
-    }
+    if (!pv || !pv->data || pv->dtype != GIR_DT_F32)
+        return nnr_opaque(res); /* the weights are not known: nothing to unpack */
     /* data [T, N, I] and the states [L*D, N, H] are 3-d: graph inputs of
      * unknown rank that feed them take that rank (formats that declare
      * every input's rank can then be written) */

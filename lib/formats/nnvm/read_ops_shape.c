@@ -135,12 +135,7 @@ gir_status nn_rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     } else {
         memcpy(dims, t, n * sizeof *t);
     }
-    gir_node *nd;
-    TRY(nn_rd_node(r, idx, GIR_OP_Reshape, 1, 1, &nd, err));
-    nnr_set_in(nd, 0, in[0]);
-    if (gir_attrs_set_ints(r->g, &nd->attrs, "shape", dims, (size_t)rank, err))
-        return gir_nomem(err);
-    return nn_rd_out(r, nd, 0, &out[0], err);
+    return nnr_ints_node(r, idx, GIR_OP_Reshape, in[0], "shape", dims, (size_t)rank, &out[0], err);
 }
 
 gir_status nn_rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -150,16 +145,9 @@ gir_status nn_rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t 
     size_t n;
     TRY(nnr_g_tuple(r, idx, "axes", false, t, &n, err));
     for (size_t i = 0; i < n; i++)
-        if (t[i] < 0) {
-            *res = NN_OPAQUE;
-            return GIR_OK;
-        }
-    gir_node *nd;
-    TRY(nn_rd_node(r, idx, GIR_OP_Transpose, 1, 1, &nd, err));
-    nnr_set_in(nd, 0, in[0]);
-    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "perm", t, n, err))
-        return gir_nomem(err);
-    return nn_rd_out(r, nd, 0, &out[0], err);
+        if (t[i] < 0)
+            return nnr_opaque(res);
+    return nnr_ints_node(r, idx, GIR_OP_Transpose, in[0], "perm", n ? t : NULL, n, &out[0], err);
 }
 
 /* MXNet Pad: pad_width is (before, after) per axis; constant (with
@@ -185,14 +173,13 @@ gir_status nn_rd_mx_pad(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         pads[k + i] = t[2 * i + 1];
     }
     gir_node *nd;
-    TRY(nn_rd_node(r, idx, GIR_OP_Pad, 1, 1, &nd, err));
-    nnr_set_in(nd, 0, in[0]);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Pad, in[0], -1, &nd, &out[0], err));
+    (void)res;
     if (gir_attrs_set_ints(r->g, &nd->attrs, "pads", pads, 2 * k, err) ||
         gir_attrs_set_string(r->g, &nd->attrs, "mode", mode, err) ||
         gir_attrs_set_float(r->g, &nd->attrs, "constant_value", cv, err))
         return gir_nomem(err);
-    (void)res;
-    return nn_rd_out(r, nd, 0, &out[0], err);
+    return GIR_OK;
 }
 
 gir_status nn_rd_clip(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
@@ -201,12 +188,11 @@ gir_status nn_rd_clip(nn_reader *r, size_t idx, const int32_t *in, int32_t *out,
     TRY(nnr_g_float(r, idx, "a_min", true, 0, &lo, err));
     TRY(nnr_g_float(r, idx, "a_max", true, 0, &hi, err));
     gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_Clip, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Clip, in[0], -1, &n, &out[0], err));
+    (void)res;
     if (gir_attrs_set_float(r->g, &n->attrs, "min", lo, err) || gir_attrs_set_float(r->g, &n->attrs, "max", hi, err))
         return gir_nomem(err);
-    (void)res;
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return GIR_OK;
 }
 
 gir_status nn_rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -230,12 +216,7 @@ gir_status nn_rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, int32_
     int64_t axes[GIR_MAX_RANK];
     for (int64_t i = 0; i < k; i++)
         axes[i] = axis + i;
-    gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_Unsqueeze, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    if (gir_attrs_set_ints(r->g, &n->attrs, "axes", axes, (size_t)k, err))
-        return gir_nomem(err);
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return nnr_ints_node(r, idx, GIR_OP_Unsqueeze, in[0], "axes", axes, (size_t)k, &out[0], err);
 }
 
 gir_status nn_rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
@@ -244,13 +225,8 @@ gir_status nn_rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     int64_t t[NN_MAX_TUPLE];
     size_t n;
     TRY(nnr_g_tuple(r, idx, "axis", false, t, &n, err));
-    gir_node *nd;
-    TRY(nn_rd_node(r, idx, GIR_OP_Squeeze, 1, 1, &nd, err));
-    nnr_set_in(nd, 0, in[0]);
-    if (n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n, err))
-        return gir_nomem(err);
     (void)res;
-    return nn_rd_out(r, nd, 0, &out[0], err);
+    return nnr_ints_node(r, idx, GIR_OP_Squeeze, in[0], "axes", n ? t : NULL, n, &out[0], err);
 }
 
 gir_status nn_rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
@@ -267,10 +243,8 @@ gir_status nn_rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out
         const char *s = nn_rd_attr(r, idx, "indices_or_sections");
         /* One bare number means that many equal sections; a list means
          * split indices, which need the dimension's size. */
-        if (n != 1 || strchr(s, '(') || strchr(s, '[')) {
-            *res = NN_OPAQUE;
-            return GIR_OK;
-        }
+        if (n != 1 || strchr(s, '(') || strchr(s, '['))
+            return nnr_opaque(res);
         parts = t[0];
     }
     TRY(nn_rd_int(r, idx, "axis", false, 1, &axis, err));
@@ -302,12 +276,11 @@ gir_status nnr_slice_node(nn_reader *r, size_t idx, int32_t x, const int64_t *st
                           const int64_t *ax, const int64_t *sp, size_t n, int32_t *out, gir_error *err)
 {
     gir_node *nd;
-    TRY(nn_rd_node(r, idx, GIR_OP_Slice, 1, 1, &nd, err));
-    nnr_set_in(nd, 0, x);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Slice, x, -1, &nd, &out[0], err));
     if (gir_attrs_set_ints(r->g, &nd->attrs, "starts", st, n, err) || gir_attrs_set_ints(r->g, &nd->attrs, "ends", en, n, err) ||
         gir_attrs_set_ints(r->g, &nd->attrs, "axes", ax, n, err) || gir_attrs_set_ints(r->g, &nd->attrs, "steps", sp, n, err))
         return gir_nomem(err);
-    return nn_rd_out(r, nd, 0, &out[0], err);
+    return GIR_OK;
 }
 
 /* NNVM strided_slice(begin, end, stride): axes 0..n-1; an axis taken
@@ -337,10 +310,8 @@ gir_status nn_rd_strided_slice(nn_reader *r, size_t idx, const int32_t *in, int3
         ax[n] = (int64_t)i;
         sp[n++] = step;
     }
-    if (n == 0) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (n == 0)
+        return nnr_opaque(res);
     return nnr_slice_node(r, idx, in[0], st, en, ax, sp, n, out, err);
 }
 
@@ -374,17 +345,14 @@ gir_status nn_rd_lrn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, 
         TRY(nn_rd_int(r, idx, "axis", true, 1, &axis, err));
     if (size < 1)
         return nn_rd_bad_attr(r, idx, mx ? "nsize" : "size", "a positive integer", err);
-    if (axis != 1) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (axis != 1)
+        return nnr_opaque(res);
     gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_LRN, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_LRN, in[0], -1, &n, &out[0], err));
     if (gir_attrs_set_float(r->g, &n->attrs, "alpha", alpha, err) || gir_attrs_set_float(r->g, &n->attrs, "beta", beta, err) ||
         gir_attrs_set_float(r->g, &n->attrs, "bias", bias, err) || gir_attrs_set_int(r->g, &n->attrs, "size", size, err))
         return gir_nomem(err);
-    return nn_rd_out(r, n, 0, &out[0], err);
+    return GIR_OK;
 }
 
 gir_status nnr_reduce_attrs(nn_reader *r, size_t idx, nn_reduce_args *a, gir_error *err)
@@ -422,12 +390,11 @@ gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
         n = m;
     }
     gir_node *nd;
-    TRY(nn_rd_node(r, idx, d->op, 1, 1, &nd, err));
-    nnr_set_in(nd, 0, in[0]);
+    TRY(nnr_node2(r, idx, NULL, d->op, in[0], -1, &nd, &out[0], err));
     if ((n && gir_attrs_set_ints(r->g, &nd->attrs, "axes", t, n, err)) ||
         gir_attrs_set_int(r->g, &nd->attrs, "keepdims", ra.keepdims, err))
         return gir_nomem(err);
-    return nn_rd_out(r, nd, 0, &out[0], err);
+    return GIR_OK;
 }
 
 gir_status nn_rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
@@ -436,14 +403,9 @@ gir_status nn_rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *out,
     if (!dt)
         return nn_rd_bad_attr(r, idx, "dtype", NULL, err);
     gir_dtype t = gir_dltype(dt);
-    if (t == GIR_DT_UNKNOWN) {
-        *res = NN_OPAQUE;
-        return GIR_OK;
-    }
+    if (t == GIR_DT_UNKNOWN)
+        return nnr_opaque(res);
     gir_node *n;
-    TRY(nn_rd_node(r, idx, GIR_OP_Cast, 1, 1, &n, err));
-    nnr_set_in(n, 0, in[0]);
-    if (gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(t), err))
-        return gir_nomem(err);
-    return nn_rd_out(r, n, 0, &out[0], err);
+    TRY(nnr_node2(r, idx, NULL, GIR_OP_Cast, in[0], -1, &n, &out[0], err));
+    return gir_attrs_set_string(r->g, &n->attrs, "to", gir_dtype_name(t), err) ? gir_nomem(err) : GIR_OK;
 }

@@ -38,6 +38,23 @@ static bool get_u32(const gir_json *v, uint32_t *out)
     return true;
 }
 
+/* Fails unless v, member key of node idx (of the graph when idx is
+ * SIZE_MAX), is an array (of items, the message says). */
+static gir_status want_array(nn_raw *raw, const gir_json *v, size_t idx, const char *key, const char *items,
+                             gir_error *err)
+{
+    if (gir_json_is(v, GIR_JSON_ARRAY))
+        return GIR_OK;
+    char what[80], msg[300], ptr[64];
+    describe(v, what, sizeof what);
+    snprintf(msg, sizeof msg, "\"%s\" must be an array of %s, found %s", key, items, what);
+    if (idx == SIZE_MAX)
+        snprintf(ptr, sizeof ptr, "/%s", key);
+    else
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/%s", idx, key);
+    return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, ptr);
+}
+
 /* The pointer of input b of node a, or of head b when a is SIZE_MAX. */
 static void entry_ptr(char *ptr, size_t n, size_t a, size_t b)
 {
@@ -90,6 +107,18 @@ static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, size_
     nn_node *src = &raw->nodes[f[0]];
     if (f[1] + 1 > src->max_index)
         src->max_index = f[1] + 1;
+    return GIR_OK;
+}
+
+/* The entries of JSON array v (node a's inputs, or with a SIZE_MAX the
+ * heads) into a new array of the arena (NULL when v is empty). */
+static gir_status parse_entries(nn_raw *raw, const gir_json *v, size_t a, nn_entry **out, gir_error *err)
+{
+    *out = NULL;
+    if (v->len && !(*out = gir_arena_alloc(&raw->arena, v->len * sizeof **out)))
+        return gir_nomem(err);
+    for (size_t i = 0; i < v->len; i++)
+        TRY(parse_entry(raw, gir_json_at(v, i), &(*out)[i], a, i, err));
     return GIR_OK;
 }
 
@@ -271,39 +300,20 @@ static gir_status parse_node(nn_raw *raw, size_t idx, const gir_json *v, gir_err
     }
     if (strcmp(n->op, "tvm_op") == 0)
         raw->has_tvm_op = true;
-    if (!gir_json_is(inputs, GIR_JSON_ARRAY)) {
-        describe(inputs, what, sizeof what);
-        snprintf(msg, sizeof msg, "\"inputs\" must be an array of entries, found %s", what);
-        snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
-        return fail_ptr(raw, err, inputs, GIR_E_SCHEMA, msg, ptr);
-    }
+    TRY(want_array(raw, inputs, idx, "inputs", "entries", err));
     n->n_in = inputs->len;
-    if (n->n_in) {
-        if (n->n_in > NN_MAX_PORTS) {
-            snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
-            return fail_ptr(raw, err, inputs, GIR_E_LIMIT, "a node has more than 65535 inputs", ptr);
-        }
-        n->in = gir_arena_alloc(&raw->arena, n->n_in * sizeof *n->in);
-        if (!n->in)
-            return gir_nomem(err);
+    if (n->n_in > NN_MAX_PORTS) {
+        snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
+        return fail_ptr(raw, err, inputs, GIR_E_LIMIT, "a node has more than 65535 inputs", ptr);
     }
-    for (size_t i = 0; i < n->n_in; i++) {
-        gir_status st = parse_entry(raw, gir_json_at(inputs, i), &n->in[i], idx, i, err);
-        if (st)
-            return st;
-    }
+    TRY(parse_entries(raw, inputs, idx, &n->in, err));
     n->var = strcmp(n->op, "null") == 0;
     if (n->var && n->n_in) {
         snprintf(ptr, sizeof ptr, "/nodes/%zu/inputs", idx);
         return fail_ptr(raw, err, inputs, GIR_E_SCHEMA, "a variable (op \"null\") cannot have inputs", ptr);
     }
     if (deps) {
-        if (!gir_json_is(deps, GIR_JSON_ARRAY)) {
-            describe(deps, what, sizeof what);
-            snprintf(msg, sizeof msg, "\"control_deps\" must be an array of node ids, found %s", what);
-            snprintf(ptr, sizeof ptr, "/nodes/%zu/control_deps", idx);
-            return fail_ptr(raw, err, deps, GIR_E_SCHEMA, msg, ptr);
-        }
+        TRY(want_array(raw, deps, idx, "control_deps", "node ids", err));
         if (deps->len) {
             snprintf(ptr, sizeof ptr, "/nodes/%zu/control_deps", idx);
             return fail_ptr(raw, err, deps, GIR_E_UNSUPPORTED,
@@ -311,12 +321,7 @@ static gir_status parse_node(nn_raw *raw, size_t idx, const gir_json *v, gir_err
         }
     }
     if (subgraphs) {
-        if (!gir_json_is(subgraphs, GIR_JSON_ARRAY)) {
-            describe(subgraphs, what, sizeof what);
-            snprintf(msg, sizeof msg, "\"subgraphs\" must be an array of graphs, found %s", what);
-            snprintf(ptr, sizeof ptr, "/nodes/%zu/subgraphs", idx);
-            return fail_ptr(raw, err, subgraphs, GIR_E_SCHEMA, msg, ptr);
-        }
+        TRY(want_array(raw, subgraphs, idx, "subgraphs", "graphs", err));
         if (subgraphs->len) {
             snprintf(msg, sizeof msg,
                      "subgraphs of control-flow operator \"%.100s\" are not supported (export the model "
@@ -366,11 +371,7 @@ gir_status nn_raw_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err)
 static gir_status parse_row_ptr(nn_raw *raw, const gir_json *v, gir_error *err)
 {
     char what[80], msg[300], ptr[64];
-    if (!gir_json_is(v, GIR_JSON_ARRAY)) {
-        describe(v, what, sizeof what);
-        snprintf(msg, sizeof msg, "\"node_row_ptr\" must be an array of integers, found %s", what);
-        return fail_ptr(raw, err, v, GIR_E_SCHEMA, msg, "/node_row_ptr");
-    }
+    TRY(want_array(raw, v, SIZE_MAX, "node_row_ptr", "integers", err));
     raw->has_row_ptr = true;
     raw->row_ptr_ok = v->len == raw->n_nodes + 1;
     if (!raw->row_ptr_ok)
@@ -505,11 +506,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
         }
     }
     raw->relay_layout = rowp && rowp_pos > heads_pos;
-    if (!gir_json_is(nodes, GIR_JSON_ARRAY)) {
-        describe(nodes, what, sizeof what);
-        snprintf(msg, sizeof msg, "\"nodes\" must be an array of nodes, found %s", what);
-        return fail_ptr(raw, err, nodes, GIR_E_SCHEMA, msg, "/nodes");
-    }
+    TRY(want_array(raw, nodes, SIZE_MAX, "nodes", "nodes", err));
     if (nodes->len > NN_MAX_NODES)
         return fail_ptr(raw, err, nodes, GIR_E_LIMIT, "too many nodes", "/nodes");
     raw->n_nodes = nodes->len;
@@ -523,11 +520,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
         if (st)
             return st;
     }
-    if (!gir_json_is(args, GIR_JSON_ARRAY)) {
-        describe(args, what, sizeof what);
-        snprintf(msg, sizeof msg, "\"arg_nodes\" must be an array of node ids, found %s", what);
-        return fail_ptr(raw, err, args, GIR_E_SCHEMA, msg, "/arg_nodes");
-    }
+    TRY(want_array(raw, args, SIZE_MAX, "arg_nodes", "node ids", err));
     for (size_t i = 0; i < args->len; i++) {
         uint32_t id;
         char ptr[64];
@@ -548,23 +541,10 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
             return fail_ptr(raw, err, gir_json_at(args, i), GIR_E_REFERENCE, msg, ptr);
         }
     }
-    if (!gir_json_is(heads, GIR_JSON_ARRAY)) {
-        describe(heads, what, sizeof what);
-        snprintf(msg, sizeof msg, "\"heads\" must be an array of entries, found %s", what);
-        return fail_ptr(raw, err, heads, GIR_E_SCHEMA, msg, "/heads");
-    }
+    TRY(want_array(raw, heads, SIZE_MAX, "heads", "entries", err));
     raw->heads_json = heads;
     raw->n_heads = heads->len;
-    if (raw->n_heads) {
-        raw->heads = gir_arena_alloc(&raw->arena, raw->n_heads * sizeof *raw->heads);
-        if (!raw->heads)
-            return gir_nomem(err);
-    }
-    for (size_t i = 0; i < raw->n_heads; i++) {
-        gir_status st = parse_entry(raw, gir_json_at(heads, i), &raw->heads[i], SIZE_MAX, i, err);
-        if (st)
-            return st;
-    }
+    TRY(parse_entries(raw, heads, SIZE_MAX, &raw->heads, err));
     if (rowp) {
         gir_status st = parse_row_ptr(raw, rowp, err);
         if (st)

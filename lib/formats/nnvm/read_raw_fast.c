@@ -148,19 +148,25 @@ static bool entry(fast *f)
     return true;
 }
 
-/* An array of entries into f->ent, from its start. */
-static bool entries(fast *f)
+/* A JSON array, each of its items read by item(). */
+static bool array_of(fast *f, bool (*item)(fast *))
 {
-    f->n_ent = 0;
     if (!eat(f, '['))
         return false;
     if (eat(f, ']'))
         return true;
     do
-        if (!entry(f))
+        if (!item(f))
             return false;
     while (eat(f, ','));
     return eat(f, ']');
+}
+
+/* An array of entries into f->ent, from its start. */
+static bool entries(fast *f)
+{
+    f->n_ent = 0;
+    return array_of(f, entry);
 }
 
 static nn_entry *ent_copy(fast *f)
@@ -295,30 +301,21 @@ static bool node(fast *f)
 
 static bool nodes(fast *f)
 {
-    if (!eat(f, '['))
+    return array_of(f, node);
+}
+
+static bool arg_node(fast *f)
+{
+    if ((f->n_args == f->cap_args && !GIR_GROW(f->args, f->cap_args, f->n_args + 1)) ||
+        !u32(f, &f->args[f->n_args]))
         return false;
-    if (eat(f, ']'))
-        return true;
-    do
-        if (!node(f))
-            return false;
-    while (eat(f, ','));
-    return eat(f, ']');
+    f->n_args++;
+    return true;
 }
 
 static bool arg_nodes(fast *f)
 {
-    if (!eat(f, '['))
-        return false;
-    if (eat(f, ']'))
-        return true;
-    do {
-        if ((f->n_args == f->cap_args && !GIR_GROW(f->args, f->cap_args, f->n_args + 1)) ||
-            !u32(f, &f->args[f->n_args]))
-            return false;
-        f->n_args++;
-    } while (eat(f, ','));
-    return eat(f, ']');
+    return array_of(f, arg_node);
 }
 
 static bool heads(fast *f)
@@ -333,21 +330,20 @@ static bool heads(fast *f)
 /* node_row_ptr: non-negative integers only (nn_raw_parse reads the values
  * only when there is one per node and one more; this path wants them
  * anyway). */
+static bool row_ptr_value(fast *f)
+{
+    uint64_t x;
+    if (!digits(f, &x) || x > INT64_MAX ||
+        (f->n_rowp == f->cap_rowp && !GIR_GROW(f->rowp, f->cap_rowp, f->n_rowp + 1)))
+        return false;
+    f->rowp[f->n_rowp++] = (int64_t)x;
+    return true;
+}
+
 static bool row_ptr(fast *f)
 {
-    if (!eat(f, '['))
-        return false;
-    f->raw->has_row_ptr = true;
-    if (eat(f, ']'))
-        return true;
-    do {
-        uint64_t x;
-        if (!digits(f, &x) || x > INT64_MAX ||
-            (f->n_rowp == f->cap_rowp && !GIR_GROW(f->rowp, f->cap_rowp, f->n_rowp + 1)))
-            return false;
-        f->rowp[f->n_rowp++] = (int64_t)x;
-    } while (eat(f, ','));
-    return eat(f, ']');
+    f->raw->has_row_ptr = true; /* on false the raw graph is dropped */
+    return array_of(f, row_ptr_value);
 }
 
 /* The value of the graph member just keyed, read directly by read(), with

@@ -1,6 +1,7 @@
 /* Attribute values as NNVM, MXNet and TVM files spell them: everything is a
  * string; numbers in C/Python notation, bools True/False/1/0, tuples
- * "(3, 3)", "[3,3]", "(3,)", "3", "()", Python-2 longs "[1L, 1L]". */
+ * "(3, 3)", "[3,3]", "(3,)", "3", "()", Python-2 longs "[1L, 1L]".  And
+ * other JSON values as dmlc lays them out. */
 #include "nnvm.h"
 
 #include <ctype.h>
@@ -224,4 +225,34 @@ bool nn_parse_shape_hint(const char *s, gir_shape *shape)
         shape->dims[i] = d[i] == 0 ? -1 : d[i];
     }
     return true;
+}
+
+/* ---- JSON values as dmlc writes them ---- */
+
+void nn_emit_json(gir_json_writer *jw, const gir_json *v)
+{
+    switch (v->type) {
+    case GIR_JSON_NULL: gir_jw_null(jw); break;
+    case GIR_JSON_BOOL: gir_jw_bool(jw, v->b); break;
+    case GIR_JSON_NUMBER: gir_jw_number_raw(jw, v->u.num, v->len); break;
+    case GIR_JSON_STRING: gir_jw_string_n(jw, v->u.str, v->len); break;
+    case GIR_JSON_ARRAY: {
+        bool pod = v->len <= 10;
+        for (size_t i = 0; i < v->len && pod; i++)
+            pod = v->u.items[i].type == GIR_JSON_NUMBER;
+        gir_jw_begin_array(jw, !pod);
+        for (size_t i = 0; i < v->len; i++)
+            nn_emit_json(jw, &v->u.items[i]); /* depth bounded by the parser's cap */
+        gir_jw_end_array(jw);
+        break;
+    }
+    case GIR_JSON_OBJECT:
+        gir_jw_begin_object(jw, v->len > 1);
+        for (size_t i = 0; i < v->len; i++) {
+            gir_jw_key_n(jw, v->u.members[i].key, v->u.members[i].key_len);
+            nn_emit_json(jw, &v->u.members[i].value);
+        }
+        gir_jw_end_object(jw);
+        break;
+    }
 }

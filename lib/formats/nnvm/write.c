@@ -318,36 +318,6 @@ static void write_u32_array(gir_json_writer *jw, const uint32_t *v, size_t n)
     gir_jw_end_array(jw);
 }
 
-/* dmlc's rule for a value it writes through its generic handlers: arrays of
- * numbers with at most 10 elements inline, others one element per line. */
-static void emit_dmlc(gir_json_writer *jw, const gir_json *v)
-{
-    switch (v->type) {
-    case GIR_JSON_NULL: gir_jw_null(jw); break;
-    case GIR_JSON_BOOL: gir_jw_bool(jw, v->b); break;
-    case GIR_JSON_NUMBER: gir_jw_number_raw(jw, v->u.num, v->len); break;
-    case GIR_JSON_STRING: gir_jw_string_n(jw, v->u.str, v->len); break;
-    case GIR_JSON_ARRAY: {
-        bool pod = v->len <= 10;
-        for (size_t i = 0; i < v->len && pod; i++)
-            pod = v->u.items[i].type == GIR_JSON_NUMBER;
-        gir_jw_begin_array(jw, !pod);
-        for (size_t i = 0; i < v->len; i++)
-            emit_dmlc(jw, &v->u.items[i]); /* depth bounded by the parser's cap */
-        gir_jw_end_array(jw);
-        break;
-    }
-    case GIR_JSON_OBJECT:
-        gir_jw_begin_object(jw, v->len > 1);
-        for (size_t i = 0; i < v->len; i++) {
-            gir_jw_key_n(jw, v->u.members[i].key, v->u.members[i].key_len);
-            emit_dmlc(jw, &v->u.members[i].value);
-        }
-        gir_jw_end_object(jw);
-        break;
-    }
-}
-
 /* A graph attribute kept verbatim by the reader ("<pfx>.graph_attr.K"). */
 static gir_status write_kept_gattr(emit *e, gir_json_writer *jw, const char *key, gir_error *err)
 {
@@ -364,11 +334,11 @@ static gir_status write_kept_gattr(emit *e, gir_json_writer *jw, const char *key
     gir_jw_key(jw, key);
     if (v->type == GIR_JSON_ARRAY && v->len == 2) {
         gir_jw_begin_array(jw, e->relay);
-        emit_dmlc(jw, &v->u.items[0]);
-        emit_dmlc(jw, &v->u.items[1]);
+        nn_emit_json(jw, &v->u.items[0]);
+        nn_emit_json(jw, &v->u.items[1]);
         gir_jw_end_array(jw);
     } else {
-        emit_dmlc(jw, v);
+        nn_emit_json(jw, v);
     }
     gir_json_doc_free(d);
     return GIR_OK;

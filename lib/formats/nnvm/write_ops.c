@@ -401,14 +401,15 @@ static gir_status wr_conv(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
     bool bias = n->n_in > 2 && n->in[2] >= 0;
     int64_t ch;
     falist l = { .n = 0 };
+    if (!is_mx(w) && s.rank != 2)
+        return unsup_attr(err, n, "%s with %zu spatial dimensions (NNVM has 2-d only)", gir_op_name(n->op), s.rank);
+    /* the weight is [out, in/group, k...], transposed [in, out/group, k...] */
+    const char *ch_key = is_mx(w) ? "num_filter" : "channels";
+    TRY(count_of(w, n, n->in[1], tr ? 1 : 0, ch_key, ch_key, &ch, err));
+    if (tr)
+        ch *= group;
     if (is_mx(w)) {
         f->op = tr ? "Deconvolution" : "Convolution";
-        if (tr) {
-            TRY(count_of(w, n, n->in[1], 1, "num_filter", "num_filter", &ch, err));
-            ch *= group;
-        } else {
-            TRY(count_of(w, n, n->in[1], 0, "num_filter", "num_filter", &ch, err));
-        }
         fa_tuple(&l, "kernel", s.kernel, s.rank, NOFILL, true);
         fa_tuple(&l, "stride", s.strides, s.rank, 1, !all_eq(s.strides, s.rank, 1));
         fa_tuple(&l, "dilate", s.dil, s.rank, 1, !all_eq(s.dil, s.rank, 1));
@@ -419,16 +420,7 @@ static gir_status wr_conv(nn_writer *w, const gir_node *n, nn_fnode *f, gir_erro
         fa_int(&l, "num_group", group, group != 1);
         fa_bool(&l, "no_bias", !bias, -1, tr ? bias : !bias);
     } else {
-        if (s.rank != 2)
-            return unsup_attr(err, n, "%s with %zu spatial dimensions (NNVM has 2-d only)", gir_op_name(n->op),
-                              s.rank);
         f->op = tr ? "conv2d_transpose" : "conv2d";
-        if (tr) {
-            TRY(count_of(w, n, n->in[1], 1, "channels", "channels", &ch, err));
-            ch *= group;
-        } else {
-            TRY(count_of(w, n, n->in[1], 0, "channels", "channels", &ch, err));
-        }
         fa_int(&l, "channels", ch, true);
         fa_tuple(&l, "kernel_size", s.kernel, 2, NOFILL, true);
         fa_tuple(&l, "strides", s.strides, 2, 1, !all_eq(s.strides, 2, 1));
@@ -919,16 +911,19 @@ static gir_status wr_reshape(nn_writer *w, const gir_node *n, nn_fnode *f, gir_e
     return finish_attrs(w, n, f, &l, err);
 }
 
-static gir_status wr_transpose(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
+/* Transpose (perm) as transpose(axes), Squeeze (axes) as squeeze(axis):
+ * an optional list of at most 16 axes. */
+static gir_status wr_axes_list(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
 {
-    const int64_t *p;
-    ptrdiff_t k = aints(n, "perm", &p);
+    bool tr = n->op == GIR_OP_Transpose;
+    const int64_t *a;
+    ptrdiff_t k = aints(n, tr ? "perm" : "axes", &a);
     falist l = { .n = 0 };
-    f->op = "transpose";
+    f->op = tr ? "transpose" : "squeeze";
     if (k > NN_MAX_TUPLE)
-        return unsup_attr(err, n, "Transpose of more than 16 axes");
+        return unsup_attr(err, n, "%s of more than 16 axes", tr ? "Transpose" : "Squeeze");
     if (k > 0)
-        fa_tuple(&l, "axes", p, (size_t)k, NOFILL, true);
+        fa_tuple(&l, tr ? "axes" : "axis", a, (size_t)k, NOFILL, true);
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
 }
@@ -1000,20 +995,6 @@ static gir_status wr_unsqueeze(nn_writer *w, const gir_node *n, nn_fnode *f, gir
     fa_int(&l, "axis", a[0], true);
     if (!is_mx(w))
         fa_int(&l, "num_newaxis", k, k != 1);
-    TRY(node_inputs(w, n, f, err));
-    return finish_attrs(w, n, f, &l, err);
-}
-
-static gir_status wr_squeeze(nn_writer *w, const gir_node *n, nn_fnode *f, gir_error *err)
-{
-    const int64_t *a;
-    ptrdiff_t k = aints(n, "axes", &a);
-    falist l = { .n = 0 };
-    f->op = "squeeze";
-    if (k > NN_MAX_TUPLE)
-        return unsup_attr(err, n, "Squeeze of more than 16 axes");
-    if (k > 0)
-        fa_tuple(&l, "axis", a, (size_t)k, NOFILL, true);
     TRY(node_inputs(w, n, f, err));
     return finish_attrs(w, n, f, &l, err);
 }
@@ -1362,11 +1343,10 @@ static nn_write_fn writer_for(gir_op op)
         return wr_binary;
     case GIR_OP_Dropout: return wr_dropout;
     case GIR_OP_Reshape: return wr_reshape;
-    case GIR_OP_Transpose: return wr_transpose;
+    case GIR_OP_Transpose: case GIR_OP_Squeeze: return wr_axes_list;
     case GIR_OP_Clip: return wr_clip;
     case GIR_OP_Pad: return wr_pad;
     case GIR_OP_Unsqueeze: return wr_unsqueeze;
-    case GIR_OP_Squeeze: return wr_squeeze;
     case GIR_OP_Split: return wr_split;
     case GIR_OP_LRN: return wr_lrn;
     case GIR_OP_Slice: return wr_slice;

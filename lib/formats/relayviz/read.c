@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/elem.h"
 #include "passes/passes.h"
 
 
@@ -208,8 +209,9 @@ static bool const_truth(const rnode *c, bool *truth)
 
 /* The dependencies of node id at step `step`: the next node to evaluate
  * first, or -1 when everything it needs is ready. */
-static gir_status next_dep(rv_reader *r, int32_t id, size_t step, int32_t *dep)
+static gir_status next_dep(void *ctx, int32_t id, size_t step, int32_t *dep)
 {
+    rv_reader *r = ctx;
     rnode *nd = &r->nodes[id];
     *dep = -1;
     switch (nd->k) {
@@ -382,48 +384,26 @@ static gir_status eval_node(rv_reader *r, int32_t id)
     return gir_fail(r->err, GIR_E_INTERNAL, "node %d cannot be evaluated", (int)id);
 }
 
+static gir_status eval_done(void *ctx, int32_t id)
+{
+    return eval_node(ctx, id);
+}
+
+static gir_status binding_cycle(void *ctx, const int32_t *path, size_t depth, int32_t to)
+{
+    (void)path;
+    (void)depth;
+    /* Only bindings can close a loop here: Let x = f(x). */
+    return rvr_node_fail(ctx, GIR_E_CYCLE, to, NULL, NULL,
+                         "part of a cycle through a binding (a Let or Bind whose value uses its own variable)");
+}
+
+/* Evaluates the nodes the root depends on, each after what it uses. */
 static gir_status evaluate(rv_reader *r)
 {
-    unsigned char *state = calloc(r->n, 1); /* 0 new, 1 pending, 2 done */
-    int32_t *stack = malloc(r->n * sizeof *stack);
-    size_t *step = malloc(r->n * sizeof *step);
-    gir_status st = GIR_OK;
-    if (!state || !stack || !step) {
-        st = gir_nomem(r->err);
-        goto out;
-    }
-    size_t sp = 0;
-    stack[sp] = r->root;
-    step[sp++] = 0;
-    state[r->root] = 1;
-    while (sp > 0) {
-        int32_t id = stack[sp - 1], dep;
-        if ((st = next_dep(r, id, step[sp - 1], &dep)))
-            break;
-        if (dep < 0) {
-            if ((st = eval_node(r, id)))
-                break;
-            state[id] = 2;
-            sp--;
-            continue;
-        }
-        step[sp - 1]++;
-        if (state[dep] == 2)
-            continue;
-        if (state[dep] == 1) {
-            /* Only bindings can close a loop here: Let x = f(x). */
-            st = rvr_node_fail(r, GIR_E_CYCLE, dep, NULL, NULL,
-                               "part of a cycle through a binding (a Let or Bind whose value uses its own variable)");
-            break;
-        }
-        state[dep] = 1;
-        stack[sp] = dep;
-        step[sp++] = 0;
-    }
-out:
-    free(state);
-    free(stack);
-    free(step);
+    rv_dfs d = { next_dep, eval_done, binding_cycle, r, NULL, NULL, NULL };
+    gir_status st = rv_dfs_init(&d, r->n) ? rv_dfs_walk(&d, r->root) : gir_nomem(r->err);
+    rv_dfs_free(&d);
     return st;
 }
 
@@ -539,6 +519,38 @@ static gir_status tensor_value(rv_reader *r, int32_t t, int32_t *value)
     return gir_fail(r->err, GIR_E_INTERNAL, "tensor %d has no value yet", (int)t);
 }
 
+/* The value of a one-element tensor as a double: false for the half types,
+ * other non-numeric types and 64-bit integers a double does not hold
+ * exactly (a bool is its byte). */
+static bool scalar_value(const gir_tensor *t, double *out)
+{
+    const unsigned char *p = t->data;
+    switch (t->dtype) {
+    case GIR_DT_F32:
+    case GIR_DT_F64:
+    case GIR_DT_I8:
+    case GIR_DT_I16:
+    case GIR_DT_I32:
+    case GIR_DT_U8:
+    case GIR_DT_U16:
+    case GIR_DT_U32: *out = gir_elem_as_double(p, t->dtype, 0); return true;
+    case GIR_DT_BOOL: *out = *p; return true;
+    case GIR_DT_I64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        *out = (double)v;
+        return *out >= -0x1p63 && *out < 0x1p63 && (int64_t)*out == v;
+    }
+    case GIR_DT_U64: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        *out = (double)v;
+        return v < ((uint64_t)1 << 53);
+    }
+    default: return false;
+    }
+}
+
 static void arg_info(rv_reader *r, int32_t t, rv_arginfo *a)
 {
     const rtensor *x = &r->tensors[t];
@@ -555,61 +567,8 @@ static void arg_info(rv_reader *r, int32_t t, rv_arginfo *a)
         a->dtype = data->dtype;
         a->shape = data->shape;
     }
-    if (data && data->data && gir_shape_numel(&data->shape) == 1) {
-        const unsigned char *p = data->data;
-        a->is_scalar_const = true;
-        switch (data->dtype) {
-        case GIR_DT_F32: {
-            float f;
-            memcpy(&f, p, 4);
-            a->scalar = f;
-            break;
-        }
-        case GIR_DT_F64: memcpy(&a->scalar, p, 8); break;
-        case GIR_DT_I8: a->scalar = *(const int8_t *)p; break;
-        case GIR_DT_U8:
-        case GIR_DT_BOOL: a->scalar = *p; break;
-        case GIR_DT_I16: {
-            int16_t v;
-            memcpy(&v, p, 2);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_U16: {
-            uint16_t v;
-            memcpy(&v, p, 2);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_I32: {
-            int32_t v;
-            memcpy(&v, p, 4);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_U32: {
-            uint32_t v;
-            memcpy(&v, p, 4);
-            a->scalar = v;
-            break;
-        }
-        case GIR_DT_I64: {
-            int64_t v;
-            memcpy(&v, p, 8);
-            a->scalar = (double)v;
-            a->is_scalar_const = (int64_t)a->scalar == v;
-            break;
-        }
-        case GIR_DT_U64: {
-            uint64_t v;
-            memcpy(&v, p, 8);
-            a->scalar = (double)v;
-            a->is_scalar_const = v < ((uint64_t)1 << 53);
-            break;
-        }
-        default: a->is_scalar_const = false; break;
-        }
-    }
+    if (data && data->data && gir_shape_numel(&data->shape) == 1)
+        a->is_scalar_const = scalar_value(data, &a->scalar);
 }
 
 static gir_status infer(rv_reader *r, gir_node *n, int32_t id)

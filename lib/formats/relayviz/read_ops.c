@@ -33,99 +33,115 @@ const gir_json *rv_attr(const rv_attrs *a, const char *key)
     return find_attr(a, key, &owner);
 }
 
-static gir_status attr_fail(const rv_attrs *a, const char *key, const char *op, const char *want, gir_error *err)
+/* ---- the reader's context ---------------------------------------------------- */
+
+typedef struct rd {
+    gir_graph *g;
+    const rv_call_view *c;
+    rv_mapped *m;
+    gir_error *err;
+} rd;
+
+/* ---- failures, located ------------------------------------------------------- */
+
+/* Names the call's node in the failure in r->err; returns code. */
+static gir_status name_node(const rd *r, gir_status code)
 {
-    int32_t owner = 0;
-    const gir_json *v = find_attr(a, key, &owner);
-    char got[64];
-    gir_json_describe(v, got, sizeof got);
-    gir_fail(err, GIR_E_ATTRIBUTE, "attribute %s of %s must be %s, not %s", key, op, want, got);
-    gir_json_err_at(err, a->doc, v, "/nodes/%d/attrs/%s", (int)owner, key);
     char id[24];
-    snprintf(id, sizeof id, "%d", (int)a->call_node);
-    gir_err_node(err, id);
-    return GIR_E_ATTRIBUTE;
+    snprintf(id, sizeof id, "%d", (int)r->c->attrs.call_node);
+    gir_err_node(r->err, id);
+    return code;
 }
 
-/* An integer or a list of 1..max integers.  *n = 0 when absent. */
-static gir_status get_ints(const rv_attrs *a, const char *op, const char *key, int64_t *out, size_t max, size_t *n,
-                           gir_error *err)
+/* Locates the failure in r->err at the call's node (JSON pointer
+ * /nodes/<id><field>) and names the node. */
+static gir_status call_at(const rd *r, const char *field, gir_status code)
+{
+    gir_json_err_at(r->err, r->c->attrs.doc, NULL, "/nodes/%d%s", (int)r->c->attrs.call_node, field);
+    return name_node(r, code);
+}
+
+/* Locates the failure in r->err at the call's attribute key and names the
+ * node. */
+static gir_status attr_at(const rd *r, const char *key, gir_status code)
 {
     int32_t owner = 0;
-    const gir_json *v = find_attr(a, key, &owner);
+    const gir_json *v = find_attr(&r->c->attrs, key, &owner);
+    gir_json_err_at(r->err, r->c->attrs.doc, v, "/nodes/%d/attrs/%s", (int)owner, key);
+    return name_node(r, code);
+}
+
+static gir_status attr_fail(const rd *r, const char *key, const char *want)
+{
+    char got[64];
+    gir_json_describe(rv_attr(&r->c->attrs, key), got, sizeof got);
+    gir_fail(r->err, GIR_E_ATTRIBUTE, "attribute %s of %s must be %s, not %s", key, r->c->op, want, got);
+    return attr_at(r, key, GIR_E_ATTRIBUTE);
+}
+
+/* ---- attribute getters ---------------------------------------------------------- */
+
+/* An integer or a list of 1..max integers.  *n = 0 when absent. */
+static gir_status get_ints(const rd *r, const char *key, int64_t *out, size_t max, size_t *n)
+{
+    const gir_json *v = rv_attr(&r->c->attrs, key);
     *n = 0;
     if (!v)
         return GIR_OK;
     if (v->type == GIR_JSON_NUMBER) {
         if (!gir_json_get_i64(v, &out[0]))
-            return attr_fail(a, key, op, "an integer or a list of integers", err);
+            return attr_fail(r, key, "an integer or a list of integers");
         *n = 1;
         return GIR_OK;
     }
     if (v->type != GIR_JSON_ARRAY || v->len > max)
-        return attr_fail(a, key, op, max == 1 ? "an integer" : "a list of integers", err);
+        return attr_fail(r, key, max == 1 ? "an integer" : "a list of integers");
     for (size_t i = 0; i < v->len; i++)
         if (!gir_json_get_i64(gir_json_at(v, i), &out[i]))
-            return attr_fail(a, key, op, "a list of integers", err);
+            return attr_fail(r, key, "a list of integers");
     *n = v->len;
     return GIR_OK;
 }
 
 /* A list of at most max integers that must be given as a list. */
-static gir_status get_int_list(const rv_attrs *a, const char *op, const char *key, int64_t *out, size_t max,
-                               size_t *n, gir_error *err)
+static gir_status get_int_list(const rd *r, const char *key, int64_t *out, size_t max, size_t *n)
 {
-    if (!gir_json_is(rv_attr(a, key), GIR_JSON_ARRAY))
-        return attr_fail(a, key, op, "a list of integers", err);
-    return get_ints(a, op, key, out, max, n, err);
+    if (!gir_json_is(rv_attr(&r->c->attrs, key), GIR_JSON_ARRAY))
+        return attr_fail(r, key, "a list of integers");
+    return get_ints(r, key, out, max, n);
 }
 
-static gir_status get_int(const rv_attrs *a, const char *op, const char *key, int64_t dflt, int64_t *out,
-                          gir_error *err)
+bool rv_json_bool(const gir_json *v, bool *out)
 {
-    const gir_json *v = rv_attr(a, key);
-    *out = dflt;
-    if (v && !gir_json_get_i64(v, out))
-        return attr_fail(a, key, op, "an integer", err);
-    return GIR_OK;
-}
-
-static gir_status get_double(const rv_attrs *a, const char *op, const char *key, double dflt, double *out,
-                             gir_error *err)
-{
-    const gir_json *v = rv_attr(a, key);
-    *out = dflt;
-    if (v && !gir_json_get_double(v, out))
-        return attr_fail(a, key, op, "a finite number", err);
-    return GIR_OK;
-}
-
-static gir_status get_bool(const rv_attrs *a, const char *op, const char *key, bool dflt, bool *out,
-                           gir_error *err)
-{
-    const gir_json *v = rv_attr(a, key);
     int64_t i;
-    *out = dflt;
-    if (!v)
-        return GIR_OK;
     if (v->type == GIR_JSON_BOOL)
         *out = v->b;
     else if (gir_json_get_i64(v, &i) && (i == 0 || i == 1))
         *out = i == 1;
     else
-        return attr_fail(a, key, op, "a boolean", err);
-    return GIR_OK;
+        return false;
+    return true;
 }
 
-static gir_status get_string(const rv_attrs *a, const char *op, const char *key, const char *dflt, const char **out,
-                             gir_error *err)
+static bool json_string(const gir_json *v, const char **out)
 {
-    const gir_json *v = rv_attr(a, key);
-    *out = dflt;
-    if (v && !(*out = gir_json_get_cstr(v)))
-        return attr_fail(a, key, op, "a string", err);
-    return GIR_OK;
+    return (*out = gir_json_get_cstr(v)) != NULL;
 }
+
+/* get_int, get_double, get_bool, get_string: the attribute key as read by
+ * the JSON accessor, or dflt when absent; another value fails saying what
+ * it must be. */
+#define RV_GETTER(name, type, accessor, want)                                                    \
+    static gir_status name(const rd *r, const char *key, type dflt, type *out)                   \
+    {                                                                                            \
+        const gir_json *v = rv_attr(&r->c->attrs, key);                                          \
+        *out = dflt;                                                                             \
+        return v && !accessor(v, out) ? attr_fail(r, key, want) : GIR_OK;                        \
+    }
+RV_GETTER(get_int, int64_t, gir_json_get_i64, "an integer")
+RV_GETTER(get_double, double, gir_json_get_double, "a finite number")
+RV_GETTER(get_bool, bool, rv_json_bool, "a boolean")
+RV_GETTER(get_string, const char *, json_string, "a string")
 
 bool rv_attr_axis(const rv_attrs *a, int64_t dflt, int64_t *axis)
 {
@@ -153,13 +169,6 @@ static const char *unknown_key(const rv_attrs *a, const char *const *keys)
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-typedef struct rd {
-    gir_graph *g;
-    const rv_call_view *c;
-    rv_mapped *m;
-    gir_error *err;
-} rd;
 
 static gir_status nomem(rd *r)
 {
@@ -197,11 +206,7 @@ static gir_status arity(rd *r, size_t lo, size_t hi)
             gir_fail(r->err, GIR_E_SCHEMA, "%s takes %zu argument%s, not %zu", c->op, lo, lo == 1 ? "" : "s", n);
         else
             gir_fail(r->err, GIR_E_SCHEMA, "%s takes %zu to %zu arguments, not %zu", c->op, lo, hi, n);
-        gir_json_err_at(r->err, c->attrs.doc, NULL, "/nodes/%d/args", (int)c->attrs.call_node);
-        char id[24];
-        snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
-        gir_err_node(r->err, id);
-        return GIR_E_SCHEMA;
+        return call_at(r, "/args", GIR_E_SCHEMA);
     }
     return GIR_OK;
 }
@@ -236,7 +241,7 @@ static gir_status pair(rd *r, const char *key, int64_t dflt, int64_t min, int64_
 {
     int64_t v[2];
     size_t n;
-    gir_status st = get_ints(&r->c->attrs, r->c->op, key, v, 2, &n, r->err);
+    gir_status st = get_ints(r, key, v, 2, &n);
     if (st)
         return st;
     if (present)
@@ -248,7 +253,7 @@ static gir_status pair(rd *r, const char *key, int64_t dflt, int64_t min, int64_
         out[1] = n == 2 ? v[1] : v[0];
     }
     if (out[0] < min || out[1] < min)
-        return attr_fail(&r->c->attrs, key, r->c->op, min ? "positive" : "non-negative", r->err);
+        return attr_fail(r, key, min ? "positive" : "non-negative");
     return GIR_OK;
 }
 
@@ -258,11 +263,11 @@ static gir_status padding4(rd *r, int64_t pads[4])
 {
     int64_t v[4];
     size_t n;
-    gir_status st = get_ints(&r->c->attrs, r->c->op, "padding", v, 4, &n, r->err);
+    gir_status st = get_ints(r, "padding", v, 4, &n);
     if (st)
         return st;
     if (n == 3)
-        return attr_fail(&r->c->attrs, "padding", r->c->op, "1, 2 or 4 integers", r->err);
+        return attr_fail(r, "padding", "1, 2 or 4 integers");
     switch (n) {
     case 0: pads[0] = pads[1] = pads[2] = pads[3] = 0; break;
     case 1: pads[0] = pads[1] = pads[2] = pads[3] = v[0]; break;
@@ -274,7 +279,7 @@ static gir_status padding4(rd *r, int64_t pads[4])
     }
     for (int i = 0; i < 4; i++)
         if (pads[i] < 0)
-            return attr_fail(&r->c->attrs, "padding", r->c->op, "non-negative", r->err);
+            return attr_fail(r, "padding", "non-negative");
     return GIR_OK;
 }
 
@@ -282,7 +287,7 @@ static gir_status padding4(rd *r, int64_t pads[4])
 static gir_status layout_is(rd *r, const char *key, const char *want, bool empty_ok, bool *ok)
 {
     const char *s;
-    gir_status st = get_string(&r->c->attrs, r->c->op, key, want, &s, r->err);
+    gir_status st = get_string(r, key, want, &s);
     if (st)
         return st;
     *ok = strcmp(s, want) == 0 || (empty_ok && !*s);
@@ -295,7 +300,7 @@ static gir_status layout_is(rd *r, const char *key, const char *want, bool empty
 static gir_status out_dtype_ok(rd *r, bool *ok)
 {
     const char *s;
-    gir_status st = get_string(&r->c->attrs, r->c->op, "out_dtype", "", &s, r->err);
+    gir_status st = get_string(r, "out_dtype", "", &s);
     if (st)
         return st;
     gir_dtype in = r->c->n_args ? r->c->args[0].dtype : GIR_DT_UNKNOWN;
@@ -335,7 +340,7 @@ static gir_status rd_conv(rd *r)
     if ((st = out_dtype_ok(r, &ok)) || !ok)
         return st;
     const char *rewritten;
-    if ((st = get_string(&c->attrs, c->op, "auto_scheduler_rewritten_layout", "", &rewritten, r->err)))
+    if ((st = get_string(r, "auto_scheduler_rewritten_layout", "", &rewritten)))
         return st;
     if (*rewritten || rv_attr(&c->attrs, "meta_schedule_original_shape"))
         return opaque(r, "the kernel layout was rewritten by a tuner");
@@ -343,12 +348,12 @@ static gir_status rd_conv(rd *r)
     bool has_ks;
     if ((st = pair(r, "strides", 1, 1, strides, NULL)) || (st = pair(r, "dilation", 1, 1, dil, NULL)) ||
         (st = padding4(r, pads)) || (st = pair(r, "kernel_size", 1, 1, ks, &has_ks)) ||
-        (st = get_int(&c->attrs, c->op, "groups", 1, &groups, r->err)))
+        (st = get_int(r, "groups", 1, &groups)))
         return st;
     if (transpose && (st = pair(r, "output_padding", 0, 0, outpad, NULL)))
         return st;
     if (groups < 1)
-        return attr_fail(&c->attrs, "groups", c->op, "positive", r->err);
+        return attr_fail(r, "groups", "positive");
     const gir_shape *w = &c->args[1].shape;
     if (w->rank >= 0 && w->rank != 4)
         return opaque(r, "the weight is not 4-D");
@@ -357,13 +362,7 @@ static gir_status rd_conv(rd *r)
             char sh[96];
             gir_fail(r->err, GIR_E_ATTRIBUTE, "kernel_size [%lld, %lld] of %s disagrees with its weight's shape %s",
                      (long long)ks[0], (long long)ks[1], c->op, gir_shape_str(w, sh, sizeof sh));
-            int32_t owner = 0;
-            gir_json_err_at(r->err, c->attrs.doc, find_attr(&c->attrs, "kernel_size", &owner), "/nodes/%d/attrs/kernel_size",
-                            (int)owner);
-            char id[24];
-            snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
-            gir_err_node(r->err, id);
-            return GIR_E_ATTRIBUTE;
+            return attr_at(r, "kernel_size", GIR_E_ATTRIBUTE);
         }
         ks[0] = w->dims[2];
         ks[1] = w->dims[3];
@@ -434,11 +433,11 @@ static gir_status rd_batch_norm(rd *r)
     int64_t axis;
     double eps, momentum;
     bool center, scale;
-    if ((st = get_double(&r->c->attrs, r->c->op, "momentum", 0.9, &momentum, r->err)) ||
-        (st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)) ||
-        (st = get_double(&r->c->attrs, r->c->op, "epsilon", 1e-5, &eps, r->err)) ||
-        (st = get_bool(&r->c->attrs, r->c->op, "center", true, &center, r->err)) ||
-        (st = get_bool(&r->c->attrs, r->c->op, "scale", true, &scale, r->err)))
+    if ((st = get_double(r, "momentum", 0.9, &momentum)) ||
+        (st = get_int(r, "axis", 1, &axis)) ||
+        (st = get_double(r, "epsilon", 1e-5, &eps)) ||
+        (st = get_bool(r, "center", true, &center)) ||
+        (st = get_bool(r, "scale", true, &scale)))
         return st;
     int64_t na;
     if (axis != 1 && !(norm_axis(axis, rank_of(r->c, 0), &na) && na == 1))
@@ -461,10 +460,10 @@ static gir_status rd_dropout(rd *r)
     if (st || !keys_ok(r, keys))
         return st;
     double rate;
-    if ((st = get_double(&r->c->attrs, r->c->op, "rate", 0.5, &rate, r->err)))
+    if ((st = get_double(r, "rate", 0.5, &rate)))
         return st;
     if (rate < 0 || rate >= 1)
-        return attr_fail(&r->c->attrs, "rate", r->c->op, "in [0, 1)", r->err);
+        return attr_fail(r, "rate", "in [0, 1)");
     r->m->op = GIR_OP_Dropout;
     inputs_in_order(r->m, 1);
     r->m->n_out = r->c->n_out > 1 ? 2 : 1;
@@ -479,14 +478,14 @@ static gir_status rd_lrn(rd *r)
         return st;
     int64_t size, axis, na;
     double bias, alpha, beta;
-    if ((st = get_int(&r->c->attrs, r->c->op, "size", 5, &size, r->err)) ||
-        (st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)) ||
-        (st = get_double(&r->c->attrs, r->c->op, "bias", 2.0, &bias, r->err)) ||
-        (st = get_double(&r->c->attrs, r->c->op, "alpha", 1e-4, &alpha, r->err)) ||
-        (st = get_double(&r->c->attrs, r->c->op, "beta", 0.75, &beta, r->err)))
+    if ((st = get_int(r, "size", 5, &size)) ||
+        (st = get_int(r, "axis", 1, &axis)) ||
+        (st = get_double(r, "bias", 2.0, &bias)) ||
+        (st = get_double(r, "alpha", 1e-4, &alpha)) ||
+        (st = get_double(r, "beta", 0.75, &beta)))
         return st;
     if (size < 1)
-        return attr_fail(&r->c->attrs, "size", r->c->op, "positive", r->err);
+        return attr_fail(r, "size", "positive");
     if (axis != 1 && !(norm_axis(axis, rank_of(r->c, 0), &na) && na == 1))
         return opaque(r, "nn.lrn across an axis other than 1");
     r->m->op = GIR_OP_LRN;
@@ -518,16 +517,12 @@ static gir_status rd_pool(rd *r)
     int64_t ks[2], strides[2], dil[2], pads[4];
     if ((st = pair(r, "pool_size", 1, 1, ks, &has_ks)) || (st = pair(r, "strides", 1, 1, strides, NULL)) ||
         (st = pair(r, "dilation", 1, 1, dil, NULL)) || (st = padding4(r, pads)) ||
-        (st = get_bool(&c->attrs, c->op, "ceil_mode", false, &ceil_mode, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "count_include_pad", false, &cip, r->err)))
+        (st = get_bool(r, "ceil_mode", false, &ceil_mode)) ||
+        (st = get_bool(r, "count_include_pad", false, &cip)))
         return st;
     if (!has_ks) {
         gir_fail(r->err, GIR_E_ATTRIBUTE, "%s needs the attribute pool_size", c->op);
-        gir_json_err_at(r->err, c->attrs.doc, NULL, "/nodes/%d", (int)c->attrs.call_node);
-        char id[24];
-        snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
-        gir_err_node(r->err, id);
-        return GIR_E_ATTRIBUTE;
+        return call_at(r, "", GIR_E_ATTRIBUTE);
     }
     if (avg && (dil[0] != 1 || dil[1] != 1))
         return opaque(r, "nn.avg_pool2d with dilation");
@@ -573,7 +568,7 @@ static gir_status rd_per_axis(rd *r, gir_op op, const char *operand)
     if (st || !keys_ok(r, keys))
         return st;
     int64_t axis, na;
-    if ((st = get_int(&r->c->attrs, r->c->op, "axis", 1, &axis, r->err)))
+    if ((st = get_int(r, "axis", 1, &axis)))
         return st;
     int rank = rank_of(r->c, 0);
     const char *why;
@@ -582,7 +577,7 @@ static gir_status rd_per_axis(rd *r, gir_op op, const char *operand)
         return why ? opaque(r, why) : nomem(r);
     }
     if (!norm_axis(axis, rank, &na))
-        return attr_fail(&r->c->attrs, "axis", r->c->op, "an axis of its input", r->err);
+        return attr_fail(r, "axis", "an axis of its input");
     if (rank_of(r->c, 1) >= 0 && rank_of(r->c, 1) != 1) {
         why = gir_arena_printf(&r->g->arena, "%s with a %s that is not 1-D", r->c->op, operand);
         return why ? opaque(r, why) : nomem(r);
@@ -608,13 +603,13 @@ static gir_status rd_clip(rd *r)
     if (st || !keys_ok(r, keys))
         return st;
     double lo, hi;
-    if ((st = get_double(&r->c->attrs, r->c->op, "a_min", NAN, &lo, r->err)) ||
-        (st = get_double(&r->c->attrs, r->c->op, "a_max", NAN, &hi, r->err)))
+    if ((st = get_double(r, "a_min", NAN, &lo)) ||
+        (st = get_double(r, "a_max", NAN, &hi)))
         return st;
     if (isnan(lo))
-        return attr_fail(&r->c->attrs, "a_min", r->c->op, "present", r->err);
+        return attr_fail(r, "a_min", "present");
     if (isnan(hi))
-        return attr_fail(&r->c->attrs, "a_max", r->c->op, "present", r->err);
+        return attr_fail(r, "a_max", "present");
     r->m->op = GIR_OP_Clip;
     inputs_in_order(r->m, 1);
     if ((st = set_float(r, "max", hi)) || (st = set_float(r, "min", lo)))
@@ -655,30 +650,30 @@ static gir_status rd_pad(rd *r)
     int32_t owner = 0;
     const gir_json *pw = find_attr(&c->attrs, "pad_width", &owner);
     if (!pw || pw->type != GIR_JSON_ARRAY || pw->len > GIR_MAX_RANK)
-        return attr_fail(&c->attrs, "pad_width", c->op, "a list of [before, after] pairs", r->err);
+        return attr_fail(r, "pad_width", "a list of [before, after] pairs");
     size_t rank = pw->len;
     int64_t pads[2 * GIR_MAX_RANK];
     for (size_t i = 0; i < rank; i++) {
         const gir_json *p = gir_json_at(pw, i);
         if (!gir_json_is(p, GIR_JSON_ARRAY) || p->len != 2 || !gir_json_get_i64(gir_json_at(p, 0), &pads[i]) ||
             !gir_json_get_i64(gir_json_at(p, 1), &pads[rank + i]))
-            return attr_fail(&c->attrs, "pad_width", c->op, "a list of [before, after] pairs", r->err);
+            return attr_fail(r, "pad_width", "a list of [before, after] pairs");
     }
     if (c->args[0].shape.rank >= 0 && (size_t)c->args[0].shape.rank != rank)
-        return attr_fail(&c->attrs, "pad_width", c->op, "one pair per axis of its input", r->err);
+        return attr_fail(r, "pad_width", "one pair per axis of its input");
     const char *mode;
-    if ((st = get_string(&c->attrs, c->op, "pad_mode", "constant", &mode, r->err)))
+    if ((st = get_string(r, "pad_mode", "constant", &mode)))
         return st;
     if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
-        return attr_fail(&c->attrs, "pad_mode", c->op, "constant, edge or reflect", r->err);
+        return attr_fail(r, "pad_mode", "constant, edge or reflect");
     double value = 0;
     if (c->n_args == 2) {
         if (!c->args[1].is_scalar_const)
             return opaque(r, "the pad value of nn.pad is not a constant");
         value = c->args[1].scalar;
         if (rv_attr(&c->attrs, "pad_value"))
-            return attr_fail(&c->attrs, "pad_value", c->op, "absent when the pad value is an argument", r->err);
-    } else if ((st = get_double(&c->attrs, c->op, "pad_value", 0.0, &value, r->err))) {
+            return attr_fail(r, "pad_value", "absent when the pad value is an argument");
+    } else if ((st = get_double(r, "pad_value", 0.0, &value))) {
         return st;
     }
     r->m->op = GIR_OP_Pad;
@@ -692,7 +687,6 @@ static gir_status rd_pad(rd *r)
 static gir_status rd_upsampling(rd *r)
 {
     static const char *const keys[] = { "scale_h", "scale_w", "layout", "method", "align_corners", NULL };
-    const rv_call_view *c = r->c;
     gir_status st = arity(r, 1, 1);
     if (st || !keys_ok(r, keys))
         return st;
@@ -701,15 +695,15 @@ static gir_status rd_upsampling(rd *r)
     const char *method;
     if ((st = layout_is(r, "layout", "NCHW", false, &ok)) || !ok)
         return st;
-    if ((st = get_double(&c->attrs, c->op, "scale_h", 1.0, &sh, r->err)) ||
-        (st = get_double(&c->attrs, c->op, "scale_w", 1.0, &sw, r->err)) ||
-        (st = get_string(&c->attrs, c->op, "method", "nearest_neighbor", &method, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "align_corners", false, &align, r->err)))
+    if ((st = get_double(r, "scale_h", 1.0, &sh)) ||
+        (st = get_double(r, "scale_w", 1.0, &sw)) ||
+        (st = get_string(r, "method", "nearest_neighbor", &method)) ||
+        (st = get_bool(r, "align_corners", false, &align)))
         return st;
     if (sh <= 0)
-        return attr_fail(&c->attrs, "scale_h", c->op, "positive", r->err);
+        return attr_fail(r, "scale_h", "positive");
     if (sw <= 0)
-        return attr_fail(&c->attrs, "scale_w", c->op, "positive", r->err);
+        return attr_fail(r, "scale_w", "positive");
     if (strcmp(method, "nearest_neighbor") != 0)
         return opaque(r, "nn.upsampling methods other than nearest_neighbor");
     r->m->op = GIR_OP_Resize;
@@ -727,20 +721,16 @@ static gir_status rd_concatenate(rd *r)
     const rv_call_view *c = r->c;
     if (!c->tuple_arg) {
         gir_fail(r->err, GIR_E_SCHEMA, "concatenate takes one Tuple argument");
-        gir_json_err_at(r->err, c->attrs.doc, NULL, "/nodes/%d/args", (int)c->attrs.call_node);
-        char id[24];
-        snprintf(id, sizeof id, "%d", (int)c->attrs.call_node);
-        gir_err_node(r->err, id);
-        return GIR_E_SCHEMA;
+        return call_at(r, "/args", GIR_E_SCHEMA);
     }
     if (!keys_ok(r, keys))
         return GIR_OK;
     int64_t axis;
-    gir_status st = get_int(&c->attrs, c->op, "axis", 0, &axis, r->err);
+    gir_status st = get_int(r, "axis", 0, &axis);
     if (st)
         return st;
     if (c->n_args == 0)
-        return attr_fail(&c->attrs, "axis", c->op, "applied to a non-empty Tuple", r->err);
+        return attr_fail(r, "axis", "applied to a non-empty Tuple");
     r->m->op = GIR_OP_Concat;
     r->m->n_in = SIZE_MAX;
     return set_int(r, "axis", axis);
@@ -781,8 +771,8 @@ static gir_status rd_split(rd *r)
     int64_t n_out, axis, na;
     rv_op_returns_tuple(c->op, &c->attrs, &n_out);
     if (n_out < 1)
-        return attr_fail(&c->attrs, "indices_or_sections", c->op, "a positive integer or a list of indices", r->err);
-    if ((st = get_int(&c->attrs, c->op, "axis", 0, &axis, r->err)))
+        return attr_fail(r, "indices_or_sections", "a positive integer or a list of indices");
+    if ((st = get_int(r, "axis", 0, &axis)))
         return st;
     r->m->op = GIR_OP_Split;
     inputs_in_order(r->m, 1);
@@ -802,9 +792,9 @@ static gir_status rd_split(rd *r)
     for (size_t i = 0; i <= v->len; i++) {
         int64_t at = s->dims[na];
         if (i < v->len && !gir_json_get_i64(gir_json_at(v, i), &at))
-            return attr_fail(&c->attrs, "indices_or_sections", c->op, "a list of integers", r->err);
+            return attr_fail(r, "indices_or_sections", "a list of integers");
         if (at < prev || at > s->dims[na])
-            return attr_fail(&c->attrs, "indices_or_sections", c->op, "increasing indices within the axis", r->err);
+            return attr_fail(r, "indices_or_sections", "increasing indices within the axis");
         sizes[i] = at - prev;
         prev = at;
     }
@@ -814,15 +804,14 @@ static gir_status rd_split(rd *r)
 static gir_status rd_reshape(rd *r)
 {
     static const char *const keys[] = { "newshape", "allowzero", NULL };
-    const rv_call_view *c = r->c;
     gir_status st = arity(r, 1, 1);
     if (st || !keys_ok(r, keys))
         return st;
     int64_t shape[GIR_MAX_RANK];
     size_t n;
     bool allowzero;
-    if ((st = get_int_list(&c->attrs, c->op, "newshape", shape, GIR_MAX_RANK, &n, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "allowzero", false, &allowzero, r->err)))
+    if ((st = get_int_list(r, "newshape", shape, GIR_MAX_RANK, &n)) ||
+        (st = get_bool(r, "allowzero", false, &allowzero)))
         return st;
     for (size_t i = 0; i < n; i++)
         if (shape[i] < -1)
@@ -838,17 +827,16 @@ static gir_status rd_reshape(rd *r)
 static gir_status rd_broadcast_to(rd *r)
 {
     static const char *const keys[] = { "shape", NULL };
-    const rv_call_view *c = r->c;
     gir_status st = arity(r, 1, 1);
     if (st || !keys_ok(r, keys))
         return st;
     int64_t shape[GIR_MAX_RANK];
     size_t n;
-    if ((st = get_int_list(&c->attrs, c->op, "shape", shape, GIR_MAX_RANK, &n, r->err)))
+    if ((st = get_int_list(r, "shape", shape, GIR_MAX_RANK, &n)))
         return st;
     for (size_t i = 0; i < n; i++)
         if (shape[i] < 0)
-            return attr_fail(&c->attrs, "shape", c->op, "a list of sizes (no negative values)", r->err);
+            return attr_fail(r, "shape", "a list of sizes (no negative values)");
     r->m->op = GIR_OP_Expand;
     inputs_in_order(r->m, 1);
     return set_ints(r, "shape", shape, n);
@@ -865,8 +853,8 @@ static gir_status rd_list_op(rd *r, const char *key, gir_op op, const char *cano
     size_t n;
     const gir_json *j = rv_attr(&r->c->attrs, key);
     if (j && j->type != GIR_JSON_ARRAY)
-        return attr_fail(&r->c->attrs, key, r->c->op, "a list of integers or null", r->err);
-    if ((st = get_ints(&r->c->attrs, r->c->op, key, v, GIR_MAX_RANK, &n, r->err)))
+        return attr_fail(r, key, "a list of integers or null");
+    if ((st = get_ints(r, key, v, GIR_MAX_RANK, &n)))
         return st;
     r->m->op = op;
     inputs_in_order(r->m, 1);
@@ -882,13 +870,13 @@ static gir_status rd_expand_dims(rd *r)
         return st;
     int64_t axis, num;
     if (!rv_attr(&c->attrs, "axis"))
-        return attr_fail(&c->attrs, "axis", c->op, "present", r->err);
-    if ((st = get_int(&c->attrs, c->op, "axis", 0, &axis, r->err)) ||
-        (st = get_int(&c->attrs, c->op, "num_newaxis", 1, &num, r->err)))
+        return attr_fail(r, "axis", "present");
+    if ((st = get_int(r, "axis", 0, &axis)) ||
+        (st = get_int(r, "num_newaxis", 1, &num)))
         return st;
     if (num < 1 || num > GIR_MAX_RANK)
         return num == 0 ? opaque(r, "expand_dims with num_newaxis 0")
-                        : attr_fail(&c->attrs, "num_newaxis", c->op, "between 0 and 8", r->err);
+                        : attr_fail(r, "num_newaxis", "between 0 and 8");
     int64_t axes[GIR_MAX_RANK];
     if (num > 1 && axis < 0) {
         int rank = rank_of(c, 0);
@@ -896,7 +884,7 @@ static gir_status rd_expand_dims(rd *r)
             return opaque(r, "expand_dims of several axes at a negative axis of a tensor of unknown rank");
         axis += rank + 1;
         if (axis < 0)
-            return attr_fail(&c->attrs, "axis", c->op, "an axis of its input", r->err);
+            return attr_fail(r, "axis", "an axis of its input");
     }
     for (int64_t i = 0; i < num; i++)
         axes[i] = axis + i;
@@ -915,26 +903,26 @@ static gir_status rd_strided_slice(rd *r)
     int64_t begin[GIR_MAX_RANK], end[GIR_MAX_RANK], strides[GIR_MAX_RANK], axes[GIR_MAX_RANK];
     size_t nb, ne, ns, na;
     const char *mode;
-    if ((st = get_ints(&c->attrs, c->op, "begin", begin, GIR_MAX_RANK, &nb, r->err)) ||
-        (st = get_ints(&c->attrs, c->op, "end", end, GIR_MAX_RANK, &ne, r->err)) ||
-        (st = get_ints(&c->attrs, c->op, "strides", strides, GIR_MAX_RANK, &ns, r->err)) ||
-        (st = get_ints(&c->attrs, c->op, "axes", axes, GIR_MAX_RANK, &na, r->err)) ||
-        (st = get_string(&c->attrs, c->op, "slice_mode", "end", &mode, r->err)))
+    if ((st = get_ints(r, "begin", begin, GIR_MAX_RANK, &nb)) ||
+        (st = get_ints(r, "end", end, GIR_MAX_RANK, &ne)) ||
+        (st = get_ints(r, "strides", strides, GIR_MAX_RANK, &ns)) ||
+        (st = get_ints(r, "axes", axes, GIR_MAX_RANK, &na)) ||
+        (st = get_string(r, "slice_mode", "end", &mode)))
         return st;
     if (nb == 0)
-        return attr_fail(&c->attrs, "begin", c->op, "a non-empty list of integers", r->err);
+        return attr_fail(r, "begin", "a non-empty list of integers");
     if (ne != nb)
-        return attr_fail(&c->attrs, "end", c->op, "as long as begin", r->err);
+        return attr_fail(r, "end", "as long as begin");
     if (ns > nb)
-        return attr_fail(&c->attrs, "strides", c->op, "no longer than begin", r->err);
+        return attr_fail(r, "strides", "no longer than begin");
     if (rv_attr(&c->attrs, "axes") && na != nb)
-        return attr_fail(&c->attrs, "axes", c->op, "as long as begin", r->err);
+        return attr_fail(r, "axes", "as long as begin");
     if (strcmp(mode, "end") != 0)
         return strcmp(mode, "size") == 0 ? opaque(r, "strided_slice with slice_mode size")
-                                         : attr_fail(&c->attrs, "slice_mode", c->op, "end or size", r->err);
+                                         : attr_fail(r, "slice_mode", "end or size");
     for (size_t i = 0; i < ns; i++)
         if (strides[i] == 0)
-            return attr_fail(&c->attrs, "strides", c->op, "non-zero", r->err);
+            return attr_fail(r, "strides", "non-zero");
     r->m->op = GIR_OP_Slice;
     inputs_in_order(r->m, 1);
     if (na && (st = set_ints(r, "axes", axes, na)))
@@ -957,11 +945,11 @@ static gir_status rd_cast(rd *r)
     if (st || !keys_ok(r, keys))
         return st;
     const char *s;
-    if ((st = get_string(&r->c->attrs, r->c->op, "dtype", "", &s, r->err)))
+    if ((st = get_string(r, "dtype", "", &s)))
         return st;
     gir_dtype dt = gir_dtype_from_name(s);
     if (dt == GIR_DT_UNKNOWN)
-        return attr_fail(&r->c->attrs, "dtype", r->c->op, "an element type", r->err);
+        return attr_fail(r, "dtype", "an element type");
     r->m->op = GIR_OP_Cast;
     inputs_in_order(r->m, 1);
     return set_string(r, "to", gir_dtype_name(dt));
@@ -979,9 +967,9 @@ static gir_status rd_reduce(rd *r, gir_op op)
     int64_t axes[GIR_MAX_RANK];
     size_t n;
     bool keep, exclude;
-    if ((st = get_ints(&c->attrs, c->op, "axis", axes, GIR_MAX_RANK, &n, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "keepdims", false, &keep, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "exclude", false, &exclude, r->err)))
+    if ((st = get_ints(r, "axis", axes, GIR_MAX_RANK, &n)) ||
+        (st = get_bool(r, "keepdims", false, &keep)) ||
+        (st = get_bool(r, "exclude", false, &exclude)))
         return st;
     if (exclude)
         return opaque(r, "a reduction with exclude");
@@ -998,17 +986,16 @@ static gir_status rd_reduce(rd *r, gir_op op)
 static gir_status rd_argreduce(rd *r, gir_op op)
 {
     static const char *const keys[] = { "axis", "keepdims", "exclude", "select_last_index", NULL };
-    const rv_call_view *c = r->c;
     gir_status st = arity(r, 1, 1);
     if (st || !keys_ok(r, keys))
         return st;
     int64_t axes[GIR_MAX_RANK];
     size_t n;
     bool keep, exclude, last;
-    if ((st = get_ints(&c->attrs, c->op, "axis", axes, GIR_MAX_RANK, &n, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "keepdims", false, &keep, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "exclude", false, &exclude, r->err)) ||
-        (st = get_bool(&c->attrs, c->op, "select_last_index", false, &last, r->err)))
+    if ((st = get_ints(r, "axis", axes, GIR_MAX_RANK, &n)) ||
+        (st = get_bool(r, "keepdims", false, &keep)) ||
+        (st = get_bool(r, "exclude", false, &exclude)) ||
+        (st = get_bool(r, "select_last_index", false, &last)))
         return st;
     if (exclude || n != 1)
         return opaque(r, "an arg-reduction over other than one axis");
@@ -1028,8 +1015,8 @@ static gir_status attr_get(void *ctx, const char *key, gir_attr_conv conv, doubl
 {
     const rd *r = ctx;
     if (conv == GIR_CONV_INT)
-        return get_int(&r->c->attrs, r->c->op, key, (int64_t)dflt, i, err);
-    return get_double(&r->c->attrs, r->c->op, key, dflt, f, err);
+        return get_int(r, key, (int64_t)dflt, i);
+    return get_double(r, key, dflt, f);
 }
 
 gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_error *err)

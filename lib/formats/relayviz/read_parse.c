@@ -162,13 +162,10 @@ gir_status rvr_shape_value(rv_reader *r, int32_t id, const gir_json *v, const ch
 static bool element(const gir_json *v, gir_dtype dt, unsigned char *dst)
 {
     if (dt == GIR_DT_BOOL) {
-        int64_t i;
-        if (v->type == GIR_JSON_BOOL)
-            *dst = v->b;
-        else if (gir_json_get_i64(v, &i) && (i == 0 || i == 1))
-            *dst = (unsigned char)i;
-        else
+        bool b;
+        if (!rv_json_bool(v, &b))
             return false;
+        *dst = b;
         return true;
     }
     if (gir_dtype_is_float(dt)) {
@@ -220,59 +217,27 @@ static bool element(const gir_json *v, gir_dtype dt, unsigned char *dst)
             return false;
         return true;
     }
-    int64_t i;
+    if (!gir_dtype_is_int(dt))
+        return false;
+    /* An integer in the type's range, stored in its width. */
+    unsigned bits = 8 * (unsigned)gir_dtype_size(dt);
     uint64_t u;
-    switch (dt) {
-    case GIR_DT_I8:
-        if (!gir_json_get_i64(v, &i) || i < INT8_MIN || i > INT8_MAX)
+    if (dt >= GIR_DT_I8 && dt <= GIR_DT_I64) {
+        int64_t i;
+        if (!gir_json_get_i64(v, &i) ||
+            (bits < 64 && (i < -(INT64_C(1) << (bits - 1)) || i >= INT64_C(1) << (bits - 1))))
             return false;
-        *(int8_t *)dst = (int8_t)i;
-        return true;
-    case GIR_DT_I16: {
-        if (!gir_json_get_i64(v, &i) || i < INT16_MIN || i > INT16_MAX)
-            return false;
-        int16_t x = (int16_t)i;
-        memcpy(dst, &x, 2);
-        return true;
+        u = (uint64_t)i;
+    } else if (!gir_json_get_u64(v, &u) || (bits < 64 && u >> bits)) {
+        return false;
     }
-    case GIR_DT_I32: {
-        if (!gir_json_get_i64(v, &i) || i < INT32_MIN || i > INT32_MAX)
-            return false;
-        int32_t x = (int32_t)i;
-        memcpy(dst, &x, 4);
-        return true;
+    switch (bits) {
+    case 8: *dst = (unsigned char)u; break;
+    case 16: *(uint16_t *)dst = (uint16_t)u; break;
+    case 32: *(uint32_t *)dst = (uint32_t)u; break;
+    default: *(uint64_t *)dst = u; break;
     }
-    case GIR_DT_I64:
-        if (!gir_json_get_i64(v, &i))
-            return false;
-        memcpy(dst, &i, 8);
-        return true;
-    case GIR_DT_U8:
-        if (!gir_json_get_u64(v, &u) || u > UINT8_MAX)
-            return false;
-        *dst = (unsigned char)u;
-        return true;
-    case GIR_DT_U16: {
-        if (!gir_json_get_u64(v, &u) || u > UINT16_MAX)
-            return false;
-        uint16_t x = (uint16_t)u;
-        memcpy(dst, &x, 2);
-        return true;
-    }
-    case GIR_DT_U32: {
-        if (!gir_json_get_u64(v, &u) || u > UINT32_MAX)
-            return false;
-        uint32_t x = (uint32_t)u;
-        memcpy(dst, &x, 4);
-        return true;
-    }
-    case GIR_DT_U64:
-        if (!gir_json_get_u64(v, &u))
-            return false;
-        memcpy(dst, &u, 8);
-        return true;
-    default: return false;
-    }
+    return true;
 }
 
 static gir_status parse_const(rv_reader *r, int32_t id)
@@ -561,56 +526,85 @@ gir_status rvr_check_kinds(rv_reader *r)
     return GIR_OK;
 }
 
+bool rv_dfs_init(rv_dfs *d, size_t n)
+{
+    d->state = calloc(n + 1, 1);
+    d->stack = malloc((n + 1) * sizeof *d->stack);
+    d->next = malloc((n + 1) * sizeof *d->next);
+    return d->state && d->stack && d->next;
+}
+
+void rv_dfs_free(rv_dfs *d)
+{
+    free(d->state);
+    free(d->stack);
+    free(d->next);
+}
+
+gir_status rv_dfs_walk(rv_dfs *d, int32_t start)
+{
+    if (d->state[start])
+        return GIR_OK;
+    size_t sp = 0;
+    d->stack[sp] = start;
+    d->next[sp++] = 0;
+    d->state[start] = 1;
+    while (sp > 0) {
+        int32_t id = d->stack[sp - 1], to;
+        gir_status st = d->succ(d->ctx, id, d->next[sp - 1]++, &to);
+        if (st)
+            return st;
+        if (to == RV_DFS_SKIP)
+            continue;
+        if (to < 0) {
+            if (d->done && (st = d->done(d->ctx, id)))
+                return st;
+            d->state[id] = 2;
+            sp--;
+            continue;
+        }
+        if (d->state[to] == 2)
+            continue;
+        if (d->state[to] == 1)
+            return d->cycle(d->ctx, d->stack, sp, to);
+        d->state[to] = 1;
+        d->stack[sp] = to;
+        d->next[sp++] = 0;
+    }
+    return GIR_OK;
+}
+
+static gir_status ref_succ(void *ctx, int32_t id, size_t k, int32_t *to)
+{
+    char where[96];
+    slot_class cls;
+    if (!nth_ref(ctx, id, k, to, where, sizeof where, &cls))
+        *to = -1;
+    return GIR_OK;
+}
+
+static gir_status ref_cycle(void *ctx, const int32_t *path, size_t depth, int32_t to)
+{
+    gir_buf text = GIR_BUF_INIT;
+    size_t from = depth;
+    while (from > 0 && path[from - 1] != to)
+        from--;
+    for (size_t i = from - 1; i < depth; i++)
+        gir_buf_printf(&text, "%d -> ", (int)path[i]);
+    gir_buf_printf(&text, "%d", (int)to);
+    char *p = gir_buf_take(&text);
+    gir_status st = rvr_node_fail(ctx, GIR_E_CYCLE, to, NULL, NULL, "part of a cycle: %s", p ? p : "?");
+    free(p);
+    return st;
+}
+
 gir_status rvr_check_cycles(rv_reader *r)
 {
-    unsigned char *color = calloc(r->n, 1); /* 0 new, 1 on the path, 2 done */
-    int32_t *stack = malloc(r->n * sizeof *stack);
-    size_t *next = malloc(r->n * sizeof *next);
-    gir_status st = GIR_OK;
-    if (!color || !stack || !next) {
-        st = gir_nomem(r->err);
-        goto out;
-    }
-    for (size_t start = 0; start < r->n && st == GIR_OK; start++) {
-        if (color[start])
-            continue;
-        size_t sp = 0;
-        stack[sp] = (int32_t)start;
-        next[sp++] = 0;
-        color[start] = 1;
-        while (sp > 0 && st == GIR_OK) {
-            int32_t id = stack[sp - 1], to;
-            char where[96];
-            slot_class cls;
-            if (!nth_ref(r, id, next[sp - 1]++, &to, where, sizeof where, &cls)) {
-                color[id] = 2;
-                sp--;
-                continue;
-            }
-            if (color[to] == 2)
-                continue;
-            if (color[to] == 1) {
-                gir_buf path = GIR_BUF_INIT;
-                size_t from = sp;
-                while (from > 0 && stack[from - 1] != to)
-                    from--;
-                for (size_t i = from - 1; i < sp; i++)
-                    gir_buf_printf(&path, "%d -> ", (int)stack[i]);
-                gir_buf_printf(&path, "%d", (int)to);
-                char *p = gir_buf_take(&path);
-                st = rvr_node_fail(r, GIR_E_CYCLE, to, NULL, NULL, "part of a cycle: %s", p ? p : "?");
-                free(p);
-                break;
-            }
-            color[to] = 1;
-            stack[sp] = to;
-            next[sp++] = 0;
-        }
-    }
-out:
-    free(color);
-    free(stack);
-    free(next);
+    rv_dfs d = { ref_succ, NULL, ref_cycle, r, NULL, NULL, NULL };
+    gir_status st = rv_dfs_init(&d, r->n) ? GIR_OK : gir_nomem(r->err);
+    for (size_t start = 0; start < r->n && st == GIR_OK; start++)
+        st = rv_dfs_walk(&d, (int32_t)start);
+    rv_dfs_free(&d);
     return st;
 }
 

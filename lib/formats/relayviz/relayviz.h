@@ -98,6 +98,32 @@ bool rv_bias_fuses(const char *producer_op, int64_t axis);
 const gir_json *rv_attr(const rv_attrs *a, const char *key);
 /* Reads the integer attribute "axis" of a call (dflt when absent). */
 bool rv_attr_axis(const rv_attrs *a, int64_t dflt, int64_t *axis);
+/* A boolean as Relay writes one: true or false, or the integers 0 and 1. */
+bool rv_json_bool(const gir_json *v, bool *out);
+
+/* ---- an iterative depth-first walk (read_parse.c): the reader's
+ * evaluation order and cycle check, the writer's node order ---------------- */
+
+#define RV_DFS_SKIP (-2)
+typedef struct rv_dfs {
+    /* Successor k of node id in *to: negative when there are no more,
+     * but RV_DFS_SKIP when there is none at k and there may be after it. */
+    gir_status (*succ)(void *ctx, int32_t id, size_t k, int32_t *to);
+    /* Called once all of id's successors are done (post order), or NULL. */
+    gir_status (*done)(void *ctx, int32_t id);
+    /* A successor already on the path, which is path[0..depth). */
+    gir_status (*cycle)(void *ctx, const int32_t *path, size_t depth, int32_t to);
+    void *ctx;
+    unsigned char *state; /* per node: 0 not reached, 1 on the path, 2 done */
+    int32_t *stack;
+    size_t *next;
+} rv_dfs;
+/* Sizes the walk for n nodes (false: out of memory); rv_dfs_free frees. */
+bool rv_dfs_init(rv_dfs *d, size_t n);
+void rv_dfs_free(rv_dfs *d);
+/* Walks from start (nothing when an earlier walk reached it); stops at the
+ * first failure of a callback. */
+gir_status rv_dfs_walk(rv_dfs *d, int32_t start);
 
 /* ---- writing: one canonical node as Relay calls ------------------------ */
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/elem.h"
 
 typedef struct writer {
     const gir_graph *g;
@@ -106,64 +107,26 @@ static void element_json(writer *w, gir_dtype dt, const unsigned char *p)
     char num[48];
     double d;
     switch (dt) {
-    case GIR_DT_F32: {
-        float f;
-        memcpy(&f, p, 4);
-        d = f;
-        if (isfinite(f)) {
-            gir_fmt_float(num, f, false);
-            gir_jw_number_raw(&w->jw, num, strlen(num));
-            return;
-        }
-        break;
-    }
+    case GIR_DT_F32:
     case GIR_DT_F64:
-        memcpy(&d, p, 8);
-        if (isfinite(d)) {
+        d = gir_elem_as_double(p, dt, 0);
+        if (!isfinite(d))
+            break;
+        if (dt == GIR_DT_F32)
+            gir_fmt_float(num, (float)d, false);
+        else
             gir_fmt_double(num, d, false);
-            gir_jw_number_raw(&w->jw, num, strlen(num));
-            return;
-        }
-        break;
+        gir_jw_number_raw(&w->jw, num, strlen(num));
+        return;
     case GIR_DT_BOOL: gir_jw_bool(&w->jw, *p != 0); return;
     case GIR_DT_I8: gir_jw_int(&w->jw, *(const int8_t *)p); return;
+    case GIR_DT_I16: gir_jw_int(&w->jw, *(const int16_t *)p); return;
+    case GIR_DT_I32: gir_jw_int(&w->jw, *(const int32_t *)p); return;
+    case GIR_DT_I64: gir_jw_int(&w->jw, *(const int64_t *)p); return;
     case GIR_DT_U8: gir_jw_uint(&w->jw, *p); return;
-    case GIR_DT_I16: {
-        int16_t x;
-        memcpy(&x, p, 2);
-        gir_jw_int(&w->jw, x);
-        return;
-    }
-    case GIR_DT_U16: {
-        uint16_t x;
-        memcpy(&x, p, 2);
-        gir_jw_uint(&w->jw, x);
-        return;
-    }
-    case GIR_DT_I32: {
-        int32_t x;
-        memcpy(&x, p, 4);
-        gir_jw_int(&w->jw, x);
-        return;
-    }
-    case GIR_DT_U32: {
-        uint32_t x;
-        memcpy(&x, p, 4);
-        gir_jw_uint(&w->jw, x);
-        return;
-    }
-    case GIR_DT_I64: {
-        int64_t x;
-        memcpy(&x, p, 8);
-        gir_jw_int(&w->jw, x);
-        return;
-    }
-    case GIR_DT_U64: {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        gir_jw_uint(&w->jw, x);
-        return;
-    }
+    case GIR_DT_U16: gir_jw_uint(&w->jw, *(const uint16_t *)p); return;
+    case GIR_DT_U32: gir_jw_uint(&w->jw, *(const uint32_t *)p); return;
+    case GIR_DT_U64: gir_jw_uint(&w->jw, *(const uint64_t *)p); return;
     default: gir_jw_null(&w->jw); return;
     }
     /* Non-finite: checked before writing; only reached with the option. */
@@ -431,54 +394,56 @@ static void write_plan(writer *w, const gir_node *n, const rv_wplan *p, const bo
 
 /* ---- checks and order ----------------------------------------------------------------- */
 
+typedef struct order_ctx {
+    const gir_graph *g;
+    size_t *order, count;
+    gir_error *err;
+} order_ctx;
+
+/* Input k's producer. */
+static gir_status producer_succ(void *ctx, int32_t id, size_t k, int32_t *to)
+{
+    const order_ctx *o = ctx;
+    const gir_node *nd = o->g->nodes[id];
+    const gir_value *v = k < nd->n_in ? gir_in(o->g, nd, k) : NULL;
+    if (k >= nd->n_in)
+        *to = -1;
+    else
+        *to = v && v->producer >= 0 ? v->producer : RV_DFS_SKIP;
+    return GIR_OK;
+}
+
+static gir_status order_done(void *ctx, int32_t id)
+{
+    order_ctx *o = ctx;
+    o->order[o->count++] = (size_t)id;
+    return GIR_OK;
+}
+
+static gir_status order_cycle(void *ctx, const int32_t *path, size_t depth, int32_t to)
+{
+    const order_ctx *o = ctx;
+    (void)path;
+    (void)depth;
+    return gir_fail(o->err, GIR_E_CYCLE, "the graph has a cycle through node '%s'", o->g->nodes[to]->name);
+}
+
 /* The nodes the outputs depend on, in post order: a depth-first walk from
  * each output in turn, inputs in order (so the order follows the graph's
  * structure, not the order its nodes happen to be stored in).  *n_order
  * is how many nodes are reached. */
 static gir_status post_order(const gir_graph *g, size_t *order, size_t *n_order, gir_error *err)
 {
-    size_t n = g->n_nodes, count = 0;
-    unsigned char *state = calloc(n + 1, 1); /* 0 new, 1 on the path, 2 done */
-    size_t *stack = malloc((n + 1) * sizeof *stack), *next = malloc((n + 1) * sizeof *next);
-    gir_status st = GIR_OK;
-    if (!state || !stack || !next) {
-        st = gir_nomem(err);
-        goto out;
+    order_ctx o = { g, order, 0, err };
+    rv_dfs d = { producer_succ, order_done, order_cycle, &o, NULL, NULL, NULL };
+    gir_status st = rv_dfs_init(&d, g->n_nodes) ? GIR_OK : gir_nomem(err);
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        int32_t p = g->values[g->outputs[i]]->producer;
+        if (p >= 0)
+            st = rv_dfs_walk(&d, p);
     }
-    for (size_t o = 0; o < g->n_outputs && !st; o++) {
-        int32_t p = g->values[g->outputs[o]]->producer;
-        if (p < 0 || state[p])
-            continue;
-        size_t sp = 0;
-        stack[sp] = (size_t)p;
-        next[sp++] = 0;
-        state[p] = 1;
-        while (sp > 0) {
-            size_t i = stack[sp - 1];
-            const gir_node *nd = g->nodes[i];
-            if (next[sp - 1] == nd->n_in) {
-                state[i] = 2;
-                order[count++] = i;
-                sp--;
-                continue;
-            }
-            const gir_value *v = gir_in(g, nd, next[sp - 1]++);
-            if (!v || v->producer < 0 || state[v->producer] == 2)
-                continue;
-            if (state[v->producer] == 1) {
-                st = gir_fail(err, GIR_E_CYCLE, "the graph has a cycle through node '%s'", g->nodes[v->producer]->name);
-                goto out;
-            }
-            state[v->producer] = 1;
-            stack[sp] = (size_t)v->producer;
-            next[sp++] = 0;
-        }
-    }
-    *n_order = count;
-out:
-    free(state);
-    free(stack);
-    free(next);
+    rv_dfs_free(&d);
+    *n_order = o.count;
     return st;
 }
 
