@@ -120,6 +120,14 @@ typedef struct gir_format {
 
 #define GIR_PROBE_BYTES 4096
 
+/* The record of a format whose plugin.c defines the static extensions,
+ * probe, read_options and write_options, and whose folder exports
+ * PREFIX_read, PREFIX_write, PREFIX_plan and the table PREFIX_ops. */
+#define GIR_FORMAT_PLUGIN(nm, desc, prefix)                                                                   \
+    { .name = nm, .description = desc, .extensions = extensions, .probe = probe, .read = prefix##_read,      \
+      .write = prefix##_write, .plan = prefix##_plan, .ops = prefix##_ops, .read_options = read_options,   \
+      .write_options = write_options }
+
 const gir_format *gir_format_find(const char *name);
 const gir_format *gir_format_at(size_t i);
 

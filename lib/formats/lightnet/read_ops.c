@@ -1180,7 +1180,7 @@ gir_status lnr_check_op(rd *r, size_t i)
         st = op_print(r, &a, t[0] == 'f');
     else if (!strcmp(t, "conv2d") || !strcmp(t, "deconv2d") || !strcmp(t, "maxpool2d") || !strcmp(t, "avgpool2d"))
         st = op_window(r, &a, t);
-    else if ((plain = gir_map_read_row(ln_op_maps, t)) != NULL)
+    else if ((plain = gir_map_read_row(ln_ops, t)) != NULL)
         st = op_unary(r, &a, plain->op, &n);
     else if (!strcmp(t, "forward")) {
         st = op_unary(r, &a, GIR_OP_Identity, &n);

@@ -1272,7 +1272,7 @@ gir_status lnw_write_node(wr *w, int32_t ni)
         lnw_refuse(w, GIR_E_UNSUPPORTED_OP, n->name, "Tanh (LightNet has no tanh op)");
         return GIR_OK;
     default: {
-        const gir_op_map *plain = gir_map_write_row(ln_op_maps, n->op, NULL);
+        const gir_op_map *plain = gir_map_write_row(ln_ops, n->op, NULL);
         if (plain && plain->n_in == n->n_in)
             return w_plain(w, plain->format_op, false);
         lnw_refuse(w, GIR_E_UNSUPPORTED_OP, n->name, "%s", gir_op_name(n->op));

@@ -118,7 +118,7 @@ int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t p
 
 /* The function -> op table: what the reader and writer run and
  * `graphconv ops --format nnabla` prints. */
-extern const gir_op_map nnb_op_map[];
+extern const gir_op_map nnb_ops[];
 
 /* ---- parameter messages as text (opaque nodes) -------------------------- */
 

@@ -123,7 +123,7 @@ static const gir_attr_map mod2_attrs[] = {
     { NULL, NULL, NULL },
 };
 
-const gir_op_map nnb_op_map[] = {
+const gir_op_map nnb_ops[] = {
     { "Affine", GIR_OP_Gemm, RW, affine_attrs,
       "x is viewed as a matrix: Flatten(axis=1) + Gemm when x is not 2-D" },
     { "Affine", GIR_OP_Flatten, RW, NULL,

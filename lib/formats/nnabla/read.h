@@ -188,7 +188,7 @@ gir_status nnbr_cast_to(mctx *m, const char *suffix, int32_t x, const char *to, 
 /* Where(condition, x_true, x_false): nnabla's condition is a float array. */
 gir_status nnbr_map_where(mctx *m, bool *mapped);
 
-/* A plain row of nnb_op_map (the engine's reading of it). */
+/* A plain row of nnb_ops (the engine's reading of it). */
 gir_status nnbr_map_plain(mctx *m, bool *mapped, const gir_op_map *pm);
 
 /* The function carries the parameter message of another function. */

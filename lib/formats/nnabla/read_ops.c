@@ -1344,7 +1344,7 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
             st = e->fn(&m, &mapped);
         break;
     }
-    const gir_op_map *pm = newer || mapped || st ? NULL : gir_map_read_row(nnb_op_map, f->type);
+    const gir_op_map *pm = newer || mapped || st ? NULL : gir_map_read_row(nnb_ops, f->type);
     if (pm)
         st = nnbr_map_plain(&m, &mapped, pm);
     if (!st && !mapped) {

@@ -1032,7 +1032,7 @@ static gir_status param_put(void *ctx, const char *key, gir_attr_conv conv, int6
     return GIR_OK;
 }
 
-/* A plain row of nnb_op_map: the function, and its parameter message when
+/* A plain row of nnb_ops: the function, and its parameter message when
  * the row has attributes. */
 static void emit_plain(wctx *w, const gir_node *n, const gir_op_map *pm)
 {
@@ -1148,7 +1148,7 @@ void nnbw_emit_node(wctx *w, size_t ni)
     case GIR_OP_ArgMin: nnbw_emit_arg(w, n); return;
     case GIR_OP_Stack: nnbw_emit_stack(w, n); return;
     default: {
-        const gir_op_map *pm = gir_map_write_row(nnb_op_map, n->op, NULL);
+        const gir_op_map *pm = gir_map_write_row(nnb_ops, n->op, NULL);
         if (pm && pm->n_in == n->n_in)
             emit_plain(w, n, pm);
         else
