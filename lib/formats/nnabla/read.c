@@ -713,18 +713,11 @@ static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, pt
     g->name = gir_arena_strdup(&g->arena, b->net->name);
     if (!g->name || gir_attrs_set_string(g, &g->meta, "source.format", "nnabla", b->err))
         st = gir_nomem(b->err);
-    if (!st)
-        st = make_values(b);
-    if (!st)
-        st = scan_uses(b);
-    if (!st)
-        st = add_io(b);
-    if (!st)
-        st = attach_params(b);
-    if (!st)
-        st = map_functions(b);
-    if (!st)
-        st = keep_params(b);
+    /* the graph from the network, step by step */
+    static gir_status (*const steps[])(builder *b) = { make_values,   scan_uses,     add_io,
+                                                       attach_params, map_functions, keep_params };
+    for (size_t i = 0; !st && i < sizeof steps / sizeof *steps; i++)
+        st = steps[i](b);
     if (!st)
         st = keep_rest(g, pb, net_i, exec_i, b->err);
     if (!st)
