@@ -25,6 +25,11 @@ typedef struct gir_attr_map {
     double dflt;                /* the format's value when the attribute is absent */
 } gir_attr_map;
 
+/* A list of gir_attr_map rows with its terminator: GIR_ATTR_LIST
+ * initialises an array, GIR_ATTRS is one in place (a table row's attrs). */
+#define GIR_ATTR_LIST(...) { __VA_ARGS__, { NULL, NULL, NULL } }
+#define GIR_ATTRS(...) ((const gir_attr_map[])GIR_ATTR_LIST(__VA_ARGS__))
+
 /* How the engine reaches one node's attributes in a format: get reads
  * format attribute key of the node being read (dflt when absent; an
  * error naming the attribute when malformed), put sets it on the node

@@ -4,7 +4,7 @@
 #include "lightnet.h"
 
 #define RW (GIR_MAP_READ | GIR_MAP_WRITE)
-#define A(...) ((const gir_attr_map[]){ __VA_ARGS__, { NULL, NULL, NULL } })
+#define A GIR_ATTRS
 
 static const gir_attr_map window_attrs[] = {
     { "size", "kernel_shape", "[h, w]" },
