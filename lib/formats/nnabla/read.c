@@ -83,7 +83,7 @@ static gir_status read_archive(const char *path, const gir_zip_limits *lim, Nnab
             free(data);
             n_text++;
         } else {
-            st = pbuf ? nnb_params_add_protobuf(params, data, len, err) : nnb_params_add_h5(params, data, len, err);
+            st = nnb_params_add(params, data, len, !pbuf, err);
             if (st)
                 gir_err_file(err, label);
             *have_params = true;
@@ -105,7 +105,7 @@ static gir_status read_params_file(const char *ppath, uint64_t max_bytes, nnb_pa
     size_t len;
     TRY(gir_read_file(ppath, max_bytes, &data, &len, err));
     bool h5 = gir_str_ieq(extension(ppath), ".h5") || is_hdf5((const unsigned char *)data, len);
-    gir_status st = h5 ? nnb_params_add_h5(params, data, len, err) : nnb_params_add_protobuf(params, data, len, err);
+    gir_status st = nnb_params_add(params, data, len, h5, err);
     if (st)
         gir_err_file(err, ppath);
     return st;
