@@ -92,6 +92,9 @@ bool nnbw_scalar_const(const wctx *w, int32_t v, double *out);
 int nnbw_rank(const wctx *w, int32_t v);
 
 Nnabla__Function *nnbw_simple_fn(wctx *w, const gir_node *n, const char *type);
+/* The function of node n from its first input to its first output (its
+ * other operands are in the parameter message). */
+Nnabla__Function *nnbw_unary_fn(wctx *w, const gir_node *n, const char *type);
 
 /* The parameter message of nnabla's *Scalar function `type` (AddScalar,
  * RSubScalar, EqualScalar, ...): its val, and its inplace where the message

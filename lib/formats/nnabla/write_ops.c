@@ -174,6 +174,14 @@ Nnabla__Function *nnbw_simple_fn(wctx *w, const gir_node *n, const char *type)
     return f;
 }
 
+Nnabla__Function *nnbw_unary_fn(wctx *w, const gir_node *n, const char *type)
+{
+    Nnabla__Function *f = nnbw_fn_new(w, n, type, true);
+    nnbw_fn_in(w, f, n->in[0]);
+    nnbw_fn_out(w, f, n->out[0]);
+    return f;
+}
+
 static void emit_relu(wctx *w, const gir_node *n)
 {
     Nnabla__Function *f = nnbw_simple_fn(w, n, "ReLU");
@@ -649,9 +657,7 @@ static void emit_gemm(wctx *w, const gir_node *n, int32_t self)
 
 static void emit_reshape_to(wctx *w, const gir_node *n, const int64_t *dims, size_t k)
 {
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Reshape", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Reshape");
     if (!want_param(n))
         return;
     Nnabla__ReshapeParameter *p = nnbw_pb_new(w, &nnabla__reshape_parameter__descriptor);
@@ -912,9 +918,7 @@ static void emit_reduce_fn(wctx *w, const gir_node *n, const char *type, const i
         { "Max", "max_param", &nnabla__max_parameter__descriptor },
         { "Min", "min_param", &nnabla__min_parameter__descriptor },
     };
-    Nnabla__Function *f = nnbw_fn_new(w, n, type, true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, type);
     for (size_t i = 0; i < sizeof params / sizeof *params; i++) {
         if (strcmp(type, params[i].type) != 0)
             continue;

@@ -58,9 +58,8 @@ void nnbw_emit_prelu(wctx *w, const gir_node *n)
             Nnabla__ReshapeParameter *rp = nnbw_pb_new(w, &nnabla__reshape_parameter__descriptor);
             if (rp) {
                 rp->shape = nnbw_pb_new(w, &nnabla__shape__descriptor);
-                if (rp->shape) {
+                if (rp->shape)
                     rp->shape->n_dim = nnbw_set_ints(w, &rp->shape->dim, &c, 1);
-                }
                 rp->inplace = 1;
             }
             nnbw_fn_param(w, rf, "reshape_param", rp);
@@ -463,9 +462,7 @@ void nnbw_emit_dropout(wctx *w, const gir_node *n)
         nnbw_refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Dropout with its mask output used");
         return;
     }
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Dropout", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Dropout");
     Nnabla__DropoutParameter *p = nnbw_pb_new(w, &nnabla__dropout_parameter__descriptor);
     if (p) {
         p->p = gir_node_float(n, "ratio", 0.5);
@@ -514,9 +511,7 @@ static void emit_interpolate(wctx *w, const gir_node *n)
                     mode, coord, nearest ? ", nearest_mode " : "", nearest ? nmode : "");
         return;
     }
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Interpolate", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Interpolate");
     Nnabla__InterpolateParameter *p = nnbw_pb_new(w, &nnabla__interpolate_parameter__descriptor);
     if (p) {
         p->n_output_size = nnbw_set_ints(w, &p->output_size, y->shape.dims + first, (size_t)(r - first));
@@ -560,9 +555,7 @@ void nnbw_emit_resize(wctx *w, const gir_node *n)
     int first = 0;
     while (first < r - 1 && k[first] == 1)
         first++;
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Unpooling", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Unpooling");
     Nnabla__UnpoolingParameter *p = nnbw_pb_new(w, &nnabla__unpooling_parameter__descriptor);
     if (p)
         p->kernel = nnbw_shape_msg(w, k + first, (size_t)(r - first));
