@@ -25,6 +25,11 @@ typedef struct gir_attr_map {
     double dflt;                /* the format's value when the attribute is absent */
 } gir_attr_map;
 
+/* A list of gir_attr_map rows with its terminator: GIR_ATTR_LIST
+ * initialises an array, GIR_ATTRS is one in place (a table row's attrs). */
+#define GIR_ATTR_LIST(...) { __VA_ARGS__, { NULL, NULL, NULL } }
+#define GIR_ATTRS(...) ((const gir_attr_map[])GIR_ATTR_LIST(__VA_ARGS__))
+
 /* How the engine reaches one node's attributes in a format: get reads
  * format attribute key of the node being read (dflt when absent; an
  * error naming the attribute when malformed), put sets it on the node
@@ -119,6 +124,14 @@ typedef struct gir_format {
 } gir_format;
 
 #define GIR_PROBE_BYTES 4096
+
+/* The record of a format whose plugin.c defines the static extensions,
+ * probe, read_options and write_options, and whose folder exports
+ * PREFIX_read, PREFIX_write, PREFIX_plan and the table PREFIX_ops. */
+#define GIR_FORMAT_PLUGIN(nm, desc, prefix)                                                                   \
+    { .name = nm, .description = desc, .extensions = extensions, .probe = probe, .read = prefix##_read,      \
+      .write = prefix##_write, .plan = prefix##_plan, .ops = prefix##_ops, .read_options = read_options,   \
+      .write_options = write_options }
 
 const gir_format *gir_format_find(const char *name);
 const gir_format *gir_format_at(size_t i);

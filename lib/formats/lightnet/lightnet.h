@@ -46,7 +46,7 @@ typedef struct ln_op_schema {
 
 /* The operator mapping (ops.c): the rows `graphconv ops --format lightnet`
  * prints; its plain rows are read and written by the mapping engine. */
-extern const gir_op_map ln_op_maps[];
+extern const gir_op_map ln_ops[];
 
 /* The 36 generic operators of arch "none". */
 const ln_op_schema *ln_schema_find(const char *optype);

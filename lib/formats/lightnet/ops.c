@@ -4,7 +4,7 @@
 #include "lightnet.h"
 
 #define RW (GIR_MAP_READ | GIR_MAP_WRITE)
-#define A(...) ((const gir_attr_map[]){ __VA_ARGS__, { NULL, NULL, NULL } })
+#define A GIR_ATTRS
 
 static const gir_attr_map window_attrs[] = {
     { "size", "kernel_shape", "[h, w]" },
@@ -15,7 +15,7 @@ static const gir_attr_map window_attrs[] = {
     { NULL, NULL, NULL },
 };
 
-const gir_op_map ln_op_maps[] = {
+const gir_op_map ln_ops[] = {
     { "create", GIR_OP_OPAQUE, RW,
       A({ "dtype", NULL, "TL_FLOAT/TL_DOUBLE/TL_INT8..64/TL_UINT8..64/TL_BOOL <-> value dtype" },
         { "dims", NULL, "value shape (1 to 8 dims, each > 0)" },

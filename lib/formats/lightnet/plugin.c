@@ -8,7 +8,7 @@
 /* Content probe: a JSON object whose first keys include "ops" and whose
  * op objects have "optype" (keys are case-insensitive in LightNet; //
  * and block comments may precede anything). */
-static int ln_probe(const unsigned char *head, size_t n, const char *path)
+static int probe(const unsigned char *head, size_t n, const char *path)
 {
     (void)path;
     size_t i = 0;
@@ -52,29 +52,18 @@ static int ln_probe(const unsigned char *head, size_t n, const char *path)
     return 0;
 }
 
-static const char *const ln_extensions[] = { ".json", NULL };
+static const char *const extensions[] = { ".json", NULL };
 
-static const gir_option_doc ln_read_options[] = {
+static const gir_option_doc read_options[] = {
     { "seed", "seed of the uniform random fill of `create` ops with `ran` (default 20180101)" },
     { NULL, NULL },
 };
 
-static const gir_option_doc ln_write_options[] = {
+static const gir_option_doc write_options[] = {
     { "inline-weights", "1: write every weight as inline `data` of its create op, no .wts file" },
     { "keep-variants", "1: write backend variants (conv2d_cuda, ...) read from LightNet as they were" },
     { NULL, NULL },
 };
 
-
-const gir_format gir_format_lightnet = {
-    .name = "lightnet",
-    .description = "LightNet JSON IR (ops with optype, tensors_in/out, params) with a .wts weight file",
-    .extensions = ln_extensions,
-    .probe = ln_probe,
-    .read = ln_read,
-    .write = ln_write,
-    .plan = ln_plan,
-    .ops = ln_op_maps,
-    .read_options = ln_read_options,
-    .write_options = ln_write_options,
-};
+const gir_format gir_format_lightnet = GIR_FORMAT_PLUGIN(
+    "lightnet", "LightNet JSON IR (ops with optype, tensors_in/out, params) with a .wts weight file", ln);

@@ -398,6 +398,19 @@ static gir_status conv_out(rd *r, opargs *a, const char *what, int64_t in, int64
     return GIR_OK;
 }
 
+/* The start, stop and step params of arange and rearange (params k, k + 1
+ * and k + 2); step must not be 0. */
+static gir_status range_params(rd *r, opargs *a, size_t k, double *start, double *stop, double *step)
+{
+    TRY(p_double(r, a, k, start));
+    TRY(p_double(r, a, k + 1, stop));
+    TRY(p_double(r, a, k + 2, step));
+    at_param(r, a, k + 2);
+    if (*step == 0)
+        return lnr_rfail(r, a->pv[k + 2], GIR_E_ATTRIBUTE, "param `step` is 0");
+    return GIR_OK;
+}
+
 static gir_status op_create(rd *r, opargs *a, int kind)
 {
     const ln_opref *op = a->op;
@@ -413,12 +426,7 @@ static gir_status op_create(rd *r, opargs *a, int kind)
     double start = 0, stop = 0, step = 0, ran[2] = { 0, 0 };
     bool from_file = false;
     if (kind == CR_ARANGE) {
-        TRY(p_double(r, a, 1, &start));
-        TRY(p_double(r, a, 2, &stop));
-        TRY(p_double(r, a, 3, &step));
-        at_param(r, a, 3);
-        if (step == 0)
-            return lnr_rfail(r, a->pv[3], GIR_E_ATTRIBUTE, "param `step` is 0");
+        TRY(range_params(r, a, 1, &start, &stop, &step));
         if (!(stop > start))
             return lnr_rfail(r, a->pv[2], GIR_E_ATTRIBUTE, "param `stop` (%g) should be > `start` (%g)", stop, start);
         double len = ceil((stop - start) / step);
@@ -880,8 +888,9 @@ static gir_status op_resize(rd *r, opargs *a)
     return resize_node(r, a, &s, &n);
 }
 
-static gir_status op_maxreduce(rd *r, opargs *a, bool with_arg)
+static gir_status op_maxreduce(rd *r, opargs *a)
 {
+    bool with_arg = strcmp(a->op->schema->optype, "maxreduce_arg") == 0;
     gir_value *src = lnr_val(r, a->in[0]);
     int64_t axis;
     TRY(op_axis(r, a, 0, src->shape.rank, &axis));
@@ -924,8 +933,9 @@ static gir_status op_maxreduce(rd *r, opargs *a, bool with_arg)
     return lnr_new_output(r, c, 0, a->out_name[1], GIR_DT_I32, &s);
 }
 
-static gir_status op_sort(rd *r, opargs *a, bool by_key)
+static gir_status op_sort(rd *r, opargs *a)
 {
+    bool by_key = strcmp(a->op->schema->optype, "sort1d_by_key") == 0;
     TRY(need_rank(r, a, 0, 1));
     gir_value *key = lnr_val(r, a->in[0]);
     if (by_key) {
@@ -983,12 +993,7 @@ static gir_status op_rearange(rd *r, opargs *a)
     TRY(need_rank(r, a, 0, 1));
     gir_value *src = lnr_val(r, a->in[0]);
     double start, stop, step;
-    TRY(p_double(r, a, 0, &start));
-    TRY(p_double(r, a, 1, &stop));
-    TRY(p_double(r, a, 2, &step));
-    at_param(r, a, 2);
-    if (step == 0)
-        return lnr_rfail(r, a->pv[2], GIR_E_ATTRIBUTE, "param `step` is 0");
+    TRY(range_params(r, a, 0, &start, &stop, &step));
     double len = ceil((stop - start) / step);
     if (len != (double)src->shape.dims[0])
         return lnr_rfail(r, a->pv[2], GIR_E_SHAPE, "rearange(%g, %g, %g) has %g elements but `src` has %lld", start, stop,
@@ -1149,6 +1154,31 @@ static gir_status op_scatter(rd *r, opargs *a)
     return GIR_OK;
 }
 
+/* The ops read by a function of their own. */
+static const struct {
+    const char *optype;
+    gir_status (*fn)(rd *r, opargs *a);
+} op_fns[] = {
+    { "elew", op_elew },
+    { "reshape", op_reshape },
+    { "transpose", op_transpose },
+    { "concat", op_concat },
+    { "upsample", op_upsample },
+    { "resize", op_resize },
+    { "maxreduce", op_maxreduce },
+    { "maxreduce_arg", op_maxreduce },
+    { "sort1d", op_sort },
+    { "sort1d_by_key", op_sort },
+    { "pick1d", op_pick1d },
+    { "rearange", op_rearange },
+    { "transform_bboxSQD", op_bbox },
+    { "detect_yolov3", op_yolo },
+    { "submean", op_submean },
+    { "dot_product", op_dot },
+    { "gather", op_gather },
+    { "scatter", op_scatter },
+};
+
 gir_status lnr_check_op(rd *r, size_t i)
 {
     r->cur = i;
@@ -1180,7 +1210,7 @@ gir_status lnr_check_op(rd *r, size_t i)
         st = op_print(r, &a, t[0] == 'f');
     else if (!strcmp(t, "conv2d") || !strcmp(t, "deconv2d") || !strcmp(t, "maxpool2d") || !strcmp(t, "avgpool2d"))
         st = op_window(r, &a, t);
-    else if ((plain = gir_map_read_row(ln_op_maps, t)) != NULL)
+    else if ((plain = gir_map_read_row(ln_ops, t)) != NULL)
         st = op_unary(r, &a, plain->op, &n);
     else if (!strcmp(t, "forward")) {
         st = op_unary(r, &a, GIR_OP_Identity, &n);
@@ -1223,44 +1253,12 @@ gir_status lnr_check_op(rd *r, size_t i)
         }
         if (!st)
             st = op_float_param(r, &a, n, "epsilon", "lightnet.epsilon");
-    } else if (!strcmp(t, "elew"))
-        st = op_elew(r, &a);
-    else if (!strcmp(t, "reshape"))
-        st = op_reshape(r, &a);
-    else if (!strcmp(t, "transpose"))
-        st = op_transpose(r, &a);
-    else if (!strcmp(t, "concat"))
-        st = op_concat(r, &a);
-    else if (!strcmp(t, "upsample"))
-        st = op_upsample(r, &a);
-    else if (!strcmp(t, "resize"))
-        st = op_resize(r, &a);
-    else if (!strcmp(t, "maxreduce"))
-        st = op_maxreduce(r, &a, false);
-    else if (!strcmp(t, "maxreduce_arg"))
-        st = op_maxreduce(r, &a, true);
-    else if (!strcmp(t, "sort1d"))
-        st = op_sort(r, &a, false);
-    else if (!strcmp(t, "sort1d_by_key"))
-        st = op_sort(r, &a, true);
-    else if (!strcmp(t, "pick1d"))
-        st = op_pick1d(r, &a);
-    else if (!strcmp(t, "rearange"))
-        st = op_rearange(r, &a);
-    else if (!strcmp(t, "transform_bboxSQD"))
-        st = op_bbox(r, &a);
-    else if (!strcmp(t, "detect_yolov3"))
-        st = op_yolo(r, &a);
-    else if (!strcmp(t, "submean"))
-        st = op_submean(r, &a);
-    else if (!strcmp(t, "dot_product"))
-        st = op_dot(r, &a);
-    else if (!strcmp(t, "gather"))
-        st = op_gather(r, &a);
-    else if (!strcmp(t, "scatter"))
-        st = op_scatter(r, &a);
-    else /* ldmr, svmr */
-        st = lnr_op_opaque(r, op);
+    } else {
+        size_t k = 0;
+        while (k < sizeof op_fns / sizeof *op_fns && strcmp(op_fns[k].optype, t) != 0)
+            k++;
+        st = k < sizeof op_fns / sizeof *op_fns ? op_fns[k].fn(r, &a) : lnr_op_opaque(r, op); /* ldmr, svmr */
+    }
     if (st)
         goto out;
     /* In-place writers: everything sharing the overwritten memory that

@@ -201,32 +201,34 @@ void lnw_P_bool(wr *w, const char *name, bool b)
         p->i = b;
 }
 
+/* A copy of n elements of size bytes for a param (the op fails when out
+ * of memory). */
+static void *param_dup(wr *w, const void *v, size_t n, size_t size)
+{
+    void *d = malloc((n ? n : 1) * size);
+    if (d)
+        memcpy(d, v, n * size);
+    else
+        w->op.failed = true;
+    return d;
+}
+
 void lnw_P_ints(wr *w, const char *name, const int64_t *v, size_t n)
 {
     wpar *p = lnw_add_p(w, name, WP_INTS);
-    if (!p)
-        return;
-    p->n = n;
-    p->iv = malloc((n ? n : 1) * sizeof *p->iv);
-    if (!p->iv) {
-        w->op.failed = true;
-        return;
+    if (p) {
+        p->n = n;
+        p->iv = param_dup(w, v, n, sizeof *v);
     }
-    memcpy(p->iv, v, n * sizeof *v);
 }
 
 void lnw_P_nums(wr *w, const char *name, const double *v, size_t n)
 {
     wpar *p = lnw_add_p(w, name, WP_NUMS);
-    if (!p)
-        return;
-    p->n = n;
-    p->dv = malloc((n ? n : 1) * sizeof *p->dv);
-    if (!p->dv) {
-        w->op.failed = true;
-        return;
+    if (p) {
+        p->n = n;
+        p->dv = param_dup(w, v, n, sizeof *v);
     }
-    memcpy(p->dv, v, n * sizeof *v);
 }
 
 static gir_status drain(wr *w)
@@ -526,6 +528,17 @@ static const char *create_optype(wr *w, const gir_value *v, const char *generic)
     return generic;
 }
 
+/* The data param of a create op whose data is elsewhere: the one it was
+ * read from LightNet with (meta lightnet.data), else [0]. */
+static void P_data_as_read(wr *w, const gir_value *v)
+{
+    const gir_attr *md = vmeta(v, "lightnet.data");
+    if (md && md->type == GIR_ATTR_FLOATS && md->u.floats.n)
+        lnw_P_nums(w, "data", md->u.floats.v, md->u.floats.n);
+    else
+        lnw_P_nums(w, "data", (double[]){ 0 }, 1);
+}
+
 gir_status lnw_emit_create(wr *w, int32_t vi)
 {
     if (w->written[vi])
@@ -598,11 +611,7 @@ gir_status lnw_emit_create(wr *w, int32_t vi)
     if (st == ST_RAN) {
         ln_ran_info(t, &ran[0], &ran[1]);
         lnw_P_nums(w, "ran", ran, 2);
-        const gir_attr *md = vmeta(v, "lightnet.data");
-        if (md && md->type == GIR_ATTR_FLOATS && md->u.floats.n)
-            lnw_P_nums(w, "data", md->u.floats.v, md->u.floats.n);
-        else
-            lnw_P_nums(w, "data", (double[]){ 0 }, 1);
+        P_data_as_read(w, v);
         lnw_P_bool(w, "from_file", false);
         goto done;
     }
@@ -628,11 +637,7 @@ gir_status lnw_emit_create(wr *w, int32_t vi)
         }
         lnw_P_bool(w, "from_file", false);
     } else {
-        const gir_attr *md = vmeta(v, "lightnet.data");
-        if (md && md->type == GIR_ATTR_FLOATS && md->u.floats.n)
-            lnw_P_nums(w, "data", md->u.floats.v, md->u.floats.n);
-        else
-            lnw_P_nums(w, "data", (double[]){ 0 }, 1);
+        P_data_as_read(w, v);
         lnw_P_bool(w, "from_file", true);
         if (st == ST_WTS) {
             if (!GIR_GROW(w->wts, w->cap_wts, w->n_wts + 1)) {

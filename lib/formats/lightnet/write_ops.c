@@ -157,6 +157,68 @@ static gir_status node_done(wr *w)
     return lnw_end_op(w);
 }
 
+/* Begins the node's own op, of optype (or of the backend variant of it
+ * the node was read as). */
+static void begin_node_op(wr *w, const char *optype)
+{
+    char nb[512], ob[64];
+    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, optype, ob, sizeof ob));
+}
+
+/* The same for an op from the node's first input to its output (src, dst). */
+static void begin_unary_op(wr *w, const char *optype)
+{
+    begin_node_op(w, optype);
+    IN("src", in_v(w, 0)->name);
+    OUT("dst", out_v(w, 0)->name);
+}
+
+/* Begins op k (from 1) of the chain of optype ops a node is written as:
+ * the first is the node's own op, op k is named "<node>_<k>". */
+static void begin_chain_op(wr *w, size_t k, const char *optype)
+{
+    if (k == 1) {
+        begin_node_op(w, optype);
+        return;
+    }
+    char on[480], nb[512], ob[64];
+    snprintf(on, sizeof on, "%.400s_%zu", N(w)->name, k);
+    lnw_begin_op(w, lnw_op_name(w, on, nb, sizeof nb), generic_optype(w, optype, ob, sizeof ob));
+}
+
+/* The output of part i of a chain: the node's output for the last op,
+ * else a new tensor "<output>_<what><i>" (into buf). */
+static const char *chain_dst(wr *w, bool last, const char *what, size_t i, char *buf, size_t n)
+{
+    const char *y = out_v(w, 0)->name;
+    if (last)
+        return y;
+    char want[480];
+    snprintf(want, sizeof want, "%.400s_%s%zu", y, what, i);
+    return tensor_name(w, want, buf, n);
+}
+
+/* Ends an op of a chain (the last ends the node); its output dst is the
+ * next op's input prev. */
+static gir_status end_chain_op(wr *w, bool last, const char *dst, char *prev, size_t n)
+{
+    gir_status st = last ? node_done(w) : lnw_end_op(w);
+    snprintf(prev, n, "%s", dst);
+    return st;
+}
+
+/* The node as a forward of its first input into its output. */
+static gir_status emit_forward(wr *w)
+{
+    const gir_node *n = N(w);
+    char nb[512];
+    lnw_begin_op(w, node_opname(w, nb, sizeof nb), "forward");
+    IN("src", in_v(w, 0)->name);
+    OUT("dst", out_v(w, 0)->name);
+    mark(w, n->out[0], w->root[n->in[0]]);
+    return node_done(w);
+}
+
 /* A zero bias of `len` elements for a conv without one. */
 static const char *zero_bias(wr *w, gir_dtype dt, int64_t len, char *tb, size_t tn)
 {
@@ -368,9 +430,9 @@ static gir_status w_conv(wr *w)
     }
     if (!w->emit)
         return GIR_OK;
-    char tb[512], nb[512], ob[64];
+    char tb[512];
     const char *bias = b ? b->name : zero_bias(w, x->dtype, want[1], tb, sizeof tb);
-    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, tr ? "deconv2d" : "conv2d", ob, sizeof ob));
+    begin_node_op(w, tr ? "deconv2d" : "conv2d");
     IN("src", x->name);
     IN("weight", wt->name);
     IN("bias", bias);
@@ -403,7 +465,7 @@ static gir_status w_pool(wr *w)
     const gir_node *n = N(w);
     if (!check_io(w))
         return GIR_OK;
-    gir_value *x = in_v(w, 0), *y = out_v(w, 0);
+    gir_value *x = in_v(w, 0);
     bool global = n->op == GIR_OP_GlobalMaxPool || n->op == GIR_OP_GlobalAveragePool;
     bool maxp = n->op == GIR_OP_MaxPool || n->op == GIR_OP_GlobalMaxPool;
     if (x->shape.rank != 4) {
@@ -438,10 +500,7 @@ static gir_status w_pool(wr *w)
         return GIR_OK; /* e.g. ceil_mode=1 where it matters */
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64];
-    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, maxp ? "maxpool2d" : "avgpool2d", ob, sizeof ob));
-    IN("src", x->name);
-    OUT("dst", y->name);
+    begin_unary_op(w, maxp ? "maxpool2d" : "avgpool2d");
     lnw_P_ints(w, "size", o.k, 2);
     lnw_P_ints(w, "stride", o.s, 2);
     pad_params(w, &o, true);
@@ -466,10 +525,7 @@ static gir_status w_plain(wr *w, const char *optype, bool alias)
             }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64];
-    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, optype, ob, sizeof ob));
-    IN("src", in_v(w, 0)->name);
-    OUT("dst", out_v(w, 0)->name);
+    begin_unary_op(w, optype);
     if (alias)
         mark(w, n->out[0], w->root[n->in[0]]);
     return node_done(w);
@@ -499,10 +555,7 @@ static gir_status w_lrelu(wr *w)
     if (!check_io(w))
         return GIR_OK;
     double alpha = gir_attrs_get_float(&N(w)->attrs, "alpha", 0.01);
-    char nb[512], ob[64];
-    lnw_begin_op(w, w->emit ? node_opname(w, nb, sizeof nb) : "", generic_optype(w, "lrelu", ob, sizeof ob));
-    IN("src", in_v(w, 0)->name);
-    OUT("dst", out_v(w, 0)->name);
+    begin_unary_op(w, "lrelu");
     if (!float_param(w, "negslope", alpha, "lightnet.negslope"))
         return GIR_OK;
     return node_done(w);
@@ -523,10 +576,7 @@ static gir_status w_softmax(wr *w)
         lnw_refuse(w, GIR_E_UNSUPPORTED_ATTR, N(w)->name, "Softmax with an axis out of range");
         return GIR_OK;
     }
-    char nb[512], ob[64];
-    lnw_begin_op(w, w->emit ? node_opname(w, nb, sizeof nb) : "", generic_optype(w, "softmax", ob, sizeof ob));
-    IN("src", x->name);
-    OUT("dst", out_v(w, 0)->name);
+    begin_unary_op(w, "softmax");
     P_int(w, "axis", axis);
     return node_done(w);
 }
@@ -552,8 +602,7 @@ static gir_status w_batchnorm(wr *w)
             return GIR_OK;
         }
     double eps = gir_attrs_get_float(&n->attrs, "epsilon", 1e-5);
-    char nb[512], ob[64];
-    lnw_begin_op(w, w->emit ? node_opname(w, nb, sizeof nb) : "", generic_optype(w, "batchnorm", ob, sizeof ob));
+    begin_node_op(w, "batchnorm");
     static const char *const args[] = { "src", "scale", "offset", "mean", "var" };
     for (size_t k = 0; k < 5; k++)
         IN(args[k], in_v(w, k)->name);
@@ -570,31 +619,17 @@ static gir_status w_batchnorm(wr *w)
 static gir_status emit_chain(wr *w, const char *optype, const char *pname, const char *pstr, int64_t pint)
 {
     const gir_node *n = N(w);
-    gir_value *y = out_v(w, 0);
-    char nb[512], ob[64], tb[512], prev[512];
+    char tb[512], prev[512];
     if (n->n_in > 2)
         gir_write_note(w->opts, "node %s: %s of %zu inputs written as a chain of %zu two-input %s ops", n->name,
                        gir_node_op(n), n->n_in, n->n_in - 1, optype);
-    if (n->n_in == 1) {
-        lnw_begin_op(w, node_opname(w, nb, sizeof nb), "forward");
-        IN("src", in_v(w, 0)->name);
-        OUT("dst", y->name);
-        mark(w, n->out[0], w->root[n->in[0]]);
-        return node_done(w);
-    }
+    if (n->n_in == 1)
+        return emit_forward(w);
     snprintf(prev, sizeof prev, "%s", in_v(w, 0)->name);
     for (size_t k = 1; k < n->n_in; k++) {
         bool last = k + 1 == n->n_in;
-        char want[480];
-        snprintf(want, sizeof want, "%.400s_part%zu", y->name, k);
-        const char *dst = last ? y->name : tensor_name(w, want, tb, sizeof tb);
-        if (k == 1) {
-            lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, optype, ob, sizeof ob));
-        } else {
-            char on[480];
-            snprintf(on, sizeof on, "%.400s_%zu", n->name, k);
-            lnw_begin_op(w, lnw_op_name(w, on, nb, sizeof nb), generic_optype(w, optype, ob, sizeof ob));
-        }
+        const char *dst = chain_dst(w, last, "part", k, tb, sizeof tb);
+        begin_chain_op(w, k, optype);
         IN("src1", prev);
         IN("src2", in_v(w, k)->name);
         OUT("dst", dst);
@@ -602,10 +637,7 @@ static gir_status emit_chain(wr *w, const char *optype, const char *pname, const
             lnw_P_str(w, pname, pstr);
         else
             P_int(w, pname, pint);
-        gir_status st = last ? node_done(w) : lnw_end_op(w);
-        if (st)
-            return st;
-        snprintf(prev, sizeof prev, "%s", dst);
+        TRY(end_chain_op(w, last, dst, prev, sizeof prev));
     }
     return GIR_OK;
 }
@@ -644,10 +676,7 @@ static gir_status w_reshape(wr *w)
     }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64];
-    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, "reshape", ob, sizeof ob));
-    IN("src", x->name);
-    OUT("dst", y->name);
+    begin_unary_op(w, "reshape");
     lnw_P_ints(w, "dims", y->shape.dims, (size_t)y->shape.rank);
     mark(w, N(w)->out[0], w->root[N(w)->in[0]]);
     return node_done(w);
@@ -672,10 +701,7 @@ static gir_status w_transpose(wr *w)
         for (int i = 0; i < r; i++)
             perm[i] = lnw_norm_axis(v[i], r);
     }
-    char nb[512], ob[64];
-    lnw_begin_op(w, w->emit ? node_opname(w, nb, sizeof nb) : "", generic_optype(w, "transpose", ob, sizeof ob));
-    IN("src", x->name);
-    OUT("dst", out_v(w, 0)->name);
+    begin_unary_op(w, "transpose");
     lnw_P_ints(w, "axes", perm, (size_t)r);
     return node_done(w);
 }
@@ -748,42 +774,26 @@ static gir_status w_slice(wr *w)
         }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64], tb[512], prev[512];
+    char tb[512], prev[512];
     int n_cut = 0, done = 0;
     for (int i = 0; i < r; i++)
         n_cut += cut[i];
     snprintf(prev, sizeof prev, "%s", x->name);
-    if (n_cut == 0) {
-        lnw_begin_op(w, node_opname(w, nb, sizeof nb), "forward");
-        IN("src", x->name);
-        OUT("dst", y->name);
-        mark(w, n->out[0], w->root[n->in[0]]);
-        return node_done(w);
-    }
+    if (n_cut == 0)
+        return emit_forward(w);
     for (int i = 0; i < r; i++) {
         if (!cut[i])
             continue;
         done++;
         bool last = done == n_cut;
-        char want[480];
-        snprintf(want, sizeof want, "%.400s_axis%d", y->name, i);
-        const char *dst = last ? y->name : tensor_name(w, want, tb, sizeof tb);
-        if (done == 1) {
-            lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, "slice", ob, sizeof ob));
-        } else {
-            char on[480];
-            snprintf(on, sizeof on, "%.400s_%d", n->name, done);
-            lnw_begin_op(w, lnw_op_name(w, on, nb, sizeof nb), generic_optype(w, "slice", ob, sizeof ob));
-        }
+        const char *dst = chain_dst(w, last, "axis", (size_t)i, tb, sizeof tb);
+        begin_chain_op(w, (size_t)done, "slice");
         IN("src", prev);
         OUT("dst", dst);
         P_int(w, "axis", i);
         P_int(w, "start", start[i]);
         P_int(w, "len", len[i]);
-        gir_status s = last ? node_done(w) : lnw_end_op(w);
-        if (s)
-            return s;
-        snprintf(prev, sizeof prev, "%s", dst);
+        TRY(end_chain_op(w, last, dst, prev, sizeof prev));
     }
     return GIR_OK;
 }
@@ -815,7 +825,7 @@ static gir_status w_reducemax(wr *w)
     bool keep = a_int(n, "keepdims", 1) != 0;
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64], tb[512], prev[512];
+    char nb[512], tb[512], prev[512];
     int total = 0, done = 0;
     for (int i = 0; i < r; i++)
         total += axes[i];
@@ -825,23 +835,12 @@ static gir_status w_reducemax(wr *w)
             continue;
         done++;
         bool last = done == total && keep;
-        char want[480];
-        snprintf(want, sizeof want, "%.400s_max%d", y->name, i);
-        const char *dst = last ? y->name : tensor_name(w, want, tb, sizeof tb);
-        if (done == 1) {
-            lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, "maxreduce", ob, sizeof ob));
-        } else {
-            char on[480];
-            snprintf(on, sizeof on, "%.400s_%d", n->name, done);
-            lnw_begin_op(w, lnw_op_name(w, on, nb, sizeof nb), generic_optype(w, "maxreduce", ob, sizeof ob));
-        }
+        const char *dst = chain_dst(w, last, "max", (size_t)i, tb, sizeof tb);
+        begin_chain_op(w, (size_t)done, "maxreduce");
         IN("src", prev);
         OUT("dst", dst);
         P_int(w, "axis", i);
-        gir_status s = last ? node_done(w) : lnw_end_op(w);
-        if (s)
-            return s;
-        snprintf(prev, sizeof prev, "%s", dst);
+        TRY(end_chain_op(w, last, dst, prev, sizeof prev));
     }
     if (!keep) {
         char on[480];
@@ -948,14 +947,11 @@ static gir_status w_resize(wr *w)
     }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64];
     const gir_attr *ms = gir_attrs_find(&n->meta, "lightnet.scales");
     bool up = ms && ms->type == GIR_ATTR_FLOATS && ms->u.floats.n == (size_t)x->shape.rank;
     for (int i = 0; up && i < x->shape.rank; i++)
         up = (int64_t)floorf(ln_float_slot(ms->u.floats.v[i]) * (float)x->shape.dims[i]) == y->shape.dims[i];
-    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, up ? "upsample" : "resize", ob, sizeof ob));
-    IN("src", x->name);
-    OUT("dst", y->name);
+    begin_unary_op(w, up ? "upsample" : "resize");
     lnw_P_str(w, "mode", "TL_NEAREST");
     if (up)
         lnw_P_nums(w, "scales", ms->u.floats.v, ms->u.floats.n);
@@ -970,8 +966,7 @@ static gir_status w_print(wr *w)
     if (!check_io(w))
         return GIR_OK;
     const char *file = a_str(n, "file", NULL);
-    char nb[512], ob[64];
-    lnw_begin_op(w, w->emit ? node_opname(w, nb, sizeof nb) : "", generic_optype(w, file ? "fprint" : "print", ob, sizeof ob));
+    begin_node_op(w, file ? "fprint" : "print");
     IN("src", in_v(w, 0)->name);
     lnw_P_str(w, "msg", a_str(n, "message", ""));
     if (file)
@@ -1035,10 +1030,10 @@ static gir_status w_sort(wr *w)
     }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64], b0[512], b1[512];
+    char b0[512], b1[512];
     const char *src_key = inplace_input(w, 0, b0, sizeof b0);
     const char *src_val = n->n_in == 2 ? inplace_input(w, 1, b1, sizeof b1) : NULL;
-    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, n->n_in == 2 ? "sort1d_by_key" : "sort1d", ob, sizeof ob));
+    begin_node_op(w, n->n_in == 2 ? "sort1d_by_key" : "sort1d");
     IN("src_key", src_key);
     if (src_val)
         IN("src_val", src_val);
@@ -1066,9 +1061,9 @@ static gir_status w_rangefill(wr *w)
     }
     if (!w->emit)
         return GIR_OK;
-    char nb[512], ob[64], b0[512];
+    char b0[512];
     const char *src = inplace_input(w, 0, b0, sizeof b0);
-    lnw_begin_op(w, node_opname(w, nb, sizeof nb), generic_optype(w, "rearange", ob, sizeof ob));
+    begin_node_op(w, "rearange");
     IN("src", src);
     OUT("dst", out_v(w, 0)->name);
     lnw_P_num(w, "start", start);
@@ -1078,6 +1073,21 @@ static gir_status w_rangefill(wr *w)
     return node_done(w);
 }
 
+/* The argument name of input k (out: output k) of an op of schema s
+ * written from node n: the schema's, else the one the node was read with
+ * (meta lightnet.ins / lightnet.outs), else srcK / dstK (into buf). */
+static const char *io_arg(const ln_op_schema *s, const gir_node *n, bool out, size_t k, char *buf, size_t len)
+{
+    const char *const *names = out ? s->outs : s->ins;
+    if (names[0])
+        return names[k];
+    const gir_attr *m = gir_attrs_find(&n->meta, out ? "lightnet.outs" : "lightnet.ins");
+    if (m && m->type == GIR_ATTR_STRINGS && m->u.strs.n == (out ? n->n_out : n->n_in))
+        return m->u.strs.v[k];
+    snprintf(buf, len, "%s%zu", out ? "dst" : "src", k + 1);
+    return buf;
+}
+
 /* Operators whose LightNet op has the same arguments and params by name. */
 static gir_status w_direct(wr *w, const char *optype)
 {
@@ -1085,7 +1095,6 @@ static gir_status w_direct(wr *w, const char *optype)
     if (!check_io(w))
         return GIR_OK;
     const ln_op_schema *s = ln_schema_find(optype);
-    char nb[512], ob[64];
     if (n->op == GIR_OP_GatherBlocks && in_v(w, 1)->dtype != GIR_DT_I32) {
         lnw_refuse(w, GIR_E_UNSUPPORTED, n->name, "GatherBlocks with %s indices (LightNet's pick1d takes int32)",
                gir_dtype_name(in_v(w, 1)->dtype));
@@ -1096,30 +1105,12 @@ static gir_status w_direct(wr *w, const char *optype)
                gir_op_name(n->op), (long long)a_int(n, "axis", 0), optype);
         return GIR_OK;
     }
-    lnw_begin_op(w, w->emit ? node_opname(w, nb, sizeof nb) : "", generic_optype(w, optype, ob, sizeof ob));
-    const gir_attr *mi = gir_attrs_find(&n->meta, "lightnet.ins"), *mo = gir_attrs_find(&n->meta, "lightnet.outs");
-    for (size_t k = 0; k < n->n_in; k++) {
-        char a[32];
-        const char *arg = s->ins[0] ? s->ins[k] : a;
-        if (!s->ins[0]) {
-            if (mi && mi->type == GIR_ATTR_STRINGS && mi->u.strs.n == n->n_in)
-                arg = mi->u.strs.v[k];
-            else
-                snprintf(a, sizeof a, "src%zu", k + 1);
-        }
-        IN(arg, in_v(w, k)->name);
-    }
-    for (size_t k = 0; k < n->n_out; k++) {
-        char a[32];
-        const char *arg = s->outs[0] ? s->outs[k] : a;
-        if (!s->outs[0]) {
-            if (mo && mo->type == GIR_ATTR_STRINGS && mo->u.strs.n == n->n_out)
-                arg = mo->u.strs.v[k];
-            else
-                snprintf(a, sizeof a, "dst%zu", k + 1);
-        }
-        OUT(arg, out_v(w, k)->name);
-    }
+    begin_node_op(w, optype);
+    char a[32];
+    for (size_t k = 0; k < n->n_in; k++)
+        IN(io_arg(s, n, false, k, a, sizeof a), in_v(w, k)->name);
+    for (size_t k = 0; k < n->n_out; k++)
+        OUT(io_arg(s, n, true, k, a, sizeof a), out_v(w, k)->name);
     switch (n->op) {
     case GIR_OP_GatherBlocks:
         P_int(w, "len", a_int(n, "count", 1));
@@ -1272,7 +1263,7 @@ gir_status lnw_write_node(wr *w, int32_t ni)
         lnw_refuse(w, GIR_E_UNSUPPORTED_OP, n->name, "Tanh (LightNet has no tanh op)");
         return GIR_OK;
     default: {
-        const gir_op_map *plain = gir_map_write_row(ln_op_maps, n->op, NULL);
+        const gir_op_map *plain = gir_map_write_row(ln_ops, n->op, NULL);
         if (plain && plain->n_in == n->n_in)
             return w_plain(w, plain->format_op, false);
         lnw_refuse(w, GIR_E_UNSUPPORTED_OP, n->name, "%s", gir_op_name(n->op));

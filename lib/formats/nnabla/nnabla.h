@@ -57,10 +57,10 @@ void nnb_params_free(nnb_params *p);
 /* Index of the parameter named name, or -1. */
 ptrdiff_t nnb_params_find(const nnb_params *p, const char *name);
 /* Adds (or replaces, keeping the first position) the parameters of a
- * parameter.protobuf image / a parameter.h5 image.  The image is adopted
- * (freed when the last tensor referring to it dies, also on failure). */
-gir_status nnb_params_add_protobuf(nnb_params *p, void *image, size_t len, gir_error *err);
-gir_status nnb_params_add_h5(nnb_params *p, void *image, size_t len, gir_error *err);
+ * parameter.protobuf image, or (h5) a parameter.h5 image.  The image is
+ * adopted (freed when the last tensor referring to it dies, also on
+ * failure). */
+gir_status nnb_params_add(nnb_params *p, void *image, size_t len, bool h5, gir_error *err);
 /* The same for a member stored uncompressed at offset in the archive file:
  * read in place (mapped for the structure, pread for the data). */
 gir_status nnb_params_add_stored(nnb_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,
@@ -118,7 +118,7 @@ int64_t nnb_onnx_pool_len(int64_t L, int64_t k, int64_t s, int64_t pb, int64_t p
 
 /* The function -> op table: what the reader and writer run and
  * `graphconv ops --format nnabla` prints. */
-extern const gir_op_map nnb_op_map[];
+extern const gir_op_map nnb_ops[];
 
 /* ---- parameter messages as text (opaque nodes) -------------------------- */
 

@@ -7,130 +7,49 @@
 #define R GIR_MAP_READ
 #define W GIR_MAP_WRITE
 #define RW (GIR_MAP_READ | GIR_MAP_WRITE)
+#define A GIR_ATTRS
 
-static const gir_attr_map affine_attrs[] = {
-    { "base_axis", NULL, "must be 1 (after normalising a negative value); written as 1" },
-    { NULL, "transB", "1 for a Parameter used only as Affine weights (stored in x out, seen out x in); 0 for a "
-                      "computed weight; a weight Gemm reads transposed is written transposed" },
-    { NULL, "alpha", "must be 1" },
-    { NULL, "beta", "must be 1" },
-    { NULL, "transA", "must be 0" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map conv_attrs[] = {
-    { "base_axis", NULL, "must be 1 (read); written 1" },
-    { "pad", "pads", "symmetric: pads = pad + pad; absent means 0" },
-    { "stride", "strides", "absent means 1" },
-    { "dilation", "dilations", "absent means 1" },
-    { "group", "group", "0 (absent) is refused on read" },
-    { "channel_last", NULL, "true is kept opaque" },
-    { NULL, "kernel_shape", "from the weight's shape" },
-    { NULL, "auto_pad", "only NOTSET is written" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map deconv_attrs[] = {
-    { "base_axis", NULL, "must be 1" },
-    { "pad", "pads", "symmetric" },
-    { "stride", "strides", NULL },
-    { "dilation", "dilations", NULL },
-    { "group", "group", NULL },
-    { "output_padding", "output_padding", "absent means 0" },
-    { "channel_last", NULL, "true is kept opaque" },
-    { NULL, "output_shape", "refused on write" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map pool_attrs[] = {
+static const gir_attr_map pool_attrs[] = GIR_ATTR_LIST(
     { "kernel", "kernel_shape", "pools the last len(kernel) axes; the input must be (N, C, spatial...)" },
-    { "stride", "strides", "empty means the kernel" },
-    { "pad", "pads", "symmetric" },
+    { "stride", "strides", "empty means the kernel" }, { "pad", "pads", "symmetric" },
     { "ignore_border", "ceil_mode",
       "true: floor mode, pads = pad + pad; false: floor((L + p - 1) / s) + 1 cells, read as ceil mode when that "
       "agrees, else as extra end padding (needs the input size)" },
     { "including_pad", "count_include_pad", "AveragePooling; absent means false" },
-    { "channel_last", NULL, "true is kept opaque" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map bn_attrs[] = {
-    { "axes", NULL, "must be [1]" },
-    { "eps", "epsilon", "absent means 0 (proto3), not 1e-05" },
-    { "decay_rate", "momentum", NULL },
-    { "batch_stat", NULL, "true (training statistics) is kept opaque" },
-    { "no_scale", NULL, "true is kept opaque" },
-    { "no_bias", NULL, "true is kept opaque" },
-    { NULL, NULL, "inputs reordered: nnabla (x, beta, gamma, mean, var), canonical (X, scale, B, mean, var); "
-                  "parameters (1, C, 1, 1) are viewed as (C)" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map axis_attrs[] = {
-    { "axis", "axis", "absent means 0" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map reduce_attrs[] = {
-    { "axes", "axes", "empty means every axis" },
-    { "keep_dims", "keepdims", "absent means false" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map scalar_attrs[] = {
+    { "channel_last", NULL, "true is kept opaque" });
+static const gir_attr_map axis_attrs[] = GIR_ATTR_LIST({ "axis", "axis", "absent means 0" });
+static const gir_attr_map reduce_attrs[] =
+    GIR_ATTR_LIST({ "axes", "axes", "empty means every axis" }, { "keep_dims", "keepdims", "absent means false" });
+static const gir_attr_map scalar_attrs[] = GIR_ATTR_LIST(
     { "val", NULL, "a float32 scalar constant operand; the exact double is kept for .nnp" },
-    { "inplace", NULL, "a memory hint, kept for .nnp" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map inplace_attrs[] = {
-    { "inplace", NULL, "a memory hint, kept for .nnp" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map reshape_attrs[] = {
-    { "shape", "shape", "-1 is inferred in both; 0 is a literal zero (allowzero=1); on write a 0 that copies a "
-                        "known dimension is replaced by it" },
-    { "inplace", NULL, "kept for .nnp" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map slice_attrs[] = {
-    { "start", "starts", "lists shorter than the rank apply to the trailing axes" },
-    { "stop", "ends", "0x7fffffff (None) is the end" },
-    { "step", "steps", "absent means 1" },
-    { NULL, "axes", "the trailing axes" },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map pad_attrs[] = {
-    { "pad_width", "pads", "(before, after) pairs of the innermost axes" },
-    { "mode", "mode", "constant, reflect; repeat is edge" },
-    { "constant_value", "constant_value", NULL },
-    { NULL, NULL, NULL },
-};
+    { "inplace", NULL, "a memory hint, kept for .nnp" });
+static const gir_attr_map inplace_attrs[] = GIR_ATTR_LIST({ "inplace", NULL, "a memory hint, kept for .nnp" });
 
-/* Attributes the mapping engine converts, from and to the function's
- * parameter message (proto3: an absent field is 0). */
-static const gir_attr_map softmax_attrs[] = {
-    { "axis", "axis", "softmax_param; absent means 0", GIR_CONV_INT, 0 },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map log_softmax_attrs[] = {
-    { "axis", "axis", "log_softmax_param; absent means 0", GIR_CONV_INT, 0 },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map elu_attrs[] = {
-    { "alpha", "alpha", "elu_param", GIR_CONV_FLOAT, 0 },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map selu_attrs[] = {
-    { "alpha", "alpha", "selu_param", GIR_CONV_FLOAT, 0 },
-    { "scale", "gamma", "selu_param", GIR_CONV_FLOAT, 0 },
-    { NULL, NULL, NULL },
-};
-static const gir_attr_map mod2_attrs[] = {
-    { "fmod", "fmod", "mod2_param: true has the dividend's sign (C fmod), false the divisor's", GIR_CONV_INT, 0 },
-    { NULL, NULL, NULL },
-};
-
-const gir_op_map nnb_op_map[] = {
-    { "Affine", GIR_OP_Gemm, RW, affine_attrs,
+/* Attributes with a conversion (GIR_CONV_*) are the mapping engine's, from
+ * and to the function's parameter message (proto3: an absent field is 0). */
+const gir_op_map nnb_ops[] = {
+    { "Affine", GIR_OP_Gemm, RW,
+      A({ "base_axis", NULL, "must be 1 (after normalising a negative value); written as 1" },
+        { NULL, "transB", "1 for a Parameter used only as Affine weights (stored in x out, seen out x in); 0 for a "
+                          "computed weight; a weight Gemm reads transposed is written transposed" },
+        { NULL, "alpha", "must be 1" }, { NULL, "beta", "must be 1" }, { NULL, "transA", "must be 0" }),
       "x is viewed as a matrix: Flatten(axis=1) + Gemm when x is not 2-D" },
     { "Affine", GIR_OP_Flatten, RW, NULL,
       "the Flatten(axis=1) an Affine implies (or one of unknown shape) feeding only a Gemm is absorbed again" },
     { "Reshape", GIR_OP_Flatten, RW, NULL, "a Reshape to (prod(x[:k]), prod(x[k:])) is Flatten(axis=k)" },
-    { "Convolution", GIR_OP_Conv, RW, conv_attrs, NULL },
-    { "Deconvolution", GIR_OP_ConvTranspose, RW, deconv_attrs, NULL },
+    { "Convolution", GIR_OP_Conv, RW,
+      A({ "base_axis", NULL, "must be 1 (read); written 1" },
+        { "pad", "pads", "symmetric: pads = pad + pad; absent means 0" }, { "stride", "strides", "absent means 1" },
+        { "dilation", "dilations", "absent means 1" }, { "group", "group", "0 (absent) is refused on read" },
+        { "channel_last", NULL, "true is kept opaque" }, { NULL, "kernel_shape", "from the weight's shape" },
+        { NULL, "auto_pad", "only NOTSET is written" }),
+      NULL },
+    { "Deconvolution", GIR_OP_ConvTranspose, RW,
+      A({ "base_axis", NULL, "must be 1" }, { "pad", "pads", "symmetric" }, { "stride", "strides", NULL },
+        { "dilation", "dilations", NULL }, { "group", "group", NULL },
+        { "output_padding", "output_padding", "absent means 0" }, { "channel_last", NULL, "true is kept opaque" },
+        { NULL, "output_shape", "refused on write" }),
+      NULL },
     { "MaxPooling", GIR_OP_MaxPool, RW, pool_attrs, "an Indices output must be unused" },
     { "AveragePooling", GIR_OP_AveragePool, RW, pool_attrs, NULL },
     { "GlobalAveragePooling", GIR_OP_GlobalAveragePool, RW, NULL, "4-D input; other ranks are written as Mean" },
@@ -171,15 +90,23 @@ const gir_op_map nnb_op_map[] = {
     { "IsInf", GIR_OP_Equal, R, NULL, "|x| == inf, as 0/1 floats" },
     { "ResetNaN", GIR_OP_Where, R, NULL, "val where x is NaN (ResetInf: where x is infinite)" },
     { "BinarySigmoid", GIR_OP_Where, R, NULL, "x > 0 ? 1 : 0 (BinaryTanh: 1 : -1)" },
-    { "Mod2", GIR_OP_Mod, RW, mod2_attrs, NULL, RW, 2 },
+    { "Mod2", GIR_OP_Mod, RW,
+      A({ "fmod", "fmod", "mod2_param: true has the dividend's sign (C fmod), false the divisor's", GIR_CONV_INT, 0 }),
+      NULL, RW, 2 },
     { "Round", GIR_OP_Floor, R, NULL, "halves away from zero: Sign(x) * (t + (|x| - t >= 0.5)), t = Floor(|x|)" },
     { "Gather", GIR_OP_Gather, RW, axis_attrs, "batch_dims must be 0" },
     { "ReLU", GIR_OP_Relu, RW, inplace_attrs, NULL },
     { "LeakyReLU", GIR_OP_LeakyRelu, RW, NULL, "alpha; absent means 0" },
-    { "Softmax", GIR_OP_Softmax, RW, softmax_attrs, NULL, RW, 1 },
-    { "LogSoftmax", GIR_OP_LogSoftmax, RW, log_softmax_attrs, NULL, RW, 1 },
-    { "ELU", GIR_OP_Elu, RW, elu_attrs, NULL, RW, 1 },
-    { "SELU", GIR_OP_Selu, RW, selu_attrs, NULL, RW, 1 },
+    { "Softmax", GIR_OP_Softmax, RW,
+      A({ "axis", "axis", "softmax_param; absent means 0", GIR_CONV_INT, 0 }),
+      NULL, RW, 1 },
+    { "LogSoftmax", GIR_OP_LogSoftmax, RW,
+      A({ "axis", "axis", "log_softmax_param; absent means 0", GIR_CONV_INT, 0 }),
+      NULL, RW, 1 },
+    { "ELU", GIR_OP_Elu, RW, A({ "alpha", "alpha", "elu_param", GIR_CONV_FLOAT, 0 }), NULL, RW, 1 },
+    { "SELU", GIR_OP_Selu, RW,
+      A({ "alpha", "alpha", "selu_param", GIR_CONV_FLOAT, 0 }, { "scale", "gamma", "selu_param", GIR_CONV_FLOAT, 0 }),
+      NULL, RW, 1 },
     { "PReLU", GIR_OP_PRelu, RW, NULL, "one shared slope, or a (C,) slope of channel axis base_axis" },
     { "SoftPlus", GIR_OP_Softplus, RW, NULL, "beta must be 1" },
     { "HardSigmoid", GIR_OP_HardSigmoid, RW, NULL, "alpha 0.2, beta 0.5" },
@@ -191,7 +118,13 @@ const gir_op_map nnb_op_map[] = {
     { "Sigmoid", GIR_OP_Sigmoid, RW, NULL, NULL , RW, 1 },
     { "Tanh", GIR_OP_Tanh, RW, NULL, NULL , RW, 1 },
     { "SoftSign", GIR_OP_Softsign, RW, NULL, NULL , RW, 1 },
-    { "BatchNormalization", GIR_OP_BatchNormalization, RW, bn_attrs, NULL },
+    { "BatchNormalization", GIR_OP_BatchNormalization, RW,
+      A({ "axes", NULL, "must be [1]" }, { "eps", "epsilon", "absent means 0 (proto3), not 1e-05" },
+        { "decay_rate", "momentum", NULL }, { "batch_stat", NULL, "true (training statistics) is kept opaque" },
+        { "no_scale", NULL, "true is kept opaque" }, { "no_bias", NULL, "true is kept opaque" },
+        { NULL, NULL, "inputs reordered: nnabla (x, beta, gamma, mean, var), canonical (X, scale, B, mean, var); "
+                      "parameters (1, C, 1, 1) are viewed as (C)" }),
+      NULL },
     { "Sum", GIR_OP_ReduceSum, RW, reduce_attrs, NULL },
     { "Mean", GIR_OP_ReduceMean, RW, reduce_attrs, NULL },
     { "Max", GIR_OP_ReduceMax, RW, reduce_attrs, "with_index/only_index are kept opaque" },
@@ -231,10 +164,21 @@ const gir_op_map nnb_op_map[] = {
     { "Concatenate", GIR_OP_Concat, RW, axis_attrs, NULL },
     { "Split", GIR_OP_Split, RW, axis_attrs,
       "an unstack: Split into parts of 1, each followed by Squeeze(axis); other splits are written as Slice" },
-    { "Slice", GIR_OP_Slice, RW, slice_attrs, NULL },
-    { "Pad", GIR_OP_Pad, RW, pad_attrs, NULL },
+    { "Slice", GIR_OP_Slice, RW,
+      A({ "start", "starts", "lists shorter than the rank apply to the trailing axes" },
+        { "stop", "ends", "0x7fffffff (None) is the end" }, { "step", "steps", "absent means 1" },
+        { NULL, "axes", "the trailing axes" }),
+      NULL },
+    { "Pad", GIR_OP_Pad, RW,
+      A({ "pad_width", "pads", "(before, after) pairs of the innermost axes" },
+        { "mode", "mode", "constant, reflect; repeat is edge" }, { "constant_value", "constant_value", NULL }),
+      NULL },
     { "Transpose", GIR_OP_Transpose, RW, NULL, "axes is perm" },
-    { "Reshape", GIR_OP_Reshape, RW, reshape_attrs, NULL },
+    { "Reshape", GIR_OP_Reshape, RW,
+      A({ "shape", "shape", "-1 is inferred in both; 0 is a literal zero (allowzero=1); on write a 0 that copies a "
+                            "known dimension is replaced by it" },
+        { "inplace", NULL, "kept for .nnp" }),
+      NULL },
     { "Reshape", GIR_OP_Squeeze, W, NULL, "to the known output shape" },
     { "Reshape", GIR_OP_Unsqueeze, W, NULL, "to the known output shape" },
     { "Broadcast", GIR_OP_Expand, RW, NULL, "equal ranks; a -1 (batch) in shape keeps the input's size" },

@@ -505,16 +505,6 @@ static gir_status add_protobuf_blob(nnb_params *p, nnb_blob *b, gir_error *err)
     return st;
 }
 
-gir_status nnb_params_add_protobuf(nnb_params *p, void *image, size_t len, gir_error *err)
-{
-    nnb_blob *b = blob_new(image, len);
-    if (!b) {
-        free(image);
-        return gir_nomem(err);
-    }
-    return add_protobuf_blob(p, b, err);
-}
-
 /* ---- parameter.h5 ---------------------------------------------------------- */
 
 typedef struct h5_ctx {
@@ -610,14 +600,14 @@ static gir_status add_h5_blob(nnb_params *p, nnb_blob *b, gir_error *err)
     return st;
 }
 
-gir_status nnb_params_add_h5(nnb_params *p, void *image, size_t len, gir_error *err)
+gir_status nnb_params_add(nnb_params *p, void *image, size_t len, bool h5, gir_error *err)
 {
     nnb_blob *b = blob_new(image, len);
     if (!b) {
         free(image);
         return gir_nomem(err);
     }
-    return add_h5_blob(p, b, err);
+    return h5 ? add_h5_blob(p, b, err) : add_protobuf_blob(p, b, err);
 }
 
 gir_status nnb_params_add_stored(nnb_params *p, const char *archive, uint64_t offset, uint64_t size, bool h5,

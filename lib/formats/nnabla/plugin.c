@@ -72,16 +72,8 @@ static const gir_option_doc write_options[] = {
     { NULL, NULL },
 };
 
-const gir_format gir_format_nnabla = {
-    .name = "nnabla",
-    .description = "NNabla / Neural Network Console: .nnp archive (nntxt network, parameter.h5 or "
-                   "parameter.protobuf) and standalone .nntxt",
-    .extensions = extensions,
-    .probe = probe,
-    .read = nnb_read,
-    .write = nnb_write,
-    .plan = nnb_plan,
-    .ops = nnb_op_map,
-    .read_options = read_options,
-    .write_options = write_options,
-};
+const gir_format gir_format_nnabla = GIR_FORMAT_PLUGIN(
+    "nnabla",
+    "NNabla / Neural Network Console: .nnp archive (nntxt network, parameter.h5 or parameter.protobuf) and "
+    "standalone .nntxt",
+    nnb);

@@ -83,7 +83,7 @@ static gir_status read_archive(const char *path, const gir_zip_limits *lim, Nnab
             free(data);
             n_text++;
         } else {
-            st = pbuf ? nnb_params_add_protobuf(params, data, len, err) : nnb_params_add_h5(params, data, len, err);
+            st = nnb_params_add(params, data, len, !pbuf, err);
             if (st)
                 gir_err_file(err, label);
             *have_params = true;
@@ -105,7 +105,7 @@ static gir_status read_params_file(const char *ppath, uint64_t max_bytes, nnb_pa
     size_t len;
     TRY(gir_read_file(ppath, max_bytes, &data, &len, err));
     bool h5 = gir_str_ieq(extension(ppath), ".h5") || is_hdf5((const unsigned char *)data, len);
-    gir_status st = h5 ? nnb_params_add_h5(params, data, len, err) : nnb_params_add_protobuf(params, data, len, err);
+    gir_status st = nnb_params_add(params, data, len, h5, err);
     if (st)
         gir_err_file(err, ppath);
     return st;
@@ -713,18 +713,11 @@ static gir_status build(builder *b, Nnabla__NNablaProtoBuf *pb, size_t net_i, pt
     g->name = gir_arena_strdup(&g->arena, b->net->name);
     if (!g->name || gir_attrs_set_string(g, &g->meta, "source.format", "nnabla", b->err))
         st = gir_nomem(b->err);
-    if (!st)
-        st = make_values(b);
-    if (!st)
-        st = scan_uses(b);
-    if (!st)
-        st = add_io(b);
-    if (!st)
-        st = attach_params(b);
-    if (!st)
-        st = map_functions(b);
-    if (!st)
-        st = keep_params(b);
+    /* the graph from the network, step by step */
+    static gir_status (*const steps[])(builder *b) = { make_values,   scan_uses,     add_io,
+                                                       attach_params, map_functions, keep_params };
+    for (size_t i = 0; !st && i < sizeof steps / sizeof *steps; i++)
+        st = steps[i](b);
     if (!st)
         st = keep_rest(g, pb, net_i, exec_i, b->err);
     if (!st)

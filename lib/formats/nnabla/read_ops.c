@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef gir_status (*map_fn)(mctx *m, bool *mapped);
-
 
 /* ---- parameter access --------------------------------------------------- */
 
@@ -23,6 +21,52 @@ const ProtobufCFieldDescriptor *nnb_param_field(const Nnabla__Function *f)
     if (f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET)
         return NULL;
     return protobuf_c_message_descriptor_get_field(&nnabla__function__descriptor, (unsigned)f->parameter_case);
+}
+
+const ProtobufCMessage *nnbr_param_msg(const mctx *m)
+{
+    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
+    return fd ? *(ProtobufCMessage *const *)(const void *)((const char *)m->f + fd->offset) : NULL;
+}
+
+/* A numeric field of the function's parameter message as *i and *f, 0
+ * when the message or the field is absent. */
+static void param_field(const mctx *m, const char *key, int64_t *i, double *f)
+{
+    const ProtobufCMessage *pm = nnbr_param_msg(m);
+    *i = 0;
+    *f = 0;
+    if (pm)
+        nnb_field_get(pm, key, i, f);
+}
+
+double nnbr_param_num(const mctx *m, const char *key)
+{
+    int64_t i;
+    double f;
+    param_field(m, key, &i, &f);
+    return f;
+}
+
+int64_t nnbr_param_int(const mctx *m, const char *key)
+{
+    int64_t i;
+    double f;
+    param_field(m, key, &i, &f);
+    return i;
+}
+
+/* A repeated int64 field of the function's parameter message (none when
+ * the message is absent). */
+static size_t param_ints(const mctx *m, const char *key, const int64_t **v)
+{
+    const ProtobufCMessage *pm = nnbr_param_msg(m);
+    const ProtobufCFieldDescriptor *fd = pm ? protobuf_c_message_descriptor_get_field_by_name(pm->descriptor, key) : NULL;
+    *v = NULL;
+    if (!fd || fd->label != PROTOBUF_C_LABEL_REPEATED || fd->type != PROTOBUF_C_TYPE_INT64)
+        return 0;
+    *v = *(int64_t *const *)(const void *)((const char *)pm + fd->offset);
+    return *(const size_t *)(const void *)((const char *)pm + fd->quantifier_offset);
 }
 
 const ProtobufCFieldDescriptor *nnb_param_field_of_type(const char *type)
@@ -233,6 +277,22 @@ gir_status nnbr_map_to(mctx *m, bool *mapped, gir_op op, gir_node **out)
 {
     *mapped = true;
     return nnbr_simple(m, op, out);
+}
+
+gir_status nnbr_map_int(mctx *m, bool *mapped, gir_op op, const char *key, int64_t v)
+{
+    gir_node *n;
+    TRY(nnbr_map_to(m, mapped, op, &n));
+    TRY(nnbr_set_int(m, n, key, v));
+    return nnbr_infer(m, n);
+}
+
+gir_status nnbr_map_ints(mctx *m, bool *mapped, gir_op op, const char *key, const int64_t *v, size_t k)
+{
+    gir_node *n;
+    TRY(nnbr_map_to(m, mapped, op, &n));
+    TRY(nnbr_set_ints(m, n, key, v, k));
+    return nnbr_infer(m, n);
 }
 
 gir_status nnbr_set_int(mctx *m, gir_node *n, const char *k, int64_t v)
@@ -496,97 +556,46 @@ static gir_status map_reduce(mctx *m, bool *mapped, gir_op op, const int64_t *ax
     return nnbr_infer(m, n);
 }
 
-static gir_status map_sum(mctx *m, bool *mapped)
+/* Sum, Mean, Prod, Max, Min: axes and keep_dims (Max and Min with an
+ * index: ArgMax, ArgMin). */
+static gir_status map_reduce_fn(mctx *m, bool *mapped)
 {
-    static const Nnabla__SumParameter zero = NNABLA__SUM_PARAMETER__INIT;
-    const Nnabla__SumParameter *p = PARAM(m, SUM_PARAM, sum_param, zero);
-    return map_reduce(m, mapped, GIR_OP_ReduceSum, p->axes, p->n_axes, p->keep_dims);
+    const int64_t *axes;
+    size_t n_axes = param_ints(m, "axes", &axes);
+    bool keep = nnbr_param_int(m, "keep_dims") != 0;
+    bool with_index = nnbr_param_int(m, "with_index") != 0, only_index = nnbr_param_int(m, "only_index") != 0;
+    if (m->row->special != GIR_OP_OPAQUE && (with_index || only_index))
+        return nnbr_map_arg(m, mapped, m->row->op, m->row->special, axes, n_axes, keep, with_index, only_index);
+    return map_reduce(m, mapped, m->row->op, axes, n_axes, keep);
 }
 
-static gir_status map_mean(mctx *m, bool *mapped)
-{
-    static const Nnabla__MeanParameter zero = NNABLA__MEAN_PARAMETER__INIT;
-    const Nnabla__MeanParameter *p = PARAM(m, MEAN_PARAM, mean_param, zero);
-    return map_reduce(m, mapped, GIR_OP_ReduceMean, p->axes, p->n_axes, p->keep_dims);
-}
-
-static gir_status map_prod(mctx *m, bool *mapped)
-{
-    static const Nnabla__ProdParameter zero = NNABLA__PROD_PARAMETER__INIT;
-    const Nnabla__ProdParameter *p = PARAM(m, PROD_PARAM, prod_param, zero);
-    return map_reduce(m, mapped, GIR_OP_ReduceProd, p->axes, p->n_axes, p->keep_dims);
-}
-
-static gir_status map_max(mctx *m, bool *mapped)
-{
-    static const Nnabla__MaxParameter zero = NNABLA__MAX_PARAMETER__INIT;
-    const Nnabla__MaxParameter *p = PARAM(m, MAX_PARAM, max_param, zero);
-    if (p->with_index || p->only_index)
-        return nnbr_map_arg(m, mapped, GIR_OP_ReduceMax, GIR_OP_ArgMax, p->axes, p->n_axes, p->keep_dims, p->with_index,
-                            p->only_index);
-    return map_reduce(m, mapped, GIR_OP_ReduceMax, p->axes, p->n_axes, p->keep_dims);
-}
-
-static gir_status map_min(mctx *m, bool *mapped)
-{
-    static const Nnabla__MinParameter zero = NNABLA__MIN_PARAMETER__INIT;
-    const Nnabla__MinParameter *p = PARAM(m, MIN_PARAM, min_param, zero);
-    if (p->with_index || p->only_index)
-        return nnbr_map_arg(m, mapped, GIR_OP_ReduceMin, GIR_OP_ArgMin, p->axes, p->n_axes, p->keep_dims, p->with_index,
-                            p->only_index);
-    return map_reduce(m, mapped, GIR_OP_ReduceMin, p->axes, p->n_axes, p->keep_dims);
-}
-
-static gir_status map_reduce_all(mctx *m, bool *mapped, gir_op op)
+/* ReduceSum, ReduceMean: every axis, keepdims 0. */
+static gir_status map_reduce_all(mctx *m, bool *mapped)
 {
     if (m->f->parameter_case != NNABLA__FUNCTION__PARAMETER__NOT_SET)
         return GIR_OK;
-    TRY(map_reduce(m, mapped, op, NULL, 0, false));
+    TRY(map_reduce(m, mapped, m->row->op, NULL, 0, false));
     if (*mapped)
         TRY(gir_attrs_set_string(m->g, &m->first->meta, NNB_META_TYPE, m->f->type, m->err));
     return GIR_OK;
-}
-
-static gir_status map_reduce_sum_all(mctx *m, bool *mapped)
-{
-    return map_reduce_all(m, mapped, GIR_OP_ReduceSum);
-}
-
-static gir_status map_reduce_mean_all(mctx *m, bool *mapped)
-{
-    return map_reduce_all(m, mapped, GIR_OP_ReduceMean);
 }
 
 /* ---- arithmetic ------------------------------------------------------------------ */
 
 /* Add2, Sub2, ...: nnabla broadcasts only between equal ranks, a subset of
  * numpy's rules; the inplace argument is a memory hint kept as meta. */
-static gir_status map_binary(mctx *m, bool *mapped, gir_op op, bool inplace)
+static gir_status map_binary(mctx *m, bool *mapped)
 {
     if (!nnbr_arity(m, 2, 2, 1, 1))
         return GIR_OK;
     gir_node *n;
-    TRY(nnbr_map_to(m, mapped, op, &n));
-    if (inplace)
+    TRY(nnbr_map_to(m, mapped, m->row->op, &n));
+    if (nnbr_param_int(m, "inplace") != 0)
         TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
     if (strcmp(m->f->type, "BcAdd2") == 0)
         TRY(gir_attrs_set_string(m->g, &n->meta, NNB_META_TYPE, "BcAdd2", m->err));
     return nnbr_infer(m, n);
 }
-
-#define BINARY(fn, CASE, member, INIT_MACRO, TYPE, OP)                                  \
-    static gir_status fn(mctx *m, bool *mapped)                                          \
-    {                                                                                    \
-        static const TYPE zero = INIT_MACRO;                                             \
-        return map_binary(m, mapped, OP, PARAM(m, CASE, member, zero)->inplace);         \
-    }
-BINARY(map_add2, ADD2_PARAM, add2_param, NNABLA__ADD2_PARAMETER__INIT, Nnabla__Add2Parameter, GIR_OP_Add)
-BINARY(map_bc_add2, BC_ADD2_PARAM, bc_add2_param, NNABLA__BC_ADD2_PARAMETER__INIT, Nnabla__BcAdd2Parameter,
-       GIR_OP_Add)
-BINARY(map_sub2, SUB2_PARAM, sub2_param, NNABLA__SUB2_PARAMETER__INIT, Nnabla__Sub2Parameter, GIR_OP_Sub)
-BINARY(map_mul2, MUL2_PARAM, mul2_param, NNABLA__MUL2_PARAMETER__INIT, Nnabla__Mul2Parameter, GIR_OP_Mul)
-BINARY(map_div2, DIV2_PARAM, div2_param, NNABLA__DIV2_PARAMETER__INIT, Nnabla__Div2Parameter, GIR_OP_Div)
-BINARY(map_pow2, POW2_PARAM, pow2_param, NNABLA__POW2_PARAMETER__INIT, Nnabla__Pow2Parameter, GIR_OP_Pow)
 
 static gir_status map_add_n(mctx *m, bool *mapped)
 {
@@ -608,9 +617,12 @@ typedef enum scalar_form {
  * (named "<function>/val"); the exact double value rides in meta.  A few
  * values have a dedicated op: MulScalar(-1) is Neg, PowScalar(0.5) Sqrt,
  * RDivScalar(1) Reciprocal. */
-static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form, double v, bool inplace,
-                             gir_op special, double special_val)
+static gir_status map_scalar(mctx *m, bool *mapped)
 {
+    gir_op op = m->row->op, special = m->row->special;
+    scalar_form form = (scalar_form)m->row->form;
+    double v = nnbr_param_num(m, "val"), special_val = m->row->special_val;
+    bool inplace = nnbr_param_int(m, "inplace") != 0;
     if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     *mapped = true;
@@ -634,62 +646,6 @@ static gir_status map_scalar(mctx *m, bool *mapped, gir_op op, scalar_form form,
     return nnbr_infer(m, n);
 }
 
-static gir_status map_add_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__AddScalarParameter zero = NNABLA__ADD_SCALAR_PARAMETER__INIT;
-    const Nnabla__AddScalarParameter *p = PARAM(m, ADD_SCALAR_PARAM, add_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Add, SC_X_OP_C, p->val, p->inplace, GIR_OP_OPAQUE, 0);
-}
-
-static gir_status map_mul_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__MulScalarParameter zero = NNABLA__MUL_SCALAR_PARAMETER__INIT;
-    const Nnabla__MulScalarParameter *p = PARAM(m, MUL_SCALAR_PARAM, mul_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Mul, SC_X_OP_C, p->val, p->inplace, GIR_OP_Neg, -1.0);
-}
-
-static gir_status map_pow_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__PowScalarParameter zero = NNABLA__POW_SCALAR_PARAMETER__INIT;
-    const Nnabla__PowScalarParameter *p = PARAM(m, POW_SCALAR_PARAM, pow_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Pow, SC_X_OP_C, p->val, p->inplace, GIR_OP_Sqrt, 0.5);
-}
-
-static gir_status map_r_sub_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__RSubScalarParameter zero = NNABLA__RSUB_SCALAR_PARAMETER__INIT;
-    const Nnabla__RSubScalarParameter *p = PARAM(m, R_SUB_SCALAR_PARAM, r_sub_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Sub, SC_C_OP_X, p->val, false, GIR_OP_OPAQUE, 0);
-}
-
-static gir_status map_r_div_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__RDivScalarParameter zero = NNABLA__RDIV_SCALAR_PARAMETER__INIT;
-    const Nnabla__RDivScalarParameter *p = PARAM(m, R_DIV_SCALAR_PARAM, r_div_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Div, SC_C_OP_X, p->val, false, GIR_OP_Reciprocal, 1.0);
-}
-
-static gir_status map_r_pow_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__RPowScalarParameter zero = NNABLA__RPOW_SCALAR_PARAMETER__INIT;
-    const Nnabla__RPowScalarParameter *p = PARAM(m, R_POW_SCALAR_PARAM, r_pow_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Pow, SC_C_OP_X, p->val, false, GIR_OP_OPAQUE, 0);
-}
-
-static gir_status map_minimum_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__MinimumScalarParameter zero = NNABLA__MINIMUM_SCALAR_PARAMETER__INIT;
-    const Nnabla__MinimumScalarParameter *p = PARAM(m, MINIMUM_SCALAR_PARAM, minimum_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Clip, SC_CLIP_MAX, p->val, false, GIR_OP_OPAQUE, 0);
-}
-
-static gir_status map_maximum_scalar(mctx *m, bool *mapped)
-{
-    static const Nnabla__MaximumScalarParameter zero = NNABLA__MAXIMUM_SCALAR_PARAMETER__INIT;
-    const Nnabla__MaximumScalarParameter *p = PARAM(m, MAXIMUM_SCALAR_PARAM, maximum_scalar_param, zero);
-    return map_scalar(m, mapped, GIR_OP_Clip, SC_CLIP_MIN, p->val, false, GIR_OP_OPAQUE, 0);
-}
-
 static gir_status map_batch_matmul(mctx *m, bool *mapped)
 {
     static const Nnabla__BatchMatmulParameter zero = NNABLA__BATCH_MATMUL_PARAMETER__INIT;
@@ -707,16 +663,12 @@ static gir_status map_batch_matmul(mctx *m, bool *mapped)
 
 /* ---- array manipulation -------------------------------------------------------- */
 
-static gir_status map_concatenate(mctx *m, bool *mapped)
+/* Concatenate, Stack: the inputs joined along axis (Stack: a new one). */
+static gir_status map_join(mctx *m, bool *mapped)
 {
-    static const Nnabla__ConcatenateParameter zero = NNABLA__CONCATENATE_PARAMETER__INIT;
-    const Nnabla__ConcatenateParameter *p = PARAM(m, CONCATENATE_PARAM, concatenate_param, zero);
     if (m->n_in < 1 || m->n_out != 1)
         return GIR_OK;
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_Concat, &n));
-    TRY(nnbr_set_int(m, n, "axis", p->axis));
-    return nnbr_infer(m, n);
+    return nnbr_map_int(m, mapped, m->row->op, "axis", nnbr_param_int(m, "axis"));
 }
 
 /* Split is an unstack: x.shape[axis] outputs, each without that axis.
@@ -1125,8 +1077,11 @@ static gir_status logic_result(mctx *m, gir_node *n)
  * operand (logical functions only), the canonical op under the function's
  * name, and a Cast(to=float32) into the function's own output.  The writer
  * folds the casts back into the one function. */
-static gir_status map_logic(mctx *m, bool *mapped, gir_op op, size_t arity, bool bool_operands)
+static gir_status map_logic(mctx *m, bool *mapped)
 {
+    gir_op op = m->row->op;
+    size_t arity = (size_t)m->row->form;
+    bool bool_operands = op == GIR_OP_And || op == GIR_OP_Or || op == GIR_OP_Xor || op == GIR_OP_Not;
     if (m->n_in != arity || m->n_out != 1)
         return GIR_OK;
     *mapped = true;
@@ -1143,55 +1098,19 @@ static gir_status map_logic(mctx *m, bool *mapped, gir_op op, size_t arity, bool
 
 /* EqualScalar, GreaterScalar ...: the comparison with a scalar constant
  * ("<function>/val"; the exact double rides in meta), as map_logic. */
-static gir_status map_compare_scalar(mctx *m, bool *mapped, gir_op op, double v)
+static gir_status map_compare_scalar(mctx *m, bool *mapped)
 {
+    double v = nnbr_param_num(m, "val");
     if (m->n_in != 1 || m->n_out != 1)
         return GIR_OK;
     *mapped = true;
     int32_t ins[2] = { m->in[0], -1 };
     TRY(nnbr_scalar_value(m, "val", v, &ins[1]));
     gir_node *n;
-    TRY(logic_node(m, op, ins, 2, &n));
+    TRY(logic_node(m, m->row->op, ins, 2, &n));
     TRY(gir_attrs_set_float(m->g, &n->meta, NNB_META_VAL, v, m->err));
     return logic_result(m, n);
 }
-
-#define COMPARE_SCALAR(fn, CASE, member, INIT_MACRO, TYPE, OP)                   \
-    static gir_status fn(mctx *m, bool *mapped)                                   \
-    {                                                                             \
-        static const TYPE zero = INIT_MACRO;                                      \
-        return map_compare_scalar(m, mapped, OP, PARAM(m, CASE, member, zero)->val); \
-    }
-
-COMPARE_SCALAR(map_equal_scalar, EQUAL_SCALAR_PARAM, equal_scalar_param, NNABLA__EQUAL_SCALAR_PARAMETER__INIT,
-               Nnabla__EqualScalarParameter, GIR_OP_Equal)
-COMPARE_SCALAR(map_greater_scalar, GREATER_SCALAR_PARAM, greater_scalar_param,
-               NNABLA__GREATER_SCALAR_PARAMETER__INIT, Nnabla__GreaterScalarParameter, GIR_OP_Greater)
-COMPARE_SCALAR(map_greater_equal_scalar, GREATER_EQUAL_SCALAR_PARAM, greater_equal_scalar_param,
-               NNABLA__GREATER_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__GreaterEqualScalarParameter,
-               GIR_OP_GreaterOrEqual)
-COMPARE_SCALAR(map_less_scalar, LESS_SCALAR_PARAM, less_scalar_param, NNABLA__LESS_SCALAR_PARAMETER__INIT,
-               Nnabla__LessScalarParameter, GIR_OP_Less)
-COMPARE_SCALAR(map_less_equal_scalar, LESS_EQUAL_SCALAR_PARAM, less_equal_scalar_param,
-               NNABLA__LESS_EQUAL_SCALAR_PARAMETER__INIT, Nnabla__LessEqualScalarParameter, GIR_OP_LessOrEqual)
-#undef COMPARE_SCALAR
-
-#define LOGIC(fn, OP, ARITY, BOOLS)                        \
-    static gir_status fn(mctx *m, bool *mapped)            \
-    {                                                      \
-        return map_logic(m, mapped, OP, ARITY, BOOLS);     \
-    }
-
-LOGIC(map_equal, GIR_OP_Equal, 2, false)
-LOGIC(map_greater, GIR_OP_Greater, 2, false)
-LOGIC(map_greater_equal, GIR_OP_GreaterOrEqual, 2, false)
-LOGIC(map_less, GIR_OP_Less, 2, false)
-LOGIC(map_less_equal, GIR_OP_LessOrEqual, 2, false)
-LOGIC(map_logical_and, GIR_OP_And, 2, true)
-LOGIC(map_logical_or, GIR_OP_Or, 2, true)
-LOGIC(map_logical_xor, GIR_OP_Xor, 2, true)
-LOGIC(map_logical_not, GIR_OP_Not, 1, true)
-#undef LOGIC
 
 /* NotEqualScalar(0) is x != 0: Cast(to=bool) then Cast(to=float32); other
  * values stay opaque. */
@@ -1208,130 +1127,120 @@ static gir_status map_not_equal_scalar(mctx *m, bool *mapped)
     return logic_result(m, n);
 }
 
-/* ---- the table ----------------------------------------------------------------- */
+/* ---- the table: every function mapped by code, with its map function ---- */
 
-typedef struct fn_map {
-    const char *type;
-    map_fn fn;
-    Nnabla__Function__ParameterCase param; /* the function's own message (NOT_SET: none) */
-} fn_map;
-
-#define P(x) NNABLA__FUNCTION__PARAMETER_##x
-#define NONE NNABLA__FUNCTION__PARAMETER__NOT_SET
 static const fn_map fns[] = {
-    { "Affine", map_affine, P(AFFINE_PARAM) },
-    { "Convolution", nnbr_map_convolution, P(CONVOLUTION_PARAM) },
-    { "Deconvolution", nnbr_map_deconvolution, P(DECONVOLUTION_PARAM) },
-    { "DepthwiseConvolution", nnbr_map_depthwise_convolution, P(DEPTHWISE_CONVOLUTION_PARAM) },
-    { "DepthwiseDeconvolution", nnbr_map_depthwise_deconvolution, P(DEPTHWISE_DECONVOLUTION_PARAM) },
-    { "MaxPooling", nnbr_map_max_pooling, P(MAX_POOLING_PARAM) },
-    { "AveragePooling", nnbr_map_average_pooling, P(AVERAGE_POOLING_PARAM) },
-    { "SumPooling", nnbr_map_sum_pooling, P(SUM_POOLING_PARAM) },
-    { "GlobalAveragePooling", nnbr_map_global_average_pooling, NONE },
-    { "Unpooling", nnbr_map_unpooling, P(UNPOOLING_PARAM) },
-    { "Embed", nnbr_map_embed, NONE },
-    { "Swish", nnbr_map_swish, NONE },
-    { "GELU", nnbr_map_gelu, NONE },
-    { "Mish", nnbr_map_mish, NONE },
-    { "LogSigmoid", nnbr_map_log_sigmoid, NONE },
-    { "TanhShrink", nnbr_map_tanh_shrink, NONE },
-    { "CReLU", nnbr_map_crelu, P(CRELU_PARAM) },
-    { "CELU", nnbr_map_celu, P(CELU_PARAM) },
-    { "Stack", nnbr_map_stack, P(STACK_PARAM) },
-    { "Unlink", map_forward_identity, NONE },
-    { "ClipGradByValue", map_forward_identity, NONE },
-    { "ClipGradByNorm", map_forward_identity, P(CLIP_GRAD_BY_NORM_PARAM) },
-    { "MulN", map_mul_n, NONE },
-    { "Tan", map_tan, NONE },
-    { "Sinh", map_sinh, NONE },
-    { "Cosh", map_cosh, NONE },
-    { "Sinc", map_sinc, NONE },
-    { "IsNaN", map_is_nan, NONE },
-    { "IsInf", map_is_inf, NONE },
-    { "ResetNaN", map_reset_nan, P(RESET_NAN_PARAM) },
-    { "ResetInf", map_reset_inf, P(RESET_INF_PARAM) },
-    { "BinarySigmoid", map_binary_sigmoid, NONE },
-    { "BinaryTanh", map_binary_tanh, NONE },
-    { "Round", map_round, P(ROUND_PARAM) },
-    { "Flip", map_flip, P(FLIP_PARAM) },
-    { "Arange", nnbr_map_arange, P(ARANGE_PARAM) },
-    { "Constant", nnbr_map_constant, P(CONSTANT_PARAM) },
-    { "OneHot", nnbr_map_one_hot, P(ONE_HOT_PARAM) },
-    { "WeightStandardization", nnbr_map_weight_standardization, P(WEIGHT_STANDARDIZATION_PARAM) },
-    { "WeightNormalization", nnbr_map_weight_normalization, P(WEIGHT_NORMALIZATION_PARAM) },
-    { "Interpolate", nnbr_map_interpolate, P(INTERPOLATE_PARAM) },
-    { "LayerNormalization", nnbr_map_layer_normalization, P(LAYER_NORMALIZATION_PARAM) },
-    { "TensorNormalization", nnbr_map_tensor_normalization, P(TENSOR_NORMALIZATION_PARAM) },
-    { "InstanceNormalization", nnbr_map_instance_normalization, P(INSTANCE_NORMALIZATION_PARAM) },
-    { "GroupNormalization", nnbr_map_group_normalization, P(GROUP_NORMALIZATION_PARAM) },
-    { "ReLU", nnbr_map_relu, P(RELU_PARAM) },
-    { "LeakyReLU", nnbr_map_leaky_relu, P(LEAKY_RELU_PARAM) },
-    { "PReLU", nnbr_map_prelu, P(PRELU_PARAM) },
-    { "SoftPlus", nnbr_map_softplus, P(SOFTPLUS_PARAM) },
-    { "HardSigmoid", nnbr_map_hard_sigmoid, NONE },
-    { "HardTanh", nnbr_map_hard_tanh, NONE },
-    { "ReLU6", nnbr_map_relu6, NONE },
-    { "BatchNormalization", map_batch_normalization, P(BATCH_NORMALIZATION_PARAM) },
-    { "Sum", map_sum, P(SUM_PARAM) },
-    { "Mean", map_mean, P(MEAN_PARAM) },
-    { "Prod", map_prod, P(PROD_PARAM) },
-    { "Max", map_max, P(MAX_PARAM) },
-    { "Min", map_min, P(MIN_PARAM) },
-    { "ReduceSum", map_reduce_sum_all, NONE },
-    { "ReduceMean", map_reduce_mean_all, NONE },
-    { "Add2", map_add2, P(ADD2_PARAM) },
-    { "BcAdd2", map_bc_add2, P(BC_ADD2_PARAM) },
-    { "Sub2", map_sub2, P(SUB2_PARAM) },
-    { "Mul2", map_mul2, P(MUL2_PARAM) },
-    { "Div2", map_div2, P(DIV2_PARAM) },
-    { "Pow2", map_pow2, P(POW2_PARAM) },
-    { "AddN", map_add_n, NONE },
-    { "AddScalar", map_add_scalar, P(ADD_SCALAR_PARAM) },
-    { "MulScalar", map_mul_scalar, P(MUL_SCALAR_PARAM) },
-    { "PowScalar", map_pow_scalar, P(POW_SCALAR_PARAM) },
-    { "RSubScalar", map_r_sub_scalar, P(R_SUB_SCALAR_PARAM) },
-    { "RDivScalar", map_r_div_scalar, P(R_DIV_SCALAR_PARAM) },
-    { "RPowScalar", map_r_pow_scalar, P(R_POW_SCALAR_PARAM) },
-    { "MinimumScalar", map_minimum_scalar, P(MINIMUM_SCALAR_PARAM) },
-    { "MaximumScalar", map_maximum_scalar, P(MAXIMUM_SCALAR_PARAM) },
-    { "Sign", nnbr_map_sign, P(SIGN_PARAM) },
-    { "BatchMatmul", map_batch_matmul, P(BATCH_MATMUL_PARAM) },
-    { "Concatenate", map_concatenate, P(CONCATENATE_PARAM) },
-    { "Split", map_split, P(SPLIT_PARAM) },
-    { "Slice", nnbr_map_slice, P(SLICE_PARAM) },
-    { "Pad", nnbr_map_pad, P(PAD_PARAM) },
-    { "Transpose", nnbr_map_transpose, P(TRANSPOSE_PARAM) },
-    { "Reshape", nnbr_map_reshape, P(RESHAPE_PARAM) },
-    { "Broadcast", nnbr_map_broadcast, P(BROADCAST_PARAM) },
-    { "BroadcastTo", nnbr_map_broadcast_to, P(BROADCAST_TO_PARAM) },
-    { "Tile", nnbr_map_tile, P(TILE_PARAM) },
-    { "Gather", nnbr_map_gather, P(GATHER_PARAM) },
-    { "Dropout", nnbr_map_dropout, P(DROPOUT_PARAM) },
-    { "Equal", map_equal, NONE },
-    { "Greater", map_greater, NONE },
-    { "GreaterEqual", map_greater_equal, NONE },
-    { "Less", map_less, NONE },
-    { "LessEqual", map_less_equal, NONE },
-    { "LogicalAnd", map_logical_and, NONE },
-    { "LogicalOr", map_logical_or, NONE },
-    { "LogicalXor", map_logical_xor, NONE },
-    { "LogicalNot", map_logical_not, NONE },
-    { "Where", nnbr_map_where, NONE },
-    { "NotEqualScalar", map_not_equal_scalar, P(NOT_EQUAL_SCALAR_PARAM) },
-    { "EqualScalar", map_equal_scalar, P(EQUAL_SCALAR_PARAM) },
-    { "GreaterScalar", map_greater_scalar, P(GREATER_SCALAR_PARAM) },
-    { "GreaterEqualScalar", map_greater_equal_scalar, P(GREATER_EQUAL_SCALAR_PARAM) },
-    { "LessScalar", map_less_scalar, P(LESS_SCALAR_PARAM) },
-    { "LessEqualScalar", map_less_equal_scalar, P(LESS_EQUAL_SCALAR_PARAM) },
-    { NULL, NULL, NONE },
+    { "Affine", map_affine },
+    { "Convolution", nnbr_map_convolution },
+    { "Deconvolution", nnbr_map_deconvolution },
+    { "DepthwiseConvolution", nnbr_map_depthwise_convolution },
+    { "DepthwiseDeconvolution", nnbr_map_depthwise_deconvolution },
+    { "MaxPooling", nnbr_map_max_pooling },
+    { "AveragePooling", nnbr_map_average_pooling },
+    { "SumPooling", nnbr_map_sum_pooling },
+    { "GlobalAveragePooling", nnbr_map_global_average_pooling },
+    { "Unpooling", nnbr_map_unpooling },
+    { "Embed", nnbr_map_embed },
+    { "Swish", nnbr_map_swish },
+    { "GELU", nnbr_map_gelu },
+    { "Mish", nnbr_map_mish },
+    { "LogSigmoid", nnbr_map_log_sigmoid },
+    { "TanhShrink", nnbr_map_tanh_shrink },
+    { "CReLU", nnbr_map_crelu },
+    { "CELU", nnbr_map_celu },
+    { "Stack", map_join, GIR_OP_Stack },
+    { "Unlink", map_forward_identity },
+    { "ClipGradByValue", map_forward_identity },
+    { "ClipGradByNorm", map_forward_identity },
+    { "MulN", map_mul_n },
+    { "Tan", map_tan },
+    { "Sinh", map_sinh },
+    { "Cosh", map_cosh },
+    { "Sinc", map_sinc },
+    { "IsNaN", map_is_nan },
+    { "IsInf", map_is_inf },
+    { "ResetNaN", map_reset_nan },
+    { "ResetInf", map_reset_inf },
+    { "BinarySigmoid", map_binary_sigmoid },
+    { "BinaryTanh", map_binary_tanh },
+    { "Round", map_round },
+    { "Flip", map_flip },
+    { "Arange", nnbr_map_arange },
+    { "Constant", nnbr_map_constant },
+    { "OneHot", nnbr_map_one_hot },
+    { "WeightStandardization", nnbr_map_weight_standardization },
+    { "WeightNormalization", nnbr_map_weight_normalization },
+    { "Interpolate", nnbr_map_interpolate },
+    { "LayerNormalization", nnbr_map_layer_normalization },
+    { "TensorNormalization", nnbr_map_tensor_normalization },
+    { "InstanceNormalization", nnbr_map_instance_normalization },
+    { "GroupNormalization", nnbr_map_group_normalization },
+    { "ReLU", nnbr_map_relu, GIR_OP_Relu },
+    { "LeakyReLU", nnbr_map_relu, GIR_OP_LeakyRelu },
+    { "PReLU", nnbr_map_prelu },
+    { "SoftPlus", nnbr_map_softplus },
+    { "HardSigmoid", nnbr_map_hard_sigmoid },
+    { "HardTanh", nnbr_map_hard_tanh },
+    { "ReLU6", nnbr_map_relu6 },
+    { "BatchNormalization", map_batch_normalization },
+    { "Sum", map_reduce_fn, GIR_OP_ReduceSum },
+    { "Mean", map_reduce_fn, GIR_OP_ReduceMean },
+    { "Prod", map_reduce_fn, GIR_OP_ReduceProd },
+    { "Max", map_reduce_fn, GIR_OP_ReduceMax, 0, GIR_OP_ArgMax },
+    { "Min", map_reduce_fn, GIR_OP_ReduceMin, 0, GIR_OP_ArgMin },
+    { "ReduceSum", map_reduce_all, GIR_OP_ReduceSum },
+    { "ReduceMean", map_reduce_all, GIR_OP_ReduceMean },
+    { "Add2", map_binary, GIR_OP_Add },
+    { "BcAdd2", map_binary, GIR_OP_Add },
+    { "Sub2", map_binary, GIR_OP_Sub },
+    { "Mul2", map_binary, GIR_OP_Mul },
+    { "Div2", map_binary, GIR_OP_Div },
+    { "Pow2", map_binary, GIR_OP_Pow },
+    { "AddN", map_add_n },
+    { "AddScalar", map_scalar, GIR_OP_Add, SC_X_OP_C },
+    { "MulScalar", map_scalar, GIR_OP_Mul, SC_X_OP_C, GIR_OP_Neg, -1.0 },
+    { "PowScalar", map_scalar, GIR_OP_Pow, SC_X_OP_C, GIR_OP_Sqrt, 0.5 },
+    { "RSubScalar", map_scalar, GIR_OP_Sub, SC_C_OP_X },
+    { "RDivScalar", map_scalar, GIR_OP_Div, SC_C_OP_X, GIR_OP_Reciprocal, 1.0 },
+    { "RPowScalar", map_scalar, GIR_OP_Pow, SC_C_OP_X },
+    { "MinimumScalar", map_scalar, GIR_OP_Clip, SC_CLIP_MAX },
+    { "MaximumScalar", map_scalar, GIR_OP_Clip, SC_CLIP_MIN },
+    { "Sign", nnbr_map_sign },
+    { "BatchMatmul", map_batch_matmul },
+    { "Concatenate", map_join, GIR_OP_Concat },
+    { "Split", map_split },
+    { "Slice", nnbr_map_slice },
+    { "Pad", nnbr_map_pad },
+    { "Transpose", nnbr_map_transpose },
+    { "Reshape", nnbr_map_reshape },
+    { "Broadcast", nnbr_map_broadcast },
+    { "BroadcastTo", nnbr_map_broadcast_to },
+    { "Tile", nnbr_map_tile },
+    { "Gather", nnbr_map_gather },
+    { "Dropout", nnbr_map_dropout },
+    { "Equal", map_logic, GIR_OP_Equal, 2 },
+    { "Greater", map_logic, GIR_OP_Greater, 2 },
+    { "GreaterEqual", map_logic, GIR_OP_GreaterOrEqual, 2 },
+    { "Less", map_logic, GIR_OP_Less, 2 },
+    { "LessEqual", map_logic, GIR_OP_LessOrEqual, 2 },
+    { "LogicalAnd", map_logic, GIR_OP_And, 2 },
+    { "LogicalOr", map_logic, GIR_OP_Or, 2 },
+    { "LogicalXor", map_logic, GIR_OP_Xor, 2 },
+    { "LogicalNot", map_logic, GIR_OP_Not, 1 },
+    { "Where", nnbr_map_where },
+    { "NotEqualScalar", map_not_equal_scalar },
+    { "EqualScalar", map_compare_scalar, GIR_OP_Equal },
+    { "GreaterScalar", map_compare_scalar, GIR_OP_Greater },
+    { "GreaterEqualScalar", map_compare_scalar, GIR_OP_GreaterOrEqual },
+    { "LessScalar", map_compare_scalar, GIR_OP_Less },
+    { "LessEqualScalar", map_compare_scalar, GIR_OP_LessOrEqual },
+    { NULL, NULL },
 };
-#undef P
-#undef NONE
 
 gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char *node_name, const int32_t *in,
                             size_t n_in, const int32_t *out, size_t n_out, gir_node **first, gir_error *err)
 {
-    mctx m = { r, r->g, f, node_name, in, n_in, out, n_out, err, NULL };
+    mctx m = { r, r->g, f, node_name, in, n_in, out, n_out, err, NULL, NULL };
     bool mapped = false;
     gir_status st = GIR_OK;
     /* a function with fields of a newer schema is kept as it is: mapping
@@ -1340,11 +1249,14 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
     for (const fn_map *e = fns; e->type && !newer; e++) {
         if (strcmp(e->type, f->type) != 0)
             continue;
-        if (!nnbr_foreign_param(&m, e->param))
+        /* a parameter message, when set, must be the function's own */
+        const ProtobufCFieldDescriptor *own = nnb_param_field_of_type(f->type);
+        m.row = e;
+        if (!nnbr_foreign_param(&m, own ? (Nnabla__Function__ParameterCase)own->id : NNABLA__FUNCTION__PARAMETER__NOT_SET))
             st = e->fn(&m, &mapped);
         break;
     }
-    const gir_op_map *pm = newer || mapped || st ? NULL : gir_map_read_row(nnb_op_map, f->type);
+    const gir_op_map *pm = newer || mapped || st ? NULL : gir_map_read_row(nnb_ops, f->type);
     if (pm)
         st = nnbr_map_plain(&m, &mapped, pm);
     if (!st && !mapped) {
@@ -1357,11 +1269,7 @@ gir_status nnb_map_function(nnb_reader *r, const Nnabla__Function *f, const char
         return gir_fail(err, GIR_E_INTERNAL, "function '%s' made no node", node_name);
     /* the function's parameter message was absent: remember it for the writer */
     if (mapped && f->parameter_case == NNABLA__FUNCTION__PARAMETER__NOT_SET) {
-        bool has_message = nnb_param_field_of_type(f->type) != NULL;
-        for (const fn_map *e = fns; e->type && !has_message; e++)
-            if (strcmp(e->type, f->type) == 0)
-                has_message = e->param != NNABLA__FUNCTION__PARAMETER__NOT_SET;
-        if (has_message)
+        if (nnb_param_field_of_type(f->type))
             TRY(gir_attrs_set_int(r->g, &m.first->meta, NNB_META_NO_PARAM, 1, err));
     }
     *first = m.first;

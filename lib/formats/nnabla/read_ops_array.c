@@ -82,10 +82,7 @@ gir_status nnbr_map_transpose(mctx *m, bool *mapped)
     const Nnabla__TransposeParameter *p = PARAM(m, TRANSPOSE_PARAM, transpose_param, zero);
     if (!nnbr_arity(m, 1, 1, 1, 1) || p->n_axes == 0)
         return GIR_OK;
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_Transpose, &n));
-    TRY(nnbr_set_ints(m, n, "perm", p->axes, p->n_axes));
-    return nnbr_infer(m, n);
+    return nnbr_map_ints(m, mapped, GIR_OP_Transpose, "perm", p->axes, p->n_axes);
 }
 
 /* The axis k >= 1 for which a Reshape to target is Flatten(axis=k): target
@@ -164,10 +161,7 @@ gir_status nnbr_map_broadcast(mctx *m, bool *mapped)
     int64_t shape[GIR_MAX_RANK];
     for (int i = 0; i < r; i++)
         shape[i] = p->shape->dim[i] < 1 ? 1 : p->shape->dim[i]; /* the batch placeholder keeps x's size */
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_Expand, &n));
-    TRY(nnbr_set_ints(m, n, "shape", shape, (size_t)r));
-    return nnbr_infer(m, n);
+    return nnbr_map_ints(m, mapped, GIR_OP_Expand, "shape", shape, (size_t)r);
 }
 
 /* BroadcastTo(x, y, axis): y broadcast to x's shape, y's axes placed from
@@ -228,10 +222,7 @@ gir_status nnbr_map_tile(mctx *m, bool *mapped)
     size_t lead = (size_t)r - p->n_reps;
     for (int i = 0; i < r; i++)
         reps[i] = (size_t)i < lead ? 1 : p->reps[(size_t)i - lead];
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_Tile, &n));
-    TRY(nnbr_set_ints(m, n, "repeats", reps, (size_t)r));
-    return nnbr_infer(m, n);
+    return nnbr_map_ints(m, mapped, GIR_OP_Tile, "repeats", reps, (size_t)r);
 }
 
 gir_status nnbr_map_gather(mctx *m, bool *mapped)
@@ -240,10 +231,7 @@ gir_status nnbr_map_gather(mctx *m, bool *mapped)
     const Nnabla__GatherParameter *p = PARAM(m, GATHER_PARAM, gather_param, zero);
     if (!nnbr_arity(m, 2, 2, 1, 1) || p->batch_dims != 0)
         return GIR_OK;
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_Gather, &n));
-    TRY(nnbr_set_int(m, n, "axis", p->axis));
-    return nnbr_infer(m, n);
+    return nnbr_map_int(m, mapped, GIR_OP_Gather, "axis", p->axis);
 }
 
 /* nnabla's dropout is inverted (training scales by 1/(1-p)), so inference
@@ -309,8 +297,7 @@ static gir_status param_get(void *ctx, const char *key, gir_attr_conv conv, doub
     (void)err;
     *i = (int64_t)dflt;
     *f = dflt;
-    const ProtobufCFieldDescriptor *fd = nnb_param_field(m->f);
-    const ProtobufCMessage *pm = fd ? *(ProtobufCMessage *const *)(const void *)((const char *)m->f + fd->offset) : NULL;
+    const ProtobufCMessage *pm = nnbr_param_msg(m);
     if (pm)
         nnb_field_get(pm, key, i, f);
     /* nnabla computes in float32: a number means its float32 value, held

@@ -8,26 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Swish: x * sigmoid(x) */
-gir_status nnbr_map_swish(mctx *m, bool *mapped)
+/* x op f(x), f's value named after it (suffix). */
+static gir_status x_op_fx(mctx *m, bool *mapped, const char *suffix, gir_op f, gir_op op)
 {
     if (!nnbr_unary(m))
         return GIR_OK;
     *mapped = true;
-    int32_t s;
-    TRY(nnbr_step1(m, "sigmoid", GIR_OP_Sigmoid, m->in[0], -1, &s));
-    return nnbr_step2(m, NULL, GIR_OP_Mul, m->in[0], s, m->out[0], NULL);
+    int32_t fx;
+    TRY(nnbr_step1(m, suffix, f, m->in[0], -1, &fx));
+    return nnbr_step2(m, NULL, op, m->in[0], fx, m->out[0], NULL);
+}
+
+/* Swish: x * sigmoid(x) */
+gir_status nnbr_map_swish(mctx *m, bool *mapped)
+{
+    return x_op_fx(m, mapped, "sigmoid", GIR_OP_Sigmoid, GIR_OP_Mul);
 }
 
 /* TanhShrink: x - tanh(x) */
 gir_status nnbr_map_tanh_shrink(mctx *m, bool *mapped)
 {
-    if (!nnbr_unary(m))
-        return GIR_OK;
-    *mapped = true;
-    int32_t t;
-    TRY(nnbr_step1(m, "tanh", GIR_OP_Tanh, m->in[0], -1, &t));
-    return nnbr_step2(m, NULL, GIR_OP_Sub, m->in[0], t, m->out[0], NULL);
+    return x_op_fx(m, mapped, "tanh", GIR_OP_Tanh, GIR_OP_Sub);
 }
 
 /* Mish: x * tanh(log(1 + exp(x))) */
@@ -462,19 +463,6 @@ gir_status nnbr_map_weight_normalization(mctx *m, bool *mapped)
     TRY(nnbr_step_val(m, "norm", GIR_OP_Sqrt, se, 0.5, -1, &nrm));
     TRY(nnbr_step2(m, "normalized", GIR_OP_Div, m->in[0], nrm, -1, &q));
     return nnbr_step2(m, NULL, GIR_OP_Mul, q, g, m->out[0], NULL);
-}
-
-/* Stack: the inputs joined along a new axis */
-gir_status nnbr_map_stack(mctx *m, bool *mapped)
-{
-    static const Nnabla__StackParameter zero = NNABLA__STACK_PARAMETER__INIT;
-    const Nnabla__StackParameter *p = PARAM(m, STACK_PARAM, stack_param, zero);
-    if (m->n_in < 1 || m->n_out != 1)
-        return GIR_OK;
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_Stack, &n));
-    TRY(nnbr_set_int(m, n, "axis", p->axis));
-    return nnbr_infer(m, n);
 }
 
 /* Max / Min with with_index or only_index over one axis: ArgMax / ArgMin

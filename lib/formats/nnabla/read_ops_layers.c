@@ -316,29 +316,16 @@ gir_status nnbr_map_embed(mctx *m, bool *mapped)
     return nnbr_infer(m, n);
 }
 
+/* ReLU, LeakyReLU (alpha); inplace is a memory hint kept as meta. */
 gir_status nnbr_map_relu(mctx *m, bool *mapped)
 {
-    static const Nnabla__ReLUParameter zero = NNABLA__RE_LUPARAMETER__INIT;
-    const Nnabla__ReLUParameter *p = PARAM(m, RELU_PARAM, relu_param, zero);
     if (!nnbr_arity(m, 1, 1, 1, 1))
         return GIR_OK;
     gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_Relu, &n));
-    if (p->inplace)
-        TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
-    return nnbr_infer(m, n);
-}
-
-gir_status nnbr_map_leaky_relu(mctx *m, bool *mapped)
-{
-    static const Nnabla__LeakyReLUParameter zero = NNABLA__LEAKY_RE_LUPARAMETER__INIT;
-    const Nnabla__LeakyReLUParameter *p = PARAM(m, LEAKY_RELU_PARAM, leaky_relu_param, zero);
-    if (!nnbr_arity(m, 1, 1, 1, 1))
-        return GIR_OK;
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, GIR_OP_LeakyRelu, &n));
-    TRY(nnbr_set_float(m, n, "alpha", p->alpha));
-    if (p->inplace)
+    TRY(nnbr_map_to(m, mapped, m->row->op, &n));
+    if (m->row->op == GIR_OP_LeakyRelu)
+        TRY(nnbr_set_float(m, n, "alpha", nnbr_param_num(m, "alpha")));
+    if (nnbr_param_int(m, "inplace"))
         TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
     return nnbr_infer(m, n);
 }

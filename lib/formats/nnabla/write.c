@@ -67,6 +67,32 @@ bool nnbw_push_str(wctx *w, char ***arr, size_t *n, const char *s)
     return true;
 }
 
+void *nnbw_pb_field(ProtobufCMessage *m, const char *name)
+{
+    return (char *)m + protobuf_c_message_descriptor_get_field_by_name(m->descriptor, name)->offset;
+}
+
+ProtobufCMessage *nnbw_meta_msg(const gir_attrs *meta, const char *key, const ProtobufCMessageDescriptor *d)
+{
+    const char *text = gir_attrs_get_string(meta, key, NULL);
+    ProtobufCMessage *m = NULL;
+    if (text) {
+        gir_error e = GIR_ERROR_INIT;
+        if (gir_pbtext_parse(d, text, strlen(text), &m, &e) != GIR_OK)
+            m = NULL;
+        gir_error_clear(&e);
+    }
+    return m;
+}
+
+void nnbw_meta_repeat_ids(wctx *w, const gir_attrs *meta, char ***list, size_t *n)
+{
+    const gir_attr *rid = gir_attrs_find(meta, NNB_META_REPEAT_ID);
+    if (rid && rid->type == GIR_ATTR_STRINGS)
+        for (size_t k = 0; k < rid->u.strs.n; k++)
+            nnbw_push_str(w, list, n, rid->u.strs.v[k]);
+}
+
 int64_t *nnbw_dup_ints(wctx *w, const int64_t *v, size_t n)
 {
     int64_t *r = malloc((n ? n : 1) * sizeof *r);
@@ -77,6 +103,12 @@ int64_t *nnbw_dup_ints(wctx *w, const int64_t *v, size_t n)
     if (n)
         memcpy(r, v, n * sizeof *r);
     return r;
+}
+
+size_t nnbw_set_ints(wctx *w, int64_t **field, const int64_t *v, size_t n)
+{
+    *field = nnbw_dup_ints(w, v, n);
+    return *field ? n : 0;
 }
 
 Nnabla__Shape *nnbw_shape_msg(wctx *w, const int64_t *d, size_t n)
@@ -504,18 +536,9 @@ static gir_status make_variables(wctx *w, nnb_wparam **params, size_t *n_params)
         Nnabla__Variable *var = variable_msg(w, v->name, type, &s, param ? NULL : v->dim_names, with_shape);
         if (!var)
             continue;
-        const char *init = gir_attrs_get_string(&v->meta, NNB_META_INITIALIZER, NULL);
-        if (init) {
-            gir_error e = GIR_ERROR_INIT;
-            ProtobufCMessage *m = NULL;
-            if (gir_pbtext_parse(&nnabla__initializer__descriptor, init, strlen(init), &m, &e) == GIR_OK)
-                var->initializer = (Nnabla__Initializer *)m;
-            gir_error_clear(&e);
-        }
-        const gir_attr *rid = gir_attrs_find(&v->meta, NNB_META_REPEAT_ID);
-        if (rid && rid->type == GIR_ATTR_STRINGS)
-            for (size_t k = 0; k < rid->u.strs.n; k++)
-                nnbw_push_str(w, &var->repeat_id, &var->n_repeat_id, rid->u.strs.v[k]);
+        var->initializer =
+            (Nnabla__Initializer *)nnbw_meta_msg(&v->meta, NNB_META_INITIALIZER, &nnabla__initializer__descriptor);
+        nnbw_meta_repeat_ids(w, &v->meta, &var->repeat_id, &var->n_repeat_id);
         if (param && v->data) {
             if (!GIR_GROW(*params, cap, *n_params + 1))
                 return gir_nomem(w->err);
@@ -538,6 +561,45 @@ static gir_status make_variables(wctx *w, nnb_wparam **params, size_t *n_params)
     for (size_t k = 0; k < w->n_extras; k++)
         variable_msg(w, w->extras[k].name, "Buffer", &w->extras[k].shape, w->extras[k].dim_names, true);
     return w->failed_alloc ? gir_nomem(w->err) : GIR_OK;
+}
+
+/* Moves the entry for value name of an executor's variable list (messages
+ * with a variable_name) onto another list; false when from has none. */
+static bool move_named(void **from, size_t n_from, void ***to, size_t *n_to, const char *name)
+{
+    for (size_t k = 0; k < n_from; k++)
+        if (from[k] && strcmp(*(char **)nnbw_pb_field(from[k], "variable_name"), name) == 0) {
+            nnbw_push_ptr(to, n_to, from[k]);
+            from[k] = NULL;
+            return true;
+        }
+    return false;
+}
+
+/* A new entry of message type d (DataVariable, OutputVariable) for value
+ * name, its variable and data both named so, onto an executor's list. */
+static void add_named(wctx *w, const ProtobufCMessageDescriptor *d, void ***list, size_t *n, const char *name)
+{
+    ProtobufCMessage *m = nnbw_pb_new(w, d);
+    if (!m)
+        return;
+    char **var = nnbw_pb_field(m, "variable_name"), **data = nnbw_pb_field(m, "data_name");
+    nnbw_str_free(*var);
+    nnbw_str_free(*data);
+    *var = nnbw_sdup(w, name);
+    *data = nnbw_sdup(w, name);
+    if (!nnbw_push_ptr(list, n, m))
+        gir_pb_free(m);
+}
+
+/* Drops the entries moved out of a list (NULL now). */
+static void drop_nulls(void **list, size_t *n)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < *n; k++)
+        if (list[k])
+            list[kept++] = list[k];
+    *n = kept;
 }
 
 /* The executor: the one the file had (names, data names, evaluation
@@ -581,51 +643,19 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
     x->network_name = nnbw_sdup(w, net_name);
     for (size_t i = 0; i < g->n_inputs; i++) {
         const char *name = nnbw_vname(w, g->inputs[i]);
-        bool done = false;
-        for (size_t k = 0; orig && k < orig->n_generator_variable && !done; k++)
-            if (orig->generator_variable[k] && strcmp(orig->generator_variable[k]->variable_name, name) == 0) {
-                nnbw_push_ptr((void ***)&x->generator_variable, &x->n_generator_variable, orig->generator_variable[k]);
-                orig->generator_variable[k] = NULL;
-                done = true;
-            }
-        for (size_t k = 0; orig && k < orig->n_data_variable && !done; k++)
-            if (orig->data_variable[k] && strcmp(orig->data_variable[k]->variable_name, name) == 0) {
-                nnbw_push_ptr((void ***)&x->data_variable, &x->n_data_variable, orig->data_variable[k]);
-                orig->data_variable[k] = NULL;
-                done = true;
-            }
-        if (!done) {
-            Nnabla__DataVariable *d = nnbw_pb_new(w, &nnabla__data_variable__descriptor);
-            if (d) {
-                nnbw_str_free(d->variable_name);
-                nnbw_str_free(d->data_name);
-                d->variable_name = nnbw_sdup(w, name);
-                d->data_name = nnbw_sdup(w, name);
-                if (!nnbw_push_ptr((void ***)&x->data_variable, &x->n_data_variable, d))
-                    gir_pb_free(&d->base);
-            }
-        }
+        if (orig && (move_named((void **)orig->generator_variable, orig->n_generator_variable,
+                                (void ***)&x->generator_variable, &x->n_generator_variable, name) ||
+                     move_named((void **)orig->data_variable, orig->n_data_variable, (void ***)&x->data_variable,
+                                &x->n_data_variable, name)))
+            continue;
+        add_named(w, &nnabla__data_variable__descriptor, (void ***)&x->data_variable, &x->n_data_variable, name);
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         const char *name = nnbw_vname(w, g->outputs[i]);
-        bool done = false;
-        for (size_t k = 0; orig && k < orig->n_output_variable && !done; k++)
-            if (orig->output_variable[k] && strcmp(orig->output_variable[k]->variable_name, name) == 0) {
-                nnbw_push_ptr((void ***)&x->output_variable, &x->n_output_variable, orig->output_variable[k]);
-                orig->output_variable[k] = NULL;
-                done = true;
-            }
-        if (!done) {
-            Nnabla__OutputVariable *o = nnbw_pb_new(w, &nnabla__output_variable__descriptor);
-            if (o) {
-                nnbw_str_free(o->variable_name);
-                nnbw_str_free(o->data_name);
-                o->variable_name = nnbw_sdup(w, name);
-                o->data_name = nnbw_sdup(w, name);
-                if (!nnbw_push_ptr((void ***)&x->output_variable, &x->n_output_variable, o))
-                    gir_pb_free(&o->base);
-            }
-        }
+        if (!orig || !move_named((void **)orig->output_variable, orig->n_output_variable,
+                                 (void ***)&x->output_variable, &x->n_output_variable, name))
+            add_named(w, &nnabla__output_variable__descriptor, (void ***)&x->output_variable,
+                      &x->n_output_variable, name);
     }
     /* parameters: the original list (those still parameters), then new ones */
     const Nnabla__Network *net = w->net;
@@ -657,23 +687,10 @@ static Nnabla__Executor *make_executor(wctx *w, const char *net_name)
     free(listed);
     if (orig) {
         /* entries moved out are NULL now: drop them before freeing */
-        size_t kd = 0, kg = 0, ko = 0, kp = 0;
-        for (size_t k = 0; k < orig->n_data_variable; k++)
-            if (orig->data_variable[k])
-                orig->data_variable[kd++] = orig->data_variable[k];
-        orig->n_data_variable = kd;
-        for (size_t k = 0; k < orig->n_generator_variable; k++)
-            if (orig->generator_variable[k])
-                orig->generator_variable[kg++] = orig->generator_variable[k];
-        orig->n_generator_variable = kg;
-        for (size_t k = 0; k < orig->n_output_variable; k++)
-            if (orig->output_variable[k])
-                orig->output_variable[ko++] = orig->output_variable[k];
-        orig->n_output_variable = ko;
-        for (size_t k = 0; k < orig->n_parameter_variable; k++)
-            if (orig->parameter_variable[k])
-                orig->parameter_variable[kp++] = orig->parameter_variable[k];
-        orig->n_parameter_variable = kp;
+        drop_nulls((void **)orig->data_variable, &orig->n_data_variable);
+        drop_nulls((void **)orig->generator_variable, &orig->n_generator_variable);
+        drop_nulls((void **)orig->output_variable, &orig->n_output_variable);
+        drop_nulls((void **)orig->parameter_variable, &orig->n_parameter_variable);
         gir_pb_free(&orig->base);
     }
     return x;

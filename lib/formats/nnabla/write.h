@@ -51,6 +51,9 @@ char *nnbw_sdup(wctx *w, const char *s);
 void *nnbw_pb_new(wctx *w, const ProtobufCMessageDescriptor *d);
 
 int64_t *nnbw_dup_ints(wctx *w, const int64_t *v, size_t n);
+/* A repeated int64 field: *field a copy of v, the count returned (0 when
+ * out of memory, failed_alloc set). */
+size_t nnbw_set_ints(wctx *w, int64_t **field, const int64_t *v, size_t n);
 
 Nnabla__Shape *nnbw_shape_msg(wctx *w, const int64_t *d, size_t n);
 
@@ -64,13 +67,13 @@ const gir_value *nnbw_V(const wctx *w, int32_t idx);
  * file it came from said), or "<node>/<type>" for additional functions. */
 Nnabla__Function *nnbw_fn_new(wctx *w, const gir_node *n, const char *type, bool primary);
 
+/* Value v (none when negative) onto f's inputs / outputs. */
 void nnbw_fn_in(wctx *w, Nnabla__Function *f, int32_t v);
-
-void nnbw_fn_in_name(wctx *w, Nnabla__Function *f, const char *name);
-
 void nnbw_fn_out(wctx *w, Nnabla__Function *f, int32_t v);
-
-void nnbw_fn_out_name(wctx *w, Nnabla__Function *f, const char *name);
+/* The variable name (one the writer added) onto f's inputs / outputs, or
+ * value v where name is NULL. */
+void nnbw_fn_in_name(wctx *w, Nnabla__Function *f, const char *name, int32_t v);
+void nnbw_fn_out_name(wctx *w, Nnabla__Function *f, const char *name, int32_t v);
 
 /* Sets f's parameter message (by oneof field name); frees msg if f is NULL. */
 void nnbw_fn_param(wctx *w, Nnabla__Function *f, const char *field, void *msg);
@@ -89,6 +92,9 @@ bool nnbw_scalar_const(const wctx *w, int32_t v, double *out);
 int nnbw_rank(const wctx *w, int32_t v);
 
 Nnabla__Function *nnbw_simple_fn(wctx *w, const gir_node *n, const char *type);
+/* The function of node n from its first input to its first output (its
+ * other operands are in the parameter message). */
+Nnabla__Function *nnbw_unary_fn(wctx *w, const gir_node *n, const char *type);
 
 /* The parameter message of nnabla's *Scalar function `type` (AddScalar,
  * RSubScalar, EqualScalar, ...): its val, and its inplace where the message
@@ -96,51 +102,46 @@ Nnabla__Function *nnbw_simple_fn(wctx *w, const gir_node *n, const char *type);
  * memory (failed_alloc set) or when `type` has no such message. */
 ProtobufCMessage *nnbw_scalar_msg(wctx *w, const char *type, double val, bool inplace, const char **field);
 
+/* The emitters of nodes: each writes node n as nnabla functions, or
+ * refuses it (nnbw_refuse). */
+#define NNBW_EMIT_FN(name) void name(wctx *w, const gir_node *n)
+
 /* A *Scalar function of input x with val v (the exact double the file had,
  * when it had one); inplace as the node had it where inplace_ok. */
 void nnbw_emit_scalar(wctx *w, const gir_node *n, const char *type, int32_t x, double v, bool inplace_ok);
 
-void nnbw_emit_concat(wctx *w, const gir_node *n);
+NNBW_EMIT_FN(nnbw_emit_concat);
 
 /* PRelu: one shared slope, or a slope (C, 1, ..., 1) per channel of axis
  * rank(x) - rank(slope), which nnabla takes as (C,) with that base_axis
  * (a Reshape of the slope first). */
-void nnbw_emit_prelu(wctx *w, const gir_node *n);
+NNBW_EMIT_FN(nnbw_emit_prelu);
 
 /* ArgMax / ArgMin: Max / Min with only_index over the one axis (nnabla
  * keeps the first of equal extremes, as select_last_index=0 does). */
-void nnbw_emit_arg(wctx *w, const gir_node *n);
-
-void nnbw_emit_stack(wctx *w, const gir_node *n);
-
-void nnbw_emit_split(wctx *w, const gir_node *n);
-
-void nnbw_emit_slice(wctx *w, const gir_node *n);
-
-void nnbw_emit_pad(wctx *w, const gir_node *n);
-
-void nnbw_emit_tile(wctx *w, const gir_node *n);
+NNBW_EMIT_FN(nnbw_emit_arg);
+NNBW_EMIT_FN(nnbw_emit_stack);
+NNBW_EMIT_FN(nnbw_emit_split);
+NNBW_EMIT_FN(nnbw_emit_slice);
+NNBW_EMIT_FN(nnbw_emit_pad);
+NNBW_EMIT_FN(nnbw_emit_tile);
 
 void nnbw_emit_node(wctx *w, size_t ni);
 
 void nnbw_emit_expand(wctx *w, const gir_node *n, size_t ni);
 
-void nnbw_emit_gather(wctx *w, const gir_node *n);
-
-void nnbw_emit_dropout(wctx *w, const gir_node *n);
-
-void nnbw_emit_resize(wctx *w, const gir_node *n);
-
-void nnbw_emit_matmul(wctx *w, const gir_node *n);
-
-void nnbw_emit_opaque(wctx *w, const gir_node *n);
+NNBW_EMIT_FN(nnbw_emit_gather);
+NNBW_EMIT_FN(nnbw_emit_dropout);
+NNBW_EMIT_FN(nnbw_emit_resize);
+NNBW_EMIT_FN(nnbw_emit_matmul);
+NNBW_EMIT_FN(nnbw_emit_opaque);
 
 /* LRN over the channels of (N, C, H, W), spelled as nnabla's own converter
  * does: x / (bias + alpha / size * sum of x^2 over the size channels around
  * each)^beta, the sum a SumPooling over (W, C) of the channel-last square.
  * nnabla pads symmetrically, so size must be odd (ONNX pads an even size
  * one more at the end). */
-void nnbw_emit_lrn(wctx *w, const gir_node *n);
+NNBW_EMIT_FN(nnbw_emit_lrn);
 
 /* A comparison; with a float32 scalar constant as its second operand, the
  * *Scalar function (val: the exact double the file had, when it had one). */
@@ -150,7 +151,7 @@ void nnbw_emit_compare(wctx *w, const gir_node *n, const char *type);
  * Cast between bool and float32 is the identity (folded into a neighbour
  * by plan(), else an Identity function), and a Cast of floats to bool is
  * NotEqualScalar(0). */
-void nnbw_emit_cast(wctx *w, const gir_node *n);
+NNBW_EMIT_FN(nnbw_emit_cast);
 
 /* ---- helpers and emitters shared by write.c, write_ops.c, write_ops_shape.c --- */
 
@@ -158,6 +159,16 @@ void nnbw_emit_cast(wctx *w, const gir_node *n);
 bool nnbw_push_ptr(void ***arr, size_t *n, void *p);
 
 bool nnbw_push_str(wctx *w, char ***arr, size_t *n, const char *s);
+
+/* The field called name of message m (its address). */
+void *nnbw_pb_field(ProtobufCMessage *m, const char *name);
+
+/* The message of type d that meta key holds as text; NULL when it holds
+ * none, or text that does not parse. */
+ProtobufCMessage *nnbw_meta_msg(const gir_attrs *meta, const char *key, const ProtobufCMessageDescriptor *d);
+
+/* The repeat ids meta records (NNB_META_REPEAT_ID), onto list. */
+void nnbw_meta_repeat_ids(wctx *w, const gir_attrs *meta, char ***list, size_t *n);
 
 const char *nnbw_vname(const wctx *w, int32_t idx);
 

@@ -38,48 +38,46 @@ Nnabla__Function *nnbw_fn_new(wctx *w, const gir_node *n, const char *type, bool
         return NULL;
     }
     if (primary) {
-        const char *ctx = gir_attrs_get_string(&n->meta, NNB_META_CONTEXT, NULL);
-        if (ctx) {
-            gir_error e = GIR_ERROR_INIT;
-            ProtobufCMessage *c = NULL;
-            if (gir_pbtext_parse(&nnabla__context__descriptor, ctx, strlen(ctx), &c, &e) == GIR_OK)
-                f->context = (Nnabla__Context *)c;
-            gir_error_clear(&e);
-        }
-        const gir_attr *rid = gir_attrs_find(&n->meta, NNB_META_REPEAT_ID);
-        if (rid && rid->type == GIR_ATTR_STRINGS)
-            for (size_t i = 0; i < rid->u.strs.n; i++)
-                nnbw_push_str(w, &f->repeat_id, &f->n_repeat_id, rid->u.strs.v[i]);
+        f->context = (Nnabla__Context *)nnbw_meta_msg(&n->meta, NNB_META_CONTEXT, &nnabla__context__descriptor);
+        nnbw_meta_repeat_ids(w, &n->meta, &f->repeat_id, &f->n_repeat_id);
     }
     return f;
 }
 
-void nnbw_fn_in(wctx *w, Nnabla__Function *f, int32_t v)
+/* Onto f's inputs (out: its outputs): the variable name, else value v
+ * (none when negative), whose root is needed from then on. */
+static void fn_push(wctx *w, Nnabla__Function *f, bool out, const char *name, int32_t v)
 {
-    if (!f || v < 0)
+    if (!f || (!name && v < 0))
         return;
-    w->needed[nnbw_root(w, v)] = 1;
-    nnbw_push_str(w, &f->input, &f->n_input, nnbw_vname(w, v));
+    if (!name) {
+        w->needed[nnbw_root(w, v)] = 1;
+        name = nnbw_vname(w, v);
+    }
+    if (out)
+        nnbw_push_str(w, &f->output, &f->n_output, name);
+    else
+        nnbw_push_str(w, &f->input, &f->n_input, name);
 }
 
-void nnbw_fn_in_name(wctx *w, Nnabla__Function *f, const char *name)
+void nnbw_fn_in(wctx *w, Nnabla__Function *f, int32_t v)
 {
-    if (f)
-        nnbw_push_str(w, &f->input, &f->n_input, name);
+    fn_push(w, f, false, NULL, v);
 }
 
 void nnbw_fn_out(wctx *w, Nnabla__Function *f, int32_t v)
 {
-    if (!f || v < 0)
-        return;
-    w->needed[nnbw_root(w, v)] = 1;
-    nnbw_push_str(w, &f->output, &f->n_output, nnbw_vname(w, v));
+    fn_push(w, f, true, NULL, v);
 }
 
-void nnbw_fn_out_name(wctx *w, Nnabla__Function *f, const char *name)
+void nnbw_fn_in_name(wctx *w, Nnabla__Function *f, const char *name, int32_t v)
 {
-    if (f)
-        nnbw_push_str(w, &f->output, &f->n_output, name);
+    fn_push(w, f, false, name, v);
+}
+
+void nnbw_fn_out_name(wctx *w, Nnabla__Function *f, const char *name, int32_t v)
+{
+    fn_push(w, f, true, name, v);
 }
 
 /* Sets f's parameter message (by oneof field name); frees msg if f is NULL. */
@@ -176,6 +174,14 @@ Nnabla__Function *nnbw_simple_fn(wctx *w, const gir_node *n, const char *type)
     return f;
 }
 
+Nnabla__Function *nnbw_unary_fn(wctx *w, const gir_node *n, const char *type)
+{
+    Nnabla__Function *f = nnbw_fn_new(w, n, type, true);
+    nnbw_fn_in(w, f, n->in[0]);
+    nnbw_fn_out(w, f, n->out[0]);
+    return f;
+}
+
 static void emit_relu(wctx *w, const gir_node *n)
 {
     Nnabla__Function *f = nnbw_simple_fn(w, n, "ReLU");
@@ -255,7 +261,7 @@ static const char *align_rank(wctx *w, const gir_node *n, int32_t v, int other_r
             w->failed_alloc = true;
     }
     nnbw_fn_in(w, f, v);
-    nnbw_fn_out_name(w, f, name);
+    nnbw_fn_out_name(w, f, name, -1);
     Nnabla__ReshapeParameter *p = nnbw_pb_new(w, &nnabla__reshape_parameter__descriptor);
     if (p) {
         p->shape = nnbw_shape_msg(w, dims, (size_t)other_rank);
@@ -288,14 +294,8 @@ static void emit_binary(wctx *w, const gir_node *n, const char *type, const char
         pd = &nnabla__bc_add2_parameter__descriptor;
     }
     Nnabla__Function *f = nnbw_fn_new(w, n, t, true);
-    if (ga)
-        nnbw_fn_in_name(w, f, ga);
-    else
-        nnbw_fn_in(w, f, a);
-    if (gb)
-        nnbw_fn_in_name(w, f, gb);
-    else
-        nnbw_fn_in(w, f, b);
+    nnbw_fn_in_name(w, f, ga, a);
+    nnbw_fn_in_name(w, f, gb, b);
     nnbw_fn_out(w, f, n->out[0]);
     if (!want_param(n) || !field)
         return;
@@ -306,56 +306,39 @@ static void emit_binary(wctx *w, const gir_node *n, const char *type, const char
     nnbw_fn_param(w, f, field, p);
 }
 
+/* The arithmetic functions: with a constant scalar operand b (X op c) or
+ * a (c op X) nnabla has a *Scalar function (scalar_b NULL: none; X - c
+ * is AddScalar of -c), in place as the node was where the operand order
+ * does not matter; otherwise the binary function. */
+static const struct arith_fn {
+    gir_op op;
+    const char *scalar_b, *scalar_a;
+    bool negate_b, commutes;
+    const char *type, *field;
+    const ProtobufCMessageDescriptor *pd;
+} arith_fns[] = {
+    { GIR_OP_Add, "AddScalar", "AddScalar", false, true, "Add2", "add2_param", &nnabla__add2_parameter__descriptor },
+    { GIR_OP_Sub, "AddScalar", "RSubScalar", true, false, "Sub2", "sub2_param", &nnabla__sub2_parameter__descriptor },
+    { GIR_OP_Mul, "MulScalar", "MulScalar", false, true, "Mul2", "mul2_param", &nnabla__mul2_parameter__descriptor },
+    { GIR_OP_Div, NULL, "RDivScalar", false, false, "Div2", "div2_param", &nnabla__div2_parameter__descriptor },
+    { GIR_OP_Pow, "PowScalar", "RPowScalar", false, false, "Pow2", "pow2_param", &nnabla__pow2_parameter__descriptor },
+};
+
 static void emit_arith(wctx *w, const gir_node *n)
 {
-    double c;
-    int32_t a = n->in[0], b = n->in[1];
-    bool cb = nnbw_scalar_const(w, b, &c), ca = !cb && nnbw_scalar_const(w, a, &c);
-    switch (n->op) {
-    case GIR_OP_Add:
-        if (cb || ca) {
-            nnbw_emit_scalar(w, n, "AddScalar", cb ? a : b, c, true);
-            return;
-        }
-        emit_binary(w, n, "Add2", "add2_param", &nnabla__add2_parameter__descriptor);
-        return;
-    case GIR_OP_Sub:
-        if (cb) {
-            nnbw_emit_scalar(w, n, "AddScalar", a, -c, true);
-            return;
-        }
-        if (ca) {
-            nnbw_emit_scalar(w, n, "RSubScalar", b, c, false);
-            return;
-        }
-        emit_binary(w, n, "Sub2", "sub2_param", &nnabla__sub2_parameter__descriptor);
-        return;
-    case GIR_OP_Mul:
-        if (cb || ca) {
-            nnbw_emit_scalar(w, n, "MulScalar", cb ? a : b, c, true);
-            return;
-        }
-        emit_binary(w, n, "Mul2", "mul2_param", &nnabla__mul2_parameter__descriptor);
-        return;
-    case GIR_OP_Div:
-        if (ca) {
-            nnbw_emit_scalar(w, n, "RDivScalar", b, c, false);
-            return;
-        }
-        emit_binary(w, n, "Div2", "div2_param", &nnabla__div2_parameter__descriptor);
-        return;
-    case GIR_OP_Pow:
-        if (cb) {
-            nnbw_emit_scalar(w, n, "PowScalar", a, c, true);
-            return;
-        }
-        if (ca) {
-            nnbw_emit_scalar(w, n, "RPowScalar", b, c, false);
-            return;
-        }
-        emit_binary(w, n, "Pow2", "pow2_param", &nnabla__pow2_parameter__descriptor);
-        return;
-    default:
+    for (size_t i = 0; i < sizeof arith_fns / sizeof *arith_fns; i++) {
+        const struct arith_fn *t = &arith_fns[i];
+        if (t->op != n->op)
+            continue;
+        double c;
+        int32_t a = n->in[0], b = n->in[1];
+        bool cb = nnbw_scalar_const(w, b, &c), ca = !cb && nnbw_scalar_const(w, a, &c);
+        if (cb && t->scalar_b)
+            nnbw_emit_scalar(w, n, t->scalar_b, a, t->negate_b ? -c : c, true);
+        else if (ca)
+            nnbw_emit_scalar(w, n, t->scalar_a, b, c, t->commutes);
+        else
+            emit_binary(w, n, t->type, t->field, t->pd);
         return;
     }
 }
@@ -390,13 +373,13 @@ static void emit_clip(wctx *w, const gir_node *n)
     const char *mid = nnbw_extra_variable(w, n, "MaximumScalar_out", y ? &y->shape : NULL, y ? y->dim_names : NULL);
     Nnabla__Function *f = nnbw_fn_new(w, n, "MaximumScalar", false);
     nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out_name(w, f, mid);
+    nnbw_fn_out_name(w, f, mid, -1);
     Nnabla__MaximumScalarParameter *p = nnbw_pb_new(w, &nnabla__maximum_scalar_parameter__descriptor);
     if (p)
         p->val = l;
     nnbw_fn_param(w, f, "maximum_scalar_param", p);
     Nnabla__Function *g = nnbw_fn_new(w, n, "MinimumScalar", true);
-    nnbw_fn_in_name(w, g, mid);
+    nnbw_fn_in_name(w, g, mid, -1);
     nnbw_fn_out(w, g, n->out[0]);
     Nnabla__MinimumScalarParameter *q = nnbw_pb_new(w, &nnabla__minimum_scalar_parameter__descriptor);
     if (q)
@@ -418,17 +401,14 @@ static void emit_chain(wctx *w, const gir_node *n, const char *type)
             nnbw_str_free(f->type);
             f->type = nnbw_sdup(w, type);
         }
-        if (prev)
-            nnbw_fn_in_name(w, f, prev);
-        else
-            nnbw_fn_in(w, f, n->in[0]);
+        nnbw_fn_in_name(w, f, prev, n->in[0]);
         nnbw_fn_in(w, f, n->in[i]);
         if (last) {
             nnbw_fn_out(w, f, n->out[0]);
         } else {
             snprintf(suffix, sizeof suffix, "%s_%zu_out", type, i);
             prev = nnbw_extra_variable(w, n, suffix, y ? &y->shape : NULL, y ? y->dim_names : NULL);
-            nnbw_fn_out_name(w, f, prev);
+            nnbw_fn_out_name(w, f, prev, -1);
         }
     }
 }
@@ -513,6 +493,10 @@ static void emit_conv(wctx *w, const gir_node *n)
         return;
     }
     int64_t group = gir_node_int(n, "group", 1);
+    /* the fields every convolution parameter message q has alike */
+#define CONV_GEOMETRY(q)                                                                                            \
+    ((q)->base_axis = 1, (q)->pad = nnbw_shape_msg(w, p, ns), (q)->stride = nnbw_shape_msg(w, s, ns),             \
+     (q)->dilation = nnbw_shape_msg(w, d, ns))
     /* a weight declared (C', K...) (read from a depthwise function) */
     const int64_t *decl;
     ptrdiff_t kd = gir_attrs_get_ints(&wt->meta, NNB_META_SHAPE, &decl);
@@ -536,20 +520,14 @@ static void emit_conv(wctx *w, const gir_node *n)
             Nnabla__DepthwiseDeconvolutionParameter *q =
                 nnbw_pb_new(w, &nnabla__depthwise_deconvolution_parameter__descriptor);
             if (q) {
-                q->base_axis = 1;
-                q->pad = nnbw_shape_msg(w, p, ns);
-                q->stride = nnbw_shape_msg(w, s, ns);
-                q->dilation = nnbw_shape_msg(w, d, ns);
+                CONV_GEOMETRY(q);
                 q->divisor = 1;
             }
             nnbw_fn_param(w, f, "depthwise_deconvolution_param", q);
         } else {
             Nnabla__DepthwiseConvolutionParameter *q = nnbw_pb_new(w, &nnabla__depthwise_convolution_parameter__descriptor);
             if (q) {
-                q->base_axis = 1;
-                q->pad = nnbw_shape_msg(w, p, ns);
-                q->stride = nnbw_shape_msg(w, s, ns);
-                q->dilation = nnbw_shape_msg(w, d, ns);
+                CONV_GEOMETRY(q);
                 q->multiplier = wt->shape.dims[0] / c;
             }
             nnbw_fn_param(w, f, "depthwise_convolution_param", q);
@@ -560,10 +538,7 @@ static void emit_conv(wctx *w, const gir_node *n)
     if (tr) {
         Nnabla__DeconvolutionParameter *q = nnbw_pb_new(w, &nnabla__deconvolution_parameter__descriptor);
         if (q) {
-            q->base_axis = 1;
-            q->pad = nnbw_shape_msg(w, p, ns);
-            q->stride = nnbw_shape_msg(w, s, ns);
-            q->dilation = nnbw_shape_msg(w, d, ns);
+            CONV_GEOMETRY(q);
             q->group = group;
             q->output_padding = nnbw_shape_msg(w, op, ns);
         }
@@ -571,15 +546,13 @@ static void emit_conv(wctx *w, const gir_node *n)
     } else {
         Nnabla__ConvolutionParameter *q = nnbw_pb_new(w, &nnabla__convolution_parameter__descriptor);
         if (q) {
-            q->base_axis = 1;
-            q->pad = nnbw_shape_msg(w, p, ns);
-            q->stride = nnbw_shape_msg(w, s, ns);
-            q->dilation = nnbw_shape_msg(w, d, ns);
+            CONV_GEOMETRY(q);
             q->group = group;
         }
         nnbw_fn_param(w, f, "convolution_param", q);
     }
 }
+#undef CONV_GEOMETRY
 
 /* Gemm -> Affine (weight in x out); a Flatten feeding only this Gemm is
  * absorbed as Affine's base_axis. */
@@ -652,12 +625,11 @@ static void emit_gemm(wctx *w, const gir_node *n, int32_t self)
             bname = nnbw_extra_variable(w, n, "Transpose_out", &ts, NULL);
             Nnabla__Function *t = nnbw_fn_new(w, n, "Transpose", false);
             nnbw_fn_in(w, t, b);
-            nnbw_fn_out_name(w, t, bname);
+            nnbw_fn_out_name(w, t, bname, -1);
             Nnabla__TransposeParameter *tp = nnbw_pb_new(w, &nnabla__transpose_parameter__descriptor);
             if (tp) {
                 static const int64_t swap[2] = { 1, 0 };
-                tp->axes = nnbw_dup_ints(w, swap, 2);
-                tp->n_axes = tp->axes ? 2 : 0;
+                tp->n_axes = nnbw_set_ints(w, &tp->axes, swap, 2);
             }
             nnbw_fn_param(w, t, "transpose_param", tp);
         }
@@ -673,10 +645,7 @@ static void emit_gemm(wctx *w, const gir_node *n, int32_t self)
     }
     Nnabla__Function *f = nnbw_fn_new(w, n, "Affine", true);
     nnbw_fn_in(w, f, a);
-    if (bname)
-        nnbw_fn_in_name(w, f, bname);
-    else
-        nnbw_fn_in(w, f, b);
+    nnbw_fn_in_name(w, f, bname, b);
     if (n->n_in == 3 && n->in[2] >= 0)
         nnbw_fn_in(w, f, n->in[2]);
     nnbw_fn_out(w, f, n->out[0]);
@@ -688,9 +657,7 @@ static void emit_gemm(wctx *w, const gir_node *n, int32_t self)
 
 static void emit_reshape_to(wctx *w, const gir_node *n, const int64_t *dims, size_t k)
 {
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Reshape", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Reshape");
     if (!want_param(n))
         return;
     Nnabla__ReshapeParameter *p = nnbw_pb_new(w, &nnabla__reshape_parameter__descriptor);
@@ -780,10 +747,8 @@ static void emit_transpose(wctx *w, const gir_node *n)
     }
     Nnabla__Function *f = nnbw_simple_fn(w, n, "Transpose");
     Nnabla__TransposeParameter *p = nnbw_pb_new(w, &nnabla__transpose_parameter__descriptor);
-    if (p) {
-        p->axes = nnbw_dup_ints(w, perm, (size_t)k);
-        p->n_axes = p->axes ? (size_t)k : 0;
-    }
+    if (p)
+        p->n_axes = nnbw_set_ints(w, &p->axes, perm, (size_t)k);
     nnbw_fn_param(w, f, "transpose_param", p);
 }
 
@@ -836,8 +801,7 @@ static void emit_batchnorm(wctx *w, const gir_node *n)
     Nnabla__BatchNormalizationParameter *p = nnbw_pb_new(w, &nnabla__batch_normalization_parameter__descriptor);
     if (p) {
         static const int64_t one = 1;
-        p->axes = nnbw_dup_ints(w, &one, 1);
-        p->n_axes = p->axes ? 1 : 0;
+        p->n_axes = nnbw_set_ints(w, &p->axes, &one, 1);
         p->decay_rate = (float)gir_node_float(n, "momentum", 0.9);
         p->eps = (float)gir_node_float(n, "epsilon", 1e-5);
         p->batch_stat = false;
@@ -912,38 +876,32 @@ static void emit_pool(wctx *w, const gir_node *n)
         return;
     }
     Nnabla__Function *f = nnbw_fn_new(w, n, sum ? "SumPooling" : avg ? "AveragePooling" : "MaxPooling", true);
+    /* the fields every pooling parameter message q has alike */
+#define POOL_WINDOW(q)                                                                                              \
+    ((q)->kernel = nnbw_shape_msg(w, k, ns), (q)->stride = nnbw_shape_msg(w, s, ns), (q)->ignore_border = as_true, \
+     (q)->pad = nnbw_shape_msg(w, p, ns))
     nnbw_fn_in(w, f, n->in[0]);
     nnbw_fn_out(w, f, n->out[0]);
     if (sum) {
         Nnabla__SumPoolingParameter *q = nnbw_pb_new(w, &nnabla__sum_pooling_parameter__descriptor);
-        if (q) {
-            q->kernel = nnbw_shape_msg(w, k, ns);
-            q->stride = nnbw_shape_msg(w, s, ns);
-            q->ignore_border = as_true;
-            q->pad = nnbw_shape_msg(w, p, ns);
-        }
+        if (q)
+            POOL_WINDOW(q);
         nnbw_fn_param(w, f, "sum_pooling_param", q);
     } else if (avg) {
         Nnabla__AveragePoolingParameter *q = nnbw_pb_new(w, &nnabla__average_pooling_parameter__descriptor);
         if (q) {
-            q->kernel = nnbw_shape_msg(w, k, ns);
-            q->stride = nnbw_shape_msg(w, s, ns);
-            q->ignore_border = as_true;
-            q->pad = nnbw_shape_msg(w, p, ns);
+            POOL_WINDOW(q);
             q->including_pad = incl;
         }
         nnbw_fn_param(w, f, "average_pooling_param", q);
     } else {
         Nnabla__MaxPoolingParameter *q = nnbw_pb_new(w, &nnabla__max_pooling_parameter__descriptor);
-        if (q) {
-            q->kernel = nnbw_shape_msg(w, k, ns);
-            q->stride = nnbw_shape_msg(w, s, ns);
-            q->ignore_border = as_true;
-            q->pad = nnbw_shape_msg(w, p, ns);
-        }
+        if (q)
+            POOL_WINDOW(q);
         nnbw_fn_param(w, f, "max_pooling_param", q);
     }
 }
+#undef POOL_WINDOW
 
 /* A reduction function: Sum, Mean, Prod, Max and Min have parameter
  * messages of their own that all hold axes and keep_dims, set here
@@ -960,9 +918,7 @@ static void emit_reduce_fn(wctx *w, const gir_node *n, const char *type, const i
         { "Max", "max_param", &nnabla__max_parameter__descriptor },
         { "Min", "min_param", &nnabla__min_parameter__descriptor },
     };
-    Nnabla__Function *f = nnbw_fn_new(w, n, type, true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, type);
     for (size_t i = 0; i < sizeof params / sizeof *params; i++) {
         if (strcmp(type, params[i].type) != 0)
             continue;
@@ -1032,7 +988,7 @@ static gir_status param_put(void *ctx, const char *key, gir_attr_conv conv, int6
     return GIR_OK;
 }
 
-/* A plain row of nnb_op_map: the function, and its parameter message when
+/* A plain row of nnb_ops: the function, and its parameter message when
  * the row has attributes. */
 static void emit_plain(wctx *w, const gir_node *n, const gir_op_map *pm)
 {
@@ -1148,7 +1104,7 @@ void nnbw_emit_node(wctx *w, size_t ni)
     case GIR_OP_ArgMin: nnbw_emit_arg(w, n); return;
     case GIR_OP_Stack: nnbw_emit_stack(w, n); return;
     default: {
-        const gir_op_map *pm = gir_map_write_row(nnb_op_map, n->op, NULL);
+        const gir_op_map *pm = gir_map_write_row(nnb_ops, n->op, NULL);
         if (pm && pm->n_in == n->n_in)
             emit_plain(w, n, pm);
         else

@@ -58,10 +58,8 @@ void nnbw_emit_prelu(wctx *w, const gir_node *n)
             Nnabla__ReshapeParameter *rp = nnbw_pb_new(w, &nnabla__reshape_parameter__descriptor);
             if (rp) {
                 rp->shape = nnbw_pb_new(w, &nnabla__shape__descriptor);
-                if (rp->shape) {
-                    rp->shape->dim = nnbw_dup_ints(w, &c, 1);
-                    rp->shape->n_dim = rp->shape->dim ? 1 : 0;
-                }
+                if (rp->shape)
+                    rp->shape->n_dim = nnbw_set_ints(w, &rp->shape->dim, &c, 1);
                 rp->inplace = 1;
             }
             nnbw_fn_param(w, rf, "reshape_param", rp);
@@ -69,10 +67,7 @@ void nnbw_emit_prelu(wctx *w, const gir_node *n)
     }
     Nnabla__Function *f = nnbw_fn_new(w, n, "PReLU", true);
     nnbw_fn_in(w, f, n->in[0]);
-    if (slope)
-        nnbw_fn_in_name(w, f, slope);
-    else
-        nnbw_fn_in(w, f, n->in[1]);
+    nnbw_fn_in_name(w, f, slope, n->in[1]);
     nnbw_fn_out(w, f, n->out[0]);
     Nnabla__PReLUParameter *p = nnbw_pb_new(w, &nnabla__pre_luparameter__descriptor);
     if (p)
@@ -209,9 +204,9 @@ static void emit_slices(wctx *w, const gir_node *n, int64_t axis)
                 sp[j] = j == 0 ? at + size : NNB_NONE_SENTINEL;
                 se[j] = 1;
             }
-            p->start = nnbw_dup_ints(w, st, k), p->n_start = p->start ? k : 0;
-            p->stop = nnbw_dup_ints(w, sp, k), p->n_stop = p->stop ? k : 0;
-            p->step = nnbw_dup_ints(w, se, k), p->n_step = p->step ? k : 0;
+            p->n_start = nnbw_set_ints(w, &p->start, st, k);
+            p->n_stop = nnbw_set_ints(w, &p->stop, sp, k);
+            p->n_step = nnbw_set_ints(w, &p->step, se, k);
         }
         nnbw_fn_param(w, f, "slice_param", p);
         at += size;
@@ -271,10 +266,8 @@ void nnbw_emit_slice(wctx *w, const gir_node *n)
     if (flip) {
         Nnabla__Function *f = nnbw_simple_fn(w, n, "Flip");
         Nnabla__FlipParameter *p = nnbw_pb_new(w, &nnabla__flip_parameter__descriptor);
-        if (p) {
-            p->axes = nnbw_dup_ints(w, faxes, (size_t)ns);
-            p->n_axes = p->axes ? (size_t)ns : 0;
-        }
+        if (p)
+            p->n_axes = nnbw_set_ints(w, &p->axes, faxes, (size_t)ns);
         nnbw_fn_param(w, f, "flip_param", p);
         return;
     }
@@ -329,9 +322,9 @@ void nnbw_emit_slice(wctx *w, const gir_node *n)
     Nnabla__Function *f = nnbw_simple_fn(w, n, "Slice");
     Nnabla__SliceParameter *p = nnbw_pb_new(w, &nnabla__slice_parameter__descriptor);
     if (p) {
-        p->start = nnbw_dup_ints(w, st + first, k), p->n_start = p->start ? k : 0;
-        p->stop = nnbw_dup_ints(w, sp + first, k), p->n_stop = p->stop ? k : 0;
-        p->step = nnbw_dup_ints(w, se + first, k), p->n_step = p->step ? k : 0;
+        p->n_start = nnbw_set_ints(w, &p->start, st + first, k);
+        p->n_stop = nnbw_set_ints(w, &p->stop, sp + first, k);
+        p->n_step = nnbw_set_ints(w, &p->step, se + first, k);
     }
     nnbw_fn_param(w, f, "slice_param", p);
 }
@@ -370,8 +363,7 @@ void nnbw_emit_pad(wctx *w, const gir_node *n)
     Nnabla__Function *f = nnbw_simple_fn(w, n, "Pad");
     Nnabla__PadParameter *p = nnbw_pb_new(w, &nnabla__pad_parameter__descriptor);
     if (p) {
-        p->pad_width = nnbw_dup_ints(w, pw, 2 * k);
-        p->n_pad_width = p->pad_width ? 2 * k : 0;
+        p->n_pad_width = nnbw_set_ints(w, &p->pad_width, pw, 2 * k);
         nnbw_str_free(p->mode);
         p->mode = nnbw_sdup(w, nm);
         p->constant_value = (float)gir_node_float(n, "constant_value", 0.0);
@@ -389,10 +381,8 @@ void nnbw_emit_tile(wctx *w, const gir_node *n)
     }
     Nnabla__Function *f = nnbw_simple_fn(w, n, "Tile");
     Nnabla__TileParameter *p = nnbw_pb_new(w, &nnabla__tile_parameter__descriptor);
-    if (p) {
-        p->reps = nnbw_dup_ints(w, reps, (size_t)k);
-        p->n_reps = p->reps ? (size_t)k : 0;
-    }
+    if (p)
+        p->n_reps = nnbw_set_ints(w, &p->reps, reps, (size_t)k);
     nnbw_fn_param(w, f, "tile_param", p);
 }
 
@@ -472,9 +462,7 @@ void nnbw_emit_dropout(wctx *w, const gir_node *n)
         nnbw_refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "Dropout with its mask output used");
         return;
     }
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Dropout", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Dropout");
     Nnabla__DropoutParameter *p = nnbw_pb_new(w, &nnabla__dropout_parameter__descriptor);
     if (p) {
         p->p = gir_node_float(n, "ratio", 0.5);
@@ -523,13 +511,10 @@ static void emit_interpolate(wctx *w, const gir_node *n)
                     mode, coord, nearest ? ", nearest_mode " : "", nearest ? nmode : "");
         return;
     }
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Interpolate", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Interpolate");
     Nnabla__InterpolateParameter *p = nnbw_pb_new(w, &nnabla__interpolate_parameter__descriptor);
     if (p) {
-        p->output_size = nnbw_dup_ints(w, y->shape.dims + first, (size_t)(r - first));
-        p->n_output_size = p->output_size ? (size_t)(r - first) : 0;
+        p->n_output_size = nnbw_set_ints(w, &p->output_size, y->shape.dims + first, (size_t)(r - first));
         nnbw_str_free(p->mode);
         p->mode = gir_strdupf("%s", nearest ? "nearest" : "linear");
         if (!p->mode)
@@ -570,9 +555,7 @@ void nnbw_emit_resize(wctx *w, const gir_node *n)
     int first = 0;
     while (first < r - 1 && k[first] == 1)
         first++;
-    Nnabla__Function *f = nnbw_fn_new(w, n, "Unpooling", true);
-    nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_out(w, f, n->out[0]);
+    Nnabla__Function *f = nnbw_unary_fn(w, n, "Unpooling");
     Nnabla__UnpoolingParameter *p = nnbw_pb_new(w, &nnabla__unpooling_parameter__descriptor);
     if (p)
         p->kernel = nnbw_shape_msg(w, k + first, (size_t)(r - first));
@@ -655,11 +638,8 @@ static Nnabla__Function *chain_fn(wctx *w, const gir_node *n, const char *type, 
     if (in >= 0)
         nnbw_fn_in(w, f, in);
     else
-        nnbw_fn_in_name(w, f, in_name);
-    if (out_name)
-        nnbw_fn_out_name(w, f, out_name);
-    else
-        nnbw_fn_out(w, f, n->out[0]);
+        nnbw_fn_in_name(w, f, in_name, -1);
+    nnbw_fn_out_name(w, f, out_name, n->out[0]);
     return f;
 }
 
@@ -677,10 +657,8 @@ static void chain_transpose(wctx *w, const gir_node *n, const char *name, const 
 {
     Nnabla__Function *f = chain_fn(w, n, "Transpose", name, -1, in_name, out_name);
     Nnabla__TransposeParameter *p = nnbw_pb_new(w, &nnabla__transpose_parameter__descriptor);
-    if (p) {
-        p->axes = nnbw_dup_ints(w, perm, 4);
-        p->n_axes = p->axes ? 4 : 0;
-    }
+    if (p)
+        p->n_axes = nnbw_set_ints(w, &p->axes, perm, 4);
     nnbw_fn_param(w, f, "transpose_param", p);
 }
 
@@ -739,7 +717,7 @@ void nnbw_emit_lrn(wctx *w, const gir_node *n)
     chain_scalar(w, n, "PowScalar", "PowScalar_1", -1, bi, dn, (double)beta);
     f = nnbw_fn_new(w, n, "Div2", true);
     nnbw_fn_in(w, f, n->in[0]);
-    nnbw_fn_in_name(w, f, dn);
+    nnbw_fn_in_name(w, f, dn, -1);
     nnbw_fn_out(w, f, n->out[0]);
 }
 

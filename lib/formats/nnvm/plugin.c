@@ -124,32 +124,7 @@ static int probe_tvm(const unsigned char *head, size_t n, const char *path)
     return probe_as(NN_TVM, head, n);
 }
 
-/* ---- read and write entry points ---------------------------------------------------- */
-
-static gir_status read_nnvm(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
-{
-    return nn_read(path, opts, NN_NNVM, out, err);
-}
-
-static gir_status read_mxnet(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
-{
-    return nn_read(path, opts, NN_MXNET, out, err);
-}
-
-static gir_status read_tvm(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)
-{
-    return nn_read(path, opts, NN_TVM, out, err);
-}
-
-static gir_status write_nnvm(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
-{
-    return nn_write(g, path, opts, NN_NNVM, err);
-}
-
-static gir_status write_mxnet(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
-{
-    return nn_write(g, path, opts, NN_MXNET, err);
-}
+/* ---- the three formats ------------------------------------------------------------ */
 
 static gir_status plan_nnvm(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
 {
@@ -159,11 +134,6 @@ static gir_status plan_nnvm(const gir_graph *g, const gir_options *opts, gir_uns
 static gir_status plan_mxnet(const gir_graph *g, const gir_options *opts, gir_unsupported *u, gir_error *err)
 {
     return nn_plan(g, opts, NN_MXNET, u, err);
-}
-
-static gir_status write_tvm(const gir_graph *g, const char *path, const gir_options *opts, gir_error *err)
-{
-    return nn_write(g, path, opts, NN_TVM, err);
 }
 
 static const gir_option_doc read_opts[] = {
@@ -178,40 +148,22 @@ static const char *const ext_nnvm[] = { ".json", NULL };
 static const char *const ext_mxnet[] = { "-symbol.json", ".json", NULL };
 static const char *const ext_tvm[] = { ".graph", ".json", NULL };
 
-const gir_format gir_format_nnvm = {
-    .name = "nnvm",
-    .description = "NNVM graph JSON with NNVM top operators (+ TVM .params)",
-    .extensions = ext_nnvm,
-    .probe = probe_nnvm,
-    .read = read_nnvm,
-    .write = write_nnvm,
-    .plan = plan_nnvm,
-    .ops = nn_nnvm_ops,
-    .read_options = read_opts,
-    .write_options = NULL,
-};
+/* The format gir_format_FL of flavour FLAVOUR: the family's reader and
+ * writer for it, and planner its planner (NULL: none). */
+#define NN_FORMAT(fl, FLAVOUR, desc, planner)                                                                 \
+    static gir_status read_##fl(const char *path, const gir_options *opts, gir_graph **out, gir_error *err)   \
+    {                                                                                                         \
+        return nn_read(path, opts, FLAVOUR, out, err);                                                        \
+    }                                                                                                         \
+    static gir_status write_##fl(const gir_graph *g, const char *path, const gir_options *opts,               \
+                                 gir_error *err)                                                              \
+    {                                                                                                         \
+        return nn_write(g, path, opts, FLAVOUR, err);                                                         \
+    }                                                                                                         \
+    const gir_format gir_format_##fl = { .name = #fl, .description = desc, .extensions = ext_##fl,            \
+                                         .probe = probe_##fl, .read = read_##fl, .write = write_##fl,         \
+                                         .plan = planner, .ops = nn_##fl##_ops, .read_options = read_opts }
 
-const gir_format gir_format_mxnet = {
-    .name = "mxnet",
-    .description = "MXNet symbol JSON, every generation (+ MXNet NDArray .params)",
-    .extensions = ext_mxnet,
-    .probe = probe_mxnet,
-    .read = read_mxnet,
-    .write = write_mxnet,
-    .plan = plan_mxnet,
-    .ops = nn_mxnet_ops,
-    .read_options = read_opts,
-    .write_options = NULL,
-};
-
-const gir_format gir_format_tvm = {
-    .name = "tvm",
-    .description = "TVM graph-executor JSON (tvm_op nodes, shapes, storage plan) (+ TVM .params)",
-    .extensions = ext_tvm,
-    .probe = probe_tvm,
-    .read = read_tvm,
-    .write = write_tvm,
-    .ops = nn_tvm_ops,
-    .read_options = read_opts,
-    .write_options = NULL,
-};
+NN_FORMAT(nnvm, NN_NNVM, "NNVM graph JSON with NNVM top operators (+ TVM .params)", plan_nnvm);
+NN_FORMAT(mxnet, NN_MXNET, "MXNet symbol JSON, every generation (+ MXNet NDArray .params)", plan_mxnet);
+NN_FORMAT(tvm, NN_TVM, "TVM graph-executor JSON (tvm_op nodes, shapes, storage plan) (+ TVM .params)", NULL);

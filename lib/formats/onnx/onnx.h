@@ -163,7 +163,7 @@ void onnx_conv_clear(onnx_conv *cv);
 bool onnx_is_operand_input(const char *op_type, int64_t version, size_t i);
 /* The canonical operator an ONNX op_type of the default domain maps to
  * (GIR_OP_OPAQUE: none), and whether a canonical operator has an ONNX
- * form; both from onnx_op_map. */
+ * form; both from onnx_ops. */
 gir_op onnx_canonical_op(const char *op_type);
 bool onnx_op_has_form(gir_op op);
 
@@ -176,7 +176,7 @@ gir_status onnx_attr_to_ir(gir_graph *g, gir_attrs *dst, const char *name, Onnx_
  * leave `type` unset; 0 when it has no value at all. */
 int onnx_attr_type(const Onnx__AttributeProto *a);
 
-extern const gir_op_map onnx_op_map[];
+extern const gir_op_map onnx_ops[];
 
 /* ---- write (write.c) / read (read.c) ---------------------------- */
 

@@ -121,7 +121,7 @@ static const gir_attr_map a_rnn[] = { RNN_ATTRS, END };
 
 #define OP(name, attrs, note) { #name, GIR_OP_##name, RW, attrs, note }
 
-const gir_op_map onnx_op_map[] = {
+const gir_op_map onnx_ops[] = {
     OP(Identity, NULL, NULL),
     OP(Relu, NULL, NULL),
     OP(Sigmoid, NULL, NULL),

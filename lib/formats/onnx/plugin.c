@@ -76,15 +76,5 @@ static const gir_option_doc write_options[] = {
     { NULL, NULL },
 };
 
-const gir_format gir_format_onnx = {
-    .name = "onnx",
-    .description = "ONNX ModelProto (opsets 1-18 read, 7-18 written; external data)",
-    .extensions = extensions,
-    .probe = probe,
-    .read = onnx_read,
-    .write = onnx_write,
-    .plan = onnx_plan,
-    .ops = onnx_op_map,
-    .read_options = read_options,
-    .write_options = write_options,
-};
+const gir_format gir_format_onnx =
+    GIR_FORMAT_PLUGIN("onnx", "ONNX ModelProto (opsets 1-18 read, 7-18 written; external data)", onnx);

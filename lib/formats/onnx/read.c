@@ -227,6 +227,12 @@ static gir_status declare(reader *r, Onnx__ValueInfoProto *vi, gir_error *err)
     return GIR_OK;
 }
 
+/* A value's name: an error naming entry i of the list `what` when it has none. */
+static gir_status named(const char *n, const char *what, size_t i, gir_error *err)
+{
+    return n && *n ? GIR_OK : gir_fail(err, GIR_E_SCHEMA, "%s %zu has no name", what, i);
+}
+
 static gir_status collect(reader *r, gir_error *err)
 {
     Onnx__GraphProto *gp = r->gp;
@@ -243,8 +249,7 @@ static gir_status collect(reader *r, gir_error *err)
     /* Graph inputs. */
     for (size_t i = 0; i < gp->n_input; i++) {
         const char *n = gp->input[i]->name;
-        if (!n || !*n)
-            return gir_fail(err, GIR_E_SCHEMA, "graph input %zu has no name", i);
+        TRY(named(n, "graph input", i, err));
         if (onnx_map_has(&r->input_by_name, n))
             return dup_value(n, "two graph inputs", err);
         if (!onnx_map_put(&r->input_by_name, n, (int32_t)i))
@@ -254,8 +259,7 @@ static gir_status collect(reader *r, gir_error *err)
     for (size_t i = 0; i < gp->n_initializer; i++) {
         Onnx__TensorProto *tp = gp->initializer[i];
         const char *n = tp->name;
-        if (!n || !*n)
-            return gir_fail(err, GIR_E_SCHEMA, "initializer %zu has no name", i);
+        TRY(named(n, "initializer", i, err));
         if (onnx_map_has(&r->konst_by_name, n))
             return dup_value(n, "two initializers", err);
         konst *k = &r->k[r->nk];
@@ -342,9 +346,7 @@ static gir_status collect(reader *r, gir_error *err)
     if (!r->decl)
         return gir_nomem(err);
     for (size_t i = 0; i < gp->n_value_info; i++) {
-        const char *n = gp->value_info[i]->name;
-        if (!n || !*n)
-            return gir_fail(err, GIR_E_SCHEMA, "value_info %zu has no name", i);
+        TRY(named(gp->value_info[i]->name, "value_info", i, err));
         TRY(declare(r, gp->value_info[i], err));
     }
     for (size_t i = 0; i < gp->n_output; i++)
@@ -365,6 +367,13 @@ static const char *node_label(const Onnx__NodeProto *np)
     if (np->name && *np->name)
         return np->name;
     return np->n_output && np->output[0] && *np->output[0] ? np->output[0] : np->op_type;
+}
+
+/* The node producing input j of np, or -1 (an initializer, a graph input,
+ * an omitted optional input). */
+static int32_t input_producer(reader *r, const Onnx__NodeProto *np, size_t j)
+{
+    return np->input[j] && *np->input[j] ? onnx_map_get(&r->producer, np->input[j]) : -1;
 }
 
 /* Every reference resolves; nodes are put in topological order (file order
@@ -388,8 +397,7 @@ static gir_status check_and_sort(reader *r, gir_error *err)
     }
     for (size_t i = 0; i < gp->n_output; i++) {
         const char *o = gp->output[i]->name;
-        if (!o || !*o)
-            return gir_fail(err, GIR_E_SCHEMA, "graph output %zu has no name", i);
+        TRY(named(o, "graph output", i, err));
         if (!defined(r, o)) {
             gir_fail(err, GIR_E_REFERENCE, "graph output '%s' is not produced by any node", o);
             gir_err_node(err, o);
@@ -405,38 +413,29 @@ static gir_status check_and_sort(reader *r, gir_error *err)
     for (size_t i = 0; i < n; i++)
         nedges += gp->node[i]->n_input;
     int32_t *start = calloc(n + 1, sizeof *start), *edges = malloc((nedges ? nedges : 1) * sizeof *edges);
+    int32_t *fill = calloc(n + 1, sizeof *fill);
     gir_status st = GIR_OK;
-    if (!pending || !heap || !r->order || !start || !edges) {
+    if (!pending || !heap || !r->order || !start || !edges || !fill) {
         st = gir_nomem(err);
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        const Onnx__NodeProto *np = gp->node[i];
-        for (size_t j = 0; j < np->n_input; j++) {
-            int32_t p = np->input[j] && *np->input[j] ? onnx_map_get(&r->producer, np->input[j]) : -1;
-            if (p >= 0) {
-                start[p + 1]++;
-                pending[i]++;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        start[i + 1] += start[i];
-    {
-        int32_t *fill = calloc(n + 1, sizeof *fill);
-        if (!fill) {
-            st = gir_nomem(err);
-            goto out;
-        }
+    /* the edges twice: counted (and the start of each node's consumers
+     * summed up), then filled in */
+    for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const Onnx__NodeProto *np = gp->node[i];
             for (size_t j = 0; j < np->n_input; j++) {
-                int32_t p = np->input[j] && *np->input[j] ? onnx_map_get(&r->producer, np->input[j]) : -1;
-                if (p >= 0)
+                int32_t p = input_producer(r, np, j);
+                if (p >= 0 && pass == 0) {
+                    start[p + 1]++;
+                    pending[i]++;
+                } else if (p >= 0) {
                     edges[start[p] + fill[p]++] = (int32_t)i;
+                }
             }
         }
-        free(fill);
+        for (size_t i = 0; pass == 0 && i < n; i++)
+            start[i + 1] += start[i];
     }
     size_t hn = 0, done = 0;
 #define HEAP_PUSH(x)                                                   \
@@ -490,6 +489,7 @@ out:
     free(heap);
     free(start);
     free(edges);
+    free(fill);
     return st;
 }
 
@@ -799,22 +799,16 @@ static gir_status read_model_meta(reader *r, gir_error *err)
     if (gir_attrs_set_int(g, gm, ONNX_META_IR_VERSION, m->ir_version, err))
         return gir_nomem(err);
     size_t no = m->n_opset_import;
-    const char **doms = calloc(no ? no : 1, sizeof *doms);
-    int64_t *vers = calloc(no ? no : 1, sizeof *vers);
-    if (!doms || !vers) {
-        free(doms);
-        free(vers);
+    const char **doms = gir_arena_alloc(&g->arena, (no ? no : 1) * sizeof *doms);
+    int64_t *vers = gir_arena_alloc(&g->arena, (no ? no : 1) * sizeof *vers);
+    if (!doms || !vers)
         return gir_nomem(err);
-    }
     for (size_t i = 0; i < no; i++) {
         doms[i] = m->opset_import[i]->domain ? m->opset_import[i]->domain : "";
         vers[i] = m->opset_import[i]->version;
     }
-    bool fail = gir_attrs_set_strings(g, gm, ONNX_META_OPSET_DOMAINS, doms, no, err) ||
-                gir_attrs_set_ints(g, gm, ONNX_META_OPSET_VERSIONS, vers, no, err);
-    free(doms);
-    free(vers);
-    if (fail)
+    if (gir_attrs_set_strings(g, gm, ONNX_META_OPSET_DOMAINS, doms, no, err) ||
+        gir_attrs_set_ints(g, gm, ONNX_META_OPSET_VERSIONS, vers, no, err))
         return gir_nomem(err);
     if (onnxr_meta_str(g, gm, ONNX_META_PRODUCER_NAME, m->producer_name, err) ||
         onnxr_meta_str(g, gm, ONNX_META_PRODUCER_VERSION, m->producer_version, err) ||
@@ -825,21 +819,15 @@ static gir_status read_model_meta(reader *r, gir_error *err)
         return gir_nomem(err);
     if (m->n_metadata_props) {
         size_t np = m->n_metadata_props;
-        const char **ks = calloc(np, sizeof *ks), **vs = calloc(np, sizeof *vs);
-        if (!ks || !vs) {
-            free(ks);
-            free(vs);
+        const char **ks = gir_arena_alloc(&g->arena, np * sizeof *ks), **vs = gir_arena_alloc(&g->arena, np * sizeof *vs);
+        if (!ks || !vs)
             return gir_nomem(err);
-        }
         for (size_t i = 0; i < np; i++) {
             ks[i] = m->metadata_props[i]->key ? m->metadata_props[i]->key : "";
             vs[i] = m->metadata_props[i]->value ? m->metadata_props[i]->value : "";
         }
-        fail = gir_attrs_set_strings(g, gm, ONNX_META_PROPS_KEYS, ks, np, err) ||
-               gir_attrs_set_strings(g, gm, ONNX_META_PROPS_VALUES, vs, np, err);
-        free(ks);
-        free(vs);
-        if (fail)
+        if (gir_attrs_set_strings(g, gm, ONNX_META_PROPS_KEYS, ks, np, err) ||
+            gir_attrs_set_strings(g, gm, ONNX_META_PROPS_VALUES, vs, np, err))
             return gir_nomem(err);
     }
     /* What the IR cannot hold rides verbatim: training info, local

@@ -73,7 +73,7 @@ const onnx_rule *onnx_rule_for(gir_op op)
 
 gir_op onnx_canonical_op(const char *op_type)
 {
-    for (const gir_op_map *m = onnx_op_map; m->format_op; m++)
+    for (const gir_op_map *m = onnx_ops; m->format_op; m++)
         if ((m->dir & GIR_MAP_READ) && m->op != GIR_OP_OPAQUE && strcmp(m->format_op, op_type) == 0)
             return m->op;
     return GIR_OP_OPAQUE;
@@ -81,7 +81,7 @@ gir_op onnx_canonical_op(const char *op_type)
 
 bool onnx_op_has_form(gir_op op)
 {
-    for (const gir_op_map *m = onnx_op_map; m->format_op; m++)
+    for (const gir_op_map *m = onnx_ops; m->format_op; m++)
         if ((m->dir & GIR_MAP_WRITE) && m->op == op)
             return true;
     return false;

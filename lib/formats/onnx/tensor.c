@@ -383,26 +383,14 @@ char *onnx_base64_encode(const uint8_t *p, size_t n)
     char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
     if (!out)
         return NULL;
-    size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+    /* three bytes a time; a last one or two padded with '=' */
+    for (size_t i = 0; i < n; i += 3) {
+        size_t left = n - i;
+        uint32_t v = (uint32_t)p[i] << 16 | (left > 1 ? (uint32_t)p[i + 1] << 8 : 0) | (left > 2 ? p[i + 2] : 0);
         *o++ = b64[v >> 18];
         *o++ = b64[(v >> 12) & 63];
-        *o++ = b64[(v >> 6) & 63];
-        *o++ = b64[v & 63];
-    }
-    if (n - i == 1) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        *o++ = b64[v >> 18];
-        *o++ = b64[(v >> 12) & 63];
-        *o++ = '=';
-        *o++ = '=';
-    } else if (n - i == 2) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-        *o++ = b64[v >> 18];
-        *o++ = b64[(v >> 12) & 63];
-        *o++ = b64[(v >> 6) & 63];
-        *o++ = '=';
+        *o++ = left > 1 ? b64[(v >> 6) & 63] : '=';
+        *o++ = left > 2 ? b64[v & 63] : '=';
     }
     *o = 0;
     return out;
@@ -410,17 +398,8 @@ char *onnx_base64_encode(const uint8_t *p, size_t n)
 
 static int b64_val(char c)
 {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
+    const char *at = c ? strchr(b64, c) : NULL;
+    return at ? (int)(at - b64) : -1;
 }
 
 bool onnx_base64_decode(const char *s, uint8_t **out, size_t *n)

@@ -77,16 +77,27 @@ static Onnx__AttributeProto *attr_new(writer *w, const char *name, Onnx__Attribu
     return a;
 }
 
+/* A new attribute *a of a list type, and the arena array for its n
+ * elements of size bytes, which the caller fills; NULL when out of
+ * memory. */
+static void *attr_list(writer *w, Onnx__AttributeProto **a, const char *name, Onnx__AttributeProto__AttributeType type,
+                       size_t n, size_t size)
+{
+    *a = attr_new(w, name, type);
+    return *a ? onnxw_aalloc(w, (n ? n : 1) * size) : NULL;
+}
+
 static Onnx__AttributeProto *attr_ints(writer *w, const char *name, const int64_t *v, size_t n)
 {
-    Onnx__AttributeProto *a = attr_new(w, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-    if (!a)
+    Onnx__AttributeProto *a;
+    int64_t *d = attr_list(w, &a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, n, sizeof *d);
+    if (!d)
         return NULL;
     a->n_ints = n;
-    a->ints = onnxw_aalloc(w, (n ? n : 1) * sizeof *a->ints);
-    if (a->ints && n)
-        memcpy(a->ints, v, n * sizeof *v);
-    return a->ints ? a : NULL;
+    a->ints = d;
+    if (n)
+        memcpy(d, v, n * sizeof *v);
+    return a;
 }
 
 static Onnx__AttributeProto *attr_int(writer *w, const char *name, int64_t v)
@@ -111,14 +122,15 @@ static Onnx__AttributeProto *attr_float(writer *w, const char *name, double v)
 
 static Onnx__AttributeProto *attr_floats(writer *w, const char *name, const double *v, size_t n)
 {
-    Onnx__AttributeProto *a = attr_new(w, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
-    if (!a)
+    Onnx__AttributeProto *a;
+    float *d = attr_list(w, &a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS, n, sizeof *d);
+    if (!d)
         return NULL;
     a->n_floats = n;
-    a->floats = onnxw_aalloc(w, (n ? n : 1) * sizeof *a->floats);
-    for (size_t i = 0; a->floats && i < n; i++)
-        a->floats[i] = (float)v[i];
-    return a->floats ? a : NULL;
+    a->floats = d;
+    for (size_t i = 0; i < n; i++)
+        d[i] = (float)v[i];
+    return a;
 }
 
 static Onnx__AttributeProto *attr_string(writer *w, const char *name, const char *s)
@@ -142,13 +154,12 @@ static Onnx__AttributeProto *attr_from_ir(writer *w, const gir_attr *x, const ch
     case GIR_ATTR_INTS: return attr_ints(w, name, x->u.ints.v, x->u.ints.n);
     case GIR_ATTR_FLOATS: return attr_floats(w, name, x->u.floats.v, x->u.floats.n);
     case GIR_ATTR_STRINGS: {
-        Onnx__AttributeProto *a = attr_new(w, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
-        if (!a)
+        Onnx__AttributeProto *a;
+        ProtobufCBinaryData *d = attr_list(w, &a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS, x->u.strs.n, sizeof *d);
+        if (!d)
             return NULL;
         a->n_strings = x->u.strs.n;
-        a->strings = onnxw_aalloc(w, (x->u.strs.n ? x->u.strs.n : 1) * sizeof *a->strings);
-        if (!a->strings)
-            return NULL;
+        a->strings = d;
         for (size_t i = 0; i < x->u.strs.n; i++) {
             a->strings[i].len = strlen(x->u.strs.v[i]);
             a->strings[i].data = (uint8_t *)onnxw_astr(w, x->u.strs.v[i]);
@@ -170,6 +181,19 @@ typedef struct nb {
     size_t cap_attr, cap_in;
 } nb;
 
+/* Moves an arena array of n pointers to a new one of room nc (> n); false
+ * when out of memory. */
+static bool grow_list(writer *w, void ***list, size_t n, size_t nc)
+{
+    void **nl = onnxw_aalloc(w, nc * sizeof *nl);
+    if (!nl)
+        return false;
+    if (n)
+        memcpy(nl, *list, n * sizeof *nl);
+    *list = nl;
+    return true;
+}
+
 static void nb_attr(writer *w, nb *b, Onnx__AttributeProto *a)
 {
     if (!a) {
@@ -178,12 +202,8 @@ static void nb_attr(writer *w, nb *b, Onnx__AttributeProto *a)
     }
     if (b->np->n_attribute == b->cap_attr) {
         size_t nc = b->cap_attr ? 2 * b->cap_attr : 8;
-        Onnx__AttributeProto **na = onnxw_aalloc(w, nc * sizeof *na);
-        if (!na)
+        if (!grow_list(w, (void ***)&b->np->attribute, b->np->n_attribute, nc))
             return;
-        if (b->np->n_attribute)
-            memcpy(na, b->np->attribute, b->np->n_attribute * sizeof *na);
-        b->np->attribute = na;
         b->cap_attr = nc;
     }
     b->np->attribute[b->np->n_attribute++] = a;
@@ -197,12 +217,8 @@ static void nb_input(writer *w, nb *b, size_t pos, const char *name)
     }
     if (pos >= b->cap_in) {
         size_t nc = pos + 8;
-        char **ni = onnxw_aalloc(w, nc * sizeof *ni);
-        if (!ni)
+        if (!grow_list(w, (void ***)&b->np->input, b->np->n_input, nc))
             return;
-        if (b->np->n_input)
-            memcpy(ni, b->np->input, b->np->n_input * sizeof *ni);
-        b->np->input = ni;
         b->cap_in = nc;
     }
     while (b->np->n_input <= pos)

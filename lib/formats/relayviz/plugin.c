@@ -39,16 +39,8 @@ static const gir_option_doc write_options[] = {
     { NULL, NULL },
 };
 
-const gir_format gir_format_relayviz = {
-    .name = "relayviz",
-    .description = "RelayViz JSON: a Relay program as a node list (TVM's visualisation proposal), with a TVM "
-                   ".params companion or embedded Const weights",
-    .extensions = extensions,
-    .probe = probe,
-    .read = gir_relayviz_read,
-    .write = gir_relayviz_write,
-    .plan = gir_relayviz_plan,
-    .ops = gir_relayviz_ops,
-    .read_options = read_options,
-    .write_options = write_options,
-};
+const gir_format gir_format_relayviz = GIR_FORMAT_PLUGIN(
+    "relayviz",
+    "RelayViz JSON: a Relay program as a node list (TVM's visualisation proposal), with a TVM "
+    ".params companion or embedded Const weights",
+    gir_relayviz);
