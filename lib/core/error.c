@@ -169,6 +169,13 @@ void gir_err_node(gir_error *err, const char *name)
         err->node = escape_controls(gir_strdupf("%s", name));
 }
 
+gir_status gir_err_in_node(gir_status st, gir_error *err, const char *name)
+{
+    if (st != GIR_OK)
+        gir_err_node(err, name);
+    return st;
+}
+
 void gir_err_loc(gir_error *err, const char *fmt, ...)
 {
     va_list ap;

@@ -358,11 +358,7 @@ gir_status gir_node_check_refs(const gir_graph *g, const gir_node *n, gir_error 
 gir_status gir_node_make_output(gir_graph *g, gir_node *n, size_t k, const char *name, gir_error *err)
 {
     int32_t idx;
-    gir_status st = gir_graph_add_value(g, name, GIR_VALUE_INTERMEDIATE, &idx, err);
-    if (st) {
-        gir_err_node(err, n->name);
-        return st;
-    }
+    TRY(gir_err_in_node(gir_graph_add_value(g, name, GIR_VALUE_INTERMEDIATE, &idx, err), err, n->name));
     return gir_node_set_output(g, n, k, idx, err);
 }
 

@@ -38,6 +38,9 @@ static inline gir_status gir_nomem(gir_error *err)
 /* Fill the where-fields of an already failed error, if still empty. */
 void gir_err_file(gir_error *err, const char *path);
 void gir_err_node(gir_error *err, const char *name);
+/* st, with the node called name recorded where st is a failure
+ * (gir_err_node): TRY(gir_err_in_node(call(..., err), err, n->name)). */
+gir_status gir_err_in_node(gir_status st, gir_error *err, const char *name);
 void gir_err_loc(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
 void gir_err_replace_message(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
 

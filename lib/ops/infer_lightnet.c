@@ -64,6 +64,25 @@ static gir_status need_rank(const gir_node *n, const gir_value *v, size_t i, int
                     gir_op_operand_name(n->op, false, i, nm, sizeof nm), r, SHP(&v->shape));
 }
 
+/* Inputs 0 and 1 (oi_input), then their ranks r0 and r1 (need_rank) where
+ * those are not -1. */
+static gir_status two_inputs(const gir_graph *g, const gir_node *n, const gir_value **a, const gir_value **b, int r0,
+                             int r1, gir_error *err)
+{
+    TRY(oi_input(g, n, 0, a, err));
+    TRY(oi_input(g, n, 1, b, err));
+    if (r0 >= 0)
+        TRY(need_rank(n, *a, 0, r0, err));
+    return r1 >= 0 ? need_rank(n, *b, 1, r1, err) : GIR_OK;
+}
+
+/* Inputs 0 and 1 are float32 where their dtypes are known. */
+static gir_status two_f32(const gir_node *n, const gir_value *a, const gir_value *b, gir_error *err)
+{
+    TRY(oi_need_dtype(n, a, 0, a->dtype == GIR_DT_F32, "float32", err));
+    return oi_need_dtype(n, b, 1, b->dtype == GIR_DT_F32, "float32", err);
+}
+
 gir_status infer_Print(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *x;
@@ -98,10 +117,7 @@ gir_status infer_Sort(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_GatherBlocks(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *d, *ix;
-    TRY(oi_input(g, n, 0, &d, err));
-    TRY(oi_input(g, n, 1, &ix, err));
-    TRY(need_rank(n, d, 0, 1, err));
-    TRY(need_rank(n, ix, 1, 1, err));
+    TRY(two_inputs(g, n, &d, &ix, 1, 1, err));
     TRY(oi_need_dtype(n, ix, 1, gir_dtype_is_int(ix->dtype), "an integer type", err));
     int64_t count = gir_node_int(n, "count", 0), bs = gir_node_int(n, "block_size", 1), len;
     if (ix->shape.rank == 1 && ix->shape.dims[0] >= 0 && count > ix->shape.dims[0])
@@ -134,10 +150,8 @@ gir_status infer_RangeFill(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_SqueezeDetBoxDecode(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *d, *a;
-    TRY(oi_input(g, n, 0, &d, err));
-    TRY(oi_input(g, n, 1, &a, err));
-    TRY(oi_need_dtype(n, d, 0, d->dtype == GIR_DT_F32, "float32", err));
-    TRY(oi_need_dtype(n, a, 1, a->dtype == GIR_DT_F32, "float32", err));
+    TRY(two_inputs(g, n, &d, &a, -1, -1, err));
+    TRY(two_f32(n, d, a, err));
     if (d->shape.rank >= 1 && d->shape.dims[d->shape.rank - 1] >= 0 && d->shape.dims[d->shape.rank - 1] != 4)
         return gir_fail(err, GIR_E_SHAPE, "SqueezeDetBoxDecode deltas %s must end in 4 (dx, dy, dw, dh)",
                         SHP(&d->shape));
@@ -151,12 +165,8 @@ gir_status infer_SqueezeDetBoxDecode(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_YoloV3Decode(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *f, *a;
-    TRY(oi_input(g, n, 0, &f, err));
-    TRY(oi_input(g, n, 1, &a, err));
-    TRY(need_rank(n, f, 0, 4, err));
-    TRY(need_rank(n, a, 1, 2, err));
-    TRY(oi_need_dtype(n, f, 0, f->dtype == GIR_DT_F32, "float32", err));
-    TRY(oi_need_dtype(n, a, 1, a->dtype == GIR_DT_F32, "float32", err));
+    TRY(two_inputs(g, n, &f, &a, 4, 2, err));
+    TRY(two_f32(n, f, a, err));
     int64_t A = a->shape.rank == 2 ? a->shape.dims[0] : -1, C = f->shape.rank == 4 ? f->shape.dims[1] : -1;
     if (a->shape.rank == 2 && a->shape.dims[1] >= 0 && a->shape.dims[1] != 2)
         return gir_fail(err, GIR_E_SHAPE, "YoloV3Decode anchors %s must be [anchors, 2]", SHP(&a->shape));
@@ -210,8 +220,7 @@ gir_status infer_SubMean(gir_graph *g, gir_node *n, gir_error *err)
 gir_status infer_DotProduct(gir_graph *g, gir_node *n, gir_error *err)
 {
     const gir_value *a, *b;
-    TRY(oi_input(g, n, 0, &a, err));
-    TRY(oi_input(g, n, 1, &b, err));
+    TRY(two_inputs(g, n, &a, &b, -1, -1, err));
     gir_dtype dt;
     TRY(oi_same_dtype(g, n, 0, 2, &dt, err));
     if (a->shape.rank >= 0 && b->shape.rank >= 0 && gir_shape_is_known(&a->shape) &&

@@ -364,93 +364,112 @@ static gir_status conv_begin(gir_graph *g, gir_node *n, conv_in *c, bool *done, 
     return conv_kernel(n, &c->ws, &c->w, err);
 }
 
-/* The output shape so far: X's batch axis (with its name), then m channels. */
-static void conv_out_batch_channels(const conv_in *cv, int64_t m, ish *o)
+/* Dimension i of s, or -1 where its rank is unknown. */
+static int64_t known_dim(const ish *s, int i)
 {
-    ish_rank(o, 0);
-    ish_push(o, cv->xs.s.rank >= 0 ? cv->xs.s.dims[0] : -1, cv->xs.s.rank >= 0 ? cv->xs.nm[0] : NULL);
-    ish_push(o, m, NULL);
+    return s->s.rank >= 0 ? s->s.dims[i] : -1;
+}
+
+/* What sets Conv and ConvTranspose apart: from what conv_begin read, the
+ * output channels *m (after the bias is checked against them) and the
+ * spatial output dimensions d. */
+typedef gir_status (*conv_dims_fn)(const gir_graph *g, const gir_node *n, const conv_in *cv, int64_t *m, int64_t *d,
+                                   gir_error *err);
+
+/* Output 0 of a convolution: X's batch axis (with its name), m channels,
+ * the spatial dimensions f gives. */
+static gir_status infer_conv_with(gir_graph *g, gir_node *n, conv_dims_fn f, gir_error *err)
+{
+    conv_in cv;
+    bool done;
+    TRY(conv_begin(g, n, &cv, &done, err));
+    if (done)
+        return GIR_OK;
+    int64_t m, d[GIR_MAX_RANK];
+    TRY(f(g, n, &cv, &m, d, err));
+    ish o;
+    ish_rank(&o, 0);
+    ish_push(&o, known_dim(&cv.xs, 0), cv.xs.s.rank >= 0 ? cv.xs.nm[0] : NULL);
+    ish_push(&o, m, NULL);
+    for (int i = 0; i < cv.w.r; i++)
+        ish_push(&o, d[i], NULL);
+    return oi_set_out(g, n, 0, cv.dt, &o, err);
+}
+
+static gir_status conv_dims(const gir_graph *g, const gir_node *n, const conv_in *cv, int64_t *m, int64_t *d,
+                            gir_error *err)
+{
+    int64_t c = known_dim(&cv->xs, 1), wc = known_dim(&cv->ws, 1), need;
+    *m = known_dim(&cv->ws, 0);
+    TRY(divides(n, cv->group, c, "input", err));
+    TRY(divides(n, cv->group, *m, "output", err));
+    if (c >= 0 && wc >= 0 && (!mul_ok(wc, cv->group, &need) || need != c))
+        return gir_fail(err, GIR_E_SHAPE, "%s input X %s has %lld channels but weight W %s expects %lld x group %lld",
+                        OPN(n), SHP(&cv->xs.s), (ll)c, SHP(&cv->ws.s), (ll)wc, (ll)cv->group);
+    TRY(check_bias(g, n, *m, err));
+    for (int i = 0; i < cv->w.r; i++)
+        TRY(window_out(n, &cv->w, i, known_dim(&cv->xs, 2 + i), &d[i], err));
+    return GIR_OK;
+}
+
+static gir_status conv_transpose_dims(const gir_graph *g, const gir_node *n, const conv_in *cv, int64_t *m,
+                                      int64_t *dims, gir_error *err)
+{
+    int64_t outpad[GIR_MAX_RANK];
+    TRY(window_list(n, &cv->w, WA_OUTPUT_PADDING, cv->w.r, "one per spatial axis", 0, 0, outpad, err));
+    for (int i = 0; i < cv->w.r; i++)
+        if (outpad[i] >= cv->w.s[i] && outpad[i] >= cv->w.d[i])
+            return gir_fail(err, GIR_E_ATTRIBUTE, "%s output_padding %lld on spatial axis %d is not less than the "
+                            "stride %lld or the dilation %lld", OPN(n), (ll)outpad[i], i, (ll)cv->w.s[i],
+                            (ll)cv->w.d[i]);
+    const int64_t *os;
+    ptrdiff_t nos = ints_of(cv->w.at[WA_OUTPUT_SHAPE], &os);
+    if (nos >= 0)
+        TRY(oi_list_len(n, "output_shape", nos, cv->w.r, "one per spatial axis", err));
+    /* X is [N, C, ...], W is [C, M / group, k...]. */
+    int64_t c = known_dim(&cv->xs, 1), wc = known_dim(&cv->ws, 0), mg = known_dim(&cv->ws, 1);
+    *m = -1;
+    TRY(divides(n, cv->group, c, "input", err));
+    if (c >= 0 && wc >= 0 && c != wc)
+        return gir_fail(err, GIR_E_SHAPE, "%s input X %s has %lld channels but weight W %s expects %lld", OPN(n),
+                        SHP(&cv->xs.s), (ll)c, SHP(&cv->ws.s), (ll)wc);
+    if (mg >= 0 && !mul_ok(mg, cv->group, m))
+        return oi_too_large(n, err);
+    TRY(check_bias(g, n, *m, err));
+    const window *w = &cv->w;
+    for (int i = 0; i < w->r; i++) {
+        int64_t in = known_dim(&cv->xs, 2 + i), d = -1, t;
+        if (nos >= 0) {
+            d = os[i];
+        } else if (in >= 0 && is_same_pad(w)) {
+            if (!mul_ok(in, w->s[i], &d))
+                return oi_too_large(n, err);
+        } else if (in >= 0 && w->k[i] >= 0) {
+            /* stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads */
+            if (in < 1 || !mul_ok(w->s[i], in - 1, &d) || !add_ok(d, outpad[i], &d) ||
+                !mul_ok(w->k[i] - 1, w->d[i], &t) || !add_ok(t, 1, &t) || !add_ok(d, t, &d) ||
+                !add_ok(w->pb[i], w->pe[i], &t))
+                return in < 1 ? gir_fail(err, GIR_E_SHAPE, "%s input X %s has an empty spatial axis", OPN(n),
+                                         SHP(&cv->xs.s))
+                              : oi_too_large(n, err);
+            if (d - t < 1)
+                return gir_fail(err, GIR_E_ATTRIBUTE, "%s pads %lld + %lld on spatial axis %d leave no output "
+                                "(unpadded extent %lld)", OPN(n), (ll)w->pb[i], (ll)w->pe[i], i, (ll)d);
+            d -= t;
+        }
+        dims[i] = d;
+    }
+    return GIR_OK;
 }
 
 gir_status infer_Conv(gir_graph *g, gir_node *n, gir_error *err)
 {
-    conv_in cv;
-    bool done;
-    TRY(conv_begin(g, n, &cv, &done, err));
-    if (done)
-        return GIR_OK;
-    int64_t c = cv.xs.s.rank >= 0 ? cv.xs.s.dims[1] : -1;
-    int64_t m = cv.ws.s.rank >= 0 ? cv.ws.s.dims[0] : -1, wc = cv.ws.s.rank >= 0 ? cv.ws.s.dims[1] : -1;
-    int64_t need;
-    TRY(divides(n, cv.group, c, "input", err));
-    TRY(divides(n, cv.group, m, "output", err));
-    if (c >= 0 && wc >= 0 && (!mul_ok(wc, cv.group, &need) || need != c))
-        return gir_fail(err, GIR_E_SHAPE, "%s input X %s has %lld channels but weight W %s expects %lld x group %lld",
-                        OPN(n), SHP(&cv.xs.s), (ll)c, SHP(&cv.ws.s), (ll)wc, (ll)cv.group);
-    TRY(check_bias(g, n, m, err));
-    ish o;
-    conv_out_batch_channels(&cv, m, &o);
-    for (int i = 0; i < cv.w.r; i++) {
-        int64_t d;
-        TRY(window_out(n, &cv.w, i, cv.xs.s.rank >= 0 ? cv.xs.s.dims[2 + i] : -1, &d, err));
-        ish_push(&o, d, NULL);
-    }
-    return oi_set_out(g, n, 0, cv.dt, &o, err);
+    return infer_conv_with(g, n, conv_dims, err);
 }
 
 gir_status infer_ConvTranspose(gir_graph *g, gir_node *n, gir_error *err)
 {
-    conv_in cv;
-    bool done;
-    TRY(conv_begin(g, n, &cv, &done, err));
-    if (done)
-        return GIR_OK;
-    int64_t outpad[GIR_MAX_RANK];
-    TRY(window_list(n, &cv.w, WA_OUTPUT_PADDING, cv.w.r, "one per spatial axis", 0, 0, outpad, err));
-    for (int i = 0; i < cv.w.r; i++)
-        if (outpad[i] >= cv.w.s[i] && outpad[i] >= cv.w.d[i])
-            return gir_fail(err, GIR_E_ATTRIBUTE, "%s output_padding %lld on spatial axis %d is not less than the "
-                            "stride %lld or the dilation %lld", OPN(n), (ll)outpad[i], i, (ll)cv.w.s[i],
-                            (ll)cv.w.d[i]);
-    const int64_t *os;
-    ptrdiff_t nos = ints_of(cv.w.at[WA_OUTPUT_SHAPE], &os);
-    if (nos >= 0)
-        TRY(oi_list_len(n, "output_shape", nos, cv.w.r, "one per spatial axis", err));
-    /* X is [N, C, ...], W is [C, M / group, k...]. */
-    int64_t c = cv.xs.s.rank >= 0 ? cv.xs.s.dims[1] : -1, wc = cv.ws.s.rank >= 0 ? cv.ws.s.dims[0] : -1;
-    int64_t mg = cv.ws.s.rank >= 0 ? cv.ws.s.dims[1] : -1, m = -1;
-    TRY(divides(n, cv.group, c, "input", err));
-    if (c >= 0 && wc >= 0 && c != wc)
-        return gir_fail(err, GIR_E_SHAPE, "%s input X %s has %lld channels but weight W %s expects %lld", OPN(n),
-                        SHP(&cv.xs.s), (ll)c, SHP(&cv.ws.s), (ll)wc);
-    if (mg >= 0 && !mul_ok(mg, cv.group, &m))
-        return oi_too_large(n, err);
-    TRY(check_bias(g, n, m, err));
-    ish o;
-    conv_out_batch_channels(&cv, m, &o);
-    for (int i = 0; i < cv.w.r; i++) {
-        int64_t in = cv.xs.s.rank >= 0 ? cv.xs.s.dims[2 + i] : -1, d = -1, t;
-        if (nos >= 0) {
-            d = os[i];
-        } else if (in >= 0 && is_same_pad(&cv.w)) {
-            if (!mul_ok(in, cv.w.s[i], &d))
-                return oi_too_large(n, err);
-        } else if (in >= 0 && cv.w.k[i] >= 0) {
-            /* stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads */
-            if (in < 1 || !mul_ok(cv.w.s[i], in - 1, &d) || !add_ok(d, outpad[i], &d) ||
-                !mul_ok(cv.w.k[i] - 1, cv.w.d[i], &t) || !add_ok(t, 1, &t) || !add_ok(d, t, &d) ||
-                !add_ok(cv.w.pb[i], cv.w.pe[i], &t))
-                return in < 1 ? gir_fail(err, GIR_E_SHAPE, "%s input X %s has an empty spatial axis", OPN(n),
-                                         SHP(&cv.xs.s))
-                              : oi_too_large(n, err);
-            if (d - t < 1)
-                return gir_fail(err, GIR_E_ATTRIBUTE, "%s pads %lld + %lld on spatial axis %d leave no output "
-                                "(unpadded extent %lld)", OPN(n), (ll)cv.w.pb[i], (ll)cv.w.pe[i], i, (ll)d);
-            d -= t;
-        }
-        ish_push(&o, d, NULL);
-    }
-    return oi_set_out(g, n, 0, cv.dt, &o, err);
+    return infer_conv_with(g, n, conv_transpose_dims, err);
 }
 
 gir_status infer_pool(gir_graph *g, gir_node *n, gir_error *err)
@@ -703,25 +722,17 @@ gir_status infer_rnn(gir_graph *g, gir_node *n, gir_error *err)
         TRY(rnn_operand(g, n, 6, 3, st_dims[d.layout], err));
         TRY(rnn_operand(g, n, 7, 2, (int64_t[]){ nd, 3 * H }, err));
     }
+    /* the states are st_dims; Y has the sequence axis before their first
+     * (layout 0) or second (layout 1) */
     ish y, s;
     ish_rank(&y, 0);
     ish_rank(&s, 0);
-    if (d.layout) {
-        ish_push(&y, batch, batch_nm);
-        ish_push(&y, seq, seq_nm);
-        ish_push(&y, nd, NULL);
-        ish_push(&y, H, NULL);
-        ish_push(&s, batch, batch_nm);
-        ish_push(&s, nd, NULL);
-        ish_push(&s, H, NULL);
-    } else {
-        ish_push(&y, seq, seq_nm);
-        ish_push(&y, nd, NULL);
-        ish_push(&y, batch, batch_nm);
-        ish_push(&y, H, NULL);
-        ish_push(&s, nd, NULL);
-        ish_push(&s, batch, batch_nm);
-        ish_push(&s, H, NULL);
+    for (int i = 0; i < 3; i++)
+        ish_push(&s, st_dims[d.layout][i], i == (d.layout ? 0 : 1) ? batch_nm : NULL);
+    for (int i = 0; i < 3; i++) {
+        if (i == d.layout)
+            ish_push(&y, seq, seq_nm);
+        ish_push(&y, s.s.dims[i], s.nm[i]);
     }
     TRY(oi_set_out(g, n, 0, dt, &y, err));
     for (size_t k = 1; k < n->n_out; k++)

@@ -116,11 +116,7 @@ gir_status gir_op_infer(gir_graph *g, gir_node *n, gir_error *err)
 {
     if (n->op == GIR_OP_OPAQUE)
         return GIR_OK;
-    gir_status st = gir_op_check_node(g, n, err);
-    if (st != GIR_OK) {
-        gir_err_node(err, n->name);
-        return st;
-    }
+    TRY(gir_err_in_node(gir_op_check_node(g, n, err), err, n->name));
     return gir_op_infer_checked(g, n, err);
 }
 
@@ -128,8 +124,5 @@ gir_status gir_op_infer_checked(gir_graph *g, gir_node *n, gir_error *err)
 {
     if (n->op == GIR_OP_OPAQUE)
         return GIR_OK;
-    gir_status st = gir_op_get(n->op)->infer(g, n, err);
-    if (st != GIR_OK)
-        gir_err_node(err, n->name);
-    return st;
+    return gir_err_in_node(gir_op_get(n->op)->infer(g, n, err), err, n->name);
 }

@@ -233,6 +233,21 @@ static void kill(gir_edit *e, int32_t node)
             e->cand[n->in[k]] = true;
 }
 
+/* Output k of n, a node being removed: no longer made by it, and a
+ * candidate for removal.  Its value, or NULL for an empty slot. */
+static gir_value *detach_out(gir_edit *e, gir_node *n, size_t k)
+{
+    int32_t v = n->out[k];
+    if (v < 0)
+        return NULL;
+    n->out[k] = -1;
+    gir_value *V = e->g->values[v];
+    V->producer = -1;
+    V->producer_out = -1;
+    e->cand[v] = true;
+    return V;
+}
+
 gir_status gir_rw_done(gir_rw *rw, const int32_t *outs, gir_error *err)
 {
     gir_edit *e = rw->e;
@@ -244,13 +259,9 @@ gir_status gir_rw_done(gir_rw *rw, const int32_t *outs, gir_error *err)
     kill(e, rw->node);
     for (size_t k = 0; k < old->n_out; k++) {
         int32_t v = old->out[k], r = outs[k];
-        if (v < 0)
+        gir_value *V = detach_out(e, old, k);
+        if (!V)
             continue;
-        old->out[k] = -1;
-        gir_value *V = g->values[v];
-        V->producer = -1;
-        V->producer_out = -1;
-        e->cand[v] = true;
         if (r < 0)
             continue; /* unused output: nothing may read it (validation says so otherwise) */
         gir_value *R = g->values[r];
@@ -293,16 +304,11 @@ gir_status gir_edit_fold(gir_edit *e, int32_t node, gir_tensor *const *outs, boo
         return gir_nomem(err);
     kill(e, node);
     for (size_t k = 0; k < n->n_out; k++) {
-        int32_t v = n->out[k];
-        if (v < 0)
+        gir_value *V = detach_out(e, n, k);
+        if (!V)
             continue;
-        n->out[k] = -1;
-        gir_value *V = g->values[v];
-        V->producer = -1;
-        V->producer_out = -1;
         V->kind = as_weight ? GIR_VALUE_WEIGHT : GIR_VALUE_CONST;
         gir_value_set_data(V, outs[k]);
-        e->cand[v] = true;
     }
     return GIR_OK;
 }

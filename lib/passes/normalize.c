@@ -190,10 +190,7 @@ static gir_status normalize_node(gir_graph *g, gir_node *n, const gir_attr_schem
             st = coerce(g, n, s, &n->attrs.items[i], err); /* replaces in place */
         else if (s->presence == GIR_ATTR_DEFAULTED)
             st = fill_default(g, n, s, err); /* appends, if anything */
-        if (st != GIR_OK) {
-            gir_err_node(err, n->name);
-            return st;
-        }
+        TRY(gir_err_in_node(st, err, n->name));
         if (i < 0 && n->attrs.n > before) {
             pos[r] = (ptrdiff_t)n->attrs.n - 1;
             n->attrs.items[pos[r]].name = s->name;

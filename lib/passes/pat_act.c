@@ -5,8 +5,8 @@
 /* HardSigmoid(x) = Clip(x * alpha + beta, 0, 1). */
 static gir_status hardsigmoid_clip(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     gir_dtype dt = x->dtype;
     int32_t a, b, t, u, y;
     gir_node *clip;
@@ -20,9 +20,7 @@ static gir_status hardsigmoid_clip(gir_rw *rw, const gir_node *n, gir_error *err
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_hardsigmoid_clip = {
-    "hardsigmoid-as-clip", GIR_OP_HardSigmoid, "HardSigmoid as Mul+Add+Clip", hardsigmoid_clip,
-};
+GIR_PATTERN(hardsigmoid_clip, "hardsigmoid-as-clip", GIR_OP_HardSigmoid, "HardSigmoid as Mul+Add+Clip", hardsigmoid_clip);
 
 /* Clip with one bound (or none) = Max(x, min) or Min(x, max) (or x). */
 static gir_status clip_one_bound(gir_rw *rw, const gir_node *n, gir_error *err)
@@ -30,8 +28,8 @@ static gir_status clip_one_bound(gir_rw *rw, const gir_node *n, gir_error *err)
     const gir_attr *lo = gir_attrs_find(&n->attrs, "min"), *hi = gir_attrs_find(&n->attrs, "max");
     if (lo && hi)
         return gir_pat_skip(err, "Clip with both bounds");
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int32_t y = n->in[0];
     if (lo || hi) {
         int32_t c;
@@ -41,9 +39,7 @@ static gir_status clip_one_bound(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_clip_one_bound = {
-    "clip-one-bound", GIR_OP_Clip, "Clip with one bound as Max or Min", clip_one_bound,
-};
+GIR_PATTERN(clip_one_bound, "clip-one-bound", GIR_OP_Clip, "Clip with one bound as Max or Min", clip_one_bound);
 
 /* Clip with both bounds = Min(Max(x, min), max); with min 0, Min(Relu(x),
  * max) (Relu keeps -0 as Clip does).  NaN passes through all of them. */
@@ -52,8 +48,8 @@ static gir_status clip_max_min(gir_rw *rw, const gir_node *n, gir_error *err)
     const gir_attr *lo = gir_attrs_find(&n->attrs, "min"), *hi = gir_attrs_find(&n->attrs, "max");
     if (!lo || !hi)
         return gir_pat_skip(err, "Clip without both bounds");
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     double l = gir_node_float(n, "min", 0.0), h = gir_node_float(n, "max", 0.0);
     int32_t y, c;
     if (l == 0.0) {
@@ -67,6 +63,4 @@ static gir_status clip_max_min(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_clip_max_min = {
-    "clip-as-max-min", GIR_OP_Clip, "Clip as Max (or Relu) and Min", clip_max_min,
-};
+GIR_PATTERN(clip_max_min, "clip-as-max-min", GIR_OP_Clip, "Clip as Max (or Relu) and Min", clip_max_min);

@@ -6,8 +6,8 @@
  * infinities and NaN (Max propagates it) included. */
 static gir_status abs_max(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int32_t z, neg, y;
     TRY(gir_rw_scalar(rw, x->dtype, 0.0, &z, err));
     TRY(gir_rw_binary(rw, GIR_OP_Sub, z, n->in[0], NULL, &neg, err));
@@ -15,9 +15,7 @@ static gir_status abs_max(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_abs_max = {
-    "abs-as-max", GIR_OP_Abs, "Abs as Max(x, 0 - x)", abs_max,
-};
+GIR_PATTERN(abs_max, "abs-as-max", GIR_OP_Abs, "Abs as Max(x, 0 - x)", abs_max);
 
 /* Softmax/LogSoftmax over axis k (opset 13's meaning) = the same over the
  * last axis of x with k moved there, moved back after: for writers of
@@ -25,8 +23,8 @@ const gir_pattern gir_pat_abs_max = {
  * axis on (the last axis means the same in both). */
 static gir_status softmax_last_axis(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int r = x->shape.rank;
     int64_t axis = gir_node_int(n, "axis", -1);
     if (r < 1)
@@ -54,9 +52,5 @@ static gir_status softmax_last_axis(gir_rw *rw, const gir_node *n, gir_error *er
     return gir_rw_done(rw, &v, err);
 }
 
-const gir_pattern gir_pat_softmax_last = {
-    "softmax-last-axis", GIR_OP_Softmax, "Softmax over its axis moved last (Transposes)", softmax_last_axis,
-};
-const gir_pattern gir_pat_logsoftmax_last = {
-    "logsoftmax-last-axis", GIR_OP_LogSoftmax, "LogSoftmax over its axis moved last (Transposes)", softmax_last_axis,
-};
+GIR_PATTERN(softmax_last, "softmax-last-axis", GIR_OP_Softmax, "Softmax over its axis moved last (Transposes)", softmax_last_axis);
+GIR_PATTERN(logsoftmax_last, "logsoftmax-last-axis", GIR_OP_LogSoftmax, "LogSoftmax over its axis moved last (Transposes)", softmax_last_axis);

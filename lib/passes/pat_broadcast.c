@@ -77,10 +77,7 @@ static gir_status broadcast_resize(gir_rw *rw, const gir_node *n, gir_error *err
     return gir_rw_done(rw, &m->out[0], err);
 }
 
-const gir_pattern gir_pat_broadcast_resize = {
-    "broadcast-as-resize", GIR_OP_COUNT_, "broadcasting as Reshape+Resize(nearest) to the output shape",
-    broadcast_resize,
-};
+GIR_PATTERN(broadcast_resize, "broadcast-as-resize", GIR_OP_COUNT_, "broadcasting as Reshape+Resize(nearest) to the output shape", broadcast_resize);
 
 /* Expand(x, shape) = x reshaped to the output's rank and resized (nearest)
  * to the output shape: the same copies of x's elements. */
@@ -102,6 +99,4 @@ static gir_status expand_resize(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &v, err);
 }
 
-const gir_pattern gir_pat_expand_resize = {
-    "expand-as-resize", GIR_OP_Expand, "Expand as Reshape+Resize(nearest)", expand_resize,
-};
+GIR_PATTERN(expand_resize, "expand-as-resize", GIR_OP_Expand, "Expand as Reshape+Resize(nearest)", expand_resize);

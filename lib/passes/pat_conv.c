@@ -73,9 +73,7 @@ static gir_status gemm_conv(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_gemm_conv = {
-    "gemm-as-conv", GIR_OP_Gemm, "Gemm as a 1x1 Conv between Reshapes", gemm_conv,
-};
+GIR_PATTERN(gemm_conv, "gemm-as-conv", GIR_OP_Gemm, "Gemm as a 1x1 Conv between Reshapes", gemm_conv);
 
 /* Gemm(A, B, C) with alpha = beta = 1 = Add(Gemm(A, B), C): for targets
  * whose matrix product takes only a vector bias (nnabla's Affine, NNVM's
@@ -95,6 +93,4 @@ static gir_status gemm_bias_add(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_gemm_bias_add = {
-    "gemm-bias-as-add", GIR_OP_Gemm, "Gemm's C added after the product (Gemm + Add)", gemm_bias_add,
-};
+GIR_PATTERN(gemm_bias_add, "gemm-bias-as-add", GIR_OP_Gemm, "Gemm's C added after the product (Gemm + Add)", gemm_bias_add);

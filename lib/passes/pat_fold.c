@@ -51,6 +51,4 @@ static gir_status fold_cone(gir_rw *rw, const gir_node *n, gir_error *err)
     return st;
 }
 
-const gir_pattern gir_pat_fold_constants = {
-    "fold-constants", GIR_OP_COUNT_, "constant operands folded", fold_cone,
-};
+GIR_PATTERN(fold_constants, "fold-constants", GIR_OP_COUNT_, "constant operands folded", fold_cone);

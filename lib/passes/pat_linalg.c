@@ -41,9 +41,7 @@ static gir_status gemm_plain(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_gemm_plain = {
-    "gemm-plain", GIR_OP_Gemm, "Gemm with alpha, beta or transA as Gemm with Transpose and Mul", gemm_plain,
-};
+GIR_PATTERN(gemm_plain, "gemm-plain", GIR_OP_Gemm, "Gemm with alpha, beta or transA as Gemm with Transpose and Mul", gemm_plain);
 
 /* Gemm with transB = 0 as Gemm with transB = 1 reading Transpose(B) (a
  * constant B folds when the target has no Transpose). */
@@ -60,9 +58,7 @@ static gir_status gemm_transb(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &g2->out[0], err);
 }
 
-const gir_pattern gir_pat_gemm_transb = {
-    "gemm-transb", GIR_OP_Gemm, "Gemm with transB=0 as Gemm of Transpose(B) with transB=1", gemm_transb,
-};
+GIR_PATTERN(gemm_transb, "gemm-transb", GIR_OP_Gemm, "Gemm with transB=0 as Gemm of Transpose(B) with transB=1", gemm_transb);
 
 /* MatMul(A, B) with B 2-D and A of rank >= 2: Gemm on A flattened to rows
  * (Reshape to [-1, K]), reshaped back to A's leading dimensions. */
@@ -94,6 +90,4 @@ static gir_status matmul_gemm(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_matmul_gemm = {
-    "matmul-as-gemm", GIR_OP_MatMul, "MatMul as Reshape+Gemm+Reshape", matmul_gemm,
-};
+GIR_PATTERN(matmul_gemm, "matmul-as-gemm", GIR_OP_MatMul, "MatMul as Reshape+Gemm+Reshape", matmul_gemm);

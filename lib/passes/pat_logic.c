@@ -54,6 +54,4 @@ const gir_pattern gir_pat_and_arith = { "and-as-mul", GIR_OP_And, "And as Cast+M
 const gir_pattern gir_pat_or_arith = { "or-as-add", GIR_OP_Or, "Or as Cast+Add+Cast", bool_arith };
 const gir_pattern gir_pat_xor_arith = { "xor-as-sub", GIR_OP_Xor, "Xor as Cast+Sub+Cast", bool_arith };
 const gir_pattern gir_pat_not_arith = { "not-as-sub", GIR_OP_Not, "Not as Cast+Sub+Cast", bool_arith };
-const gir_pattern gir_pat_equal_bool_arith = {
-    "equal-bool-as-arith", GIR_OP_Equal, "Equal of booleans as Cast+Sub+Mul+Sub+Cast", bool_arith,
-};
+GIR_PATTERN(equal_bool_arith, "equal-bool-as-arith", GIR_OP_Equal, "Equal of booleans as Cast+Sub+Mul+Sub+Cast", bool_arith);

@@ -74,15 +74,12 @@ static gir_status erf_rational(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_erf_rational = {
-    "erf-as-rational", GIR_OP_Erf, "Erf as a float32 rational function (Clip+Mul+Add+Div, within 4.2e-7)",
-    erf_rational,
-};
+GIR_PATTERN(erf_rational, "erf-as-rational", GIR_OP_Erf, "Erf as a float32 rational function (Clip+Mul+Add+Div, within 4.2e-7)", erf_rational);
 
 static gir_status sqrt_pow(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     if (!gir_pat_non_negative(rw->g, n->in[0], true))
         return gir_pat_skip(err, "Sqrt of a value not shown to be >= +0 (Pow differs at -0 and -infinity)");
     int32_t y;
@@ -90,6 +87,4 @@ static gir_status sqrt_pow(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_sqrt_pow = {
-    "sqrt-as-pow", GIR_OP_Sqrt, "Sqrt of a non-negative value as Pow(x, 0.5)", sqrt_pow,
-};
+GIR_PATTERN(sqrt_pow, "sqrt-as-pow", GIR_OP_Sqrt, "Sqrt of a non-negative value as Pow(x, 0.5)", sqrt_pow);

@@ -31,8 +31,4 @@ static gir_status bn_epsilon_min(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &m->out[0], err);
 }
 
-const gir_pattern gir_pat_bn_epsilon_min = {
-    "batchnorm-epsilon-min", GIR_OP_BatchNormalization,
-    "BatchNormalization epsilon below FLT_MIN written as FLT_MIN (same values: every variance >= 2^-60)",
-    bn_epsilon_min,
-};
+GIR_PATTERN(bn_epsilon_min, "batchnorm-epsilon-min", GIR_OP_BatchNormalization, "BatchNormalization epsilon below FLT_MIN written as FLT_MIN (same values: every variance >= 2^-60)", bn_epsilon_min);

@@ -215,9 +215,7 @@ static gir_status pad_merge(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &in, err);
 }
 
-const gir_pattern gir_pat_pad_merge = {
-    "pad-into-window", GIR_OP_Pad, "Pad merged into the pads of the Conv/pool that reads it", pad_merge,
-};
+GIR_PATTERN(pad_merge, "pad-into-window", GIR_OP_Pad, "Pad merged into the pads of the Conv/pool that reads it", pad_merge);
 
 /* ---- asymmetric pads split out as a Pad ------------------------------------------------ */
 
@@ -262,16 +260,9 @@ static gir_status pads_split(gir_rw *rw, const gir_node *n, gir_error *err)
     return copy_with_pads(rw, n, y, keep, ns, false, err);
 }
 
-const gir_pattern gir_pat_conv_pads_split = {
-    "conv-pads-as-pad", GIR_OP_Conv, "Conv's asymmetric pads as a Pad before it", pads_split,
-};
-const gir_pattern gir_pat_maxpool_pads_split = {
-    "maxpool-pads-as-pad", GIR_OP_MaxPool, "MaxPool's asymmetric pads as a Pad of -inf before it", pads_split,
-};
-const gir_pattern gir_pat_avgpool_pads_split = {
-    "avgpool-pads-as-pad", GIR_OP_AveragePool, "AveragePool's asymmetric counted pads as a Pad of 0 before it",
-    pads_split,
-};
+GIR_PATTERN(conv_pads_split, "conv-pads-as-pad", GIR_OP_Conv, "Conv's asymmetric pads as a Pad before it", pads_split);
+GIR_PATTERN(maxpool_pads_split, "maxpool-pads-as-pad", GIR_OP_MaxPool, "MaxPool's asymmetric pads as a Pad of -inf before it", pads_split);
+GIR_PATTERN(avgpool_pads_split, "avgpool-pads-as-pad", GIR_OP_AveragePool, "AveragePool's asymmetric counted pads as a Pad of 0 before it", pads_split);
 
 /* ---- ceil mode as explicit end padding ------------------------------------------------- */
 
@@ -314,9 +305,5 @@ static gir_status ceil_pads(gir_rw *rw, const gir_node *n, gir_error *err)
     return copy_with_pads(rw, n, n->in[0], pads, ns, true, err);
 }
 
-const gir_pattern gir_pat_maxpool_ceil_pads = {
-    "maxpool-ceil-as-pads", GIR_OP_MaxPool, "ceil-mode MaxPool as floor mode with end padding", ceil_pads,
-};
-const gir_pattern gir_pat_avgpool_ceil_pads = {
-    "avgpool-ceil-as-pads", GIR_OP_AveragePool, "ceil-mode AveragePool as floor mode with end padding", ceil_pads,
-};
+GIR_PATTERN(maxpool_ceil_pads, "maxpool-ceil-as-pads", GIR_OP_MaxPool, "ceil-mode MaxPool as floor mode with end padding", ceil_pads);
+GIR_PATTERN(avgpool_ceil_pads, "avgpool-ceil-as-pads", GIR_OP_AveragePool, "ceil-mode AveragePool as floor mode with end padding", ceil_pads);

@@ -46,9 +46,5 @@ static gir_status reduce_pool(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &v, err);
 }
 
-const gir_pattern gir_pat_reducemean_pool = {
-    "reducemean-as-pool", GIR_OP_ReduceMean, "ReduceMean as Transpose+Reshape+GlobalAveragePool+Reshape", reduce_pool,
-};
-const gir_pattern gir_pat_reducemax_pool = {
-    "reducemax-as-pool", GIR_OP_ReduceMax, "ReduceMax as Transpose+Reshape+GlobalMaxPool+Reshape", reduce_pool,
-};
+GIR_PATTERN(reducemean_pool, "reducemean-as-pool", GIR_OP_ReduceMean, "ReduceMean as Transpose+Reshape+GlobalAveragePool+Reshape", reduce_pool);
+GIR_PATTERN(reducemax_pool, "reducemax-as-pool", GIR_OP_ReduceMax, "ReduceMax as Transpose+Reshape+GlobalMaxPool+Reshape", reduce_pool);

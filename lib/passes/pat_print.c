@@ -39,6 +39,4 @@ static gir_status print_output(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &none, err);
 }
 
-const gir_pattern gir_pat_print_output = {
-    "print-as-output", GIR_OP_Print, "Print as a graph output (the target has no print)", print_output,
-};
+GIR_PATTERN(print_output, "print-as-output", GIR_OP_Print, "Print as a graph output (the target has no print)", print_output);

@@ -12,8 +12,8 @@
  * is 0 (an unknown N or C is copied with 0). */
 static gir_status reduce_global(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int r = x->shape.rank;
     const int64_t *axes;
     ptrdiff_t na = gir_attrs_get_ints(&n->attrs, "axes", &axes);
@@ -42,13 +42,8 @@ static gir_status reduce_global(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_reducemean_global = {
-    "reducemean-as-globalpool", GIR_OP_ReduceMean, "ReduceMean over the spatial axes as GlobalAveragePool",
-    reduce_global,
-};
-const gir_pattern gir_pat_reducemax_global = {
-    "reducemax-as-globalpool", GIR_OP_ReduceMax, "ReduceMax over the spatial axes as GlobalMaxPool", reduce_global,
-};
+GIR_PATTERN(reducemean_global, "reducemean-as-globalpool", GIR_OP_ReduceMean, "ReduceMean over the spatial axes as GlobalAveragePool", reduce_global);
+GIR_PATTERN(reducemax_global, "reducemax-as-globalpool", GIR_OP_ReduceMax, "ReduceMax over the spatial axes as GlobalMaxPool", reduce_global);
 
 /* GlobalAveragePool/GlobalMaxPool as ReduceMean/ReduceMax over axes
  * 2..rank-1 with keepdims. */
@@ -69,11 +64,5 @@ static gir_status global_reduce(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_globalavg_reduce = {
-    "globalavgpool-as-reducemean", GIR_OP_GlobalAveragePool, "GlobalAveragePool as ReduceMean over the spatial axes",
-    global_reduce,
-};
-const gir_pattern gir_pat_globalmax_reduce = {
-    "globalmaxpool-as-reducemax", GIR_OP_GlobalMaxPool, "GlobalMaxPool as ReduceMax over the spatial axes",
-    global_reduce,
-};
+GIR_PATTERN(globalavg_reduce, "globalavgpool-as-reducemean", GIR_OP_GlobalAveragePool, "GlobalAveragePool as ReduceMean over the spatial axes", global_reduce);
+GIR_PATTERN(globalmax_reduce, "globalmaxpool-as-reducemax", GIR_OP_GlobalMaxPool, "GlobalMaxPool as ReduceMax over the spatial axes", global_reduce);

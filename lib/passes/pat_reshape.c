@@ -60,12 +60,6 @@ static gir_status shape_as_reshape(gir_rw *rw, const gir_node *n, gir_error *err
     return gir_rw_done(rw, &out, err);
 }
 
-const gir_pattern gir_pat_flatten_reshape = {
-    "flatten-as-reshape", GIR_OP_Flatten, "Flatten as Reshape", shape_as_reshape,
-};
-const gir_pattern gir_pat_squeeze_reshape = {
-    "squeeze-as-reshape", GIR_OP_Squeeze, "Squeeze as Reshape", shape_as_reshape,
-};
-const gir_pattern gir_pat_unsqueeze_reshape = {
-    "unsqueeze-as-reshape", GIR_OP_Unsqueeze, "Unsqueeze as Reshape", shape_as_reshape,
-};
+GIR_PATTERN(flatten_reshape, "flatten-as-reshape", GIR_OP_Flatten, "Flatten as Reshape", shape_as_reshape);
+GIR_PATTERN(squeeze_reshape, "squeeze-as-reshape", GIR_OP_Squeeze, "Squeeze as Reshape", shape_as_reshape);
+GIR_PATTERN(unsqueeze_reshape, "unsqueeze-as-reshape", GIR_OP_Unsqueeze, "Unsqueeze as Reshape", shape_as_reshape);

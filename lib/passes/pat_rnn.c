@@ -31,12 +31,6 @@ static gir_status rnn_unroll(gir_rw *rw, const gir_node *n, gir_error *err)
     return st ? st : gir_graph_rename(rw->g, true, rw->node, fresh, err);
 }
 
-const gir_pattern gir_pat_lstm_unroll = {
-    "lstm-unrolled", GIR_OP_LSTM, "LSTM unrolled over its steps (Gemm, activations, Mul/Add, Concat)", rnn_unroll,
-};
-const gir_pattern gir_pat_gru_unroll = {
-    "gru-unrolled", GIR_OP_GRU, "GRU unrolled over its steps (Gemm, activations, Mul/Add, Concat)", rnn_unroll,
-};
-const gir_pattern gir_pat_rnn_unroll = {
-    "rnn-unrolled", GIR_OP_RNN, "RNN unrolled over its steps (Gemm, activation, Add, Concat)", rnn_unroll,
-};
+GIR_PATTERN(lstm_unroll, "lstm-unrolled", GIR_OP_LSTM, "LSTM unrolled over its steps (Gemm, activations, Mul/Add, Concat)", rnn_unroll);
+GIR_PATTERN(gru_unroll, "gru-unrolled", GIR_OP_GRU, "GRU unrolled over its steps (Gemm, activations, Mul/Add, Concat)", rnn_unroll);
+GIR_PATTERN(rnn_unroll, "rnn-unrolled", GIR_OP_RNN, "RNN unrolled over its steps (Gemm, activation, Add, Concat)", rnn_unroll);

@@ -43,6 +43,4 @@ static gir_status split_slices(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, outs, err);
 }
 
-const gir_pattern gir_pat_split_slices = {
-    "split-as-slices", GIR_OP_Split, "Split as one Slice per output", split_slices,
-};
+GIR_PATTERN(split_slices, "split-as-slices", GIR_OP_Split, "Split as one Slice per output", split_slices);

@@ -16,8 +16,8 @@
  * zero and gamma * alpha * (exp(x) - 1) below. */
 static gir_status selu_elu(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     gir_node *elu;
     int32_t e, y;
     TRY(gir_rw_unary(rw, GIR_OP_Elu, n->in[0], &elu, &e, err));
@@ -26,16 +26,14 @@ static gir_status selu_elu(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_selu_elu = {
-    "selu-as-elu", GIR_OP_Selu, "Selu as Elu+Mul", selu_elu,
-};
+GIR_PATTERN(selu_elu, "selu-as-elu", GIR_OP_Selu, "Selu as Elu+Mul", selu_elu);
 
 /* Elu(x; alpha) = Relu(x) + alpha * (Exp(Min(x, 0)) - 1): the second term
  * is 0 for x >= 0, the first for x < 0; NaN passes through Relu. */
 static gir_status elu_exp(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     gir_dtype dt = x->dtype;
     int32_t r, m, e, d, s, y;
     TRY(gir_rw_unary(rw, GIR_OP_Relu, n->in[0], NULL, &r, err));
@@ -47,17 +45,15 @@ static gir_status elu_exp(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_elu_exp = {
-    "elu-as-exp", GIR_OP_Elu, "Elu as Relu+Min+Exp+Sub+Mul+Add", elu_exp,
-};
+GIR_PATTERN(elu_exp, "elu-as-exp", GIR_OP_Elu, "Elu as Relu+Min+Exp+Sub+Mul+Add", elu_exp);
 
 /* Softplus(x) = log(1 + exp(x)) = Relu(x) + Log(1 + Exp(-Abs(x))): the
  * form that neither overflows for large x nor loses the value for very
  * negative x beyond float precision of 1. */
 static gir_status softplus_exp(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int32_t r, a, g, e, p, l, y;
     TRY(gir_rw_unary(rw, GIR_OP_Relu, n->in[0], NULL, &r, err));
     TRY(gir_rw_unary(rw, GIR_OP_Abs, n->in[0], NULL, &a, err));
@@ -69,15 +65,13 @@ static gir_status softplus_exp(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_softplus_exp = {
-    "softplus-as-exp", GIR_OP_Softplus, "Softplus as Relu+Abs+Neg+Exp+Add+Log+Add", softplus_exp,
-};
+GIR_PATTERN(softplus_exp, "softplus-as-exp", GIR_OP_Softplus, "Softplus as Relu+Abs+Neg+Exp+Add+Log+Add", softplus_exp);
 
 /* Softsign(x) = x / (Abs(x) + 1). */
 static gir_status softsign_div(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int32_t a, p, y;
     TRY(gir_rw_unary(rw, GIR_OP_Abs, n->in[0], NULL, &a, err));
     TRY(gir_pat_binary_k(rw, GIR_OP_Add, a, x->dtype, 1.0, &p, err));
@@ -85,24 +79,20 @@ static gir_status softsign_div(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_softsign_div = {
-    "softsign-as-div", GIR_OP_Softsign, "Softsign as Abs+Add+Div", softsign_div,
-};
+GIR_PATTERN(softsign_div, "softsign-as-div", GIR_OP_Softsign, "Softsign as Abs+Add+Div", softsign_div);
 
 /* Reciprocal(x) = 1 / x. */
 static gir_status reciprocal_div(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int32_t k, y;
     TRY(gir_rw_scalar(rw, x->dtype, 1.0, &k, err));
     TRY(gir_rw_binary(rw, GIR_OP_Div, k, n->in[0], NULL, &y, err));
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_reciprocal_div = {
-    "reciprocal-as-div", GIR_OP_Reciprocal, "Reciprocal as Div", reciprocal_div,
-};
+GIR_PATTERN(reciprocal_div, "reciprocal-as-div", GIR_OP_Reciprocal, "Reciprocal as Div", reciprocal_div);
 
 /* PRelu(x, slope) with a constant slope whose elements are all the same
  * (and that does not widen x by broadcasting) = LeakyRelu(x; alpha =
@@ -133,16 +123,14 @@ static gir_status prelu_leaky(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &out, err);
 }
 
-const gir_pattern gir_pat_prelu_leaky = {
-    "prelu-as-leakyrelu", GIR_OP_PRelu, "PRelu with one shared constant slope as LeakyRelu", prelu_leaky,
-};
+GIR_PATTERN(prelu_leaky, "prelu-as-leakyrelu", GIR_OP_PRelu, "PRelu with one shared constant slope as LeakyRelu", prelu_leaky);
 
 /* PRelu(x, slope) = Relu(x) + Min(x, 0) * slope: the second term is (+-)0
  * for x >= 0 and slope * x for x < 0 (NaN passes through Relu). */
 static gir_status prelu_relu(gir_rw *rw, const gir_node *n, gir_error *err)
 {
-    const gir_value *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(x, err));
+    const gir_value *x;
+    TRY(gir_pat_float_in(rw, n, &x, err));
     int32_t r, m, p, y;
     TRY(gir_rw_unary(rw, GIR_OP_Relu, n->in[0], NULL, &r, err));
     TRY(gir_pat_binary_k(rw, GIR_OP_Min, n->in[0], x->dtype, 0.0, &m, err));
@@ -151,6 +139,4 @@ static gir_status prelu_relu(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_prelu_relu = {
-    "prelu-as-relu", GIR_OP_PRelu, "PRelu as Relu+Min+Mul+Add", prelu_relu,
-};
+GIR_PATTERN(prelu_relu, "prelu-as-relu", GIR_OP_PRelu, "PRelu as Relu+Min+Mul+Add", prelu_relu);

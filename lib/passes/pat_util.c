@@ -27,10 +27,15 @@ gir_status gir_pat_float_dtype(const gir_value *v, gir_error *err)
     return GIR_OK;
 }
 
-gir_status gir_pat_spatial_in(const gir_rw *rw, const gir_node *n, const gir_value **x, gir_error *err)
+gir_status gir_pat_float_in(const gir_rw *rw, const gir_node *n, const gir_value **x, gir_error *err)
 {
     *x = gir_pat_in(rw, n, 0);
-    TRY(gir_pat_float_dtype(*x, err));
+    return gir_pat_float_dtype(*x, err);
+}
+
+gir_status gir_pat_spatial_in(const gir_rw *rw, const gir_node *n, const gir_value **x, gir_error *err)
+{
+    TRY(gir_pat_float_in(rw, n, x, err));
     int r = (*x)->shape.rank;
     if (r < 0)
         return gir_pat_skip(err, "%s of a tensor of unknown rank", gir_op_name(n->op));

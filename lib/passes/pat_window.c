@@ -69,9 +69,7 @@ static gir_status lrn_conv(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &y, err);
 }
 
-const gir_pattern gir_pat_lrn_conv = {
-    "lrn-as-conv", GIR_OP_LRN, "LRN as Mul+Conv over channels+Mul+Add+Pow+Div", lrn_conv,
-};
+GIR_PATTERN(lrn_conv, "lrn-as-conv", GIR_OP_LRN, "LRN as Mul+Conv over channels+Mul+Add+Pow+Div", lrn_conv);
 
 static gir_status reduceprod_mul(gir_rw *rw, const gir_node *n, gir_error *err)
 {
@@ -119,9 +117,7 @@ static gir_status reduceprod_mul(gir_rw *rw, const gir_node *n, gir_error *err)
     return gir_rw_done(rw, &v, err);
 }
 
-const gir_pattern gir_pat_reduceprod_mul = {
-    "reduceprod-as-mul", GIR_OP_ReduceProd, "ReduceProd as Slices multiplied", reduceprod_mul,
-};
+GIR_PATTERN(reduceprod_mul, "reduceprod-as-mul", GIR_OP_ReduceProd, "ReduceProd as Slices multiplied", reduceprod_mul);
 
 /* ArgMax/ArgMin(x) = Cast(Cast(ArgMax(x), T), int64) for a T that holds
  * every index of the axis exactly (float32: lengths up to 2^24; int32), so
@@ -166,15 +162,7 @@ static gir_status index_i32(gir_rw *rw, const gir_node *n, gir_error *err)
     return index_via(rw, n, GIR_DT_I32, err);
 }
 
-const gir_pattern gir_pat_argmax_f32 = {
-    "argmax-float-indices", GIR_OP_ArgMax, "ArgMax as float32 indices (Cast) cast to int64", index_f32,
-};
-const gir_pattern gir_pat_argmax_i32 = {
-    "argmax-int32-indices", GIR_OP_ArgMax, "ArgMax as int32 indices (Cast) cast to int64", index_i32,
-};
-const gir_pattern gir_pat_argmin_f32 = {
-    "argmin-float-indices", GIR_OP_ArgMin, "ArgMin as float32 indices (Cast) cast to int64", index_f32,
-};
-const gir_pattern gir_pat_argmin_i32 = {
-    "argmin-int32-indices", GIR_OP_ArgMin, "ArgMin as int32 indices (Cast) cast to int64", index_i32,
-};
+GIR_PATTERN(argmax_f32, "argmax-float-indices", GIR_OP_ArgMax, "ArgMax as float32 indices (Cast) cast to int64", index_f32);
+GIR_PATTERN(argmax_i32, "argmax-int32-indices", GIR_OP_ArgMax, "ArgMax as int32 indices (Cast) cast to int64", index_i32);
+GIR_PATTERN(argmin_f32, "argmin-float-indices", GIR_OP_ArgMin, "ArgMin as float32 indices (Cast) cast to int64", index_f32);
+GIR_PATTERN(argmin_i32, "argmin-int32-indices", GIR_OP_ArgMin, "ArgMin as int32 indices (Cast) cast to int64", index_i32);

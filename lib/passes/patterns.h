@@ -87,6 +87,10 @@ extern const gir_pattern gir_pat_argmax_i32;
 extern const gir_pattern gir_pat_argmin_f32;
 extern const gir_pattern gir_pat_argmin_i32;
 
+/* Defines the pattern gir_pat_<var> (declared above): its name, the op it
+ * rewrites, its note and its apply function (gir_pattern). */
+#define GIR_PATTERN(var, name, op, note, apply) const gir_pattern gir_pat_##var = { name, op, note, apply }
+
 /* ---- helpers (pat_util.c) ------------------------------------------------- */
 
 /* Fails with GIR_E_UNSUPPORTED: the pattern does not apply, and why. */
@@ -96,6 +100,8 @@ const gir_value *gir_pat_in(const gir_rw *rw, const gir_node *n, size_t i);
 /* A floating dtype the pattern can make constants of (float32/64), else
  * GIR_E_UNSUPPORTED naming the dtype. */
 gir_status gir_pat_float_dtype(const gir_value *v, gir_error *err);
+/* Input 0 of n when it is a float tensor (gir_pat_float_dtype), else a skip. */
+gir_status gir_pat_float_in(const gir_rw *rw, const gir_node *n, const gir_value **x, gir_error *err);
 /* Input 0 of a windowed op n (N, C, then spatial axes) when it is a float
  * tensor (gir_pat_float_dtype) of known rank 3 or more, else a skip. */
 gir_status gir_pat_spatial_in(const gir_rw *rw, const gir_node *n, const gir_value **x, gir_error *err);

@@ -49,11 +49,7 @@ static gir_status find_producers(const gir_graph *g, int32_t *prod, gir_error *e
         prod[v] = -1;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const gir_node *n = g->nodes[i];
-        gir_status st = gir_node_check_refs(g, n, err);
-        if (st != GIR_OK) {
-            gir_err_node(err, n->name);
-            return st;
-        }
+        TRY(gir_err_in_node(gir_node_check_refs(g, n, err), err, n->name));
         for (size_t k = 0; k < n->n_out; k++) {
             int32_t v = n->out[k];
             if (v >= 0 && prod[v] < 0)

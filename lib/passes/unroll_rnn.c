@@ -443,11 +443,7 @@ gir_status gir_rnn_unroll_all(gir_graph *g, size_t *count, gir_error *err)
         gir_node *n = g->nodes[i];
         if (n->op != GIR_OP_LSTM && n->op != GIR_OP_GRU && n->op != GIR_OP_RNN)
             continue;
-        gir_status st = gir_rnn_unroll(g, n, err);
-        if (st) {
-            gir_err_node(err, n->name);
-            return st;
-        }
+        TRY(gir_err_in_node(gir_rnn_unroll(g, n, err), err, n->name));
         done++;
     }
     if (count)

@@ -28,19 +28,13 @@ static gir_status check_values(const gir_graph *g, gir_error *err)
             return FAIL_AT(v->name, GIR_E_INTERNAL, "value '%s' has an invalid kind", v->name);
         if ((unsigned)v->dtype >= GIR_DT_COUNT_)
             return FAIL_AT(v->name, GIR_E_DTYPE, "value '%s' has an invalid data type", v->name);
-        if (v->shape.rank < -1 || v->shape.rank > GIR_MAX_RANK) {
-            gir_fail(err, GIR_E_SHAPE, "value '%s' has rank %d; ranks are 0 to %d, or -1 for unknown", v->name,
-                     v->shape.rank, GIR_MAX_RANK);
-            gir_err_node(err, v->name);
-            return GIR_E_SHAPE;
-        }
+        if (v->shape.rank < -1 || v->shape.rank > GIR_MAX_RANK)
+            return FAIL_AT(v->name, GIR_E_SHAPE, "value '%s' has rank %d; ranks are 0 to %d, or -1 for unknown",
+                           v->name, v->shape.rank, GIR_MAX_RANK);
         for (int d = 0; d < v->shape.rank; d++) {
-            if (v->shape.dims[d] < -1) {
-                gir_fail(err, GIR_E_SHAPE, "value '%s' has dimension %lld on axis %d", v->name,
-                         (long long)v->shape.dims[d], d);
-                gir_err_node(err, v->name);
-                return GIR_E_SHAPE;
-            }
+            if (v->shape.dims[d] < -1)
+                return FAIL_AT(v->name, GIR_E_SHAPE, "value '%s' has dimension %lld on axis %d", v->name,
+                               (long long)v->shape.dims[d], d);
         }
     }
     return GIR_OK;
@@ -55,12 +49,9 @@ static gir_status check_names(const gir_graph *g, gir_error *err)
         int32_t j = gir_graph_value_index(g, g->values[i]->name);
         if (j == (int32_t)i)
             continue;
-        if (j >= 0) {
-            gir_fail(err, GIR_E_DUPLICATE, "two values are named '%s' (values %d and %zu)", g->values[i]->name,
-                     (int)j, i);
-            gir_err_node(err, g->values[i]->name);
-            return GIR_E_DUPLICATE;
-        }
+        if (j >= 0)
+            return FAIL_AT(g->values[i]->name, GIR_E_DUPLICATE, "two values are named '%s' (values %d and %zu)",
+                           g->values[i]->name, (int)j, i);
         return FAIL_AT(g->values[i]->name, GIR_E_INTERNAL, "value '%s' is missing from the graph's name index",
                        g->values[i]->name);
     }
@@ -71,11 +62,9 @@ static gir_status check_names(const gir_graph *g, gir_error *err)
         int32_t j = gir_graph_node_index(g, nd->name);
         if (j == (int32_t)i)
             continue;
-        if (j >= 0) {
-            gir_fail(err, GIR_E_DUPLICATE, "two nodes are named '%s' (nodes %d and %zu)", nd->name, (int)j, i);
-            gir_err_node(err, nd->name);
-            return GIR_E_DUPLICATE;
-        }
+        if (j >= 0)
+            return FAIL_AT(nd->name, GIR_E_DUPLICATE, "two nodes are named '%s' (nodes %d and %zu)", nd->name,
+                           (int)j, i);
         return FAIL_AT(nd->name, GIR_E_INTERNAL, "node '%s' is missing from the graph's name index", nd->name);
     }
     return GIR_OK;
@@ -87,11 +76,7 @@ static gir_status check_nodes(const gir_graph *g, gir_error *err)
         const gir_node *n = g->nodes[i];
         if (n->op == GIR_OP_OPAQUE && (!n->opaque_op || !*n->opaque_op))
             return FAIL_AT(n->name, GIR_E_SCHEMA, "opaque node '%s' has no operator name", n->name);
-        gir_status st = gir_op_check_node(g, n, err);
-        if (st != GIR_OK) {
-            gir_err_node(err, n->name);
-            return st;
-        }
+        TRY(gir_err_in_node(gir_op_check_node(g, n, err), err, n->name));
     }
     return GIR_OK;
 }
@@ -109,25 +94,17 @@ static gir_status check_producers(const gir_graph *g, int32_t *prod, gir_error *
             if (v < 0)
                 continue;
             const gir_value *val = g->values[v];
-            if (prod[v] >= 0) {
-                gir_fail(err, GIR_E_DUPLICATE, "value '%s' is produced by nodes '%s' and '%s'", val->name,
-                         g->nodes[prod[v]]->name, n->name);
-                gir_err_node(err, n->name);
-                return GIR_E_DUPLICATE;
-            }
+            if (prod[v] >= 0)
+                return FAIL_AT(n->name, GIR_E_DUPLICATE, "value '%s' is produced by nodes '%s' and '%s'",
+                               val->name, g->nodes[prod[v]]->name, n->name);
             prod[v] = (int32_t)i;
-            if (val->kind != GIR_VALUE_INTERMEDIATE) {
-                gir_fail(err, GIR_E_REFERENCE, "value '%s' is a %s but node '%s' produces it", val->name,
-                         kind_name(val->kind), n->name);
-                gir_err_node(err, n->name);
-                return GIR_E_REFERENCE;
-            }
-            if (val->producer != (int32_t)i || val->producer_out != (int32_t)k) {
-                gir_fail(err, GIR_E_REFERENCE, "value '%s' is output %zu of node '%s' but records producer %d "
-                         "output %d", val->name, k, n->name, (int)val->producer, (int)val->producer_out);
-                gir_err_node(err, n->name);
-                return GIR_E_REFERENCE;
-            }
+            if (val->kind != GIR_VALUE_INTERMEDIATE)
+                return FAIL_AT(n->name, GIR_E_REFERENCE, "value '%s' is a %s but node '%s' produces it", val->name,
+                               kind_name(val->kind), n->name);
+            if (val->producer != (int32_t)i || val->producer_out != (int32_t)k)
+                return FAIL_AT(n->name, GIR_E_REFERENCE, "value '%s' is output %zu of node '%s' but records "
+                               "producer %d output %d", val->name, k, n->name, (int)val->producer,
+                               (int)val->producer_out);
         }
     }
     for (size_t v = 0; v < g->n_values; v++) {
@@ -135,12 +112,9 @@ static gir_status check_producers(const gir_graph *g, int32_t *prod, gir_error *
         if (val->kind == GIR_VALUE_INTERMEDIATE && prod[v] < 0)
             return FAIL_AT(val->name, GIR_E_REFERENCE, "value '%s' is intermediate but no node produces it",
                            val->name);
-        if (prod[v] < 0 && val->producer >= 0) {
-            gir_fail(err, GIR_E_REFERENCE, "value '%s' records producer %d, which does not output it", val->name,
-                     (int)val->producer);
-            gir_err_node(err, val->name);
-            return GIR_E_REFERENCE;
-        }
+        if (prod[v] < 0 && val->producer >= 0)
+            return FAIL_AT(val->name, GIR_E_REFERENCE, "value '%s' records producer %d, which does not output it",
+                           val->name, (int)val->producer);
     }
     return GIR_OK;
 }

@@ -480,28 +480,26 @@ static void bcast_row(const bcast *b, size_t r, size_t *off)
 /* An inner loop: o[i] = f(a[i*sa], b[i*sb]) with sa, sb in {0, 1}. */
 typedef void (*bin_fn)(const void *a, size_t sa, const void *b, size_t sb, void *o, size_t n);
 
+/* One loop of BIN_LOOP: x and y are X and Y at each i. */
+#define BIN_EACH(TA, X, Y, expr)          \
+    for (size_t i = 0; i < n; i++) {      \
+        TA x = (X), y = (Y);              \
+        o[i] = (expr);                    \
+    }
+
 #define BIN_LOOP(name, TA, TO, expr)                                                         \
     static void name(const void *pa, size_t sa, const void *pb, size_t sb, void *po, size_t n) \
     {                                                                                        \
         const TA *a = pa, *b = pb;                                                           \
         TO *o = po;                                                                          \
         if (sa && sb) {                                                                      \
-            for (size_t i = 0; i < n; i++) {                                                 \
-                TA x = a[i], y = b[i];                                                       \
-                o[i] = (expr);                                                               \
-            }                                                                                \
+            BIN_EACH(TA, a[i], b[i], expr)                                                   \
         } else if (sa) {                                                                     \
-            TA y = b[0];                                                                     \
-            for (size_t i = 0; i < n; i++) {                                                 \
-                TA x = a[i];                                                                 \
-                o[i] = (expr);                                                               \
-            }                                                                                \
+            TA b0 = b[0];                                                                    \
+            BIN_EACH(TA, a[i], b0, expr)                                                     \
         } else if (sb) {                                                                     \
-            TA x = a[0];                                                                     \
-            for (size_t i = 0; i < n; i++) {                                                 \
-                TA y = b[i];                                                                 \
-                o[i] = (expr);                                                               \
-            }                                                                                \
+            TA a0 = a[0];                                                                    \
+            BIN_EACH(TA, a0, b[i], expr)                                                     \
         } else {                                                                             \
             TA x = a[0], y = b[0];                                                           \
             TO v = (expr);                                                                   \
@@ -509,6 +507,19 @@ typedef void (*bin_fn)(const void *a, size_t sa, const void *b, size_t sb, void 
                 o[i] = v;                                                                    \
         }                                                                                    \
     }
+
+/* b^e by squaring, modulo 2^64: its low bits are the power in any narrower
+ * integer type. */
+static inline uint64_t pow_wrap(uint64_t b, uint64_t e)
+{
+    uint64_t r = 1;
+    for (; e > 0; e >>= 1) {
+        if (e & 1)
+            r *= b;
+        b *= b;
+    }
+    return r;
+}
 
 /* Integer helpers with defined results for every input. */
 #define INT_HELPERS(T, UT, TMIN)                                                     \
@@ -540,13 +551,7 @@ typedef void (*bin_fn)(const void *a, size_t sa, const void *b, size_t sb, void 
     {                                                                                \
         if (y < 0)                                                                   \
             return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;                    \
-        UT r = 1, b = (UT)x;                                                         \
-        for (T e = y; e > 0; e >>= 1) {                                              \
-            if (e & 1)                                                               \
-                r *= b;                                                              \
-            b *= b;                                                                  \
-        }                                                                            \
-        return (T)r;                                                                 \
+        return (T)(UT)pow_wrap((UT)x, (uint64_t)y);                                   \
     }
 INT_HELPERS(int32_t, uint32_t, INT32_MIN)
 INT_HELPERS(int64_t, uint64_t, INT64_MIN)
@@ -561,52 +566,43 @@ INT_HELPERS(int16_t, uint16_t, INT16_MIN)
     static inline T T##_div(T x, T y) { return y == 0 ? 0 : (T)(x / y); }            \
     static inline T T##_mod(T x, T y) { return y == 0 ? 0 : (T)(x % y); }            \
     static inline T T##_fmod(T x, T y) { return y == 0 ? 0 : (T)(x % y); }           \
-    static inline T T##_pow(T x, T y)                                                \
-    {                                                                                \
-        uint64_t r = 1, b = x;                                                       \
-        for (T e = y; e > 0; e >>= 1) {                                              \
-            if (e & 1)                                                               \
-                r *= b;                                                              \
-            b *= b;                                                                  \
-        }                                                                            \
-        return (T)r;                                                                 \
-    }
+    static inline T T##_pow(T x, T y) { return (T)pow_wrap(x, y); }
 UINT_HELPERS(uint8_t)
 UINT_HELPERS(uint16_t)
 UINT_HELPERS(uint32_t)
 UINT_HELPERS(uint64_t)
 
-static inline float f_mod(float x, float y) /* fmod=0 on floats: sign of the divisor */
-{
-    float r = fmodf(x, y);
-    return (r != 0.0f && ((r < 0.0f) != (y < 0.0f))) ? r + y : r;
-}
-
-/* max/min of floats propagate NaN (numpy maximum/minimum) */
-static inline float f_max(float x, float y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }
-static inline float f_min(float x, float y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
-
-/* The comparisons of one element type (P##eq, ...: 0/1 bytes), and the
- * four arithmetic loops of a floating type. */
+/* The comparisons of one element type (P##eq, ...: 0/1 bytes). */
 #define CMP_LOOPS(P, T)                                                                                         \
     BIN_LOOP(P##eq, T, uint8_t, x == y)                                                                         \
     BIN_LOOP(P##gt, T, uint8_t, x > y)                                                                          \
     BIN_LOOP(P##lt, T, uint8_t, x < y)                                                                          \
     BIN_LOOP(P##ge, T, uint8_t, x >= y)                                                                         \
     BIN_LOOP(P##le, T, uint8_t, x <= y)
-#define FLOAT_ARITH(P, T)                                                                                       \
+
+/* The loops of a floating type T with its libm POW and FMOD: Mod (fmod=0)
+ * takes the sign of the divisor; Max and Min propagate NaN (numpy
+ * maximum/minimum). */
+#define FLOAT_BIN(P, T, POW, FMOD)                                                                              \
+    static inline T P##mod_div(T x, T y)                                                                        \
+    {                                                                                                           \
+        T r = FMOD(x, y);                                                                                       \
+        return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;                                                    \
+    }                                                                                                           \
+    static inline T P##max_nan(T x, T y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }                \
+    static inline T P##min_nan(T x, T y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }                \
     BIN_LOOP(P##add, T, T, x + y)                                                                               \
     BIN_LOOP(P##sub, T, T, x - y)                                                                               \
     BIN_LOOP(P##mul, T, T, x * y)                                                                               \
-    BIN_LOOP(P##div, T, T, x / y)
-
-FLOAT_ARITH(f32_, float)
-CMP_LOOPS(f32_, float)
-BIN_LOOP(f32_pow, float, float, powf(x, y))
-BIN_LOOP(f32_fmod, float, float, fmodf(x, y))
-BIN_LOOP(f32_mod, float, float, f_mod(x, y))
-BIN_LOOP(f32_max, float, float, f_max(x, y))
-BIN_LOOP(f32_min, float, float, f_min(x, y))
+    BIN_LOOP(P##div, T, T, x / y)                                                                               \
+    BIN_LOOP(P##pow, T, T, POW(x, y))                                                                           \
+    BIN_LOOP(P##fmod, T, T, FMOD(x, y))                                                                         \
+    BIN_LOOP(P##mod, T, T, P##mod_div(x, y))                                                                    \
+    BIN_LOOP(P##max, T, T, P##max_nan(x, y))                                                                    \
+    BIN_LOOP(P##min, T, T, P##min_nan(x, y))                                                                    \
+    CMP_LOOPS(P, T)
+FLOAT_BIN(f32_, float, powf, fmodf)
+FLOAT_BIN(f64_, double, pow, fmod)
 BIN_LOOP(f32_prelu, float, float, x < 0.0f ? x * y : x)
 
 #define INT_BIN(T)                                          \
@@ -629,21 +625,6 @@ INT_BIN(uint16_t)
 INT_BIN(uint32_t)
 INT_BIN(uint64_t)
 
-static inline double d_max(double x, double y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); }
-static inline double d_min(double x, double y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); }
-static inline double d_mod(double x, double y)
-{
-    double r = fmod(x, y);
-    return (r != 0.0 && ((r < 0.0) != (y < 0.0))) ? r + y : r;
-}
-FLOAT_ARITH(f64_, double)
-BIN_LOOP(f64_pow, double, double, pow(x, y))
-BIN_LOOP(f64_fmod, double, double, fmod(x, y))
-BIN_LOOP(f64_mod, double, double, d_mod(x, y))
-BIN_LOOP(f64_max, double, double, d_max(x, y))
-BIN_LOOP(f64_min, double, double, d_min(x, y))
-CMP_LOOPS(f64_, double)
-
 BIN_LOOP(b_and, uint8_t, uint8_t, (uint8_t)(x && y))
 BIN_LOOP(b_or, uint8_t, uint8_t, (uint8_t)(x || y))
 BIN_LOOP(b_xor, uint8_t, uint8_t, (uint8_t)((!x) != (!y)))
@@ -657,70 +638,38 @@ static bin_fn bin_for(gir_op op, gir_dtype t, bool fmod_attr, gir_dtype *out)
                op == GIR_OP_LessOrEqual;
     if (cmp)
         *out = GIR_DT_BOOL;
-    if (t == GIR_DT_F32) {
-        switch (op) {
-        case GIR_OP_Add: case GIR_OP_Sum: case GIR_OP_Mean: return f32_add;
-        case GIR_OP_Sub: return f32_sub;
-        case GIR_OP_Mul: return f32_mul;
-        case GIR_OP_Div: return f32_div;
-        case GIR_OP_Pow: return f32_pow;
-        case GIR_OP_Mod: return fmod_attr ? f32_fmod : f32_mod;
-        case GIR_OP_Max: return f32_max;
-        case GIR_OP_Min: return f32_min;
-        case GIR_OP_PRelu: return f32_prelu;
-        case GIR_OP_Equal: return f32_eq;
-        case GIR_OP_Greater: return f32_gt;
-        case GIR_OP_Less: return f32_lt;
-        case GIR_OP_GreaterOrEqual: return f32_ge;
-        case GIR_OP_LessOrEqual: return f32_le;
-        default: return NULL;
-        }
-    }
-#define INT_CASES(T)                                                                     \
+/* The loops P##add ... P##le; MEAN and PRELU where the type has them. */
+#define BIN_CASES(P, MEAN, PRELU)                                                        \
     switch (op) {                                                                        \
-    case GIR_OP_Add: case GIR_OP_Sum: return T##_vadd;                                   \
-    case GIR_OP_Sub: return T##_vsub;                                                    \
-    case GIR_OP_Mul: return T##_vmul;                                                    \
-    case GIR_OP_Div: return T##_vdiv;                                                    \
-    case GIR_OP_Pow: return T##_vpow;                                                    \
-    case GIR_OP_Mod: return fmod_attr ? T##_vfmod : T##_vmod;                            \
-    case GIR_OP_Max: return T##_vmax;                                                    \
-    case GIR_OP_Min: return T##_vmin;                                                    \
-    case GIR_OP_Equal: return T##_veq;                                                   \
-    case GIR_OP_Greater: return T##_vgt;                                                 \
-    case GIR_OP_Less: return T##_vlt;                                                    \
-    case GIR_OP_GreaterOrEqual: return T##_vge;                                          \
-    case GIR_OP_LessOrEqual: return T##_vle;                                             \
+    case GIR_OP_Add: case GIR_OP_Sum: return P##add;                                     \
+    case GIR_OP_Mean: return MEAN;                                                       \
+    case GIR_OP_Sub: return P##sub;                                                      \
+    case GIR_OP_Mul: return P##mul;                                                      \
+    case GIR_OP_Div: return P##div;                                                      \
+    case GIR_OP_Pow: return P##pow;                                                      \
+    case GIR_OP_Mod: return fmod_attr ? P##fmod : P##mod;                                \
+    case GIR_OP_Max: return P##max;                                                      \
+    case GIR_OP_Min: return P##min;                                                      \
+    case GIR_OP_PRelu: return PRELU;                                                     \
+    case GIR_OP_Equal: return P##eq;                                                     \
+    case GIR_OP_Greater: return P##gt;                                                   \
+    case GIR_OP_Less: return P##lt;                                                      \
+    case GIR_OP_GreaterOrEqual: return P##ge;                                            \
+    case GIR_OP_LessOrEqual: return P##le;                                               \
     default: return NULL;                                                                \
     }
-    switch (t) { /* each INT_CASES returns */
-    case GIR_DT_I8: INT_CASES(int8_t)
-    case GIR_DT_I16: INT_CASES(int16_t)
-    case GIR_DT_I32: INT_CASES(int32_t)
-    case GIR_DT_I64: INT_CASES(int64_t)
-    case GIR_DT_U8: INT_CASES(uint8_t)
-    case GIR_DT_U16: INT_CASES(uint16_t)
-    case GIR_DT_U32: INT_CASES(uint32_t)
-    case GIR_DT_U64: INT_CASES(uint64_t)
+    switch (t) { /* each BIN_CASES returns */
+    case GIR_DT_F32: BIN_CASES(f32_, f32_add, f32_prelu)
+    case GIR_DT_F64: BIN_CASES(f64_, f64_add, NULL)
+    case GIR_DT_I8: BIN_CASES(int8_t_v, NULL, NULL)
+    case GIR_DT_I16: BIN_CASES(int16_t_v, NULL, NULL)
+    case GIR_DT_I32: BIN_CASES(int32_t_v, NULL, NULL)
+    case GIR_DT_I64: BIN_CASES(int64_t_v, NULL, NULL)
+    case GIR_DT_U8: BIN_CASES(uint8_t_v, NULL, NULL)
+    case GIR_DT_U16: BIN_CASES(uint16_t_v, NULL, NULL)
+    case GIR_DT_U32: BIN_CASES(uint32_t_v, NULL, NULL)
+    case GIR_DT_U64: BIN_CASES(uint64_t_v, NULL, NULL)
     default: break;
-    }
-    if (t == GIR_DT_F64) {
-        switch (op) {
-        case GIR_OP_Add: case GIR_OP_Sum: case GIR_OP_Mean: return f64_add;
-        case GIR_OP_Sub: return f64_sub;
-        case GIR_OP_Mul: return f64_mul;
-        case GIR_OP_Div: return f64_div;
-        case GIR_OP_Pow: return f64_pow;
-        case GIR_OP_Mod: return fmod_attr ? f64_fmod : f64_mod;
-        case GIR_OP_Max: return f64_max;
-        case GIR_OP_Min: return f64_min;
-        case GIR_OP_Equal: return f64_eq;
-        case GIR_OP_Greater: return f64_gt;
-        case GIR_OP_Less: return f64_lt;
-        case GIR_OP_GreaterOrEqual: return f64_ge;
-        case GIR_OP_LessOrEqual: return f64_le;
-        default: return NULL;
-        }
     }
     if (t == GIR_DT_BOOL) {
         switch (op) {
