@@ -352,6 +352,37 @@ static gir_status state_geo(conv_state *s, const void *geo, size_t size, gir_err
     return GIR_OK;
 }
 
+/* What both prepares begin with: the output's shape, the node's state and
+ * a copy of the plan's geometry in it. */
+static gir_status conv_begin(rt_call *c, size_t n, size_t m, int nsp, const size_t sp[3], const void *geo, size_t size,
+                             conv_state **out, gir_error *err)
+{
+    gir_status st = rt_set_window_out(c->out[0], n, m, nsp, sp, err);
+    if (st)
+        return st;
+    if (!(*out = rt_state(c, sizeof **out)))
+        return gir_nomem(err);
+    return state_geo(*out, geo, size, err);
+}
+
+/* Packs each group's weights once as the GEMM's A: rows x k, group g's
+ * block of rows * k floats at w + g * rows * k, transposed (k x rows in
+ * memory) when trans.  The state keeps them as long as the weights. */
+static gir_status pack_groups(conv_state *s, size_t G, bool trans, size_t rows, size_t k, const float *w,
+                              gir_error *err)
+{
+    if (!(s->packed = calloc(G, sizeof *s->packed)))
+        return gir_nomem(err);
+    for (size_t gi = 0; gi < G; gi++) {
+        gir_status st = gir_gemm_pack_a(GIR_GEMM_AUTO, trans, rows, k, w + gi * rows * k, trans ? rows : k,
+                                        &s->packed[gi], err);
+        if (st)
+            return st;
+        s->n_packed++;
+    }
+    return GIR_OK;
+}
+
 struct conv_geo {
     rt_geom g;
     size_t N, C, M, G, Cg, Mg, Kg, P, insp;
@@ -531,15 +562,9 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
 static gir_status conv_prepare(rt_call *c, gir_error *err)
 {
     conv_geo cg;
+    conv_state *s;
     gir_status st = conv_geometry(c, &cg, err);
-    if (st)
-        return st;
-    if ((st = rt_set_window_out(c->out[0], cg.N, cg.M, cg.g.nsp, cg.g.out, err)))
-        return st;
-    conv_state *s = rt_state(c, sizeof *s);
-    if (!s)
-        return gir_nomem(err);
-    if ((st = state_geo(s, &cg, sizeof cg, err)))
+    if (st || (st = conv_begin(c, cg.N, cg.M, cg.g.nsp, cg.g.out, &cg, sizeof cg, &s, err)))
         return st;
     if (cg.depthwise) {
         rt_dwpad pad;
@@ -590,17 +615,8 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     }
     /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     /* (the state lives as long as the weights: overridden constants free it) */
-    if (c->in_const[1] && !s->packed) {
-        s->packed = calloc(cg.G, sizeof *s->packed);
-        if (!s->packed)
-            return gir_nomem(err);
-        for (size_t gi = 0; gi < cg.G; gi++) {
-            if ((st = gir_gemm_pack_a(GIR_GEMM_AUTO, false, cg.Mg, cg.Kg, (const float *)w->data + gi * cg.Mg * cg.Kg,
-                                      cg.Kg, &s->packed[gi], err)))
-                return st;
-            s->n_packed++;
-        }
-    }
+    if (c->in_const[1] && !s->packed && (st = pack_groups(s, cg.G, false, cg.Mg, cg.Kg, w->data, err)))
+        return st;
     c->in_done[1] = s->packed != NULL;
     if (s->packed && gir_gemm_b_rows_ok(s->packed[0].isa) && direct_geometry(&cg))
         return direct_setup(c, s, &cg, err);
@@ -1044,30 +1060,15 @@ static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
 static gir_status convt_prepare(rt_call *c, gir_error *err)
 {
     convt_geo t;
+    conv_state *s;
     gir_status st = convt_geometry(c, &t, err);
-    if (st)
-        return st;
-    if ((st = rt_set_window_out(c->out[0], t.N, t.M, t.nsp, t.out, err)))
-        return st;
-    conv_state *s = rt_state(c, sizeof *s);
-    if (!s)
-        return gir_nomem(err);
-    if ((st = state_geo(s, &t, sizeof t, err)))
+    if (st || (st = conv_begin(c, t.N, t.M, t.nsp, t.out, &t, sizeof t, &s, err)))
         return st;
     const rt_tensor *w = c->in[1];
     size_t rows = t.Mg * t.KK;
-    if (c->in_const[1] && !s->packed) {
-        s->packed = calloc(t.G, sizeof *s->packed);
-        if (!s->packed)
-            return gir_nomem(err);
-        /* A = W_g^T: W_g is Cg x (Mg*KK) */
-        for (size_t gi = 0; gi < t.G; gi++) {
-            if ((st = gir_gemm_pack_a(GIR_GEMM_AUTO, true, rows, t.Cg, (const float *)w->data + gi * t.Cg * rows, rows,
-                                      &s->packed[gi], err)))
-                return st;
-            s->n_packed++;
-        }
-    }
+    /* A = W_g^T: W_g is Cg x (Mg*KK) */
+    if (c->in_const[1] && !s->packed && (st = pack_groups(s, t.G, true, rows, t.Cg, w->data, err)))
+        return st;
     c->in_done[1] = s->packed != NULL;
     uint64_t bytes;
     if (!gir_mul_u64(rows, t.insp, &bytes) || !gir_mul_u64(bytes, sizeof(float), &bytes) || bytes > SIZE_MAX / 2)
