@@ -654,6 +654,12 @@ static void test_conv(void **state)
         { 2, 1, 8, 72, 1, { 23, 25 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
         { 2, 1, 24, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 2, 24, 20, 1, { 14, 15 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 1, 1 }, false, NULL },
+        /* strides 3 and 4 in the direct form (9 and 16 phase planes):
+         * AlexNet's 11x11 stride-4 stem through the pixel kernel, a 4x4
+         * stride-4 patch embedding and a grouped stride 3 through the GEMM */
+        { 2, 1, 3, 20, 1, { 30, 31 }, { 11, 11 }, { 4, 4 }, { 1, 1 }, { 2, 2 }, { 1, 2 }, true, NULL },
+        { 2, 1, 3, 12, 1, { 17, 19 }, { 4, 4 }, { 4, 4 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
+        { 2, 2, 6, 9, 3, { 13, 14 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, true, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)
