@@ -380,19 +380,19 @@ static gir_status parse_row_ptr(nn_raw *raw, const gir_json *v, gir_error *err)
     if (!raw->row_ptr)
         return gir_nomem(err);
     for (size_t i = 0; i < v->len; i++) {
-        int64_t x;
-        if (!gir_json_get_i64(gir_json_at(v, i), &x)) {
-            describe(gir_json_at(v, i), what, sizeof what);
+        const gir_json *e = gir_json_at(v, i);
+        bool is_int = gir_json_get_i64(e, &raw->row_ptr[i]);
+        if (is_int && raw->row_ptr[i] >= 0)
+            continue;
+        if (is_int) {
+            snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold offsets of 0 or more, found %lld",
+                     (long long)raw->row_ptr[i]);
+        } else {
+            describe(e, what, sizeof what);
             snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold integers, found %s", what);
-            snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
-            return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
         }
-        if (x < 0) {
-            snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold offsets of 0 or more, found %lld", (long long)x);
-            snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
-            return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
-        }
-        raw->row_ptr[i] = x;
+        snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
+        return fail_ptr(raw, err, e, GIR_E_SCHEMA, msg, ptr);
     }
     nn_raw_row_ptr_check(raw);
     return GIR_OK;
