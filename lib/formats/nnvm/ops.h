@@ -13,6 +13,7 @@ typedef struct nn_reader {
     nn_flavour fl;
     const char *pfx;         /* "nnvm", "mxnet", "tvm" */
     const nn_raw *raw;
+    gir_arena scratch;       /* the arrays below, for the reading alone */
     int32_t **outs;          /* per raw node: value of each output (-1: none), in out_slots */
     int32_t *out_slots;
     const gir_op_map **defs; /* per raw node: its operator's row, or NULL */
