@@ -12,6 +12,17 @@
 
 typedef enum nn_flavour { NN_NNVM = 0, NN_MXNET, NN_TVM, NN_FLAVOURS } nn_flavour;
 
+/* n zeroed elements of size bytes (at least one) from arena a: the reader's
+ * and the writer's per-node and per-value tables, freed with the arena.
+ * NULL when memory is short or the size overflows. */
+static inline void *nn_arena_array(gir_arena *a, size_t n, size_t size)
+{
+    uint64_t bytes;
+    if (!gir_mul_u64(n ? n : 1, size, &bytes) || bytes > SIZE_MAX)
+        return NULL;
+    return gir_arena_alloc(a, (size_t)bytes);
+}
+
 /* "nnvm", "mxnet", "tvm": the format names, also the meta-key prefixes and
  * the opaque_format of nodes kept verbatim. */
 const char *nn_flavour_name(nn_flavour f);

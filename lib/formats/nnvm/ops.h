@@ -13,6 +13,7 @@ typedef struct nn_reader {
     nn_flavour fl;
     const char *pfx;         /* "nnvm", "mxnet", "tvm" */
     const nn_raw *raw;
+    gir_arena scratch;       /* the arrays below, for the reading alone */
     int32_t **outs;          /* per raw node: value of each output (-1: none), in out_slots */
     int32_t *out_slots;
     const gir_op_map **defs; /* per raw node: its operator's row, or NULL */
@@ -198,6 +199,9 @@ const nn_node *nn_rd_raw(const nn_reader *r, size_t idx);
 
 const char *nn_rd_attr(const nn_reader *r, size_t idx, const char *key);
 
+/* The text of a required attribute (absent: an error naming it). */
+gir_status nnr_g_text(const nn_reader *r, size_t idx, const char *key, const char **out, gir_error *err);
+
 /* Absent, "None" and "()" give n = 0. */
 gir_status nnr_g_tuple(const nn_reader *r, size_t idx, const char *key, bool req, int64_t *v, size_t *n,
                        gir_error *err);
@@ -337,7 +341,10 @@ NN_READ_FN(nn_rd_upsampling_nnvm);
 /* ---- read functions of read_ops_shape.c (nn_read_fn, in read_ops.c's tables) ---- */
 
 NN_READ_FN(nn_rd_reshape);
-NN_READ_FN(nn_rd_transpose);
+
+/* transpose(axes) -> Transpose(perm), negative axes kept verbatim;
+ * squeeze(axis) -> Squeeze(axes): an optional tuple. */
+NN_READ_FN(nn_rd_axes_list);
 
 /* MXNet Pad: pad_width is (before, after) per axis; constant (with
  * constant_value), edge or reflect. */
@@ -345,7 +352,6 @@ NN_READ_FN(nn_rd_mx_pad);
 
 NN_READ_FN(nn_rd_clip);
 NN_READ_FN(nn_rd_expand_dims);
-NN_READ_FN(nn_rd_squeeze);
 NN_READ_FN(nn_rd_split);
 
 /* NNVM strided_slice(begin, end, stride): axes 0..n-1; an axis taken
@@ -365,8 +371,11 @@ NN_READ_FN(nn_rd_mx_conv);
 NN_READ_FN(nn_rd_nnvm_conv);
 NN_READ_FN(nn_rd_fc);
 NN_READ_FN(nn_rd_dense);
-NN_READ_FN(nn_rd_mx_bn);
-NN_READ_FN(nn_rd_nnvm_bn);
+
+/* MXNet's BatchNorm (eps, fix_gamma: the scale is ones, output_mean_var)
+ * and NNVM's batch_norm (epsilon, center, scale). */
+NN_READ_FN(nn_rd_bn);
+
 NN_READ_FN(nn_rd_mx_pool);
 NN_READ_FN(nn_rd_nnvm_pool);
 NN_READ_FN(nn_rd_softmax);

@@ -513,8 +513,8 @@ static int by_key_cmp(const void *a, const void *b, void *ctx)
 static gir_status setup_params(nn_reader *r, const gir_params *p, gir_error *err)
 {
     r->params = p;
-    r->claimed = malloc((p->n ? p->n : 1) * sizeof *r->claimed);
-    r->by_key = malloc((p->n ? p->n : 1) * sizeof *r->by_key);
+    r->claimed = nn_arena_array(&r->scratch, p->n, sizeof *r->claimed);
+    r->by_key = nn_arena_array(&r->scratch, p->n, sizeof *r->by_key);
     if (!r->claimed || !r->by_key)
         return gir_nomem(err);
     for (size_t i = 0; i < p->n; i++) {
@@ -740,13 +740,13 @@ static gir_status build(nn_reader *r, gir_error *err)
 {
     const nn_raw *raw = r->raw;
     gir_graph *g = r->g;
-    size_t n = raw->n_nodes ? raw->n_nodes : 1;
-    r->outs = calloc(n, sizeof *r->outs);
-    r->n_outs = calloc(n, sizeof *r->n_outs);
-    r->label_only = calloc(n, sizeof *r->label_only);
-    r->var_made = calloc(n, sizeof *r->var_made);
-    r->bn_synth = calloc(n, sizeof *r->bn_synth);
-    r->defs = calloc(n, sizeof *r->defs);
+    size_t n = raw->n_nodes;
+    r->outs = nn_arena_array(&r->scratch, n, sizeof *r->outs);
+    r->n_outs = nn_arena_array(&r->scratch, n, sizeof *r->n_outs);
+    r->label_only = nn_arena_array(&r->scratch, n, sizeof *r->label_only);
+    r->var_made = nn_arena_array(&r->scratch, n, sizeof *r->var_made);
+    r->bn_synth = nn_arena_array(&r->scratch, n, sizeof *r->bn_synth);
+    r->defs = nn_arena_array(&r->scratch, n, sizeof *r->defs);
     if (!r->outs || !r->n_outs || !r->label_only || !r->var_made || !r->bn_synth || !r->defs)
         return gir_nomem(err);
     /* Every node's output slots in one array. */
@@ -757,9 +757,7 @@ static gir_status build(nn_reader *r, gir_error *err)
         r->n_outs[i] = nn_node_outputs(r, i);
         total += r->n_outs[i];
     }
-    uint64_t bytes;
-    if (!gir_mul_u64(total ? total : 1, sizeof *r->out_slots, &bytes) || bytes > SIZE_MAX ||
-        !(r->out_slots = malloc((size_t)bytes)))
+    if (total > SIZE_MAX || !(r->out_slots = nn_arena_array(&r->scratch, (size_t)total, sizeof *r->out_slots)))
         return gir_nomem(err);
     int32_t *slot = r->out_slots;
     for (size_t i = 0; i < raw->n_nodes; i++) {
@@ -855,15 +853,7 @@ static gir_status build(nn_reader *r, gir_error *err)
 
 static void reader_free(nn_reader *r)
 {
-    free(r->out_slots);
-    free(r->outs);
-    free(r->defs);
-    free(r->n_outs);
-    free(r->label_only);
-    free(r->var_made);
-    free(r->bn_synth);
-    free(r->claimed);
-    free(r->by_key);
+    gir_arena_free(&r->scratch);
     free(r->ishapes);
     free(r->why);
 }

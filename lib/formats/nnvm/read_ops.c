@@ -121,6 +121,12 @@ gir_status nnr_g_float(const nn_reader *r, size_t idx, const char *key, bool req
     return s && !nn_parse_float(s, out) ? nn_rd_bad_attr(r, idx, key, "a number", err) : GIR_OK;
 }
 
+gir_status nnr_g_text(const nn_reader *r, size_t idx, const char *key, const char **out, gir_error *err)
+{
+    *out = nn_rd_attr(r, idx, key);
+    return *out ? GIR_OK : nn_rd_bad_attr(r, idx, key, NULL, err);
+}
+
 const char *nn_rd_str(const nn_reader *r, size_t idx, const char *key, const char *dflt)
 {
     const char *s = nn_rd_attr(r, idx, key);
@@ -216,13 +222,12 @@ gir_status nnr_versions_meta(gir_graph *g, gir_attrs *a, const char *key, const 
         any = any || e[i].version != 0;
     if (!any)
         return GIR_OK;
-    int64_t *v = malloc(n * sizeof *v);
-    if (!v)
-        return gir_nomem(err);
-    for (size_t i = 0; i < n; i++)
+    int64_t small[16], *v = n <= 16 ? small : malloc(n * sizeof *v); /* most nodes have few inputs */
+    for (size_t i = 0; v && i < n; i++)
         v[i] = e[i].version;
-    gir_status st = gir_attrs_set_ints(g, a, key, v, n, err);
-    free(v);
+    gir_status st = v ? gir_attrs_set_ints(g, a, key, v, n, err) : GIR_E_NOMEM;
+    if (v != small)
+        free(v);
     return st ? gir_nomem(err) : GIR_OK;
 }
 
@@ -618,9 +623,8 @@ static gir_op act_op(const char *t)
 gir_status nn_rd_activation(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                                 gir_error *err)
 {
-    const char *t = nn_rd_attr(r, idx, "act_type");
-    if (!t)
-        return nn_rd_bad_attr(r, idx, "act_type", NULL, err);
+    const char *t;
+    TRY(nnr_g_text(r, idx, "act_type", &t, err));
     gir_op op = act_op(t);
     if (op == GIR_OP_OPAQUE)
         return nnr_opaque(res);

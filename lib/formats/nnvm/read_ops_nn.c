@@ -357,35 +357,22 @@ static gir_status bn_common(nn_reader *r, size_t idx, const int32_t *in, int32_t
     return nn_rd_out(r, n, 0, &out[0], err);
 }
 
-gir_status nn_rd_mx_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
+gir_status nn_rd_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
+    bool mx = r->fl == NN_MXNET;
     double eps, momentum;
-    bool fix_gamma, omv;
+    bool flag0, flag1; /* MXNet fix_gamma, output_mean_var; NNVM center, scale */
     int64_t axis;
-    TRY(nnr_g_float(r, idx, "eps", false, 1e-3, &eps, err));
+    TRY(nnr_g_float(r, idx, mx ? "eps" : "epsilon", false, mx ? 1e-3 : 1e-5, &eps, err));
     TRY(nnr_g_float(r, idx, "momentum", false, 0.9, &momentum, err));
-    TRY(nn_rd_bool(r, idx, "fix_gamma", true, &fix_gamma, err));
-    TRY(nn_rd_bool(r, idx, "output_mean_var", false, &omv, err));
+    TRY(nn_rd_bool(r, idx, mx ? "fix_gamma" : "center", true, &flag0, err));
+    TRY(nn_rd_bool(r, idx, mx ? "output_mean_var" : "scale", !mx, &flag1, err));
     TRY(nn_rd_int(r, idx, "axis", false, 1, &axis, err));
-    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || (nn_rd_raw(r, idx)->n_in != 5 && !r->bn_synth[idx]))
+    const nn_node *rn = nn_rd_raw(r, idx);
+    if (axis != 1 || rn->max_index > 1 || (rn->n_in != 5 && !r->bn_synth[idx]))
         return nnr_opaque(res);
-    return bn_common(r, idx, in, out, res, eps, momentum, !fix_gamma, true, err);
-}
-
-gir_status nn_rd_nnvm_bn(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err)
-{
-    double eps, momentum;
-    bool center, scale;
-    int64_t axis;
-    TRY(nnr_g_float(r, idx, "epsilon", false, 1e-5, &eps, err));
-    TRY(nnr_g_float(r, idx, "momentum", false, 0.9, &momentum, err));
-    TRY(nn_rd_bool(r, idx, "center", true, &center, err));
-    TRY(nn_rd_bool(r, idx, "scale", true, &scale, err));
-    TRY(nn_rd_int(r, idx, "axis", false, 1, &axis, err));
-    if (axis != 1 || nn_rd_raw(r, idx)->max_index > 1 || nn_rd_raw(r, idx)->n_in != 5)
-        return nnr_opaque(res);
-    return bn_common(r, idx, in, out, res, eps, momentum, scale, center, err);
+    return mx ? bn_common(r, idx, in, out, res, eps, momentum, !flag0, true, err)
+              : bn_common(r, idx, in, out, res, eps, momentum, flag1, flag0, err);
 }
 
 typedef struct poolp {

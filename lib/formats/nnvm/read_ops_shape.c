@@ -138,16 +138,18 @@ gir_status nn_rd_reshape(nn_reader *r, size_t idx, const int32_t *in, int32_t *o
     return nnr_ints_node(r, idx, GIR_OP_Reshape, in[0], "shape", dims, (size_t)rank, &out[0], err);
 }
 
-gir_status nn_rd_transpose(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
+gir_status nn_rd_axes_list(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
                            gir_error *err)
 {
+    gir_op op = nnr_cur_def(r, idx)->op;
+    bool tr = op == GIR_OP_Transpose;
     int64_t t[NN_MAX_TUPLE];
     size_t n;
-    TRY(nnr_g_tuple(r, idx, "axes", false, t, &n, err));
-    for (size_t i = 0; i < n; i++)
+    TRY(nnr_g_tuple(r, idx, tr ? "axes" : "axis", false, t, &n, err));
+    for (size_t i = 0; tr && i < n; i++)
         if (t[i] < 0)
             return nnr_opaque(res);
-    return nnr_ints_node(r, idx, GIR_OP_Transpose, in[0], "perm", n ? t : NULL, n, &out[0], err);
+    return nnr_ints_node(r, idx, op, in[0], tr ? "perm" : "axes", n ? t : NULL, n, &out[0], err);
 }
 
 /* MXNet Pad: pad_width is (before, after) per axis; constant (with
@@ -217,16 +219,6 @@ gir_status nn_rd_expand_dims(nn_reader *r, size_t idx, const int32_t *in, int32_
     for (int64_t i = 0; i < k; i++)
         axes[i] = axis + i;
     return nnr_ints_node(r, idx, GIR_OP_Unsqueeze, in[0], "axes", axes, (size_t)k, &out[0], err);
-}
-
-gir_status nn_rd_squeeze(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res,
-                         gir_error *err)
-{
-    int64_t t[NN_MAX_TUPLE];
-    size_t n;
-    TRY(nnr_g_tuple(r, idx, "axis", false, t, &n, err));
-    (void)res;
-    return nnr_ints_node(r, idx, GIR_OP_Squeeze, in[0], "axes", n ? t : NULL, n, &out[0], err);
 }
 
 gir_status nn_rd_split(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
@@ -322,9 +314,8 @@ gir_status nn_rd_slice_axis(nn_reader *r, size_t idx, const int32_t *in, int32_t
     int64_t axis, begin, end = INT64_MAX;
     TRY(nn_rd_int(r, idx, "axis", true, 0, &axis, err));
     TRY(nn_rd_int(r, idx, "begin", true, 0, &begin, err));
-    const char *es = nn_rd_attr(r, idx, "end");
-    if (!es)
-        return nn_rd_bad_attr(r, idx, "end", NULL, err);
+    const char *es;
+    TRY(nnr_g_text(r, idx, "end", &es, err));
     if (!nn_is_none(es))
         TRY(nn_rd_int(r, idx, "end", true, 0, &end, err));
     int64_t one = 1;
@@ -399,9 +390,8 @@ gir_status nn_rd_reduce(nn_reader *r, size_t idx, const int32_t *in, int32_t *ou
 
 gir_status nn_rd_cast(nn_reader *r, size_t idx, const int32_t *in, int32_t *out, nn_rres *res, gir_error *err)
 {
-    const char *dt = nn_rd_attr(r, idx, "dtype");
-    if (!dt)
-        return nn_rd_bad_attr(r, idx, "dtype", NULL, err);
+    const char *dt;
+    TRY(nnr_g_text(r, idx, "dtype", &dt, err));
     gir_dtype t = gir_dltype(dt);
     if (t == GIR_DT_UNKNOWN)
         return nnr_opaque(res);

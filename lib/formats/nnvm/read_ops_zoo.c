@@ -100,9 +100,8 @@ gir_status nn_rd_upsampling(nn_reader *r, size_t idx, const int32_t *in, int32_t
     TRY(nn_rd_int(r, idx, "scale", true, 0, &scale, err));
     if (scale < 1)
         return nn_rd_bad_attr(r, idx, "scale", "a positive integer", err);
-    const char *type = nn_rd_attr(r, idx, "sample_type");
-    if (!type)
-        return nn_rd_bad_attr(r, idx, "sample_type", NULL, err);
+    const char *type;
+    TRY(nnr_g_text(r, idx, "sample_type", &type, err));
     TRY(nn_rd_int(r, idx, "num_args", true, 0, &nargs, err));
     TRY(nn_rd_int(r, idx, "num_filter", false, 0, &nf, err));
     const nn_node *rn = nn_rd_raw(r, idx);

@@ -115,7 +115,7 @@ static gir_status parse_entry(nn_raw *raw, const gir_json *v, nn_entry *e, size_
 static gir_status parse_entries(nn_raw *raw, const gir_json *v, size_t a, nn_entry **out, gir_error *err)
 {
     *out = NULL;
-    if (v->len && !(*out = gir_arena_alloc(&raw->arena, v->len * sizeof **out)))
+    if (v->len && !(*out = nn_arena_array(&raw->arena, v->len, sizeof **out)))
         return gir_nomem(err);
     for (size_t i = 0; i < v->len; i++)
         TRY(parse_entry(raw, gir_json_at(v, i), &(*out)[i], a, i, err));
@@ -343,10 +343,7 @@ gir_status nn_raw_gattrs(nn_raw *raw, const gir_json *attrs, gir_error *err)
         return fail_ptr(raw, err, attrs, GIR_E_SCHEMA, msg, "/attrs");
     }
     raw->n_gattrs = attrs->len;
-    if (!attrs->len)
-        return GIR_OK;
-    raw->gattrs = gir_arena_alloc(&raw->arena, attrs->len * sizeof *raw->gattrs);
-    if (!raw->gattrs)
+    if (!(raw->gattrs = nn_arena_array(&raw->arena, attrs->len, sizeof *raw->gattrs)))
         return gir_nomem(err);
     for (size_t i = 0; i < attrs->len; i++) {
         const gir_json_member *m = &attrs->u.members[i];
@@ -376,23 +373,22 @@ static gir_status parse_row_ptr(nn_raw *raw, const gir_json *v, gir_error *err)
     raw->row_ptr_ok = v->len == raw->n_nodes + 1;
     if (!raw->row_ptr_ok)
         return GIR_OK;
-    raw->row_ptr = gir_arena_alloc(&raw->arena, v->len * sizeof *raw->row_ptr);
-    if (!raw->row_ptr)
+    if (!(raw->row_ptr = nn_arena_array(&raw->arena, v->len, sizeof *raw->row_ptr)))
         return gir_nomem(err);
     for (size_t i = 0; i < v->len; i++) {
-        int64_t x;
-        if (!gir_json_get_i64(gir_json_at(v, i), &x)) {
-            describe(gir_json_at(v, i), what, sizeof what);
+        const gir_json *e = gir_json_at(v, i);
+        bool is_int = gir_json_get_i64(e, &raw->row_ptr[i]);
+        if (is_int && raw->row_ptr[i] >= 0)
+            continue;
+        if (is_int) {
+            snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold offsets of 0 or more, found %lld",
+                     (long long)raw->row_ptr[i]);
+        } else {
+            describe(e, what, sizeof what);
             snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold integers, found %s", what);
-            snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
-            return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
         }
-        if (x < 0) {
-            snprintf(msg, sizeof msg, "\"node_row_ptr\" must hold offsets of 0 or more, found %lld", (long long)x);
-            snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
-            return fail_ptr(raw, err, gir_json_at(v, i), GIR_E_SCHEMA, msg, ptr);
-        }
-        raw->row_ptr[i] = x;
+        snprintf(ptr, sizeof ptr, "/node_row_ptr/%zu", i);
+        return fail_ptr(raw, err, e, GIR_E_SCHEMA, msg, ptr);
     }
     nn_raw_row_ptr_check(raw);
     return GIR_OK;
@@ -413,7 +409,7 @@ void nn_raw_row_ptr_check(nn_raw *raw)
 static gir_status topo(nn_raw *raw, gir_error *err)
 {
     size_t n = raw->n_nodes;
-    raw->order = gir_arena_alloc(&raw->arena, (n ? n : 1) * sizeof *raw->order);
+    raw->order = nn_arena_array(&raw->arena, n, sizeof *raw->order);
     unsigned char *mark = calloc(n ? n : 1, 1); /* 0 new, 1 on stack, 2 done */
     struct fr {
         size_t node, next;
@@ -510,7 +506,7 @@ gir_status nn_raw_parse(const gir_json_doc *doc, nn_raw *raw, gir_error *err)
     if (nodes->len > NN_MAX_NODES)
         return fail_ptr(raw, err, nodes, GIR_E_LIMIT, "too many nodes", "/nodes");
     raw->n_nodes = nodes->len;
-    raw->nodes = gir_arena_alloc(&raw->arena, (raw->n_nodes ? raw->n_nodes : 1) * sizeof *raw->nodes);
+    raw->nodes = nn_arena_array(&raw->arena, raw->n_nodes, sizeof *raw->nodes);
     if (!raw->nodes)
         return gir_nomem(err);
     /* Entries are checked against the node count, so every node's header is

@@ -841,18 +841,8 @@ static void writer_free(nn_writer *w, emit *e)
     for (size_t i = 0; i < w->n_xv; i++)
         gir_tensor_unref(w->xv[i].t);
     free(w->xv);
-    free(w->vprod);
-    free(w->vidx);
-    free(w->uses);
-    free(w->absorbed);
-    free(w->node_fn);
-    free(w->uses_fn);
-    gir_arena_free(&w->arena);
+    gir_arena_free(&w->arena); /* with the per-node and per-value tables */
     free(e->order);
-    free(e->jid_fn);
-    free(e->jid_val);
-    free(e->jid_xv);
-    free(e->need_var);
     free(e->row);
 }
 
@@ -927,16 +917,17 @@ static gir_status writer_init(nn_writer *w, emit *e, const gir_graph *g, const g
     w->fl = fl;
     w->pfx = nn_flavour_name(fl);
     w->allow_opaque = gir_options_flag(opts, "allow-opaque");
-    size_t nv = g->n_values ? g->n_values : 1, nn = g->n_nodes ? g->n_nodes : 1;
-    w->vprod = malloc(nv * sizeof *w->vprod);
-    w->vidx = calloc(nv, sizeof *w->vidx);
-    w->uses = calloc(nv, sizeof *w->uses);
-    w->absorbed = calloc(nn, sizeof *w->absorbed);
-    w->node_fn = malloc(nn * sizeof *w->node_fn);
+    size_t nv = g->n_values, nn = g->n_nodes;
+    gir_arena *a = &w->arena;
+    w->vprod = nn_arena_array(a, nv, sizeof *w->vprod);
+    w->vidx = nn_arena_array(a, nv, sizeof *w->vidx);
+    w->uses = nn_arena_array(a, nv, sizeof *w->uses);
+    w->absorbed = nn_arena_array(a, nn, sizeof *w->absorbed);
+    w->node_fn = nn_arena_array(a, nn, sizeof *w->node_fn);
     e->w = w;
-    e->need_var = calloc(nv, sizeof *e->need_var);
-    w->uses_fn = calloc(nv, sizeof *w->uses_fn);
-    e->jid_val = malloc(nv * sizeof *e->jid_val);
+    e->need_var = nn_arena_array(a, nv, sizeof *e->need_var);
+    w->uses_fn = nn_arena_array(a, nv, sizeof *w->uses_fn);
+    e->jid_val = nn_arena_array(a, nv, sizeof *e->jid_val);
     gir_status st = GIR_OK;
     if (!w->vprod || !w->vidx || !w->uses || !w->absorbed || !w->node_fn || !e->need_var || !e->jid_val || !w->uses_fn)
         st = gir_nomem(err);
@@ -975,8 +966,8 @@ gir_status nn_write(const gir_graph *g, const char *path, const gir_options *opt
     }
     if (!st) {
         e.relay = fl == NN_TVM && meta_s(&g->meta, "tvm.layout") && strcmp(meta_s(&g->meta, "tvm.layout"), "relay") == 0;
-        e.jid_fn = malloc((w.n_fn ? w.n_fn : 1) * sizeof *e.jid_fn);
-        e.jid_xv = malloc((w.n_xv ? w.n_xv : 1) * sizeof *e.jid_xv);
+        e.jid_fn = nn_arena_array(&w.arena, w.n_fn, sizeof *e.jid_fn);
+        e.jid_xv = nn_arena_array(&w.arena, w.n_xv, sizeof *e.jid_xv);
         if (!e.jid_fn || !e.jid_xv)
             st = gir_nomem(err);
         for (size_t i = 0; !st && i < w.n_fn; i++)

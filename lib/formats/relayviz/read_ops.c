@@ -40,7 +40,18 @@ typedef struct rd {
     const rv_call_view *c;
     rv_mapped *m;
     gir_error *err;
+    const struct rd_def *def; /* the call's row of rd_defs */
 } rd;
+
+/* The operators mapped by code: the argument count (lo 0: one Tuple) and
+ * the attribute keys are checked first. */
+typedef struct rd_def {
+    const char *op_name;
+    gir_status (*read)(rd *r);
+    gir_op op;
+    size_t lo, hi;
+    const char *const *keys;
+} rd_def;
 
 /* ---- failures, located ------------------------------------------------------- */
 
@@ -219,6 +230,13 @@ static void inputs_in_order(rv_mapped *m, size_t n)
     m->n_in = n;
 }
 
+/* The call becomes its row's canonical op of arguments 0..n-1. */
+static void map_args(rd *r, size_t n)
+{
+    r->m->op = r->def->op;
+    inputs_in_order(r->m, n);
+}
+
 static gir_status opaque(rd *r, const char *why)
 {
     r->m->why_opaque = why;
@@ -319,15 +337,9 @@ static int rank_of(const rv_call_view *c, size_t arg)
 
 static gir_status rd_conv(rd *r)
 {
-    static const char *const keys[] = { "strides", "padding", "dilation", "groups", "channels", "kernel_size",
-                                        "data_layout", "kernel_layout", "out_layout", "out_dtype",
-                                        "output_padding", "auto_scheduler_rewritten_layout",
-                                        "meta_schedule_original_shape", NULL };
     const rv_call_view *c = r->c;
-    bool transpose = strcmp(c->op, "nn.conv2d_transpose") == 0;
-    gir_status st = arity(r, 2, 2);
-    if (st || !keys_ok(r, keys))
-        return st;
+    bool transpose = r->def->op == GIR_OP_ConvTranspose;
+    gir_status st;
     if (!transpose && rv_attr(&c->attrs, "output_padding"))
         return opaque(r, "nn.conv2d has no output_padding");
     bool ok;
@@ -368,8 +380,7 @@ static gir_status rd_conv(rd *r)
         ks[1] = w->dims[3];
         has_ks = true;
     }
-    r->m->op = transpose ? GIR_OP_ConvTranspose : GIR_OP_Conv;
-    inputs_in_order(r->m, 2);
+    map_args(r, 2);
     if (c->bias_arg >= 0) {
         r->m->in[2] = c->bias_arg;
         r->m->n_in = 3;
@@ -387,18 +398,14 @@ static gir_status rd_conv(rd *r)
 
 static gir_status rd_dense(rd *r)
 {
-    static const char *const keys[] = { "units", "out_dtype", NULL };
-    gir_status st = arity(r, 2, 2);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     bool ok;
     if ((st = out_dtype_ok(r, &ok)) || !ok)
         return st;
     int rank = rank_of(r->c, 0);
     if (rank >= 0 && rank != 2)
         return opaque(r, "nn.dense of a tensor that is not 2-D");
-    r->m->op = GIR_OP_Gemm;
-    inputs_in_order(r->m, 2);
+    map_args(r, 2);
     if (r->c->bias_arg >= 0) {
         r->m->in[2] = r->c->bias_arg;
         r->m->n_in = 3;
@@ -426,10 +433,7 @@ static bool norm_axis(int64_t axis, int rank, int64_t *out)
 
 static gir_status rd_batch_norm(rd *r)
 {
-    static const char *const keys[] = { "axis", "epsilon", "center", "scale", "momentum", NULL };
-    gir_status st = arity(r, 5, 5);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t axis;
     double eps, momentum;
     bool center, scale;
@@ -446,8 +450,7 @@ static gir_status rd_batch_norm(rd *r)
         return opaque(r, "nn.batch_norm with center or scale off");
     if (r->c->n_out > 1)
         return opaque(r, "the running mean and variance results of nn.batch_norm are used");
-    r->m->op = GIR_OP_BatchNormalization;
-    inputs_in_order(r->m, 5);
+    map_args(r, 5);
     if ((st = set_float(r, "epsilon", eps)) || (st = set_float(r, "momentum", momentum)))
         return st;
     return GIR_OK;
@@ -455,27 +458,20 @@ static gir_status rd_batch_norm(rd *r)
 
 static gir_status rd_dropout(rd *r)
 {
-    static const char *const keys[] = { "rate", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     double rate;
     if ((st = get_double(r, "rate", 0.5, &rate)))
         return st;
     if (rate < 0 || rate >= 1)
         return attr_fail(r, "rate", "in [0, 1)");
-    r->m->op = GIR_OP_Dropout;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     r->m->n_out = r->c->n_out > 1 ? 2 : 1;
     return set_float(r, "ratio", rate);
 }
 
 static gir_status rd_lrn(rd *r)
 {
-    static const char *const keys[] = { "size", "axis", "bias", "alpha", "beta", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t size, axis, na;
     double bias, alpha, beta;
     if ((st = get_int(r, "size", 5, &size)) ||
@@ -488,8 +484,7 @@ static gir_status rd_lrn(rd *r)
         return attr_fail(r, "size", "positive");
     if (axis != 1 && !(norm_axis(axis, rank_of(r->c, 0), &na) && na == 1))
         return opaque(r, "nn.lrn across an axis other than 1");
-    r->m->op = GIR_OP_LRN;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if ((st = set_float(r, "alpha", alpha)) || (st = set_float(r, "beta", beta)) || (st = set_float(r, "bias", bias)) ||
         (st = set_int(r, "size", size)))
         return st;
@@ -500,13 +495,9 @@ static gir_status rd_lrn(rd *r)
 
 static gir_status rd_pool(rd *r)
 {
-    static const char *const keys[] = { "pool_size", "strides", "dilation", "padding", "layout", "out_layout",
-                                        "ceil_mode", "count_include_pad", NULL };
     const rv_call_view *c = r->c;
-    bool avg = strcmp(c->op, "nn.avg_pool2d") == 0;
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    bool avg = r->def->op == GIR_OP_AveragePool;
+    gir_status st;
     if (!avg && rv_attr(&c->attrs, "count_include_pad"))
         return opaque(r, "nn.max_pool2d has no count_include_pad");
     bool ok, has_ks, ceil_mode, cip;
@@ -526,8 +517,7 @@ static gir_status rd_pool(rd *r)
     }
     if (avg && (dil[0] != 1 || dil[1] != 1))
         return opaque(r, "nn.avg_pool2d with dilation");
-    r->m->op = avg ? GIR_OP_AveragePool : GIR_OP_MaxPool;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if ((st = set_int(r, "ceil_mode", ceil_mode)))
         return st;
     if (avg && (st = set_int(r, "count_include_pad", cip)))
@@ -542,17 +532,13 @@ static gir_status rd_pool(rd *r)
 
 static gir_status rd_global_pool(rd *r)
 {
-    static const char *const keys[] = { "layout", "out_layout", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     bool ok;
     if ((st = layout_is(r, "layout", "NCHW", false, &ok)) || !ok)
         return st;
     if ((st = layout_is(r, "out_layout", "NCHW", true, &ok)) || !ok)
         return st;
-    r->m->op = strcmp(r->c->op, "nn.global_avg_pool2d") == 0 ? GIR_OP_GlobalAveragePool : GIR_OP_GlobalMaxPool;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     return GIR_OK;
 }
 
@@ -561,12 +547,11 @@ static gir_status rd_global_pool(rd *r)
 /* x and a 1-D operand per element of x's axis `axis` (nn.prelu's slope,
  * nn.bias_add's bias) as canonical op, whose operand broadcasts from the
  * last axis: for an axis a < rank-1 it gets rank-1-a trailing unit axes. */
-static gir_status rd_per_axis(rd *r, gir_op op, const char *operand)
+static gir_status rd_per_axis(rd *r)
 {
-    static const char *const keys[] = { "axis", NULL };
-    gir_status st = arity(r, 2, 2);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_op op = r->def->op;
+    const char *operand = op == GIR_OP_PRelu ? "slope" : "bias";
+    gir_status st;
     int64_t axis, na;
     if ((st = get_int(r, "axis", 1, &axis)))
         return st;
@@ -582,8 +567,7 @@ static gir_status rd_per_axis(rd *r, gir_op op, const char *operand)
         why = gir_arena_printf(&r->g->arena, "%s with a %s that is not 1-D", r->c->op, operand);
         return why ? opaque(r, why) : nomem(r);
     }
-    r->m->op = op;
-    inputs_in_order(r->m, 2);
+    map_args(r, 2);
     if (na < rank - 1) {
         r->m->expand_in = 1;
         r->m->expand_n = rank - 1 - na;
@@ -591,17 +575,9 @@ static gir_status rd_per_axis(rd *r, gir_op op, const char *operand)
     return GIR_OK;
 }
 
-static gir_status rd_prelu(rd *r)
-{
-    return rd_per_axis(r, GIR_OP_PRelu, "slope");
-}
-
 static gir_status rd_clip(rd *r)
 {
-    static const char *const keys[] = { "a_min", "a_max", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     double lo, hi;
     if ((st = get_double(r, "a_min", NAN, &lo)) ||
         (st = get_double(r, "a_max", NAN, &hi)))
@@ -610,8 +586,7 @@ static gir_status rd_clip(rd *r)
         return attr_fail(r, "a_min", "present");
     if (isnan(hi))
         return attr_fail(r, "a_max", "present");
-    r->m->op = GIR_OP_Clip;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if ((st = set_float(r, "max", hi)) || (st = set_float(r, "min", lo)))
         return st;
     return GIR_OK;
@@ -621,7 +596,7 @@ static gir_status rd_clip(rd *r)
  * with the bias given trailing unit axes for a non-last axis. */
 static gir_status rd_bias_add(rd *r)
 {
-    gir_status st = rd_per_axis(r, GIR_OP_Add, "bias");
+    gir_status st = rd_per_axis(r);
     if (!st && r->m->op == GIR_OP_Add)
         r->m->meta_op = "nn.bias_add";
     return st;
@@ -631,22 +606,14 @@ static gir_status rd_bias_add(rd *r)
 
 static gir_status rd_batch_flatten(rd *r)
 {
-    static const char *const keys[] = { NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
-    r->m->op = GIR_OP_Flatten;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     return set_int(r, "axis", 1);
 }
 
 static gir_status rd_pad(rd *r)
 {
-    static const char *const keys[] = { "pad_width", "pad_mode", "pad_value", NULL };
     const rv_call_view *c = r->c;
-    gir_status st = arity(r, 1, 2);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int32_t owner = 0;
     const gir_json *pw = find_attr(&c->attrs, "pad_width", &owner);
     if (!pw || pw->type != GIR_JSON_ARRAY || pw->len > GIR_MAX_RANK)
@@ -676,8 +643,7 @@ static gir_status rd_pad(rd *r)
     } else if ((st = get_double(r, "pad_value", 0.0, &value))) {
         return st;
     }
-    r->m->op = GIR_OP_Pad;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if ((st = set_float(r, "constant_value", value)) || (st = set_string(r, "mode", mode)) ||
         (st = set_ints(r, "pads", pads, 2 * rank)))
         return st;
@@ -686,10 +652,7 @@ static gir_status rd_pad(rd *r)
 
 static gir_status rd_upsampling(rd *r)
 {
-    static const char *const keys[] = { "scale_h", "scale_w", "layout", "method", "align_corners", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     bool ok, align;
     double sh, sw;
     const char *method;
@@ -706,8 +669,7 @@ static gir_status rd_upsampling(rd *r)
         return attr_fail(r, "scale_w", "positive");
     if (strcmp(method, "nearest_neighbor") != 0)
         return opaque(r, "nn.upsampling methods other than nearest_neighbor");
-    r->m->op = GIR_OP_Resize;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     double scales[4] = { 1.0, 1.0, sh, sw };
     if ((st = set_string(r, "coordinate_transformation_mode", "asymmetric")) || (st = set_string(r, "mode", "nearest")) ||
         (st = set_string(r, "nearest_mode", "floor")))
@@ -717,14 +679,7 @@ static gir_status rd_upsampling(rd *r)
 
 static gir_status rd_concatenate(rd *r)
 {
-    static const char *const keys[] = { "axis", NULL };
     const rv_call_view *c = r->c;
-    if (!c->tuple_arg) {
-        gir_fail(r->err, GIR_E_SCHEMA, "concatenate takes one Tuple argument");
-        return call_at(r, "/args", GIR_E_SCHEMA);
-    }
-    if (!keys_ok(r, keys))
-        return GIR_OK;
     int64_t axis;
     gir_status st = get_int(r, "axis", 0, &axis);
     if (st)
@@ -763,19 +718,15 @@ bool rv_op_returns_tuple(const char *op, const rv_attrs *a, int64_t *n)
 
 static gir_status rd_split(rd *r)
 {
-    static const char *const keys[] = { "indices_or_sections", "axis", NULL };
     const rv_call_view *c = r->c;
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
-    int64_t n_out, axis, na;
+    gir_status st;
+    int64_t n_out = -1, axis, na;
     rv_op_returns_tuple(c->op, &c->attrs, &n_out);
     if (n_out < 1)
         return attr_fail(r, "indices_or_sections", "a positive integer or a list of indices");
     if ((st = get_int(r, "axis", 0, &axis)))
         return st;
-    r->m->op = GIR_OP_Split;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     r->m->n_out = (size_t)n_out;
     if ((st = set_int(r, "axis", axis)))
         return st;
@@ -803,10 +754,7 @@ static gir_status rd_split(rd *r)
 
 static gir_status rd_reshape(rd *r)
 {
-    static const char *const keys[] = { "newshape", "allowzero", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t shape[GIR_MAX_RANK];
     size_t n;
     bool allowzero;
@@ -816,8 +764,7 @@ static gir_status rd_reshape(rd *r)
     for (size_t i = 0; i < n; i++)
         if (shape[i] < -1)
             return opaque(r, "reshape with Relay's special values -2, -3 or -4");
-    r->m->op = GIR_OP_Reshape;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if ((st = set_int(r, "allowzero", allowzero)) || (st = set_ints(r, "shape", shape, n)))
         return st;
     return GIR_OK;
@@ -826,10 +773,7 @@ static gir_status rd_reshape(rd *r)
 /* broadcast_to(data, shape): numpy's broadcast_to, the canonical Expand. */
 static gir_status rd_broadcast_to(rd *r)
 {
-    static const char *const keys[] = { "shape", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t shape[GIR_MAX_RANK];
     size_t n;
     if ((st = get_int_list(r, "shape", shape, GIR_MAX_RANK, &n)))
@@ -837,18 +781,17 @@ static gir_status rd_broadcast_to(rd *r)
     for (size_t i = 0; i < n; i++)
         if (shape[i] < 0)
             return attr_fail(r, "shape", "a list of sizes (no negative values)");
-    r->m->op = GIR_OP_Expand;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     return set_ints(r, "shape", shape, n);
 }
 
 /* transpose(axes) and squeeze(axis): an optional list attribute. */
-static gir_status rd_list_op(rd *r, const char *key, gir_op op, const char *canon)
+static gir_status rd_list_op(rd *r)
 {
-    const char *const keys[] = { key, NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    const char *key = r->def->keys[0];
+    gir_op op = r->def->op;
+    const char *canon = op == GIR_OP_Transpose ? "perm" : "axes";
+    gir_status st;
     int64_t v[GIR_MAX_RANK];
     size_t n;
     const gir_json *j = rv_attr(&r->c->attrs, key);
@@ -856,18 +799,14 @@ static gir_status rd_list_op(rd *r, const char *key, gir_op op, const char *cano
         return attr_fail(r, key, "a list of integers or null");
     if ((st = get_ints(r, key, v, GIR_MAX_RANK, &n)))
         return st;
-    r->m->op = op;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     return j ? set_ints(r, canon, v, n) : GIR_OK;
 }
 
 static gir_status rd_expand_dims(rd *r)
 {
-    static const char *const keys[] = { "axis", "num_newaxis", NULL };
     const rv_call_view *c = r->c;
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t axis, num;
     if (!rv_attr(&c->attrs, "axis"))
         return attr_fail(r, "axis", "present");
@@ -888,18 +827,14 @@ static gir_status rd_expand_dims(rd *r)
     }
     for (int64_t i = 0; i < num; i++)
         axes[i] = axis + i;
-    r->m->op = GIR_OP_Unsqueeze;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     return set_ints(r, "axes", axes, (size_t)num);
 }
 
 static gir_status rd_strided_slice(rd *r)
 {
-    static const char *const keys[] = { "begin", "end", "strides", "axes", "slice_mode", NULL };
     const rv_call_view *c = r->c;
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t begin[GIR_MAX_RANK], end[GIR_MAX_RANK], strides[GIR_MAX_RANK], axes[GIR_MAX_RANK];
     size_t nb, ne, ns, na;
     const char *mode;
@@ -923,8 +858,7 @@ static gir_status rd_strided_slice(rd *r)
     for (size_t i = 0; i < ns; i++)
         if (strides[i] == 0)
             return attr_fail(r, "strides", "non-zero");
-    r->m->op = GIR_OP_Slice;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if (na && (st = set_ints(r, "axes", axes, na)))
         return st;
     if ((st = set_ints(r, "ends", end, ne)) || (st = set_ints(r, "starts", begin, nb)))
@@ -940,30 +874,23 @@ static gir_status rd_strided_slice(rd *r)
 
 static gir_status rd_cast(rd *r)
 {
-    static const char *const keys[] = { "dtype", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     const char *s;
     if ((st = get_string(r, "dtype", "", &s)))
         return st;
     gir_dtype dt = gir_dtype_from_name(s);
     if (dt == GIR_DT_UNKNOWN)
         return attr_fail(r, "dtype", "an element type");
-    r->m->op = GIR_OP_Cast;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     return set_string(r, "to", gir_dtype_name(dt));
 }
 
 /* ---- reductions ---------------------------------------------------------------------- */
 
-static gir_status rd_reduce(rd *r, gir_op op)
+static gir_status rd_reduce(rd *r)
 {
-    static const char *const keys[] = { "axis", "keepdims", "exclude", NULL };
     const rv_call_view *c = r->c;
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t axes[GIR_MAX_RANK];
     size_t n;
     bool keep, exclude;
@@ -976,19 +903,15 @@ static gir_status rd_reduce(rd *r, gir_op op)
     const gir_json *j = rv_attr(&c->attrs, "axis");
     if (j && j->type == GIR_JSON_ARRAY && j->len == 0)
         return opaque(r, "a reduction over an empty axis list");
-    r->m->op = op;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if (n && (st = set_ints(r, "axes", axes, n)))
         return st;
     return set_int(r, "keepdims", keep);
 }
 
-static gir_status rd_argreduce(rd *r, gir_op op)
+static gir_status rd_argreduce(rd *r)
 {
-    static const char *const keys[] = { "axis", "keepdims", "exclude", "select_last_index", NULL };
-    gir_status st = arity(r, 1, 1);
-    if (st || !keys_ok(r, keys))
-        return st;
+    gir_status st;
     int64_t axes[GIR_MAX_RANK];
     size_t n;
     bool keep, exclude, last;
@@ -999,8 +922,7 @@ static gir_status rd_argreduce(rd *r, gir_op op)
         return st;
     if (exclude || n != 1)
         return opaque(r, "an arg-reduction over other than one axis");
-    r->m->op = op;
-    inputs_in_order(r->m, 1);
+    map_args(r, 1);
     if ((st = set_int(r, "axis", axes[0])) || (st = set_int(r, "keepdims", keep)) ||
         (st = set_int(r, "select_last_index", last)))
         return st;
@@ -1008,6 +930,65 @@ static gir_status rd_argreduce(rd *r, gir_op op)
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
+
+/* The attributes Relay defines for each operator (TVM v0.16); another
+ * makes the call opaque. */
+static const char *const k_conv[] = { "strides", "padding", "dilation", "groups", "channels", "kernel_size",
+                                      "data_layout", "kernel_layout", "out_layout", "out_dtype", "output_padding",
+                                      "auto_scheduler_rewritten_layout", "meta_schedule_original_shape", NULL };
+static const char *const k_pool[] = { "pool_size", "strides", "dilation", "padding", "layout", "out_layout",
+                                      "ceil_mode", "count_include_pad", NULL };
+static const char *const k_reduce[] = { "axis", "keepdims", "exclude", NULL };
+static const char *const k_argreduce[] = { "axis", "keepdims", "exclude", "select_last_index", NULL };
+static const char *const k_axis[] = { "axis", NULL };
+#define KEYS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static const rd_def rd_defs[] = {
+    { "nn.conv2d", rd_conv, GIR_OP_Conv, 2, 2, k_conv },
+    { "nn.conv2d_transpose", rd_conv, GIR_OP_ConvTranspose, 2, 2, k_conv },
+    { "nn.dense", rd_dense, GIR_OP_Gemm, 2, 2, KEYS("units", "out_dtype") },
+    { "nn.bias_add", rd_bias_add, GIR_OP_Add, 2, 2, k_axis },
+    { "nn.batch_norm", rd_batch_norm, GIR_OP_BatchNormalization, 5, 5,
+      KEYS("axis", "epsilon", "center", "scale", "momentum") },
+    { "nn.dropout", rd_dropout, GIR_OP_Dropout, 1, 1, KEYS("rate") },
+    { "nn.lrn", rd_lrn, GIR_OP_LRN, 1, 1, KEYS("size", "axis", "bias", "alpha", "beta") },
+    { "nn.max_pool2d", rd_pool, GIR_OP_MaxPool, 1, 1, k_pool },
+    { "nn.avg_pool2d", rd_pool, GIR_OP_AveragePool, 1, 1, k_pool },
+    { "nn.global_avg_pool2d", rd_global_pool, GIR_OP_GlobalAveragePool, 1, 1, KEYS("layout", "out_layout") },
+    { "nn.global_max_pool2d", rd_global_pool, GIR_OP_GlobalMaxPool, 1, 1, KEYS("layout", "out_layout") },
+    { "nn.prelu", rd_per_axis, GIR_OP_PRelu, 2, 2, k_axis },
+    { "clip", rd_clip, GIR_OP_Clip, 1, 1, KEYS("a_min", "a_max") },
+    { "nn.batch_flatten", rd_batch_flatten, GIR_OP_Flatten, 1, 1, KEYS(NULL) },
+    { "nn.pad", rd_pad, GIR_OP_Pad, 1, 2, KEYS("pad_width", "pad_mode", "pad_value") },
+    { "nn.upsampling", rd_upsampling, GIR_OP_Resize, 1, 1,
+      KEYS("scale_h", "scale_w", "layout", "method", "align_corners") },
+    { "concatenate", rd_concatenate, GIR_OP_Concat, 0, 0, k_axis },
+    { "split", rd_split, GIR_OP_Split, 1, 1, KEYS("indices_or_sections", "axis") },
+    { "reshape", rd_reshape, GIR_OP_Reshape, 1, 1, KEYS("newshape", "allowzero") },
+    { "transpose", rd_list_op, GIR_OP_Transpose, 1, 1, KEYS("axes") },
+    { "squeeze", rd_list_op, GIR_OP_Squeeze, 1, 1, k_axis },
+    { "expand_dims", rd_expand_dims, GIR_OP_Unsqueeze, 1, 1, KEYS("axis", "num_newaxis") },
+    { "broadcast_to", rd_broadcast_to, GIR_OP_Expand, 1, 1, KEYS("shape") },
+    { "strided_slice", rd_strided_slice, GIR_OP_Slice, 1, 1, KEYS("begin", "end", "strides", "axes", "slice_mode") },
+    { "cast", rd_cast, GIR_OP_Cast, 1, 1, KEYS("dtype") },
+    { "sum", rd_reduce, GIR_OP_ReduceSum, 1, 1, k_reduce },
+    { "mean", rd_reduce, GIR_OP_ReduceMean, 1, 1, k_reduce },
+    { "max", rd_reduce, GIR_OP_ReduceMax, 1, 1, k_reduce },
+    { "min", rd_reduce, GIR_OP_ReduceMin, 1, 1, k_reduce },
+    { "prod", rd_reduce, GIR_OP_ReduceProd, 1, 1, k_reduce },
+    { "argmax", rd_argreduce, GIR_OP_ArgMax, 1, 1, k_argreduce },
+    { "argmin", rd_argreduce, GIR_OP_ArgMin, 1, 1, k_argreduce },
+    { NULL, NULL, GIR_OP_OPAQUE, 0, 0, NULL },
+};
+
+/* The row for op, or the final one (op_name NULL). */
+static const rd_def *rd_find(const char *op)
+{
+    const rd_def *d = rd_defs;
+    while (d->op_name && strcmp(d->op_name, op) != 0)
+        d++;
+    return d;
+}
 
 /* The engine's access to a call's attributes (gir_attr_io). */
 static gir_status attr_get(void *ctx, const char *key, gir_attr_conv conv, double dflt, int64_t *i, double *f,
@@ -1027,7 +1008,7 @@ gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_er
     m->expand_in = -1;
     for (size_t i = 0; i < sizeof m->in / sizeof m->in[0]; i++)
         m->in[i] = -1;
-    rd r = { g, c, m, err };
+    rd r = { g, c, m, err, NULL };
     const char *op = c->op;
     const gir_op_map *s = gir_map_read_row(gir_relayviz_ops, op);
     gir_status st;
@@ -1042,66 +1023,19 @@ gir_status rv_map_call(gir_graph *g, const rv_call_view *c, rv_mapped *m, gir_er
         gir_attr_io io = { &r, attr_get, NULL };
         return gir_map_read_attrs(s, &io, g, &m->attrs, err);
     }
-    if (!strcmp(op, "nn.conv2d") || !strcmp(op, "nn.conv2d_transpose"))
-        st = rd_conv(&r);
-    else if (!strcmp(op, "nn.dense"))
-        st = rd_dense(&r);
-    else if (!strcmp(op, "nn.bias_add"))
-        st = rd_bias_add(&r);
-    else if (!strcmp(op, "nn.batch_norm"))
-        st = rd_batch_norm(&r);
-    else if (!strcmp(op, "nn.dropout"))
-        st = rd_dropout(&r);
-    else if (!strcmp(op, "nn.lrn"))
-        st = rd_lrn(&r);
-    else if (!strcmp(op, "nn.max_pool2d") || !strcmp(op, "nn.avg_pool2d"))
-        st = rd_pool(&r);
-    else if (!strcmp(op, "nn.global_avg_pool2d") || !strcmp(op, "nn.global_max_pool2d"))
-        st = rd_global_pool(&r);
-    else if (!strcmp(op, "nn.prelu"))
-        st = rd_prelu(&r);
-    else if (!strcmp(op, "clip"))
-        st = rd_clip(&r);
-    else if (!strcmp(op, "nn.batch_flatten"))
-        st = rd_batch_flatten(&r);
-    else if (!strcmp(op, "nn.pad"))
-        st = rd_pad(&r);
-    else if (!strcmp(op, "nn.upsampling"))
-        st = rd_upsampling(&r);
-    else if (!strcmp(op, "concatenate"))
-        st = rd_concatenate(&r);
-    else if (!strcmp(op, "split"))
-        st = rd_split(&r);
-    else if (!strcmp(op, "reshape"))
-        st = rd_reshape(&r);
-    else if (!strcmp(op, "transpose"))
-        st = rd_list_op(&r, "axes", GIR_OP_Transpose, "perm");
-    else if (!strcmp(op, "squeeze"))
-        st = rd_list_op(&r, "axis", GIR_OP_Squeeze, "axes");
-    else if (!strcmp(op, "expand_dims"))
-        st = rd_expand_dims(&r);
-    else if (!strcmp(op, "broadcast_to"))
-        st = rd_broadcast_to(&r);
-    else if (!strcmp(op, "strided_slice"))
-        st = rd_strided_slice(&r);
-    else if (!strcmp(op, "cast"))
-        st = rd_cast(&r);
-    else if (!strcmp(op, "sum"))
-        st = rd_reduce(&r, GIR_OP_ReduceSum);
-    else if (!strcmp(op, "mean"))
-        st = rd_reduce(&r, GIR_OP_ReduceMean);
-    else if (!strcmp(op, "max"))
-        st = rd_reduce(&r, GIR_OP_ReduceMax);
-    else if (!strcmp(op, "min"))
-        st = rd_reduce(&r, GIR_OP_ReduceMin);
-    else if (!strcmp(op, "prod"))
-        st = rd_reduce(&r, GIR_OP_ReduceProd);
-    else if (!strcmp(op, "argmax"))
-        st = rd_argreduce(&r, GIR_OP_ArgMax);
-    else if (!strcmp(op, "argmin"))
-        st = rd_argreduce(&r, GIR_OP_ArgMin);
-    else
+    const rd_def *d = r.def = rd_find(op);
+    if (!d->op_name)
         return opaque(&r, "not an operator graphconv maps");
+    if (d->lo) {
+        st = arity(&r, d->lo, d->hi);
+    } else if (!c->tuple_arg) {
+        gir_fail(err, GIR_E_SCHEMA, "%s takes one Tuple argument", op);
+        st = call_at(&r, "/args", GIR_E_SCHEMA);
+    } else {
+        st = GIR_OK;
+    }
+    if (!st && keys_ok(&r, d->keys))
+        st = d->read(&r);
     if (st == GIR_OK && m->why_opaque) {
         gir_attrs_free(&m->attrs);
         m->op = GIR_OP_OPAQUE;
