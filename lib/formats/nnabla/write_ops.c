@@ -100,6 +100,14 @@ void nnbw_fn_param(wctx *w, Nnabla__Function *f, const char *field, void *msg)
     nnb_set_param(f, fd, msg);
 }
 
+void nnbw_fn_param_int(wctx *w, Nnabla__Function *f, const char *field, const char *key, int64_t v)
+{
+    ProtobufCMessage *p = nnbw_pb_new(w, nnb_param_field_by_name(field)->descriptor);
+    if (p)
+        nnb_field_set(p, key, v, (double)v);
+    nnbw_fn_param(w, f, field, p);
+}
+
 /* The node's parameter message is written unless the file it came from had
  * none. */
 static bool want_param(const gir_node *n)
@@ -187,10 +195,7 @@ static void emit_relu(wctx *w, const gir_node *n)
     Nnabla__Function *f = nnbw_simple_fn(w, n, "ReLU");
     if (!want_param(n))
         return;
-    Nnabla__ReLUParameter *p = nnbw_pb_new(w, &nnabla__re_luparameter__descriptor);
-    if (p)
-        p->inplace = inplace_of(n);
-    nnbw_fn_param(w, f, "relu_param", p);
+    nnbw_fn_param_int(w, f, "relu_param", "inplace", inplace_of(n));
 }
 
 /* The parameter message of nnabla's *Scalar function `type` (AddScalar,
@@ -649,10 +654,7 @@ static void emit_gemm(wctx *w, const gir_node *n, int32_t self)
     if (n->n_in == 3 && n->in[2] >= 0)
         nnbw_fn_in(w, f, n->in[2]);
     nnbw_fn_out(w, f, n->out[0]);
-    Nnabla__AffineParameter *p = nnbw_pb_new(w, &nnabla__affine_parameter__descriptor);
-    if (p)
-        p->base_axis = base_axis;
-    nnbw_fn_param(w, f, "affine_param", p);
+    nnbw_fn_param_int(w, f, "affine_param", "base_axis", base_axis);
 }
 
 static void emit_reshape_to(wctx *w, const gir_node *n, const int64_t *dims, size_t k)
