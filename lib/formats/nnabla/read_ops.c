@@ -1175,7 +1175,6 @@ static const fn_map fns[] = {
     { "TensorNormalization", nnbr_map_tensor_normalization },
     { "InstanceNormalization", nnbr_map_instance_normalization },
     { "GroupNormalization", nnbr_map_group_normalization },
-    { "ReLU", nnbr_map_relu },
     { "PReLU", nnbr_map_prelu },
     { "SoftPlus", nnbr_map_softplus },
     { "HardSigmoid", nnbr_map_hard_sigmoid },

@@ -190,14 +190,6 @@ Nnabla__Function *nnbw_unary_fn(wctx *w, const gir_node *n, const char *type)
     return f;
 }
 
-static void emit_relu(wctx *w, const gir_node *n)
-{
-    Nnabla__Function *f = nnbw_simple_fn(w, n, "ReLU");
-    if (!want_param(n))
-        return;
-    nnbw_fn_param_int(w, f, "relu_param", "inplace", inplace_of(n));
-}
-
 /* The parameter message of nnabla's *Scalar function `type` (AddScalar,
  * RSubScalar, EqualScalar, ...): its val, and its inplace where the message
  * has one; *field is the message's field of Function.  NULL when out of
@@ -990,30 +982,22 @@ static gir_status param_put(void *ctx, const char *key, gir_attr_conv conv, int6
     return GIR_OK;
 }
 
-/* A function whose parameter message holds only defaults (Ceil, Floor,
- * Sign), written where the file had one. */
-static void emit_default_param(wctx *w, const gir_node *n, const char *type)
-{
-    Nnabla__Function *f = nnbw_simple_fn(w, n, type);
-    const ProtobufCFieldDescriptor *fd = nnb_param_field_of_type(type);
-    if (want_param(n))
-        nnbw_fn_param(w, f, fd->name, nnbw_pb_new(w, fd->descriptor));
-}
-
-/* A plain row of nnb_ops: the function, and its parameter message when
- * the row has attributes. */
+/* A plain row of nnb_ops: the function, and its parameter message, where
+ * the function has one, with the row's attributes; one without attributes
+ * is written where the file had it.  A message's inplace (ReLU's,
+ * LeakyReLU's) is the node's hint. */
 static void emit_plain(wctx *w, const gir_node *n, const gir_op_map *pm)
 {
     Nnabla__Function *f = nnbw_simple_fn(w, n, pm->format_op);
-    if (!pm->attrs)
-        return;
     const ProtobufCFieldDescriptor *fd = nnb_param_field_of_type(pm->format_op);
-    ProtobufCMessage *msg = fd ? nnbw_pb_new(w, fd->descriptor) : NULL; /* test_optables: every row has fd */
+    if (!fd || (!pm->attrs && !want_param(n)))
+        return;
+    ProtobufCMessage *msg = nnbw_pb_new(w, fd->descriptor);
     if (!msg)
         return;
     gir_attr_io io = { msg, NULL, param_put };
     gir_map_write_attrs(pm, &io, n, NULL);
-    nnb_field_set(msg, "inplace", inplace_of(n), 0); /* where the message has one (LeakyReLU) */
+    nnb_field_set(msg, "inplace", inplace_of(n), 0);
     nnbw_fn_param(w, f, fd->name, msg);
 }
 
@@ -1041,7 +1025,6 @@ static const struct {
     void (*emit)(wctx *w, const gir_node *n);
 } emitters[] = {
     { GIR_OP_OPAQUE, nnbw_emit_opaque },
-    { GIR_OP_Relu, emit_relu },
     { GIR_OP_Cast, nnbw_emit_cast },
     { GIR_OP_LRN, nnbw_emit_lrn },
     { GIR_OP_HardSigmoid, emit_hard_sigmoid },
@@ -1103,9 +1086,6 @@ void nnbw_emit_node(wctx *w, size_t ni)
     case GIR_OP_Less: nnbw_emit_compare(w, n, "Less"); return;
     case GIR_OP_GreaterOrEqual: nnbw_emit_compare(w, n, "GreaterEqual"); return;
     case GIR_OP_LessOrEqual: nnbw_emit_compare(w, n, "LessEqual"); return;
-    case GIR_OP_Ceil: emit_default_param(w, n, "Ceil"); return;
-    case GIR_OP_Floor: emit_default_param(w, n, "Floor"); return;
-    case GIR_OP_Sign: emit_default_param(w, n, "Sign"); return;
     case GIR_OP_Neg: nnbw_emit_scalar(w, n, "MulScalar", n->in[0], -1.0, true); return;
     case GIR_OP_Sqrt: nnbw_emit_scalar(w, n, "PowScalar", n->in[0], 0.5, true); return;
     case GIR_OP_Reciprocal: nnbw_emit_scalar(w, n, "RDivScalar", n->in[0], 1.0, false); return;
