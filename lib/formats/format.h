@@ -72,6 +72,11 @@ typedef struct gir_op_map {
     const void *impl;           /* the format's own data for a composite row (its reader's function, ...) */
 } gir_op_map;
 
+/* A row of a format operator of one input and no attributes that is the
+ * canonical GIR_OP_<op>, plain both ways. */
+#define GIR_MAP_UNARY(name, op)                                                                             \
+    { name, GIR_OP_##op, GIR_MAP_READ | GIR_MAP_WRITE, NULL, NULL, GIR_MAP_READ | GIR_MAP_WRITE, 1 }
+
 /* The plain row of tab that reads format operator name, or NULL. */
 const gir_op_map *gir_map_read_row(const gir_op_map *tab, const char *format_op);
 /* The plain row of tab that writes op: the one named source (the
