@@ -72,6 +72,11 @@ typedef struct gir_op_map {
     const void *impl;           /* the format's own data for a composite row (its reader's function, ...) */
 } gir_op_map;
 
+/* A row of a format operator of one input and no attributes that is the
+ * canonical GIR_OP_<op>, plain both ways. */
+#define GIR_MAP_UNARY(name, op)                                                                             \
+    { name, GIR_OP_##op, GIR_MAP_READ | GIR_MAP_WRITE, NULL, NULL, GIR_MAP_READ | GIR_MAP_WRITE, 1 }
+
 /* The plain row of tab that reads format operator name, or NULL. */
 const gir_op_map *gir_map_read_row(const gir_op_map *tab, const char *format_op);
 /* The plain row of tab that writes op: the one named source (the
@@ -132,6 +137,32 @@ typedef struct gir_format {
     { .name = nm, .description = desc, .extensions = extensions, .probe = probe, .read = prefix##_read,      \
       .write = prefix##_write, .plan = prefix##_plan, .ops = prefix##_ops, .read_options = read_options,   \
       .write_options = write_options }
+
+/* A binary min-heap of int32 (h with room for every entry, *n of them in
+ * it): Kahn's algorithm with the lowest ready index first, by which the
+ * ONNX reader and the LightNet writer order nodes. */
+static inline void gir_heap_push(int32_t *h, size_t *n, int32_t x)
+{
+    size_t i = (*n)++;
+    for (; i && h[(i - 1) / 2] > x; i = (i - 1) / 2)
+        h[i] = h[(i - 1) / 2];
+    h[i] = x;
+}
+
+static inline int32_t gir_heap_pop(int32_t *h, size_t *n)
+{
+    int32_t top = h[0], x = h[--*n];
+    size_t i = 0;
+    for (size_t c; (c = 2 * i + 1) < *n; i = c) {
+        if (c + 1 < *n && h[c + 1] < h[c])
+            c++;
+        if (x <= h[c])
+            break;
+        h[i] = h[c];
+    }
+    h[i] = x;
+    return top;
+}
 
 const gir_format *gir_format_find(const char *name);
 const gir_format *gir_format_at(size_t i);

@@ -55,8 +55,8 @@ const gir_op_map ln_ops[] = {
       "excludes padding (count_include_pad=0); count_include_pad=1 with padding is refused" },
     { "maxpool2d", GIR_OP_GlobalMaxPool, GIR_MAP_WRITE, NULL, "size = [H, W], stride 1, no padding" },
     { "avgpool2d", GIR_OP_GlobalAveragePool, GIR_MAP_WRITE, NULL, "size = [H, W], stride 1, no padding" },
-    { "relu", GIR_OP_Relu, RW, NULL, NULL, RW, 1 },
-    { "sigmoid", GIR_OP_Sigmoid, RW, NULL, NULL, RW, 1 },
+    GIR_MAP_UNARY("relu", Relu),
+    GIR_MAP_UNARY("sigmoid", Sigmoid),
     { "lrelu", GIR_OP_LeakyRelu, RW,
       A({ "negslope", "alpha", "read through LightNet's float slot: <= 1.18e-38 (zero, negative) becomes FLT_MIN; "
                                "alpha outside [FLT_MIN, FLT_MAX] is refused" }),

@@ -690,38 +690,6 @@ static gir_status build_consumers(wr *w)
     return GIR_OK;
 }
 
-static void heap_push(int32_t *h, size_t *n, int32_t x)
-{
-    size_t i = (*n)++;
-    h[i] = x;
-    while (i && h[(i - 1) / 2] > h[i]) {
-        int32_t t = h[i];
-        h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
-static int32_t heap_pop(int32_t *h, size_t *n)
-{
-    int32_t top = h[0];
-    h[0] = h[--(*n)];
-    for (size_t i = 0;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < *n && h[l] < h[m])
-            m = l;
-        if (r < *n && h[r] < h[m])
-            m = r;
-        if (m == i)
-            break;
-        int32_t t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-    return top;
-}
-
 /* Execution order: topological, ties broken by node index, so a graph
  * already in order (every graph read from LightNet) keeps it. */
 static gir_status build_order(wr *w)
@@ -745,9 +713,9 @@ static gir_status build_order(wr *w)
     size_t hn = 0, done = 0;
     for (size_t i = 0; i < n; i++)
         if (!indeg[i])
-            heap_push(heap, &hn, (int32_t)i);
+            gir_heap_push(heap, &hn, (int32_t)i);
     while (hn) {
-        int32_t i = heap_pop(heap, &hn);
+        int32_t i = gir_heap_pop(heap, &hn);
         w->pos[i] = (int32_t)done;
         w->order[done++] = i;
         const gir_node *nd = g->nodes[i];
@@ -757,7 +725,7 @@ static gir_status build_order(wr *w)
                 continue;
             for (int32_t c = w->cons_start[v]; c < w->cons_start[v + 1]; c++)
                 if (--indeg[w->cons[c]] == 0)
-                    heap_push(heap, &hn, w->cons[c]);
+                    gir_heap_push(heap, &hn, w->cons[c]);
         }
     }
     if (done < n) {

@@ -236,8 +236,6 @@ NNBR_MAP_FN(nnbr_map_global_average_pooling);
 NNBR_MAP_FN(nnbr_map_unpooling);
 NNBR_MAP_FN(nnbr_map_embed);
 
-/* ReLU, LeakyReLU (alpha); inplace is a memory hint kept as meta. */
-NNBR_MAP_FN(nnbr_map_relu);
 
 /* ---- map functions of read_ops_layers.c (activations) ---------------------- */
 

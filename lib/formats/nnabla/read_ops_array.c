@@ -325,6 +325,9 @@ gir_status nnbr_map_plain(mctx *m, bool *mapped, const gir_op_map *pm)
     TRY(nnbr_simple(m, pm->op, &n));
     gir_attr_io io = { m, param_get, NULL };
     TRY(gir_map_read_attrs(pm, &io, m->g, &n->attrs, m->err));
+    /* a message's inplace (LeakyReLU's) is a memory hint kept as meta */
+    if (nnbr_param_int(m, "inplace"))
+        TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
     return nnbr_infer(m, n);
 }
 

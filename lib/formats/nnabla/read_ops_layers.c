@@ -316,20 +316,6 @@ gir_status nnbr_map_embed(mctx *m, bool *mapped)
     return nnbr_infer(m, n);
 }
 
-/* ReLU, LeakyReLU (alpha); inplace is a memory hint kept as meta. */
-gir_status nnbr_map_relu(mctx *m, bool *mapped)
-{
-    if (!nnbr_arity(m, 1, 1, 1, 1))
-        return GIR_OK;
-    gir_node *n;
-    TRY(nnbr_map_to(m, mapped, m->row->op, &n));
-    if (m->row->op == GIR_OP_LeakyRelu)
-        TRY(nnbr_set_float(m, n, "alpha", nnbr_param_num(m, "alpha")));
-    if (nnbr_param_int(m, "inplace"))
-        TRY(nnbr_meta_int(m, n, NNB_META_INPLACE, 1));
-    return nnbr_infer(m, n);
-}
-
 /* ---- activations ----------------------------------------------------------- */
 
 gir_status nnbr_map_softplus(mctx *m, bool *mapped)

@@ -77,6 +77,9 @@ void nnbw_fn_out_name(wctx *w, Nnabla__Function *f, const char *name, int32_t v)
 
 /* Sets f's parameter message (by oneof field name); frees msg if f is NULL. */
 void nnbw_fn_param(wctx *w, Nnabla__Function *f, const char *field, void *msg);
+/* The same with a new message whose one (integer or bool) field key is v,
+ * the others 0. */
+void nnbw_fn_param_int(wctx *w, Nnabla__Function *f, const char *field, const char *key, int64_t v);
 
 /* A variable the writer adds; returns its (stable) name. */
 const char *nnbw_extra_variable(wctx *w, const gir_node *n, const char *suffix, const gir_shape *shape,

@@ -100,6 +100,14 @@ void nnbw_fn_param(wctx *w, Nnabla__Function *f, const char *field, void *msg)
     nnb_set_param(f, fd, msg);
 }
 
+void nnbw_fn_param_int(wctx *w, Nnabla__Function *f, const char *field, const char *key, int64_t v)
+{
+    ProtobufCMessage *p = nnbw_pb_new(w, nnb_param_field_by_name(field)->descriptor);
+    if (p)
+        nnb_field_set(p, key, v, (double)v);
+    nnbw_fn_param(w, f, field, p);
+}
+
 /* The node's parameter message is written unless the file it came from had
  * none. */
 static bool want_param(const gir_node *n)
@@ -180,17 +188,6 @@ Nnabla__Function *nnbw_unary_fn(wctx *w, const gir_node *n, const char *type)
     nnbw_fn_in(w, f, n->in[0]);
     nnbw_fn_out(w, f, n->out[0]);
     return f;
-}
-
-static void emit_relu(wctx *w, const gir_node *n)
-{
-    Nnabla__Function *f = nnbw_simple_fn(w, n, "ReLU");
-    if (!want_param(n))
-        return;
-    Nnabla__ReLUParameter *p = nnbw_pb_new(w, &nnabla__re_luparameter__descriptor);
-    if (p)
-        p->inplace = inplace_of(n);
-    nnbw_fn_param(w, f, "relu_param", p);
 }
 
 /* The parameter message of nnabla's *Scalar function `type` (AddScalar,
@@ -649,10 +646,7 @@ static void emit_gemm(wctx *w, const gir_node *n, int32_t self)
     if (n->n_in == 3 && n->in[2] >= 0)
         nnbw_fn_in(w, f, n->in[2]);
     nnbw_fn_out(w, f, n->out[0]);
-    Nnabla__AffineParameter *p = nnbw_pb_new(w, &nnabla__affine_parameter__descriptor);
-    if (p)
-        p->base_axis = base_axis;
-    nnbw_fn_param(w, f, "affine_param", p);
+    nnbw_fn_param_int(w, f, "affine_param", "base_axis", base_axis);
 }
 
 static void emit_reshape_to(wctx *w, const gir_node *n, const int64_t *dims, size_t k)
@@ -988,121 +982,115 @@ static gir_status param_put(void *ctx, const char *key, gir_attr_conv conv, int6
     return GIR_OK;
 }
 
-/* A plain row of nnb_ops: the function, and its parameter message when
- * the row has attributes. */
+/* A plain row of nnb_ops: the function, and its parameter message, where
+ * the function has one, with the row's attributes; one without attributes
+ * is written where the file had it.  A message's inplace (ReLU's,
+ * LeakyReLU's) is the node's hint. */
 static void emit_plain(wctx *w, const gir_node *n, const gir_op_map *pm)
 {
     Nnabla__Function *f = nnbw_simple_fn(w, n, pm->format_op);
-    if (!pm->attrs)
-        return;
     const ProtobufCFieldDescriptor *fd = nnb_param_field_of_type(pm->format_op);
-    ProtobufCMessage *msg = fd ? nnbw_pb_new(w, fd->descriptor) : NULL; /* test_optables: every row has fd */
+    if (!fd || (!pm->attrs && !want_param(n)))
+        return;
+    ProtobufCMessage *msg = nnbw_pb_new(w, fd->descriptor);
     if (!msg)
         return;
     gir_attr_io io = { msg, NULL, param_put };
     gir_map_write_attrs(pm, &io, n, NULL);
+    nnb_field_set(msg, "inplace", inplace_of(n), 0);
     nnbw_fn_param(w, f, fd->name, msg);
 }
+
+static void emit_hard_sigmoid(wctx *w, const gir_node *n)
+{
+    if ((float)gir_node_float(n, "alpha", 0.2) != 0.2f || (float)gir_node_float(n, "beta", 0.5) != 0.5f)
+        nnbw_refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "HardSigmoid with alpha/beta other than 0.2/0.5");
+    else
+        nnbw_simple_fn(w, n, "HardSigmoid");
+}
+
+static void emit_softplus(wctx *w, const gir_node *n)
+{
+    Nnabla__Function *f = nnbw_simple_fn(w, n, "SoftPlus");
+    Nnabla__SoftPlusParameter *p = nnbw_pb_new(w, &nnabla__soft_plus_parameter__descriptor);
+    if (p)
+        p->beta = 1.0;
+    nnbw_fn_param(w, f, "softplus_param", p);
+}
+
+/* The ops one emitter of their own writes; nnbw_emit_node writes the
+ * others, and the plain rows of nnb_ops. */
+static const struct {
+    gir_op op;
+    void (*emit)(wctx *w, const gir_node *n);
+} emitters[] = {
+    { GIR_OP_OPAQUE, nnbw_emit_opaque },
+    { GIR_OP_Cast, nnbw_emit_cast },
+    { GIR_OP_LRN, nnbw_emit_lrn },
+    { GIR_OP_HardSigmoid, emit_hard_sigmoid },
+    { GIR_OP_Softplus, emit_softplus },
+    { GIR_OP_PRelu, nnbw_emit_prelu },
+    { GIR_OP_Clip, emit_clip },
+    { GIR_OP_Add, emit_arith },
+    { GIR_OP_Sub, emit_arith },
+    { GIR_OP_Mul, emit_arith },
+    { GIR_OP_Div, emit_arith },
+    { GIR_OP_Pow, emit_arith },
+    { GIR_OP_Max, emit_variadic },
+    { GIR_OP_Min, emit_variadic },
+    { GIR_OP_Sum, emit_variadic },
+    { GIR_OP_Mean, emit_variadic },
+    { GIR_OP_Conv, emit_conv },
+    { GIR_OP_ConvTranspose, emit_conv },
+    { GIR_OP_MatMul, nnbw_emit_matmul },
+    { GIR_OP_BatchNormalization, emit_batchnorm },
+    { GIR_OP_MaxPool, emit_pool },
+    { GIR_OP_AveragePool, emit_pool },
+    { GIR_OP_GlobalAveragePool, emit_global_pool },
+    { GIR_OP_GlobalMaxPool, emit_global_pool },
+    { GIR_OP_Dropout, nnbw_emit_dropout },
+    { GIR_OP_ReduceSum, emit_reduce },
+    { GIR_OP_ReduceMean, emit_reduce },
+    { GIR_OP_ReduceMax, emit_reduce },
+    { GIR_OP_ReduceMin, emit_reduce },
+    { GIR_OP_ReduceProd, emit_reduce },
+    { GIR_OP_Reshape, emit_reshape },
+    { GIR_OP_Flatten, emit_reshape },
+    { GIR_OP_Squeeze, emit_reshape },
+    { GIR_OP_Unsqueeze, emit_reshape },
+    { GIR_OP_Transpose, emit_transpose },
+    { GIR_OP_Concat, nnbw_emit_concat },
+    { GIR_OP_Split, nnbw_emit_split },
+    { GIR_OP_Slice, nnbw_emit_slice },
+    { GIR_OP_Pad, nnbw_emit_pad },
+    { GIR_OP_Tile, nnbw_emit_tile },
+    { GIR_OP_Gather, nnbw_emit_gather },
+    { GIR_OP_Resize, nnbw_emit_resize },
+    { GIR_OP_ArgMax, nnbw_emit_arg },
+    { GIR_OP_ArgMin, nnbw_emit_arg },
+    { GIR_OP_Stack, nnbw_emit_stack },
+};
 
 void nnbw_emit_node(wctx *w, size_t ni)
 {
     const gir_node *n = w->g->nodes[ni];
     w->cur = n;
+    for (size_t i = 0; i < sizeof emitters / sizeof *emitters; i++)
+        if (emitters[i].op == n->op) {
+            emitters[i].emit(w, n);
+            return;
+        }
     switch (n->op) {
-    case GIR_OP_OPAQUE: nnbw_emit_opaque(w, n); return;
-    case GIR_OP_Relu: emit_relu(w, n); return;
     case GIR_OP_Equal: nnbw_emit_compare(w, n, "Equal"); return;
     case GIR_OP_Greater: nnbw_emit_compare(w, n, "Greater"); return;
     case GIR_OP_Less: nnbw_emit_compare(w, n, "Less"); return;
     case GIR_OP_GreaterOrEqual: nnbw_emit_compare(w, n, "GreaterEqual"); return;
     case GIR_OP_LessOrEqual: nnbw_emit_compare(w, n, "LessEqual"); return;
-    case GIR_OP_Cast: nnbw_emit_cast(w, n); return;
-    case GIR_OP_LRN: nnbw_emit_lrn(w, n); return;
-    case GIR_OP_Ceil:
-    case GIR_OP_Floor: {
-        bool ceil = n->op == GIR_OP_Ceil;
-        Nnabla__Function *f = nnbw_simple_fn(w, n, ceil ? "Ceil" : "Floor");
-        if (want_param(n))
-            nnbw_fn_param(w, f, ceil ? "ceil_param" : "floor_param",
-                          nnbw_pb_new(w, ceil ? &nnabla__ceil_parameter__descriptor : &nnabla__floor_parameter__descriptor));
-        return;
-    }
-    case GIR_OP_Sign: {
-        Nnabla__Function *f = nnbw_simple_fn(w, n, "Sign");
-        if (want_param(n))
-            nnbw_fn_param(w, f, "sign_param", nnbw_pb_new(w, &nnabla__sign_parameter__descriptor));
-        return;
-    }
     case GIR_OP_Neg: nnbw_emit_scalar(w, n, "MulScalar", n->in[0], -1.0, true); return;
     case GIR_OP_Sqrt: nnbw_emit_scalar(w, n, "PowScalar", n->in[0], 0.5, true); return;
     case GIR_OP_Reciprocal: nnbw_emit_scalar(w, n, "RDivScalar", n->in[0], 1.0, false); return;
-    case GIR_OP_LeakyRelu: {
-        Nnabla__Function *f = nnbw_simple_fn(w, n, "LeakyReLU");
-        Nnabla__LeakyReLUParameter *p = nnbw_pb_new(w, &nnabla__leaky_re_luparameter__descriptor);
-        if (p) {
-            p->alpha = (float)gir_node_float(n, "alpha", 0.01);
-            p->inplace = inplace_of(n);
-        }
-        nnbw_fn_param(w, f, "leaky_relu_param", p);
-        return;
-    }
-    case GIR_OP_HardSigmoid:
-        if ((float)gir_node_float(n, "alpha", 0.2) != 0.2f || (float)gir_node_float(n, "beta", 0.5) != 0.5f) {
-            nnbw_refuse(w, n, GIR_E_UNSUPPORTED_ATTR, "HardSigmoid with alpha/beta other than 0.2/0.5");
-            return;
-        }
-        nnbw_simple_fn(w, n, "HardSigmoid");
-        return;
-    case GIR_OP_Softplus: {
-        Nnabla__Function *f = nnbw_simple_fn(w, n, "SoftPlus");
-        Nnabla__SoftPlusParameter *p = nnbw_pb_new(w, &nnabla__soft_plus_parameter__descriptor);
-        if (p)
-            p->beta = 1.0;
-        nnbw_fn_param(w, f, "softplus_param", p);
-        return;
-    }
-    case GIR_OP_PRelu: nnbw_emit_prelu(w, n); return;
-    case GIR_OP_Clip: emit_clip(w, n); return;
-    case GIR_OP_Add:
-    case GIR_OP_Sub:
-    case GIR_OP_Mul:
-    case GIR_OP_Div:
-    case GIR_OP_Pow: emit_arith(w, n); return;
-    case GIR_OP_Max:
-    case GIR_OP_Min:
-    case GIR_OP_Sum:
-    case GIR_OP_Mean: emit_variadic(w, n); return;
-    case GIR_OP_Conv:
-    case GIR_OP_ConvTranspose: emit_conv(w, n); return;
     case GIR_OP_Gemm: emit_gemm(w, n, (int32_t)ni); return;
-    case GIR_OP_MatMul: nnbw_emit_matmul(w, n); return;
-    case GIR_OP_BatchNormalization: emit_batchnorm(w, n); return;
-    case GIR_OP_MaxPool:
-    case GIR_OP_AveragePool: emit_pool(w, n); return;
-    case GIR_OP_GlobalAveragePool:
-    case GIR_OP_GlobalMaxPool: emit_global_pool(w, n); return;
-    case GIR_OP_Dropout: nnbw_emit_dropout(w, n); return;
-    case GIR_OP_ReduceSum:
-    case GIR_OP_ReduceMean:
-    case GIR_OP_ReduceMax:
-    case GIR_OP_ReduceMin:
-    case GIR_OP_ReduceProd: emit_reduce(w, n); return;
-    case GIR_OP_Reshape:
-    case GIR_OP_Flatten:
-    case GIR_OP_Squeeze:
-    case GIR_OP_Unsqueeze: emit_reshape(w, n); return;
-    case GIR_OP_Transpose: emit_transpose(w, n); return;
-    case GIR_OP_Concat: nnbw_emit_concat(w, n); return;
-    case GIR_OP_Split: nnbw_emit_split(w, n); return;
-    case GIR_OP_Slice: nnbw_emit_slice(w, n); return;
-    case GIR_OP_Pad: nnbw_emit_pad(w, n); return;
-    case GIR_OP_Tile: nnbw_emit_tile(w, n); return;
     case GIR_OP_Expand: nnbw_emit_expand(w, n, ni); return;
-    case GIR_OP_Gather: nnbw_emit_gather(w, n); return;
-    case GIR_OP_Resize: nnbw_emit_resize(w, n); return;
-    case GIR_OP_ArgMax:
-    case GIR_OP_ArgMin: nnbw_emit_arg(w, n); return;
-    case GIR_OP_Stack: nnbw_emit_stack(w, n); return;
     default: {
         const gir_op_map *pm = gir_map_write_row(nnb_ops, n->op, NULL);
         if (pm && pm->n_in == n->n_in)

@@ -15,10 +15,7 @@
 void nnbw_emit_concat(wctx *w, const gir_node *n)
 {
     Nnabla__Function *f = nnbw_simple_fn(w, n, "Concatenate");
-    Nnabla__ConcatenateParameter *p = nnbw_pb_new(w, &nnabla__concatenate_parameter__descriptor);
-    if (p)
-        p->axis = gir_node_int(n, "axis", 0);
-    nnbw_fn_param(w, f, "concatenate_param", p);
+    nnbw_fn_param_int(w, f, "concatenate_param", "axis", gir_node_int(n, "axis", 0));
 }
 
 static Nnabla__Function *chain_fn(wctx *w, const gir_node *n, const char *type, const char *name, int32_t in,
@@ -69,10 +66,7 @@ void nnbw_emit_prelu(wctx *w, const gir_node *n)
     nnbw_fn_in(w, f, n->in[0]);
     nnbw_fn_in_name(w, f, slope, n->in[1]);
     nnbw_fn_out(w, f, n->out[0]);
-    Nnabla__PReLUParameter *p = nnbw_pb_new(w, &nnabla__pre_luparameter__descriptor);
-    if (p)
-        p->base_axis = base_axis;
-    nnbw_fn_param(w, f, "prelu_param", p);
+    nnbw_fn_param_int(w, f, "prelu_param", "base_axis", base_axis);
 }
 
 /* ArgMax / ArgMin: Max / Min with only_index over the one axis (nnabla
@@ -117,14 +111,11 @@ void nnbw_emit_arg(wctx *w, const gir_node *n)
 void nnbw_emit_stack(wctx *w, const gir_node *n)
 {
     Nnabla__Function *f = nnbw_simple_fn(w, n, "Stack");
-    Nnabla__StackParameter *p = nnbw_pb_new(w, &nnabla__stack_parameter__descriptor);
     int64_t axis = gir_node_int(n, "axis", 0);
     int r = nnbw_rank(w, n->in[0]);
     if (axis < 0 && r >= 0)
         axis += r + 1;
-    if (p)
-        p->axis = axis;
-    nnbw_fn_param(w, f, "stack_param", p);
+    nnbw_fn_param_int(w, f, "stack_param", "axis", axis);
 }
 
 /* Is this Split an unstack (parts of 1, each squeezed by a Squeeze)? */
@@ -233,10 +224,7 @@ void nnbw_emit_split(wctx *w, const gir_node *n)
             }
         }
     }
-    Nnabla__SplitParameter *p = nnbw_pb_new(w, &nnabla__split_parameter__descriptor);
-    if (p)
-        p->axis = axis;
-    nnbw_fn_param(w, f, "split_param", p);
+    nnbw_fn_param_int(w, f, "split_param", "axis", axis);
 }
 
 void nnbw_emit_slice(wctx *w, const gir_node *n)
@@ -399,10 +387,7 @@ void nnbw_emit_expand(wctx *w, const gir_node *n, size_t ni)
             nnbw_fn_in(w, f, xi);
             nnbw_fn_in(w, f, r->in[0]);
             nnbw_fn_out(w, f, n->out[0]);
-            Nnabla__BroadcastToParameter *p = nnbw_pb_new(w, &nnabla__broadcast_to_parameter__descriptor);
-            if (p)
-                p->axis = gir_attrs_get_int(&n->meta, NNB_META_AXIS, -1);
-            nnbw_fn_param(w, f, "broadcast_to_param", p);
+            nnbw_fn_param_int(w, f, "broadcast_to_param", "axis", gir_attrs_get_int(&n->meta, NNB_META_AXIS, -1));
             return;
         }
         nnbw_emit_node(w, (size_t)rs);
@@ -446,10 +431,7 @@ void nnbw_emit_gather(wctx *w, const gir_node *n)
         return;
     }
     Nnabla__Function *f = nnbw_simple_fn(w, n, "Gather");
-    Nnabla__GatherParameter *p = nnbw_pb_new(w, &nnabla__gather_parameter__descriptor);
-    if (p)
-        p->axis = axis;
-    nnbw_fn_param(w, f, "gather_param", p);
+    nnbw_fn_param_int(w, f, "gather_param", "axis", axis);
 }
 
 void nnbw_emit_dropout(wctx *w, const gir_node *n)

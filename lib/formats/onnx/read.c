@@ -438,42 +438,16 @@ static gir_status check_and_sort(reader *r, gir_error *err)
             start[i + 1] += start[i];
     }
     size_t hn = 0, done = 0;
-#define HEAP_PUSH(x)                                                   \
-    do {                                                               \
-        size_t c_ = hn++;                                              \
-        heap[c_] = (x);                                                \
-        while (c_ && heap[(c_ - 1) / 2] > heap[c_]) {                  \
-            int32_t t_ = heap[c_];                                     \
-            heap[c_] = heap[(c_ - 1) / 2];                             \
-            heap[(c_ - 1) / 2] = t_;                                   \
-            c_ = (c_ - 1) / 2;                                         \
-        }                                                              \
-    } while (0)
     for (size_t i = 0; i < n; i++)
         if (!pending[i])
-            HEAP_PUSH((int32_t)i);
+            gir_heap_push(heap, &hn, (int32_t)i);
     while (hn) {
-        int32_t top = heap[0];
-        heap[0] = heap[--hn];
-        for (size_t c = 0;;) {
-            size_t l = 2 * c + 1, m = c;
-            if (l < hn && heap[l] < heap[m])
-                m = l;
-            if (l + 1 < hn && heap[l + 1] < heap[m])
-                m = l + 1;
-            if (m == c)
-                break;
-            int32_t t = heap[c];
-            heap[c] = heap[m];
-            heap[m] = t;
-            c = m;
-        }
+        int32_t top = gir_heap_pop(heap, &hn);
         r->order[done++] = top;
         for (int32_t e = start[top]; e < start[top + 1]; e++)
             if (--pending[edges[e]] == 0)
-                HEAP_PUSH(edges[e]);
+                gir_heap_push(heap, &hn, edges[e]);
     }
-#undef HEAP_PUSH
     if (done != n) {
         for (size_t i = 0; i < n; i++) {
             if (pending[i]) {

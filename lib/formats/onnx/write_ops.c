@@ -77,27 +77,32 @@ static Onnx__AttributeProto *attr_new(writer *w, const char *name, Onnx__Attribu
     return a;
 }
 
-/* A new attribute *a of a list type, and the arena array for its n
- * elements of size bytes, which the caller fills; NULL when out of
- * memory. */
-static void *attr_list(writer *w, Onnx__AttributeProto **a, const char *name, Onnx__AttributeProto__AttributeType type,
-                       size_t n, size_t size)
+/* A new attribute *out of a list type (INTS, FLOATS, STRINGS) with n
+ * elements of size bytes: their arena array, which the caller fills; NULL
+ * when out of memory. */
+static void *attr_list(writer *w, Onnx__AttributeProto **out, const char *name,
+                       Onnx__AttributeProto__AttributeType type, size_t n, size_t size)
 {
-    *a = attr_new(w, name, type);
-    return *a ? onnxw_aalloc(w, (n ? n : 1) * size) : NULL;
+    Onnx__AttributeProto *a = attr_new(w, name, type);
+    void *v = a ? onnxw_aalloc(w, (n ? n : 1) * size) : NULL;
+    if (!v)
+        return NULL;
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: a->ints = v, a->n_ints = n; break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: a->floats = v, a->n_floats = n; break;
+    default: a->strings = v, a->n_strings = n; break;
+    }
+    *out = a;
+    return v;
 }
 
 static Onnx__AttributeProto *attr_ints(writer *w, const char *name, const int64_t *v, size_t n)
 {
     Onnx__AttributeProto *a;
     int64_t *d = attr_list(w, &a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, n, sizeof *d);
-    if (!d)
-        return NULL;
-    a->n_ints = n;
-    a->ints = d;
-    if (n)
+    if (d && n)
         memcpy(d, v, n * sizeof *v);
-    return a;
+    return d ? a : NULL;
 }
 
 static Onnx__AttributeProto *attr_int(writer *w, const char *name, int64_t v)
@@ -124,13 +129,9 @@ static Onnx__AttributeProto *attr_floats(writer *w, const char *name, const doub
 {
     Onnx__AttributeProto *a;
     float *d = attr_list(w, &a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS, n, sizeof *d);
-    if (!d)
-        return NULL;
-    a->n_floats = n;
-    a->floats = d;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; d && i < n; i++)
         d[i] = (float)v[i];
-    return a;
+    return d ? a : NULL;
 }
 
 static Onnx__AttributeProto *attr_string(writer *w, const char *name, const char *s)
@@ -158,11 +159,9 @@ static Onnx__AttributeProto *attr_from_ir(writer *w, const gir_attr *x, const ch
         ProtobufCBinaryData *d = attr_list(w, &a, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS, x->u.strs.n, sizeof *d);
         if (!d)
             return NULL;
-        a->n_strings = x->u.strs.n;
-        a->strings = d;
         for (size_t i = 0; i < x->u.strs.n; i++) {
-            a->strings[i].len = strlen(x->u.strs.v[i]);
-            a->strings[i].data = (uint8_t *)onnxw_astr(w, x->u.strs.v[i]);
+            d[i].len = strlen(x->u.strs.v[i]);
+            d[i].data = (uint8_t *)onnxw_astr(w, x->u.strs.v[i]);
         }
         return a;
     }
