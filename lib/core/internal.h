@@ -101,6 +101,26 @@ void gir_buf_free(gir_buf *b);
 bool gir_grow(void **items, size_t *cap, size_t need, size_t sz);
 #define GIR_GROW(arr, cap, need) gir_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
 
+/* ---- shared objects ---------------------------------------------------- */
+
+/* Defines SC T *REF(T *x), another reference to x (NULL allowed), and SC
+ * void DROP(T *x), which drops one and frees x with FREE(x) after the last:
+ * for an object shared by reference count (an atomic int x->refs that
+ * starts at 1; <stdatomic.h> where this is used).  SC: static, or
+ * nothing. */
+#define GIR_REFCOUNTED(SC, T, REF, DROP, FREE)                   \
+    SC T *REF(T *x)                                            \
+    {                                                          \
+        if (x)                                                 \
+            atomic_fetch_add(&x->refs, 1);                     \
+        return x;                                              \
+    }                                                          \
+    SC void DROP(T *x)                                         \
+    {                                                          \
+        if (x && atomic_fetch_sub(&x->refs, 1) == 1)           \
+            FREE(x);                                           \
+    }
+
 /* ---- arena: many small allocations freed at once --------------------- */
 
 typedef struct gir_arena_block gir_arena_block;

@@ -149,6 +149,7 @@ struct gir_params_src {
     char path[];
 };
 typedef struct gir_params_src src;
+GIR_REFCOUNTED(static, src, src_ref, src_drop, free)
 
 /* ---- bounded reading ---------------------------------------------------- */
 
@@ -591,8 +592,7 @@ void gir_params_free(gir_params *p)
 {
     gir_arena_free(&p->arena);
     free(p->path);
-    if (p->src && atomic_fetch_sub(&p->src->refs, 1) == 1)
-        free(p->src);
+    src_drop(p->src);
     memset(p, 0, sizeof *p);
 }
 
@@ -625,8 +625,7 @@ static gir_status lazy_load(void *ctx, void *dst, uint64_t nbytes, gir_error *er
 static void lazy_release(void *ctx)
 {
     lazy *l = ctx;
-    if (l->s && atomic_fetch_sub(&l->s->refs, 1) == 1)
-        free(l->s);
+    src_drop(l->s);
     free(l);
 }
 
@@ -638,8 +637,7 @@ gir_status gir_params_tensor(const gir_params *p, size_t i, gir_tensor **out, gi
     lazy *l = calloc(1, sizeof *l);
     if (!l)
         return gir_nomem(err);
-    l->s = p->src;
-    atomic_fetch_add(&l->s->refs, 1);
+    l->s = src_ref(p->src);
     l->offset = it->offset;
     return gir_tensor_lazy(it->dtype, &it->shape, &lazy_loader, l, out, err);
 }

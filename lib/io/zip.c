@@ -726,18 +726,7 @@ gir_status gir_zip_stored_offset(gir_zip *z, size_t i, uint64_t *offset, gir_err
     return st;
 }
 
-gir_zip *gir_zip_ref(gir_zip *z)
-{
-    if (z)
-        atomic_fetch_add(&z->refs, 1);
-    return z;
-}
-
-void gir_zip_close(gir_zip *z)
-{
-    if (z && atomic_fetch_sub(&z->refs, 1) == 1)
-        zip_free(z);
-}
+GIR_REFCOUNTED(, gir_zip, gir_zip_ref, gir_zip_close, zip_free)
 
 /* ---- writing -------------------------------------------------------------- */
 
