@@ -292,7 +292,6 @@ const rt_kernel gir_k_range_fill = { range_prepare, range_run, NULL, RT_INPLACE 
 static gir_status sqz_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *d = c->in[0], *a = c->in[1];
-    gir_status st;
     char s1[96];
     if (d->dtype != GIR_DT_F32 || a->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, d->dtype != GIR_DT_F32 ? d->dtype : a->dtype, err);
@@ -300,8 +299,7 @@ static gir_status sqz_prepare(rt_call *c, gir_error *err)
         return gir_fail(err, GIR_E_SHAPE, "SqueezeDetBoxDecode deltas %s must end in 4",
                         gir_shape_str(&d->shape, s1, sizeof s1));
     gir_shape s;
-    if ((st = rt_broadcast_shape(c, &d->shape, &a->shape, &s, err)))
-        return st;
+    TRY(rt_broadcast_shape(c, &d->shape, &a->shape, &s, err));
     if (!gir_shape_equal(&s, &d->shape))
         return gir_fail(err, GIR_E_SHAPE, "SqueezeDetBoxDecode anchors do not broadcast to the deltas");
     return rt_set_out(c->out[0], GIR_DT_F32, &d->shape, err);
@@ -515,7 +513,6 @@ const rt_kernel gir_k_dot_product = { dot_prepare, dot_run, NULL, 0 };
 static gir_status stack_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char s1[96], s2[96];
     if (x->dtype <= GIR_DT_UNKNOWN || x->dtype >= GIR_DT_COUNT_)
         return rt_no_kernel_dtype(c, x->dtype, err);
@@ -527,8 +524,7 @@ static gir_status stack_prepare(rt_call *c, gir_error *err)
     if (x->shape.rank + 1 > GIR_MAX_RANK)
         return gir_fail(err, GIR_E_LIMIT, "Stack result of rank %d is more than %d", x->shape.rank + 1, GIR_MAX_RANK);
     int axis;
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank + 1, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank + 1, &axis, err));
     gir_shape os = { x->shape.rank + 1, { 0 } };
     for (int i = 0, k = 0; i < os.rank; i++)
         os.dims[i] = i == axis ? (int64_t)c->n_in : x->shape.dims[k++];
@@ -562,8 +558,7 @@ static gir_status unstack_prepare(rt_call *c, gir_error *err)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "Unstack needs rank 1 or more");
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err));
     if ((size_t)x->shape.dims[axis] != c->n_out)
         return gir_fail(err, GIR_E_SCHEMA, "Unstack of %s along axis %d needs %lld outputs, found %zu",
                         gir_shape_str(&x->shape, s1, sizeof s1), axis, (long long)x->shape.dims[axis], c->n_out);
