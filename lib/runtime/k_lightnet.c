@@ -576,17 +576,12 @@ static gir_status unstack_run(rt_call *c, gir_error *err)
 {
     (void)err;
     const rt_tensor *x = c->in[0];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
-    size_t es = gir_dtype_size(x->dtype), n = c->n_out;
-    size_t outer = rt_dims_prod(&x->shape, 0, axis), inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank) * es;
-    for (size_t k = 0; k < n; k++) {
-        if (!c->out[k])
-            continue;
-        char *y = c->out[k]->data;
-        for (size_t o = 0; o < outer; o++)
-            memcpy(y + o * inner, (const char *)x->data + (o * n + k) * inner, inner);
-    }
+    size_t outer, inner, n = c->n_out;
+    rt_run_axis(c, 0, &outer, &inner);
+    inner *= gir_dtype_size(x->dtype);
+    for (size_t k = 0; k < n; k++)
+        if (c->out[k])
+            rt_copy_parts(c->out[k]->data, x->data, outer, n * inner, k * inner, inner);
     return GIR_OK;
 }
 

@@ -188,11 +188,9 @@ static gir_status arg_run(rt_call *c, gir_error *err)
 {
     (void)err;
     const rt_tensor *x = c->in[0];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
+    size_t outer, inner;
+    size_t L = (size_t)x->shape.dims[rt_run_axis(c, 0, &outer, &inner)];
     bool is_max = c->node->op == GIR_OP_ArgMax, last = rt_int(c, "select_last_index", 0) != 0;
-    size_t L = (size_t)x->shape.dims[axis], inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank);
-    size_t outer = rt_dims_prod(&x->shape, 0, axis);
     int64_t *y = c->out[0]->data;
     for (size_t o = 0; o < outer; o++)
         for (size_t i = 0; i < inner; i++) {

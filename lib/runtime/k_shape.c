@@ -461,10 +461,8 @@ static gir_status split_run(rt_call *c, gir_error *err)
 {
     (void)err;
     const rt_tensor *x = c->in[0];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
-    size_t es = gir_dtype_size(x->dtype);
-    size_t outer = rt_dims_prod(&x->shape, 0, axis), inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank);
+    size_t outer, inner, es = gir_dtype_size(x->dtype);
+    int axis = rt_run_axis(c, 0, &outer, &inner);
     size_t xrow = (size_t)x->shape.dims[axis] * inner * es, off = 0;
     for (size_t i = 0; i < c->n_out; i++) {
         /* an omitted output still occupies its part: sizes come from the plan */
@@ -482,8 +480,7 @@ static gir_status split_run(rt_call *c, gir_error *err)
             free(sizes);
         }
         if (c->out[i])
-            for (size_t o = 0; o < outer; o++)
-                memcpy((char *)c->out[i]->data + o * part, (const char *)x->data + o * xrow + off, part);
+            rt_copy_parts(c->out[i]->data, x->data, outer, xrow, off, part);
         off += part;
     }
     return GIR_OK;
@@ -911,10 +908,8 @@ static gir_status gather_prepare(rt_call *c, gir_error *err)
 static gir_status gather_run(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0], *ind = c->in[1];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
-    size_t es = gir_dtype_size(x->dtype);
-    size_t outer = rt_dims_prod(&x->shape, 0, axis), inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank);
+    size_t outer, inner, es = gir_dtype_size(x->dtype);
+    int axis = rt_run_axis(c, 0, &outer, &inner);
     int64_t dim = x->shape.dims[axis];
     size_t ni = ind->numel;
     char *dst = c->out[0]->data;

@@ -187,6 +187,27 @@ static inline size_t rt_dims_prod(const gir_shape *s, int from, int to)
     return n;
 }
 
+/* At run: input 0's axis attribute (default dflt, which prepare checked)
+ * normalised, with the element counts before the axis (*outer) and after
+ * it (*inner). */
+static inline int rt_run_axis(const rt_call *c, int64_t dflt, size_t *outer, size_t *inner)
+{
+    const gir_shape *s = &c->in[0]->shape;
+    int axis;
+    rt_axis(c, "axis", rt_int(c, "axis", dflt), s->rank, &axis, NULL);
+    *outer = rt_dims_prod(s, 0, axis);
+    *inner = rt_dims_prod(s, axis + 1, s->rank);
+    return axis;
+}
+
+/* Copies to y, one after another, part bytes at offset off of each of the
+ * outer rows of x (row bytes apart): one output of a split along an axis. */
+static inline void rt_copy_parts(void *y, const void *x, size_t outer, size_t row, size_t off, size_t part)
+{
+    for (size_t o = 0; o < outer; o++)
+        memcpy((char *)y + o * part, (const char *)x + o * row + off, part);
+}
+
 /* Runs fn(ctx, begin, end, worker) over [0, total) split among the pool's
  * workers in aligned static parts (serially, as worker 0, when total <
  * min_per_thread * 2).  worker indexes per-worker scratch. */
