@@ -545,16 +545,12 @@ gir_status gir_params_open(const char *path, gir_params *p, gir_error *err)
     memcpy(p->src->path, path, plen + 1);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        gir_fail(err, GIR_E_IO, "cannot open the parameters file: %s", strerror(errno));
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "cannot open the parameters file: %s", strerror(errno));
     }
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         fclose(f);
-        gir_fail(err, GIR_E_IO, "the parameters file is not a regular file");
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "the parameters file is not a regular file");
     }
     gir_file_id_from_stat(&sb, &p->src->id);
     rd r = { f, 0, (uint64_t)sb.st_size };
@@ -583,9 +579,7 @@ gir_status gir_params_open(const char *path, gir_params *p, gir_error *err)
         at(err, 0);
     }
     fclose(f);
-    if (st)
-        gir_err_file(err, path);
-    return st;
+    return gir_err_in_file(st, err, path);
 }
 
 void gir_params_free(gir_params *p)

@@ -222,33 +222,21 @@ static int cmp_keys(const ProtobufCMessage *a, const ProtobufCMessage *b)
     }
 }
 
-/* Stable bottom-up merge sort of entry indices by key. */
+static bool key_before(const void *ctx, size_t x, size_t y)
+{
+    ProtobufCMessage *const *e = ctx;
+    return cmp_keys(e[x], e[y]) < 0;
+}
+
+/* The indices of the map entries e[0..n) in key order (stable). */
 static size_t *sorted_entries(ProtobufCMessage *const *e, size_t n)
 {
     size_t *a = malloc((n ? n : 1) * sizeof *a), *t = malloc((n ? n : 1) * sizeof *t);
-    if (!a || !t) {
+    if (a && t) {
+        gir_sort_indices(a, t, n, key_before, e);
+    } else {
         free(a);
-        free(t);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        a[i] = i;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                t[k++] = cmp_keys(e[a[j]], e[a[i]]) < 0 ? a[j++] : a[i++];
-            while (i < mid)
-                t[k++] = a[i++];
-            while (j < hi)
-                t[k++] = a[j++];
-        }
-        size_t *x = a;
-        a = t;
-        t = x;
-        if (w > n / 2)
-            break;
+        a = NULL;
     }
     free(t);
     return a;

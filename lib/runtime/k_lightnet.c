@@ -164,6 +164,19 @@ static bool key_less(const void *p, gir_dtype t, size_t a, size_t b)
     return x < y;
 }
 
+/* Sort's keys and direction, for gir_sort_indices. */
+typedef struct sort_keys {
+    const void *p;
+    gir_dtype t;
+    bool desc;
+} sort_keys;
+
+static bool sort_before(const void *ctx, size_t x, size_t y)
+{
+    const sort_keys *k = ctx;
+    return k->desc ? key_less(k->p, k->t, y, x) : key_less(k->p, k->t, x, y);
+}
+
 static gir_status sort_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *k = c->in[0], *v = c->n_in > 1 ? c->in[1] : NULL;
@@ -192,27 +205,9 @@ static gir_status sort_run(rt_call *c, gir_error *err)
     const rt_tensor *k = c->in[0];
     size_t n = k->numel;
     bool desc = rt_int(c, "descending", 0) != 0;
-    size_t *idx = c->scratch, *tmp = idx + n;
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    /* bottom-up merge sort of the indices: stable, O(n log n), no recursion */
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) {
-                /* take from the right only when strictly before the left one */
-                bool right = desc ? key_less(k->data, k->dtype, idx[a], idx[b])
-                                  : key_less(k->data, k->dtype, idx[b], idx[a]);
-                tmp[o++] = right ? idx[b++] : idx[a++];
-            }
-            while (a < mid)
-                tmp[o++] = idx[a++];
-            while (b < hi)
-                tmp[o++] = idx[b++];
-        }
-        memcpy(idx, tmp, n * sizeof *idx);
-    }
+    size_t *idx = c->scratch;
+    sort_keys keys = { k->data, k->dtype, desc };
+    gir_sort_indices(idx, idx + n, n, sort_before, &keys);
     for (size_t q = 0; q < c->n_out; q++) {
         if (!c->out[q])
             continue;

@@ -628,16 +628,14 @@ static gir_status pad_make(const rt_call *c, const gir_shape *xs, pad_plan *p, g
 {
     gir_status st;
     char sx[96];
+    /* in the order of PAD_CONSTANT, ... */
+    static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
     const char *mode = rt_string(c, "mode", "constant");
-    if (strcmp(mode, "constant") == 0)
-        p->mode = PAD_CONSTANT;
-    else if (strcmp(mode, "reflect") == 0)
-        p->mode = PAD_REFLECT;
-    else if (strcmp(mode, "edge") == 0)
-        p->mode = PAD_EDGE;
-    else if (strcmp(mode, "wrap") == 0)
-        p->mode = PAD_WRAP;
-    else
+    p->mode = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(mode, modes[i]) == 0)
+            p->mode = i;
+    if (p->mode < 0)
         return gir_fail(err, GIR_E_ATTRIBUTE, "Pad mode '%s' is not constant, reflect, edge or wrap", mode);
     const int64_t *pads, *axes;
     ptrdiff_t np = rt_ints(c, "pads", &pads), na = rt_ints(c, "axes", &axes);
