@@ -125,86 +125,50 @@ const char **gir_arena_strings(gir_arena *arena, const char *const *v, size_t n)
     return copy;
 }
 
-/* Sets attribute name to a scalar of type t: i for INT and BOOL, f for
- * FLOAT. */
-static gir_status set_scalar(gir_graph *g, gir_attrs *a, const char *name, gir_attr_type t, int64_t i, double f,
-                             gir_error *err)
+/* Sets attribute name to v, or fails for the copy of its data that is
+ * NULL (an arena copy that failed). */
+static gir_status set_copy(gir_graph *g, gir_attrs *a, const void *copy, gir_attr v, gir_error *err)
 {
-    gir_attr *s = slot(g, a, name, true);
-    if (!s)
-        return gir_nomem(err);
-    s->type = t;
-    if (t == GIR_ATTR_FLOAT)
-        s->u.f = f;
-    else
-        s->u.i = i;
-    return GIR_OK;
+    return copy ? put(g, a, &v, true, err) : gir_nomem(err);
 }
 
 gir_status gir_attrs_set_int(gir_graph *g, gir_attrs *a, const char *name, int64_t v, gir_error *err)
 {
-    return set_scalar(g, a, name, GIR_ATTR_INT, v, 0, err);
+    return put(g, a, &(gir_attr){ .name = name, .type = GIR_ATTR_INT, .u.i = v }, true, err);
 }
 
 gir_status gir_attrs_set_bool(gir_graph *g, gir_attrs *a, const char *name, bool v, gir_error *err)
 {
-    return set_scalar(g, a, name, GIR_ATTR_BOOL, v, 0, err);
+    return put(g, a, &(gir_attr){ .name = name, .type = GIR_ATTR_BOOL, .u.i = v }, true, err);
 }
 
 gir_status gir_attrs_set_float(gir_graph *g, gir_attrs *a, const char *name, double v, gir_error *err)
 {
-    return set_scalar(g, a, name, GIR_ATTR_FLOAT, 0, v, err);
+    return put(g, a, &(gir_attr){ .name = name, .type = GIR_ATTR_FLOAT, .u.f = v }, true, err);
 }
 
 gir_status gir_attrs_set_string(gir_graph *g, gir_attrs *a, const char *name, const char *v, gir_error *err)
 {
     const char *copy = gir_arena_strdup(&g->arena, v ? v : "");
-    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
-    if (!s)
-        return gir_nomem(err);
-    s->type = GIR_ATTR_STRING;
-    s->u.s = copy;
-    return GIR_OK;
+    return set_copy(g, a, copy, (gir_attr){ .name = name, .type = GIR_ATTR_STRING, .u.s = copy }, err);
 }
 
 gir_status gir_attrs_set_ints(gir_graph *g, gir_attrs *a, const char *name, const int64_t *v, size_t n, gir_error *err)
 {
-    if (n > SIZE_MAX / sizeof *v)
-        return gir_nomem(err);
-    int64_t *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
-    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
-    if (!s)
-        return gir_nomem(err);
-    s->type = GIR_ATTR_INTS;
-    s->u.ints.n = n;
-    s->u.ints.v = copy;
-    return GIR_OK;
+    int64_t *copy = n > SIZE_MAX / sizeof *v ? NULL : gir_arena_memdup(&g->arena, v, n * sizeof *v);
+    return set_copy(g, a, copy, (gir_attr){ .name = name, .type = GIR_ATTR_INTS, .u.ints = { n, copy } }, err);
 }
 
 gir_status gir_attrs_set_floats(gir_graph *g, gir_attrs *a, const char *name, const double *v, size_t n, gir_error *err)
 {
-    if (n > SIZE_MAX / sizeof *v)
-        return gir_nomem(err);
-    double *copy = gir_arena_memdup(&g->arena, v, n * sizeof *v);
-    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
-    if (!s)
-        return gir_nomem(err);
-    s->type = GIR_ATTR_FLOATS;
-    s->u.floats.n = n;
-    s->u.floats.v = copy;
-    return GIR_OK;
+    double *copy = n > SIZE_MAX / sizeof *v ? NULL : gir_arena_memdup(&g->arena, v, n * sizeof *v);
+    return set_copy(g, a, copy, (gir_attr){ .name = name, .type = GIR_ATTR_FLOATS, .u.floats = { n, copy } }, err);
 }
 
 gir_status gir_attrs_set_strings(gir_graph *g, gir_attrs *a, const char *name, const char *const *v, size_t n, gir_error *err)
 {
     const char **copy = gir_arena_strings(&g->arena, v, n);
-    gir_attr *s = copy ? slot(g, a, name, true) : NULL;
-    if (!s)
-        return gir_nomem(err);
-    s->type = GIR_ATTR_STRINGS;
-    s->u.strs.n = n;
-    s->u.strs.v = copy;
-    return GIR_OK;
+    return set_copy(g, a, copy, (gir_attr){ .name = name, .type = GIR_ATTR_STRINGS, .u.strs = { n, copy } }, err);
 }
 
 gir_status gir_attrs_set_tensor(gir_graph *g, gir_attrs *a, const char *name, gir_tensor *t, gir_error *err)

@@ -124,17 +124,32 @@ static char *escape_controls(char *s)
     return e;
 }
 
-gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...)
+/* gir_fail's record: code and the message (none for a NULL fmt). */
+static void record(gir_error *err, gir_status code, const char *fmt, va_list ap)
 {
     if (!err || err->code != GIR_OK)
-        return code;
+        return;
     err->code = code;
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
+    if (fmt)
         err->message = escape_controls(gir_vstrdupf(fmt, ap));
-        va_end(ap);
-    }
+}
+
+gir_status gir_fail(gir_error *err, gir_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(err, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+gir_status gir_fail_file(gir_error *err, const char *path, gir_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(err, code, fmt, ap);
+    va_end(ap);
+    gir_err_file(err, path);
     return code;
 }
 
@@ -173,6 +188,13 @@ gir_status gir_err_in_node(gir_status st, gir_error *err, const char *name)
 {
     if (st != GIR_OK)
         gir_err_node(err, name);
+    return st;
+}
+
+gir_status gir_err_in_file(gir_status st, gir_error *err, const char *path)
+{
+    if (st != GIR_OK)
+        gir_err_file(err, path);
     return st;
 }
 

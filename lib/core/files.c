@@ -19,9 +19,7 @@
 
 static gir_status io_fail(gir_error *err, const char *what, const char *path)
 {
-    gir_status st = gir_fail(err, GIR_E_IO, "%s: %s", what, strerror(errno));
-    gir_err_file(err, path);
-    return st;
+    return gir_fail_file(err, path, GIR_E_IO, "%s: %s", what, strerror(errno));
 }
 
 /* At most 1 GiB a call: some systems refuse larger transfers. */
@@ -191,16 +189,12 @@ gir_status gir_read_file(const char *path, size_t max_bytes, char **data, size_t
     }
     if (S_ISDIR(st.st_mode)) {
         fclose(f);
-        gir_fail(err, GIR_E_IO, "is a directory, not a file");
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "is a directory, not a file");
     }
     if (max_bytes && (uint64_t)st.st_size > max_bytes) {
         fclose(f);
-        gir_fail(err, GIR_E_LIMIT, "file is %lld bytes, more than the %zu allowed", (long long)st.st_size,
-                 max_bytes);
-        gir_err_file(err, path);
-        return GIR_E_LIMIT;
+        return gir_fail_file(err, path, GIR_E_LIMIT, "file is %lld bytes, more than the %zu allowed",
+                             (long long)st.st_size, max_bytes);
     }
     size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
     char *buf = malloc(cap);
@@ -214,9 +208,7 @@ gir_status gir_read_file(const char *path, size_t max_bytes, char **data, size_t
             if (max_bytes && n >= max_bytes) {
                 free(buf);
                 fclose(f);
-                gir_fail(err, GIR_E_LIMIT, "file is larger than the %zu bytes allowed", max_bytes);
-                gir_err_file(err, path);
-                return GIR_E_LIMIT;
+                return gir_fail_file(err, path, GIR_E_LIMIT, "file is larger than the %zu bytes allowed", max_bytes);
             }
             if (cap > SIZE_MAX / 2) {
                 free(buf);
@@ -260,9 +252,7 @@ gir_status gir_read_head(const char *path, unsigned char *buf, size_t n, size_t 
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         close(fd);
-        gir_fail(err, GIR_E_IO, "is a directory, not a file");
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "is a directory, not a file");
     }
     size_t total = 0;
     while (total < n) {

@@ -41,6 +41,11 @@ void gir_err_node(gir_error *err, const char *name);
 /* st, with the node called name recorded where st is a failure
  * (gir_err_node): TRY(gir_err_in_node(call(..., err), err, n->name)). */
 gir_status gir_err_in_node(gir_status st, gir_error *err, const char *name);
+/* The same with the file path (gir_err_file):
+ * return gir_err_in_file(gir_fail(err, ...), err, path). */
+gir_status gir_err_in_file(gir_status st, gir_error *err, const char *path);
+/* gir_fail, then the file path (gir_err_file). */
+gir_status gir_fail_file(gir_error *err, const char *path, gir_status code, const char *fmt, ...) GIR_PRINTF(4, 5);
 void gir_err_loc(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
 void gir_err_replace_message(gir_error *err, const char *fmt, ...) GIR_PRINTF(2, 3);
 
@@ -100,6 +105,52 @@ void gir_buf_free(gir_buf *b);
  * Returns false on overflow or allocation failure. */
 bool gir_grow(void **items, size_t *cap, size_t need, size_t sz);
 #define GIR_GROW(arr, cap, need) gir_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+/* ---- shared objects ---------------------------------------------------- */
+
+/* Defines SC T *REF(T *x), another reference to x (NULL allowed), and SC
+ * void DROP(T *x), which drops one and frees x with FREE(x) after the last:
+ * for an object shared by reference count (an atomic int x->refs that
+ * starts at 1; <stdatomic.h> where this is used).  SC: static, or
+ * nothing. */
+#define GIR_REFCOUNTED(SC, T, REF, DROP, FREE)                   \
+    SC T *REF(T *x)                                            \
+    {                                                          \
+        if (x)                                                 \
+            atomic_fetch_add(&x->refs, 1);                     \
+        return x;                                              \
+    }                                                          \
+    SC void DROP(T *x)                                         \
+    {                                                          \
+        if (x && atomic_fetch_sub(&x->refs, 1) == 1)           \
+            FREE(x);                                           \
+    }
+
+/* ---- sorting ------------------------------------------------------------ */
+
+/* Sets idx[0..n) to the indices 0..n-1 in the order before(ctx, x, y)
+ * (whether index x goes strictly before index y) gives them, stably: a
+ * bottom-up merge sort, without recursion, through tmp (n more).  Inline,
+ * so that a constant before is inlined into the loop. */
+static inline void gir_sort_indices(size_t *idx, size_t *tmp, size_t n,
+                                    bool (*before)(const void *ctx, size_t x, size_t y), const void *ctx)
+{
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi)
+                tmp[o++] = before(ctx, idx[b], idx[a]) ? idx[b++] : idx[a++];
+            while (a < mid)
+                tmp[o++] = idx[a++];
+            while (b < hi)
+                tmp[o++] = idx[b++];
+        }
+        memcpy(idx, tmp, n * sizeof *idx);
+    }
+}
 
 /* ---- arena: many small allocations freed at once --------------------- */
 

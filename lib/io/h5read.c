@@ -959,18 +959,7 @@ gir_status gir_h5_open(const void *image, size_t len, gir_h5 **out, gir_error *e
     return GIR_OK;
 }
 
-gir_h5 *gir_h5_ref(gir_h5 *h)
-{
-    if (h)
-        atomic_fetch_add(&h->refs, 1);
-    return h;
-}
-
-void gir_h5_close(gir_h5 *h)
-{
-    if (h && atomic_fetch_sub(&h->refs, 1) == 1)
-        h5_free(h);
-}
+GIR_REFCOUNTED(, gir_h5, gir_h5_ref, gir_h5_close, h5_free)
 
 void gir_h5_params_free(gir_h5_param *params, size_t n)
 {

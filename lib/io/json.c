@@ -179,6 +179,19 @@ static int put_literal(builder *b, gir_json_type t, bool val, size_t offset)
     return 1;
 }
 
+/* A string or number value over its text c (NULL: copying it failed). */
+static int put_text(builder *b, gir_json_type t, const char *c, size_t len, size_t offset)
+{
+    gir_json *v = c ? new_value(b, t, offset, len) : NULL;
+    if (!v)
+        return oom(b);
+    if (t == GIR_JSON_STRING)
+        v->u.str = c;
+    else
+        v->u.num = c;
+    return 1;
+}
+
 /* s is the number's text; when it lies in the document's text the value
  * points there rather than at a copy. */
 static int put_number(builder *b, const char *s, size_t len, size_t offset)
@@ -186,22 +199,13 @@ static int put_number(builder *b, const char *s, size_t len, size_t offset)
     const char *text = b->doc->text, *num = s;
     if (s < text || s + len > text + b->doc->len)
         num = pool_strndup(b->doc, s, len);
-    gir_json *v = num ? new_value(b, GIR_JSON_NUMBER, offset, len) : NULL;
-    if (!v)
-        return oom(b);
-    v->u.num = num;
-    return 1;
+    return put_text(b, GIR_JSON_NUMBER, num, len, offset);
 }
 
 /* s: the unescaped string; offset: its opening quote. */
 static int put_string(builder *b, const char *s, size_t len, size_t offset)
 {
-    char *c = pool_strndup(b->doc, s, len);
-    gir_json *v = c ? new_value(b, GIR_JSON_STRING, offset, len) : NULL;
-    if (!v)
-        return oom(b);
-    v->u.str = c;
-    return 1;
+    return put_text(b, GIR_JSON_STRING, pool_strndup(b->doc, s, len), len, offset);
 }
 
 static int put_key(builder *b, const char *key, size_t len, size_t offset)
@@ -557,18 +561,9 @@ bool gir_json_lex_string_any(gir_json_lexer *lx, size_t *pos)
         escaped = true;
         if (!scratch_put(lx, &out, t + start, p - start) || p + 1 >= len)
             return false;
-        char e = t[p + 1], one;
+        char e = t[p + 1], one = gir_json_unescape(e);
         p += 2;
-        switch (e) {
-        case '"': one = '"'; break;
-        case '\\': one = '\\'; break;
-        case '/': one = '/'; break;
-        case 'b': one = '\b'; break;
-        case 'f': one = '\f'; break;
-        case 'n': one = '\n'; break;
-        case 'r': one = '\r'; break;
-        case 't': one = '\t'; break;
-        case 'u': {
+        if (e == 'u') {
             if (len - p < 4)
                 return false;
             unsigned cp = 0;
@@ -588,10 +583,7 @@ bool gir_json_lex_string_any(gir_json_lexer *lx, size_t *pos)
             start = p;
             continue;
         }
-        default:
-            return false;
-        }
-        if (!scratch_put(lx, &out, &one, 1))
+        if (!one || !scratch_put(lx, &out, &one, 1))
             return false;
         start = p;
     }
@@ -655,22 +647,19 @@ static unsigned json_depth(const gir_json_options *opts)
 
 void gir_json_lex_init(gir_json_lexer *lx, const char *text, size_t len, const gir_json_options *opts)
 {
-    memset(lx, 0, sizeof *lx);
-    lx->text_ = text;
-    lx->len_ = len;
-    lx->check_utf8_ = !(opts && opts->no_utf8_check);
-    lx->allow_dup_ = opts && opts->allow_duplicate_keys;
-    lx->max_depth_ = json_depth(opts);
-    lx->want_ = LEX_VALUE;
+    *lx = (gir_json_lexer){ .text_ = text,
+                            .len_ = len,
+                            .check_utf8_ = !(opts && opts->no_utf8_check),
+                            .allow_dup_ = opts && opts->allow_duplicate_keys,
+                            .max_depth_ = json_depth(opts),
+                            .want_ = LEX_VALUE };
 }
 
 void gir_json_lex_free(gir_json_lexer *lx)
 {
     free(lx->kinds_);
     free(lx->scratch_);
-    lx->kinds_ = NULL;
-    lx->scratch_ = NULL;
-    lx->cap_kinds_ = lx->cap_scratch_ = 0;
+    memset(lx, 0, sizeof *lx);
 }
 
 /* The next token.  Inlined into its two callers (scan and
@@ -746,23 +735,16 @@ again:
         tok = GIR_JT_STRING;
         break;
     case 't':
-        if (len - p < 4 || memcmp(t + p, "true", 4) != 0 || !ends_token(t, len, p + 4))
-            return GIR_JT_FAIL;
-        q = p + 4;
-        tok = GIR_JT_TRUE;
-        break;
     case 'f':
-        if (len - p < 5 || memcmp(t + p, "false", 5) != 0 || !ends_token(t, len, p + 5))
+    case 'n': {
+        const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t n = c == 'f' ? 5 : 4;
+        if (len - p < n || memcmp(t + p, word, n) != 0 || !ends_token(t, len, p + n))
             return GIR_JT_FAIL;
-        q = p + 5;
-        tok = GIR_JT_FALSE;
+        q = p + n;
+        tok = c == 't' ? GIR_JT_TRUE : c == 'f' ? GIR_JT_FALSE : GIR_JT_NULL;
         break;
-    case 'n':
-        if (len - p < 4 || memcmp(t + p, "null", 4) != 0 || !ends_token(t, len, p + 4))
-            return GIR_JT_FAIL;
-        q = p + 4;
-        tok = GIR_JT_NULL;
-        break;
+    }
     default:
         if (!scan_number(t, len, &q))
             return GIR_JT_FAIL;

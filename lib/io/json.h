@@ -298,4 +298,24 @@ void gir_jw_null(gir_json_writer *w);
 /* Appends s to b with the string escaping of style (no quotes). */
 void gir_json_escape(gir_buf *b, const char *s, size_t n, gir_json_style style);
 
+/* JSON's two-character escapes, for the parser and the emitter: pairs of
+ * the letter after the backslash and the byte it stands for. */
+#define GIR_JSON_ESCAPE_PAIRS "\"\"\\\\//b\bf\fn\nr\rt\t"
+/* The byte the escape \letter stands for; 0 for none (\u is not one). */
+static inline char gir_json_unescape(char letter)
+{
+    for (const char *q = GIR_JSON_ESCAPE_PAIRS; *q; q += 2)
+        if (q[0] == letter)
+            return q[1];
+    return 0;
+}
+/* The letter of byte c's two-character escape; 0 for none. */
+static inline char gir_json_escape_letter(char c)
+{
+    for (const char *q = GIR_JSON_ESCAPE_PAIRS; *q; q += 2)
+        if (q[1] == c)
+            return q[0];
+    return 0;
+}
+
 #endif

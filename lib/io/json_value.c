@@ -93,18 +93,25 @@ static bool is_integer_text(const char *s, size_t n, bool allow_minus)
     return true;
 }
 
-/* Digits only, no overflow: the common case without strtoll. */
-/* s[0..n) as a C string in buf when it is an integer literal of at most
- * 24 characters (for strtoll/strtoull). */
-static bool integer_cstr(const char *s, size_t n, bool allow_minus, char buf[32])
+/* The integer literal s[0..n) of at most 24 characters (is_signed: it may
+ * start with '-') read by strtoll into *sx, or strtoull into *ux; false if
+ * it is none or out of range. */
+static bool strto_integer(const char *s, size_t n, bool is_signed, long long *sx, unsigned long long *ux)
 {
-    if (n > 24 || !is_integer_text(s, n, allow_minus))
+    if (n > 24 || !is_integer_text(s, n, is_signed))
         return false;
+    char buf[32], *end;
     memcpy(buf, s, n);
     buf[n] = '\0';
-    return true;
+    errno = 0;
+    if (is_signed)
+        *sx = strtoll(buf, &end, 10);
+    else
+        *ux = strtoull(buf, &end, 10);
+    return !errno && !*end;
 }
 
+/* Digits only, no overflow: the common case without strtoll. */
 static bool small_digits(const char *s, size_t n, uint64_t *out)
 {
     if (n == 0 || n > 18)
@@ -133,13 +140,8 @@ static bool text_i64(const char *s, size_t n, int64_t *out)
         *out = -(int64_t)u;
         return true;
     }
-    char buf[32];
-    if (!integer_cstr(s, n, true, buf))
-        return false;
-    errno = 0;
-    char *end;
-    long long x = strtoll(buf, &end, 10);
-    if (errno || *end)
+    long long x;
+    if (!strto_integer(s, n, true, &x, NULL))
         return false;
     *out = (int64_t)x;
     return true;
@@ -147,15 +149,10 @@ static bool text_i64(const char *s, size_t n, int64_t *out)
 
 static bool text_u64(const char *s, size_t n, uint64_t *out)
 {
+    unsigned long long x;
     if (small_digits(s, n, out))
         return true;
-    char buf[32];
-    if (!integer_cstr(s, n, false, buf))
-        return false;
-    errno = 0;
-    char *end;
-    unsigned long long x = strtoull(buf, &end, 10);
-    if (errno || *end)
+    if (!strto_integer(s, n, false, NULL, &x))
         return false;
     *out = (uint64_t)x;
     return true;

@@ -11,18 +11,14 @@
 
 void gir_jw_init(gir_json_writer *w, gir_buf *out, gir_json_style style)
 {
-    memset(w, 0, sizeof *w);
-    w->out = out;
-    w->style = style;
+    *w = (gir_json_writer){ .out = out, .style = style };
 }
 
 void gir_jw_free(gir_json_writer *w)
 {
     free(w->multi);
     free(w->count);
-    w->multi = NULL;
-    w->count = NULL;
-    w->cap = w->depth = 0;
+    memset(w, 0, sizeof *w);
 }
 
 bool gir_jw_ok(const gir_json_writer *w)
@@ -187,25 +183,13 @@ void gir_json_escape(gir_buf *b, const char *s, size_t n, gir_json_style style)
         if (j == n)
             break;
         unsigned char c = (unsigned char)s[j];
-        const char *esc = NULL;
-        char ubuf[8];
-        switch (c) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        case '\b': esc = style != GIR_JSON_DMLC ? "\\b" : NULL; break;
-        case '\f': esc = style != GIR_JSON_DMLC ? "\\f" : NULL; break;
-        default:
-            if (style != GIR_JSON_DMLC) {
-                snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
-                esc = ubuf;
-            }
-            break;
-        }
-        if (esc)
-            gir_buf_puts(b, esc);
+        char esc[2] = { '\\', gir_json_escape_letter((char)c) };
+        if (style == GIR_JSON_DMLC && (c == '\b' || c == '\f'))
+            esc[1] = 0; /* dmlc's reader knows only \" \\ \n \r \t */
+        if (esc[1])
+            gir_buf_append(b, esc, 2);
+        else if (style != GIR_JSON_DMLC)
+            gir_buf_printf(b, "\\u%04x", c);
         else /* DMLC style: dmlc's reader knows no other escape, the byte goes raw */
             gir_buf_putc(b, (char)c);
         i = j + 1;

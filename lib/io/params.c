@@ -149,6 +149,7 @@ struct gir_params_src {
     char path[];
 };
 typedef struct gir_params_src src;
+GIR_REFCOUNTED(static, src, src_ref, src_drop, free)
 
 /* ---- bounded reading ---------------------------------------------------- */
 
@@ -544,16 +545,12 @@ gir_status gir_params_open(const char *path, gir_params *p, gir_error *err)
     memcpy(p->src->path, path, plen + 1);
     FILE *f = fopen(path, "rb");
     if (!f) {
-        gir_fail(err, GIR_E_IO, "cannot open the parameters file: %s", strerror(errno));
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "cannot open the parameters file: %s", strerror(errno));
     }
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         fclose(f);
-        gir_fail(err, GIR_E_IO, "the parameters file is not a regular file");
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "the parameters file is not a regular file");
     }
     gir_file_id_from_stat(&sb, &p->src->id);
     rd r = { f, 0, (uint64_t)sb.st_size };
@@ -582,17 +579,14 @@ gir_status gir_params_open(const char *path, gir_params *p, gir_error *err)
         at(err, 0);
     }
     fclose(f);
-    if (st)
-        gir_err_file(err, path);
-    return st;
+    return gir_err_in_file(st, err, path);
 }
 
 void gir_params_free(gir_params *p)
 {
     gir_arena_free(&p->arena);
     free(p->path);
-    if (p->src && atomic_fetch_sub(&p->src->refs, 1) == 1)
-        free(p->src);
+    src_drop(p->src);
     memset(p, 0, sizeof *p);
 }
 
@@ -625,8 +619,7 @@ static gir_status lazy_load(void *ctx, void *dst, uint64_t nbytes, gir_error *er
 static void lazy_release(void *ctx)
 {
     lazy *l = ctx;
-    if (l->s && atomic_fetch_sub(&l->s->refs, 1) == 1)
-        free(l->s);
+    src_drop(l->s);
     free(l);
 }
 
@@ -638,8 +631,7 @@ gir_status gir_params_tensor(const gir_params *p, size_t i, gir_tensor **out, gi
     lazy *l = calloc(1, sizeof *l);
     if (!l)
         return gir_nomem(err);
-    l->s = p->src;
-    atomic_fetch_add(&l->s->refs, 1);
+    l->s = src_ref(p->src);
     l->offset = it->offset;
     return gir_tensor_lazy(it->dtype, &it->shape, &lazy_loader, l, out, err);
 }

@@ -31,21 +31,38 @@ void gir_pb_free(ProtobufCMessage *m)
         protobuf_c_message_free_unpacked(m, NULL);
 }
 
-size_t gir_pb_elt_size(ProtobufCType t)
+size_t gir_pb_int_type(ProtobufCType t, bool *is_unsigned)
 {
+    *is_unsigned = false;
     switch (t) {
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_FIXED32:
+        *is_unsigned = true;
+        /* fall through */
     case PROTOBUF_C_TYPE_INT32:
     case PROTOBUF_C_TYPE_SINT32:
     case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_UINT32:
-    case PROTOBUF_C_TYPE_FIXED32:
         return 4;
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        *is_unsigned = true;
+        /* fall through */
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
         return 8;
+    default:
+        return 0;
+    }
+}
+
+size_t gir_pb_elt_size(ProtobufCType t)
+{
+    bool is_unsigned;
+    size_t w = gir_pb_int_type(t, &is_unsigned);
+    if (w)
+        return w;
+    switch (t) {
     case PROTOBUF_C_TYPE_FLOAT:
         return sizeof(float);
     case PROTOBUF_C_TYPE_DOUBLE:
@@ -60,8 +77,9 @@ size_t gir_pb_elt_size(ProtobufCType t)
         return sizeof(ProtobufCBinaryData);
     case PROTOBUF_C_TYPE_MESSAGE:
         return sizeof(ProtobufCMessage *);
+    default: /* the integers: above */
+        return 0;
     }
-    return 0;
 }
 
 static const char *type_name(ProtobufCType t)
@@ -710,9 +728,7 @@ static gir_status parse_scalar(parser *P, ProtobufCMessage *msg, const ProtobufC
         if (L->kind != T_NUMBER || !parse_integer(t, tn, &neg, &mag))
             return perr_tok(P, GIR_E_SCHEMA, "expected an integer for %s field \"%s\", found %s",
                             type_name(f->type), f->name, desc);
-        bool is64 = gir_pb_elt_size(f->type) == 8;
-        bool is_unsigned = f->type == PROTOBUF_C_TYPE_UINT32 || f->type == PROTOBUF_C_TYPE_FIXED32 ||
-                           f->type == PROTOBUF_C_TYPE_UINT64 || f->type == PROTOBUF_C_TYPE_FIXED64;
+        bool is_unsigned, is64 = gir_pb_int_type(f->type, &is_unsigned) == 8;
         uint64_t maxpos = is_unsigned ? (is64 ? UINT64_MAX : UINT32_MAX) : (is64 ? INT64_MAX : INT32_MAX);
         uint64_t maxneg = is_unsigned ? 0 : (is64 ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT32_MAX + 1);
         if ((neg && mag > maxneg) || (!neg && mag > maxpos))

@@ -53,6 +53,10 @@ void gir_pb_free(ProtobufCMessage *m);
 /* Bytes of one element of a field of type t in a protobuf-c message struct
  * (a pointer for strings and sub-messages). */
 size_t gir_pb_elt_size(ProtobufCType t);
+/* For an integer type t, the bytes of one element (4 or 8), and in
+ * *is_unsigned whether it is uint32, fixed32, uint64 or fixed64; 0 for
+ * other types. */
+size_t gir_pb_int_type(ProtobufCType t, bool *is_unsigned);
 
 /* Parses text[0..len) into msg, merging (see above).  On failure msg holds
  * whatever was parsed before the error and must still be freed. */

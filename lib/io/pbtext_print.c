@@ -66,28 +66,34 @@ static void put_escaped(gir_buf *b, const unsigned char *s, size_t n)
     gir_buf_putc(b, '"');
 }
 
+/* The value at p of a field of integer type t (gir_pb_int_type), widened:
+ * a signed one in *i, an unsigned one in *u; false for other types. */
+static bool int_at(ProtobufCType t, const void *p, bool *is_unsigned, int64_t *i, uint64_t *u)
+{
+    size_t w = gir_pb_int_type(t, is_unsigned);
+    if (w == 0)
+        return false;
+    if (*is_unsigned)
+        *u = w == 8 ? *(const uint64_t *)p : *(const uint32_t *)p;
+    else
+        *i = w == 8 ? *(const int64_t *)p : *(const int32_t *)p;
+    return true;
+}
+
 static void put_value(gir_buf *b, const ProtobufCFieldDescriptor *f, const void *p)
 {
     char num[48];
+    bool is_unsigned;
+    int64_t i = 0;
+    uint64_t u = 0;
+    if (int_at(f->type, p, &is_unsigned, &i, &u)) {
+        if (is_unsigned)
+            gir_buf_printf(b, "%" PRIu64, u);
+        else
+            gir_buf_printf(b, "%" PRId64, i);
+        return;
+    }
     switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32:
-    case PROTOBUF_C_TYPE_SINT32:
-    case PROTOBUF_C_TYPE_SFIXED32:
-        gir_buf_printf(b, "%" PRId32, *(const int32_t *)p);
-        break;
-    case PROTOBUF_C_TYPE_UINT32:
-    case PROTOBUF_C_TYPE_FIXED32:
-        gir_buf_printf(b, "%" PRIu32, *(const uint32_t *)p);
-        break;
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-        gir_buf_printf(b, "%" PRId64, *(const int64_t *)p);
-        break;
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-        gir_buf_printf(b, "%" PRIu64, *(const uint64_t *)p);
-        break;
     case PROTOBUF_C_TYPE_FLOAT:
         gir_pbtext_fmt_float(num, *(const float *)p);
         gir_buf_puts(b, num);
@@ -118,7 +124,7 @@ static void put_value(gir_buf *b, const ProtobufCFieldDescriptor *f, const void 
         put_escaped(b, bd->data ? bd->data : (const unsigned char *)"", bd->data ? bd->len : 0);
         break;
     }
-    case PROTOBUF_C_TYPE_MESSAGE:
+    default: /* integers above; messages are written by the caller */
         break;
     }
 }
@@ -197,32 +203,15 @@ static int cmp_keys(const ProtobufCMessage *a, const ProtobufCMessage *b)
 {
     const ProtobufCFieldDescriptor *k = &a->descriptor->fields[0];
     const void *pa = CMEMBER(a, k->offset, void), *pb = CMEMBER(b, k->offset, void);
+    bool is_unsigned;
+    int64_t xi = 0, yi = 0;
+    uint64_t xu = 0, yu = 0;
+    if (int_at(k->type, pa, &is_unsigned, &xi, &xu) && int_at(k->type, pb, &is_unsigned, &yi, &yu))
+        return is_unsigned ? (xu > yu) - (xu < yu) : (xi > yi) - (xi < yi);
     switch (k->type) {
     case PROTOBUF_C_TYPE_STRING: {
         const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
         return strcmp(sa ? sa : "", sb ? sb : "");
-    }
-    case PROTOBUF_C_TYPE_INT32:
-    case PROTOBUF_C_TYPE_SINT32:
-    case PROTOBUF_C_TYPE_SFIXED32: {
-        int32_t x = *(const int32_t *)pa, y = *(const int32_t *)pb;
-        return (x > y) - (x < y);
-    }
-    case PROTOBUF_C_TYPE_UINT32:
-    case PROTOBUF_C_TYPE_FIXED32: {
-        uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
-        return (x > y) - (x < y);
-    }
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64: {
-        int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
-        return (x > y) - (x < y);
-    }
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64: {
-        uint64_t x = *(const uint64_t *)pa, y = *(const uint64_t *)pb;
-        return (x > y) - (x < y);
     }
     case PROTOBUF_C_TYPE_BOOL: {
         int x = *(const protobuf_c_boolean *)pa != 0, y = *(const protobuf_c_boolean *)pb != 0;
@@ -233,33 +222,21 @@ static int cmp_keys(const ProtobufCMessage *a, const ProtobufCMessage *b)
     }
 }
 
-/* Stable bottom-up merge sort of entry indices by key. */
+static bool key_before(const void *ctx, size_t x, size_t y)
+{
+    ProtobufCMessage *const *e = ctx;
+    return cmp_keys(e[x], e[y]) < 0;
+}
+
+/* The indices of the map entries e[0..n) in key order (stable). */
 static size_t *sorted_entries(ProtobufCMessage *const *e, size_t n)
 {
     size_t *a = malloc((n ? n : 1) * sizeof *a), *t = malloc((n ? n : 1) * sizeof *t);
-    if (!a || !t) {
+    if (a && t) {
+        gir_sort_indices(a, t, n, key_before, e);
+    } else {
         free(a);
-        free(t);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        a[i] = i;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                t[k++] = cmp_keys(e[a[j]], e[a[i]]) < 0 ? a[j++] : a[i++];
-            while (i < mid)
-                t[k++] = a[i++];
-            while (j < hi)
-                t[k++] = a[j++];
-        }
-        size_t *x = a;
-        a = t;
-        t = x;
-        if (w > n / 2)
-            break;
+        a = NULL;
     }
     free(t);
     return a;

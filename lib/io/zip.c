@@ -431,16 +431,12 @@ gir_status gir_zip_open(const char *path, const gir_zip_limits *lim, gir_zip **o
     /* Own the file descriptor so libzip and the raw scan see the same file. */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        gir_fail(err, GIR_E_IO, "cannot open: %s", strerror(errno));
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "cannot open: %s", strerror(errno));
     }
     struct stat sst;
     if (fstat(fd, &sst) != 0 || !S_ISREG(sst.st_mode)) {
         close(fd);
-        gir_fail(err, GIR_E_IO, "not a regular file");
-        gir_err_file(err, path);
-        return GIR_E_IO;
+        return gir_fail_file(err, path, GIR_E_IO, "not a regular file");
     }
     gir_zip *z;
     gir_status st = zip_new(path, lim, &z, err);
@@ -629,16 +625,12 @@ gir_status gir_zip_read(gir_zip *z, size_t i, void **data, size_t *len, gir_erro
     *data = NULL;
     *len = 0;
     if (i >= z->n) {
-        gir_fail(err, GIR_E_ARGUMENT, "member index %zu out of range (archive has %zu)", i, z->n);
-        gir_err_file(err, z->path);
-        return GIR_E_ARGUMENT;
+        return gir_fail_file(err, z->path, GIR_E_ARGUMENT, "member index %zu out of range (archive has %zu)", i, z->n);
     }
     pthread_mutex_lock(&z->lock);
     gir_status st = read_locked(z, i, data, len, err);
     pthread_mutex_unlock(&z->lock);
-    if (st)
-        gir_err_file(err, z->path);
-    return st;
+    return gir_err_in_file(st, err, z->path);
 }
 
 /* The zip64 extended information of a central directory entry: replaces
@@ -679,9 +671,7 @@ gir_status gir_zip_stored_offset(gir_zip *z, size_t i, uint64_t *offset, gir_err
     const char *name = z->members[i].name;
     int fd = open(z->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        gir_fail(err, GIR_E_IO, "cannot open: %s", strerror(errno));
-        gir_err_file(err, z->path);
-        return GIR_E_IO;
+        return gir_fail_file(err, z->path, GIR_E_IO, "cannot open: %s", strerror(errno));
     }
     struct stat sst;
     gir_status st = GIR_OK;
@@ -721,23 +711,10 @@ gir_status gir_zip_stored_offset(gir_zip *z, size_t i, uint64_t *offset, gir_err
     }
     raw_cd_free(&cd);
     close(fd);
-    if (st)
-        gir_err_file(err, z->path);
-    return st;
+    return gir_err_in_file(st, err, z->path);
 }
 
-gir_zip *gir_zip_ref(gir_zip *z)
-{
-    if (z)
-        atomic_fetch_add(&z->refs, 1);
-    return z;
-}
-
-void gir_zip_close(gir_zip *z)
-{
-    if (z && atomic_fetch_sub(&z->refs, 1) == 1)
-        zip_free(z);
-}
+GIR_REFCOUNTED(, gir_zip, gir_zip_ref, gir_zip_close, zip_free)
 
 /* ---- writing -------------------------------------------------------------- */
 
@@ -792,9 +769,7 @@ struct gir_zipw {
 static gir_status zipw_write_fail(gir_zipw *w, int e, gir_error *err)
 {
     w->failed = true;
-    gir_fail(err, GIR_E_IO, "cannot write the archive: %s", strerror(e));
-    gir_err_file(err, w->path);
-    return GIR_E_IO;
+    return gir_fail_file(err, w->path, GIR_E_IO, "cannot write the archive: %s", strerror(e));
 }
 
 static gir_status pwrite_all(gir_zipw *w, const void *data, size_t len, uint64_t off, gir_error *err)
@@ -931,9 +906,7 @@ static gir_status zipw_check_name(gir_zipw *w, const char *name, gir_error *err)
         st = gir_fail(err, GIR_E_INTERNAL, "member '%s' added while another is being written", name);
     if (!st && w->failed)
         st = gir_fail(err, GIR_E_IO, "the archive already failed to write");
-    if (st)
-        gir_err_file(err, w->path);
-    return st;
+    return gir_err_in_file(st, err, w->path);
 }
 
 static gir_status zipw_new_entry(gir_zipw *w, const char *name, zipw_entry **out, gir_error *err)
@@ -1127,9 +1100,8 @@ gir_status gir_zipw_add_file(gir_zipw *w, const char *name, const char *src_path
         int e = fd < 0 ? errno : 0;
         if (fd >= 0)
             close(fd);
-        gir_fail(err, GIR_E_IO, "cannot add member '%s': %s", name, e ? strerror(e) : "not a regular file");
-        gir_err_file(err, src_path);
-        return GIR_E_IO;
+        return gir_fail_file(err, src_path, GIR_E_IO, "cannot add member '%s': %s", name,
+                             e ? strerror(e) : "not a regular file");
     }
     uint64_t size = (uint64_t)sst.st_size;
     enum { CHUNK = 1 << 20 };
@@ -1352,9 +1324,7 @@ gir_status gir_zipw_add_inplace(gir_zipw *w, const char *name, const gir_zip_ext
         else
             w->head_used = true;
     }
-    if (st)
-        gir_err_file(err, w->path);
-    return st;
+    return gir_err_in_file(st, err, w->path);
 }
 
 /* Appends the central directory and the end records. */

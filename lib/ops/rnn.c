@@ -2,6 +2,7 @@
 #include "rnn.h"
 
 #include "core/ir.h"
+#include "opinfer.h"
 
 #include <strings.h>
 
@@ -65,14 +66,11 @@ gir_status gir_rnn_desc_read(const gir_node *n, gir_rnn_desc *d, gir_error *err)
     case GIR_OP_RNN: d->gates = 1; d->n_fn = 1; break;
     default: return gir_fail(err, GIR_E_INTERNAL, "%s is not a recurrent operator", op);
     }
+    /* in the order of GIR_RNN_FORWARD, ... */
+    static const char *const directions[] = { "forward", "reverse", "bidirectional", NULL };
     const char *dir = gir_node_string(n, "direction", "forward");
-    if (strcmp(dir, "forward") == 0)
-        d->direction = GIR_RNN_FORWARD;
-    else if (strcmp(dir, "reverse") == 0)
-        d->direction = GIR_RNN_REVERSE;
-    else if (strcmp(dir, "bidirectional") == 0)
-        d->direction = GIR_RNN_BIDIRECTIONAL;
-    else
+    d->direction = oi_choice_index(directions, dir);
+    if (d->direction < 0)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s attribute 'direction' is '%s', expected forward, reverse or "
                         "bidirectional", op, dir);
     d->dirs = d->direction == GIR_RNN_BIDIRECTIONAL ? 2 : 1;

@@ -111,28 +111,21 @@ gir_status gir_rw_const(gir_rw *rw, gir_dtype dt, const gir_shape *shape, const 
 gir_status gir_rw_scalar(gir_rw *rw, gir_dtype dt, double v, int32_t *out, gir_error *err)
 {
     gir_shape s = { .rank = 0 };
-    unsigned char buf[8];
+    union {
+        float f32;
+        double f64;
+        int64_t i64;
+        int32_t i32;
+    } k;
     switch (dt) {
-    case GIR_DT_F32: {
-        float f = (float)v;
-        memcpy(buf, &f, 4);
-        break;
-    }
-    case GIR_DT_F64: memcpy(buf, &v, 8); break;
-    case GIR_DT_I64: {
-        int64_t i = (int64_t)v;
-        memcpy(buf, &i, 8);
-        break;
-    }
-    case GIR_DT_I32: {
-        int32_t i = (int32_t)v;
-        memcpy(buf, &i, 4);
-        break;
-    }
+    case GIR_DT_F32: k.f32 = (float)v; break;
+    case GIR_DT_F64: k.f64 = v; break;
+    case GIR_DT_I64: k.i64 = (int64_t)v; break;
+    case GIR_DT_I32: k.i32 = (int32_t)v; break;
     default:
         return gir_fail(err, GIR_E_INTERNAL, "a scalar constant of type %s", gir_dtype_name(dt));
     }
-    return gir_rw_const(rw, dt, &s, buf, out, err);
+    return gir_rw_const(rw, dt, &s, &k, out, err);
 }
 
 gir_status gir_rw_ints(gir_rw *rw, const int64_t *v, size_t n, int32_t *out, gir_error *err)

@@ -792,8 +792,7 @@ static gir_status binary_prepare(rt_call *c, gir_error *err)
         if (!pow_type_ok(a->dtype, b->dtype))
             return gir_fail(err, GIR_E_NO_KERNEL, "no kernel for Pow of %s to %s", gir_dtype_name(a->dtype),
                             gir_dtype_name(b->dtype));
-        if ((st = rt_broadcast_shape(c, &a->shape, &b->shape, &s, err)))
-            return st;
+        TRY(rt_broadcast_shape(c, &a->shape, &b->shape, &s, err));
         return rt_set_out(c->out[0], a->dtype, &s, err);
     }
     if (a->dtype != b->dtype)
@@ -806,8 +805,7 @@ static gir_status binary_prepare(rt_call *c, gir_error *err)
     gir_shape s;
     if (c->node->op == GIR_OP_PRelu) {
         /* the slope broadcasts to X: the output is X's shape */
-        if ((st = rt_broadcast_shape(c, &a->shape, &b->shape, &s, err)))
-            return st;
+        TRY(rt_broadcast_shape(c, &a->shape, &b->shape, &s, err));
         if (!gir_shape_equal(&s, &a->shape)) {
             char sa[96], sb[96];
             return gir_fail(err, GIR_E_SHAPE, "slope of shape %s does not broadcast to input %s",
@@ -908,7 +906,6 @@ const rt_kernel gir_k_variadic = { variadic_prepare, variadic_run, NULL, RT_INPL
 static gir_status where_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *cond = c->in[0], *x = c->in[1], *y = c->in[2];
-    gir_status st;
     if (cond->dtype != GIR_DT_BOOL)
         return gir_fail(err, GIR_E_DTYPE, "Where condition is %s, expected bool", gir_dtype_name(cond->dtype));
     if (x->dtype != y->dtype)
@@ -918,9 +915,8 @@ static gir_status where_prepare(rt_call *c, gir_error *err)
     if (es != 1 && es != 2 && es != 4 && es != 8)
         return rt_no_kernel_dtype(c, x->dtype, err);
     gir_shape s;
-    if ((st = rt_broadcast_shape(c, &cond->shape, &x->shape, &s, err)) ||
-        (st = rt_broadcast_shape(c, &s, &y->shape, &s, err)))
-        return st;
+    TRY(rt_broadcast_shape(c, &cond->shape, &x->shape, &s, err));
+    TRY(rt_broadcast_shape(c, &s, &y->shape, &s, err));
     return rt_set_out(c->out[0], x->dtype, &s, err);
 }
 

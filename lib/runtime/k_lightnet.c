@@ -164,6 +164,19 @@ static bool key_less(const void *p, gir_dtype t, size_t a, size_t b)
     return x < y;
 }
 
+/* Sort's keys and direction, for gir_sort_indices. */
+typedef struct sort_keys {
+    const void *p;
+    gir_dtype t;
+    bool desc;
+} sort_keys;
+
+static bool sort_before(const void *ctx, size_t x, size_t y)
+{
+    const sort_keys *k = ctx;
+    return k->desc ? key_less(k->p, k->t, y, x) : key_less(k->p, k->t, x, y);
+}
+
 static gir_status sort_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *k = c->in[0], *v = c->n_in > 1 ? c->in[1] : NULL;
@@ -192,27 +205,9 @@ static gir_status sort_run(rt_call *c, gir_error *err)
     const rt_tensor *k = c->in[0];
     size_t n = k->numel;
     bool desc = rt_int(c, "descending", 0) != 0;
-    size_t *idx = c->scratch, *tmp = idx + n;
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    /* bottom-up merge sort of the indices: stable, O(n log n), no recursion */
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi) {
-                /* take from the right only when strictly before the left one */
-                bool right = desc ? key_less(k->data, k->dtype, idx[a], idx[b])
-                                  : key_less(k->data, k->dtype, idx[b], idx[a]);
-                tmp[o++] = right ? idx[b++] : idx[a++];
-            }
-            while (a < mid)
-                tmp[o++] = idx[a++];
-            while (b < hi)
-                tmp[o++] = idx[b++];
-        }
-        memcpy(idx, tmp, n * sizeof *idx);
-    }
+    size_t *idx = c->scratch;
+    sort_keys keys = { k->data, k->dtype, desc };
+    gir_sort_indices(idx, idx + n, n, sort_before, &keys);
     for (size_t q = 0; q < c->n_out; q++) {
         if (!c->out[q])
             continue;
@@ -292,7 +287,6 @@ const rt_kernel gir_k_range_fill = { range_prepare, range_run, NULL, RT_INPLACE 
 static gir_status sqz_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *d = c->in[0], *a = c->in[1];
-    gir_status st;
     char s1[96];
     if (d->dtype != GIR_DT_F32 || a->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, d->dtype != GIR_DT_F32 ? d->dtype : a->dtype, err);
@@ -300,8 +294,7 @@ static gir_status sqz_prepare(rt_call *c, gir_error *err)
         return gir_fail(err, GIR_E_SHAPE, "SqueezeDetBoxDecode deltas %s must end in 4",
                         gir_shape_str(&d->shape, s1, sizeof s1));
     gir_shape s;
-    if ((st = rt_broadcast_shape(c, &d->shape, &a->shape, &s, err)))
-        return st;
+    TRY(rt_broadcast_shape(c, &d->shape, &a->shape, &s, err));
     if (!gir_shape_equal(&s, &d->shape))
         return gir_fail(err, GIR_E_SHAPE, "SqueezeDetBoxDecode anchors do not broadcast to the deltas");
     return rt_set_out(c->out[0], GIR_DT_F32, &d->shape, err);
@@ -515,7 +508,6 @@ const rt_kernel gir_k_dot_product = { dot_prepare, dot_run, NULL, 0 };
 static gir_status stack_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char s1[96], s2[96];
     if (x->dtype <= GIR_DT_UNKNOWN || x->dtype >= GIR_DT_COUNT_)
         return rt_no_kernel_dtype(c, x->dtype, err);
@@ -527,8 +519,7 @@ static gir_status stack_prepare(rt_call *c, gir_error *err)
     if (x->shape.rank + 1 > GIR_MAX_RANK)
         return gir_fail(err, GIR_E_LIMIT, "Stack result of rank %d is more than %d", x->shape.rank + 1, GIR_MAX_RANK);
     int axis;
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank + 1, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank + 1, &axis, err));
     gir_shape os = { x->shape.rank + 1, { 0 } };
     for (int i = 0, k = 0; i < os.rank; i++)
         os.dims[i] = i == axis ? (int64_t)c->n_in : x->shape.dims[k++];
@@ -562,8 +553,7 @@ static gir_status unstack_prepare(rt_call *c, gir_error *err)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "Unstack needs rank 1 or more");
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err));
     if ((size_t)x->shape.dims[axis] != c->n_out)
         return gir_fail(err, GIR_E_SCHEMA, "Unstack of %s along axis %d needs %lld outputs, found %zu",
                         gir_shape_str(&x->shape, s1, sizeof s1), axis, (long long)x->shape.dims[axis], c->n_out);
@@ -581,17 +571,12 @@ static gir_status unstack_run(rt_call *c, gir_error *err)
 {
     (void)err;
     const rt_tensor *x = c->in[0];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
-    size_t es = gir_dtype_size(x->dtype), n = c->n_out;
-    size_t outer = rt_dims_prod(&x->shape, 0, axis), inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank) * es;
-    for (size_t k = 0; k < n; k++) {
-        if (!c->out[k])
-            continue;
-        char *y = c->out[k]->data;
-        for (size_t o = 0; o < outer; o++)
-            memcpy(y + o * inner, (const char *)x->data + (o * n + k) * inner, inner);
-    }
+    size_t outer, inner, n = c->n_out;
+    rt_run_axis(c, 0, &outer, &inner);
+    inner *= gir_dtype_size(x->dtype);
+    for (size_t k = 0; k < n; k++)
+        if (c->out[k])
+            rt_copy_parts(c->out[k]->data, x->data, outer, n * inner, k * inner, inner);
     return GIR_OK;
 }
 

@@ -18,12 +18,8 @@ typedef struct gemmk_state {
 static gir_status gemm_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *a = c->in[0], *b = c->in[1], *cc = c->n_in > 2 ? c->in[2] : NULL;
-    gir_status st;
     char sa[96], sb[96];
-    if (a->dtype != GIR_DT_F32)
-        return rt_no_kernel_dtype(c, a->dtype, err);
-    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
-        return st;
+    TRY(rt_want_f32_pair(c, err));
     if (a->shape.rank != 2 || b->shape.rank != 2)
         return gir_fail(err, GIR_E_SHAPE, "Gemm operands %s and %s are not matrices",
                         gir_shape_str(&a->shape, sa, sizeof sa), gir_shape_str(&b->shape, sb, sizeof sb));
@@ -38,11 +34,9 @@ static gir_status gemm_prepare(rt_call *c, gir_error *err)
     gemm_cmode cm = CM_NONE;
     float beta = (float)rt_float(c, "beta", 1.0);
     if (cc) {
-        if ((st = rt_want_dtype(c, 2, GIR_DT_F32, err)))
-            return st;
+        TRY(rt_want_dtype(c, 2, GIR_DT_F32, err));
         gir_shape bs;
-        if ((st = rt_broadcast_shape(c, &os, &cc->shape, &bs, err)))
-            return st;
+        TRY(rt_broadcast_shape(c, &os, &cc->shape, &bs, err));
         if (!gir_shape_equal(&bs, &os))
             return gir_fail(err, GIR_E_SHAPE, "Gemm C %s does not broadcast to [%zu,%zu]",
                             gir_shape_str(&cc->shape, sa, sizeof sa), M, N);
@@ -54,14 +48,7 @@ static gir_status gemm_prepare(rt_call *c, gir_error *err)
     gemmk_state *s = rt_state(c, sizeof *s);
     if (!s)
         return gir_nomem(err);
-    s->M = M;
-    s->N = N;
-    s->K = K;
-    s->ta = ta;
-    s->tb = tb;
-    s->alpha = (float)rt_float(c, "alpha", 1.0);
-    s->beta = beta;
-    s->cmode = cm;
+    *s = (gemmk_state){ M, N, K, ta, tb, (float)rt_float(c, "alpha", 1.0), beta, cm };
     return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
 }
 
@@ -130,23 +117,13 @@ typedef struct matmul_state {
     gir_gemm_blayout bl;
 } matmul_state;
 
-static void matmul_release(void *p)
-{
-    matmul_state *s = p;
-    if (s)
-        free(s->packed_b);
-    free(s);
-}
+RT_RELEASE_FREEING(matmul_release, matmul_state, packed_b)
 
 static gir_status matmul_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *a = c->in[0], *b = c->in[1];
-    gir_status st;
     char sa[96], sb[96];
-    if (a->dtype != GIR_DT_F32)
-        return rt_no_kernel_dtype(c, a->dtype, err);
-    if ((st = rt_want_dtype(c, 1, GIR_DT_F32, err)))
-        return st;
+    TRY(rt_want_f32_pair(c, err));
     if (a->shape.rank < 1 || b->shape.rank < 1)
         return gir_fail(err, GIR_E_SHAPE, "MatMul operands must have rank 1 or more");
     gir_shape as = a->shape, bs = b->shape;
@@ -170,19 +147,14 @@ static gir_status matmul_prepare(rt_call *c, gir_error *err)
         ab.dims[i] = as.dims[i];
     for (int i = 0; i < bb.rank; i++)
         bb.dims[i] = bs.dims[i];
-    if ((st = rt_broadcast_shape(c, &ab, &bb, &batch, err)))
-        return st;
+    TRY(rt_broadcast_shape(c, &ab, &bb, &batch, err));
     matmul_state *s = rt_state(c, sizeof *s);
     if (!s)
         return gir_nomem(err);
-    s->M = M;
-    s->N = N;
-    s->K = K;
-    s->a_vec = a_vec;
-    s->b_vec = b_vec;
-    s->bshape = batch;
-    s->brank = batch.rank;
-    s->batch = rt_numel(&batch);
+    /* this plan's geometry; a packed B carries over (see below) */
+    *s = (matmul_state){ .M = M, .N = N, .K = K, .batch = rt_numel(&batch), .a_vec = a_vec, .b_vec = b_vec,
+                         .bshape = batch, .brank = batch.rank, .packed_b = s->packed_b, .pk = s->pk, .pn = s->pn,
+                         .bl = s->bl };
     /* matrix strides of each operand along the broadcast batch dims */
     for (int k = 0; k < 2; k++) {
         const gir_shape *src = k == 0 ? &ab : &bb;

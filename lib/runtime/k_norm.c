@@ -12,13 +12,7 @@ typedef struct bn_state {
     bool fixed; /* computed from constant parameters (kept across plans) */
 } bn_state;
 
-static void bn_release(void *p)
-{
-    bn_state *s = p;
-    if (s)
-        free(s->ab);
-    free(s);
-}
+RT_RELEASE_FREEING(bn_release, bn_state, ab)
 
 static void bn_coeffs(const rt_call *c, float *ab, size_t C, double eps)
 {
@@ -33,7 +27,6 @@ static void bn_coeffs(const rt_call *c, float *ab, size_t C, double eps)
 static gir_status bn_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char sx[96], sp[96];
     if (x->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, x->dtype, err);
@@ -45,8 +38,7 @@ static gir_status bn_prepare(rt_call *c, gir_error *err)
     size_t C = (size_t)x->shape.dims[1];
     static const char *const names[] = { "scale", "bias", "mean", "var" };
     for (size_t i = 1; i < 5; i++) {
-        if ((st = rt_want_dtype(c, i, GIR_DT_F32, err)))
-            return st;
+        TRY(rt_want_dtype(c, i, GIR_DT_F32, err));
         if (c->in[i]->shape.rank != 1 || (size_t)c->in[i]->shape.dims[0] != C)
             return gir_fail(err, GIR_E_SHAPE, "BatchNormalization %s %s is not [%zu]", names[i - 1],
                             gir_shape_str(&c->in[i]->shape, sp, sizeof sp), C);
@@ -157,7 +149,6 @@ const rt_kernel gir_k_batchnorm = { bn_prepare, bn_run, bn_release, RT_INPLACE |
 static gir_status in_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char sp[96];
     if (x->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, x->dtype, err);
@@ -165,8 +156,7 @@ static gir_status in_prepare(rt_call *c, gir_error *err)
         return gir_fail(err, GIR_E_SHAPE, "InstanceNormalization input needs rank 3 or more, has %d", x->shape.rank);
     size_t C = (size_t)x->shape.dims[1];
     for (size_t i = 1; i < 3; i++) {
-        if ((st = rt_want_dtype(c, i, GIR_DT_F32, err)))
-            return st;
+        TRY(rt_want_dtype(c, i, GIR_DT_F32, err));
         if (c->in[i]->shape.rank != 1 || (size_t)c->in[i]->shape.dims[0] != C)
             return gir_fail(err, GIR_E_SHAPE, "InstanceNormalization %s %s is not [%zu]", i == 1 ? "scale" : "bias",
                             gir_shape_str(&c->in[i]->shape, sp, sizeof sp), C);
@@ -251,14 +241,12 @@ const rt_kernel gir_k_lrn = { lrn_prepare, lrn_run, NULL, 0 };
 static gir_status softmax_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     int axis;
     if (x->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "%s needs rank 1 or more", gir_op_name(c->node->op));
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", -1), x->shape.rank, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", -1), x->shape.rank, &axis, err));
     return rt_set_out(c->out[0], GIR_DT_F32, &x->shape, err);
 }
 
@@ -323,11 +311,9 @@ const rt_kernel gir_k_softmax = { softmax_prepare, softmax_run, NULL, RT_INPLACE
 
 static gir_status dropout_prepare(rt_call *c, gir_error *err)
 {
-    gir_status st;
     if (rt_int(c, "training_mode", 0) != 0)
         return gir_fail(err, GIR_E_UNSUPPORTED, "Dropout in training mode is not supported (it is random)");
-    if ((st = rt_set_out(c->out[0], c->in[0]->dtype, &c->in[0]->shape, err)))
-        return st;
+    TRY(rt_set_out(c->out[0], c->in[0]->dtype, &c->in[0]->shape, err));
     if (c->n_out > 1 && c->out[1])
         return rt_set_out(c->out[1], GIR_DT_BOOL, &c->in[0]->shape, err);
     return GIR_OK;

@@ -31,7 +31,6 @@ static bool pool_vec_geometry(const rt_call *c, pool_state *s)
 static gir_status pool_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     bool is_max = c->node->op == GIR_OP_MaxPool;
     if (x->dtype != GIR_DT_F32)
         return rt_no_kernel_dtype(c, x->dtype, err);
@@ -43,20 +42,17 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
     const int64_t *kv;
     if (rt_ints(c, "kernel_shape", &kv) < 0)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s needs kernel_shape", gir_op_name(c->node->op));
-    if ((st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, 1, k, err)))
-        return st;
+    TRY(rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, 1, k, err));
     pool_state *s = rt_state(c, sizeof *s);
     if (!s)
         return gir_nomem(err);
-    if ((st = rt_geom_make(c, &x->shape, k, nsp, true, rt_int(c, "ceil_mode", 0) != 0, &s->g, err)))
-        return st;
+    TRY(rt_geom_make(c, &x->shape, k, nsp, true, rt_int(c, "ceil_mode", 0) != 0, &s->g, err));
     s->count_pad = rt_int(c, "count_include_pad", 0) != 0;
     int64_t so = rt_int(c, "storage_order", 0);
     if (so != 0 && so != 1)
         return gir_fail(err, GIR_E_ATTRIBUTE, "storage_order %lld is not 0 or 1", (long long)so);
     s->row_major_idx = so == 0;
-    if ((st = rt_set_window_out(c->out[0], (size_t)x->shape.dims[0], (size_t)x->shape.dims[1], nsp, s->g.out, err)))
-        return st;
+    TRY(rt_set_window_out(c->out[0], (size_t)x->shape.dims[0], (size_t)x->shape.dims[1], nsp, s->g.out, err));
     s->vec = pool_vec_geometry(c, s);
     if (s->vec) {
         uint64_t bytes;
@@ -68,8 +64,7 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
     if (c->n_out > 1 && c->out[1]) {
         if (!is_max)
             return gir_fail(err, GIR_E_SCHEMA, "%s has one output", gir_op_name(c->node->op));
-        if ((st = rt_set_out(c->out[1], GIR_DT_I64, &c->out[0]->shape, err)))
-            return st;
+        TRY(rt_set_out(c->out[1], GIR_DT_I64, &c->out[0]->shape, err));
     }
     return GIR_OK;
 }
@@ -250,21 +245,14 @@ static gir_status gpool_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
 }
 
-typedef struct gpool_job {
-    const float *x;
-    float *y;
-    size_t inner;
-    bool is_max;
-} gpool_job;
-
 static void gpool_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
     (void)worker;
-    const gpool_job *j = ctx;
+    const rt_rows_job *j = ctx; /* flag: GlobalMaxPool */
     const float *px = j->x;
     float *py = j->y;
-    size_t inner = j->inner;
-    bool is_max = j->is_max;
+    size_t inner = j->n;
+    bool is_max = j->flag;
     for (size_t p = p0; p < p1; p++) {
         const float *xp = px + p * inner;
         if (is_max) {
@@ -297,9 +285,8 @@ static gir_status gpool_run(rt_call *c, gir_error *err)
     (void)err;
     const rt_tensor *x = c->in[0];
     size_t planes = rt_dims_prod(&x->shape, 0, 2), inner = rt_dims_prod(&x->shape, 2, x->shape.rank);
-    gpool_job j = { x->data, c->out[0]->data, inner, c->node->op == GIR_OP_GlobalMaxPool };
-    /* at least ~32k elements per worker */
-    rt_parallel_for(c->th, planes, 1, ((size_t)1 << 15) / (inner ? inner : 1) + 1, gpool_planes, &j);
+    rt_rows_job j = { x->data, c->out[0]->data, inner, c->node->op == GIR_OP_GlobalMaxPool };
+    rt_parallel_rows(c->th, planes, gpool_planes, &j);
     return GIR_OK;
 }
 

@@ -12,7 +12,6 @@ typedef struct red_state {
 static gir_status reduce_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     gir_op op = c->node->op;
     bool is_float = x->dtype == GIR_DT_F32;
     bool is_int = x->dtype == GIR_DT_I32 || x->dtype == GIR_DT_I64;
@@ -33,8 +32,7 @@ static gir_status reduce_prepare(rt_call *c, gir_error *err)
     } else {
         for (ptrdiff_t i = 0; i < na; i++) {
             int a;
-            if ((st = rt_axis(c, "axes", axes[i], r, &a, err)))
-                return st;
+            TRY(rt_axis(c, "axes", axes[i], r, &a, err));
             if (s->reduced[a])
                 return gir_fail(err, GIR_E_ATTRIBUTE, "axes lists axis %d twice", a);
             s->reduced[a] = true;
@@ -53,23 +51,16 @@ static gir_status reduce_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], x->dtype, &os, err);
 }
 
-typedef struct trail_job {
-    const float *x;
-    float *y;
-    size_t count;
-    bool mean;
-} trail_job;
-
 static void trail_part(void *ctx, size_t o0, size_t o1, int worker)
 {
     (void)worker;
-    const trail_job *j = ctx;
+    const rt_rows_job *j = ctx; /* flag: the mean, not the sum */
     for (size_t o = o0; o < o1; o++) {
-        const float *p = j->x + o * j->count;
+        const float *p = j->x + o * j->n;
         double acc = 0.0;
-        for (size_t k = 0; k < j->count; k++)
+        for (size_t k = 0; k < j->n; k++)
             acc += p[k];
-        j->y[o] = (float)(j->mean ? acc / (double)j->count : acc);
+        j->y[o] = (float)(j->flag ? acc / (double)j->n : acc);
     }
 }
 
@@ -108,9 +99,8 @@ static gir_status reduce_run(rt_call *c, gir_error *err)
         if (s->reduced[i] != (i >= r - nr))
             trailing = false;
     if (trailing) {
-        trail_job j = { x->data, y->data, count, op == GIR_OP_ReduceMean };
-        /* at least ~32k elements per worker */
-        rt_parallel_for(c->th, y->numel, 1, ((size_t)1 << 15) / (count ? count : 1) + 1, trail_part, &j);
+        rt_rows_job j = { x->data, y->data, count, op == GIR_OP_ReduceMean };
+        rt_parallel_rows(c->th, y->numel, trail_part, &j);
         return GIR_OK;
     }
     /* innermost reduced dim contiguous: a straight loop */
@@ -176,14 +166,12 @@ const rt_kernel gir_k_reduce = { reduce_prepare, reduce_run, free, 0 };
 static gir_status arg_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     int axis;
     if (x->dtype != GIR_DT_F32 && x->dtype != GIR_DT_I32 && x->dtype != GIR_DT_I64)
         return rt_no_kernel_dtype(c, x->dtype, err);
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "%s needs rank 1 or more", gir_op_name(c->node->op));
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err));
     if (x->shape.dims[axis] == 0)
         return gir_fail(err, GIR_E_SHAPE, "%s over an empty axis has no value", gir_op_name(c->node->op));
     gir_shape os = { 0, { 0 } };
@@ -200,11 +188,9 @@ static gir_status arg_run(rt_call *c, gir_error *err)
 {
     (void)err;
     const rt_tensor *x = c->in[0];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
+    size_t outer, inner;
+    size_t L = (size_t)x->shape.dims[rt_run_axis(c, 0, &outer, &inner)];
     bool is_max = c->node->op == GIR_OP_ArgMax, last = rt_int(c, "select_last_index", 0) != 0;
-    size_t L = (size_t)x->shape.dims[axis], inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank);
-    size_t outer = rt_dims_prod(&x->shape, 0, axis);
     int64_t *y = c->out[0]->data;
     for (size_t o = 0; o < outer; o++)
         for (size_t i = 0; i < inner; i++) {

@@ -145,7 +145,6 @@ static gir_status rz_axis_tables(const rz_state *s, rz_axis *ax, double scale, g
 static gir_status rz_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     static const char *const modes[] = { "nearest", "linear", "cubic" };
     static const char *const cts[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                                        "asymmetric", "tf_half_pixel_for_nn" };
@@ -181,8 +180,7 @@ static gir_status rz_prepare(rt_call *c, gir_error *err)
     ptrdiff_t n = na >= 0 ? na : r;
     for (ptrdiff_t i = 0; i < n; i++) {
         if (na >= 0) {
-            if ((st = rt_axis(c, "axes", axes[i], r, &ax[i], err)))
-                return st;
+            TRY(rt_axis(c, "axes", axes[i], r, &ax[i], err));
         } else {
             ax[i] = (int)i;
         }
@@ -246,12 +244,10 @@ static gir_status rz_prepare(rt_call *c, gir_error *err)
         ra->axis = a;
         ra->in = (size_t)x->shape.dims[a];
         ra->out = (size_t)s->out.dims[a];
-        if ((st = rz_axis_tables(s, ra, s->scale[a], err)))
-            return st;
+        TRY(rz_axis_tables(s, ra, s->scale[a], err));
         cur.dims[a] = s->out.dims[a];
         uint64_t bytes;
-        if ((st = gir_tensor_size(x->dtype, &cur, &bytes, err)))
-            return st;
+        TRY(gir_tensor_size(x->dtype, &cur, &bytes, err));
         if (bytes > most)
             most = (size_t)bytes;
     }

@@ -19,10 +19,8 @@ static gir_status any_dtype(const rt_call *c, gir_dtype t, gir_error *err)
 static gir_status reshape_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char sx[96];
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     const int64_t *sv;
     ptrdiff_t n = rt_ints(c, "shape", &sv);
     if (n < 0)
@@ -81,9 +79,7 @@ const rt_kernel gir_k_reshape = { reshape_prepare, view_run, NULL, RT_VIEW };
 static gir_status flatten_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     int64_t axis = rt_int(c, "axis", 1);
     int r = x->shape.rank;
     if (axis < -(int64_t)r || axis > r)
@@ -99,10 +95,8 @@ const rt_kernel gir_k_flatten = { flatten_prepare, view_run, NULL, RT_VIEW };
 static gir_status squeeze_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char sx[96];
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     const int64_t *axes;
     ptrdiff_t na = rt_ints(c, "axes", &axes);
     bool drop[GIR_MAX_RANK] = { false };
@@ -113,8 +107,7 @@ static gir_status squeeze_prepare(rt_call *c, gir_error *err)
     } else {
         for (ptrdiff_t i = 0; i < na; i++) {
             int a;
-            if ((st = rt_axis(c, "axes", axes[i], r, &a, err)))
-                return st;
+            TRY(rt_axis(c, "axes", axes[i], r, &a, err));
             if (x->shape.dims[a] != 1)
                 return gir_fail(err, GIR_E_SHAPE, "cannot squeeze axis %d of %s: its size is not 1", a,
                                 gir_shape_str(&x->shape, sx, sizeof sx));
@@ -133,9 +126,7 @@ const rt_kernel gir_k_squeeze = { squeeze_prepare, view_run, NULL, RT_VIEW };
 static gir_status unsqueeze_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     const int64_t *axes;
     ptrdiff_t na = rt_ints(c, "axes", &axes);
     if (na < 0)
@@ -146,8 +137,7 @@ static gir_status unsqueeze_prepare(rt_call *c, gir_error *err)
     bool ins[GIR_MAX_RANK] = { false };
     for (ptrdiff_t i = 0; i < na; i++) {
         int a;
-        if ((st = rt_axis(c, "axes", axes[i], r, &a, err)))
-            return st;
+        TRY(rt_axis(c, "axes", axes[i], r, &a, err));
         if (ins[a])
             return gir_fail(err, GIR_E_ATTRIBUTE, "axes lists axis %d twice", a);
         ins[a] = true;
@@ -291,10 +281,9 @@ static gir_status transpose_perm(const rt_call *c, int r, int *perm, gir_error *
 static gir_status transpose_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     int perm[GIR_MAX_RANK];
-    if ((st = any_dtype(c, x->dtype, err)) || (st = transpose_perm(c, x->shape.rank, perm, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
+    TRY(transpose_perm(c, x->shape.rank, perm, err));
     gir_shape os = { x->shape.rank, { 0 } };
     for (int i = 0; i < os.rank; i++)
         os.dims[i] = x->shape.dims[perm[i]];
@@ -361,16 +350,13 @@ const rt_kernel gir_k_transpose = { transpose_prepare, transpose_run, NULL, 0 };
 
 static gir_status concat_prepare(rt_call *c, gir_error *err)
 {
-    gir_status st;
     char s0[96], si[96];
     const rt_tensor *x0 = c->in[0];
     int axis;
-    if ((st = any_dtype(c, x0->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x0->dtype, err));
     if (!gir_attrs_find(&c->node->attrs, "axis"))
         return gir_fail(err, GIR_E_ATTRIBUTE, "Concat needs attribute axis");
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x0->shape.rank, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), x0->shape.rank, &axis, err));
     gir_shape os = x0->shape;
     for (size_t i = 1; i < c->n_in; i++) {
         const rt_tensor *xi = c->in[i];
@@ -418,9 +404,7 @@ const rt_kernel gir_k_concat = { concat_prepare, concat_run, NULL, 0 };
 
 static gir_status split_sizes(const rt_call *c, const gir_shape *xs, int *axis, int64_t *sizes, gir_error *err)
 {
-    gir_status st;
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), xs->rank, axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), xs->rank, axis, err));
     int64_t dim = xs->dims[*axis];
     size_t n = c->n_out;
     const int64_t *sv;
@@ -455,8 +439,7 @@ static gir_status split_prepare(rt_call *c, gir_error *err)
     const rt_tensor *x = c->in[0];
     gir_status st;
     int axis;
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "Split needs rank 1 or more");
     int64_t *sizes = malloc(c->n_out * sizeof *sizes);
@@ -478,10 +461,8 @@ static gir_status split_run(rt_call *c, gir_error *err)
 {
     (void)err;
     const rt_tensor *x = c->in[0];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
-    size_t es = gir_dtype_size(x->dtype);
-    size_t outer = rt_dims_prod(&x->shape, 0, axis), inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank);
+    size_t outer, inner, es = gir_dtype_size(x->dtype);
+    int axis = rt_run_axis(c, 0, &outer, &inner);
     size_t xrow = (size_t)x->shape.dims[axis] * inner * es, off = 0;
     for (size_t i = 0; i < c->n_out; i++) {
         /* an omitted output still occupies its part: sizes come from the plan */
@@ -499,8 +480,7 @@ static gir_status split_run(rt_call *c, gir_error *err)
             free(sizes);
         }
         if (c->out[i])
-            for (size_t o = 0; o < outer; o++)
-                memcpy((char *)c->out[i]->data + o * part, (const char *)x->data + o * xrow + off, part);
+            rt_copy_parts(c->out[i]->data, x->data, outer, xrow, off, part);
         off += part;
     }
     return GIR_OK;
@@ -517,7 +497,6 @@ typedef struct slice_plan {
 
 static gir_status slice_make(const rt_call *c, const gir_shape *xs, slice_plan *p, gir_error *err)
 {
-    gir_status st;
     const int64_t *starts, *ends, *axes = NULL, *steps = NULL;
     ptrdiff_t ns = rt_ints(c, "starts", &starts), ne = rt_ints(c, "ends", &ends);
     if (ns < 0 || ne < 0)
@@ -537,8 +516,7 @@ static gir_status slice_make(const rt_call *c, const gir_shape *xs, slice_plan *
     for (ptrdiff_t i = 0; i < ns; i++) {
         int a;
         if (na >= 0) {
-            if ((st = rt_axis(c, "axes", axes[i], r, &a, err)))
-                return st;
+            TRY(rt_axis(c, "axes", axes[i], r, &a, err));
         } else if (i < r) {
             a = (int)i;
         } else {
@@ -584,10 +562,9 @@ static gir_status slice_make(const rt_call *c, const gir_shape *xs, slice_plan *
 static gir_status slice_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     slice_plan p;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = slice_make(c, &x->shape, &p, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
+    TRY(slice_make(c, &x->shape, &p, err));
     return rt_set_out(c->out[0], x->dtype, &p.out, err);
 }
 
@@ -651,16 +628,14 @@ static gir_status pad_make(const rt_call *c, const gir_shape *xs, pad_plan *p, g
 {
     gir_status st;
     char sx[96];
+    /* in the order of PAD_CONSTANT, ... */
+    static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
     const char *mode = rt_string(c, "mode", "constant");
-    if (strcmp(mode, "constant") == 0)
-        p->mode = PAD_CONSTANT;
-    else if (strcmp(mode, "reflect") == 0)
-        p->mode = PAD_REFLECT;
-    else if (strcmp(mode, "edge") == 0)
-        p->mode = PAD_EDGE;
-    else if (strcmp(mode, "wrap") == 0)
-        p->mode = PAD_WRAP;
-    else
+    p->mode = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(mode, modes[i]) == 0)
+            p->mode = i;
+    if (p->mode < 0)
         return gir_fail(err, GIR_E_ATTRIBUTE, "Pad mode '%s' is not constant, reflect, edge or wrap", mode);
     const int64_t *pads, *axes;
     ptrdiff_t np = rt_ints(c, "pads", &pads), na = rt_ints(c, "axes", &axes);
@@ -702,10 +677,9 @@ static gir_status pad_make(const rt_call *c, const gir_shape *xs, pad_plan *p, g
 static gir_status pad_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     pad_plan p;
-    if ((st = any_dtype(c, x->dtype, err)) || (st = pad_make(c, &x->shape, &p, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
+    TRY(pad_make(c, &x->shape, &p, err));
     return rt_set_out(c->out[0], x->dtype, &p.out, err);
 }
 
@@ -822,9 +796,7 @@ const rt_kernel gir_k_pad = { pad_prepare, pad_run, NULL, 0 };
 static gir_status tile_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     const int64_t *rep;
     ptrdiff_t n = rt_ints(c, "repeats", &rep);
     if (n != x->shape.rank)
@@ -868,9 +840,7 @@ const rt_kernel gir_k_tile = { tile_prepare, tile_run, NULL, 0 };
 static gir_status expand_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     const int64_t *sv;
     ptrdiff_t n = rt_ints(c, "shape", &sv);
     if (n < 0)
@@ -883,8 +853,7 @@ static gir_status expand_prepare(rt_call *c, gir_error *err)
             return gir_fail(err, GIR_E_ATTRIBUTE, "shape[%td] = %lld is negative", i, (long long)sv[i]);
         ts.dims[i] = sv[i];
     }
-    if ((st = rt_broadcast_shape(c, &x->shape, &ts, &os, err)))
-        return st;
+    TRY(rt_broadcast_shape(c, &x->shape, &ts, &os, err));
     return rt_set_out(c->out[0], x->dtype, &os, err);
 }
 
@@ -913,16 +882,13 @@ const rt_kernel gir_k_expand = { expand_prepare, expand_run, NULL, 0 };
 static gir_status gather_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0], *ind = c->in[1];
-    gir_status st;
     int axis;
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     if (ind->dtype != GIR_DT_I32 && ind->dtype != GIR_DT_I64)
         return gir_fail(err, GIR_E_DTYPE, "Gather indices are %s, expected int32 or int64", gir_dtype_name(ind->dtype));
     if (x->shape.rank == 0)
         return gir_fail(err, GIR_E_SHAPE, "Gather needs data of rank 1 or more");
-    if ((st = rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err)))
-        return st;
+    TRY(rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, err));
     int r = x->shape.rank - 1 + ind->shape.rank;
     if (r > GIR_MAX_RANK)
         return gir_fail(err, GIR_E_LIMIT, "Gather result of rank %d is more than %d", r, GIR_MAX_RANK);
@@ -940,10 +906,8 @@ static gir_status gather_prepare(rt_call *c, gir_error *err)
 static gir_status gather_run(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0], *ind = c->in[1];
-    int axis;
-    rt_axis(c, "axis", rt_int(c, "axis", 0), x->shape.rank, &axis, NULL);
-    size_t es = gir_dtype_size(x->dtype);
-    size_t outer = rt_dims_prod(&x->shape, 0, axis), inner = rt_dims_prod(&x->shape, axis + 1, x->shape.rank);
+    size_t outer, inner, es = gir_dtype_size(x->dtype);
+    int axis = rt_run_axis(c, 0, &outer, &inner);
     int64_t dim = x->shape.dims[axis];
     size_t ni = ind->numel;
     char *dst = c->out[0]->data;
@@ -971,11 +935,9 @@ const rt_kernel gir_k_gather = { gather_prepare, gather_run, NULL, 0 };
 static gir_status d2s_prepare(rt_call *c, gir_error *err)
 {
     const rt_tensor *x = c->in[0];
-    gir_status st;
     char sx[96];
     bool d2s = c->node->op == GIR_OP_DepthToSpace;
-    if ((st = any_dtype(c, x->dtype, err)))
-        return st;
+    TRY(any_dtype(c, x->dtype, err));
     int64_t b = rt_int(c, "blocksize", 0);
     if (b < 1 || b > (1 << 16))
         return gir_fail(err, GIR_E_ATTRIBUTE, "blocksize %lld is outside 1..%d", (long long)b, 1 << 16);

@@ -112,6 +112,14 @@ gir_status rt_no_kernel_dtype(const rt_call *c, gir_dtype dt, gir_error *err);
 gir_status rt_set_out(rt_tensor *out, gir_dtype dt, const gir_shape *shape, gir_error *err);
 /* Requires input i present with dtype dt (E_DTYPE otherwise). */
 gir_status rt_want_dtype(const rt_call *c, size_t i, gir_dtype dt, gir_error *err);
+/* Inputs 0 and 1 of a float32-only kernel: E_NO_KERNEL for input 0's
+ * dtype (rt_no_kernel_dtype), then rt_want_dtype for input 1's. */
+static inline gir_status rt_want_f32_pair(const rt_call *c, gir_error *err)
+{
+    if (c->in[0]->dtype != GIR_DT_F32)
+        return rt_no_kernel_dtype(c, c->in[0]->dtype, err);
+    return rt_want_dtype(c, 1, GIR_DT_F32, err);
+}
 /* Normalises axis in [-rank, rank) (E_ATTRIBUTE naming the attribute). */
 gir_status rt_axis(const rt_call *c, const char *attr, int64_t axis, int rank, int *out, gir_error *err);
 /* numpy broadcasting of a and b into out (E_SHAPE when incompatible). */
@@ -141,6 +149,16 @@ static inline const char *rt_string(const rt_call *c, const char *name, const ch
 /* The node's state: c->state, else a new zeroed block of size bytes that
  * becomes c->state (the kernel's release frees it); NULL when out of memory. */
 void *rt_state(rt_call *c, size_t size);
+/* Defines NAME, the release function of a state of type T that owns one
+ * malloc'd block, s->FIELD. */
+#define RT_RELEASE_FREEING(NAME, T, FIELD) \
+    static void NAME(void *p)              \
+    {                                      \
+        T *s = p;                          \
+        if (s)                             \
+            free(s->FIELD);                \
+        free(s);                           \
+    }
 
 static inline size_t rt_numel(const gir_shape *s)
 {
@@ -169,11 +187,49 @@ static inline size_t rt_dims_prod(const gir_shape *s, int from, int to)
     return n;
 }
 
+/* At run: input 0's axis attribute (default dflt, which prepare checked)
+ * normalised, with the element counts before the axis (*outer) and after
+ * it (*inner). */
+static inline int rt_run_axis(const rt_call *c, int64_t dflt, size_t *outer, size_t *inner)
+{
+    const gir_shape *s = &c->in[0]->shape;
+    int axis;
+    rt_axis(c, "axis", rt_int(c, "axis", dflt), s->rank, &axis, NULL);
+    *outer = rt_dims_prod(s, 0, axis);
+    *inner = rt_dims_prod(s, axis + 1, s->rank);
+    return axis;
+}
+
+/* Copies to y, one after another, part bytes at offset off of each of the
+ * outer rows of x (row bytes apart): one output of a split along an axis. */
+static inline void rt_copy_parts(void *y, const void *x, size_t outer, size_t row, size_t off, size_t part)
+{
+    for (size_t o = 0; o < outer; o++)
+        memcpy((char *)y + o * part, (const char *)x + o * row + off, part);
+}
+
 /* Runs fn(ctx, begin, end, worker) over [0, total) split among the pool's
  * workers in aligned static parts (serially, as worker 0, when total <
  * min_per_thread * 2).  worker indexes per-worker scratch. */
 void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
                      void (*fn)(void *ctx, size_t begin, size_t end, int worker), void *ctx);
+
+/* A reduction of contiguous rows: row r of x (n floats) gives y[r]; flag
+ * picks the kernel's variant (maximum or mean, sum or mean).  Run over the
+ * rows by rt_parallel_rows. */
+typedef struct rt_rows_job {
+    const float *x;
+    float *y;
+    size_t n;
+    bool flag;
+} rt_rows_job;
+
+/* fn over j's rows [0, rows), at least ~32k elements per worker. */
+static inline void rt_parallel_rows(gir_threads *th, size_t rows, void (*fn)(void *ctx, size_t, size_t, int),
+                                    rt_rows_job *j)
+{
+    rt_parallel_for(th, rows, 1, ((size_t)1 << 15) / (j->n ? j->n : 1) + 1, fn, j);
+}
 
 /* ---- window geometry (Conv, ConvTranspose, pooling) ---------------------- */
 
