@@ -4,7 +4,7 @@
 #define GIR_NNVM_OPS_H
 
 #include "nnvm.h"
-#include "../format.h"
+#include "formats/format.h"
 
 /* ---- reading ------------------------------------------------------------- */
 
