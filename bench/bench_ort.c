@@ -335,7 +335,7 @@ int main(int argc, char **argv)
     if (argc == 7 && strcmp(argv[1], "--worker") == 0)
         return worker(argv + 2);
     signal(SIGPIPE, SIG_IGN);
-    int runs = 20, warmup = 3;
+    int runs = 20, warmup = 3, procs = 1;
     const char *threads_list = "1,2", *only = NULL;
     const char *ort_dir = getenv("ORT_DIR"), *tv_dir = getenv("GIR_TV_DIR");
     const char *shared = getenv("GIR_SHARED_DIR"), *root = ".";
@@ -349,6 +349,8 @@ int main(int argc, char **argv)
             threads_list = v, i++;
         else if (strcmp(a, "--only") == 0 && v)
             only = v, i++;
+        else if (strcmp(a, "--procs") == 0 && v)
+            procs = atoi(v), i++;
         else if (strcmp(a, "--gap") == 0 && v)
             gap_ms = atoi(v), i++;
         else if (strcmp(a, "--ort-dir") == 0 && v)
@@ -359,12 +361,14 @@ int main(int argc, char **argv)
             root = v, i++;
         else {
             fprintf(stderr, "usage: bench_ort [--runs N] [--warmup N] [--threads 1,2] [--only NAME,...]\n"
-                            "                 [--gap MS] [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]\n");
+                            "                 [--procs N] [--gap MS] [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]\n");
             return 2;
         }
     }
     if (runs < 1 || runs > 100000)
         runs = 20;
+    if (procs < 1 || procs > 100)
+        procs = 1;
     if (gap_ms < 0 || gap_ms > 10000)
         gap_ms = 50;
     if (!ort_dir) {
@@ -421,15 +425,19 @@ int main(int argc, char **argv)
         p = e + 1;
     }
 
-    printf("runtime vs ONNX Runtime, side by side: median of %d interleaved runs after %d warm-up runs\n", runs,
+    printf("runtime vs ONNX Runtime, side by side: median of %d interleaved runs after %d warm-up runs", runs * procs,
            warmup);
+    if (procs > 1) /* one process's speed is not the next one's: several pairs of processes, runs each */
+        printf(" (%d pairs of worker processes, %d runs each)", procs, runs);
+    printf("\n");
     printf("ms: median wall time of a run; cpu: median CPU time of the worker process during a run (all its\n");
     printf("threads: robust to other load at 1 thread); ratio = ours / ORT (below 1: we are faster); MiB = peak\n");
     printf("resident set of each worker process (ORT's includes node's own ~40 MiB); bound = 1.25 x file + 80 MiB;\n");
     printf("file = model file MiB; diff = max |ours - ort|\n\n");
     int failures = 0;
-    double *t_ours = calloc((size_t)runs, sizeof *t_ours), *t_ort = calloc((size_t)runs, sizeof *t_ort);
-    double *c_ours = calloc((size_t)runs, sizeof *c_ours), *c_ort = calloc((size_t)runs, sizeof *c_ort);
+    size_t samples = (size_t)runs * (size_t)procs;
+    double *t_ours = calloc(samples, sizeof *t_ours), *t_ort = calloc(samples, sizeof *t_ort);
+    double *c_ours = calloc(samples, sizeof *c_ours), *c_ort = calloc(samples, sizeof *c_ort);
     if (!t_ours || !t_ort || !c_ours || !c_ort)
         return 1;
     for (int ti = 0; ti < nt; ti++) {
@@ -450,31 +458,38 @@ int main(int argc, char **argv)
             char *ours_argv[] = { "/proc/self/exe", "--worker", m->path, m->input, ths, wus, out_ours, NULL };
             char *ort_argv[] = { "node", ort_js, m->path, m->input, ths, wus, out_ort, NULL };
             proc a = { .pid = -1 }, b = { .pid = -1 };
-            bool ok_a = proc_start(&a, ours_argv);
-            bool ok_b = ok_a && proc_start(&b, ort_argv);
-            for (int r = 0; ok_a && ok_b && r < runs; r++) {
-                if (r % 2 == 0) {
-                    t_ours[r] = proc_run(&a, &c_ours[r]);
-                    t_ort[r] = proc_run(&b, &c_ort[r]);
-                } else {
-                    t_ort[r] = proc_run(&b, &c_ort[r]);
-                    t_ours[r] = proc_run(&a, &c_ours[r]);
+            bool ok_a = true, ok_b = true;
+            long rss_ours = 0, rss_ort = 0;
+            for (int pi = 0; ok_a && ok_b && pi < procs; pi++) {
+                ok_a = proc_start(&a, ours_argv);
+                ok_b = ok_a && proc_start(&b, ort_argv);
+                for (int r = 0; ok_a && ok_b && r < runs; r++) {
+                    size_t k = (size_t)pi * (size_t)runs + (size_t)r;
+                    if (r % 2 == 0) {
+                        t_ours[k] = proc_run(&a, &c_ours[k]);
+                        t_ort[k] = proc_run(&b, &c_ort[k]);
+                    } else {
+                        t_ort[k] = proc_run(&b, &c_ort[k]);
+                        t_ours[k] = proc_run(&a, &c_ours[k]);
+                    }
+                    if (t_ours[k] < 0 || t_ort[k] < 0)
+                        ok_a = ok_b = false;
                 }
-                if (t_ours[r] < 0 || t_ort[r] < 0)
-                    ok_a = ok_b = false;
+                proc_finish(&a);
+                proc_finish(&b);
+                ok_a = ok_a && a.ok;
+                ok_b = ok_b && b.ok;
+                rss_ours = a.maxrss_kib > rss_ours ? a.maxrss_kib : rss_ours;
+                rss_ort = b.maxrss_kib > rss_ort ? b.maxrss_kib : rss_ort;
             }
-            proc_finish(&a);
-            proc_finish(&b);
-            ok_a = ok_a && a.ok;
-            ok_b = ok_b && b.ok;
             if (!ok_a || !ok_b) {
                 printf("%-20s failed (%s)\n", m->name, !ok_a ? "our runtime" : "ONNX Runtime");
                 failures++;
             } else {
-                double mo = median(t_ours, runs), mr = median(t_ort, runs), ratio = mo / mr;
-                double co = median(c_ours, runs), cr = median(c_ort, runs), cratio = cr > 0 ? co / cr : 0;
+                double mo = median(t_ours, (int)samples), mr = median(t_ort, (int)samples), ratio = mo / mr;
+                double co = median(c_ours, (int)samples), cr = median(c_ort, (int)samples), cratio = cr > 0 ? co / cr : 0;
                 double fm = file_mib(m->path), bound = 1.25 * fm + 80;
-                double rss_a = (double)a.maxrss_kib / 1024, rss_b = (double)b.maxrss_kib / 1024;
+                double rss_a = (double)rss_ours / 1024, rss_b = (double)rss_ort / 1024;
                 double max_abs;
                 double rel = compare_outputs(out_ours, out_ort, &max_abs);
                 bool match = rel >= 0 && rel <= 1e-4;
