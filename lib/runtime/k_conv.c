@@ -411,15 +411,9 @@ struct conv_geo {
 
 #define IM2COL_MAX_FLOATS ((size_t)1 << 18) /* 1 MiB of packed columns at a time: they stay in L2 */
 
-/* Conv and ConvTranspose take float32 data and weights, and a bias of
- * [M] when given (checked apart so each error keeps its place). */
-static gir_status conv_want_f32(const rt_call *c, gir_error *err)
-{
-    if (c->in[0]->dtype != GIR_DT_F32)
-        return rt_no_kernel_dtype(c, c->in[0]->dtype, err);
-    return rt_want_dtype(c, 1, GIR_DT_F32, err);
-}
-
+/* Conv and ConvTranspose take float32 data and weights
+ * (rt_want_f32_pair), and a bias of [M] when given (checked after their
+ * shapes, so each error keeps its place). */
 static gir_status conv_bias_ok(const rt_call *c, const char *op, size_t M, gir_error *err)
 {
     const rt_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
@@ -440,7 +434,7 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
     gir_status st;
     char sx[96], sw[96];
     *cg = (conv_geo){ 0 };
-    if ((st = conv_want_f32(c, err)))
+    if ((st = rt_want_f32_pair(c, err)))
         return st;
     if (x->shape.rank < 3 || x->shape.rank > 5)
         return gir_fail(err, GIR_E_SHAPE, "Conv input has rank %d, expected 3 to 5 (N, C, 1 to 3 spatial dims)",
@@ -965,7 +959,7 @@ static gir_status convt_geometry(const rt_call *c, convt_geo *t, gir_error *err)
     const rt_tensor *x = c->in[0], *w = c->in[1];
     gir_status st;
     char sx[96], sw[96];
-    if ((st = conv_want_f32(c, err)))
+    if ((st = rt_want_f32_pair(c, err)))
         return st;
     if (x->shape.rank < 3 || x->shape.rank > 5 || w->shape.rank != x->shape.rank)
         return gir_fail(err, GIR_E_SHAPE, "ConvTranspose input %s and weight %s need equal ranks 3 to 5",
