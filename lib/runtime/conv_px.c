@@ -14,7 +14,6 @@
 #include "gemm.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define PX 6       /* pixels per tile */
 #define NB 64      /* output channels per block (4 vectors) */
@@ -170,16 +169,17 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
         size_t m0 = blk * NB, nm = p->M - m0 < NB ? p->M - m0 : NB;
         tile_fn fn = nm > 48 ? tile4 : nm > 32 ? tile3 : nm > 16 ? tile2 : tile1;
         const float *wb = p->w + blk * p->K * NB;
+        /* where each pixel's taps start in the planes, once for all blocks
+         * of taps; past the end of a partial tile: the last pixel again */
+        const float *base[CHUNK];
+        for (size_t t = 0; t < (nq + PX - 1) / PX * PX; t++) {
+            size_t q = q0 + (t < nq ? t : nq - 1);
+            base[t] = a->planes + q / a->OW * a->dPW + q % a->OW;
+        }
         for (size_t k0 = 0; k0 < p->K; k0 += KB) {
             size_t kc = p->K - k0 < KB ? p->K - k0 : KB;
-            for (size_t t = 0; t < nq; t += PX) {
-                const float *px[PX];
-                for (int i = 0; i < PX; i++) {
-                    size_t q = q0 + (t + (size_t)i < nq ? t + (size_t)i : nq - 1); /* past the end: repeat the last */
-                    px[i] = a->planes + q / a->OW * a->dPW + q % a->OW;
-                }
-                fn(kc, wb + k0 * NB, px, a->koff + k0, yt + t * NB, k0 > 0);
-            }
+            for (size_t t = 0; t < nq; t += PX)
+                fn(kc, wb + k0 * NB, base + t, a->koff + k0, yt + t * NB, k0 > 0);
         }
         epilogue(a, j->P, yt, m0, nm, q0, nq);
     }
