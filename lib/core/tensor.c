@@ -52,12 +52,17 @@ static void *data_alloc(uint64_t n, bool *mapped)
     return n > SIZE_MAX - 1 ? NULL : malloc(n ? (size_t)n : 1);
 }
 
+static void data_release(void *p, uint64_t n, bool mapped)
+{
+    if (mapped)
+        munmap(p, (size_t)n);
+    else
+        free(p);
+}
+
 static void data_free(gir_tensor *t)
 {
-    if (t->data_mapped)
-        munmap(t->data, (size_t)t->nbytes);
-    else
-        free(t->data);
+    data_release(t->data, t->nbytes, t->data_mapped);
     t->data = NULL;
     t->data_mapped = false;
 }
@@ -142,13 +147,13 @@ GIR_API gir_status gir_tensor_load(gir_tensor *t, const void **data, gir_error *
         void *buf = data_alloc(t->nbytes, &mapped);
         if (!buf)
             return gir_nomem(err);
-        t->data = buf;
-        t->data_mapped = mapped;
         gir_status st = t->loader->load(t->loader_ctx, buf, t->nbytes, err);
         if (st) {
-            data_free(t);
+            data_release(buf, t->nbytes, mapped);
             return st;
         }
+        t->data = buf; /* only once complete, as before */
+        t->data_mapped = mapped;
     }
     if (data)
         *data = t->data;
