@@ -660,6 +660,17 @@ static void test_conv(void **state)
         { 2, 1, 3, 20, 1, { 30, 31 }, { 11, 11 }, { 4, 4 }, { 1, 1 }, { 2, 2 }, { 1, 2 }, true, NULL },
         { 2, 1, 3, 12, 1, { 17, 19 }, { 4, 4 }, { 4, 4 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
         { 2, 2, 6, 9, 3, { 13, 14 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, true, NULL },
+        /* depthwise by channel blocks (AVX-512, conv_dwc.c): 20 channels
+         * (blocks of 16 and 4) of batch 2 over 60 rows (three bands); 7x7
+         * stride 2 with asymmetric pads over 35 channels; 3x5 windows with
+         * strides (1, 2), dilations (2, 1) and pads cropped on the right (the
+         * general loops); 5x5 on a 9x9 plane; and a 3x3 at stride 1 over
+         * rows 30 wide, which stays with the plane kernel */
+        { 2, 2, 20, 20, 20, { 60, 20 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 35, 35, 35, { 30, 29 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 2 }, { 2, 3 }, false, NULL },
+        { 2, 1, 17, 17, 17, { 11, 13 }, { 3, 5 }, { 1, 2 }, { 2, 1 }, { 2, 1 }, { 0, 3 }, true, NULL },
+        { 2, 1, 16, 16, 16, { 9, 9 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
+        { 2, 1, 8, 8, 8, { 6, 30 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)

@@ -4,6 +4,7 @@
 #include "gemm.h"
 #include "rt.h"
 #include "conv_px.h"
+#include "conv_dwc.h"
 
 #include <stdlib.h>
 
@@ -326,6 +327,7 @@ typedef struct conv_state {
     ptrdiff_t *koff; /* direct: where row k of B starts in a group's planes */
     size_t cap_koff;
     rt_convpx *px; /* direct, one group, AVX-512: the weights for the pixel kernel (instead of packed) */
+    rt_dwc *dwc;   /* depthwise by channel blocks (AVX-512): its weights and plan */
 } conv_state;
 
 static void conv_release(void *p)
@@ -341,6 +343,7 @@ static void conv_release(void *p)
     free(s->geo);
     rt_wino_free(s->wino);
     rt_convpx_free(s->px);
+    rt_dwc_free(s->dwc);
     free(s);
 }
 
@@ -557,6 +560,28 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
     return GIR_OK;
 }
 
+/* Whether the channel-block depthwise kernel takes this convolution (2-D,
+ * one channel per group, constant weights, AVX-512), and its geometry.
+ * Planes 24 or more wide at stride 1 with 3x3 or 5x5 windows stay with the
+ * plane kernel that reads them in place: their rows fill its lanes, and it
+ * has no transposes to pay (3x3 over 56x56 and 28x28 planes: 10-30%
+ * faster there); everything else, smaller planes and strided or wider
+ * windows above all, is faster by channel blocks (7x7 planes: 2-5x). */
+static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg)
+{
+    const rt_geom *g = &cg->g;
+    if (g->nsp != 2 || cg->Mg != 1 || !c->in_const[1] || !rt_dwc_available() || g->out[1] == 0 || g->out[2] == 0)
+        return false;
+    rt_dwpad pad;
+    if (g->out[2] >= 24 && dw_pad_geometry(cg, &pad) && rt_dwdirect_select(GIR_GEMM_AUTO, &pad))
+        return false;
+    memset(dg, 0, sizeof *dg);
+    RT_WINDOW_FROM_GEOM(dg, g);
+    dg->dh = g->d[1];
+    dg->dw = g->d[2];
+    return true;
+}
+
 static gir_status conv_prepare(rt_call *c, gir_error *err)
 {
     conv_geo cg;
@@ -565,6 +590,24 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     if (st || (st = conv_begin(c, cg.N, cg.M, cg.g.nsp, cg.g.out, &cg, sizeof cg, &s, err)))
         return st;
     if (cg.depthwise) {
+        rt_dwc_geo dg;
+        if (dwc_geometry(c, &cg, &dg)) {
+            if (s->dwc && !rt_dwc_fits(s->dwc, &dg)) {
+                rt_dwc_free(s->dwc);
+                s->dwc = NULL;
+            }
+            if (!s->dwc && (st = rt_dwc_new(c->in[1]->data, cg.M, &dg, &s->dwc, err)))
+                return st;
+            uint64_t bytes;
+            if (!gir_mul_u64(rt_dwc_scratch_floats(s->dwc), sizeof(float) * (uint64_t)gir_threads_count(c->th),
+                             &bytes) ||
+                bytes > SIZE_MAX / 2)
+                return gir_fail(err, GIR_E_LIMIT, "depthwise tiles are too large");
+            c->scratch_bytes = (size_t)bytes;
+            return GIR_OK;
+        }
+        rt_dwc_free(s->dwc);
+        s->dwc = NULL;
         rt_dwpad pad;
         if (dw_pad_geometry(&cg, &pad) && rt_dwpad_select(GIR_GEMM_AUTO) && !rt_dwdirect_select(GIR_GEMM_AUTO, &pad)) {
             uint64_t bytes;
@@ -853,7 +896,13 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     if (cg.P == 0 || cg.N == 0 || cg.M == 0)
         return GIR_OK;
     if (cg.depthwise) {
-        conv_depthwise(c, &cg);
+        if (s->dwc) {
+            rt_dwc_args a = { c->in[0]->data, cg.N, c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL, c->accumulate,
+                              &c->act, c->out[0]->data, c->scratch };
+            rt_dwc_run(s->dwc, &a, c->th);
+        } else {
+            conv_depthwise(c, &cg);
+        }
         return GIR_OK;
     }
     const float *x = c->in[0]->data, *w = c->in[1]->data;

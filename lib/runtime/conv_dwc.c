@@ -1,0 +1,308 @@
+/* Depthwise convolution by channel blocks (conv_dwc.h).
+ *
+ * Work items are (image, block of 16 channels, band of output rows); a band
+ * is as many output rows as keep its input tile and its results within
+ * BAND_FLOATS (L1 and L2 sized).  The tile holds the band's padded input
+ * rows, [row][column][16], transposed from the block's planes 16 columns at
+ * a time (16x16 in registers), with zeros in the padding.  Each output pixel
+ * is then kh x kw FMAs of full vectors: NP pixels of a row at once, the
+ * weights of windows up to 5x5 held in registers.  The 16-lane sums go to a
+ * result tile [pixel][16], the activation runs over it, and a second
+ * transpose writes each channel's run of the band's rows (contiguous in
+ * NCHW), adding to what is there for a fused residual. */
+#include "conv_dwc.h"
+
+#include "gemm.h"
+
+#include <stdlib.h>
+
+#define CB 16                      /* channels per block: the lanes */
+#define BAND_FLOATS ((size_t)16384) /* input tile and results of one band: 64 KiB */
+
+struct rt_dwc {
+    rt_dwc_geo g;
+    size_t C, blocks, taps;
+    size_t tw;    /* tile row: (ow - 1) sw + (kw - 1) dw + 1 pixels */
+    size_t band;  /* output rows per item */
+    size_t bands;
+    size_t tfl;   /* tile floats: ((band - 1) sh + (kh - 1) dh + 1) tw 16 */
+    size_t ofl;   /* result floats: band ow rounded up to 16 pixels, times 16 */
+    float *w;     /* [block][tap][16], zero past C */
+};
+
+static size_t tile_rows(const rt_dwc_geo *g, size_t rows)
+{
+    return (rows - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+}
+
+static size_t band_floats(const rt_dwc_geo *g, size_t tw, size_t rows)
+{
+    return tile_rows(g, rows) * tw * CB + (rows * g->ow + CB - 1) / CB * CB * CB;
+}
+
+void rt_dwc_free(rt_dwc *p)
+{
+    if (!p)
+        return;
+    free(p->w);
+    free(p);
+}
+
+bool rt_dwc_fits(const rt_dwc *p, const rt_dwc_geo *g)
+{
+    return p && memcmp(&p->g, g, sizeof *g) == 0;
+}
+
+size_t rt_dwc_scratch_floats(const rt_dwc *p)
+{
+    return p->tfl + p->ofl;
+}
+
+gir_status rt_dwc_new(const float *w, size_t C, const rt_dwc_geo *g, rt_dwc **out, gir_error *err)
+{
+    *out = NULL;
+    /* sizes are bounded by the caller's geometry checks (GEOM_MAX); the
+     * tile of one output row must stay reasonable */
+    if (g->oh == 0 || g->ow == 0 || g->kh == 0 || g->kw == 0 || g->ow > ((size_t)1 << 20) ||
+        g->kh * g->kw > ((size_t)1 << 16))
+        return gir_fail(err, GIR_E_LIMIT, "depthwise window is too large for the channel-block kernel");
+    rt_dwc *p = calloc(1, sizeof *p);
+    if (!p)
+        return gir_nomem(err);
+    p->g = *g;
+    p->C = C;
+    p->blocks = (C + CB - 1) / CB;
+    p->taps = g->kh * g->kw;
+    p->tw = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    size_t band = 1;
+    while (band < g->oh && band_floats(g, p->tw, band + 1) <= BAND_FLOATS)
+        band++;
+    p->band = band;
+    p->bands = (g->oh + band - 1) / band;
+    p->tfl = tile_rows(g, band) * p->tw * CB;
+    p->ofl = band_floats(g, p->tw, band) - p->tfl;
+    uint64_t n;
+    if (!gir_mul_u64((uint64_t)p->blocks * CB, p->taps, &n) || n > SIZE_MAX / 2 / sizeof(float) ||
+        posix_memalign((void **)&p->w, 64, (size_t)n * sizeof(float)) != 0) {
+        free(p);
+        return gir_nomem(err);
+    }
+    for (size_t b = 0; b < p->blocks; b++)
+        for (size_t t = 0; t < p->taps; t++)
+            for (size_t j = 0; j < CB; j++) {
+                size_t c = b * CB + j;
+                p->w[(b * p->taps + t) * CB + j] = c < C ? w[c * p->taps + t] : 0.0f;
+            }
+    *out = p;
+    return GIR_OK;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+#define TGT __attribute__((target("avx512f")))
+
+bool rt_dwc_available(void)
+{
+    return gir_gemm_isa_resolve(GIR_GEMM_AUTO) == GIR_GEMM_AVX512;
+}
+
+/* r[i][j] -> r[j][i] for a 16 x 16 block of floats. */
+TGT static inline __attribute__((always_inline)) void tr16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) { /* pairs of rows, within 128-bit lanes */
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) { /* u[4i + c], lane L: rows 4i..4i+3 at column 4L + c */
+        __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    for (int c = 0; c < 4; c++) { /* a 4 x 4 transpose of the 128-bit lanes of r[c], r[4 + c], r[8 + c], r[12 + c] */
+        __m512 v0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+        __m512 v2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44), v3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+        t[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+        t[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+        t[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+        t[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+    }
+    for (int i = 0; i < 16; i++)
+        r[i] = t[i];
+}
+
+static inline __mmask16 first_n(size_t n)
+{
+    return (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+}
+
+/* Input row ih (columns [0, nw)) of channels x[0..nc) (planes hw apart) into
+ * tile row d from column d0 on. */
+TGT static void row_in(const float *x, size_t hw, size_t nc, size_t nw, float *d)
+{
+    for (size_t j0 = 0; j0 < nw; j0 += 16) {
+        size_t m = nw - j0 < 16 ? nw - j0 : 16;
+        __mmask16 mk = first_n(m);
+        __m512 r[16];
+        for (size_t c = 0; c < 16; c++)
+            r[c] = c < nc ? _mm512_maskz_loadu_ps(mk, x + c * hw + j0) : _mm512_setzero_ps();
+        tr16(r);
+        for (size_t j = 0; j < m; j++)
+            _mm512_store_ps(d + (j0 + j) * CB, r[j]);
+    }
+}
+
+static void zero(float *p, size_t n)
+{
+    memset(p, 0, n * sizeof(float));
+}
+
+/* Output row: ow pixels from tile row t (the window's top row), into o.
+ * NP pixels at a time; weights in registers when HOIST. */
+TGT static inline __attribute__((always_inline)) void row_out(const float *t, const float *w, __m512 bias, float *o,
+                                                               size_t ow, size_t tw, const size_t KH, const size_t KW,
+                                                               const size_t SW, const size_t DH, const size_t DW,
+                                                               const size_t NP, const bool HOIST)
+{
+    __m512 wv[25];
+    if (HOIST)
+        for (size_t i = 0; i < KH * KW; i++)
+            wv[i] = _mm512_load_ps(w + i * CB);
+    size_t x = 0;
+    for (; x + NP <= ow; x += NP) {
+        __m512 acc[8];
+        for (size_t p = 0; p < NP; p++)
+            acc[p] = bias;
+        for (size_t kh = 0; kh < KH; kh++) {
+            const float *tr = t + (kh * DH * tw + x * SW) * CB;
+            for (size_t kw = 0; kw < KW; kw++) {
+                __m512 wk = HOIST ? wv[kh * KW + kw] : _mm512_load_ps(w + (kh * KW + kw) * CB);
+                for (size_t p = 0; p < NP; p++)
+                    acc[p] = _mm512_fmadd_ps(_mm512_load_ps(tr + (p * SW + kw * DW) * CB), wk, acc[p]);
+            }
+        }
+        for (size_t p = 0; p < NP; p++)
+            _mm512_store_ps(o + (x + p) * CB, acc[p]);
+    }
+    for (; x < ow; x++) {
+        __m512 acc = bias;
+        for (size_t kh = 0; kh < KH; kh++) {
+            const float *tr = t + (kh * DH * tw + x * SW) * CB;
+            for (size_t kw = 0; kw < KW; kw++) {
+                __m512 wk = HOIST ? wv[kh * KW + kw] : _mm512_load_ps(w + (kh * KW + kw) * CB);
+                acc = _mm512_fmadd_ps(_mm512_load_ps(tr + kw * DW * CB), wk, acc);
+            }
+        }
+        _mm512_store_ps(o + x * CB, acc);
+    }
+}
+
+/* rows [0, nr) of the band's results: the common windows with their sizes
+ * as constants (every loop unrolls), the rest through the general loops */
+TGT static void band_out(const rt_dwc *p, const float *t, const float *w, __m512 bias, float *o, size_t nr)
+{
+    const rt_dwc_geo *g = &p->g;
+    const size_t ow = g->ow, tw = p->tw, rs = g->sh * tw * CB;
+    bool plain = g->kh == g->kw && g->sh == g->sw && g->dh == 1 && g->dw == 1 && g->sw <= 2;
+    int key = plain ? (int)(g->kh * 10 + g->sw) : 0;
+    for (size_t r = 0; r < nr; r++, t += rs, o += ow * CB) {
+        switch (key) {
+        case 31: row_out(t, w, bias, o, ow, tw, 3, 3, 1, 1, 1, 8, true); break;
+        case 32: row_out(t, w, bias, o, ow, tw, 3, 3, 2, 1, 1, 8, true); break;
+        case 51: row_out(t, w, bias, o, ow, tw, 5, 5, 1, 1, 1, 4, true); break;
+        case 52: row_out(t, w, bias, o, ow, tw, 5, 5, 2, 1, 1, 4, true); break;
+        case 71: row_out(t, w, bias, o, ow, tw, 7, 7, 1, 1, 1, 8, false); break;
+        case 72: row_out(t, w, bias, o, ow, tw, 7, 7, 2, 1, 1, 8, false); break;
+        default: row_out(t, w, bias, o, ow, tw, g->kh, g->kw, g->sw, g->dh, g->dw, 4, false); break;
+        }
+    }
+}
+
+typedef struct dwc_job {
+    const rt_dwc *p;
+    const rt_dwc_args *a;
+    size_t floats; /* scratch per worker */
+} dwc_job;
+
+TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
+{
+    const dwc_job *j = ctx;
+    const rt_dwc *p = j->p;
+    const rt_dwc_args *a = j->a;
+    const rt_dwc_geo *g = &p->g;
+    const size_t H = g->h, W = g->w, hw = H * W, P = g->oh * g->ow, tw = p->tw;
+    float *t = a->scratch + (size_t)worker * j->floats, *o = t + p->tfl;
+    bool post = a->act && a->act->on;
+    /* the input columns that land in the tile: [0, nw) at tile column pw */
+    size_t lead = g->pw < tw ? g->pw : tw, nw = tw - lead < W ? tw - lead : W;
+    for (size_t it = i0; it < i1; it++) {
+        size_t band = it % p->bands, blk = it / p->bands % p->blocks, n = it / p->bands / p->blocks;
+        size_t c0 = blk * CB, nc = p->C - c0 < CB ? p->C - c0 : CB;
+        size_t oh0 = band * p->band, nr = g->oh - oh0 < p->band ? g->oh - oh0 : p->band;
+        const float *x = a->x + (n * p->C + c0) * hw;
+        /* the tile: rows from padded row oh0 sh on */
+        size_t rows = tile_rows(g, nr);
+        for (size_t r = 0; r < rows; r++) {
+            float *d = t + r * tw * CB;
+            size_t pr = oh0 * g->sh + r; /* padded row; input row pr - ph */
+            if (pr < g->ph || pr - g->ph >= H) {
+                zero(d, tw * CB);
+                continue;
+            }
+            zero(d, lead * CB);
+            row_in(x + (pr - g->ph) * W, hw, nc, nw, d + lead * CB);
+            zero(d + (lead + nw) * CB, (tw - lead - nw) * CB);
+        }
+        __m512 bias = a->bias ? _mm512_maskz_loadu_ps(first_n(nc), a->bias + c0) : _mm512_setzero_ps();
+        band_out(p, t, p->w + blk * p->taps * CB, bias, o, nr);
+        size_t q = nr * g->ow; /* the band's pixels */
+        if (post && !a->accumulate)
+            rt_act_map(a->act, o, o, q * CB);
+        float *y = a->y + (n * p->C + c0) * P + oh0 * g->ow;
+        for (size_t q0 = 0; q0 < q; q0 += 16) {
+            size_t m = q - q0 < 16 ? q - q0 : 16;
+            __mmask16 mk = first_n(m);
+            __m512 r[16];
+            for (size_t i = 0; i < 16; i++)
+                r[i] = i < m ? _mm512_load_ps(o + (q0 + i) * CB) : _mm512_setzero_ps();
+            tr16(r);
+            for (size_t c = 0; c < nc; c++) {
+                float *yc = y + c * P + q0;
+                __m512 v = r[c];
+                if (a->accumulate)
+                    v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yc));
+                _mm512_mask_storeu_ps(yc, mk, v);
+            }
+        }
+        if (post && a->accumulate)
+            for (size_t c = 0; c < nc; c++)
+                rt_act_map(a->act, y + c * P, y + c * P, q);
+    }
+}
+
+void rt_dwc_run(const rt_dwc *p, const rt_dwc_args *a, gir_threads *th)
+{
+    dwc_job j = { p, a, rt_dwc_scratch_floats(p) };
+    rt_parallel_for(th, a->N * p->blocks * p->bands, 1, 1, dwc_items, &j);
+}
+
+#else
+
+bool rt_dwc_available(void)
+{
+    return false;
+}
+
+void rt_dwc_run(const rt_dwc *p, const rt_dwc_args *a, gir_threads *th)
+{
+    (void)p;
+    (void)a;
+    (void)th;
+}
+
+#endif

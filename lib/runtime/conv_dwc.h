@@ -1,0 +1,45 @@
+/* Depthwise convolution by channel blocks (AVX-512F): 16 channels are the
+ * vector lanes.  Per work item (image, block of 16 channels, band of output
+ * rows) the block's input rows are transposed into a zero-padded tile
+ * [row][column][16] in the worker's scratch, every output pixel is a sum of
+ * full-vector FMAs (no lane is spent on a plane's edge, however small the
+ * plane), the activation runs over the tile of results, and a transposing
+ * epilogue writes the 16 channels' rows of the NCHW output.  The plane
+ * kernels of k_dw.c put a plane's columns in the lanes instead, which
+ * leaves most of them idle on 7x7 or 14x14 planes and pays a padded copy
+ * per plane. */
+#ifndef GIR_RUNTIME_CONV_DWC_H
+#define GIR_RUNTIME_CONV_DWC_H
+
+#include "rt.h"
+
+typedef struct rt_dwc rt_dwc;
+
+/* One 2-D depthwise window: plane h x w to oh x ow, kernel kh x kw, strides,
+ * dilations and the leading pads (the trailing ones follow from the sizes). */
+typedef struct rt_dwc_geo {
+    size_t h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+} rt_dwc_geo;
+
+typedef struct rt_dwc_args {
+    const float *x;    /* [N][C][h * w] */
+    size_t N;
+    const float *bias; /* [C] or NULL */
+    bool accumulate;   /* add the result to what y holds (a fused residual) */
+    const rt_act *act; /* after the bias (and the residual) */
+    float *y;          /* [N][C][oh * ow] */
+    float *scratch;    /* rt_dwc_scratch_floats() floats per worker, 64-byte aligned */
+} rt_dwc_args;
+
+/* Whether this build and CPU run the kernel. */
+bool rt_dwc_available(void);
+/* Packs the weights w ([C][kh * kw]) of C channels in blocks of 16 and plans
+ * the bands of output rows for geometry g. */
+gir_status rt_dwc_new(const float *w, size_t C, const rt_dwc_geo *g, rt_dwc **out, gir_error *err);
+void rt_dwc_free(rt_dwc *p);
+/* Whether p was planned for geometry g. */
+bool rt_dwc_fits(const rt_dwc *p, const rt_dwc_geo *g);
+size_t rt_dwc_scratch_floats(const rt_dwc *p);
+void rt_dwc_run(const rt_dwc *p, const rt_dwc_args *a, gir_threads *th);
+
+#endif
