@@ -671,6 +671,10 @@ static void test_conv(void **state)
         { 2, 1, 17, 17, 17, { 11, 13 }, { 3, 5 }, { 1, 2 }, { 2, 1 }, { 2, 1 }, { 0, 3 }, true, NULL },
         { 2, 1, 16, 16, 16, { 9, 9 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
         { 2, 1, 8, 8, 8, { 6, 30 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        /* pointwise over few pixels and 256+ channels: the pixel kernel
+         * reading the input itself (AVX-512): 260 taps (sums carried over
+         * three blocks of 128), 70 channels (64 + 6), batch 2 */
+        { 2, 2, 260, 70, 1, { 9, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)
@@ -747,6 +751,8 @@ static void test_fused_gated(void **state)
         check_gated(24, 20, 1, 3, hard, swap, 7, 6);    /* the pixel kernel (AVX-512) */
         check_gated(8, 12, 1, 1, hard, swap, 12, 11);   /* pointwise */
         check_gated(8, 256, 1, 1, hard, swap, 40, 37);  /* pointwise by column blocks */
+        check_gated(256, 20, 1, 1, hard, swap, 7, 6);   /* pointwise, the pixel kernel (AVX-512) */
+        check_gated(8, 40, 1, 1, hard, swap, 1, 1);     /* a 1x1 map (squeeze-excitation): one run */
         check_gated(6, 6, 6, 3, hard, swap, 12, 11);    /* depthwise */
         check_gated(16, 16, 1, 3, hard, swap, 12, 11);  /* Winograd */
     }

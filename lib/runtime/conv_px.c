@@ -74,7 +74,8 @@ bool rt_convpx_available(void)
 /* One tile: kc taps of PX pixels (input bases px[i]) into nv vectors of
  * channels; the sums start at zero or at what yt holds. */
 TGT static inline __attribute__((always_inline)) void tile(size_t kc, const float *w, const float *const *px,
-                                                           const ptrdiff_t *koff, float *yt, bool carry, int nv)
+                                                           const ptrdiff_t *koff, float *yt, bool carry,
+                                                           const float *pf, size_t npf, int nv)
 {
     __m512 acc[PX][4];
     for (int i = 0; i < PX; i++)
@@ -86,6 +87,9 @@ TGT static inline __attribute__((always_inline)) void tile(size_t kc, const floa
         __m512 wv[4];
         for (int j = 0; j < nv; j++)
             wv[j] = _mm512_load_ps(w + j * 16);
+        if (k < npf) /* the next weights, into L2, while these are summed */
+            for (int j = 0; j < 4; j++)
+                _mm_prefetch((const char *)(pf + k * NB + j * 16), _MM_HINT_T1);
         __m512 x0 = _mm512_set1_ps(p0[o]), x1 = _mm512_set1_ps(p1[o]), x2 = _mm512_set1_ps(p2[o]);
         __m512 x3 = _mm512_set1_ps(p3[o]), x4 = _mm512_set1_ps(p4[o]), x5 = _mm512_set1_ps(p5[o]);
         for (int j = 0; j < nv; j++) {
@@ -102,24 +106,29 @@ TGT static inline __attribute__((always_inline)) void tile(size_t kc, const floa
             _mm512_store_ps(yt + i * NB + j * 16, acc[i][j]);
 }
 
-TGT static void tile4(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+TGT static void tile4(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
+                      const float *pf, size_t npf)
 {
-    tile(kc, w, px, koff, yt, carry, 4);
+    tile(kc, w, px, koff, yt, carry, pf, npf, 4);
 }
-TGT static void tile3(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+TGT static void tile3(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
+                      const float *pf, size_t npf)
 {
-    tile(kc, w, px, koff, yt, carry, 3);
+    tile(kc, w, px, koff, yt, carry, pf, npf, 3);
 }
-TGT static void tile2(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+TGT static void tile2(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
+                      const float *pf, size_t npf)
 {
-    tile(kc, w, px, koff, yt, carry, 2);
+    tile(kc, w, px, koff, yt, carry, pf, npf, 2);
 }
-TGT static void tile1(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry)
+TGT static void tile1(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
+                      const float *pf, size_t npf)
 {
-    tile(kc, w, px, koff, yt, carry, 1);
+    tile(kc, w, px, koff, yt, carry, pf, npf, 1);
 }
 
-typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdiff_t *, float *, bool);
+typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdiff_t *, float *, bool, const float *,
+                        size_t);
 
 typedef struct px_job {
     const rt_convpx *p;
@@ -130,17 +139,30 @@ typedef struct px_job {
 
 /* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][NB])
  * into y, with the bias, the residual and the clamp. */
-TGT static void epilogue(const rt_convpx_args *a, size_t P, const float *yt, size_t m0, size_t nm, size_t q0,
+TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t m0, size_t nm, size_t q0,
                          size_t nq)
 {
     const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                            _mm512_set1_epi32(NB));
     bool clamp = a->act && a->act->on && a->act->kind == RT_ACT_CLAMP;
     bool post = a->act && a->act->on && !clamp;
+    bool tiled = post && !a->accumulate; /* the activation over the whole tile, before the gathers */
+    if (tiled) {
+        __m512 bv[NB / 16];
+        for (size_t v = 0; v < NB / 16; v++) {
+            size_t m = m0 + v * 16, n = m < m0 + nm ? m0 + nm - m : 0;
+            bv[v] = a->bias ? _mm512_maskz_loadu_ps((__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u), a->bias + m)
+                            : _mm512_setzero_ps();
+        }
+        for (size_t q = 0; q < nq; q++)
+            for (size_t v = 0; v < NB / 16; v++)
+                _mm512_store_ps(yt + q * NB + v * 16, _mm512_add_ps(_mm512_load_ps(yt + q * NB + v * 16), bv[v]));
+        rt_act_map(a->act, yt, yt, nq * NB);
+    }
     __m512 lo = _mm512_set1_ps(clamp ? a->act->lo : 0.0f), hi = _mm512_set1_ps(clamp ? a->act->hi : 0.0f);
     for (size_t j = 0; j < nm; j++) {
         float *yr = a->y + (m0 + j) * P + q0;
-        __m512 b = _mm512_set1_ps(a->bias ? a->bias[m0 + j] : 0.0f);
+        __m512 b = _mm512_set1_ps(a->bias && !tiled ? a->bias[m0 + j] : 0.0f);
         for (size_t q = 0; q < nq; q += 16) {
             size_t n = nq - q < 16 ? nq - q : 16;
             __mmask16 mk = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1u);
@@ -152,7 +174,7 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, const float *yt, siz
                 v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
             _mm512_mask_storeu_ps(yr + q, mk, v);
         }
-        if (post)
+        if (post && !tiled)
             rt_act_map(a->act, yr, yr, nq);
     }
 }
@@ -178,8 +200,13 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
         }
         for (size_t k0 = 0; k0 < p->K; k0 += KB) {
             size_t kc = p->K - k0 < KB ? p->K - k0 : KB;
+            /* the first tile fetches the next kc taps' weights (the next
+             * block's when this one ends: they follow in memory), which
+             * come from memory in a model, not from cache */
+            size_t after = (p->blocks - blk) * p->K - k0 - kc, npf = after < kc ? after : kc;
+            const float *pf = npf ? wb + (k0 + kc) * NB : wb;
             for (size_t t = 0; t < nq; t += PX)
-                fn(kc, wb + k0 * NB, base + t, a->koff + k0, yt + t * NB, k0 > 0);
+                fn(kc, wb + k0 * NB, base + t, a->koff + k0, yt + t * NB, k0 > 0, pf, t == 0 ? npf : 0);
         }
         epilogue(a, j->P, yt, m0, nm, q0, nq);
     }

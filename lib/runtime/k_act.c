@@ -350,22 +350,29 @@ void rt_act_apply(const rt_act *a, float *y, size_t n)
 typedef struct rows_job {
     const rt_act *a;
     float *y;
-    size_t n, stride;
+    size_t n, stride, end; /* end: the last row stops there */
 } rows_job;
 
 static void rows_part(void *ctx, size_t r0, size_t r1, int worker)
 {
     (void)worker;
     const rows_job *j = ctx;
-    for (size_t r = r0; r < r1; r++)
-        rt_act_map(j->a, j->y + r * j->stride, j->y + r * j->stride, j->n);
+    for (size_t r = r0; r < r1; r++) {
+        size_t at = r * j->stride, n = j->end - at < j->n ? j->end - at : j->n;
+        rt_act_map(j->a, j->y + at, j->y + at, n);
+    }
 }
 
 void rt_act_apply_rows(const rt_act *a, gir_threads *th, float *y, size_t rows, size_t n, size_t stride)
 {
     if (!a->on || rows == 0 || n == 0)
         return;
-    rows_job j = { a, y, n, stride };
+    size_t end = (rows - 1) * stride + n;
+    if (stride == n && n < 4096) { /* short contiguous rows (1x1 outputs): runs of 4096 */
+        n = stride = 4096;
+        rows = (end + n - 1) / n;
+    }
+    rows_job j = { a, y, n, stride, end };
     /* at least ~16k elements per worker, else the hand-off costs more */
     size_t min_rows = ((size_t)1 << 14) / n + 1;
     rt_parallel_for(th, rows, 1, min_rows, rows_part, &j);

@@ -399,6 +399,7 @@ struct conv_geo {
      * columns per row are computed and dropped. */
     bool direct;
     size_t ds, dPH, dPW, dplane, drows;
+    bool pwpx; /* pointwise through the pixel kernel, reading the input itself */
 };
 
 /* Convolutions with fewer taps (Cg x KH x KW) keep the row-wise product
@@ -482,6 +483,7 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
     cg->depthwise = cg->Cg == 1 && G > 1 && nsp <= 2;
     cg->pointwise = true;
     cg->direct = false;
+    cg->pwpx = false;
     for (int i = 0; i < 3; i++)
         if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] || g->pe[i])
             cg->pointwise = false;
@@ -582,6 +584,38 @@ static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg)
     return true;
 }
 
+/* Pointwise convolutions over few pixels and many input channels take the
+ * pixel kernel: its tiles are 64 channels x 6 pixels, so a 7x7 or 14x14
+ * map wastes no lanes (the GEMM's 32-column tiles compute 64 columns for
+ * 49 pixels), and each weight block is read once per tile in L1.  Shapes
+ * measured in one process, alternating (1x1 over 7x7: 400 -> 400 0.137 ->
+ * 0.126 ms, 1152 -> 192 0.199 -> 0.167; over 14x14: 672 -> 112 0.246 ->
+ * 0.198, 1024 -> 256 0.81 -> 0.76); at 28x28 and above, or with fewer than
+ * 256 input channels, the GEMM is faster (up to 1.7x with 16 to 64). */
+static bool pwpx_wanted(const conv_geo *cg)
+{
+    return cg->P <= 256 && cg->Kg >= 256 && rt_convpx_available();
+}
+
+/* Pointwise through the pixel kernel: the input is its own plane, channel
+ * k at k * insp. */
+static gir_status pwpx_setup(conv_state *s, conv_geo *cg, gir_error *err)
+{
+    gir_status st;
+    cg->pwpx = true;
+    if ((st = state_geo(s, cg, sizeof *cg, err)))
+        return st;
+    if (s->cap_koff < cg->Kg) {
+        free(s->koff);
+        if (!(s->koff = malloc(cg->Kg * sizeof *s->koff)))
+            return gir_nomem(err);
+        s->cap_koff = cg->Kg;
+    }
+    for (size_t k = 0; k < cg->Kg; k++)
+        s->koff[k] = (ptrdiff_t)(k * cg->insp);
+    return GIR_OK;
+}
+
 static gir_status conv_prepare(rt_call *c, gir_error *err)
 {
     conv_geo cg;
@@ -653,6 +687,12 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
             return st;
         c->in_done[1] = true;
         return direct_setup(c, s, &cg, err);
+    }
+    if (!s->packed && cg.pointwise && cg.G == 1 && (s->px || (c->in_const[1] && pwpx_wanted(&cg)))) {
+        if (!s->px && (st = rt_convpx_new(w->data, cg.M, cg.Kg, &s->px, err)))
+            return st;
+        c->in_done[1] = true;
+        return pwpx_setup(s, &cg, err);
     }
     /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     /* (the state lives as long as the weights: overridden constants free it) */
@@ -912,6 +952,14 @@ static gir_status conv_run(rt_call *c, gir_error *err)
         for (size_t n = 0; n < cg.N; n++)
             rt_wino_run(s->wino, x + n * cg.C * cg.insp, bias, y + n * cg.M * cg.P, &c->act, c->accumulate,
                         c->scratch, c->th);
+        return GIR_OK;
+    }
+    if (cg.pwpx) {
+        for (size_t n = 0; n < cg.N; n++) {
+            rt_convpx_args a = { x + n * cg.C * cg.insp, s->koff, cg.g.out[1], cg.g.out[2], cg.g.out[2], bias,
+                                 c->accumulate, &c->act, y + n * cg.M * cg.P };
+            rt_convpx_run(s->px, &a, c->th);
+        }
         return GIR_OK;
     }
     if (cg.direct) {
