@@ -1622,6 +1622,21 @@ static void test_pooling(void **state)
     gir_tensor_unref(o[1]);
     gir_tensor_unref(x);
     gir_graph_free(g);
+
+    /* 2x2 average at stride 2 inside the plane (its own pass); the odd last
+     * column is left out */
+    g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, 1, 4, 5));
+    gir_node *a22 = rt_node(g, GIR_OP_AveragePool, "a22", "x", "y");
+    RT_INTS(g, a22, "kernel_shape", 2, 2);
+    RT_INTS(g, a22, "strides", 2, 2);
+    rt_output(g, "y");
+    x = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, 1, 4, 5), xv);
+    rt_run(g, 1, &x, 1, o, 1);
+    rt_expect_f32(o[0], 4, DIMS(1, 1, 2, 2), F32S(4, 6, 14, 16), 0);
+    gir_tensor_unref(o[0]);
+    gir_tensor_unref(x);
+    gir_graph_free(g);
 }
 
 /* ---- Gemm / MatMul ------------------------------------------------------------- */

@@ -13,6 +13,7 @@
 #include "conv_dwc.h"
 
 #include "gemm.h"
+#include "tr16.h"
 
 #include <stdlib.h>
 
@@ -108,34 +109,6 @@ bool rt_dwc_available(void)
     return gir_gemm_isa_resolve(GIR_GEMM_AUTO) == GIR_GEMM_AVX512;
 }
 
-/* r[i][j] -> r[j][i] for a 16 x 16 block of floats. */
-TGT static inline __attribute__((always_inline)) void tr16(__m512 r[16])
-{
-    __m512 t[16];
-    for (int i = 0; i < 8; i++) { /* pairs of rows, within 128-bit lanes */
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) { /* u[4i + c], lane L: rows 4i..4i+3 at column 4L + c */
-        __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
-        __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
-        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
-        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
-        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
-        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
-    }
-    for (int c = 0; c < 4; c++) { /* a 4 x 4 transpose of the 128-bit lanes of r[c], r[4 + c], r[8 + c], r[12 + c] */
-        __m512 v0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
-        __m512 v2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44), v3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
-        t[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-        t[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
-        t[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-        t[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
-    }
-    for (int i = 0; i < 16; i++)
-        r[i] = t[i];
-}
-
 static inline __mmask16 first_n(size_t n)
 {
     return (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
@@ -151,7 +124,7 @@ TGT static void row_in(const float *x, size_t hw, size_t nc, size_t nw, float *d
         __m512 r[16];
         for (size_t c = 0; c < 16; c++)
             r[c] = c < nc ? _mm512_maskz_loadu_ps(mk, x + c * hw + j0) : _mm512_setzero_ps();
-        tr16(r);
+        rt_tr16(r);
         for (size_t j = 0; j < m; j++)
             _mm512_store_ps(d + (j0 + j) * CB, r[j]);
     }
@@ -270,7 +243,7 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
             __m512 r[16];
             for (size_t i = 0; i < 16; i++)
                 r[i] = i < m ? _mm512_load_ps(o + (q0 + i) * CB) : _mm512_setzero_ps();
-            tr16(r);
+            rt_tr16(r);
             for (size_t c = 0; c < nc; c++) {
                 float *yc = y + c * P + q0;
                 __m512 v = r[c];

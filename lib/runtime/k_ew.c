@@ -17,7 +17,7 @@ typedef struct unary_params {
 typedef void (*unary_fn)(const float *x, float *y, size_t n, const unary_params *p);
 
 #define UNARY(name, expr)                                                          \
-    static void name(const float *x, float *y, size_t n, const unary_params *p)    \
+    RT_CLONES static void name(const float *x, float *y, size_t n, const unary_params *p)    \
     {                                                                              \
         (void)p;                                                                   \
         for (size_t i = 0; i < n; i++) {                                           \
@@ -488,7 +488,7 @@ typedef void (*bin_fn)(const void *a, size_t sa, const void *b, size_t sb, void 
     }
 
 #define BIN_LOOP(name, TA, TO, expr)                                                         \
-    static void name(const void *pa, size_t sa, const void *pb, size_t sb, void *po, size_t n) \
+    RT_CLONES static void name(const void *pa, size_t sa, const void *pb, size_t sb, void *po, size_t n) \
     {                                                                                        \
         const TA *a = pa, *b = pb;                                                           \
         TO *o = po;                                                                          \

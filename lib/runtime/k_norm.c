@@ -80,7 +80,7 @@ typedef struct bn_job {
 } bn_job;
 
 /* One plane, out of place (x and y do not overlap) ... */
-static void bn_plane(const float *restrict x, float *restrict y, size_t n, float a, float b, const bn_job *j)
+RT_CLONES static void bn_plane(const float *restrict x, float *restrict y, size_t n, float a, float b, const bn_job *j)
 {
     if (j->clamp) {
         const float lo = j->lo, hi = j->hi;
@@ -95,7 +95,7 @@ static void bn_plane(const float *restrict x, float *restrict y, size_t n, float
 }
 
 /* ... or in place: the same arithmetic. */
-static void bn_plane_inplace(float *restrict y, size_t n, float a, float b, const bn_job *j)
+RT_CLONES static void bn_plane_inplace(float *restrict y, size_t n, float a, float b, const bn_job *j)
 {
     if (j->clamp) {
         const float lo = j->lo, hi = j->hi;

@@ -77,12 +77,24 @@ typedef struct pool_job {
 
 /* 2-D planes without indices: row-wise, vectorisable inner loops.  Same
  * order of operations as the general loop below (rows, then columns). */
-static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
+RT_CLONES static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
 {
     const rt_geom *g = &j->s->g;
     const size_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
     const size_t KH = g->k[1], KW = g->k[2], sh = g->s[1], sw = g->s[2], dh = g->d[1], dw = g->d[2];
     const size_t ph = g->pb[1], pw = g->pb[2];
+    if (!j->is_max && KH == 2 && KW == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 && ph == 0 && pw == 0 &&
+        2 * OH <= H && 2 * OW <= W) {
+        /* 2x2 windows at stride 2 inside the plane (DenseNet's transitions):
+         * one pass per row, the same additions in the same order */
+        for (size_t oh = 0; oh < OH; oh++) {
+            const float *r0 = xp + 2 * oh * W, *r1 = r0 + W;
+            float *yr = yp + oh * OW;
+            for (size_t ow = 0; ow < OW; ow++)
+                yr[ow] = ((((0.0f + r0[2 * ow]) + r0[2 * ow + 1]) + r1[2 * ow]) + r1[2 * ow + 1]) / 4.0f;
+        }
+        return;
+    }
     for (size_t oh = 0; oh < OH; oh++) {
         float *yr = yp + oh * OW;
         float init = j->is_max ? -INFINITY : 0.0f;
@@ -113,6 +125,12 @@ static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
                         float v = xs[i * sw];
                         yd[i] = (v > yd[i] || v != v) ? v : yd[i];
                     }
+                } else if (sw == 2) { /* a constant stride: the loads vectorise */
+                    for (size_t i = 0; i < n; i++)
+                        yd[i] += xs[i * 2];
+                } else if (sw == 1) {
+                    for (size_t i = 0; i < n; i++)
+                        yd[i] += xs[i];
                 } else {
                     for (size_t i = 0; i < n; i++)
                         yd[i] += xs[i * sw];
@@ -122,15 +140,26 @@ static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
         if (j->is_max)
             continue;
         size_t hcount = j->s->count_pad ? prows : rows;
-        for (size_t ow = 0; ow < OW; ow++) {
-            size_t cols = 0;
-            for (size_t kw = 0; kw < KW; kw++) {
-                size_t c = ow * sw + kw * dw;
-                if (j->s->count_pad ? c < pw + W + g->pe[2] : (c >= pw && c - pw < W))
-                    cols++;
+        for (size_t o0 = 0; o0 < OW; o0 += 256) {
+            size_t on = OW - o0 < 256 ? OW - o0 : 256;
+            float cnt[256];
+            for (size_t i = 0; i < on; i++) {
+                /* windows inside the plane (and its counted padding) count
+                 * KW columns: only those at the edges are counted one by one */
+                size_t c0 = (o0 + i) * sw, last = c0 + (KW - 1) * dw, cols = KW;
+                if (j->s->count_pad ? last >= pw + W + g->pe[2] : (c0 < pw || last - pw >= W)) {
+                    cols = 0;
+                    for (size_t kw = 0; kw < KW; kw++) {
+                        size_t c = c0 + kw * dw;
+                        if (j->s->count_pad ? c < pw + W + g->pe[2] : (c >= pw && c - pw < W))
+                            cols++;
+                    }
+                }
+                cnt[i] = (float)(hcount * cols);
             }
-            size_t cnt = hcount * cols;
-            yr[ow] = cnt ? yr[ow] / (float)cnt : 0.0f;
+            float *yo = yr + o0;
+            for (size_t i = 0; i < on; i++) /* the divisions, vectorised */
+                yo[i] = cnt[i] != 0.0f ? yo[i] / cnt[i] : 0.0f;
         }
     }
 }

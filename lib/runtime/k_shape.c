@@ -3,6 +3,7 @@
  * Slice, Pad, Tile, Expand, Gather, Resize, DepthToSpace, SpaceToDepth,
  * Shape. */
 #include "rt.h"
+#include "tr16.h"
 
 #include <stdlib.h>
 
@@ -163,12 +164,30 @@ typedef struct strided {
 /* 4-byte elements whose source-contiguous axis a is not the innermost one
  * (a transpose): a 2-D tiled copy between axis a and the innermost axis
  * for each index of the other axes, so both sides move in cache lines. */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* One full tile: 16 source rows (ss apart, contiguous along the
+ * destination's rows) transposed in registers into 16 destination rows (ds
+ * apart). */
+__attribute__((target("avx512f"))) static void tile16_avx512(const float *src, size_t ss, float *dst, size_t ds)
+{
+    __m512 r[16];
+    for (size_t j = 0; j < 16; j++)
+        r[j] = _mm512_loadu_ps(src + j * ss);
+    rt_tr16(r);
+    for (size_t i = 0; i < 16; i++)
+        _mm512_storeu_ps(dst + i * ds, r[i]);
+}
+#endif
+
+typedef void (*tile16_fn)(const float *src, size_t ss, float *dst, size_t ds);
+
 static void strided_copy_tiled(const strided *s, int a, const float *src, float *dst)
 {
     enum { T = 16 };
+    tile16_fn tile16 = RT_ISA_PICK(GIR_GEMM_AUTO, (tile16_fn)NULL, (tile16_fn)NULL, tile16_avx512);
     const int r = s->rank;
     const size_t A = s->dims[a], I = s->dims[r - 1], S = s->st[r - 1];
-    size_t dst_st[GIR_MAX_RANK], acc = 1;
+    size_t dst_st[GIR_MAX_RANK] = { 0 }, acc = 1;
     for (int d = r - 1; d >= 0; d--) {
         dst_st[d] = acc;
         acc *= s->dims[d];
@@ -184,6 +203,10 @@ static void strided_copy_tiled(const strided *s, int a, const float *src, float 
             size_t i1 = i0 + T < A ? i0 + T : A;
             for (size_t j0 = 0; j0 < I; j0 += T) {
                 size_t j1 = j0 + T < I ? j0 + T : I;
+                if (tile16 && i1 - i0 == T && j1 - j0 == T) {
+                    tile16(src + so + i0 + j0 * S, S, dst + dof + i0 * DA + j0, DA);
+                    continue;
+                }
                 for (size_t i = i0; i < i1; i++) {
                     const float *sp = src + so + i;
                     float *dp = dst + dof + i * DA;

@@ -327,6 +327,20 @@ rt_maxpool_fn rt_maxpool_select(int isa);
 
 /* One kernel compiled per ISA: the one for isa (gir_gemm_isa_resolve).  Off
  * x86 the AVX names are dropped unread, so they need not exist there. */
+/* Memory-bound elementwise loops (binary arithmetic, unary math,
+ * BatchNormalization) compiled for AVX-512 and AVX2 as well as the
+ * baseline, the copy picked when the library is loaded: the baseline's
+ * SSE2 moves 16 bytes per instruction, which leaves them several times
+ * slower than the cache could feed them. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define RT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef RT_CLONES
+#define RT_CLONES
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define RT_ISA_PICK(isa, generic, avx2, avx512)                                                                 \
     (gir_gemm_isa_resolve(isa) == GIR_GEMM_AVX512 ? (avx512)                                                    \

@@ -1,0 +1,39 @@
+/* A 16 x 16 transpose of floats in AVX-512 registers: r[i][j] -> r[j][i],
+ * in 64 shuffles (pairs within 128-bit lanes, then pairs of pairs, then a
+ * 4 x 4 transpose of the lanes).  For functions compiled with
+ * target("avx512f"). */
+#ifndef GIR_RUNTIME_TR16_H
+#define GIR_RUNTIME_TR16_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx512f"), always_inline)) static inline void rt_tr16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) { /* pairs of rows, within 128-bit lanes */
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) { /* r[4i + c], lane L: rows 4i..4i+3 at column 4L + c */
+        __m512d a0 = _mm512_castps_pd(t[4 * i]), a1 = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d a2 = _mm512_castps_pd(t[4 * i + 2]), a3 = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    for (int c = 0; c < 4; c++) { /* a 4 x 4 transpose of the 128-bit lanes of r[c], r[4 + c], r[8 + c], r[12 + c] */
+        __m512 v0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+        __m512 v2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44), v3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+        t[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+        t[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+        t[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+        t[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+    }
+    for (int i = 0; i < 16; i++)
+        r[i] = t[i];
+}
+
+#endif
+#endif
