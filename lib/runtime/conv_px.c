@@ -7,11 +7,13 @@
  * input values for 24 FMAs.  The partial sums live in the worker's
  * scratch as [pixel][64] and are carried from one block of taps to the
  * next, so each lane sums its taps in order, one FMA after another.  The
- * epilogue gathers each channel's pixels 16 at a time, adds the bias (and
- * the residual), clamps, and stores the channel's row of the output. */
+ * epilogue transposes 16 pixels x 16 channels at a time in registers, adds
+ * the bias (and the residual), clamps, and stores each channel's 16
+ * pixels in its row of the output. */
 #include "conv_px.h"
 
 #include "gemm.h"
+#include "tr16.h"
 
 #include <stdlib.h>
 
@@ -138,15 +140,15 @@ typedef struct px_job {
 } px_job;
 
 /* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][NB])
- * into y, with the bias, the residual and the clamp. */
+ * into y, with the bias, the residual and the clamp: blocks of 16 pixels x
+ * 16 channels transposed in registers, each channel's 16 pixels stored as
+ * one row piece. */
 TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t m0, size_t nm, size_t q0,
                          size_t nq)
 {
-    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                           _mm512_set1_epi32(NB));
     bool clamp = a->act && a->act->on && a->act->kind == RT_ACT_CLAMP;
     bool post = a->act && a->act->on && !clamp;
-    bool tiled = post && !a->accumulate; /* the activation over the whole tile, before the gathers */
+    bool tiled = post && !a->accumulate; /* the activation over the whole tile, before the transposes */
     if (tiled) {
         __m512 bv[NB / 16];
         for (size_t v = 0; v < NB / 16; v++) {
@@ -160,23 +162,33 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t m0
         rt_act_map(a->act, yt, yt, nq * NB);
     }
     __m512 lo = _mm512_set1_ps(clamp ? a->act->lo : 0.0f), hi = _mm512_set1_ps(clamp ? a->act->hi : 0.0f);
-    for (size_t j = 0; j < nm; j++) {
-        float *yr = a->y + (m0 + j) * P + q0;
-        __m512 b = _mm512_set1_ps(a->bias && !tiled ? a->bias[m0 + j] : 0.0f);
-        for (size_t q = 0; q < nq; q += 16) {
-            size_t n = nq - q < 16 ? nq - q : 16;
-            __mmask16 mk = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1u);
-            __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, idx, yt + q * NB + j, 4);
-            v = _mm512_add_ps(v, b);
-            if (a->accumulate)
-                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yr + q));
-            if (clamp) /* max/min return the second operand on NaN: NaN stays */
-                v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-            _mm512_mask_storeu_ps(yr + q, mk, v);
+    for (size_t q = 0; q < nq; q += 16) {
+        size_t n = nq - q < 16 ? nq - q : 16;
+        __mmask16 mk = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1u);
+        for (size_t jb = 0; jb < nm; jb += 16) {
+            size_t nc = nm - jb < 16 ? nm - jb : 16;
+            __m512 r[16];
+            for (size_t i = 0; i < 16; i++)
+                r[i] = i < n ? _mm512_load_ps(yt + (q + i) * NB + jb) : _mm512_setzero_ps();
+            rt_tr16(r); /* r[c]: channel m0 + jb + c at the 16 pixels */
+            for (size_t c = 0; c < nc; c++) {
+                float *yr = a->y + (m0 + jb + c) * P + q0 + q;
+                __m512 v = r[c];
+                if (a->bias && !tiled)
+                    v = _mm512_add_ps(v, _mm512_set1_ps(a->bias[m0 + jb + c]));
+                if (a->accumulate)
+                    v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yr));
+                if (clamp) /* max/min return the second operand on NaN: NaN stays */
+                    v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                _mm512_mask_storeu_ps(yr, mk, v);
+            }
         }
-        if (post && !tiled)
-            rt_act_map(a->act, yr, yr, nq);
     }
+    if (post && !tiled)
+        for (size_t j = 0; j < nm; j++) {
+            float *yr = a->y + (m0 + j) * P + q0;
+            rt_act_map(a->act, yr, yr, nq);
+        }
 }
 
 TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
