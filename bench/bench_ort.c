@@ -211,12 +211,13 @@ static void proc_finish(proc *p)
 
 /* The largest |a - b| / max(1, |b|) and |a - b| over two .npy files (b =
  * ONNX Runtime's), or -1 when they cannot be compared. */
-static double compare_outputs(const char *ours, const char *ort, double *max_abs)
+static double compare_outputs(const char *ours, const char *ort, double *max_abs, double *max_ref)
 {
     gir_error err = GIR_ERROR_INIT;
     gir_tensor *a = NULL, *b = NULL;
     double worst = -1;
     *max_abs = -1;
+    *max_ref = 0;
     const void *pa, *pb;
     if (gir_npy_read(ours, &a, &err) || gir_npy_read(ort, &b, &err) || gir_tensor_load(a, &pa, &err) ||
         gir_tensor_load(b, &pb, &err)) {
@@ -239,6 +240,8 @@ static double compare_outputs(const char *ours, const char *ort, double *max_abs
         if (isnan(d))
             continue;
         double r = d / fmax(1.0, fabs((double)y[i]));
+        if (fabs((double)y[i]) > *max_ref)
+            *max_ref = fabs((double)y[i]);
         if (d > *max_abs)
             *max_abs = d;
         if (r > worst)
@@ -433,7 +436,8 @@ int main(int argc, char **argv)
     printf("ms: median wall time of a run; cpu: median CPU time of the worker process during a run (all its\n");
     printf("threads: robust to other load at 1 thread); ratio = ours / ORT (below 1: we are faster); MiB = peak\n");
     printf("resident set of each worker process (ORT's includes node's own ~40 MiB); bound = 1.25 x file + 80 MiB;\n");
-    printf("file = model file MiB; diff = max |ours - ort|\n\n");
+    printf("file = model file MiB; diff = max |ours - ort|; scale = diff / max |ort| (for outputs far below 1,\n");
+    printf("which untrained torchvision weights give, diff alone says little)\n\n");
     int failures = 0;
     size_t samples = (size_t)runs * (size_t)procs;
     double *t_ours = calloc(samples, sizeof *t_ours), *t_ort = calloc(samples, sizeof *t_ort);
@@ -448,8 +452,8 @@ int main(int argc, char **argv)
         snprintf(ths, sizeof ths, "%d", th);
         snprintf(wus, sizeof wus, "%d", warmup);
         printf("%d thread%s\n", th, th == 1 ? "" : "s");
-        printf("%-20s %9s %9s %6s %9s %9s %6s %8s %8s %6s %7s  %s\n", "model", "ours ms", "ort ms", "ratio",
-               "ours cpu", "ort cpu", "ratio", "ours MiB", "ort MiB", "bound", "file", "diff");
+        printf("%-20s %9s %9s %6s %9s %9s %6s %8s %8s %6s %7s  %-8s %s\n", "model", "ours ms", "ort ms", "ratio",
+               "ours cpu", "ort cpu", "ratio", "ours MiB", "ort MiB", "bound", "file", "diff", "scale");
         fflush(stdout);
         for (size_t mi = 0; mi < nm; mi++) {
             model *m = &models[mi];
@@ -490,11 +494,12 @@ int main(int argc, char **argv)
                 double co = median(c_ours, (int)samples), cr = median(c_ort, (int)samples), cratio = cr > 0 ? co / cr : 0;
                 double fm = file_mib(m->path), bound = 1.25 * fm + 80;
                 double rss_a = (double)rss_ours / 1024, rss_b = (double)rss_ort / 1024;
-                double max_abs;
-                double rel = compare_outputs(out_ours, out_ort, &max_abs);
+                double max_abs, max_ref;
+                double rel = compare_outputs(out_ours, out_ort, &max_abs, &max_ref);
                 bool match = rel >= 0 && rel <= 1e-4;
-                printf("%-20s %9.2f %9.2f %6.2f %9.2f %9.2f %6.2f %8.0f %8.0f %6.0f %7.1f  %.2e%s%s%s\n", m->name, mo,
-                       mr, ratio, co, cr, cratio, rss_a, rss_b, bound, fm, max_abs, match ? "" : " MISMATCH",
+                printf("%-20s %9.2f %9.2f %6.2f %9.2f %9.2f %6.2f %8.0f %8.0f %6.0f %7.1f  %.2e %.1e%s%s%s\n", m->name,
+                       mo, mr, ratio, co, cr, cratio, rss_a, rss_b, bound, fm, max_abs,
+                       max_ref > 0 ? max_abs / max_ref : max_abs, match ? "" : " MISMATCH",
                        ratio > 1.3 ? " slow" : "", rss_a > bound ? " rss-over" : "");
                 log_sum += log(ratio);
                 log_cpu += cratio > 0 ? log(cratio) : 0;
