@@ -274,7 +274,7 @@ static gir_status gpool_prepare(rt_call *c, gir_error *err)
     return rt_set_out(c->out[0], GIR_DT_F32, &os, err);
 }
 
-static void gpool_planes(void *ctx, size_t p0, size_t p1, int worker)
+RT_CLONES static void gpool_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
     (void)worker;
     const rt_rows_job *j = ctx; /* flag: GlobalMaxPool */
