@@ -92,16 +92,27 @@ TGT static inline __attribute__((always_inline)) void tile(size_t kc, const floa
         if (k < npf) /* the next weights, into L2, while these are summed */
             for (int j = 0; j < 4; j++)
                 _mm_prefetch((const char *)(pf + k * NB + j * 16), _MM_HINT_T1);
-        __m512 x0 = _mm512_set1_ps(p0[o]), x1 = _mm512_set1_ps(p1[o]), x2 = _mm512_set1_ps(p2[o]);
-        __m512 x3 = _mm512_set1_ps(p3[o]), x4 = _mm512_set1_ps(p4[o]), x5 = _mm512_set1_ps(p5[o]);
-        for (int j = 0; j < nv; j++) {
-            acc[0][j] = _mm512_fmadd_ps(x0, wv[j], acc[0][j]);
-            acc[1][j] = _mm512_fmadd_ps(x1, wv[j], acc[1][j]);
-            acc[2][j] = _mm512_fmadd_ps(x2, wv[j], acc[2][j]);
-            acc[3][j] = _mm512_fmadd_ps(x3, wv[j], acc[3][j]);
-            acc[4][j] = _mm512_fmadd_ps(x4, wv[j], acc[4][j]);
-            acc[5][j] = _mm512_fmadd_ps(x5, wv[j], acc[5][j]);
-        }
+        /* one broadcast live at a time: 24 sums, 4 weights and 1 input
+         * value fit the 32 registers (six broadcasts first spilled two
+         * sums to the stack, a store and a load per tap) */
+        __m512 x = _mm512_set1_ps(p0[o]);
+        for (int j = 0; j < nv; j++)
+            acc[0][j] = _mm512_fmadd_ps(x, wv[j], acc[0][j]);
+        x = _mm512_set1_ps(p1[o]);
+        for (int j = 0; j < nv; j++)
+            acc[1][j] = _mm512_fmadd_ps(x, wv[j], acc[1][j]);
+        x = _mm512_set1_ps(p2[o]);
+        for (int j = 0; j < nv; j++)
+            acc[2][j] = _mm512_fmadd_ps(x, wv[j], acc[2][j]);
+        x = _mm512_set1_ps(p3[o]);
+        for (int j = 0; j < nv; j++)
+            acc[3][j] = _mm512_fmadd_ps(x, wv[j], acc[3][j]);
+        x = _mm512_set1_ps(p4[o]);
+        for (int j = 0; j < nv; j++)
+            acc[4][j] = _mm512_fmadd_ps(x, wv[j], acc[4][j]);
+        x = _mm512_set1_ps(p5[o]);
+        for (int j = 0; j < nv; j++)
+            acc[5][j] = _mm512_fmadd_ps(x, wv[j], acc[5][j]);
     }
     for (int i = 0; i < PX; i++)
         for (int j = 0; j < nv; j++)
