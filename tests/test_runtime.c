@@ -665,12 +665,12 @@ static void test_conv(void **state)
          * stride 2 with asymmetric pads over 35 channels; 3x5 windows with
          * strides (1, 2), dilations (2, 1) and pads cropped on the right (the
          * general loops); 5x5 on a 9x9 plane; and a 3x3 at stride 1 over
-         * rows 30 wide, which stays with the plane kernel */
+         * rows 50 wide, which stays with the plane kernel */
         { 2, 2, 20, 20, 20, { 60, 20 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 1, 35, 35, 35, { 30, 29 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 2 }, { 2, 3 }, false, NULL },
         { 2, 1, 17, 17, 17, { 11, 13 }, { 3, 5 }, { 1, 2 }, { 2, 1 }, { 2, 1 }, { 0, 3 }, true, NULL },
         { 2, 1, 16, 16, 16, { 9, 9 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
-        { 2, 1, 8, 8, 8, { 6, 30 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 8, 8, 8, { 6, 50 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         /* pointwise over few pixels and 256+ channels: the pixel kernel
          * reading the input itself (AVX-512): 260 taps (sums carried over
          * three blocks of 128), 70 channels (64 + 6), batch 2 */

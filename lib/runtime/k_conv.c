@@ -567,18 +567,18 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
 
 /* Whether the channel-block depthwise kernel takes this convolution (2-D,
  * one channel per group, constant weights, AVX-512), and its geometry.
- * Planes 24 or more wide at stride 1 with 3x3 or 5x5 windows stay with the
+ * Planes 48 or more wide at stride 1 with 3x3 or 5x5 windows stay with the
  * plane kernel that reads them in place: their rows fill its lanes, and it
- * has no transposes to pay (3x3 over 56x56 and 28x28 planes: 10-30%
- * faster there); everything else, smaller planes and strided or wider
- * windows above all, is faster by channel blocks (7x7 planes: 2-5x). */
+ * has no transposes to pay (3x3 over 56x56 and 112x112 planes: 10-25%
+ * faster there); everything else is faster by channel blocks (28x28
+ * planes: 8-17%; 7x7 planes and strided windows: 2-5x). */
 static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg)
 {
     const rt_geom *g = &cg->g;
     if (g->nsp != 2 || cg->Mg != 1 || !c->in_const[1] || !rt_dwc_available() || g->out[1] == 0 || g->out[2] == 0)
         return false;
     rt_dwpad pad;
-    if (g->out[2] >= 24 && dw_pad_geometry(cg, &pad) && rt_dwdirect_select(GIR_GEMM_AUTO, &pad))
+    if (g->out[2] >= 48 && dw_pad_geometry(cg, &pad) && rt_dwdirect_select(GIR_GEMM_AUTO, &pad))
         return false;
     memset(dg, 0, sizeof *dg);
     RT_WINDOW_FROM_GEOM(dg, g);
