@@ -83,7 +83,9 @@ TGT static inline __attribute__((always_inline)) void tile(size_t kc, const floa
     for (int i = 0; i < PX; i++)
         for (int j = 0; j < nv; j++)
             acc[i][j] = carry ? _mm512_load_ps(yt + i * NB + j * 16) : _mm512_setzero_ps();
-    const float *p0 = px[0], *p1 = px[1], *p2 = px[2], *p3 = px[3], *p4 = px[4], *p5 = px[5];
+    const float *pp[PX];
+    for (int i = 0; i < PX; i++)
+        pp[i] = px[i];
     for (size_t k = 0; k < kc; k++, w += NB) {
         ptrdiff_t o = koff[k];
         __m512 wv[4];
@@ -95,50 +97,30 @@ TGT static inline __attribute__((always_inline)) void tile(size_t kc, const floa
         /* one broadcast live at a time: 24 sums, 4 weights and 1 input
          * value fit the 32 registers (six broadcasts first spilled two
          * sums to the stack, a store and a load per tap) */
-        __m512 x = _mm512_set1_ps(p0[o]);
-        for (int j = 0; j < nv; j++)
-            acc[0][j] = _mm512_fmadd_ps(x, wv[j], acc[0][j]);
-        x = _mm512_set1_ps(p1[o]);
-        for (int j = 0; j < nv; j++)
-            acc[1][j] = _mm512_fmadd_ps(x, wv[j], acc[1][j]);
-        x = _mm512_set1_ps(p2[o]);
-        for (int j = 0; j < nv; j++)
-            acc[2][j] = _mm512_fmadd_ps(x, wv[j], acc[2][j]);
-        x = _mm512_set1_ps(p3[o]);
-        for (int j = 0; j < nv; j++)
-            acc[3][j] = _mm512_fmadd_ps(x, wv[j], acc[3][j]);
-        x = _mm512_set1_ps(p4[o]);
-        for (int j = 0; j < nv; j++)
-            acc[4][j] = _mm512_fmadd_ps(x, wv[j], acc[4][j]);
-        x = _mm512_set1_ps(p5[o]);
-        for (int j = 0; j < nv; j++)
-            acc[5][j] = _mm512_fmadd_ps(x, wv[j], acc[5][j]);
+#pragma GCC unroll 6
+        for (int i = 0; i < PX; i++) {
+            __m512 x = _mm512_set1_ps(pp[i][o]);
+            for (int j = 0; j < nv; j++)
+                acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
+        }
     }
     for (int i = 0; i < PX; i++)
         for (int j = 0; j < nv; j++)
             _mm512_store_ps(yt + i * NB + j * 16, acc[i][j]);
 }
 
-TGT static void tile4(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
-                      const float *pf, size_t npf)
-{
-    tile(kc, w, px, koff, yt, carry, pf, npf, 4);
-}
-TGT static void tile3(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
-                      const float *pf, size_t npf)
-{
-    tile(kc, w, px, koff, yt, carry, pf, npf, 3);
-}
-TGT static void tile2(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
-                      const float *pf, size_t npf)
-{
-    tile(kc, w, px, koff, yt, carry, pf, npf, 2);
-}
-TGT static void tile1(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, bool carry,
-                      const float *pf, size_t npf)
-{
-    tile(kc, w, px, koff, yt, carry, pf, npf, 1);
-}
+/* The tile for 4, 3, 2 or 1 vectors of channels. */
+#define TILE_NV(NV)                                                                                            \
+    TGT static void tile##NV(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, \
+                             bool carry, const float *pf, size_t npf)                                         \
+    {                                                                                                          \
+        tile(kc, w, px, koff, yt, carry, pf, npf, NV);                                                         \
+    }
+TILE_NV(4)
+TILE_NV(3)
+TILE_NV(2)
+TILE_NV(1)
+#undef TILE_NV
 
 typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdiff_t *, float *, bool, const float *,
                         size_t);

@@ -541,12 +541,12 @@ static bool direct_geometry(conv_geo *cg)
     return true;
 }
 
-/* The direct form's plan: where each tap's row starts in a group's planes,
- * and room for the planes. */
-static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_error *err)
+/* The plan's geometry into the state, and room for koff (one offset per
+ * tap), for the forms that read taps at offsets: the direct form and the
+ * pixel kernel. */
+static gir_status koff_plan(conv_state *s, const conv_geo *cg, gir_error *err)
 {
     gir_status st;
-    cg->direct = true;
     if ((st = state_geo(s, cg, sizeof *cg, err)))
         return st;
     if (s->cap_koff < cg->Kg) {
@@ -555,6 +555,17 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
             return gir_nomem(err);
         s->cap_koff = cg->Kg;
     }
+    return GIR_OK;
+}
+
+/* The direct form's plan: where each tap's row starts in a group's planes,
+ * and room for the planes. */
+static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_error *err)
+{
+    gir_status st;
+    cg->direct = true;
+    if ((st = koff_plan(s, cg, err)))
+        return st;
     size_t KH = cg->g.k[1], KW = cg->g.k[2], sd = cg->ds, k = 0;
     for (size_t ch = 0; ch < cg->Cg; ch++)
         for (size_t kh = 0; kh < KH; kh++)
@@ -606,14 +617,8 @@ static gir_status pwpx_setup(conv_state *s, conv_geo *cg, gir_error *err)
 {
     gir_status st;
     cg->pwpx = true;
-    if ((st = state_geo(s, cg, sizeof *cg, err)))
+    if ((st = koff_plan(s, cg, err)))
         return st;
-    if (s->cap_koff < cg->Kg) {
-        free(s->koff);
-        if (!(s->koff = malloc(cg->Kg * sizeof *s->koff)))
-            return gir_nomem(err);
-        s->cap_koff = cg->Kg;
-    }
     for (size_t k = 0; k < cg->Kg; k++)
         s->koff[k] = (ptrdiff_t)(k * cg->insp);
     return GIR_OK;
