@@ -633,9 +633,11 @@ static void test_conv(void **state)
         { 2, 1, 8, 8, 2, { 9, 40 }, { 3, 3 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, { 1, 2 }, true, NULL },
         /* Winograd F(2x2,3x3): odd sizes (partial tiles), batch 2, asymmetric
          * pads, and rows wider than the row-at-a-time transforms take */
-        { 2, 2, 16, 24, 1, { 15, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
-        { 2, 1, 20, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 2, 2 }, false, NULL },
-        { 2, 1, 16, 16, 1, { 3, 1100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 2, 32, 24, 1, { 15, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 40, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 2, 2 }, false, NULL },
+        { 2, 1, 32, 16, 1, { 3, 1100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        /* 3x3 over 16 channels (144 taps): the pixel kernel, not Winograd */
+        { 2, 1, 16, 24, 1, { 15, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         /* the direct form (AVX-512: B rows read from padded stride-phase
          * planes): stride 2 with groups and asymmetric pads, 5x5, and rows
          * so wide that the output goes in several row blocks */
@@ -754,7 +756,7 @@ static void test_fused_gated(void **state)
         check_gated(256, 20, 1, 1, hard, swap, 7, 6);   /* pointwise, the pixel kernel (AVX-512) */
         check_gated(8, 40, 1, 1, hard, swap, 1, 1);     /* a 1x1 map (squeeze-excitation): one run */
         check_gated(6, 6, 6, 3, hard, swap, 12, 11);    /* depthwise */
-        check_gated(16, 16, 1, 3, hard, swap, 12, 11);  /* Winograd */
+        check_gated(32, 16, 1, 3, hard, swap, 12, 11);  /* Winograd */
     }
     /* a Sigmoid alone after a Conv runs in it too */
     gir_graph *g = rt_graph();
