@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -111,19 +112,29 @@ void *rt_state(rt_call *c, size_t size)
     return c->state;
 }
 
+/* The items are handed out in chunks (about four per worker) from a shared
+ * counter rather than in one fixed part each: on a shared machine one
+ * worker is often slowed or preempted for a while, and the others then
+ * take its share instead of waiting for it.  Every item is computed the
+ * same way whoever computes it, so the results do not change. */
 typedef struct pf_job {
     void (*fn)(void *, size_t, size_t, int);
     void *ctx;
-    size_t total, align;
+    size_t total, align, units, chunk; /* units of align items, chunk units at a time */
+    atomic_size_t next;
 } pf_job;
 
 static void pf_worker(void *ctx, int w, int n)
 {
+    (void)n;
     pf_job *j = ctx;
-    size_t b, e;
-    gir_split_range(j->total, j->align, w, n, &b, &e);
-    if (b < e)
-        j->fn(j->ctx, b, e, w);
+    for (;;) {
+        size_t u = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
+        if (u >= j->units)
+            break;
+        size_t b = u * j->align, e = (u + j->chunk) * j->align;
+        j->fn(j->ctx, b, e < j->total ? e : j->total, w);
+    }
 }
 
 void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
@@ -135,7 +146,13 @@ void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per
         fn(ctx, 0, total, 0);
         return;
     }
-    pf_job j = { fn, ctx, total, align };
+    if (align == 0)
+        align = 1;
+    pf_job j = { fn, ctx, total, align, (total + align - 1) / align, 1, 0 };
+    j.chunk = j.units / (4 * (size_t)gir_threads_count(th));
+    if (j.chunk < 1)
+        j.chunk = 1;
+    atomic_init(&j.next, 0);
     gir_threads_run(th, pf_worker, &j);
 }
 
