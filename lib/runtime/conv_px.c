@@ -20,7 +20,7 @@
 #define PX 6       /* pixels per tile */
 #define NB 64      /* output channels per block (4 vectors) */
 #define KB 128     /* taps per block */
-#define CHUNK 240  /* pixels per work item (a multiple of PX and of 16) */
+#define CHUNK 240  /* pixels per work item, at most (a multiple of PX and of 16) */
 
 struct rt_convpx {
     size_t M, K, blocks;
@@ -129,7 +129,7 @@ typedef struct px_job {
     const rt_convpx *p;
     const rt_convpx_args *a;
     gir_threads *th;
-    size_t P, chunks;
+    size_t P, chunks, cq; /* cq: pixels per chunk, at most CHUNK */
 } px_job;
 
 /* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][NB])
@@ -192,7 +192,7 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     float *yt = gir_threads_scratch(j->th, worker);
     for (size_t it = i0; it < i1; it++) {
         size_t blk = it / j->chunks, ch = it % j->chunks;
-        size_t q0 = ch * CHUNK, nq = j->P - q0 < CHUNK ? j->P - q0 : CHUNK;
+        size_t q0 = ch * j->cq, nq = j->P - q0 < j->cq ? j->P - q0 : j->cq;
         size_t m0 = blk * NB, nm = p->M - m0 < NB ? p->M - m0 : NB;
         tile_fn fn = nm > 48 ? tile4 : nm > 32 ? tile3 : nm > 16 ? tile2 : tile1;
         const float *wb = p->w + blk * p->K * NB;
@@ -219,8 +219,20 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
 
 void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
 {
-    px_job j = { p, a, th, a->OH * a->OW, 0 };
+    px_job j = { p, a, th, a->OH * a->OW, 0, CHUNK };
     j.chunks = (j.P + CHUNK - 1) / CHUNK;
+    /* With several workers and few items (7x7 and 14x14 maps), smaller
+     * chunks of pixels: splitting the channel blocks instead had every
+     * worker read all of the input (EfficientNet's 672 -> 112 at 14x14:
+     * slower with two threads than with one).  Each pixel's sums are the
+     * same whatever the chunk. */
+    size_t nt = th ? (size_t)gir_threads_count(th) : 1, want = 4 * nt;
+    if (nt > 1 && j.chunks * p->blocks < want) {
+        size_t chunks = (want + p->blocks - 1) / p->blocks, cq = (j.P + chunks - 1) / chunks;
+        cq = (cq + PX - 1) / PX * PX;
+        j.cq = cq < 4 * PX ? 4 * PX : cq > CHUNK ? CHUNK : cq;
+        j.chunks = (j.P + j.cq - 1) / j.cq;
+    }
     rt_parallel_for(th, j.chunks * p->blocks, 1, 1, px_items, &j);
 }
 
