@@ -673,6 +673,8 @@ static void test_conv(void **state)
         { 2, 1, 17, 17, 17, { 11, 13 }, { 3, 5 }, { 1, 2 }, { 2, 1 }, { 2, 1 }, { 0, 3 }, true, NULL },
         { 2, 1, 16, 16, 16, { 9, 9 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
         { 2, 1, 8, 8, 8, { 6, 50 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        /* rows too wide for its tiles (70000 columns): the plane kernels */
+        { 2, 1, 2, 2, 2, { 1, 70000 }, { 1, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 0, 1 }, true, NULL },
         /* pointwise over few pixels and 256+ channels: the pixel kernel
          * reading the input itself (AVX-512): 260 taps (sums carried over
          * three blocks of 128), 70 channels (64 + 6), batch 2 */

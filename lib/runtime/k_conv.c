@@ -589,6 +589,11 @@ static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg)
     const rt_geom *g = &cg->g;
     if (g->nsp != 2 || cg->Mg != 1 || !c->in_const[1] || !rt_dwc_available() || g->out[1] == 0 || g->out[2] == 0)
         return false;
+    /* its tiles hold whole padded rows: huge rows or windows (dilated far
+     * apart) stay with the plane kernels */
+    if (g->k[1] * g->k[2] > 1024 || (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] >= ((size_t)1 << 16) ||
+        (g->k[1] - 1) * g->d[1] >= ((size_t)1 << 12))
+        return false;
     rt_dwpad pad;
     if (g->out[2] >= 48 && dw_pad_geometry(cg, &pad) && rt_dwdirect_select(GIR_GEMM_AUTO, &pad))
         return false;
