@@ -114,8 +114,8 @@ static inline __mmask16 first_n(size_t n)
     return (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
 }
 
-/* Input row ih (columns [0, nw)) of channels x[0..nc) (planes hw apart) into
- * tile row d from column d0 on. */
+/* Columns [0, nw) of one input row of channels 0..nc (x: channel 0's row,
+ * planes hw apart) into the tile row at d: pixel j at d + 16 j. */
 TGT static void row_in(const float *x, size_t hw, size_t nc, size_t nw, float *d)
 {
     for (size_t j0 = 0; j0 < nw; j0 += 16) {
