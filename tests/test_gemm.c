@@ -300,6 +300,22 @@ static void count_worker(void *ctx, int w, int n)
     hits[w] += n;
 }
 
+typedef struct chunk_seen {
+    size_t chunk; /* the piece expected (a chunk of 0 is taken as 1) */
+    int hits[101];
+    int bad;      /* pieces not at a multiple of the chunk, of another length
+                   * (but the last), or from no worker of the pool */
+} chunk_seen;
+
+static void chunk_worker(void *ctx, size_t u0, size_t u1, int worker)
+{
+    chunk_seen *s = ctx;
+    if (worker < 0 || worker > 2 || u0 % s->chunk != 0 || (u1 - u0 != s->chunk && !(u1 == 101 && u1 - u0 < s->chunk)))
+        __atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
+    for (size_t u = u0; u < u1; u++)
+        __atomic_fetch_add(&s->hits[u], 1, __ATOMIC_RELAXED);
+}
+
 static void test_threads(void **state)
 {
     (void)state;
@@ -316,6 +332,16 @@ static void test_threads(void **state)
     assert_int_equal(hits[1], 300);
     assert_int_equal(hits[2], 300);
     assert_true(((uintptr_t)gir_threads_scratch(th, 2) & 63) == 0);
+
+    /* Pieces from a shared counter: every unit exactly once, in pieces of
+     * the chunk (the last one shorter), by workers of the pool. */
+    for (size_t chunk = 0; chunk <= 8; chunk += 4) {
+        chunk_seen seen = { chunk ? chunk : 1, { 0 }, 0 };
+        gir_threads_chunks(th, 101, chunk, chunk_worker, &seen);
+        for (int i = 0; i < 101; i++)
+            assert_int_equal(seen.hits[i], 1);
+        assert_int_equal(seen.bad, 0);
+    }
     gir_threads_free(th);
 
     /* Ranges: aligned parts covering [0, total) exactly once. */

@@ -8,7 +8,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -112,29 +111,19 @@ void *rt_state(rt_call *c, size_t size)
     return c->state;
 }
 
-/* The items are handed out in chunks (about four per worker) from a shared
- * counter rather than in one fixed part each: on a shared machine one
- * worker is often slowed or preempted for a while, and the others then
- * take its share instead of waiting for it.  Every item is computed the
- * same way whoever computes it, so the results do not change. */
+/* Units of align items, in pieces of about a quarter of a worker's share
+ * (gir_threads_chunks: a slowed worker's share goes to the others). */
 typedef struct pf_job {
     void (*fn)(void *, size_t, size_t, int);
     void *ctx;
-    size_t total, align, units, chunk; /* units of align items, chunk units at a time */
-    atomic_size_t next;
+    size_t total, align;
 } pf_job;
 
-static void pf_worker(void *ctx, int w, int n)
+static void pf_units(void *ctx, size_t u0, size_t u1, int worker)
 {
-    (void)n;
-    pf_job *j = ctx;
-    for (;;) {
-        size_t u = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
-        if (u >= j->units)
-            break;
-        size_t b = u * j->align, e = (u + j->chunk) * j->align;
-        j->fn(j->ctx, b, e < j->total ? e : j->total, w);
-    }
+    const pf_job *j = ctx;
+    size_t e = u1 * j->align;
+    j->fn(j->ctx, u0 * j->align, e < j->total ? e : j->total, worker);
 }
 
 void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
@@ -148,12 +137,9 @@ void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per
     }
     if (align == 0)
         align = 1;
-    pf_job j = { fn, ctx, total, align, (total + align - 1) / align, 1, 0 };
-    j.chunk = j.units / (4 * (size_t)gir_threads_count(th));
-    if (j.chunk < 1)
-        j.chunk = 1;
-    atomic_init(&j.next, 0);
-    gir_threads_run(th, pf_worker, &j);
+    pf_job j = { fn, ctx, total, align };
+    size_t units = (total + align - 1) / align;
+    gir_threads_chunks(th, units, units / (4 * (size_t)gir_threads_count(th)), pf_units, &j);
 }
 
 /* ---- session creation -------------------------------------------------- */

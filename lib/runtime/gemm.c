@@ -3,7 +3,6 @@
 
 #include "core/internal.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,8 +301,6 @@ typedef struct gemm_job {
     const gemm_impl *im;
     gir_threads *th;
     bool split_n;
-    size_t units, chunk; /* register tiles along the split dimension, handed out chunk at a time */
-    atomic_size_t next;
 } gemm_job;
 
 /* C's rows [i0, i1) x columns [j0, j1) on one worker. */
@@ -376,30 +373,20 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
     }
 }
 
-/* Chunks of whole register tiles from a shared counter (about four per
- * worker, as rt_parallel_for hands out items; two when the split is by
- * rows): a worker slowed by other
- * load leaves its share to the others.  Each element of C sums over k in
- * the same order whichever chunk it falls in. */
-static void gemm_worker(void *ctx, int w, int nw)
+/* Register tiles [u0, u1) along the split dimension, handed out by
+ * gir_threads_chunks: each element of C sums over k in the same order
+ * whichever piece it falls in. */
+static void gemm_tiles(void *ctx, size_t u0, size_t u1, int w)
 {
-    (void)nw;
-    gemm_job *job = ctx;
+    const gemm_job *job = ctx;
     const gir_gemm_args *g = job->g;
     size_t tile = job->split_n ? job->im->nr : job->im->mr, len = job->split_n ? g->n : g->m;
+    size_t b = u0 * tile, e = u1 * tile < len ? u1 * tile : len;
     float *ws = gir_threads_scratch(job->th, w);
-    for (;;) {
-        size_t u = atomic_fetch_add_explicit(&job->next, job->chunk, memory_order_relaxed);
-        if (u >= job->units)
-            break;
-        size_t b = u * tile, e = (u + job->chunk) * tile;
-        if (e > len)
-            e = len;
-        if (job->split_n)
-            gemm_block(g, job->im, 0, g->m, b, e, ws);
-        else
-            gemm_block(g, job->im, b, e, 0, g->n, ws);
-    }
+    if (job->split_n)
+        gemm_block(g, job->im, 0, g->m, b, e, ws);
+    else
+        gemm_block(g, job->im, b, e, 0, g->n, ws);
 }
 
 /* ---- one row of C (batch-1 dense layers): memory bound, no packing ------- */
@@ -684,7 +671,7 @@ static void sgemm(const gir_gemm_args *g, gir_threads *th, float *ws)
             gemv_packed_panels(g, im, 0, (g->m + im->mr - 1) / im->mr);
         return;
     }
-    gemm_job job = { g, im, th, false, 0, 1, 0 };
+    gemm_job job = { g, im, th, false };
     int nw = th ? gir_threads_count(th) : 1;
     double work = (double)g->m * (double)g->n * (double)g->k;
     if (nw == 1 || work < 65536.0) {
@@ -694,13 +681,10 @@ static void sgemm(const gir_gemm_args *g, gir_threads *th, float *ws)
     /* Split the dimension that gives each worker whole, full tiles. */
     size_t units_n = (g->n + im->nr - 1) / im->nr, units_m = (g->m + im->mr - 1) / im->mr;
     job.split_n = units_n >= (size_t)nw * 4 || units_n >= units_m;
-    job.units = job.split_n ? units_n : units_m;
-    /* split by rows, each chunk packs all of B again: fewer chunks */
-    job.chunk = job.units / ((job.split_n ? 4 : 2) * (size_t)nw);
-    if (job.chunk < 1)
-        job.chunk = 1;
-    atomic_init(&job.next, 0);
-    gir_threads_run(th, gemm_worker, &job);
+    size_t units = job.split_n ? units_n : units_m;
+    /* pieces of a quarter of a worker's share; half when split by rows,
+     * where each piece packs all of B again */
+    gir_threads_chunks(th, units, units / ((job.split_n ? 4 : 2) * (size_t)nw), gemm_tiles, &job);
 }
 
 void gir_sgemm(const gir_gemm_args *g, gir_threads *th)

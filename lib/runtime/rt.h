@@ -208,9 +208,11 @@ static inline void rt_copy_parts(void *y, const void *x, size_t outer, size_t ro
         memcpy((char *)y + o * part, (const char *)x + o * row + off, part);
 }
 
-/* Runs fn(ctx, begin, end, worker) over [0, total) split among the pool's
- * workers in aligned static parts (serially, as worker 0, when total <
- * min_per_thread * 2).  worker indexes per-worker scratch. */
+/* Runs fn(ctx, begin, end, worker) over [0, total) in aligned pieces
+ * handed out to the pool's workers as they finish (gir_threads_chunks;
+ * serially, as worker 0, when total < min_per_thread * 2).  worker indexes
+ * per-worker scratch: an item's result must not depend on the worker or
+ * the piece. */
 void rt_parallel_for(gir_threads *th, size_t total, size_t align, size_t min_per_thread,
                      void (*fn)(void *ctx, size_t begin, size_t end, int worker), void *ctx);
 
@@ -325,10 +327,8 @@ rt_maxpool_fn rt_maxpool_select(int isa);
 
 #include "gemm.h"
 
-/* One kernel compiled per ISA: the one for isa (gir_gemm_isa_resolve).  Off
- * x86 the AVX names are dropped unread, so they need not exist there. */
-/* Memory-bound elementwise loops (binary arithmetic, unary math,
- * BatchNormalization) compiled for AVX-512 and AVX2 as well as the
+/* Memory-bound loops (binary arithmetic, unary math, BatchNormalization,
+ * pooling, sums over a row) compiled for AVX-512 and AVX2 as well as the
  * baseline, the copy picked when the library is loaded: the baseline's
  * SSE2 moves 16 bytes per instruction, which leaves them several times
  * slower than the cache could feed them. */
@@ -341,6 +341,8 @@ rt_maxpool_fn rt_maxpool_select(int isa);
 #define RT_CLONES
 #endif
 
+/* One kernel compiled per ISA: the one for isa (gir_gemm_isa_resolve).  Off
+ * x86 the AVX names are dropped unread, so they need not exist there. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define RT_ISA_PICK(isa, generic, avx2, avx512)                                                                 \
     (gir_gemm_isa_resolve(isa) == GIR_GEMM_AVX512 ? (avx512)                                                    \

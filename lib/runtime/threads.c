@@ -230,6 +230,39 @@ void gir_threads_run(gir_threads *t, void (*fn)(void *ctx, int worker, int nwork
     }
 }
 
+typedef struct chunks_job {
+    void (*fn)(void *ctx, size_t u0, size_t u1, int worker);
+    void *ctx;
+    size_t units, chunk;
+    atomic_size_t next;
+} chunks_job;
+
+static void chunks_worker(void *ctx, int w, int n)
+{
+    (void)n;
+    chunks_job *j = ctx;
+    for (;;) {
+        size_t u = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
+        if (u >= j->units)
+            break;
+        j->fn(j->ctx, u, j->units - u < j->chunk ? j->units : u + j->chunk, w);
+    }
+}
+
+void gir_threads_chunks(gir_threads *t, size_t units, size_t chunk,
+                        void (*fn)(void *ctx, size_t u0, size_t u1, int worker), void *ctx)
+{
+    if (units == 0)
+        return;
+    if (t->n == 1) {
+        fn(ctx, 0, units, 0);
+        return;
+    }
+    chunks_job j = { fn, ctx, units, chunk ? chunk : 1, 0 };
+    atomic_init(&j.next, 0);
+    gir_threads_run(t, chunks_worker, &j);
+}
+
 void gir_split_range(size_t total, size_t align, int w, int n, size_t *begin, size_t *end)
 {
     if (align == 0)

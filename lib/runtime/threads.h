@@ -32,6 +32,14 @@ void gir_threads_run(gir_threads *t, void (*fn)(void *ctx, int worker, int nwork
  * gir_gemm_workspace_floats() floats. */
 float *gir_threads_scratch(gir_threads *t, int worker);
 
+/* Runs fn(ctx, u0, u1, worker) over [0, units) in pieces of `chunk` units
+ * (the last may be shorter) handed out from a shared counter: each worker
+ * takes the next piece when done with its last, so a worker slowed by
+ * other load leaves its share to the others.  fn must compute each unit
+ * the same way whatever piece it falls in.  Serially on one worker. */
+void gir_threads_chunks(gir_threads *t, size_t units, size_t chunk,
+                        void (*fn)(void *ctx, size_t u0, size_t u1, int worker), void *ctx);
+
 /* Splits [0, total) into n nearly equal parts aligned to `align` (except at
  * the end) and gives part w as [*begin, *end). */
 void gir_split_range(size_t total, size_t align, int w, int n, size_t *begin, size_t *end);
