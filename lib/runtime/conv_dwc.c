@@ -13,7 +13,7 @@
 #include "conv_dwc.h"
 
 #include "gemm.h"
-#include "tr16.h"
+#include "simd512.h"
 
 #include <stdlib.h>
 
@@ -109,18 +109,13 @@ bool rt_dwc_available(void)
     return gir_gemm_isa_resolve(GIR_GEMM_AUTO) == GIR_GEMM_AVX512;
 }
 
-static inline __mmask16 first_n(size_t n)
-{
-    return (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-}
-
 /* Columns [0, nw) of one input row of channels 0..nc (x: channel 0's row,
  * planes hw apart) into the tile row at d: pixel j at d + 16 j. */
 TGT static void row_in(const float *x, size_t hw, size_t nc, size_t nw, float *d)
 {
     for (size_t j0 = 0; j0 < nw; j0 += 16) {
         size_t m = nw - j0 < 16 ? nw - j0 : 16;
-        __mmask16 mk = first_n(m);
+        __mmask16 mk = rt_mask16(m);
         __m512 r[16];
         for (size_t c = 0; c < 16; c++)
             r[c] = c < nc ? _mm512_maskz_loadu_ps(mk, x + c * hw + j0) : _mm512_setzero_ps();
@@ -231,7 +226,7 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
             row_in(x + (pr - g->ph) * W, hw, nc, nw, d + lead * CB);
             zero(d + (lead + nw) * CB, (tw - lead - nw) * CB);
         }
-        __m512 bias = a->bias ? _mm512_maskz_loadu_ps(first_n(nc), a->bias + c0) : _mm512_setzero_ps();
+        __m512 bias = a->bias ? _mm512_maskz_loadu_ps(rt_mask16(nc), a->bias + c0) : _mm512_setzero_ps();
         band_out(p, t, p->w + blk * p->taps * CB, bias, o, nr);
         size_t q = nr * g->ow; /* the band's pixels */
         if (post && !a->accumulate)
@@ -239,7 +234,7 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
         float *y = a->y + (n * p->C + c0) * P + oh0 * g->ow;
         for (size_t q0 = 0; q0 < q; q0 += 16) {
             size_t m = q - q0 < 16 ? q - q0 : 16;
-            __mmask16 mk = first_n(m);
+            __mmask16 mk = rt_mask16(m);
             __m512 r[16];
             for (size_t i = 0; i < 16; i++)
                 r[i] = i < m ? _mm512_load_ps(o + (q0 + i) * CB) : _mm512_setzero_ps();

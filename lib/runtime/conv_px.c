@@ -13,7 +13,7 @@
 #include "conv_px.h"
 
 #include "gemm.h"
-#include "tr16.h"
+#include "simd512.h"
 
 #include <stdlib.h>
 
@@ -146,7 +146,7 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t m0
         __m512 bv[NB / 16];
         for (size_t v = 0; v < NB / 16; v++) {
             size_t m = m0 + v * 16, n = m < m0 + nm ? m0 + nm - m : 0;
-            bv[v] = a->bias ? _mm512_maskz_loadu_ps((__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u), a->bias + m)
+            bv[v] = a->bias ? _mm512_maskz_loadu_ps(rt_mask16(n), a->bias + m)
                             : _mm512_setzero_ps();
         }
         for (size_t q = 0; q < nq; q++)
@@ -157,7 +157,7 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t m0
     __m512 lo = _mm512_set1_ps(clamp ? a->act->lo : 0.0f), hi = _mm512_set1_ps(clamp ? a->act->hi : 0.0f);
     for (size_t q = 0; q < nq; q += 16) {
         size_t n = nq - q < 16 ? nq - q : 16;
-        __mmask16 mk = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1u);
+        __mmask16 mk = rt_mask16(n);
         for (size_t jb = 0; jb < nm; jb += 16) {
             size_t nc = nm - jb < 16 ? nm - jb : 16;
             __m512 r[16];

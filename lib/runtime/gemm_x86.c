@@ -2,6 +2,7 @@
  * Compiled for the baseline ISA; each kernel is a target-attributed
  * function that gemm.c calls only after checking the CPU at run time. */
 #include "gemm_impl.h"
+#include "simd512.h"
 
 #ifdef GIR_GEMM_X86
 
@@ -13,11 +14,6 @@
 #define A512_MR 8
 #define A512_NR 32
 #define TGT512 __attribute__((target("avx512f")))
-
-TGT512 static inline __mmask16 mask16(size_t n)
-{
-    return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u);
-}
 
 TGT512 static inline __m512 ep512(__m512 v, float *c, __mmask16 mk, const gemm_ep *ep, __m512 vbeta, __m512 bn,
                                   size_t r)
@@ -77,7 +73,7 @@ TGT512 static inline void store512(__m512 acc[A512_MR][2], float *c, size_t ldc,
         store512_rows(acc, c, ldc, m, n, ep);
         return;
     }
-    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
+    __mmask16 m0 = rt_mask16(n), m1 = n > 16 ? rt_mask16(n - 16) : 0;
     __m512 vbeta = _mm512_set1_ps(ep->beta);
     __m512 bn0 = _mm512_setzero_ps(), bn1 = _mm512_setzero_ps();
     if (ep->bias_n) {
@@ -165,7 +161,7 @@ TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, s
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
-    __mmask16 m0 = mask16(n), m1 = n > 16 ? mask16(n - 16) : 0;
+    __mmask16 m0 = rt_mask16(n), m1 = n > 16 ? rt_mask16(n - 16) : 0;
     for (size_t k = 0; k < kc; k++) {
         const float *bk = rows ? b + rows[k] : b + k * ldb;
         __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16), ar;

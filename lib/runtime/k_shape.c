@@ -3,7 +3,7 @@
  * Slice, Pad, Tile, Expand, Gather, Resize, DepthToSpace, SpaceToDepth,
  * Shape. */
 #include "rt.h"
-#include "tr16.h"
+#include "simd512.h"
 
 #include <stdlib.h>
 

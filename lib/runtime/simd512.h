@@ -1,13 +1,21 @@
-/* A 16 x 16 transpose of floats in AVX-512 registers: r[i][j] -> r[j][i],
- * in 64 shuffles (pairs within 128-bit lanes, then pairs of pairs, then a
- * 4 x 4 transpose of the lanes).  For functions compiled with
- * target("avx512f"). */
-#ifndef GIR_RUNTIME_TR16_H
-#define GIR_RUNTIME_TR16_H
+/* AVX-512 helpers shared by the kernels compiled with target("avx512f"):
+ * the mask of a vector's first n lanes, and a 16 x 16 transpose of floats
+ * in registers. */
+#ifndef GIR_RUNTIME_SIMD512_H
+#define GIR_RUNTIME_SIMD512_H
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <stddef.h>
 
+/* Lanes [0, n) (all 16 from n = 16 on). */
+__attribute__((target("avx512f"), always_inline)) static inline __mmask16 rt_mask16(size_t n)
+{
+    return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u);
+}
+
+/* r[i][j] -> r[j][i], in 64 shuffles: pairs within 128-bit lanes, then
+ * pairs of pairs, then a 4 x 4 transpose of the lanes. */
 __attribute__((target("avx512f"), always_inline)) static inline void rt_tr16(__m512 r[16])
 {
     __m512 t[16];
