@@ -630,6 +630,17 @@ static gir_status pwpx_setup(conv_state *s, conv_geo *cg, gir_error *err)
     return GIR_OK;
 }
 
+/* The pixel kernel's packed weights, made once (they stand in for the
+ * constant weights, which the session may then drop). */
+static gir_status px_weights(rt_call *c, conv_state *s, const conv_geo *cg, gir_error *err)
+{
+    gir_status st;
+    if (!s->px && (st = rt_convpx_new(c->in[1]->data, cg->M, cg->Kg, &s->px, err)))
+        return st;
+    c->in_done[1] = true;
+    return GIR_OK;
+}
+
 static gir_status conv_prepare(rt_call *c, gir_error *err)
 {
     conv_geo cg;
@@ -696,18 +707,10 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
      * lose to the row-wise product: each tile's setup and the transposing
      * epilogue weigh more than a short sum (3x3 over 3 channels: 1.3x). */
     if (!s->packed && (s->px || (c->in_const[1] && cg.G == 1 && cg.Kg >= PX_MIN_TAPS && rt_convpx_available())) &&
-        direct_geometry(&cg)) {
-        if (!s->px && (st = rt_convpx_new(w->data, cg.M, cg.Kg, &s->px, err)))
-            return st;
-        c->in_done[1] = true;
-        return direct_setup(c, s, &cg, err);
-    }
-    if (!s->packed && cg.pointwise && cg.G == 1 && (s->px || (c->in_const[1] && pwpx_wanted(&cg)))) {
-        if (!s->px && (st = rt_convpx_new(w->data, cg.M, cg.Kg, &s->px, err)))
-            return st;
-        c->in_done[1] = true;
-        return pwpx_setup(s, &cg, err);
-    }
+        direct_geometry(&cg))
+        return (st = px_weights(c, s, &cg, err)) ? st : direct_setup(c, s, &cg, err);
+    if (!s->packed && cg.pointwise && cg.G == 1 && (s->px || (c->in_const[1] && pwpx_wanted(&cg))))
+        return (st = px_weights(c, s, &cg, err)) ? st : pwpx_setup(s, &cg, err);
     /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     /* (the state lives as long as the weights: overridden constants free it) */
     if (c->in_const[1] && !s->packed && (st = pack_groups(s, cg.G, false, cg.Mg, cg.Kg, w->data, err)))
@@ -949,19 +952,18 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     const conv_geo cg = *(const conv_geo *)s->geo;
     if (cg.P == 0 || cg.N == 0 || cg.M == 0)
         return GIR_OK;
+    const float *x = c->in[0]->data, *w = c->in[1]->data;
+    const float *bias = c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL;
+    float *y = c->out[0]->data;
     if (cg.depthwise) {
         if (s->dwc) {
-            rt_dwc_args a = { c->in[0]->data, cg.N, c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL, c->accumulate,
-                              &c->act, c->out[0]->data, c->scratch };
+            rt_dwc_args a = { x, cg.N, bias, c->accumulate, &c->act, y, c->scratch };
             rt_dwc_run(s->dwc, &a, c->th);
         } else {
             conv_depthwise(c, &cg);
         }
         return GIR_OK;
     }
-    const float *x = c->in[0]->data, *w = c->in[1]->data;
-    const float *bias = c->n_in > 2 && c->in[2] ? c->in[2]->data : NULL;
-    float *y = c->out[0]->data;
     if (s->wino) {
         for (size_t n = 0; n < cg.N; n++)
             rt_wino_run(s->wino, x + n * cg.C * cg.insp, bias, y + n * cg.M * cg.P, &c->act, c->accumulate,
