@@ -125,12 +125,6 @@ RT_CLONES static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
                         float v = xs[i * sw];
                         yd[i] = (v > yd[i] || v != v) ? v : yd[i];
                     }
-                } else if (sw == 2) { /* a constant stride: the loads vectorise */
-                    for (size_t i = 0; i < n; i++)
-                        yd[i] += xs[i * 2];
-                } else if (sw == 1) {
-                    for (size_t i = 0; i < n; i++)
-                        yd[i] += xs[i];
                 } else {
                     for (size_t i = 0; i < n; i++)
                         yd[i] += xs[i * sw];
