@@ -152,7 +152,7 @@ GIR_API gir_status gir_tensor_load(gir_tensor *t, const void **data, gir_error *
             data_release(buf, t->nbytes, mapped);
             return st;
         }
-        t->data = buf; /* only once complete, as before */
+        t->data = buf; /* published only once loaded: a failed load leaves none */
         t->data_mapped = mapped;
     }
     if (data)
