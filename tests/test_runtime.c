@@ -4,6 +4,8 @@
 
 #include "runtime/rt.h"
 #include "runtime/gemm.h"
+#include "runtime/conv_dwc.h"
+#include "runtime/conv_px.h"
 
 #include <float.h>
 #include <math.h>
@@ -647,12 +649,13 @@ static void test_conv(void **state)
         /* ... with K (32 x 3 x 3) longer than one GEMM pass: the output rows'
          * columns are stored, and added to, more than once */
         { 2, 1, 32, 20, 1, { 11, 40 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
-        /* one group, 192 taps or more, on AVX-512: the pixel kernel
-         * (conv_px.c), tiles of 6 pixels x 64 channels: 72 channels (a
-         * block of 64 and one of 8) over 575 pixels (three chunks of 240,
-         * the last tile partial); 100 channels (64 + 36) over 7x7 with 216
-         * taps (the sums carried over a second block of 128 taps); batch
-         * 2, stride 2, 20 channels */
+        /* one group, 144 taps or more, on AVX-512: the pixel kernel
+         * (conv_px.c), channel blocks of at most 4 vectors: 72 channels (5
+         * vectors: blocks of 3 and 2, tiles of 8 and 12 pixels) over 575
+         * pixels (three chunks of 240, the last tile partial); 100 channels
+         * (blocks of 4 and 3) over 7x7 with 216 taps (the sums carried
+         * over a second block of 128 taps); batch 2, stride 2, 20 channels
+         * (one block of 2 vectors) */
         { 2, 1, 8, 72, 1, { 23, 25 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
         { 2, 1, 24, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 2, 24, 20, 1, { 14, 15 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 1, 1 }, false, NULL },
@@ -677,12 +680,185 @@ static void test_conv(void **state)
         { 2, 1, 2, 2, 2, { 1, 70000 }, { 1, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 0, 1 }, true, NULL },
         /* pointwise over few pixels and 256+ channels: the pixel kernel
          * reading the input itself (AVX-512): 260 taps (sums carried over
-         * three blocks of 128), 70 channels (64 + 6), batch 2 */
+         * three blocks of 128), 70 channels (blocks of 3 and 2 vectors, the
+         * last partial), batch 2 */
         { 2, 2, 260, 70, 1, { 9, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         for (int tail = 0; tail < 3; tail++)
             check_conv(&specs[i], tail);
+}
+
+/* An inverted residual block, as MobileNetV2 and EfficientNet have: a
+ * pointwise expansion, a depthwise window and a pointwise projection, each
+ * with an activation (0 Relu, 1 Clip 0..6, 2 SiLU), the last plus a
+ * residual when asked.  On AVX-512, the two values between them are handed
+ * over in channel blocks when the expanded channels are a multiple of 16
+ * (rt_tensor.blocked): none when a value is also a graph output (expose:
+ * the first), or when the session keeps its values.  The numbers are the
+ * reference convolutions', and the same with 1 and 2 threads. */
+typedef struct chainspec {
+    int64_t n, c, e, o, h, w, k, s;
+    int act;
+    bool residual, expose, keep;
+} chainspec;
+
+static void chain_ref_act(int act, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = y[i];
+        y[i] = (float)(act == 0 ? fmax(v, 0.0) : act == 1 ? fmin(fmax(v, 0.0), 6.0) : v / (1.0 + exp(-v)));
+    }
+}
+
+static void chain_act(gir_graph *g, int act, const char *in, const char *name, const char *out)
+{
+    char gate[32], ins[64];
+    if (act == 0) {
+        rt_node(g, GIR_OP_Relu, name, in, out);
+    } else if (act == 1) {
+        gir_node *c = rt_node(g, GIR_OP_Clip, name, in, out);
+        rt_attr_float(g, c, "min", 0.0);
+        rt_attr_float(g, c, "max", 6.0);
+    } else {
+        snprintf(gate, sizeof gate, "%s_g", name);
+        snprintf(ins, sizeof ins, "%s,%s", in, gate);
+        rt_node(g, GIR_OP_Sigmoid, gate, in, gate);
+        rt_node(g, GIR_OP_Mul, name, ins, out);
+    }
+}
+
+static void check_chain(const chainspec *ch)
+{
+    int64_t H = ch->h, W = ch->w, k = ch->k, p = k / 2;
+    convspec c1 = { 2, ch->n, ch->c, ch->e, 1, { H, W }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL };
+    convspec c2 = { 2, ch->n, ch->e, ch->e, ch->e, { H, W }, { k, k }, { ch->s, ch->s }, { 1, 1 }, { p, p }, { p, p },
+                    true, NULL };
+    int64_t OH = conv_out(&c2, 0), OW = conv_out(&c2, 1);
+    convspec c3 = { 2, ch->n, ch->e, ch->o, 1, { OH, OW }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL };
+    int64_t xd[4] = { ch->n, ch->c, H, W }, w1d[4] = { ch->e, ch->c, 1, 1 }, w2d[4] = { ch->e, 1, k, k };
+    int64_t w3d[4] = { ch->o, ch->e, 1, 1 }, yd[4] = { ch->n, ch->o, OH, OW };
+    size_t xn = (size_t)(ch->n * ch->c * H * W), an = (size_t)(ch->n * ch->e * H * W);
+    size_t bn = (size_t)(ch->n * ch->e * OH * OW), yn = (size_t)(ch->n * ch->o * OH * OW);
+    size_t w1n = (size_t)(ch->e * ch->c), w2n = (size_t)(ch->e * k * k), w3n = (size_t)(ch->o * ch->e);
+    float *x = malloc(xn * sizeof(float)), *w1 = malloc(w1n * sizeof(float)), *w2 = malloc(w2n * sizeof(float));
+    float *w3 = malloc(w3n * sizeof(float)), *b1 = malloc((size_t)ch->e * sizeof(float));
+    float *b2 = malloc((size_t)ch->e * sizeof(float)), *b3 = malloc((size_t)ch->o * sizeof(float));
+    float *a = malloc(an * sizeof(float)), *bv = malloc(bn * sizeof(float)), *want = malloc(yn * sizeof(float));
+    float *res = malloc(yn * sizeof(float));
+    rt_fill(x, xn, 21);
+    rt_fill(w1, w1n, 22);
+    rt_fill(w2, w2n, 23);
+    rt_fill(w3, w3n, 24);
+    rt_fill(b1, (size_t)ch->e, 25);
+    rt_fill(b2, (size_t)ch->e, 26);
+    rt_fill(b3, (size_t)ch->o, 27);
+    rt_fill(res, yn, 28);
+    conv_ref(&c1, x, w1, b1, a);
+    chain_ref_act(ch->act, a, an);
+    conv_ref(&c2, a, w2, b2, bv);
+    chain_ref_act(ch->act, bv, bn);
+    conv_ref(&c3, bv, w3, b3, want);
+    double big = 0;
+    for (size_t i = 0; i < yn; i++) {
+        if (ch->residual)
+            want[i] += -res[i];
+        big = fmax(big, fabs(want[i]));
+    }
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, xd);
+    if (ch->residual) {
+        rt_input(g, "r", GIR_DT_F32, 4, yd);
+        rt_node(g, GIR_OP_Neg, "neg", "r", "nr");
+    }
+    rt_const(g, "w1", GIR_DT_F32, 4, w1d, w1);
+    rt_const(g, "w2", GIR_DT_F32, 4, w2d, w2);
+    rt_const(g, "w3", GIR_DT_F32, 4, w3d, w3);
+    rt_const(g, "b1", GIR_DT_F32, 1, &ch->e, b1);
+    rt_const(g, "b2", GIR_DT_F32, 1, &ch->e, b2);
+    rt_const(g, "b3", GIR_DT_F32, 1, &ch->o, b3);
+    gir_node *n1 = rt_node(g, GIR_OP_Conv, "expand", "x,w1,b1", "y1");
+    set_window_attrs(g, n1, &c1, false);
+    chain_act(g, ch->act, "y1", "act1", "a1");
+    gir_node *n2 = rt_node(g, GIR_OP_Conv, "depthwise", "a1,w2,b2", "y2");
+    set_window_attrs(g, n2, &c2, false);
+    rt_attr_int(g, n2, "group", ch->e);
+    chain_act(g, ch->act, "y2", "act2", "a2");
+    gir_node *n3 = rt_node(g, GIR_OP_Conv, "project", "a2,w3,b3", ch->residual ? "y3" : "y");
+    set_window_attrs(g, n3, &c3, false);
+    if (ch->residual)
+        rt_node(g, GIR_OP_Add, "add", "y3,nr", "y");
+    rt_output(g, "y");
+    if (ch->expose)
+        rt_output(g, "a1");
+    gir_tensor *in[2] = { rt_tensor_new(GIR_DT_F32, 4, xd, x), rt_tensor_new(GIR_DT_F32, 4, yd, res) };
+    size_t n_in = ch->residual ? 2 : 1, n_out = ch->expose ? 2 : 1;
+    bool blocks = ch->e % 16 == 0 && rt_convpx_available() && rt_dwc_available() && !ch->keep;
+    gir_tensor *o[2][2];
+    for (int t = 0; t < 2; t++) {
+        gir_error err = GIR_ERROR_INIT;
+        gir_session *s;
+        TU_OK(gir_session_new(g, t + 1, &s, &err), &err);
+        gir_session_keep_values(s, ch->keep);
+        for (size_t i = 0; i < n_in; i++)
+            TU_OK(gir_session_set_input(s, i, in[i], &err), &err);
+        TU_OK(gir_session_run(s, &err), &err);
+        assert_int_equal(gir_rt_blocked_count(s), blocks ? (ch->expose ? 1 : 2) : 0);
+        for (size_t i = 0; i < n_out; i++)
+            o[t][i] = gir_tensor_ref(gir_session_output(s, i));
+        gir_session_free(s);
+    }
+    rt_expect_f32(o[0][0], 4, yd, want, 1e-5 * (big + 1));
+    if (ch->expose) {
+        int64_t ad[4] = { ch->n, ch->e, H, W };
+        rt_expect_f32(o[0][1], 4, ad, a, 1e-5 * (double)(ch->c + 1));
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        const void *p1, *p2;
+        TU_OK(gir_tensor_load(o[0][i], &p1, NULL), NULL);
+        TU_OK(gir_tensor_load(o[1][i], &p2, NULL), NULL);
+        assert_memory_equal(p1, p2, (size_t)gir_shape_numel(gir_tensor_shape(o[0][i])) * sizeof(float));
+        gir_tensor_unref(o[0][i]);
+        gir_tensor_unref(o[1][i]);
+    }
+    gir_tensor_unref(in[0]);
+    gir_tensor_unref(in[1]);
+    free(x);
+    free(w1);
+    free(w2);
+    free(w3);
+    free(b1);
+    free(b2);
+    free(b3);
+    free(a);
+    free(bv);
+    free(want);
+    free(res);
+    gir_graph_free(g);
+}
+
+static void test_conv_blocks(void **state)
+{
+    (void)state;
+    static const chainspec specs[] = {
+        /* batch 2 over 9x11 (partial tiles), Clip */
+        { 2, 8, 32, 24, 9, 11, 3, 1, 1, false, false, false },
+        /* 50-wide rows the depthwise plane kernel would take, with a residual */
+        { 1, 16, 48, 16, 20, 50, 3, 1, 0, true, false, false },
+        /* SiLU, 5x5 stride 2, odd sizes */
+        { 1, 24, 64, 40, 15, 13, 5, 2, 2, false, false, false },
+        /* 160 channels: blocks of 4, 3 and 3 vectors out of the expansion,
+         * and the projection's sums carried over two blocks of taps */
+        { 1, 8, 160, 16, 7, 7, 3, 1, 0, false, false, false },
+        /* 24 channels: no blocks */
+        { 1, 8, 24, 8, 9, 9, 3, 1, 0, false, false, false },
+        /* the expansion's result is a graph output too; a session keeping
+         * its values */
+        { 2, 8, 32, 24, 9, 11, 3, 1, 1, false, true, false },
+        { 2, 8, 32, 24, 9, 11, 3, 1, 2, true, false, true },
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        check_chain(&specs[i]);
 }
 
 /* Conv followed by Sigmoid and Mul (SiLU) or HardSigmoid and Mul
@@ -1758,7 +1934,7 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan), cmocka_unit_test(test_concat_in_place),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
+        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_conv_blocks), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled), cmocka_unit_test(test_reductions_threads),
         cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas), cmocka_unit_test(test_winograd_isas),  cmocka_unit_test(test_depthwise_padded),

@@ -4,7 +4,9 @@
  * [row][column][16] in the worker's scratch, every output pixel is a sum of
  * full-vector FMAs (no lane is spent on a plane's edge, however small the
  * plane), the activation runs over the tile of results, and a transposing
- * epilogue writes the 16 channels' rows of the NCHW output.  The plane
+ * epilogue writes the 16 channels' rows of the NCHW output.  An input in
+ * channel blocks ([N][C/16][h][w][16]) is copied into the tile as it is, and
+ * an output in channel blocks is the tile of results itself.  The plane
  * kernels of k_dw.c put a plane's columns in the lanes instead, which
  * leaves most of them idle on 7x7 or 14x14 planes and pays a padded copy
  * per plane. */
@@ -22,13 +24,14 @@ typedef struct rt_dwc_geo {
 } rt_dwc_geo;
 
 typedef struct rt_dwc_args {
-    const float *x;    /* [N][C][h * w] */
+    const float *x;    /* [N][C][h * w], or [N][C/16][h * w][16] when x_blocked */
     size_t N;
     const float *bias; /* [C] or NULL */
     bool accumulate;   /* add the result to what y holds (a fused residual) */
     const rt_act *act; /* after the bias (and the residual) */
-    float *y;          /* [N][C][oh * ow] */
+    float *y;          /* [N][C][oh * ow], or [N][C/16][oh * ow][16] when y_blocked */
     float *scratch;    /* rt_dwc_scratch_floats() floats per worker, 64-byte aligned */
+    bool x_blocked, y_blocked; /* in channel blocks (C a multiple of 16; y_blocked: no accumulate) */
 } rt_dwc_args;
 
 /* Whether this build and CPU run the kernel. */

@@ -1,15 +1,19 @@
 /* Direct convolution by output pixels (conv_px.h).
  *
- * Work items are (chunk of pixels, block of 64 output channels).  Within
- * an item, the sum over the K taps runs in blocks of KB taps (whose
- * weights, KB x 64 floats, stay in L1), each over every tile of PX
- * pixels: 24 accumulators, per tap 4 weight loads and PX broadcasts of
- * input values for 24 FMAs.  The partial sums live in the worker's
- * scratch as [pixel][64] and are carried from one block of taps to the
- * next, so each lane sums its taps in order, one FMA after another.  The
- * epilogue transposes 16 pixels x 16 channels at a time in registers, adds
- * the bias (and the residual), clamps, and stores each channel's 16
- * pixels in its row of the output. */
+ * The output channels are split into blocks of at most 4 vectors (64
+ * channels), as even as they come (144 channels: 3 blocks of 3 vectors,
+ * not 4 + 4 + 1).  Work items are (chunk of pixels, block).  Within an
+ * item, the sum over the K taps runs in blocks of KB taps (whose weights,
+ * KB x the block's channels, stay in L1), each over every tile of pixels:
+ * 24 accumulators (6 pixels x 4 vectors, 8 x 3, 12 x 2 or 12 x 1), per tap
+ * a weight load per vector and a broadcast of an input value per pixel.
+ * The partial sums live in the worker's scratch as [pixel][channels of the
+ * block] and are carried from one block of taps to the next, so each lane
+ * sums its taps in order, one FMA after another.  The epilogue transposes
+ * 16 pixels x 16 channels at a time in registers, adds the bias (and the
+ * residual), clamps, and stores each channel's 16 pixels in its row of the
+ * output; or, for an output in channel blocks, stores each pixel's vectors
+ * as they are. */
 #include "conv_px.h"
 
 #include "gemm.h"
@@ -17,15 +21,28 @@
 
 #include <stdlib.h>
 
-#define PX 6       /* pixels per tile */
-#define NB 64      /* output channels per block (4 vectors) */
+#define NVMAX 4    /* vectors of 16 channels per block, at most */
 #define KB 128     /* taps per block */
-#define CHUNK 240  /* pixels per work item, at most (a multiple of PX and of 16) */
+#define CHUNK 240  /* pixels per work item, at most (a multiple of every tile's pixels and of 16) */
+#define TILE_LCM 24 /* of the tiles' pixel counts */
 
 struct rt_convpx {
-    size_t M, K, blocks;
-    float *w; /* [block][K][NB]: the weights transposed, zero past M */
+    size_t M, K, V, blocks;
+    float *w; /* per block b: [K][nv(b) x 16], the weights transposed, zero past M */
 };
+
+/* Block b's vectors: V / blocks each, one more for the first V % blocks. */
+static size_t block_nv(const rt_convpx *p, size_t b)
+{
+    return p->V / p->blocks + (b < p->V % p->blocks);
+}
+
+/* The vectors before block b. */
+static size_t block_v0(const rt_convpx *p, size_t b)
+{
+    size_t r = p->V % p->blocks;
+    return b * (p->V / p->blocks) + (b < r ? b : r);
+}
 
 void rt_convpx_free(rt_convpx *p)
 {
@@ -43,21 +60,21 @@ gir_status rt_convpx_new(const float *w, size_t M, size_t K, rt_convpx **out, gi
         return gir_nomem(err);
     p->M = M;
     p->K = K;
-    p->blocks = (M + NB - 1) / NB;
+    p->V = (M + 15) / 16;
+    p->blocks = (p->V + NVMAX - 1) / NVMAX;
     uint64_t n;
-    if (!gir_mul_u64((uint64_t)p->blocks * NB, K ? K : 1, &n) || n > SIZE_MAX / 2 / sizeof(float) ||
+    if (!gir_mul_u64((uint64_t)p->V * 16, K ? K : 1, &n) || n > SIZE_MAX / 2 / sizeof(float) ||
         posix_memalign((void **)&p->w, 64, (size_t)n * sizeof(float)) != 0) {
         free(p);
         return gir_nomem(err);
     }
-    for (size_t b = 0; b < p->blocks; b++)
-        for (size_t k = 0; k < K; k++) {
-            float *d = p->w + (b * K + k) * NB;
-            for (size_t j = 0; j < NB; j++) {
-                size_t m = b * NB + j;
-                d[j] = m < M ? w[m * K + k] : 0.0f;
-            }
-        }
+    for (size_t b = 0; b < p->blocks; b++) {
+        size_t nb = block_nv(p, b) * 16, m0 = block_v0(p, b) * 16;
+        float *wb = p->w + m0 * K;
+        for (size_t k = 0; k < K; k++)
+            for (size_t j = 0; j < nb; j++)
+                wb[k * nb + j] = m0 + j < M ? w[(m0 + j) * K + k] : 0.0f;
+    }
     *out = p;
     return GIR_OK;
 }
@@ -73,57 +90,73 @@ bool rt_convpx_available(void)
     return gir_gemm_isa_resolve(GIR_GEMM_AUTO) == GIR_GEMM_AVX512;
 }
 
-/* One tile: kc taps of PX pixels (input bases px[i]) into nv vectors of
- * channels; the sums start at zero or at what yt holds. */
+/* Pixels per tile for nv vectors of channels: 24 sums. */
+#define TILE_PX(NV) ((NV) == 4 ? 6 : (NV) == 3 ? 8 : 12)
+
+/* One tile: kc taps of TILE_PX(NV) pixels into NV vectors of channels
+ * (weights [tap][NV x 16]); the sums start at zero or at what yt ([pixel]
+ * [NV x 16]) holds.  Pixel i's taps start at px[i] (LIN 0), or at px[0] +
+ * i LIN (LIN 1 or 16: pixels one after another in the planes, or in
+ * channel blocks).  The first npf lines after w's taps are fetched into L2
+ * on the way. */
 TGT static inline __attribute__((always_inline)) void tile(size_t kc, const float *w, const float *const *px,
                                                            const ptrdiff_t *koff, float *yt, bool carry,
-                                                           const float *pf, size_t npf, int nv)
+                                                           const float *pf, size_t npf, const int NV, const int LIN)
 {
-    __m512 acc[PX][4];
-    for (int i = 0; i < PX; i++)
-        for (int j = 0; j < nv; j++)
-            acc[i][j] = carry ? _mm512_load_ps(yt + i * NB + j * 16) : _mm512_setzero_ps();
-    const float *pp[PX];
-    for (int i = 0; i < PX; i++)
-        pp[i] = px[i];
-    for (size_t k = 0; k < kc; k++, w += NB) {
+    const int NP = TILE_PX(NV);
+    __m512 acc[12][NVMAX];
+    for (int i = 0; i < NP; i++)
+        for (int j = 0; j < NV; j++)
+            acc[i][j] = carry ? _mm512_load_ps(yt + (i * NV + j) * 16) : _mm512_setzero_ps();
+    const float *pp[12];
+    for (int i = 0; i < NP; i++)
+        pp[i] = LIN ? px[0] + i * LIN : px[i];
+    for (size_t k = 0; k < kc; k++, w += NV * 16) {
         ptrdiff_t o = koff[k];
-        __m512 wv[4];
-        for (int j = 0; j < nv; j++)
+        __m512 wv[NVMAX];
+        for (int j = 0; j < NV; j++)
             wv[j] = _mm512_load_ps(w + j * 16);
-        if (k < npf) /* the next weights, into L2, while these are summed */
-            for (int j = 0; j < 4; j++)
-                _mm_prefetch((const char *)(pf + k * NB + j * 16), _MM_HINT_T1);
-        /* one broadcast live at a time: 24 sums, 4 weights and 1 input
-         * value fit the 32 registers (six broadcasts first spilled two
-         * sums to the stack, a store and a load per tap) */
-#pragma GCC unroll 6
-        for (int i = 0; i < PX; i++) {
-            __m512 x = _mm512_set1_ps(pp[i][o]);
-            for (int j = 0; j < nv; j++)
+        if (k * NV < npf) /* the next weights, into L2, while these are summed */
+            for (int j = 0; j < NV; j++)
+                _mm_prefetch((const char *)(pf + (k * NV + j) * 16), _MM_HINT_T1);
+        /* one broadcast live at a time: 24 sums, the weights and 1 input
+         * value fit the 32 registers (six broadcasts at once first spilled
+         * two sums to the stack, a store and a load per tap) */
+#pragma GCC unroll 12
+        for (int i = 0; i < NP; i++) {
+            __m512 x = _mm512_set1_ps(LIN ? px[0][o + i * LIN] : pp[i][o]);
+            for (int j = 0; j < NV; j++)
                 acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
         }
     }
-    for (int i = 0; i < PX; i++)
-        for (int j = 0; j < nv; j++)
-            _mm512_store_ps(yt + i * NB + j * 16, acc[i][j]);
+    for (int i = 0; i < NP; i++)
+        for (int j = 0; j < NV; j++)
+            _mm512_store_ps(yt + (i * NV + j) * 16, acc[i][j]);
 }
-
-/* The tile for 4, 3, 2 or 1 vectors of channels. */
-#define TILE_NV(NV)                                                                                            \
-    TGT static void tile##NV(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, float *yt, \
-                             bool carry, const float *pf, size_t npf)                                         \
-    {                                                                                                          \
-        tile(kc, w, px, koff, yt, carry, pf, npf, NV);                                                         \
-    }
-TILE_NV(4)
-TILE_NV(3)
-TILE_NV(2)
-TILE_NV(1)
-#undef TILE_NV
 
 typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdiff_t *, float *, bool, const float *,
                         size_t);
+
+/* The tiles for 1 to 4 vectors, per pixel addressing. */
+#define TILE_FN(NV, LIN)                                                                                       \
+    TGT static void tile_##NV##_##LIN(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, \
+                                      float *yt, bool carry, const float *pf, size_t npf)                     \
+    {                                                                                                          \
+        tile(kc, w, px, koff, yt, carry, pf, npf, NV, LIN);                                                    \
+    }
+#define TILE_FNS(NV) TILE_FN(NV, 0) TILE_FN(NV, 1) TILE_FN(NV, 16)
+TILE_FNS(1)
+TILE_FNS(2)
+TILE_FNS(3)
+TILE_FNS(4)
+#undef TILE_FNS
+#undef TILE_FN
+
+static const tile_fn tiles[3][NVMAX] = {
+    { tile_1_0, tile_2_0, tile_3_0, tile_4_0 },
+    { tile_1_1, tile_2_1, tile_3_1, tile_4_1 },
+    { tile_1_16, tile_2_16, tile_3_16, tile_4_16 },
+};
 
 typedef struct px_job {
     const rt_convpx *p;
@@ -132,29 +165,41 @@ typedef struct px_job {
     size_t P, chunks, cq; /* cq: pixels per chunk, at most CHUNK */
 } px_job;
 
-/* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][NB])
+/* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][nb])
  * into y, with the bias, the residual and the clamp: blocks of 16 pixels x
  * 16 channels transposed in registers, each channel's 16 pixels stored as
- * one row piece. */
-TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t m0, size_t nm, size_t q0,
+ * one row piece; or, into channel blocks, each pixel's vectors. */
+TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t nb, size_t m0, size_t nm, size_t q0,
                          size_t nq)
 {
     bool clamp = a->act && a->act->on && a->act->kind == RT_ACT_CLAMP;
     bool post = a->act && a->act->on && !clamp;
     bool tiled = post && !a->accumulate; /* the activation over the whole tile, before the transposes */
     if (tiled) {
-        __m512 bv[NB / 16];
-        for (size_t v = 0; v < NB / 16; v++) {
+        __m512 bv[NVMAX];
+        for (size_t v = 0; v < nb / 16; v++) {
             size_t m = m0 + v * 16, n = m < m0 + nm ? m0 + nm - m : 0;
-            bv[v] = a->bias ? _mm512_maskz_loadu_ps(rt_mask16(n), a->bias + m)
-                            : _mm512_setzero_ps();
+            bv[v] = a->bias ? _mm512_maskz_loadu_ps(rt_mask16(n), a->bias + m) : _mm512_setzero_ps();
         }
         for (size_t q = 0; q < nq; q++)
-            for (size_t v = 0; v < NB / 16; v++)
-                _mm512_store_ps(yt + q * NB + v * 16, _mm512_add_ps(_mm512_load_ps(yt + q * NB + v * 16), bv[v]));
-        rt_act_map(a->act, yt, yt, nq * NB);
+            for (size_t v = 0; v < nb / 16; v++)
+                _mm512_store_ps(yt + q * nb + v * 16, _mm512_add_ps(_mm512_load_ps(yt + q * nb + v * 16), bv[v]));
+        rt_act_map(a->act, yt, yt, nq * nb);
     }
     __m512 lo = _mm512_set1_ps(clamp ? a->act->lo : 0.0f), hi = _mm512_set1_ps(clamp ? a->act->hi : 0.0f);
+    if (a->y_blocked) { /* each pixel's 16-channel vectors as they are (nm: whole vectors) */
+        for (size_t v = 0; v < nm / 16; v++) {
+            __m512 b = a->bias && !tiled ? _mm512_loadu_ps(a->bias + m0 + v * 16) : _mm512_setzero_ps();
+            float *yb = a->y + ((m0 / 16 + v) * P + q0) * 16;
+            for (size_t q = 0; q < nq; q++) {
+                __m512 r = _mm512_add_ps(_mm512_load_ps(yt + q * nb + v * 16), b);
+                if (clamp)
+                    r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
+                _mm512_storeu_ps(yb + q * 16, r);
+            }
+        }
+        return;
+    }
     for (size_t q = 0; q < nq; q += 16) {
         size_t n = nq - q < 16 ? nq - q : 16;
         __mmask16 mk = rt_mask16(n);
@@ -162,7 +207,7 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t m0
             size_t nc = nm - jb < 16 ? nm - jb : 16;
             __m512 r[16];
             for (size_t i = 0; i < 16; i++)
-                r[i] = i < n ? _mm512_load_ps(yt + (q + i) * NB + jb) : _mm512_setzero_ps();
+                r[i] = i < n ? _mm512_load_ps(yt + (q + i) * nb + jb) : _mm512_setzero_ps();
             rt_tr16(r); /* r[c]: channel m0 + jb + c at the 16 pixels */
             for (size_t c = 0; c < nc; c++) {
                 float *yr = a->y + (m0 + jb + c) * P + q0 + q;
@@ -190,30 +235,41 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     const rt_convpx *p = j->p;
     const rt_convpx_args *a = j->a;
     float *yt = gir_threads_scratch(j->th, worker);
+    /* pixels one after another in the planes: a pointwise input (its rows
+     * are whole), in channel blocks or not */
+    bool linear = a->dPW == a->OW;
+    int lin = !linear ? 0 : a->pxs == 16 ? 2 : 1;
+    size_t wfl = p->V * 16 * p->K; /* all the weights, in floats */
     for (size_t it = i0; it < i1; it++) {
         size_t blk = it / j->chunks, ch = it % j->chunks;
         size_t q0 = ch * j->cq, nq = j->P - q0 < j->cq ? j->P - q0 : j->cq;
-        size_t m0 = blk * NB, nm = p->M - m0 < NB ? p->M - m0 : NB;
-        tile_fn fn = nm > 48 ? tile4 : nm > 32 ? tile3 : nm > 16 ? tile2 : tile1;
-        const float *wb = p->w + blk * p->K * NB;
+        size_t nv = block_nv(p, blk), nb = nv * 16, m0 = block_v0(p, blk) * 16;
+        size_t nm = p->M - m0 < nb ? p->M - m0 : nb, np = TILE_PX(nv);
+        const float *wb = p->w + m0 * p->K;
         /* where each pixel's taps start in the planes, once for all blocks
          * of taps; past the end of a partial tile: the last pixel again */
-        const float *base[CHUNK];
-        for (size_t t = 0; t < (nq + PX - 1) / PX * PX; t++) {
+        const float *base[CHUNK + TILE_LCM];
+        size_t full = linear ? nq / np * np : 0; /* tiles read through base from here on */
+        for (size_t t = full; t < (nq + np - 1) / np * np; t++) {
             size_t q = q0 + (t < nq ? t : nq - 1);
-            base[t] = a->planes + q / a->OW * a->dPW + q % a->OW;
+            base[t] = a->planes + (q / a->OW * a->dPW + q % a->OW) * a->pxs;
         }
         for (size_t k0 = 0; k0 < p->K; k0 += KB) {
             size_t kc = p->K - k0 < KB ? p->K - k0 : KB;
             /* the first tile fetches the next kc taps' weights (the next
              * block's when this one ends: they follow in memory), which
              * come from memory in a model, not from cache */
-            size_t after = (p->blocks - blk) * p->K - k0 - kc, npf = after < kc ? after : kc;
-            const float *pf = npf ? wb + (k0 + kc) * NB : wb;
-            for (size_t t = 0; t < nq; t += PX)
-                fn(kc, wb + k0 * NB, base + t, a->koff + k0, yt + t * NB, k0 > 0, pf, t == 0 ? npf : 0);
+            const float *pf = wb + (k0 + kc) * nb;
+            size_t left = (size_t)(p->w + wfl - pf) / 16, npf = left < kc * nv ? left : kc * nv;
+            const float *wk = wb + k0 * nb;
+            for (size_t t = 0; t < nq; t += np) {
+                const float *lp = a->planes + (q0 + t) * a->pxs;
+                bool l = t < full;
+                tiles[l ? lin : 0][nv - 1](kc, wk, l ? &lp : base + t, a->koff + k0, yt + t * nb, k0 > 0, pf,
+                                           t == 0 ? npf : 0);
+            }
         }
-        epilogue(a, j->P, yt, m0, nm, q0, nq);
+        epilogue(a, j->P, yt, nb, m0, nm, q0, nq);
     }
 }
 
@@ -229,8 +285,8 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
     size_t nt = th ? (size_t)gir_threads_count(th) : 1, want = 4 * nt;
     if (nt > 1 && j.chunks * p->blocks < want) {
         size_t chunks = (want + p->blocks - 1) / p->blocks, cq = (j.P + chunks - 1) / chunks;
-        cq = (cq + PX - 1) / PX * PX;
-        j.cq = cq < 4 * PX ? 4 * PX : cq > CHUNK ? CHUNK : cq;
+        cq = (cq + TILE_LCM - 1) / TILE_LCM * TILE_LCM;
+        j.cq = cq < 2 * TILE_LCM ? 2 * TILE_LCM : cq > CHUNK ? CHUNK : cq;
         j.chunks = (j.P + j.cq - 1) / j.cq;
     }
     rt_parallel_for(th, j.chunks * p->blocks, 1, 1, px_items, &j);

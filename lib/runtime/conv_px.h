@@ -4,7 +4,9 @@
  * computes and drops (small maps: 7x7 outputs in 9-wide padded rows) and
  * reads each weight vector once for PX pixels.  It reads the direct form's
  * padded planes (k_conv.c: pixel (oh, ow), tap k at oh*dPW + ow + koff[k])
- * and writes NCHW through a transposing epilogue. */
+ * or an input in channel blocks (a pointwise convolution: pixel q at 16 q),
+ * and writes NCHW through a transposing epilogue, or channel blocks, whose
+ * [pixel][16] rows are its sums as they are. */
 #ifndef GIR_RUNTIME_CONV_PX_H
 #define GIR_RUNTIME_CONV_PX_H
 
@@ -16,10 +18,13 @@ typedef struct rt_convpx_args {
     const float *planes;    /* the direct form's padded planes of one image */
     const ptrdiff_t *koff;  /* [K]: where tap k starts in the planes */
     size_t OH, OW, dPW;     /* output size; row stride of the planes */
+    size_t pxs;             /* floats from one pixel to the next in the planes:
+                             * 1, or 16 for an input in channel blocks */
     const float *bias;      /* [M] or NULL */
     bool accumulate;        /* add the result to what y holds (a fused residual) */
     const rt_act *act;      /* clamps inside the epilogue, others after it */
-    float *y;               /* [M][OH * OW] */
+    float *y;               /* [M][OH * OW], or [M/16][OH * OW][16] when y_blocked */
+    bool y_blocked;         /* M a multiple of 16; no accumulate */
 } rt_convpx_args;
 
 /* Whether this build and CPU run the pixel kernel. */

@@ -749,6 +749,35 @@ static int32_t fused_tail(const gir_session *s, int32_t self, int32_t vi)
     return vi;
 }
 
+/* The reader a node may hand its result to blocked (rt_call.reader): the
+ * one Conv that reads the end of its fused chain, with constant weights,
+ * when that value is no graph output, the session keeps no values, and no
+ * residual is added into the result. */
+static void blocked_reader(gir_session *s, rt_node *rn)
+{
+    const gir_node *n = rn->n;
+    if (s->keep || rn->call.accumulate || n->n_out < 1 || n->out[0] < 0)
+        return;
+    /* the chain's end: the output of the last node fused into rn (a
+     * gated activation's Mul reads rn's result beside its gate, so the
+     * chain is no line of sole consumers there) */
+    int32_t self = (int32_t)(rn - s->nodes), tail = n->out[0];
+    for (size_t oi = 0; oi < s->n_order; oi++) {
+        const rt_node *f = &s->nodes[s->order[oi]];
+        if (f->skip && f->host == self && f->n->n_out == 1 && f->n->out[0] >= 0)
+            tail = f->n->out[0];
+    }
+    int32_t q = sole_consumer(s, tail);
+    if (q < 0 || s->vals[tail].is_output)
+        return;
+    const gir_node *qn = s->g->nodes[q];
+    if (qn->op != GIR_OP_Conv || qn->n_in < 2 || qn->in[0] != tail || qn->in[1] < 0 || qn->in[1] == tail ||
+        !value_const(s, qn->in[1]))
+        return;
+    rn->call.reader = qn;
+    rn->call.reader_w = &s->vals[qn->in[1]].t;
+}
+
 static void buf_grow(gir_session *s, int bi, size_t bytes)
 {
     if (s->bufs[bi].cap < bytes)
@@ -882,11 +911,14 @@ static gir_status plan(gir_session *s, gir_error *err)
             s->vals[o].produced = true;
         } else {
             bool fold = may_fold(s, rn), folded = false;
+            c->reader = NULL;
+            c->reader_w = NULL;
             if (fold) {
                 memset(&c->act, 0, sizeof c->act);
                 c->accumulate = false;
             } else {
                 rt_plan_fusion(s, rn);
+                blocked_reader(s, rn);
             }
             st = rn->k->prepare(c, err);
             if (!st && fold)
@@ -910,6 +942,12 @@ static gir_status plan(gir_session *s, gir_error *err)
                 rt_value *rv = &s->vals[res];
                 if (!gir_shape_equal(&rv->t.shape, &c->out[0]->shape) || c->out[0]->dtype != GIR_DT_F32)
                     rt_undo_fusion(s, rn);
+            }
+            if (n->n_out > 0 && c->out[0] && c->out[0]->blocked &&
+                (!c->reader || c->accumulate)) {
+                gir_status e = gir_fail(err, GIR_E_INTERNAL, "%s result is blocked for no reader", gir_op_name(n->op));
+                gir_err_node(err, n->name);
+                return e;
             }
             for (size_t j = 0; j < n->n_out; j++) {
                 int32_t vi = n->out[j];
@@ -1173,6 +1211,16 @@ size_t gir_rt_fused_count(const gir_session *s)
     size_t n = 0;
     for (size_t i = 0; i < s->g->n_nodes; i++)
         n += s->nodes[i].skip;
+    return n;
+}
+
+size_t gir_rt_blocked_count(const gir_session *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->g->n_nodes; i++) {
+        const rt_node *rn = &s->nodes[i];
+        n += !rn->skip && rn->n->n_out > 0 && rn->call.out && rn->call.out[0] && rn->call.out[0]->blocked;
+    }
     return n;
 }
 

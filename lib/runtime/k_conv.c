@@ -330,14 +330,22 @@ typedef struct conv_state {
     rt_dwc *dwc;   /* depthwise by channel blocks (AVX-512): its weights and plan */
 } conv_state;
 
+/* Frees the GEMM's packed weights (a plan that takes another form). */
+static void drop_packed(conv_state *s)
+{
+    for (size_t i = 0; i < s->n_packed; i++)
+        gir_gemm_packed_free(&s->packed[i]);
+    free(s->packed);
+    s->packed = NULL;
+    s->n_packed = 0;
+}
+
 static void conv_release(void *p)
 {
     conv_state *s = p;
     if (!s)
         return;
-    for (size_t i = 0; i < s->n_packed; i++)
-        gir_gemm_packed_free(&s->packed[i]);
-    free(s->packed);
+    drop_packed(s);
     free(s->ow_lo);
     free(s->koff);
     free(s->geo);
@@ -400,6 +408,7 @@ struct conv_geo {
     bool direct;
     size_t ds, dPH, dPW, dplane, drows;
     bool pwpx; /* pointwise through the pixel kernel, reading the input itself */
+    bool in_blk, out_blk; /* input, output in channel blocks (rt_tensor.blocked) */
 };
 
 /* Convolutions with fewer taps (Cg x KH x KW) keep the row-wise product
@@ -579,12 +588,13 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
 
 /* Whether the channel-block depthwise kernel takes this convolution (2-D,
  * one channel per group, constant weights, AVX-512), and its geometry.
- * Planes 48 or more wide at stride 1 with 3x3 or 5x5 windows stay with the
- * plane kernel that reads them in place: their rows fill its lanes, and it
+ * Unless any_width (channel blocks in or out, which the plane kernels do
+ * not read or write), planes 48 or more wide at stride 1 with 3x3 or 5x5
+ * windows stay with the plane kernel that reads them in place: their rows fill its lanes, and it
  * has no transposes to pay (3x3 over 56x56 and 112x112 planes: 10-25%
  * faster there); everything else is faster by channel blocks (28x28
  * planes: 8-17%; 7x7 planes and strided windows: 2-5x). */
-static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg)
+static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg, bool any_width)
 {
     const rt_geom *g = &cg->g;
     if (g->nsp != 2 || cg->Mg != 1 || !c->in_const[1] || !rt_dwc_available() || g->out[1] == 0 || g->out[2] == 0)
@@ -595,7 +605,7 @@ static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg)
         (g->k[1] - 1) * g->d[1] >= ((size_t)1 << 12))
         return false;
     rt_dwpad pad;
-    if (g->out[2] >= 48 && dw_pad_geometry(cg, &pad) && rt_dwdirect_select(GIR_GEMM_AUTO, &pad))
+    if (!any_width && g->out[2] >= 48 && dw_pad_geometry(cg, &pad) && rt_dwdirect_select(GIR_GEMM_AUTO, &pad))
         return false;
     memset(dg, 0, sizeof *dg);
     RT_WINDOW_FROM_GEOM(dg, g);
@@ -625,9 +635,52 @@ static gir_status pwpx_setup(conv_state *s, conv_geo *cg, gir_error *err)
     cg->pwpx = true;
     if ((st = koff_plan(s, cg, err)))
         return st;
-    for (size_t k = 0; k < cg->Kg; k++)
-        s->koff[k] = (ptrdiff_t)(k * cg->insp);
+    for (size_t k = 0; k < cg->Kg; k++) /* in channel blocks: k's block, then its lane */
+        s->koff[k] = (ptrdiff_t)(cg->in_blk ? k / 16 * cg->insp * 16 + k % 16 : k * cg->insp);
     return GIR_OK;
+}
+
+/* ---- channel blocks between convolutions ----------------------------------
+ *
+ * A pointwise or depthwise Conv whose result only a pointwise or depthwise
+ * Conv reads (rt_call.reader) hands it over in channel blocks,
+ * [N][C/16][H][W][16]: the layout the pixel kernel and the channel-block
+ * depthwise kernel compute in.  Neither then transposes (the pixel
+ * kernel's epilogue, the depthwise kernel's two), and the pointwise
+ * convolutions over large maps with few input channels, which the GEMM
+ * took, take the pixel kernel too.  Both sides decide with blk_form on
+ * the same geometry, so the reader always takes a form that reads blocks. */
+
+/* The forms that read and write channel blocks: the channel-block
+ * depthwise kernel, and the pixel kernel for a pointwise convolution of
+ * one group (constant weights, 2-D, AVX-512). */
+static bool blk_form(const rt_call *c, const conv_geo *cg)
+{
+    rt_dwc_geo dg;
+    if (cg->g.nsp != 2 || !c->in_const[1] || cg->N == 0 || cg->P == 0 || cg->C == 0)
+        return false;
+    if (cg->depthwise)
+        return dwc_geometry(c, cg, &dg, true);
+    return cg->pointwise && cg->G == 1 && rt_convpx_available();
+}
+
+/* Whether c's reader takes its result (n x m channels, the window's output
+ * size) in channel blocks. */
+static bool reader_takes_blocks(const rt_call *c, const conv_geo *mine)
+{
+    if (!c->reader || !c->reader_w || c->reader->op != GIR_OP_Conv)
+        return false;
+    rt_tensor x = { .dtype = GIR_DT_F32, .shape = { .rank = 4 } };
+    x.shape.dims[0] = (int64_t)mine->N;
+    x.shape.dims[1] = (int64_t)mine->M;
+    x.shape.dims[2] = (int64_t)mine->g.out[1];
+    x.shape.dims[3] = (int64_t)mine->g.out[2];
+    x.numel = mine->N * mine->M * mine->P;
+    rt_tensor *in[2] = { &x, (rt_tensor *)c->reader_w };
+    bool cst[2] = { false, true }, done[2] = { false, false };
+    rt_call q = { .g = c->g, .node = c->reader, .n_in = 2, .in = in, .in_const = cst, .in_done = done, .th = c->th };
+    conv_geo cg;
+    return conv_geometry(&q, &cg, NULL) == GIR_OK && blk_form(&q, &cg) && cg.C % 16 == 0;
 }
 
 /* The pixel kernel's packed weights, made once (they stand in for the
@@ -646,11 +699,18 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     conv_geo cg;
     conv_state *s;
     gir_status st = conv_geometry(c, &cg, err);
-    if (st || (st = conv_begin(c, cg.N, cg.M, cg.g.nsp, cg.g.out, &cg, sizeof cg, &s, err)))
+    if (st)
         return st;
+    cg.in_blk = c->in[0]->blocked;
+    if (cg.in_blk && !(blk_form(c, &cg) && cg.C % 16 == 0))
+        return gir_fail(err, GIR_E_INTERNAL, "Conv input is in channel blocks, which this convolution cannot read");
+    cg.out_blk = !c->accumulate && cg.M % 16 == 0 && blk_form(c, &cg) && reader_takes_blocks(c, &cg);
+    if ((st = conv_begin(c, cg.N, cg.M, cg.g.nsp, cg.g.out, &cg, sizeof cg, &s, err)))
+        return st;
+    c->out[0]->blocked = cg.out_blk;
     if (cg.depthwise) {
         rt_dwc_geo dg;
-        if (dwc_geometry(c, &cg, &dg)) {
+        if (dwc_geometry(c, &cg, &dg, cg.in_blk || cg.out_blk)) {
             if (s->dwc && !rt_dwc_fits(s->dwc, &dg)) {
                 rt_dwc_free(s->dwc);
                 s->dwc = NULL;
@@ -683,6 +743,10 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
             s->cap_kw = cg.g.k[2];
         }
         return GIR_OK;
+    }
+    if (cg.in_blk || cg.out_blk) { /* pointwise, one group (blk_form): the pixel kernel */
+        drop_packed(s);
+        return (st = px_weights(c, s, &cg, err)) ? st : pwpx_setup(s, &cg, err);
     }
     const rt_tensor *w = c->in[1];
     const rt_geom *gg = &cg.g;
@@ -908,7 +972,9 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
     plane_job pj = { cg, x, planes };
     rt_parallel_for(c->th, cg->C * cg->ds * cg->ds, 1, 2, fill_planes, &pj);
     if (s->px) {
-        rt_convpx_args a = { planes, s->koff, cg->g.out[1], cg->g.out[2], cg->dPW, bias, c->accumulate, &c->act, y };
+        rt_convpx_args a = { .planes = planes, .koff = s->koff, .OH = cg->g.out[1], .OW = cg->g.out[2],
+                             .dPW = cg->dPW, .pxs = 1, .bias = bias, .accumulate = c->accumulate, .act = &c->act,
+                             .y = y };
         rt_convpx_run(s->px, &a, c->th);
         return;
     }
@@ -957,7 +1023,7 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     float *y = c->out[0]->data;
     if (cg.depthwise) {
         if (s->dwc) {
-            rt_dwc_args a = { x, cg.N, bias, c->accumulate, &c->act, y, c->scratch };
+            rt_dwc_args a = { x, cg.N, bias, c->accumulate, &c->act, y, c->scratch, cg.in_blk, cg.out_blk };
             rt_dwc_run(s->dwc, &a, c->th);
         } else {
             conv_depthwise(c, &cg);
@@ -972,8 +1038,10 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     }
     if (cg.pwpx) {
         for (size_t n = 0; n < cg.N; n++) {
-            rt_convpx_args a = { x + n * cg.C * cg.insp, s->koff, cg.g.out[1], cg.g.out[2], cg.g.out[2], bias,
-                                 c->accumulate, &c->act, y + n * cg.M * cg.P };
+            rt_convpx_args a = { .planes = x + n * cg.C * cg.insp, .koff = s->koff, .OH = cg.g.out[1],
+                                 .OW = cg.g.out[2], .dPW = cg.g.out[2], .pxs = cg.in_blk ? 16 : 1, .bias = bias,
+                                 .accumulate = c->accumulate, .act = &c->act, .y = y + n * cg.M * cg.P,
+                                 .y_blocked = cg.out_blk };
             rt_convpx_run(s->px, &a, c->th);
         }
         return GIR_OK;

@@ -16,6 +16,10 @@ typedef struct rt_tensor {
     gir_shape shape;
     size_t numel;
     void *data;
+    /* The data is in channel blocks, [N][C/16][H][W][16], not NCHW: set by
+     * a Conv's prepare for the one Conv that reads it (rt_call.reader), which
+     * then reads it so; never on a value anyone else can see (k_conv.c). */
+    bool blocked;
 } rt_tensor;
 
 /* An activation a kernel applies to its result when the executor fuses the
@@ -67,6 +71,12 @@ typedef struct rt_call {
      * along the result's last axis, added to every row (set before
      * prepare; the executor checks its length after). */
     const rt_tensor *bias;
+    /* The Conv that alone reads this node's result (after the fused nodes)
+     * and its constant weights, when the result is no graph output and the
+     * session keeps no values: the node may hand the result over blocked
+     * (rt_tensor.blocked).  Set before prepare; NULLs otherwise. */
+    const gir_node *reader;
+    const rt_tensor *reader_w;
     void *stream;     /* stdio FILE * for side-effect ops (print) */
     struct gir_session *session; /* for rt_warn */
 } rt_call;
@@ -99,10 +109,12 @@ typedef struct rt_kernel {
 const rt_kernel *gir_rt_kernel(gir_op op);
 
 /* Introspection for tests: bytes of intermediate buffers the current plan
- * holds, and nodes fused into their producer. */
+ * holds, nodes fused into their producer, and values handed over in
+ * channel blocks. */
 struct gir_session;
 size_t gir_rt_planned_bytes(const struct gir_session *s);
 size_t gir_rt_fused_count(const struct gir_session *s);
+size_t gir_rt_blocked_count(const struct gir_session *s);
 
 /* ---- helpers for kernels ------------------------------------------------- */
 
