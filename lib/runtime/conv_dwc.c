@@ -212,7 +212,7 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
         size_t band = it % p->bands, blk = it / p->bands % p->blocks, n = it / p->bands / p->blocks;
         size_t c0 = blk * CB, nc = p->C - c0 < CB ? p->C - c0 : CB;
         size_t oh0 = band * p->band, nr = g->oh - oh0 < p->band ? g->oh - oh0 : p->band;
-        const float *x = a->x + (n * p->C + c0) * hw; /* channel c0's plane, or the block's */
+        const float *x = a->x + (n * RT_BLOCKED_CH(p->C, a->x_blocked) + c0) * hw; /* c0's plane, or its block */
         /* the tile: rows from padded row oh0 sh on */
         size_t rows = tile_rows(g, nr);
         for (size_t r = 0; r < rows; r++) {
@@ -232,7 +232,7 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
         __m512 bias = a->bias ? _mm512_maskz_loadu_ps(rt_mask16(nc), a->bias + c0) : _mm512_setzero_ps();
         size_t q = nr * g->ow; /* the band's pixels */
         if (a->y_blocked) { /* the results in place: [pixel][16] is the block's layout */
-            float *yb = a->y + (n * p->C + c0) * P + oh0 * g->ow * CB;
+            float *yb = a->y + (n * RT_BLOCKED_CH(p->C, true) + c0) * P + oh0 * g->ow * CB;
             band_out(p, t, p->w + blk * p->taps * CB, bias, yb, nr);
             if (post)
                 rt_act_map(a->act, yb, yb, q * CB);

@@ -24,14 +24,14 @@ typedef struct rt_dwc_geo {
 } rt_dwc_geo;
 
 typedef struct rt_dwc_args {
-    const float *x;    /* [N][C][h * w], or [N][C/16][h * w][16] when x_blocked */
+    const float *x;    /* [N][C][h * w], or [N][ceil(C/16)][h * w][16] when x_blocked */
     size_t N;
     const float *bias; /* [C] or NULL */
     bool accumulate;   /* add the result to what y holds (a fused residual) */
     const rt_act *act; /* after the bias (and the residual) */
-    float *y;          /* [N][C][oh * ow], or [N][C/16][oh * ow][16] when y_blocked */
+    float *y;          /* [N][C][oh * ow], or [N][ceil(C/16)][oh * ow][16] when y_blocked */
     float *scratch;    /* rt_dwc_scratch_floats() floats per worker, 64-byte aligned */
-    bool x_blocked, y_blocked; /* in channel blocks (C a multiple of 16; y_blocked: no accumulate) */
+    bool x_blocked, y_blocked; /* in channel blocks (y_blocked: no accumulate) */
 } rt_dwc_args;
 
 /* Whether this build and CPU run the kernel. */

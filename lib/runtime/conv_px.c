@@ -187,9 +187,10 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t nb
         rt_act_map(a->act, yt, yt, nq * nb);
     }
     __m512 lo = _mm512_set1_ps(clamp ? a->act->lo : 0.0f), hi = _mm512_set1_ps(clamp ? a->act->hi : 0.0f);
-    if (a->y_blocked) { /* each pixel's 16-channel vectors as they are (nm: whole vectors) */
-        for (size_t v = 0; v < nm / 16; v++) {
-            __m512 b = a->bias && !tiled ? _mm512_loadu_ps(a->bias + m0 + v * 16) : _mm512_setzero_ps();
+    if (a->y_blocked) { /* each pixel's 16-channel vectors as they are (a partial last one whole) */
+        for (size_t v = 0; v < (nm + 15) / 16; v++) {
+            __m512 b = a->bias && !tiled ? _mm512_maskz_loadu_ps(rt_mask16(nm - v * 16), a->bias + m0 + v * 16)
+                                         : _mm512_setzero_ps();
             float *yb = a->y + ((m0 / 16 + v) * P + q0) * 16;
             for (size_t q = 0; q < nq; q++) {
                 __m512 r = _mm512_add_ps(_mm512_load_ps(yt + q * nb + v * 16), b);

@@ -23,8 +23,8 @@ typedef struct rt_convpx_args {
     const float *bias;      /* [M] or NULL */
     bool accumulate;        /* add the result to what y holds (a fused residual) */
     const rt_act *act;      /* clamps inside the epilogue, others after it */
-    float *y;               /* [M][OH * OW], or [M/16][OH * OW][16] when y_blocked */
-    bool y_blocked;         /* M a multiple of 16; no accumulate */
+    float *y;               /* [M][OH * OW], or [ceil(M/16)][OH * OW][16] when y_blocked */
+    bool y_blocked;         /* (no accumulate) */
 } rt_convpx_args;
 
 /* Whether this build and CPU run the pixel kernel. */

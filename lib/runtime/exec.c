@@ -970,6 +970,12 @@ static gir_status plan(gir_session *s, gir_error *err)
                     return e;
                 }
                 size_t bytes = v->t.numel * gir_dtype_size(v->t.dtype);
+                if (v->t.blocked && bytes && (bytes = rt_blocked_bytes(&v->t)) == 0) {
+                    gir_status e = gir_fail(err, GIR_E_LIMIT, "%s result in channel blocks is too large",
+                                            gir_op_name(n->op));
+                    gir_err_node(err, n->name);
+                    return e;
+                }
                 int32_t hc;
                 bool placed = false;
                 int32_t in0 = n->n_in > 0 ? n->in[0] : -1;

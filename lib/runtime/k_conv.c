@@ -664,6 +664,23 @@ static bool blk_form(const rt_call *c, const conv_geo *cg)
     return cg->pointwise && cg->G == 1 && rt_convpx_available();
 }
 
+/* The forms that write channel blocks: those of blk_form, save a
+ * depthwise convolution that would read NCHW input with the plane kernel
+ * (wide rows at stride 1: the channel-block kernel's transposes in cost
+ * more than the plane kernel's own way), and the pixel kernel in the
+ * direct form (one group, constant weights: a stem before a depthwise
+ * convolution). */
+static bool blk_writer(const rt_call *c, const conv_geo *cg)
+{
+    rt_dwc_geo dg;
+    conv_geo dc = *cg;
+    if (cg->depthwise)
+        return blk_form(c, cg) && (cg->in_blk || dwc_geometry(c, cg, &dg, false));
+    if (cg->pointwise)
+        return blk_form(c, cg);
+    return cg->G == 1 && c->in_const[1] && rt_convpx_available() && direct_geometry(&dc);
+}
+
 /* Whether c's reader takes its result (n x m channels, the window's output
  * size) in channel blocks. */
 static bool reader_takes_blocks(const rt_call *c, const conv_geo *mine)
@@ -680,7 +697,7 @@ static bool reader_takes_blocks(const rt_call *c, const conv_geo *mine)
     bool cst[2] = { false, true }, done[2] = { false, false };
     rt_call q = { .g = c->g, .node = c->reader, .n_in = 2, .in = in, .in_const = cst, .in_done = done, .th = c->th };
     conv_geo cg;
-    return conv_geometry(&q, &cg, NULL) == GIR_OK && blk_form(&q, &cg) && cg.C % 16 == 0;
+    return conv_geometry(&q, &cg, NULL) == GIR_OK && blk_form(&q, &cg);
 }
 
 /* The pixel kernel's packed weights, made once (they stand in for the
@@ -702,9 +719,9 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     if (st)
         return st;
     cg.in_blk = c->in[0]->blocked;
-    if (cg.in_blk && !(blk_form(c, &cg) && cg.C % 16 == 0))
+    if (cg.in_blk && !blk_form(c, &cg))
         return gir_fail(err, GIR_E_INTERNAL, "Conv input is in channel blocks, which this convolution cannot read");
-    cg.out_blk = !c->accumulate && cg.M % 16 == 0 && blk_form(c, &cg) && reader_takes_blocks(c, &cg);
+    cg.out_blk = !c->accumulate && blk_writer(c, &cg) && reader_takes_blocks(c, &cg);
     if ((st = conv_begin(c, cg.N, cg.M, cg.g.nsp, cg.g.out, &cg, sizeof cg, &s, err)))
         return st;
     c->out[0]->blocked = cg.out_blk;
@@ -744,9 +761,11 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         }
         return GIR_OK;
     }
-    if (cg.in_blk || cg.out_blk) { /* pointwise, one group (blk_form): the pixel kernel */
+    if (cg.in_blk || cg.out_blk) { /* one group (blk_form, blk_writer): the pixel kernel */
         drop_packed(s);
-        return (st = px_weights(c, s, &cg, err)) ? st : pwpx_setup(s, &cg, err);
+        if ((st = px_weights(c, s, &cg, err)))
+            return st;
+        return cg.pointwise ? pwpx_setup(s, &cg, err) : (direct_geometry(&cg), direct_setup(c, s, &cg, err));
     }
     const rt_tensor *w = c->in[1];
     const rt_geom *gg = &cg.g;
@@ -974,7 +993,7 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
     if (s->px) {
         rt_convpx_args a = { .planes = planes, .koff = s->koff, .OH = cg->g.out[1], .OW = cg->g.out[2],
                              .dPW = cg->dPW, .pxs = 1, .bias = bias, .accumulate = c->accumulate, .act = &c->act,
-                             .y = y };
+                             .y = y, .y_blocked = cg->out_blk };
         rt_convpx_run(s->px, &a, c->th);
         return;
     }
@@ -1038,9 +1057,10 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     }
     if (cg.pwpx) {
         for (size_t n = 0; n < cg.N; n++) {
-            rt_convpx_args a = { .planes = x + n * cg.C * cg.insp, .koff = s->koff, .OH = cg.g.out[1],
+            rt_convpx_args a = { .planes = x + n * RT_BLOCKED_CH(cg.C, cg.in_blk) * cg.insp, .koff = s->koff, .OH = cg.g.out[1],
                                  .OW = cg.g.out[2], .dPW = cg.g.out[2], .pxs = cg.in_blk ? 16 : 1, .bias = bias,
-                                 .accumulate = c->accumulate, .act = &c->act, .y = y + n * cg.M * cg.P,
+                                 .accumulate = c->accumulate, .act = &c->act,
+                                 .y = y + n * RT_BLOCKED_CH(cg.M, cg.out_blk) * cg.P,
                                  .y_blocked = cg.out_blk };
             rt_convpx_run(s->px, &a, c->th);
         }
@@ -1048,7 +1068,7 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     }
     if (cg.direct) {
         for (size_t n = 0; n < cg.N; n++)
-            conv_direct(c, s, &cg, x + n * cg.C * cg.insp, bias, y + n * cg.M * cg.P);
+            conv_direct(c, s, &cg, x + n * cg.C * cg.insp, bias, y + n * RT_BLOCKED_CH(cg.M, cg.out_blk) * cg.P);
         return GIR_OK;
     }
     const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];

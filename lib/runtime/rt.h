@@ -16,11 +16,27 @@ typedef struct rt_tensor {
     gir_shape shape;
     size_t numel;
     void *data;
-    /* The data is in channel blocks, [N][C/16][H][W][16], not NCHW: set by
-     * a Conv's prepare for the one Conv that reads it (rt_call.reader), which
-     * then reads it so; never on a value anyone else can see (k_conv.c). */
+    /* The data is in channel blocks, [N][ceil(C/16)][H][W][16], not NCHW
+     * (a partial last block has 16 lanes too, those past C not read): set
+     * by a Conv's prepare for the one Conv that reads it (rt_call.reader),
+     * which then reads it so; never on a value anyone else can see
+     * (k_conv.c).  The buffer holds rt_blocked_bytes. */
     bool blocked;
 } rt_tensor;
+
+/* Channels an image takes in memory: c, or c rounded up to whole blocks. */
+#define RT_BLOCKED_CH(c, blocked) ((blocked) ? ((c) + 15) / 16 * 16 : (c))
+
+/* Bytes of a float [N][C][spatial] tensor in channel blocks, or 0 when the
+ * size overflows. */
+static inline size_t rt_blocked_bytes(const rt_tensor *t)
+{
+    if (t->shape.rank < 2 || t->shape.dims[1] <= 0 || t->numel == 0)
+        return t->numel * sizeof(float);
+    size_t c = (size_t)t->shape.dims[1], per = t->numel / c; /* N x spatial */
+    size_t cp = RT_BLOCKED_CH(c, true);
+    return per > SIZE_MAX / sizeof(float) / cp ? 0 : per * cp * sizeof(float);
+}
 
 /* An activation a kernel applies to its result when the executor fuses the
  * following Relu or Clip into it (kernels flagged RT_FUSE_ACT: kind
