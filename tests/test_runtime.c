@@ -690,7 +690,8 @@ static void test_conv(void **state)
 }
 
 /* An inverted residual block, as MobileNetV2 and EfficientNet have: a
- * pointwise expansion, a depthwise window and a pointwise projection, each
+ * pointwise expansion, a depthwise window (or groups of gw channels) and a
+ * pointwise projection, each
  * with an activation (0 Relu, 1 Clip 0..6, 2 SiLU), the last plus a
  * residual when asked.  On AVX-512, the two values between them are handed
  * over in channel blocks (rt_tensor.blocked): not a value that is also a
@@ -701,6 +702,7 @@ typedef struct chainspec {
     int64_t n, c, e, o, h, w, k, s;
     int act;
     bool residual, expose, keep;
+    int64_t gw; /* the middle convolution's channels per group: 0 for 1 (depthwise) */
 } chainspec;
 
 static void chain_ref_act(int act, float *y, size_t n)
@@ -730,17 +732,17 @@ static void chain_act(gir_graph *g, int act, const char *in, const char *name, c
 
 static void check_chain(const chainspec *ch)
 {
-    int64_t H = ch->h, W = ch->w, k = ch->k, p = k / 2;
+    int64_t H = ch->h, W = ch->w, k = ch->k, p = k / 2, gw = ch->gw ? ch->gw : 1;
     convspec c1 = { 2, ch->n, ch->c, ch->e, 1, { H, W }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL };
-    convspec c2 = { 2, ch->n, ch->e, ch->e, ch->e, { H, W }, { k, k }, { ch->s, ch->s }, { 1, 1 }, { p, p }, { p, p },
-                    true, NULL };
+    convspec c2 = { 2, ch->n, ch->e, ch->e, ch->e / gw, { H, W }, { k, k }, { ch->s, ch->s }, { 1, 1 }, { p, p },
+                    { p, p }, true, NULL };
     int64_t OH = conv_out(&c2, 0), OW = conv_out(&c2, 1);
     convspec c3 = { 2, ch->n, ch->e, ch->o, 1, { OH, OW }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL };
-    int64_t xd[4] = { ch->n, ch->c, H, W }, w1d[4] = { ch->e, ch->c, 1, 1 }, w2d[4] = { ch->e, 1, k, k };
+    int64_t xd[4] = { ch->n, ch->c, H, W }, w1d[4] = { ch->e, ch->c, 1, 1 }, w2d[4] = { ch->e, gw, k, k };
     int64_t w3d[4] = { ch->o, ch->e, 1, 1 }, yd[4] = { ch->n, ch->o, OH, OW };
     size_t xn = (size_t)(ch->n * ch->c * H * W), an = (size_t)(ch->n * ch->e * H * W);
     size_t bn = (size_t)(ch->n * ch->e * OH * OW), yn = (size_t)(ch->n * ch->o * OH * OW);
-    size_t w1n = (size_t)(ch->e * ch->c), w2n = (size_t)(ch->e * k * k), w3n = (size_t)(ch->o * ch->e);
+    size_t w1n = (size_t)(ch->e * ch->c), w2n = (size_t)(ch->e * gw * k * k), w3n = (size_t)(ch->o * ch->e);
     float *x = malloc(xn * sizeof(float)), *w1 = malloc(w1n * sizeof(float)), *w2 = malloc(w2n * sizeof(float));
     float *w3 = malloc(w3n * sizeof(float)), *b1 = malloc((size_t)ch->e * sizeof(float));
     float *b2 = malloc((size_t)ch->e * sizeof(float)), *b3 = malloc((size_t)ch->o * sizeof(float));
@@ -782,7 +784,8 @@ static void check_chain(const chainspec *ch)
     chain_act(g, ch->act, "y1", "act1", "a1");
     gir_node *n2 = rt_node(g, GIR_OP_Conv, "depthwise", "a1,w2,b2", "y2");
     set_window_attrs(g, n2, &c2, false);
-    rt_attr_int(g, n2, "group", ch->e);
+    if (ch->e / gw != 1)
+        rt_attr_int(g, n2, "group", ch->e / gw);
     chain_act(g, ch->act, "y2", "act2", "a2");
     gir_node *n3 = rt_node(g, GIR_OP_Conv, "project", "a2,w3,b3", ch->residual ? "y3" : "y");
     set_window_attrs(g, n3, &c3, false);
@@ -858,6 +861,15 @@ static void test_conv_blocks(void **state)
          * its values */
         { 2, 8, 32, 24, 9, 11, 3, 1, 1, false, true, false },
         { 2, 8, 32, 24, 9, 11, 3, 1, 2, true, false, true },
+        /* RegNet's block: groups of 16 channels (each output block reads
+         * one input block), stride 2 and 1, from padded phase planes in
+         * channel blocks */
+        { 2, 16, 48, 24, 14, 13, 3, 2, 0, true, false, false, 16 },
+        { 1, 8, 32, 32, 9, 9, 3, 1, 1, false, false, false, 16 },
+        /* one group of 24 channels (too few for Winograd): the direct
+         * form's pixel kernel over planes in channel blocks, with a
+         * partial block */
+        { 1, 8, 24, 16, 10, 12, 3, 2, 0, false, false, false, 24 },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
         check_chain(&specs[i]);

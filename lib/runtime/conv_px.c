@@ -27,8 +27,8 @@
 #define TILE_LCM 24 /* of the tiles' pixel counts */
 
 struct rt_convpx {
-    size_t M, K, V, blocks;
-    float *w; /* per block b: [K][nv(b) x 16], the weights transposed, zero past M */
+    size_t G, M, K, V, blocks; /* M output channels per group, of V vectors */
+    float *w; /* per group, per block b: [K][nv(b) x 16], the weights transposed, zero past M */
 };
 
 /* Block b's vectors: V / blocks each, one more for the first V % blocks. */
@@ -52,29 +52,32 @@ void rt_convpx_free(rt_convpx *p)
     free(p);
 }
 
-gir_status rt_convpx_new(const float *w, size_t M, size_t K, rt_convpx **out, gir_error *err)
+gir_status rt_convpx_new(const float *w, size_t G, size_t M, size_t K, rt_convpx **out, gir_error *err)
 {
     *out = NULL;
     rt_convpx *p = calloc(1, sizeof *p);
     if (!p)
         return gir_nomem(err);
+    p->G = G;
     p->M = M;
     p->K = K;
     p->V = (M + 15) / 16;
     p->blocks = (p->V + NVMAX - 1) / NVMAX;
     uint64_t n;
-    if (!gir_mul_u64((uint64_t)p->V * 16, K ? K : 1, &n) || n > SIZE_MAX / 2 / sizeof(float) ||
+    if (!gir_mul_u64((uint64_t)p->V * 16 * G, K ? K : 1, &n) || n > SIZE_MAX / 2 / sizeof(float) ||
         posix_memalign((void **)&p->w, 64, (size_t)n * sizeof(float)) != 0) {
         free(p);
         return gir_nomem(err);
     }
-    for (size_t b = 0; b < p->blocks; b++) {
-        size_t nb = block_nv(p, b) * 16, m0 = block_v0(p, b) * 16;
-        float *wb = p->w + m0 * K;
-        for (size_t k = 0; k < K; k++)
-            for (size_t j = 0; j < nb; j++)
-                wb[k * nb + j] = m0 + j < M ? w[(m0 + j) * K + k] : 0.0f;
-    }
+    for (size_t g = 0; g < G; g++)
+        for (size_t b = 0; b < p->blocks; b++) {
+            size_t nb = block_nv(p, b) * 16, m0 = block_v0(p, b) * 16;
+            float *wb = p->w + (g * p->V * 16 + m0) * K;
+            const float *wg = w + g * M * K;
+            for (size_t k = 0; k < K; k++)
+                for (size_t j = 0; j < nb; j++)
+                    wb[k * nb + j] = m0 + j < M ? wg[(m0 + j) * K + k] : 0.0f;
+        }
     *out = p;
     return GIR_OK;
 }
@@ -93,15 +96,27 @@ bool rt_convpx_available(void)
 /* Pixels per tile for nv vectors of channels: 24 sums. */
 #define TILE_PX(NV) ((NV) == 4 ? 6 : (NV) == 3 ? 8 : 12)
 
+/* Where a tile's finished sums go straight into an output in channel
+ * blocks (instead of the scratch): vector j of pixel i at y + j vs + 16 i,
+ * after the bias and the clamp. */
+typedef struct tile_out {
+    float *y;
+    size_t vs;
+    const float *bias; /* the block's, 16 per vector, or NULL */
+    bool clamp;
+    float lo, hi;
+} tile_out;
+
 /* One tile: kc taps of TILE_PX(NV) pixels into NV vectors of channels
  * (weights [tap][NV x 16]); the sums start at zero or at what yt ([pixel]
- * [NV x 16]) holds.  Pixel i's taps start at px[i] (LIN 0), or at px[0] +
- * i LIN (LIN 1 or 16: pixels one after another in the planes, or in
- * channel blocks).  The first npf lines after w's taps are fetched into L2
- * on the way. */
+ * [NV x 16]) holds, and end there, or in out when given.  Pixel i's taps
+ * start at px[i] (LIN 0), or at px[0] + i LIN (LIN 1 or 16: pixels one
+ * after another in the planes, or in channel blocks).  The first npf lines
+ * after w's taps are fetched into L2 on the way. */
 TGT static inline __attribute__((always_inline)) void tile(size_t kc, const float *w, const float *const *px,
                                                            const ptrdiff_t *koff, float *yt, bool carry,
-                                                           const float *pf, size_t npf, const int NV, const int LIN)
+                                                           const float *pf, size_t npf, const tile_out *out,
+                                                           const int NV, const int LIN)
 {
     const int NP = TILE_PX(NV);
     __m512 acc[12][NVMAX];
@@ -129,20 +144,33 @@ TGT static inline __attribute__((always_inline)) void tile(size_t kc, const floa
                 acc[i][j] = _mm512_fmadd_ps(x, wv[j], acc[i][j]);
         }
     }
+    if (out) { /* the bias after the sums, then the clamp, as the epilogue does */
+        __m512 lo = _mm512_set1_ps(out->lo), hi = _mm512_set1_ps(out->hi);
+        for (int j = 0; j < NV; j++) {
+            __m512 b = out->bias ? _mm512_loadu_ps(out->bias + j * 16) : _mm512_setzero_ps();
+            for (int i = 0; i < NP; i++) {
+                __m512 r = _mm512_add_ps(acc[i][j], b);
+                if (out->clamp) /* max/min return the second operand on NaN: NaN stays */
+                    r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
+                _mm512_storeu_ps(out->y + j * out->vs + i * 16, r);
+            }
+        }
+        return;
+    }
     for (int i = 0; i < NP; i++)
         for (int j = 0; j < NV; j++)
             _mm512_store_ps(yt + (i * NV + j) * 16, acc[i][j]);
 }
 
 typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdiff_t *, float *, bool, const float *,
-                        size_t);
+                        size_t, const tile_out *);
 
 /* The tiles for 1 to 4 vectors, per pixel addressing. */
 #define TILE_FN(NV, LIN)                                                                                       \
     TGT static void tile_##NV##_##LIN(size_t kc, const float *w, const float *const *px, const ptrdiff_t *koff, \
-                                      float *yt, bool carry, const float *pf, size_t npf)                     \
+                                      float *yt, bool carry, const float *pf, size_t npf, const tile_out *out) \
     {                                                                                                          \
-        tile(kc, w, px, koff, yt, carry, pf, npf, NV, LIN);                                                    \
+        tile(kc, w, px, koff, yt, carry, pf, npf, out, NV, LIN);                                               \
     }
 #define TILE_FNS(NV) TILE_FN(NV, 0) TILE_FN(NV, 1) TILE_FN(NV, 16)
 TILE_FNS(1)
@@ -166,11 +194,12 @@ typedef struct px_job {
 } px_job;
 
 /* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][nb])
- * into y, with the bias, the residual and the clamp: blocks of 16 pixels x
- * 16 channels transposed in registers, each channel's 16 pixels stored as
- * one row piece; or, into channel blocks, each pixel's vectors. */
-TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t nb, size_t m0, size_t nm, size_t q0,
-                         size_t nq)
+ * into y (a group's channels; bias its biases), with the bias, the
+ * residual and the clamp: blocks of 16 pixels x 16 channels transposed in
+ * registers, each channel's 16 pixels stored as one row piece; or, into
+ * channel blocks, each pixel's vectors. */
+TGT static void epilogue(const rt_convpx_args *a, float *y, const float *bias, size_t P, float *yt, size_t nb,
+                         size_t m0, size_t nm, size_t q0, size_t nq)
 {
     bool clamp = a->act && a->act->on && a->act->kind == RT_ACT_CLAMP;
     bool post = a->act && a->act->on && !clamp;
@@ -179,7 +208,7 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t nb
         __m512 bv[NVMAX];
         for (size_t v = 0; v < nb / 16; v++) {
             size_t m = m0 + v * 16, n = m < m0 + nm ? m0 + nm - m : 0;
-            bv[v] = a->bias ? _mm512_maskz_loadu_ps(rt_mask16(n), a->bias + m) : _mm512_setzero_ps();
+            bv[v] = bias ? _mm512_maskz_loadu_ps(rt_mask16(n), bias + m) : _mm512_setzero_ps();
         }
         for (size_t q = 0; q < nq; q++)
             for (size_t v = 0; v < nb / 16; v++)
@@ -189,9 +218,9 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t nb
     __m512 lo = _mm512_set1_ps(clamp ? a->act->lo : 0.0f), hi = _mm512_set1_ps(clamp ? a->act->hi : 0.0f);
     if (a->y_blocked) { /* each pixel's 16-channel vectors as they are (a partial last one whole) */
         for (size_t v = 0; v < (nm + 15) / 16; v++) {
-            __m512 b = a->bias && !tiled ? _mm512_maskz_loadu_ps(rt_mask16(nm - v * 16), a->bias + m0 + v * 16)
+            __m512 b = bias && !tiled ? _mm512_maskz_loadu_ps(rt_mask16(nm - v * 16), bias + m0 + v * 16)
                                          : _mm512_setzero_ps();
-            float *yb = a->y + ((m0 / 16 + v) * P + q0) * 16;
+            float *yb = y + ((m0 / 16 + v) * P + q0) * 16;
             for (size_t q = 0; q < nq; q++) {
                 __m512 r = _mm512_add_ps(_mm512_load_ps(yt + q * nb + v * 16), b);
                 if (clamp)
@@ -211,10 +240,10 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t nb
                 r[i] = i < n ? _mm512_load_ps(yt + (q + i) * nb + jb) : _mm512_setzero_ps();
             rt_tr16(r); /* r[c]: channel m0 + jb + c at the 16 pixels */
             for (size_t c = 0; c < nc; c++) {
-                float *yr = a->y + (m0 + jb + c) * P + q0 + q;
+                float *yr = y + (m0 + jb + c) * P + q0 + q;
                 __m512 v = r[c];
-                if (a->bias && !tiled)
-                    v = _mm512_add_ps(v, _mm512_set1_ps(a->bias[m0 + jb + c]));
+                if (bias && !tiled)
+                    v = _mm512_add_ps(v, _mm512_set1_ps(bias[m0 + jb + c]));
                 if (a->accumulate)
                     v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yr));
                 if (clamp) /* max/min return the second operand on NaN: NaN stays */
@@ -225,7 +254,7 @@ TGT static void epilogue(const rt_convpx_args *a, size_t P, float *yt, size_t nb
     }
     if (post && !tiled)
         for (size_t j = 0; j < nm; j++) {
-            float *yr = a->y + (m0 + j) * P + q0;
+            float *yr = y + (m0 + j) * P + q0;
             rt_act_map(a->act, yr, yr, nq);
         }
 }
@@ -236,24 +265,40 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     const rt_convpx *p = j->p;
     const rt_convpx_args *a = j->a;
     float *yt = gir_threads_scratch(j->th, worker);
-    /* pixels one after another in the planes: a pointwise input (its rows
-     * are whole), in channel blocks or not */
-    bool linear = a->dPW == a->OW;
-    int lin = !linear ? 0 : a->pxs == 16 ? 2 : 1;
-    size_t wfl = p->V * 16 * p->K; /* all the weights, in floats */
+    float to_bias[NVMAX * 16];
+    /* pointwise, the pixels one after another in the planes (in channel
+     * blocks or not); the direct form's tiles within one output row, too */
+    bool pointwise = a->dPW == a->OW;
+    int lin = a->pxs == 16 ? 2 : 1;
+    size_t per_group = p->blocks * j->chunks, wfl = p->G * p->V * 16 * p->K; /* all the weights, in floats */
     for (size_t it = i0; it < i1; it++) {
-        size_t blk = it / j->chunks, ch = it % j->chunks;
+        size_t grp = it / per_group, blk = it % per_group / j->chunks, ch = it % j->chunks;
         size_t q0 = ch * j->cq, nq = j->P - q0 < j->cq ? j->P - q0 : j->cq;
         size_t nv = block_nv(p, blk), nb = nv * 16, m0 = block_v0(p, blk) * 16;
         size_t nm = p->M - m0 < nb ? p->M - m0 : nb, np = TILE_PX(nv);
-        const float *wb = p->w + m0 * p->K;
+        const float *wb = p->w + (grp * p->V * 16 + m0) * p->K, *planes = a->planes + grp * a->gplanes;
         /* where each pixel's taps start in the planes, once for all blocks
          * of taps; past the end of a partial tile: the last pixel again */
         const float *base[CHUNK + TILE_LCM];
-        size_t full = linear ? nq / np * np : 0; /* tiles read through base from here on */
-        for (size_t t = full; t < (nq + np - 1) / np * np; t++) {
+        for (size_t t = 0; t < (nq + np - 1) / np * np; t++) {
             size_t q = q0 + (t < nq ? t : nq - 1);
-            base[t] = a->planes + (q / a->OW * a->dPW + q % a->OW) * a->pxs;
+            base[t] = planes + (q / a->OW * a->dPW + q % a->OW) * a->pxs;
+        }
+        float *y = a->y + grp * p->M * j->P;
+        const float *bias = a->bias ? a->bias + grp * p->M : NULL;
+        /* one block of taps into channel blocks: each whole tile's sums go
+         * straight to the output, the partial last one through the scratch */
+        size_t whole = a->y_blocked && p->K <= KB ? nq / np * np : 0;
+        tile_out to = { .vs = j->P * 16, .clamp = a->act && a->act->on && a->act->kind == RT_ACT_CLAMP };
+        if (whole) {
+            to.lo = to.clamp ? a->act->lo : 0.0f;
+            to.hi = to.clamp ? a->act->hi : 0.0f;
+            to.bias = bias ? bias + m0 : NULL;
+            if (bias && nm < nb) { /* a partial last vector: its biases padded with zeros */
+                memset(to_bias, 0, sizeof to_bias);
+                memcpy(to_bias, bias + m0, nm * sizeof(float));
+                to.bias = to_bias;
+            }
         }
         for (size_t k0 = 0; k0 < p->K; k0 += KB) {
             size_t kc = p->K - k0 < KB ? p->K - k0 : KB;
@@ -264,13 +309,21 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
             size_t left = (size_t)(p->w + wfl - pf) / 16, npf = left < kc * nv ? left : kc * nv;
             const float *wk = wb + k0 * nb;
             for (size_t t = 0; t < nq; t += np) {
-                const float *lp = a->planes + (q0 + t) * a->pxs;
-                bool l = t < full;
-                tiles[l ? lin : 0][nv - 1](kc, wk, l ? &lp : base + t, a->koff + k0, yt + t * nb, k0 > 0, pf,
-                                           t == 0 ? npf : 0);
+                size_t qa = q0 + t, qb = qa + np - 1;
+                bool l = t + np <= nq && (pointwise || qa / a->OW == qb / a->OW);
+                if (t < whole)
+                    to.y = y + (m0 / 16 * j->P + qa) * 16;
+                tiles[l ? lin : 0][nv - 1](kc, wk, base + t, a->koff + k0, yt + t * nb, k0 > 0, pf, t == 0 ? npf : 0,
+                                           t < whole ? &to : NULL);
             }
         }
-        epilogue(a, j->P, yt, nb, m0, nm, q0, nq);
+        if (whole && a->act && a->act->on && !to.clamp) /* the other activations over what the tiles stored */
+            for (size_t v = 0; v < nv; v++) {
+                float *yv = y + ((m0 / 16 + v) * j->P + q0) * 16;
+                rt_act_map(a->act, yv, yv, whole * 16);
+            }
+        if (whole < nq)
+            epilogue(a, y, bias, j->P, yt + whole * nb, nb, m0, nm, q0 + whole, nq - whole);
     }
 }
 
@@ -284,13 +337,13 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
      * slower with two threads than with one).  Each pixel's sums are the
      * same whatever the chunk. */
     size_t nt = th ? (size_t)gir_threads_count(th) : 1, want = 4 * nt;
-    if (nt > 1 && j.chunks * p->blocks < want) {
-        size_t chunks = (want + p->blocks - 1) / p->blocks, cq = (j.P + chunks - 1) / chunks;
+    if (nt > 1 && j.chunks * p->blocks * p->G < want) {
+        size_t chunks = (want + p->blocks * p->G - 1) / (p->blocks * p->G), cq = (j.P + chunks - 1) / chunks;
         cq = (cq + TILE_LCM - 1) / TILE_LCM * TILE_LCM;
         j.cq = cq < 2 * TILE_LCM ? 2 * TILE_LCM : cq > CHUNK ? CHUNK : cq;
         j.chunks = (j.P + j.cq - 1) / j.cq;
     }
-    rt_parallel_for(th, j.chunks * p->blocks, 1, 1, px_items, &j);
+    rt_parallel_for(th, p->G * p->blocks * j.chunks, 1, 1, px_items, &j);
 }
 
 #else

@@ -577,12 +577,14 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
     if ((st = koff_plan(s, cg, err)))
         return st;
     size_t KH = cg->g.k[1], KW = cg->g.k[2], sd = cg->ds, k = 0;
+    /* planes in channel blocks: block ch/16's, then lane ch%16 of 16 per pixel */
+    size_t L = cg->in_blk ? 16 : 1;
     for (size_t ch = 0; ch < cg->Cg; ch++)
         for (size_t kh = 0; kh < KH; kh++)
             for (size_t kw = 0; kw < KW; kw++)
-                s->koff[k++] =
-                    (ptrdiff_t)(((ch * sd + kh % sd) * sd + kw % sd) * cg->dplane + (kh / sd) * cg->dPW + kw / sd);
-    c->scratch_bytes = cg->C * sd * sd * cg->dplane * sizeof(float);
+                s->koff[k++] = (ptrdiff_t)(((((ch / L) * sd + kh % sd) * sd + kw % sd) * cg->dplane +
+                                            (kh / sd) * cg->dPW + kw / sd) * L + ch % L);
+    c->scratch_bytes = RT_BLOCKED_CH(cg->C, cg->in_blk) * sd * sd * cg->dplane * sizeof(float);
     return GIR_OK;
 }
 
@@ -651,34 +653,51 @@ static gir_status pwpx_setup(conv_state *s, conv_geo *cg, gir_error *err)
  * took, take the pixel kernel too.  Both sides decide with blk_form on
  * the same geometry, so the reader always takes a form that reads blocks. */
 
-/* The forms that read and write channel blocks: the channel-block
- * depthwise kernel, and the pixel kernel for a pointwise convolution of
- * one group (constant weights, 2-D, AVX-512). */
+/* Whether a 3x3 stride-1 convolution takes Winograd (constant weights,
+ * one group, the sizes rt_wino_applies). */
+static bool wino_wanted(const rt_call *c, const conv_geo *cg)
+{
+    const rt_geom *g = &cg->g;
+    return c->in_const[1] && cg->G == 1 && g->nsp == 2 && g->k[1] == 3 && g->k[2] == 3 && g->s[1] == 1 &&
+           g->s[2] == 1 && g->d[1] == 1 && g->d[2] == 1 && rt_wino_applies(cg->C, cg->M, g->out[1], g->out[2]);
+}
+
+/* The forms that read and write channel blocks (constant weights, 2-D,
+ * AVX-512): the channel-block depthwise kernel, and the pixel kernel for a
+ * pointwise convolution of one group, for a convolution of one group in
+ * the direct form that does not take Winograd, and for groups of whole
+ * blocks in the direct form (RegNet's 16-channel groups: each output block
+ * reads one input block). */
 static bool blk_form(const rt_call *c, const conv_geo *cg)
 {
     rt_dwc_geo dg;
+    conv_geo dc = *cg;
     if (cg->g.nsp != 2 || !c->in_const[1] || cg->N == 0 || cg->P == 0 || cg->C == 0)
         return false;
     if (cg->depthwise)
         return dwc_geometry(c, cg, &dg, true);
-    return cg->pointwise && cg->G == 1 && rt_convpx_available();
+    if (!rt_convpx_available())
+        return false;
+    if (cg->pointwise)
+        return cg->G == 1;
+    if (cg->G > 1 && (cg->Cg % 16 || cg->Mg % 16))
+        return false;
+    return !wino_wanted(c, cg) && direct_geometry(&dc);
 }
 
 /* The forms that write channel blocks: those of blk_form, save a
  * depthwise convolution that would read NCHW input with the plane kernel
  * (wide rows at stride 1: the channel-block kernel's transposes in cost
- * more than the plane kernel's own way), and the pixel kernel in the
- * direct form (one group, constant weights: a stem before a depthwise
- * convolution). */
+ * more than the plane kernel's own way), and groups of blocks reading NCHW
+ * (the GEMM's form is faster there). */
 static bool blk_writer(const rt_call *c, const conv_geo *cg)
 {
     rt_dwc_geo dg;
-    conv_geo dc = *cg;
+    if (!blk_form(c, cg))
+        return false;
     if (cg->depthwise)
-        return blk_form(c, cg) && (cg->in_blk || dwc_geometry(c, cg, &dg, false));
-    if (cg->pointwise)
-        return blk_form(c, cg);
-    return cg->G == 1 && c->in_const[1] && rt_convpx_available() && direct_geometry(&dc);
+        return cg->in_blk || dwc_geometry(c, cg, &dg, false);
+    return cg->G == 1 || cg->in_blk;
 }
 
 /* Whether c's reader takes its result (n x m channels, the window's output
@@ -705,7 +724,7 @@ static bool reader_takes_blocks(const rt_call *c, const conv_geo *mine)
 static gir_status px_weights(rt_call *c, conv_state *s, const conv_geo *cg, gir_error *err)
 {
     gir_status st;
-    if (!s->px && (st = rt_convpx_new(c->in[1]->data, cg->M, cg->Kg, &s->px, err)))
+    if (!s->px && (st = rt_convpx_new(c->in[1]->data, cg->G, cg->Mg, cg->Kg, &s->px, err)))
         return st;
     c->in_done[1] = true;
     return GIR_OK;
@@ -774,9 +793,7 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         rt_wino_free(s->wino); /* another input size: the weights are loaded again for a new plan */
         s->wino = NULL;
     }
-    if (!s->packed && (s->wino || (c->in_const[1] && cg.G == 1 && gg->nsp == 2 && gg->k[1] == 3 && gg->k[2] == 3 &&
-                                   gg->s[1] == 1 && gg->s[2] == 1 && gg->d[1] == 1 && gg->d[2] == 1 &&
-                                   rt_wino_applies(cg.C, cg.M, gg->out[1], gg->out[2])))) {
+    if (!s->packed && (s->wino || wino_wanted(c, &cg))) {
         if (!s->wino && (st = rt_wino_new(w->data, cg.M, cg.C, gg->in[1], gg->in[2], gg->out[1], gg->out[2],
                                           gg->pb[1], gg->pb[2], &s->wino, err)))
             return st;
@@ -899,32 +916,36 @@ static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
     const conv_geo *cg = j->cg;
     const rt_geom *g = &cg->g;
     const size_t s = cg->ds, H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
+    const size_t L = cg->in_blk ? 16 : 1; /* floats per pixel: channel blocks' 16 lanes */
     for (size_t p = p0; p < p1; p++) {
-        size_t ch = p / (s * s), a = p / s % s, b = p % s;
-        const float *xc = j->x + ch * cg->insp;
-        float *d = j->planes + p * cg->dplane;
+        size_t ch = p / (s * s), a = p / s % s, b = p % s; /* ch: a channel, or a block */
+        const float *xc = j->x + ch * cg->insp * L;
+        float *d = j->planes + p * cg->dplane * L;
         /* columns j whose input column s*j + b - pl lies inside [0, W) */
         size_t jlo = pl > b ? (pl - b + s - 1) / s : 0, jhi = (W + pl - b + s - 1) / s;
         if (jhi > cg->dPW)
             jhi = cg->dPW;
         if (jlo > jhi)
             jlo = jhi;
-        for (size_t i = 0; i < cg->dPH; i++, d += cg->dPW) {
+        for (size_t i = 0; i < cg->dPH; i++, d += cg->dPW * L) {
             size_t r = s * i + a;
             if (r < pt || r - pt >= H) {
-                memset(d, 0, cg->dPW * sizeof *d);
+                memset(d, 0, cg->dPW * L * sizeof *d);
                 continue;
             }
-            const float *xr = xc + (r - pt) * W;
-            memset(d, 0, jlo * sizeof *d);
+            const float *xr = xc + (r - pt) * W * L;
+            memset(d, 0, jlo * L * sizeof *d);
             if (s == 1)
-                memcpy(d + jlo, xr + jlo - pl, (jhi - jlo) * sizeof *d);
-            else
+                memcpy(d + jlo * L, xr + (jlo - pl) * L, (jhi - jlo) * L * sizeof *d);
+            else if (L == 1)
                 for (size_t jj = jlo; jj < jhi; jj++)
                     d[jj] = xr[s * jj + b - pl];
-            memset(d + jhi, 0, (cg->dPW - jhi) * sizeof *d);
+            else
+                for (size_t jj = jlo; jj < jhi; jj++)
+                    memcpy(d + jj * L, xr + (s * jj + b - pl) * L, L * sizeof *d);
+            memset(d + jhi * L, 0, (cg->dPW - jhi) * L * sizeof *d);
         }
-        memset(d, 0, (cg->dplane - cg->dPH * cg->dPW) * sizeof *d); /* slack read by the last columns */
+        memset(d, 0, (cg->dplane - cg->dPH * cg->dPW) * L * sizeof *d); /* slack read by the last columns */
     }
 }
 
@@ -989,11 +1010,14 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
 {
     float *planes = c->scratch;
     plane_job pj = { cg, x, planes };
-    rt_parallel_for(c->th, cg->C * cg->ds * cg->ds, 1, 2, fill_planes, &pj);
+    size_t chans = cg->in_blk ? (cg->C + 15) / 16 : cg->C; /* channels, or blocks */
+    rt_parallel_for(c->th, chans * cg->ds * cg->ds, 1, 2, fill_planes, &pj);
     if (s->px) {
-        rt_convpx_args a = { .planes = planes, .koff = s->koff, .OH = cg->g.out[1], .OW = cg->g.out[2],
-                             .dPW = cg->dPW, .pxs = 1, .bias = bias, .accumulate = c->accumulate, .act = &c->act,
-                             .y = y, .y_blocked = cg->out_blk };
+        /* a group's planes: Cg channels' (whole blocks when in blocks) */
+        rt_convpx_args a = { .planes = planes, .gplanes = cg->Cg * cg->ds * cg->ds * cg->dplane, .koff = s->koff,
+                             .OH = cg->g.out[1], .OW = cg->g.out[2], .dPW = cg->dPW, .pxs = cg->in_blk ? 16 : 1,
+                             .bias = bias, .accumulate = c->accumulate, .act = &c->act, .y = y,
+                             .y_blocked = cg->out_blk };
         rt_convpx_run(s->px, &a, c->th);
         return;
     }
@@ -1068,7 +1092,8 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     }
     if (cg.direct) {
         for (size_t n = 0; n < cg.N; n++)
-            conv_direct(c, s, &cg, x + n * cg.C * cg.insp, bias, y + n * RT_BLOCKED_CH(cg.M, cg.out_blk) * cg.P);
+            conv_direct(c, s, &cg, x + n * RT_BLOCKED_CH(cg.C, cg.in_blk) * cg.insp, bias,
+                        y + n * RT_BLOCKED_CH(cg.M, cg.out_blk) * cg.P);
         return GIR_OK;
     }
     const size_t OW = cg.g.out[2], rows = cg.g.out[0] * cg.g.out[1];
