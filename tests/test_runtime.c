@@ -875,6 +875,108 @@ static void test_conv_blocks(void **state)
         check_chain(&specs[i]);
 }
 
+/* A stem as ResNet and SqueezeNet have: Conv (c -> m, k x k, stride 2) +
+ * Relu, then MaxPool 3x3 stride 2 (pads p, ceil_mode), then a pointwise
+ * Conv (m -> o) or nothing.  On AVX-512 the stem's result goes to the
+ * MaxPool in channel blocks, and the MaxPool's to the pointwise Conv. */
+static void check_stem_pool(int64_t n, int64_t c, int64_t m, int64_t o, int64_t H, int64_t k, int64_t p, bool ceil,
+                            bool pw)
+{
+    convspec c1 = { 2, n, c, m, 1, { H, H }, { k, k }, { 2, 2 }, { 1, 1 }, { k / 2, k / 2 }, { k / 2, k / 2 }, true,
+                    NULL };
+    int64_t S = conv_out(&c1, 0);
+    int64_t P = ceil ? (S + 2 * p - 3 + 1) / 2 + 1 : (S + 2 * p - 3) / 2 + 1;
+    if (ceil && (P - 1) * 2 >= S + p) /* the last window must start inside the input or its leading pad */
+        P--;
+    convspec c2 = { 2, n, m, o, 1, { P, P }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, false, NULL };
+    int64_t xd[4] = { n, c, H, H }, w1d[4] = { m, c, k, k }, w2d[4] = { o, m, 1, 1 };
+    int64_t yd[4] = { n, pw ? o : m, P, P };
+    size_t xn = (size_t)(n * c * H * H), sn = (size_t)(n * m * S * S), pn = (size_t)(n * m * P * P);
+    size_t w1n = (size_t)(m * c * k * k), w2n = (size_t)(o * m), yn = (size_t)(n * yd[1] * P * P);
+    float *x = malloc(xn * sizeof(float)), *w1 = malloc(w1n * sizeof(float)), *b1 = malloc((size_t)m * sizeof(float));
+    float *w2 = malloc(w2n * sizeof(float)), *st = malloc(sn * sizeof(float)), *pool = malloc(pn * sizeof(float));
+    float *want = malloc(yn * sizeof(float));
+    rt_fill(x, xn, 31);
+    rt_fill(w1, w1n, 32);
+    rt_fill(b1, (size_t)m, 33);
+    rt_fill(w2, w2n, 34);
+    conv_ref(&c1, x, w1, b1, st);
+    for (size_t i = 0; i < sn; i++)
+        st[i] = st[i] < 0 ? 0 : st[i];
+    for (int64_t pl = 0; pl < n * m; pl++)
+        for (int64_t oh = 0; oh < P; oh++)
+            for (int64_t ow = 0; ow < P; ow++) {
+                float best = -INFINITY;
+                for (int64_t kh = 0; kh < 3; kh++)
+                    for (int64_t kw = 0; kw < 3; kw++) {
+                        int64_t ih = oh * 2 - p + kh, iw = ow * 2 - p + kw;
+                        if (ih >= 0 && ih < S && iw >= 0 && iw < S && st[(pl * S + ih) * S + iw] > best)
+                            best = st[(pl * S + ih) * S + iw];
+                    }
+                pool[(pl * P + oh) * P + ow] = best;
+            }
+    if (pw)
+        conv_ref(&c2, pool, w2, NULL, want);
+    else
+        memcpy(want, pool, yn * sizeof(float));
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, xd);
+    rt_const(g, "w1", GIR_DT_F32, 4, w1d, w1);
+    rt_const(g, "b1", GIR_DT_F32, 1, &m, b1);
+    rt_const(g, "w2", GIR_DT_F32, 4, w2d, w2);
+    gir_node *n1 = rt_node(g, GIR_OP_Conv, "stem", "x,w1,b1", "s");
+    set_window_attrs(g, n1, &c1, false);
+    rt_node(g, GIR_OP_Relu, "relu", "s", "r");
+    gir_node *mp = rt_node(g, GIR_OP_MaxPool, "pool", "r", pw ? "q" : "y");
+    int64_t k3[2] = { 3, 3 }, s2[2] = { 2, 2 }, pads[4] = { p, p, p, p };
+    rt_attr_ints(g, mp, "kernel_shape", k3, 2);
+    rt_attr_ints(g, mp, "strides", s2, 2);
+    rt_attr_ints(g, mp, "pads", pads, 4);
+    if (ceil)
+        rt_attr_int(g, mp, "ceil_mode", 1);
+    if (pw) {
+        gir_node *n2 = rt_node(g, GIR_OP_Conv, "pw", "q,w2", "y");
+        set_window_attrs(g, n2, &c2, false);
+    }
+    rt_output(g, "y");
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, xd, x), *out[2];
+    bool blocks = rt_convpx_available() && rt_dwc_available();
+    for (int t = 0; t < 2; t++) {
+        gir_error err = GIR_ERROR_INIT;
+        gir_session *ss;
+        TU_OK(gir_session_new(g, t + 1, &ss, &err), &err);
+        TU_OK(gir_session_set_input(ss, 0, in, &err), &err);
+        TU_OK(gir_session_run(ss, &err), &err);
+        assert_int_equal(gir_rt_blocked_count(ss), blocks ? (pw ? 2 : 1) : 0);
+        out[t] = gir_tensor_ref(gir_session_output(ss, 0));
+        gir_session_free(ss);
+    }
+    rt_expect_f32(out[0], 4, yd, want, 1e-5 * (double)(c * k * k + m));
+    const void *p1, *p2;
+    TU_OK(gir_tensor_load(out[0], &p1, NULL), NULL);
+    TU_OK(gir_tensor_load(out[1], &p2, NULL), NULL);
+    assert_memory_equal(p1, p2, yn * sizeof(float));
+    gir_tensor_unref(out[0]);
+    gir_tensor_unref(out[1]);
+    gir_tensor_unref(in);
+    free(x);
+    free(w1);
+    free(b1);
+    free(w2);
+    free(st);
+    free(pool);
+    free(want);
+    gir_graph_free(g);
+}
+
+static void test_pool_blocks(void **state)
+{
+    (void)state;
+    check_stem_pool(2, 3, 24, 0, 29, 7, 1, false, false); /* ResNet's: into NCHW, a partial block */
+    check_stem_pool(1, 3, 40, 16, 31, 7, 0, true, true);  /* SqueezeNet's (ceil_mode), into a pointwise Conv */
+    check_stem_pool(1, 3, 32, 8, 20, 3, 1, false, true);
+}
+
 /* Conv followed by Sigmoid and Mul (SiLU) or HardSigmoid and Mul
  * (HardSwish), the Mul's operands in either order, on the GEMM path, the
  * depthwise path and Winograd: both nodes run inside the convolution, and the
@@ -1948,7 +2050,7 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan), cmocka_unit_test(test_concat_in_place),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_conv_blocks), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
+        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_conv_blocks), cmocka_unit_test(test_pool_blocks), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled), cmocka_unit_test(test_reductions_threads),
         cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas), cmocka_unit_test(test_winograd_isas),  cmocka_unit_test(test_depthwise_padded),

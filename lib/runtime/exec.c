@@ -750,9 +750,9 @@ static int32_t fused_tail(const gir_session *s, int32_t self, int32_t vi)
 }
 
 /* The reader a node may hand its result to blocked (rt_call.reader): the
- * one Conv that reads the end of its fused chain, with constant weights,
- * when that value is no graph output, the session keeps no values, and no
- * residual is added into the result. */
+ * one Conv (with constant weights) or MaxPool that reads the end of its
+ * fused chain, when that value is no graph output, the session keeps no
+ * values, and no residual is added into the result. */
 static void blocked_reader(gir_session *s, rt_node *rn)
 {
     const gir_node *n = rn->n;
@@ -771,6 +771,10 @@ static void blocked_reader(gir_session *s, rt_node *rn)
     if (q < 0 || s->vals[tail].is_output)
         return;
     const gir_node *qn = s->g->nodes[q];
+    if (qn->op == GIR_OP_MaxPool && qn->n_in == 1 && qn->in[0] == tail) {
+        rn->call.reader = qn;
+        return;
+    }
     if (qn->op != GIR_OP_Conv || qn->n_in < 2 || qn->in[0] != tail || qn->in[1] < 0 || qn->in[1] == tail ||
         !value_const(s, qn->in[1]))
         return;

@@ -644,10 +644,10 @@ static gir_status pwpx_setup(conv_state *s, conv_geo *cg, gir_error *err)
 
 /* ---- channel blocks between convolutions ----------------------------------
  *
- * A pointwise or depthwise Conv whose result only a pointwise or depthwise
- * Conv reads (rt_call.reader) hands it over in channel blocks,
- * [N][C/16][H][W][16]: the layout the pixel kernel and the channel-block
- * depthwise kernel compute in.  Neither then transposes (the pixel
+ * A Conv whose result only a Conv or a MaxPool reads (rt_call.reader),
+ * in a form that reads them, hands it over in channel blocks,
+ * [N][ceil(C/16)][H][W][16]: the layout the pixel kernel and the
+ * channel-block depthwise kernel compute in.  Neither then transposes (the pixel
  * kernel's epilogue, the depthwise kernel's two), and the pointwise
  * convolutions over large maps with few input channels, which the GEMM
  * took, take the pixel kernel too.  Both sides decide with blk_form on
@@ -700,23 +700,24 @@ static bool blk_writer(const rt_call *c, const conv_geo *cg)
     return cg->G == 1 || cg->in_blk;
 }
 
-/* Whether c's reader takes its result (n x m channels, the window's output
- * size) in channel blocks. */
-static bool reader_takes_blocks(const rt_call *c, const conv_geo *mine)
+bool rt_reader_takes_blocks(const rt_call *c, size_t n, size_t ch, size_t h, size_t w)
 {
-    if (!c->reader || !c->reader_w || c->reader->op != GIR_OP_Conv)
+    if (!c->reader)
         return false;
     rt_tensor x = { .dtype = GIR_DT_F32, .shape = { .rank = 4 } };
-    x.shape.dims[0] = (int64_t)mine->N;
-    x.shape.dims[1] = (int64_t)mine->M;
-    x.shape.dims[2] = (int64_t)mine->g.out[1];
-    x.shape.dims[3] = (int64_t)mine->g.out[2];
-    x.numel = mine->N * mine->M * mine->P;
+    x.shape.dims[0] = (int64_t)n;
+    x.shape.dims[1] = (int64_t)ch;
+    x.shape.dims[2] = (int64_t)h;
+    x.shape.dims[3] = (int64_t)w;
+    x.numel = n * ch * h * w;
     rt_tensor *in[2] = { &x, (rt_tensor *)c->reader_w };
     bool cst[2] = { false, true }, done[2] = { false, false };
-    rt_call q = { .g = c->g, .node = c->reader, .n_in = 2, .in = in, .in_const = cst, .in_done = done, .th = c->th };
+    rt_call q = { .g = c->g, .node = c->reader, .n_in = c->reader_w ? 2 : 1, .in = in, .in_const = cst,
+                  .in_done = done, .th = c->th };
+    if (c->reader->op == GIR_OP_MaxPool)
+        return rt_maxpool_reads_blocks(&q);
     conv_geo cg;
-    return conv_geometry(&q, &cg, NULL) == GIR_OK && blk_form(&q, &cg);
+    return c->reader->op == GIR_OP_Conv && c->reader_w && conv_geometry(&q, &cg, NULL) == GIR_OK && blk_form(&q, &cg);
 }
 
 /* The pixel kernel's packed weights, made once (they stand in for the
@@ -740,7 +741,8 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
     cg.in_blk = c->in[0]->blocked;
     if (cg.in_blk && !blk_form(c, &cg))
         return gir_fail(err, GIR_E_INTERNAL, "Conv input is in channel blocks, which this convolution cannot read");
-    cg.out_blk = !c->accumulate && blk_writer(c, &cg) && reader_takes_blocks(c, &cg);
+    cg.out_blk = !c->accumulate && blk_writer(c, &cg) &&
+                 rt_reader_takes_blocks(c, cg.N, cg.M, cg.g.out[1], cg.g.out[2]);
     if ((st = conv_begin(c, cg.N, cg.M, cg.g.nsp, cg.g.out, &cg, sizeof cg, &s, err)))
         return st;
     c->out[0]->blocked = cg.out_blk;

@@ -97,6 +97,13 @@ typedef struct rt_call {
     struct gir_session *session; /* for rt_warn */
 } rt_call;
 
+/* Whether c's reader (rt_call.reader) takes c's result, n x ch channels of
+ * h x w, in channel blocks: a Conv in a form that reads them (k_conv.c),
+ * or a 2-D MaxPool (k_pool.c). */
+bool rt_reader_takes_blocks(const rt_call *c, size_t n, size_t ch, size_t h, size_t w);
+/* Whether MaxPool call c (its input's shape set) reads channel blocks. */
+bool rt_maxpool_reads_blocks(const rt_call *c);
+
 /* Records a warning of this run (the library never prints; the CLI shows
  * them): "node 'NAME': MESSAGE". */
 void rt_warn(rt_call *c, const char *fmt, ...) GIR_PRINTF(2, 3);
