@@ -758,15 +758,18 @@ static void blocked_reader(gir_session *s, rt_node *rn)
     const gir_node *n = rn->n;
     if (s->keep || rn->call.accumulate || n->n_out < 1 || n->out[0] < 0)
         return;
-    /* the chain's end: the output of the last node fused into rn (a
-     * gated activation's Mul reads rn's result beside its gate, so the
-     * chain is no line of sole consumers there) */
-    int32_t self = (int32_t)(rn - s->nodes), tail = n->out[0];
-    for (size_t oi = 0; oi < s->n_order; oi++) {
-        const rt_node *f = &s->nodes[s->order[oi]];
-        if (f->skip && f->host == self && f->n->n_out == 1 && f->n->out[0] >= 0)
-            tail = f->n->out[0];
-    }
+    /* the chain's end: the value the last node fused into rn writes; a
+     * gated activation's Mul (SiLU, HardSwish, GELU) reads rn's result
+     * beside its gate, so there the chain is no line of sole consumers and
+     * the nodes are looked for in the order they run */
+    int32_t self = (int32_t)(rn - s->nodes), tail = fused_tail(s, self, n->out[0]);
+    int kind = rn->call.act.kind;
+    if (rn->call.act.on && (kind == RT_ACT_SILU || kind == RT_ACT_HSWISH || kind == RT_ACT_GELU))
+        for (size_t oi = 0; oi < s->n_order; oi++) {
+            const rt_node *f = &s->nodes[s->order[oi]];
+            if (f->skip && f->host == self && f->n->n_out == 1 && f->n->out[0] >= 0)
+                tail = f->n->out[0];
+        }
     int32_t q = sole_consumer(s, tail);
     if (q < 0 || s->vals[tail].is_output)
         return;
@@ -947,9 +950,9 @@ static gir_status plan(gir_session *s, gir_error *err)
                 if (!gir_shape_equal(&rv->t.shape, &c->out[0]->shape) || c->out[0]->dtype != GIR_DT_F32)
                     rt_undo_fusion(s, rn);
             }
-            if (n->n_out > 0 && c->out[0] && c->out[0]->blocked &&
-                (!c->reader || c->accumulate)) {
-                gir_status e = gir_fail(err, GIR_E_INTERNAL, "%s result is blocked for no reader", gir_op_name(n->op));
+            if (n->n_out > 0 && c->out[0] && c->out[0]->blocked && (!c->reader || c->accumulate)) {
+                gir_status e =
+                    gir_fail(err, GIR_E_INTERNAL, "%s result is in channel blocks for no reader", gir_op_name(n->op));
                 gir_err_node(err, n->name);
                 return e;
             }

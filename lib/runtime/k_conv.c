@@ -592,10 +592,11 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
  * one channel per group, constant weights, AVX-512), and its geometry.
  * Unless any_width (channel blocks in or out, which the plane kernels do
  * not read or write), planes 48 or more wide at stride 1 with 3x3 or 5x5
- * windows stay with the plane kernel that reads them in place: their rows fill its lanes, and it
- * has no transposes to pay (3x3 over 56x56 and 112x112 planes: 10-25%
- * faster there); everything else is faster by channel blocks (28x28
- * planes: 8-17%; 7x7 planes and strided windows: 2-5x). */
+ * windows stay with the plane kernel that reads them in place: their rows
+ * fill its lanes, and it has no transposes to pay (3x3 over 56x56 and
+ * 112x112 planes: 10-25% faster there); everything else is faster by
+ * channel blocks (28x28 planes: 8-17%; 7x7 planes and strided windows:
+ * 2-5x). */
 static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg, bool any_width)
 {
     const rt_geom *g = &cg->g;
@@ -644,14 +645,14 @@ static gir_status pwpx_setup(conv_state *s, conv_geo *cg, gir_error *err)
 
 /* ---- channel blocks between convolutions ----------------------------------
  *
- * A Conv whose result only a Conv or a MaxPool reads (rt_call.reader),
- * in a form that reads them, hands it over in channel blocks,
+ * A Conv whose result only a Conv or a MaxPool reads (rt_call.reader), in
+ * a form that reads them, hands it over in channel blocks,
  * [N][ceil(C/16)][H][W][16]: the layout the pixel kernel and the
- * channel-block depthwise kernel compute in.  Neither then transposes (the pixel
- * kernel's epilogue, the depthwise kernel's two), and the pointwise
+ * channel-block depthwise kernel compute in.  Neither then transposes (the
+ * pixel kernel's epilogue, the depthwise kernel's two), and the pointwise
  * convolutions over large maps with few input channels, which the GEMM
- * took, take the pixel kernel too.  Both sides decide with blk_form on
- * the same geometry, so the reader always takes a form that reads blocks. */
+ * took, take the pixel kernel too.  Both sides decide with blk_form on the
+ * same geometry, so the reader always takes a form that reads blocks. */
 
 /* Whether a 3x3 stride-1 convolution takes Winograd (constant weights,
  * one group, the sizes rt_wino_applies). */
@@ -1083,9 +1084,15 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     }
     if (cg.pwpx) {
         for (size_t n = 0; n < cg.N; n++) {
-            rt_convpx_args a = { .planes = x + n * RT_BLOCKED_CH(cg.C, cg.in_blk) * cg.insp, .koff = s->koff, .OH = cg.g.out[1],
-                                 .OW = cg.g.out[2], .dPW = cg.g.out[2], .pxs = cg.in_blk ? 16 : 1, .bias = bias,
-                                 .accumulate = c->accumulate, .act = &c->act,
+            rt_convpx_args a = { .planes = x + n * RT_BLOCKED_CH(cg.C, cg.in_blk) * cg.insp,
+                                 .koff = s->koff,
+                                 .OH = cg.g.out[1],
+                                 .OW = cg.g.out[2],
+                                 .dPW = cg.g.out[2],
+                                 .pxs = cg.in_blk ? 16 : 1,
+                                 .bias = bias,
+                                 .accumulate = c->accumulate,
+                                 .act = &c->act,
                                  .y = y + n * RT_BLOCKED_CH(cg.M, cg.out_blk) * cg.P,
                                  .y_blocked = cg.out_blk };
             rt_convpx_run(s->px, &a, c->th);

@@ -18,9 +18,9 @@ typedef struct rt_tensor {
     void *data;
     /* The data is in channel blocks, [N][ceil(C/16)][H][W][16], not NCHW
      * (a partial last block has 16 lanes too, those past C not read): set
-     * by a Conv's prepare for the one Conv that reads it (rt_call.reader),
-     * which then reads it so; never on a value anyone else can see
-     * (k_conv.c).  The buffer holds rt_blocked_bytes. */
+     * by a Conv's or MaxPool's prepare for the one Conv or MaxPool that
+     * reads it (rt_call.reader), which then reads it so; never on a value
+     * anyone else can see (k_conv.c).  The buffer holds rt_blocked_bytes. */
     bool blocked;
 } rt_tensor;
 
@@ -87,10 +87,11 @@ typedef struct rt_call {
      * along the result's last axis, added to every row (set before
      * prepare; the executor checks its length after). */
     const rt_tensor *bias;
-    /* The Conv that alone reads this node's result (after the fused nodes)
-     * and its constant weights, when the result is no graph output and the
-     * session keeps no values: the node may hand the result over blocked
-     * (rt_tensor.blocked).  Set before prepare; NULLs otherwise. */
+    /* The Conv (with its constant weights) or MaxPool that alone reads this
+     * node's result (after the fused nodes), when the result is no graph
+     * output and the session keeps no values: the node may hand the result
+     * over in channel blocks (rt_tensor.blocked, rt_reader_takes_blocks).
+     * Set before prepare; NULLs otherwise. */
     const gir_node *reader;
     const rt_tensor *reader_w;
     void *stream;     /* stdio FILE * for side-effect ops (print) */
