@@ -875,6 +875,65 @@ static void test_conv_blocks(void **state)
         check_chain(&specs[i]);
 }
 
+/* The same chain in one session fed rows of 70000, 40 and 70000 columns:
+ * the depthwise kernel by channel blocks takes no rows that wide, so the
+ * first plan hands nothing over in blocks (the GEMM packs the pointwise
+ * weights), the second does (the pixel kernel replaces the packed
+ * weights), and the third reads NCHW again with the pixel kernel's
+ * weights; every run matches the reference convolutions. */
+static void test_conv_blocks_replan(void **state)
+{
+    (void)state;
+    enum { C = 8, E = 16, O = 8 };
+    const int64_t widths[3] = { 70000, 40, 70000 };
+    float w1[E * C], w2[E * 9], w3[O * E];
+    rt_fill(w1, E * C, 41);
+    rt_fill(w2, E * 9, 42);
+    rt_fill(w3, O * E, 43);
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, DIMS(1, C, 1, -1));
+    rt_const(g, "w1", GIR_DT_F32, 4, DIMS(E, C, 1, 1), w1);
+    rt_const(g, "w2", GIR_DT_F32, 4, DIMS(E, 1, 3, 3), w2);
+    rt_const(g, "w3", GIR_DT_F32, 4, DIMS(O, E, 1, 1), w3);
+    rt_node(g, GIR_OP_Conv, "expand", "x,w1", "y1");
+    rt_node(g, GIR_OP_Relu, "act1", "y1", "a1");
+    gir_node *dw = rt_node(g, GIR_OP_Conv, "depthwise", "a1,w2", "y2");
+    rt_attr_int(g, dw, "group", E);
+    rt_attr_ints(g, dw, "pads", DIMS(1, 1, 1, 1), 4);
+    rt_node(g, GIR_OP_Conv, "project", "y2,w3", "y");
+    rt_output(g, "y");
+    gir_error err = GIR_ERROR_INIT;
+    gir_session *s;
+    TU_OK(gir_session_new(g, 2, &s, &err), &err);
+    bool blocks = rt_convpx_available() && rt_dwc_available();
+    for (int r = 0; r < 3; r++) {
+        int64_t W = widths[r];
+        convspec c1 = { 2, 1, C, E, 1, { 1, W }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, false, NULL };
+        convspec c2 = { 2, 1, E, E, E, { 1, W }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, false, NULL };
+        convspec c3 = { 2, 1, E, O, 1, { 1, W }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, false, NULL };
+        size_t n = (size_t)W;
+        float *x = malloc(C * n * sizeof(float)), *a = malloc(E * n * sizeof(float));
+        float *b = malloc(E * n * sizeof(float)), *want = malloc(O * n * sizeof(float));
+        rt_fill(x, C * n, 44 + (uint64_t)r);
+        conv_ref(&c1, x, w1, NULL, a);
+        chain_ref_act(0, a, E * n);
+        conv_ref(&c2, a, w2, NULL, b);
+        conv_ref(&c3, b, w3, NULL, want);
+        gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, DIMS(1, C, 1, W), x);
+        TU_OK(gir_session_set_input(s, 0, in, &err), &err);
+        TU_OK(gir_session_run(s, &err), &err);
+        assert_int_equal(gir_rt_blocked_count(s), blocks && r == 1 ? 2 : 0);
+        rt_expect_f32(gir_session_output(s, 0), 4, DIMS(1, O, 1, W), want, 1e-4);
+        gir_tensor_unref(in);
+        free(x);
+        free(a);
+        free(b);
+        free(want);
+    }
+    gir_session_free(s);
+    gir_graph_free(g);
+}
+
 /* A stem as ResNet and SqueezeNet have: Conv (c -> m, k x k, stride 2) +
  * Relu, then MaxPool 3x3 stride 2 (pads p, ceil_mode), then a pointwise
  * Conv (m -> o) or nothing.  On AVX-512 the stem's result goes to the
@@ -2050,7 +2109,8 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan), cmocka_unit_test(test_concat_in_place),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_conv_blocks), cmocka_unit_test(test_pool_blocks), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
+        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_conv_blocks), cmocka_unit_test(test_pool_blocks),
+        cmocka_unit_test(test_conv_blocks_replan), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled), cmocka_unit_test(test_reductions_threads),
         cmocka_unit_test(test_matmul_bias_folded),
         cmocka_unit_test(test_depthwise_isas), cmocka_unit_test(test_winograd_isas),  cmocka_unit_test(test_depthwise_padded),
