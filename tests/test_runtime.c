@@ -676,6 +676,11 @@ static void test_conv(void **state)
         { 2, 1, 17, 17, 17, { 11, 13 }, { 3, 5 }, { 1, 2 }, { 2, 1 }, { 2, 1 }, { 0, 3 }, true, NULL },
         { 2, 1, 16, 16, 16, { 9, 9 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
         { 2, 1, 8, 8, 8, { 6, 50 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        /* 1x1 windows at strides (2, 2) and (2, 3) without pads (ResNet's
+         * downsampling): the pixel kernel reading every s-th pixel (AVX-512),
+         * odd sizes, batch 2, 24 channels (a partial vector) */
+        { 2, 2, 16, 24, 1, { 13, 11 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
+        { 2, 1, 40, 20, 1, { 9, 14 }, { 1, 1 }, { 2, 3 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, false, NULL },
         /* rows too wide for its tiles (70000 columns): the plane kernels */
         { 2, 1, 2, 2, 2, { 1, 70000 }, { 1, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 0, 1 }, true, NULL },
         /* pointwise over few pixels and 256+ channels: the pixel kernel

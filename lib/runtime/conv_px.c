@@ -268,7 +268,8 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     float to_bias[NVMAX * 16];
     /* pointwise, the pixels one after another in the planes (in channel
      * blocks or not); the direct form's tiles within one output row, too */
-    bool pointwise = a->dPW == a->OW;
+    size_t csw = a->csw ? a->csw : 1;
+    bool pointwise = a->dPW == a->OW && csw == 1;
     int lin = a->pxs == 16 ? 2 : 1;
     size_t per_group = p->blocks * j->chunks, wfl = p->G * p->V * 16 * p->K; /* all the weights, in floats */
     for (size_t it = i0; it < i1; it++) {
@@ -282,7 +283,7 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
         const float *base[CHUNK + TILE_LCM];
         for (size_t t = 0; t < (nq + np - 1) / np * np; t++) {
             size_t q = q0 + (t < nq ? t : nq - 1);
-            base[t] = planes + (q / a->OW * a->dPW + q % a->OW) * a->pxs;
+            base[t] = planes + (q / a->OW * a->dPW + q % a->OW * csw) * a->pxs;
         }
         float *y = a->y + grp * p->M * j->P;
         const float *bias = a->bias ? a->bias + grp * p->M : NULL;
@@ -310,7 +311,7 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
             const float *wk = wb + k0 * nb;
             for (size_t t = 0; t < nq; t += np) {
                 size_t qa = q0 + t, qb = qa + np - 1;
-                bool l = t + np <= nq && (pointwise || qa / a->OW == qb / a->OW);
+                bool l = t + np <= nq && (pointwise || (csw == 1 && qa / a->OW == qb / a->OW));
                 if (t < whole)
                     to.y = y + (m0 / 16 * j->P + qa) * 16;
                 tiles[l ? lin : 0][nv - 1](kc, wk, base + t, a->koff + k0, yt + t * nb, k0 > 0, pf, t == 0 ? npf : 0,

@@ -408,6 +408,7 @@ struct conv_geo {
     bool direct;
     size_t ds, dPH, dPW, dplane, drows;
     bool pwpx; /* pointwise through the pixel kernel, reading the input itself */
+    bool pw_strided; /* a 1x1 window at stride 2 or more without pads (ResNet's downsampling), 2-D */
     bool in_blk, out_blk; /* input, output in channel blocks (rt_tensor.blocked) */
 };
 
@@ -495,11 +496,16 @@ static gir_status conv_geometry(const rt_call *c, conv_geo *cg, gir_error *err)
     cg->insp = g->in[0] * g->in[1] * g->in[2];
     cg->depthwise = cg->Cg == 1 && G > 1 && nsp <= 2;
     cg->pointwise = true;
+    cg->pw_strided = nsp == 2;
     cg->direct = false;
     cg->pwpx = false;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] || g->pe[i])
             cg->pointwise = false;
+        if (g->k[i] != 1 || g->pb[i] || g->pe[i])
+            cg->pw_strided = false;
+    }
+    cg->pw_strided = cg->pw_strided && !cg->pointwise;
     size_t rows = g->out[0] * g->out[1];
     size_t per_row = cg->Kg * g->out[2];
     cg->chunk_rows = per_row ? IM2COL_MAX_FLOATS / per_row : rows;
@@ -679,7 +685,7 @@ static bool blk_form(const rt_call *c, const conv_geo *cg)
         return dwc_geometry(c, cg, &dg, true);
     if (!rt_convpx_available())
         return false;
-    if (cg->pointwise)
+    if (cg->pointwise || cg->pw_strided)
         return cg->G == 1;
     if (cg->G > 1 && (cg->Cg % 16 || cg->Mg % 16))
         return false;
@@ -787,7 +793,8 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         drop_packed(s);
         if ((st = px_weights(c, s, &cg, err)))
             return st;
-        return cg.pointwise ? pwpx_setup(s, &cg, err) : (direct_geometry(&cg), direct_setup(c, s, &cg, err));
+        return cg.pointwise || cg.pw_strided ? pwpx_setup(s, &cg, err)
+                                             : (direct_geometry(&cg), direct_setup(c, s, &cg, err));
     }
     const rt_tensor *w = c->in[1];
     const rt_geom *gg = &cg.g;
@@ -813,6 +820,11 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         direct_geometry(&cg))
         return (st = px_weights(c, s, &cg, err)) ? st : direct_setup(c, s, &cg, err);
     if (!s->packed && cg.pointwise && cg.G == 1 && (s->px || (c->in_const[1] && pwpx_wanted(&cg))))
+        return (st = px_weights(c, s, &cg, err)) ? st : pwpx_setup(s, &cg, err);
+    /* A 1x1 window at a stride (ResNet's and RegNet's downsampling): the
+     * pixel kernel reading every s-th pixel in place, where im2col would
+     * copy them first. */
+    if (!s->packed && cg.pw_strided && cg.G == 1 && (s->px || (c->in_const[1] && rt_convpx_available())))
         return (st = px_weights(c, s, &cg, err)) ? st : pwpx_setup(s, &cg, err);
     /* Pack the constant weights once (A = W_g, Mg x Kg, row-major). */
     /* (the state lives as long as the weights: overridden constants free it) */
@@ -1084,11 +1096,14 @@ static gir_status conv_run(rt_call *c, gir_error *err)
     }
     if (cg.pwpx) {
         for (size_t n = 0; n < cg.N; n++) {
+            /* output pixel (oh, ow) reads input pixel (s oh, s ow): rows of
+             * s W, columns s apart (stride 1: the output's own rows) */
             rt_convpx_args a = { .planes = x + n * RT_BLOCKED_CH(cg.C, cg.in_blk) * cg.insp,
                                  .koff = s->koff,
                                  .OH = cg.g.out[1],
                                  .OW = cg.g.out[2],
-                                 .dPW = cg.g.out[2],
+                                 .dPW = cg.g.s[1] * cg.g.in[2],
+                                 .csw = cg.g.s[2],
                                  .pxs = cg.in_blk ? 16 : 1,
                                  .bias = bias,
                                  .accumulate = c->accumulate,
