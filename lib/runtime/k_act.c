@@ -70,11 +70,10 @@ static inline v8f recip_generic(v8f d)
         VF num = (VF)(((VI)((VF){ 0 } + 1.0f) & pos) | ((VI)t & ~pos));                                       \
         return num * recip_##SUFFIX(1.0f + t);                                                                 \
     }                                                                                                          \
-    ATTR static inline VF verf_##SUFFIX(VF x)                                                                 \
+    /* erfc(z) for z >= 0 (NaN kept): t exp(-z^2 + Q(t)), t = 1/(1 + z/2) */ \
+    ATTR static inline VF verfc_##SUFFIX(VF z)                                                                \
     {                                                                                                          \
         const VF zero = { 0 };                                                                                 \
-        VI neg = x < 0.0f;                                                                                     \
-        VF z = (VF)((VI)x & 0x7fffffff);                                                                       \
         VF t = 1.0f / (1.0f + 0.5f * z);                                                                       \
         VF q = zero + 0.17087277f;                                                                             \
         q = q * t - 0.82215223f;                                                                               \
@@ -86,8 +85,14 @@ static inline v8f recip_generic(v8f d)
         q = q * t + 0.37409196f;                                                                               \
         q = q * t + 1.00002368f;                                                                               \
         q = q * t - 1.26551223f;                                                                               \
-        VF erfc = t * vexp_##SUFFIX(q - z * z);                                                                \
-        VF big = 1.0f - erfc;                                                                                  \
+        return t * vexp_##SUFFIX(q - z * z);                                                                   \
+    }                                                                                                          \
+    ATTR static inline VF verf_##SUFFIX(VF x)                                                                 \
+    {                                                                                                          \
+        const VF zero = { 0 };                                                                                 \
+        VI neg = x < 0.0f;                                                                                     \
+        VF z = (VF)((VI)x & 0x7fffffff);                                                                       \
+        VF big = 1.0f - verfc_##SUFFIX(z);                                                                     \
         VF z2 = z * z;                                                                                         \
         /* odd series for |x| < 0.5: 2/sqrt(pi) * sum (-1)^k x^(2k+1) / (k! (2k+1)) */                      \
         VF s = zero - 1.0f / 75600.0f;                                                                         \
@@ -109,20 +114,8 @@ static inline v8f recip_generic(v8f d)
      * |x|/sqrt 2: erfc alone, no series (Phi is near 1/2 where erf is small) */ \
     ATTR static inline VF vgelu_##SUFFIX(VF x)                                                                \
     {                                                                                                          \
-        const VF zero = { 0 };                                                                                 \
         VF z = (VF)((VI)x & 0x7fffffff) * 0.70710678118654752f;                                                \
-        VF t = 1.0f / (1.0f + 0.5f * z);                                                                       \
-        VF q = zero + 0.17087277f;                                                                             \
-        q = q * t - 0.82215223f;                                                                               \
-        q = q * t + 1.48851587f;                                                                               \
-        q = q * t - 1.13520398f;                                                                               \
-        q = q * t + 0.27886807f;                                                                               \
-        q = q * t - 0.18628806f;                                                                               \
-        q = q * t + 0.09678418f;                                                                               \
-        q = q * t + 0.37409196f;                                                                               \
-        q = q * t + 1.00002368f;                                                                               \
-        q = q * t - 1.26551223f;                                                                               \
-        VF h = 0.5f * (t * vexp_##SUFFIX(q - z * z)); /* erfc(z) / 2 */                                       \
+        VF h = 0.5f * verfc_##SUFFIX(z);                                                                       \
         VI pos = x >= 0.0f;                                                                                    \
         VF phi = (VF)(((VI)(1.0f - h) & pos) | ((VI)h & ~pos));                                                \
         return x * phi;                                                                                        \
