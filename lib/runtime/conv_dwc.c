@@ -242,21 +242,7 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
         if (post && !a->accumulate)
             rt_act_map(a->act, o, o, q * CB);
         float *y = a->y + (n * p->C + c0) * P + oh0 * g->ow;
-        for (size_t q0 = 0; q0 < q; q0 += 16) {
-            size_t m = q - q0 < 16 ? q - q0 : 16;
-            __mmask16 mk = rt_mask16(m);
-            __m512 r[16];
-            for (size_t i = 0; i < 16; i++)
-                r[i] = i < m ? _mm512_load_ps(o + (q0 + i) * CB) : _mm512_setzero_ps();
-            rt_tr16(r);
-            for (size_t c = 0; c < nc; c++) {
-                float *yc = y + c * P + q0;
-                __m512 v = r[c];
-                if (a->accumulate)
-                    v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yc));
-                _mm512_mask_storeu_ps(yc, mk, v);
-            }
-        }
+        rt_tile_to_rows(o, q, y, P, nc, a->accumulate);
         if (post && a->accumulate)
             for (size_t c = 0; c < nc; c++)
                 rt_act_map(a->act, y + c * P, y + c * P, q);

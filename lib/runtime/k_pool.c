@@ -309,15 +309,7 @@ TGT512 static void maxpool_blocks(void *ctx, size_t r0, size_t r1, int worker)
         if (s->blk_out)
             continue;
         size_t n = nb / CB, c0 = nb % CB * 16, nc = C - c0 < 16 ? C - c0 : 16;
-        for (size_t q0 = 0; q0 < OW; q0 += 16) {
-            size_t m = OW - q0 < 16 ? OW - q0 : 16;
-            __m512 t[16];
-            for (size_t i = 0; i < 16; i++)
-                t[i] = i < m ? _mm512_loadu_ps(row + (q0 + i) * 16) : _mm512_setzero_ps();
-            rt_tr16(t);
-            for (size_t c = 0; c < nc; c++)
-                _mm512_mask_storeu_ps(y + ((n * C + c0 + c) * OH + oh) * OW + q0, rt_mask16(m), t[c]);
-        }
+        rt_tile_to_rows(row, OW, y + ((n * C + c0) * OH + oh) * OW, OH * OW, nc, false);
     }
 }
 #undef TGT512

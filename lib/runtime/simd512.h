@@ -1,11 +1,12 @@
 /* AVX-512 helpers shared by the kernels compiled with target("avx512f"):
- * the mask of a vector's first n lanes, and a 16 x 16 transpose of floats
- * in registers. */
+ * the mask of a vector's first n lanes, a 16 x 16 transpose of floats in
+ * registers, and the store of a channel-block tile into NCHW rows. */
 #ifndef GIR_RUNTIME_SIMD512_H
 #define GIR_RUNTIME_SIMD512_H
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Lanes [0, n) (all 16 from n = 16 on). */
@@ -41,6 +42,31 @@ __attribute__((target("avx512f"), always_inline)) static inline void rt_tr16(__m
     }
     for (int i = 0; i < 16; i++)
         r[i] = t[i];
+}
+
+/* Pixels [0, q) of a tile in channel-block order (pixel i's 16 channels at
+ * t + 16 i) into nc channel rows of NCHW data (channel c's pixel i at
+ * y[c * stride + i]), 16 pixels at a time transposed in registers; added
+ * to what y holds when accumulate. */
+__attribute__((target("avx512f"), always_inline)) static inline void rt_tile_to_rows(const float *t, size_t q,
+                                                                                    float *y, size_t stride,
+                                                                                    size_t nc, bool accumulate)
+{
+    for (size_t q0 = 0; q0 < q; q0 += 16) {
+        size_t m = q - q0 < 16 ? q - q0 : 16;
+        __mmask16 mk = rt_mask16(m);
+        __m512 r[16];
+        for (size_t i = 0; i < 16; i++)
+            r[i] = i < m ? _mm512_loadu_ps(t + (q0 + i) * 16) : _mm512_setzero_ps();
+        rt_tr16(r);
+        for (size_t c = 0; c < nc; c++) {
+            float *yc = y + c * stride + q0;
+            __m512 v = r[c];
+            if (accumulate)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, yc));
+            _mm512_mask_storeu_ps(yc, mk, v);
+        }
+    }
 }
 
 #endif
