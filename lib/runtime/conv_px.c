@@ -268,7 +268,7 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     float to_bias[NVMAX * 16];
     /* pointwise, the pixels one after another in the planes (in channel
      * blocks or not); the direct form's tiles within one output row, too */
-    size_t csw = a->csw ? a->csw : 1;
+    size_t csw = a->csw;
     bool pointwise = a->dPW == a->OW && csw == 1;
     int lin = a->pxs == 16 ? 2 : 1;
     size_t per_group = p->blocks * j->chunks, wfl = p->G * p->V * 16 * p->K; /* all the weights, in floats */

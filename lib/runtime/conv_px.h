@@ -20,7 +20,7 @@ typedef struct rt_convpx_args {
     size_t gplanes;         /* floats from one group's planes to the next */
     const ptrdiff_t *koff;  /* [K]: where tap k starts in the planes */
     size_t OH, OW, dPW;     /* output size; row stride of the planes */
-    size_t csw;             /* pixels from one output column's to the next in the planes (0: 1) */
+    size_t csw;             /* pixels from one output column's to the next in the planes */
     size_t pxs;             /* floats from one pixel to the next in the planes:
                              * 1, or 16 for an input in channel blocks */
     const float *bias;      /* [G x M] or NULL */

@@ -1030,8 +1030,9 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
     if (s->px) {
         /* a group's planes: Cg channels' (whole blocks when in blocks) */
         rt_convpx_args a = { .planes = planes, .gplanes = cg->Cg * cg->ds * cg->ds * cg->dplane, .koff = s->koff,
-                             .OH = cg->g.out[1], .OW = cg->g.out[2], .dPW = cg->dPW, .pxs = cg->in_blk ? 16 : 1,
-                             .bias = bias, .accumulate = c->accumulate, .act = &c->act, .y = y,
+                             .OH = cg->g.out[1], .OW = cg->g.out[2], .dPW = cg->dPW, .csw = 1,
+                             .pxs = cg->in_blk ? 16 : 1, .bias = bias, .accumulate = c->accumulate,
+                             .act = &c->act, .y = y,
                              .y_blocked = cg->out_blk };
         rt_convpx_run(s->px, &a, c->th);
         return;
