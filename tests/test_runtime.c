@@ -816,16 +816,14 @@ static void check_chain(const chainspec *ch)
             o[t][i] = gir_tensor_ref(gir_session_output(s, i));
         gir_session_free(s);
     }
+    int64_t ad[4] = { ch->n, ch->e, H, W };
     rt_expect_f32(o[0][0], 4, yd, want, 1e-5 * (big + 1));
-    if (ch->expose) {
-        int64_t ad[4] = { ch->n, ch->e, H, W };
+    if (ch->expose)
         rt_expect_f32(o[0][1], 4, ad, a, 1e-5 * (double)(ch->c + 1));
-    }
-    for (size_t i = 0; i < n_out; i++) {
-        const void *p1, *p2;
-        TU_OK(gir_tensor_load(o[0][i], &p1, NULL), NULL);
-        TU_OK(gir_tensor_load(o[1][i], &p2, NULL), NULL);
-        assert_memory_equal(p1, p2, (size_t)gir_shape_numel(gir_tensor_shape(o[0][i])) * sizeof(float));
+    for (size_t i = 0; i < n_out; i++) { /* two threads: the same bits */
+        const float *p1;
+        TU_OK(gir_tensor_load(o[0][i], (const void **)&p1, NULL), NULL);
+        rt_expect_f32(o[1][i], 4, i ? ad : yd, p1, 0);
         gir_tensor_unref(o[0][i]);
         gir_tensor_unref(o[1][i]);
     }
@@ -1016,10 +1014,9 @@ static void check_stem_pool(int64_t n, int64_t c, int64_t m, int64_t o, int64_t 
         gir_session_free(ss);
     }
     rt_expect_f32(out[0], 4, yd, want, 1e-5 * (double)(c * k * k + m));
-    const void *p1, *p2;
-    TU_OK(gir_tensor_load(out[0], &p1, NULL), NULL);
-    TU_OK(gir_tensor_load(out[1], &p2, NULL), NULL);
-    assert_memory_equal(p1, p2, yn * sizeof(float));
+    const float *p1; /* two threads: the same bits */
+    TU_OK(gir_tensor_load(out[0], (const void **)&p1, NULL), NULL);
+    rt_expect_f32(out[1], 4, yd, p1, 0);
     gir_tensor_unref(out[0]);
     gir_tensor_unref(out[1]);
     gir_tensor_unref(in);
