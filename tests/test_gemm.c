@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static uint64_t rng_state;
 
@@ -316,6 +317,18 @@ static void chunk_worker(void *ctx, size_t u0, size_t u1, int worker)
         __atomic_fetch_add(&s->hits[u], 1, __ATOMIC_RELAXED);
 }
 
+typedef struct parts_seen {
+    int job;
+    int hits[200][3];
+} parts_seen;
+
+static void part_worker(void *ctx, int w, int n)
+{
+    parts_seen *s = ctx;
+    if (n == 3 && w >= 0 && w < 3)
+        __atomic_fetch_add(&s->hits[s->job][w], 1, __ATOMIC_RELAXED);
+}
+
 static void test_threads(void **state)
 {
     (void)state;
@@ -332,6 +345,21 @@ static void test_threads(void **state)
     assert_int_equal(hits[1], 300);
     assert_int_equal(hits[2], 300);
     assert_true(((uintptr_t)gir_threads_scratch(th, 2) & 63) == 0);
+
+    /* Every part exactly once per job, also when the workers have gone to
+     * sleep (a pause longer than their spin before each tenth job), where
+     * the caller runs the parts of workers that wake late. */
+    parts_seen *ps = calloc(1, sizeof *ps);
+    assert_non_null(ps);
+    for (ps->job = 0; ps->job < 200; ps->job++) {
+        if (ps->job % 10 == 0)
+            nanosleep(&(struct timespec){ 0, 8000000 }, NULL);
+        gir_threads_run(th, part_worker, ps);
+    }
+    for (int j = 0; j < 200; j++)
+        for (int w = 0; w < 3; w++)
+            assert_int_equal(ps->hits[j][w], 1);
+    free(ps);
 
     /* Pieces from a shared counter: every unit exactly once, in pieces of
      * the chunk (the last one shorter), by workers of the pool. */

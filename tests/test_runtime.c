@@ -1613,10 +1613,12 @@ static void test_winograd_isas(void **state)
     (void)state;
     static const size_t shapes[][6] = { /* C, M, H, W, ph, pw */
                                         { 16, 16, 9, 13, 1, 1 }, { 16, 24, 10, 8, 0, 0 }, { 17, 16, 7, 35, 1, 1 },
-                                        { 16, 16, 5, 70, 1, 0 }, { 20, 16, 12, 67, 0, 1 } };
-    gir_threads *th;
+                                        { 16, 16, 5, 70, 1, 0 }, { 20, 16, 12, 67, 0, 1 },
+                                        { 32, 16, 29, 31, 1, 1 } }; /* 240 tiles: two workers take 120 each */
+    gir_threads *th, *th2;
     gir_error err;
     assert_int_equal(gir_threads_new(1, &th, &err), GIR_OK);
+    assert_int_equal(gir_threads_new(2, &th2, &err), GIR_OK);
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int small = 0; small < 2; small++)
             for (int mode = 0; mode < 4; mode++) {
@@ -1633,7 +1635,7 @@ static void test_winograd_isas(void **state)
                 assert_int_equal(rt_wino_new(wt, M, C, H, W, OH, OW, ph, pw, &w, &err), GIR_OK);
                 if (small)
                     w->chunk = 7; /* passes end inside tile rows */
-                float *scratch = malloc(rt_wino_scratch_floats(w) * sizeof(float));
+                float *scratch = malloc(rt_wino_scratch_floats(w, 2) * sizeof(float));
                 bool acc = mode & 1;
                 rt_act act = { .on = (mode & 2) != 0, .kind = RT_ACT_CLAMP, .lo = -0.3f, .hi = 0.4f };
                 memcpy(y0, init, M * OH * OW * sizeof(float));
@@ -1671,6 +1673,13 @@ static void test_winograd_isas(void **state)
                         fail_msg("%s: shape %zu mode %d small %d differs from generic",
                                  gir_gemm_isa_name((gir_gemm_isa)isa), si, mode, small);
                 }
+                /* two workers (each its own tiles, when there are enough),
+                 * bit for bit as one */
+                memcpy(y1, init, M * OH * OW * sizeof(float));
+                w->isa = GIR_GEMM_GENERIC;
+                rt_wino_run(w, x, b, y1, &act, acc, scratch, th2);
+                if (memcmp(y0, y1, M * OH * OW * sizeof(float)) != 0)
+                    fail_msg("two workers: shape %zu mode %d small %d differs from one", si, mode, small);
                 rt_wino_free(w);
                 free(scratch);
                 free(x);
@@ -1681,6 +1690,7 @@ static void test_winograd_isas(void **state)
                 free(init);
             }
     gir_threads_free(th);
+    gir_threads_free(th2);
 }
 
 /* The depthwise plane kernel of every ISA against the generic one. */

@@ -808,7 +808,7 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
                                           gg->pb[1], gg->pb[2], &s->wino, err)))
             return st;
         c->in_done[1] = true;
-        c->scratch_bytes = rt_wino_scratch_floats(s->wino) * sizeof(float);
+        c->scratch_bytes = rt_wino_scratch_floats(s->wino, c->th ? gir_threads_count(c->th) : 1) * sizeof(float);
         return GIR_OK;
     }
     /* One group with constant weights in the direct form and at least

@@ -403,7 +403,8 @@ bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW);
 gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, size_t OH, size_t OW, size_t ph,
                        size_t pw, rt_wino **out, gir_error *err);
 void rt_wino_free(rt_wino *w);
-size_t rt_wino_scratch_floats(const rt_wino *w);
+/* Scratch for a run with this many workers. */
+size_t rt_wino_scratch_floats(const rt_wino *w, int workers);
 /* One image: x is C x H x W, y is M x OH x OW (added to when accumulate). */
 void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, const rt_act *act, bool accumulate,
                  float *scratch, gir_threads *th);

@@ -1,8 +1,10 @@
 /* A small pool of worker threads for the runtime's kernels.
  *
  * The pool owns n-1 pthreads; the calling thread is worker 0 and takes part
- * in every job.  Work is split statically (worker w of n always gets the
- * same part of a job), so results never depend on scheduling.  Each worker
+ * in every job.  Work is split statically (part w of n is always the same
+ * part of a job), so results never depend on scheduling.  Part w is run by
+ * pool thread w, or by the caller when that thread has not started it by
+ * the time the caller's own part is done.  Each worker
  * owns a scratch area (GEMM packing buffers) allocated once at creation:
  * kernels never allocate. */
 #ifndef GIR_RUNTIME_THREADS_H
@@ -24,8 +26,10 @@ gir_status gir_threads_new(int n, gir_threads **out, gir_error *err);
 void gir_threads_free(gir_threads *t);
 int gir_threads_count(const gir_threads *t);
 
-/* Runs fn(ctx, w, n) for every worker w in 0..n-1 (n = the pool's size) and
- * returns when all have finished.  fn must not call gir_threads_run. */
+/* Runs fn(ctx, w, n) for every part w in 0..n-1 (n = the pool's size), each
+ * exactly once, and returns when all have finished.  Parts may run one
+ * after another on one thread, so fn must not wait for another part.  fn
+ * must not call gir_threads_run. */
 void gir_threads_run(gir_threads *t, void (*fn)(void *ctx, int worker, int nworkers), void *ctx);
 
 /* Worker w's scratch area: 64-byte aligned, at least
