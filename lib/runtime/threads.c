@@ -5,17 +5,18 @@
  * condition variable, and the caller spins on `pending` before sleeping on
  * its own, because a model runs hundreds of short parallel jobs a second
  * and waking a sleeping thread costs tens of microseconds on a busy
- * machine, and up to milliseconds on a virtual one.  Sleeping and publishing both go through the mutex (the sleeper
- * counts itself and checks the counter under it; the publisher looks for
- * sleepers under it), so no wake-up is lost.
+ * machine, and up to milliseconds on a virtual one.  Sleeping and
+ * publishing both go through the mutex (the sleeper counts itself and
+ * checks the counter under it; the publisher looks for sleepers under it),
+ * so no wake-up is lost.
  *
  * Part w of a job is run by whoever claims it first: worker w, or the
  * caller once its own part is done.  A worker that is slow to wake (a
  * virtual CPU left idle can take milliseconds to be scheduled again) so
  * delays no job: the caller runs the worker's part too, and the worker,
- * finding it claimed, waits for the next job.  Claims are compare-and-swaps of
- * `claim[w]` from the previous generation to this one, so a late worker
- * never touches a job that has ended. */
+ * finding it claimed, waits for the next job.  Claims are
+ * compare-and-swaps of `claims[w]` from the previous generation to this
+ * one, so a late worker never touches a job that has ended. */
 #include "threads.h"
 
 #include "core/internal.h"
@@ -153,7 +154,6 @@ void gir_threads_free(gir_threads *t)
 {
     if (!t)
         return;
-
     pthread_mutex_lock(&t->mu);
     atomic_store(&t->quit, true);
     pthread_cond_broadcast(&t->cv_start);
