@@ -34,8 +34,12 @@ bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW)
     /* small products run the GEMM below its register tile: im2col wins;
      * with fewer than 32 input channels each of the 16 products sums
      * too few terms to pay for the transforms (SqueezeNet's 3x3 over 16
-     * channels at 54x54: 1.06 -> 0.80 ms through the pixel kernel) */
-    return C >= 32 && M >= 16 && tiles >= 40;
+     * channels at 54x54: 1.06 -> 0.80 ms through the pixel kernel); with
+     * fewer than 64 output channels the input transform is shared by too
+     * few of them (DenseNet-121's 3x3 convolutions, 128 -> 32: the whole
+     * model 34.8 -> 33.8 ms with one thread through the pixel kernel, on
+     * an AMD EPYC) */
+    return C >= 32 && M >= 64 && tiles >= 40;
 }
 
 gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, size_t OH, size_t OW, size_t ph,
