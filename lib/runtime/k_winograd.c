@@ -348,25 +348,25 @@ void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, 
     wino_job j = { w, x, y, bias, scratch, scratch + 16 * w->C * w->chunk, 0, 0, accumulate,
                    act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, th };
     wino_fns(w->isa, &j);
-    if (wino_by_tiles(w, th ? gir_threads_count(th) : 1)) {
+    if (wino_by_tiles(w, gir_threads_count(th))) { /* each worker its own chunks */
         gir_threads_run(th, wino_tiles, &j);
-        tiles = 0;
-    }
-    for (size_t t0 = 0; t0 < tiles; t0 += w->chunk) {
-        j.t0 = t0;
-        j.nt = tiles - t0 < w->chunk ? tiles - t0 : w->chunk;
-        rt_parallel_for(th, w->C, 1, 4, wino_input, &j);
-        if (gir_threads_count(th) > 16) {
-            for (size_t xi = 0; xi < 16; xi++) {
-                gir_gemm_args a = wino_product(&j, xi);
-                gir_sgemm(&a, th);
+    } else { /* every worker a part of each step */
+        for (size_t t0 = 0; t0 < tiles; t0 += w->chunk) {
+            j.t0 = t0;
+            j.nt = tiles - t0 < w->chunk ? tiles - t0 : w->chunk;
+            rt_parallel_for(th, w->C, 1, 4, wino_input, &j);
+            if (gir_threads_count(th) > 16) {
+                for (size_t xi = 0; xi < 16; xi++) {
+                    gir_gemm_args a = wino_product(&j, xi);
+                    gir_sgemm(&a, th);
+                }
+            } else {
+                /* the 16 products are independent: each worker takes whole
+                 * ones (one barrier instead of one per product) */
+                rt_parallel_for(th, 16, 1, 1, wino_products, &j);
             }
-        } else {
-            /* the 16 products are independent: each worker takes whole ones
-             * (one barrier instead of one per product) */
-            rt_parallel_for(th, 16, 1, 1, wino_products, &j);
+            rt_parallel_for(th, w->M, 1, 4, wino_output, &j);
         }
-        rt_parallel_for(th, w->M, 1, 4, wino_output, &j);
     }
     if (act->on && act->kind != RT_ACT_CLAMP)
         rt_act_apply_rows(act, th, y, w->M, w->OH * w->OW, w->OH * w->OW);

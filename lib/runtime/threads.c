@@ -70,7 +70,7 @@ struct gir_threads {
     void *ctx;
     float **scratch;
     struct worker_arg *args;
-    struct claim *claims;    /* per worker: the last generation whose part w was claimed */
+    struct claim *claims;    /* per part: its last claim, and where it runs */
     atomic_int caller_cpu;   /* the CPU the caller published the current job from (-1: unknown) */
 };
 
