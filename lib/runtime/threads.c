@@ -167,7 +167,8 @@ static bool worker_spins(gir_threads *t, spin *sp)
 {
     if (!spin_more(sp))
         return false;
-    return sp->n % 64 != 0 || this_cpu() != atomic_load_explicit(&t->caller_cpu, memory_order_relaxed);
+    int cpu = atomic_load_explicit(&t->caller_cpu, memory_order_relaxed);
+    return sp->n % 64 != 0 || cpu < 0 || this_cpu() != cpu;
 }
 
 static void *worker_main(void *p)
