@@ -1851,6 +1851,104 @@ static void test_maxpool_padded(void **state)
     free(pad);
 }
 
+/* One MaxPool (no indices) over [n, c, h, w] against a naive window
+ * maximum in row-major order, the first NaN winning: values exactly, and on
+ * AVX-512 (channel blocks) every bit, NaN payloads and signed zeros too;
+ * two threads give the same bits as one. */
+typedef struct mpcase {
+    int64_t n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
+    bool ceil;
+} mpcase;
+
+static void check_maxpool(const mpcase *m)
+{
+    int64_t eh = (m->kh - 1) * m->dh + 1, ew = (m->kw - 1) * m->dw + 1;
+    int64_t sph = m->h + m->pt + m->pb - eh, spw = m->w + m->pl + m->pr - ew;
+    int64_t oh = (m->ceil ? (sph + m->sh - 1) / m->sh : sph / m->sh) + 1;
+    int64_t ow = (m->ceil ? (spw + m->sw - 1) / m->sw : spw / m->sw) + 1;
+    if (m->ceil && (oh - 1) * m->sh >= m->h + m->pt) /* the last window starts inside */
+        oh--;
+    if (m->ceil && (ow - 1) * m->sw >= m->w + m->pl)
+        ow--;
+    size_t xn = (size_t)(m->n * m->c * m->h * m->w), yn = (size_t)(m->n * m->c * oh * ow);
+    float *x = malloc(xn * sizeof(float)), *want = malloc(yn * sizeof(float));
+    rt_fill(x, xn, 77);
+    for (size_t i = 0; i < xn; i++) { /* ties of signed zeros, -inf, two NaNs of different payloads */
+        uint32_t u;
+        if (i % 5) /* most values below the zeros, so that windows' maxima are ties of them */
+            x[i] = -fabsf(x[i]);
+        if (i % 13 == 5 || i % 13 == 6)
+            x[i] = i % 13 == 5 ? -0.0f : 0.0f;
+        if (i % 31 == 7)
+            x[i] = -INFINITY;
+        if (i == 40 || i == 41 || i == xn - 3) { /* a few: other tiles take the path without NaNs */
+            u = i == 41 ? 0xffc00002u : 0x7fc00001u;
+            memcpy(&x[i], &u, 4);
+        }
+    }
+    for (int64_t pl = 0; pl < m->n * m->c; pl++)
+        for (int64_t r = 0; r < oh; r++)
+            for (int64_t q = 0; q < ow; q++) {
+                float best = -INFINITY;
+                bool nan = false;
+                for (int64_t a = 0; a < m->kh; a++)
+                    for (int64_t b = 0; b < m->kw; b++) {
+                        int64_t ih = r * m->sh - m->pt + a * m->dh, iw = q * m->sw - m->pl + b * m->dw;
+                        if (nan || ih < 0 || ih >= m->h || iw < 0 || iw >= m->w)
+                            continue;
+                        float v = x[(pl * m->h + ih) * m->w + iw];
+                        if (v != v || v > best) {
+                            best = v;
+                            nan = v != v;
+                        }
+                    }
+                want[(pl * oh + r) * ow + q] = best;
+            }
+    int64_t xd[4] = { m->n, m->c, m->h, m->w }, yd[4] = { m->n, m->c, oh, ow };
+    gir_graph *g = rt_graph();
+    rt_input(g, "x", GIR_DT_F32, 4, xd);
+    gir_node *mp = rt_node(g, GIR_OP_MaxPool, "mp", "x", "y");
+    RT_INTS(g, mp, "kernel_shape", m->kh, m->kw);
+    RT_INTS(g, mp, "strides", m->sh, m->sw);
+    RT_INTS(g, mp, "pads", m->pt, m->pl, m->pb, m->pr);
+    RT_INTS(g, mp, "dilations", m->dh, m->dw);
+    if (m->ceil)
+        rt_attr_int(g, mp, "ceil_mode", 1);
+    rt_output(g, "y");
+    gir_tensor *in = rt_tensor_new(GIR_DT_F32, 4, xd, x), *out[2];
+    rt_run(g, 1, &in, 1, &out[0], 1);
+    rt_run(g, 2, &in, 1, &out[1], 1);
+    /* 1e-300: equal values (a NaN for a NaN) where the bits may differ */
+    rt_expect_f32(out[0], 4, yd, want, rt_dwc_available() ? 0 : 1e-300);
+    const float *y;
+    TU_OK(gir_tensor_load(out[0], (const void **)&y, NULL), NULL);
+    rt_expect_f32(out[1], 4, yd, y, 0);
+    gir_tensor_unref(out[0]);
+    gir_tensor_unref(out[1]);
+    gir_tensor_unref(in);
+    free(x);
+    free(want);
+    gir_graph_free(g);
+}
+
+static void test_maxpool_windows(void **state)
+{
+    (void)state;
+    static const mpcase cases[] = {
+        { 2, 5, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false },    /* ResNet's, a partial block, two images */
+        { 1, 37, 13, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true },    /* GoogLeNet's branch pooling */
+        { 1, 21, 27, 27, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true },   /* SqueezeNet's, ceil_mode */
+        { 1, 16, 120, 121, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true }, /* many bands: split across two threads */
+        { 1, 20, 10, 10, 2, 3, 1, 2, 0, 1, 1, 0, 2, 1, false },  /* uneven pads, dilated rows */
+        { 1, 3, 6, 6, 5, 5, 3, 3, 2, 2, 2, 2, 1, 1, true },      /* windows mostly in the padding */
+        { 1, 17, 8, 8, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, false },    /* 1x1 at stride 2 */
+        { 1, 32, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, false },    /* 2x2 at stride 2 */
+        { 1, 8, 5, 40, 2, 2, 1, 1, 0, 0, 1, 1, 1, 1, false },    /* 2x2 at stride 1, trailing pads */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_maxpool(&cases[i]);
+}
+
 /* ---- ConvTranspose ---------------------------------------------------------- */
 
 static void test_conv_transpose(void **state)
@@ -2121,7 +2219,7 @@ int main(void)
         cmocka_unit_test(test_order_and_replan), cmocka_unit_test(test_memory_plan), cmocka_unit_test(test_concat_in_place),
         cmocka_unit_test(test_packed_weights_dropped), cmocka_unit_test(test_plan_corners),
         cmocka_unit_test(test_conv),            cmocka_unit_test(test_conv_errors),
-        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_conv_blocks), cmocka_unit_test(test_pool_blocks),
+        cmocka_unit_test(test_fused_gated), cmocka_unit_test(test_conv_blocks), cmocka_unit_test(test_pool_blocks), cmocka_unit_test(test_maxpool_windows),
         cmocka_unit_test(test_conv_blocks_replan), cmocka_unit_test(test_fused_batchnorm),     cmocka_unit_test(test_vector_math), cmocka_unit_test(test_act_isas),
         cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_transpose_tiled), cmocka_unit_test(test_reductions_threads),
         cmocka_unit_test(test_matmul_bias_folded),

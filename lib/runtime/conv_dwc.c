@@ -22,13 +22,14 @@
 
 struct rt_dwc {
     rt_dwc_geo g;
+    bool max;     /* max pooling (rt_dwc_new_max): no weights, -inf padding */
     size_t C, blocks, taps;
     size_t tw;    /* tile row: (ow - 1) sw + (kw - 1) dw + 1 pixels */
     size_t band;  /* output rows per item */
     size_t bands;
     size_t tfl;   /* tile floats: ((band - 1) sh + (kh - 1) dh + 1) tw 16 */
     size_t ofl;   /* result floats: band ow rounded up to 16 pixels, times 16 */
-    float *w;     /* [block][tap][16], zero past C */
+    float *w;     /* [block][tap][16], zero past C; NULL for max pooling */
 };
 
 static size_t tile_rows(const rt_dwc_geo *g, size_t rows)
@@ -59,18 +60,23 @@ size_t rt_dwc_scratch_floats(const rt_dwc *p)
     return p->tfl + p->ofl;
 }
 
-gir_status rt_dwc_new(const float *w, size_t C, const rt_dwc_geo *g, rt_dwc **out, gir_error *err)
+bool rt_dwc_geo_ok(const rt_dwc_geo *g)
+{
+    return g->oh > 0 && g->ow > 0 && g->kh > 0 && g->kw > 0 && g->kh * g->kw <= 1024 &&
+           (g->ow - 1) * g->sw + (g->kw - 1) * g->dw < ((size_t)1 << 16) && (g->kh - 1) * g->dh < ((size_t)1 << 12);
+}
+
+/* The plan every use shares: the tile row and the bands. */
+static gir_status dwc_plan(size_t C, const rt_dwc_geo *g, bool max, rt_dwc **out, gir_error *err)
 {
     *out = NULL;
-    /* sizes are bounded by the caller's geometry checks (GEOM_MAX); the
-     * tile of one output row must stay reasonable */
-    if (g->oh == 0 || g->ow == 0 || g->kh == 0 || g->kw == 0 || g->ow > ((size_t)1 << 20) ||
-        g->kh * g->kw > ((size_t)1 << 16))
-        return gir_fail(err, GIR_E_LIMIT, "depthwise window is too large for the channel-block kernel");
+    if (!rt_dwc_geo_ok(g))
+        return gir_fail(err, GIR_E_LIMIT, "window is too large for the channel-block kernel");
     rt_dwc *p = calloc(1, sizeof *p);
     if (!p)
         return gir_nomem(err);
     p->g = *g;
+    p->max = max;
     p->C = C;
     p->blocks = (C + CB - 1) / CB;
     p->taps = g->kh * g->kw;
@@ -82,6 +88,14 @@ gir_status rt_dwc_new(const float *w, size_t C, const rt_dwc_geo *g, rt_dwc **ou
     p->bands = (g->oh + band - 1) / band;
     p->tfl = tile_rows(g, band) * p->tw * CB;
     p->ofl = band_floats(g, p->tw, band) - p->tfl;
+    *out = p;
+    return GIR_OK;
+}
+
+gir_status rt_dwc_new(const float *w, size_t C, const rt_dwc_geo *g, rt_dwc **out, gir_error *err)
+{
+    rt_dwc *p;
+    TRY(dwc_plan(C, g, false, &p, err));
     uint64_t n;
     if (!gir_mul_u64((uint64_t)p->blocks * CB, p->taps, &n) || n > SIZE_MAX / 2 / sizeof(float) ||
         posix_memalign((void **)&p->w, 64, (size_t)n * sizeof(float)) != 0) {
@@ -98,6 +112,11 @@ gir_status rt_dwc_new(const float *w, size_t C, const rt_dwc_geo *g, rt_dwc **ou
     return GIR_OK;
 }
 
+gir_status rt_dwc_new_max(size_t C, const rt_dwc_geo *g, rt_dwc **out, gir_error *err)
+{
+    return dwc_plan(C, g, true, out, err);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 
 #include <immintrin.h>
@@ -110,8 +129,9 @@ bool rt_dwc_available(void)
 }
 
 /* Columns [0, nw) of one input row of channels 0..nc (x: channel 0's row,
- * planes hw apart) into the tile row at d: pixel j at d + 16 j. */
-TGT static void row_in(const float *x, size_t hw, size_t nc, size_t nw, float *d)
+ * planes hw apart) into the tile row at d: pixel j at d + 16 j.  With nan,
+ * the lanes of any NaN read are added to *nan. */
+TGT static void row_in(const float *x, size_t hw, size_t nc, size_t nw, float *d, __mmask16 *nan)
 {
     for (size_t j0 = 0; j0 < nw; j0 += 16) {
         size_t m = nw - j0 < 16 ? nw - j0 : 16;
@@ -119,15 +139,36 @@ TGT static void row_in(const float *x, size_t hw, size_t nc, size_t nw, float *d
         __m512 r[16];
         for (size_t c = 0; c < 16; c++)
             r[c] = c < nc ? _mm512_maskz_loadu_ps(mk, x + c * hw + j0) : _mm512_setzero_ps();
+        if (nan)
+            for (size_t c = 0; c < nc; c++)
+                *nan |= _mm512_cmp_ps_mask(r[c], r[c], _CMP_UNORD_Q);
         rt_tr16(r);
         for (size_t j = 0; j < m; j++)
             _mm512_store_ps(d + (j0 + j) * CB, r[j]);
     }
 }
 
-static void zero(float *p, size_t n)
+/* n pixels of a block's row, already [pixel][16], into the tile row at d;
+ * with nan, the lanes of any NaN are added to *nan. */
+TGT static void row_copy(const float *x, size_t n, float *d, __mmask16 *nan)
 {
-    memset(p, 0, n * sizeof(float));
+    if (!nan) {
+        memcpy(d, x, n * CB * sizeof(float));
+        return;
+    }
+    __mmask16 m = 0;
+    for (size_t j = 0; j < n; j++) {
+        __m512 v = _mm512_loadu_ps(x + j * CB);
+        m |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        _mm512_store_ps(d + j * CB, v);
+    }
+    *nan |= m;
+}
+
+static void fill(float *p, size_t n, float v)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = v;
 }
 
 /* Output row: ow pixels from tile row t (the window's top row), into o.
@@ -191,6 +232,79 @@ TGT static void band_out(const rt_dwc *p, const float *t, const float *w, __m512
     }
 }
 
+/* Max pooling: output row of ow pixels from tile row t, each the maximum
+ * of its window taken in row-major order as max(v, acc), which keeps acc
+ * on ties (the first of equal values wins, as the scalar loops do).  NaN
+ * is not handled here: the band takes row_max_nan when its tile has one. */
+TGT static inline __attribute__((always_inline)) void row_max(const float *t, float *o, size_t ow, size_t tw,
+                                                               const size_t KH, const size_t KW, const size_t SW,
+                                                               const size_t DH, const size_t DW, const size_t NP)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    size_t x = 0;
+    for (; x + NP <= ow; x += NP) {
+        __m512 acc[8];
+        for (size_t p = 0; p < NP; p++)
+            acc[p] = ninf;
+        for (size_t kh = 0; kh < KH; kh++) {
+            const float *tr = t + (kh * DH * tw + x * SW) * CB;
+            for (size_t kw = 0; kw < KW; kw++)
+                for (size_t p = 0; p < NP; p++)
+                    acc[p] = _mm512_max_ps(_mm512_load_ps(tr + (p * SW + kw * DW) * CB), acc[p]);
+        }
+        for (size_t p = 0; p < NP; p++)
+            _mm512_store_ps(o + (x + p) * CB, acc[p]);
+    }
+    for (; x < ow; x++) {
+        __m512 acc = ninf;
+        for (size_t kh = 0; kh < KH; kh++) {
+            const float *tr = t + (kh * DH * tw + x * SW) * CB;
+            for (size_t kw = 0; kw < KW; kw++)
+                acc = _mm512_max_ps(_mm512_load_ps(tr + kw * DW * CB), acc);
+        }
+        _mm512_store_ps(o + x * CB, acc);
+    }
+}
+
+/* The same where the tile holds a NaN: a value replaces the maximum when
+ * it is greater or NaN, and a NaN maximum stays, so the window's first
+ * NaN is the result (as the scalar loops give). */
+TGT static void row_max_nan(const float *t, float *o, const rt_dwc_geo *g, size_t tw)
+{
+    for (size_t x = 0; x < g->ow; x++) {
+        __m512 acc = _mm512_set1_ps(-INFINITY);
+        for (size_t kh = 0; kh < g->kh; kh++) {
+            const float *tr = t + (kh * g->dh * tw + x * g->sw) * CB;
+            for (size_t kw = 0; kw < g->kw; kw++) {
+                __m512 v = _mm512_load_ps(tr + kw * g->dw * CB);
+                __mmask16 m = _mm512_cmp_ps_mask(v, acc, _CMP_GT_OQ) |
+                              (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(acc, acc, _CMP_ORD_Q));
+                acc = _mm512_mask_blend_ps(m, acc, v);
+            }
+        }
+        _mm512_store_ps(o + x * CB, acc);
+    }
+}
+
+/* rows [0, nr) of the band's maxima, as band_out */
+TGT static void band_max(const rt_dwc *p, const float *t, float *o, size_t nr, bool nan)
+{
+    const rt_dwc_geo *g = &p->g;
+    const size_t ow = g->ow, tw = p->tw, rs = g->sh * tw * CB;
+    bool plain = !nan && g->kh == g->kw && g->sh == g->sw && g->dh == 1 && g->dw == 1 && g->sw <= 2;
+    int key = plain ? (int)(g->kh * 10 + g->sw) : nan ? -1 : 0;
+    for (size_t r = 0; r < nr; r++, t += rs, o += ow * CB) {
+        switch (key) {
+        case -1: row_max_nan(t, o, g, tw); break;
+        case 21: row_max(t, o, ow, tw, 2, 2, 1, 1, 1, 8); break;
+        case 22: row_max(t, o, ow, tw, 2, 2, 2, 1, 1, 8); break;
+        case 31: row_max(t, o, ow, tw, 3, 3, 1, 1, 1, 8); break;
+        case 32: row_max(t, o, ow, tw, 3, 3, 2, 1, 1, 8); break;
+        default: row_max(t, o, ow, tw, g->kh, g->kw, g->sw, g->dh, g->dw, 4); break;
+        }
+    }
+}
+
 typedef struct dwc_job {
     const rt_dwc *p;
     const rt_dwc_args *a;
@@ -204,8 +318,9 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
     const rt_dwc_args *a = j->a;
     const rt_dwc_geo *g = &p->g;
     const size_t H = g->h, W = g->w, hw = H * W, P = g->oh * g->ow, tw = p->tw;
+    const float padv = p->max ? -INFINITY : 0.0f;
     float *t = a->scratch + (size_t)worker * j->floats, *o = t + p->tfl;
-    bool post = a->act && a->act->on;
+    bool post = !p->max && a->act && a->act->on;
     /* the input columns that land in the tile: [0, nw) at tile column pw */
     size_t lead = g->pw < tw ? g->pw : tw, nw = tw - lead < W ? tw - lead : W;
     for (size_t it = i0; it < i1; it++) {
@@ -213,32 +328,38 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
         size_t c0 = blk * CB, nc = p->C - c0 < CB ? p->C - c0 : CB;
         size_t oh0 = band * p->band, nr = g->oh - oh0 < p->band ? g->oh - oh0 : p->band;
         const float *x = a->x + (n * RT_BLOCKED_CH(p->C, a->x_blocked) + c0) * hw; /* c0's plane, or its block */
-        /* the tile: rows from padded row oh0 sh on */
+        /* the tile: rows from padded row oh0 sh on (max pooling: with the
+         * lanes that read a NaN) */
+        __mmask16 nan = 0, *pn = p->max ? &nan : NULL;
         size_t rows = tile_rows(g, nr);
         for (size_t r = 0; r < rows; r++) {
             float *d = t + r * tw * CB;
             size_t pr = oh0 * g->sh + r; /* padded row; input row pr - ph */
             if (pr < g->ph || pr - g->ph >= H) {
-                zero(d, tw * CB);
+                fill(d, tw * CB, padv);
                 continue;
             }
-            zero(d, lead * CB);
+            fill(d, lead * CB, padv);
             if (a->x_blocked)
-                memcpy(d + lead * CB, x + (pr - g->ph) * W * CB, nw * CB * sizeof(float));
+                row_copy(x + (pr - g->ph) * W * CB, nw, d + lead * CB, pn);
             else
-                row_in(x + (pr - g->ph) * W, hw, nc, nw, d + lead * CB);
-            zero(d + (lead + nw) * CB, (tw - lead - nw) * CB);
+                row_in(x + (pr - g->ph) * W, hw, nc, nw, d + lead * CB, pn);
+            fill(d + (lead + nw) * CB, (tw - lead - nw) * CB, padv);
         }
         __m512 bias = a->bias ? _mm512_maskz_loadu_ps(rt_mask16(nc), a->bias + c0) : _mm512_setzero_ps();
         size_t q = nr * g->ow; /* the band's pixels */
-        if (a->y_blocked) { /* the results in place: [pixel][16] is the block's layout */
-            float *yb = a->y + (n * RT_BLOCKED_CH(p->C, true) + c0) * P + oh0 * g->ow * CB;
-            band_out(p, t, p->w + blk * p->taps * CB, bias, yb, nr);
+        /* the results: in place when the output is in blocks ([pixel][16]
+         * is the block's layout), else in the scratch for the transpose */
+        float *res = a->y_blocked ? a->y + (n * RT_BLOCKED_CH(p->C, true) + c0) * P + oh0 * g->ow * CB : o;
+        if (p->max)
+            band_max(p, t, res, nr, nan != 0);
+        else
+            band_out(p, t, p->w + blk * p->taps * CB, bias, res, nr);
+        if (a->y_blocked) {
             if (post)
-                rt_act_map(a->act, yb, yb, q * CB);
+                rt_act_map(a->act, res, res, q * CB);
             continue;
         }
-        band_out(p, t, p->w + blk * p->taps * CB, bias, o, nr);
         if (post && !a->accumulate)
             rt_act_map(a->act, o, o, q * CB);
         float *y = a->y + (n * p->C + c0) * P + oh0 * g->ow;

@@ -9,7 +9,8 @@
  * an output in channel blocks is the tile of results itself.  The plane
  * kernels of k_dw.c put a plane's columns in the lanes instead, which
  * leaves most of them idle on 7x7 or 14x14 planes and pays a padded copy
- * per plane. */
+ * per plane.  Max pooling runs on the same tiles (rt_dwc_new_max): -inf in
+ * the padding, and a maximum in place of the sum. */
 #ifndef GIR_RUNTIME_CONV_DWC_H
 #define GIR_RUNTIME_CONV_DWC_H
 
@@ -36,9 +37,16 @@ typedef struct rt_dwc_args {
 
 /* Whether this build and CPU run the kernel. */
 bool rt_dwc_available(void);
+/* Whether a window fits its tiles: at most 1024 taps, padded rows below
+ * 2^16 pixels and a window below 2^12 rows high (larger ones stay with
+ * the plane kernels). */
+bool rt_dwc_geo_ok(const rt_dwc_geo *g);
 /* Packs the weights w ([C][kh * kw]) of C channels in blocks of 16 and plans
  * the bands of output rows for geometry g. */
 gir_status rt_dwc_new(const float *w, size_t C, const rt_dwc_geo *g, rt_dwc **out, gir_error *err);
+/* Plans max pooling of C channels for geometry g (no bias, activation or
+ * accumulate in its rt_dwc_args).  A window's NaN is its result. */
+gir_status rt_dwc_new_max(size_t C, const rt_dwc_geo *g, rt_dwc **out, gir_error *err);
 void rt_dwc_free(rt_dwc *p);
 /* Whether p was planned for geometry g. */
 bool rt_dwc_fits(const rt_dwc *p, const rt_dwc_geo *g);

@@ -608,11 +608,6 @@ static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg, b
     const rt_geom *g = &cg->g;
     if (g->nsp != 2 || cg->Mg != 1 || !c->in_const[1] || !rt_dwc_available() || g->out[1] == 0 || g->out[2] == 0)
         return false;
-    /* its tiles hold whole padded rows: huge rows or windows (dilated far
-     * apart) stay with the plane kernels */
-    if (g->k[1] * g->k[2] > 1024 || (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] >= ((size_t)1 << 16) ||
-        (g->k[1] - 1) * g->d[1] >= ((size_t)1 << 12))
-        return false;
     rt_dwpad pad;
     if (!any_width && g->out[2] >= 48 && dw_pad_geometry(cg, &pad) && rt_dwdirect_select(GIR_GEMM_AUTO, &pad))
         return false;
@@ -620,7 +615,7 @@ static bool dwc_geometry(const rt_call *c, const conv_geo *cg, rt_dwc_geo *dg, b
     RT_WINDOW_FROM_GEOM(dg, g);
     dg->dh = g->d[1];
     dg->dw = g->d[2];
-    return true;
+    return rt_dwc_geo_ok(dg); /* huge rows or windows stay with the plane kernels */
 }
 
 /* Pointwise convolutions over few pixels and many input channels take the

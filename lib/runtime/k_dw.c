@@ -266,24 +266,6 @@ DWD_ENTRY(avx2, __attribute__((target("avx2,fma"))))
         }                                                                                                       \
     }
 
-__attribute__((target("avx512f"))) static void maxpool_avx512(const rt_dwpad *a, const float *x, float *t, float *y)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512 qnan = _mm512_set1_ps(NAN);
-#define MP_MASK_N(n) ((__mmask16)((1u << (n)) - 1u))
-#define MP_NAN(v) _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)
-#define MP_NANSET(v, m) _mm512_mask_mov_ps(v, m, qnan)
-#define MP_PICK(p) (sw == 1 ? _mm512_loadu_ps(p) : _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps((p) + 16)))
-#define MP_OR(a, b) ((__mmask16)((a) | (b)))
-    MAXPOOL_BODY(__m512, 16, __mmask16, MP_MASK_N, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps, _mm512_max_ps, MP_NAN,
-                 MP_NANSET, MP_PICK, _mm512_set1_ps, 0, MP_OR)
-#undef MP_OR
-#undef MP_MASK_N
-#undef MP_NAN
-#undef MP_NANSET
-#undef MP_PICK
-}
-
 __attribute__((target("avx2,fma"))) static void maxpool_avx2(const rt_dwpad *a, const float *x, float *t, float *y)
 {
     const __m256 qnan = _mm256_set1_ps(NAN);
@@ -311,9 +293,11 @@ __attribute__((target("avx2,fma"))) static void maxpool_avx2(const rt_dwpad *a, 
 #undef MAXPOOL_BODY
 #endif
 
+/* AVX-512 machines pool 2-D planes by channel blocks (k_pool.c,
+ * conv_dwc.h); this kernel serves them only where those tiles do not fit. */
 rt_maxpool_fn rt_maxpool_select(int isa)
 {
-    return RT_ISA_PICK(isa, NULL, maxpool_avx2, maxpool_avx512);
+    return RT_ISA_PICK(isa, NULL, maxpool_avx2, maxpool_avx2);
 }
 
 rt_dwpad_fn rt_dwdirect_select(int isa, const rt_dwpad *a)
