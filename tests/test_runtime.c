@@ -644,12 +644,12 @@ static void test_conv(void **state)
          * planes): stride 2 with groups and asymmetric pads, 5x5, and rows
          * so wide that the output goes in several row blocks */
         { 2, 2, 12, 18, 3, { 21, 26 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 1, 2 }, true, NULL },
-        { 2, 1, 4, 64, 1, { 9, 300 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
+        { 2, 1, 2, 64, 1, { 9, 300 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 1, 3, 9, 1, { 10, 8 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, false, NULL },
         /* ... with K (32 x 3 x 3) longer than one GEMM pass: the output rows'
          * columns are stored, and added to, more than once */
         { 2, 1, 32, 20, 1, { 11, 40 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
-        /* one group, 144 taps or more, on AVX-512: the pixel kernel
+        /* one group, 27 taps or more, on AVX-512: the pixel kernel
          * (conv_px.c), channel blocks of at most 4 vectors: 72 channels (5
          * vectors: blocks of 3 and 2, tiles of 8 and 12 pixels) over 575
          * pixels (three chunks of 240, the last tile partial); 100 channels
@@ -659,9 +659,14 @@ static void test_conv(void **state)
         { 2, 1, 8, 72, 1, { 23, 25 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
         { 2, 1, 24, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         { 2, 2, 24, 20, 1, { 14, 15 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 1, 1 }, false, NULL },
+        /* the pixel kernel from 27 taps: a 3x3 stride-2 stem over 3
+         * channels, reading one padded plane per channel at the stride (odd
+         * sizes: the last window's row and column inside the padding) */
+        { 2, 2, 3, 32, 1, { 23, 24 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
         /* strides 3 and 4 in the direct form (9 and 16 phase planes):
-         * AlexNet's 11x11 stride-4 stem through the pixel kernel, a 4x4
-         * stride-4 patch embedding and a grouped stride 3 through the GEMM */
+         * AlexNet's 11x11 stride-4 stem and a 4x4 stride-4 patch embedding
+         * (48 taps) through the pixel kernel, a grouped stride 3 through
+         * the GEMM */
         { 2, 1, 3, 20, 1, { 30, 31 }, { 11, 11 }, { 4, 4 }, { 1, 1 }, { 2, 2 }, { 1, 2 }, true, NULL },
         { 2, 1, 3, 12, 1, { 17, 19 }, { 4, 4 }, { 4, 4 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
         { 2, 2, 6, 9, 3, { 13, 14 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, true, NULL },
