@@ -33,10 +33,9 @@ static bool pool_dwc_geometry(const rt_call *c, const gir_shape *xs, rt_dwc_geo 
 {
     rt_geom g;
     int64_t k[2];
-    gir_error err = GIR_ERROR_INIT;
     if (c->node->op != GIR_OP_MaxPool || (c->node->n_out > 1 && c->node->out[1] >= 0) || c->n_in != 1 ||
-        xs->rank != 4 || !rt_dwc_available() || rt_ints_n(c, "kernel_shape", 2, 1, 1, k, &err) != GIR_OK ||
-        rt_geom_make(c, xs, k, 2, true, rt_int(c, "ceil_mode", 0) != 0, &g, &err) != GIR_OK)
+        xs->rank != 4 || !rt_dwc_available() || rt_ints_n(c, "kernel_shape", 2, 1, 1, k, NULL) != GIR_OK ||
+        rt_geom_make(c, xs, k, 2, true, rt_int(c, "ceil_mode", 0) != 0, &g, NULL) != GIR_OK)
         return false;
     memset(dg, 0, sizeof *dg);
     RT_WINDOW_FROM_GEOM(dg, &g);
