@@ -101,6 +101,22 @@ TGT512 static inline void store512(__m512 acc[A512_MR][2], float *c, size_t ldc,
             _mm_prefetch((const char *)((uintptr_t)(a) + (kc) * A512_MR * sizeof(float)), _MM_HINT_T0); \
     } while (0)
 
+/* Fetches the tile of C that the store will add to (a fused residual,
+ * beta != 0) while the sums run: its rows are a plane apart, too many
+ * streams for the hardware to follow, and in a model they come from
+ * memory (ResNet-50 and ResNeXt-50 2.7-2.9% faster, one thread, in one
+ * process alternating with and without). */
+TGT512 static inline void c_prefetch(const float *c, size_t ldc, size_t m, size_t n, const gemm_ep *ep)
+{
+    if (ep->beta == 0.0f || ep->cw)
+        return;
+    for (size_t r = 0; r < m; r++) {
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+        if (n > 16)
+            _mm_prefetch((const char *)(c + r * ldc + 16), _MM_HINT_T0);
+    }
+}
+
 TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, float *c, size_t ldc, size_t m,
                                  size_t n, const gemm_ep *ep)
 {
@@ -108,6 +124,7 @@ TGT512 static void kernel_avx512(size_t kc, const float *a, const float *b, floa
 #pragma GCC unroll 8
     for (int r = 0; r < A512_MR; r++)
         acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    c_prefetch(c, ldc, m, n, ep);
     for (size_t k = 0; k < kc; k++) {
         __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16); /* packed_b may come from the caller */
         A512_PREFETCH_NEXT(a, kc, k);
@@ -162,6 +179,7 @@ TGT512 static void kernel_avx512_ub(size_t kc, const float *a, const float *b, s
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
            c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
     __mmask16 m0 = rt_mask16(n), m1 = n > 16 ? rt_mask16(n - 16) : 0;
+    c_prefetch(c, ldc, m, n, ep);
     for (size_t k = 0; k < kc; k++) {
         const float *bk = rows ? b + rows[k] : b + k * ldb;
         __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = _mm512_maskz_loadu_ps(m1, bk + 16), ar;
