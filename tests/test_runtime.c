@@ -1802,8 +1802,10 @@ static void test_depthwise_padded(void **state)
     free(pad);
 }
 
-/* Max pooling on -inf padded planes (AVX2, AVX-512) against a naive
- * window maximum; a NaN in a window gives NaN. */
+/* Max pooling on -inf padded planes (the AVX2 plane kernel, which every
+ * ISA from AVX2 on selects: AVX-512 pools by channel blocks where the
+ * tiles fit, test_maxpool_windows) against a naive window maximum; a NaN
+ * in a window gives NaN. */
 static void test_maxpool_padded(void **state)
 {
     (void)state;
@@ -1878,8 +1880,7 @@ static void check_maxpool(const mpcase *m)
     size_t xn = (size_t)(m->n * m->c * m->h * m->w), yn = (size_t)(m->n * m->c * oh * ow);
     float *x = malloc(xn * sizeof(float)), *want = malloc(yn * sizeof(float));
     rt_fill(x, xn, 77);
-    for (size_t i = 0; i < xn; i++) { /* ties of signed zeros, -inf, two NaNs of different payloads */
-        uint32_t u;
+    for (size_t i = 0; i < xn; i++) { /* ties of signed zeros, -inf, NaNs of two payloads */
         if (i % 5) /* most values below the zeros, so that windows' maxima are ties of them */
             x[i] = -fabsf(x[i]);
         if (i % 13 == 5 || i % 13 == 6)
@@ -1887,7 +1888,7 @@ static void check_maxpool(const mpcase *m)
         if (i % 31 == 7)
             x[i] = -INFINITY;
         if (i == 40 || i == 41 || i == xn - 3) { /* a few: other tiles take the path without NaNs */
-            u = i == 41 ? 0xffc00002u : 0x7fc00001u;
+            uint32_t u = i == 41 ? 0xffc00002u : 0x7fc00001u;
             memcpy(&x[i], &u, 4);
         }
     }

@@ -291,8 +291,8 @@ TGT static void band_max(const rt_dwc *p, const float *t, float *o, size_t nr, b
 {
     const rt_dwc_geo *g = &p->g;
     const size_t ow = g->ow, tw = p->tw, rs = g->sh * tw * CB;
-    bool plain = !nan && g->kh == g->kw && g->sh == g->sw && g->dh == 1 && g->dw == 1 && g->sw <= 2;
-    int key = plain ? (int)(g->kh * 10 + g->sw) : nan ? -1 : 0;
+    bool plain = g->kh == g->kw && g->sh == g->sw && g->dh == 1 && g->dw == 1 && g->sw <= 2;
+    int key = nan ? -1 : plain ? (int)(g->kh * 10 + g->sw) : 0;
     for (size_t r = 0; r < nr; r++, t += rs, o += ow * CB) {
         switch (key) {
         case -1: row_max_nan(t, o, g, tw); break;

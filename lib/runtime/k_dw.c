@@ -228,73 +228,63 @@ DWD_ENTRY(avx2, __attribute__((target("avx2,fma"))))
  * (-inf in the padding around them: pstride floats), then the output is the
  * maximum over each window's columns of t.  A NaN anywhere in a window gives
  * NaN, as the scalar path does: max_ps drops a NaN operand, so NaNs are
- * found by comparison and put back. */
-#define MAXPOOL_BODY(VF, VL, MASK_T, MASK_N, LOADM, STOREM, MAX, NANMASK, NANSET, PICK2, SET1, ZERO, OR)                \
-    const size_t OH = a->oh, OW = a->ow, KH = a->kh, KW = a->kw, sh = a->sh, sw = a->sw, ps = a->pstride;        \
-    /* W: the columns copied into t (those that fit in it); rows are a->w apart */                             \
-    const size_t H = a->h, ph = a->ph, pw = a->pw, W = pw >= ps ? 0 : a->w < ps - pw ? a->w : ps - pw;          \
-    const VF ninf = SET1(-INFINITY);                                                                            \
-    for (size_t oh = 0; oh < OH; oh++) {                                                                        \
-        size_t r0 = oh * sh, k0 = r0 < ph ? ph - r0 : 0, k1 = KH;                                               \
-        if (r0 + KH > ph + H)                                                                                   \
-            k1 = ph + H > r0 ? ph + H - r0 : 0;                                                                 \
-        for (size_t j = 0; j < ps; j++)                                                                         \
-            t[j] = -INFINITY;                                                                                   \
-        for (size_t i = 0; i < W && k0 < k1; i += VL) {                                                         \
-            size_t n = W - i < VL ? W - i : VL;                                                                 \
-            MASK_T m = MASK_N(n), nan = ZERO;                                                                    \
-            VF acc = ninf;                                                                                      \
-            for (size_t kh = k0; kh < k1; kh++) {                                                               \
-                VF v = LOADM(m, x + (r0 + kh - ph) * a->w + i);                                                 \
-                nan = OR(nan, NANMASK(v));                                                                       \
-                acc = MAX(acc, v);                                                                              \
-            }                                                                                                   \
-            STOREM(t + pw + i, m, NANSET(acc, nan));                                                            \
-        }                                                                                                       \
-        float *yr = y + oh * OW;                                                                                \
-        for (size_t ow = 0; ow < OW; ow += VL) {                                                                \
-            size_t n = OW - ow < VL ? OW - ow : VL;                                                             \
-            MASK_T nan = ZERO;                                                                                  \
-            VF acc = ninf;                                                                                      \
-            for (size_t kw = 0; kw < KW; kw++) {                                                                \
-                const float *tp = t + ow * sw + kw;                                                             \
-                VF v = PICK2(tp);                                                                               \
-                nan = OR(nan, NANMASK(v));                                                                       \
-                acc = MAX(acc, v);                                                                              \
-            }                                                                                                   \
-            STOREM(yr + ow, MASK_N(n), NANSET(acc, nan));                                                       \
-        }                                                                                                       \
-    }
+ * found by comparison and put back.  (AVX2 only: AVX-512 machines pool by
+ * channel blocks, conv_dwc.h.) */
+__attribute__((target("avx2,fma"))) static inline __m256 mp_pick(const float *p, size_t sw)
+{
+    if (sw == 1)
+        return _mm256_loadu_ps(p);
+    /* the even floats of p[0..16) */
+    __m256 ev = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
+}
 
 __attribute__((target("avx2,fma"))) static void maxpool_avx2(const rt_dwpad *a, const float *x, float *t, float *y)
 {
-    const __m256 qnan = _mm256_set1_ps(NAN);
+    const __m256 qnan = _mm256_set1_ps(NAN), ninf = _mm256_set1_ps(-INFINITY);
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 #define MP_MASK_N(n) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n)), iota)
-#define MP_LOADM(m, p) _mm256_maskload_ps(p, m)
-#define MP_STOREM(p, m, v) _mm256_maskstore_ps(p, m, v)
 #define MP_NAN(v) _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))
-#define MP_NANSET(v, m) _mm256_blendv_ps(v, qnan, _mm256_castsi256_ps(m))
-#define MP_PICK(p)                                                                                              \
-    (sw == 1 ? _mm256_loadu_ps(p)                                                                               \
-             : _mm256_castpd_ps(_mm256_permute4x64_pd(                                                          \
-                   _mm256_castps_pd(_mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps((p) + 8),              \
-                                                      _MM_SHUFFLE(2, 0, 2, 0))),                                \
-                   _MM_SHUFFLE(3, 1, 2, 0))))
-    MAXPOOL_BODY(__m256, 8, __m256i, MP_MASK_N, MP_LOADM, MP_STOREM, _mm256_max_ps, MP_NAN, MP_NANSET, MP_PICK,
-                 _mm256_set1_ps, _mm256_setzero_si256(), _mm256_or_si256)
+    const size_t OH = a->oh, OW = a->ow, KH = a->kh, KW = a->kw, sh = a->sh, sw = a->sw, ps = a->pstride;
+    /* W: the columns copied into t (those that fit in it); rows are a->w apart */
+    const size_t H = a->h, ph = a->ph, pw = a->pw, W = pw >= ps ? 0 : a->w < ps - pw ? a->w : ps - pw;
+    for (size_t oh = 0; oh < OH; oh++) {
+        size_t r0 = oh * sh, k0 = r0 < ph ? ph - r0 : 0, k1 = KH;
+        if (r0 + KH > ph + H)
+            k1 = ph + H > r0 ? ph + H - r0 : 0;
+        for (size_t j = 0; j < ps; j++)
+            t[j] = -INFINITY;
+        for (size_t i = 0; i < W && k0 < k1; i += 8) {
+            __m256i m = MP_MASK_N(W - i < 8 ? W - i : 8), nan = _mm256_setzero_si256();
+            __m256 acc = ninf;
+            for (size_t kh = k0; kh < k1; kh++) {
+                __m256 v = _mm256_maskload_ps(x + (r0 + kh - ph) * a->w + i, m);
+                nan = _mm256_or_si256(nan, MP_NAN(v));
+                acc = _mm256_max_ps(acc, v);
+            }
+            _mm256_maskstore_ps(t + pw + i, m, _mm256_blendv_ps(acc, qnan, _mm256_castsi256_ps(nan)));
+        }
+        float *yr = y + oh * OW;
+        for (size_t ow = 0; ow < OW; ow += 8) {
+            __m256i nan = _mm256_setzero_si256();
+            __m256 acc = ninf;
+            for (size_t kw = 0; kw < KW; kw++) {
+                __m256 v = mp_pick(t + ow * sw + kw, sw);
+                nan = _mm256_or_si256(nan, MP_NAN(v));
+                acc = _mm256_max_ps(acc, v);
+            }
+            _mm256_maskstore_ps(yr + ow, MP_MASK_N(OW - ow < 8 ? OW - ow : 8),
+                                _mm256_blendv_ps(acc, qnan, _mm256_castsi256_ps(nan)));
+        }
+    }
 #undef MP_MASK_N
-#undef MP_LOADM
-#undef MP_STOREM
 #undef MP_NAN
-#undef MP_NANSET
-#undef MP_PICK
 }
-#undef MAXPOOL_BODY
 #endif
 
 /* AVX-512 machines pool 2-D planes by channel blocks (k_pool.c,
- * conv_dwc.h); this kernel serves them only where those tiles do not fit. */
+ * conv_dwc.h); the AVX2 kernel serves them only where those tiles do not
+ * fit. */
 rt_maxpool_fn rt_maxpool_select(int isa)
 {
     return RT_ISA_PICK(isa, NULL, maxpool_avx2, maxpool_avx2);
