@@ -1950,6 +1950,7 @@ static void test_maxpool_windows(void **state)
         { 1, 17, 8, 8, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, false },    /* 1x1 at stride 2 */
         { 1, 32, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, false },    /* 2x2 at stride 2 */
         { 1, 8, 5, 40, 2, 2, 1, 1, 0, 0, 1, 1, 1, 1, false },    /* 2x2 at stride 1, trailing pads */
+        { 1, 2, 36, 36, 33, 33, 1, 3, 0, 0, 0, 0, 1, 1, false }, /* 1089 taps at column stride 3: the row loops */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_maxpool(&cases[i]);

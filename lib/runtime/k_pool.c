@@ -184,10 +184,10 @@ RT_CLONES static void pool2d_fast(const pool_job *j, const float *xp, float *yp)
                 const float *xs = xr + lo * sw + woff - pw;
                 float *yd = yr + lo;
                 size_t n = hi - lo;
-                if (j->is_max) {
+                if (j->is_max) { /* the first NaN stays, as in the general loop */
                     for (size_t i = 0; i < n; i++) {
                         float v = xs[i * sw];
-                        yd[i] = (v > yd[i] || v != v) ? v : yd[i];
+                        yd[i] = (v > yd[i] || (v != v && yd[i] == yd[i])) ? v : yd[i];
                     }
                 } else {
                     for (size_t i = 0; i < n; i++)
