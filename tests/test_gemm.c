@@ -329,6 +329,17 @@ static void part_worker(void *ctx, int w, int n)
         __atomic_fetch_add(&s->hits[s->job][w], 1, __ATOMIC_RELAXED);
 }
 
+/* The CPU time the process takes (all its threads) while this one sleeps
+ * for ms milliseconds. */
+static double process_ms_over_pause(long ms)
+{
+    struct timespec c0, c1, pause = { ms / 1000, (ms % 1000) * 1000000L };
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    nanosleep(&pause, NULL);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    return (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-6;
+}
+
 static void test_threads(void **state)
 {
     (void)state;
@@ -347,19 +358,25 @@ static void test_threads(void **state)
     assert_true(((uintptr_t)gir_threads_scratch(th, 2) & 63) == 0);
 
     /* Every part exactly once per job, also when the workers have gone to
-     * sleep (a pause longer than their spin before each tenth job), where
-     * the caller runs the parts of workers that wake late. */
+     * sleep (a pause longer than their 2 ms spin before each tenth job),
+     * where the caller runs the parts of workers that wake late, and when
+     * every thread sleeps as soon as it waits (spin 0). */
     parts_seen *ps = calloc(1, sizeof *ps);
     assert_non_null(ps);
-    for (ps->job = 0; ps->job < 200; ps->job++) {
-        if (ps->job % 10 == 0)
-            nanosleep(&(struct timespec){ 0, 8000000 }, NULL);
-        gir_threads_run(th, part_worker, ps);
+    for (int pass = 0; pass < 2; pass++) {
+        gir_threads_set_spin(th, pass ? 0 : 2000);
+        memset(ps, 0, sizeof *ps);
+        for (ps->job = 0; ps->job < 200; ps->job++) {
+            if (ps->job % 10 == 0)
+                nanosleep(&(struct timespec){ 0, 8000000 }, NULL);
+            gir_threads_run(th, part_worker, ps);
+        }
+        for (int j = 0; j < 200; j++)
+            for (int w = 0; w < 3; w++)
+                assert_int_equal(ps->hits[j][w], 1);
     }
-    for (int j = 0; j < 200; j++)
-        for (int w = 0; w < 3; w++)
-            assert_int_equal(ps->hits[j][w], 1);
     free(ps);
+    gir_threads_set_spin(th, GIR_THREADS_SPIN_DEFAULT_US);
 
     /* Pieces from a shared counter: every unit exactly once, in pieces of
      * the chunk (the last one shorter), by workers of the pool. */
@@ -371,6 +388,35 @@ static void test_threads(void **state)
         assert_int_equal(seen.bad, 0);
     }
     gir_threads_free(th);
+
+    /* A worker in the middle of a long spin (an hour here) stops when the
+     * spin time is set to 0: the process then takes (almost) no CPU time
+     * over a pause, where the spinning worker took most of a CPU.  (A
+     * worker does not spin on the caller's CPU: the jobs run until a pause
+     * shows it spinning, which needs two CPUs.)  And freeing the pool stops
+     * a spinning worker as fast as a sleeping one. */
+    TU_OK(gir_threads_new(2, &th, &err), &err);
+    gir_threads_set_spin(th, 3600u * 1000000u);
+    bool spun = false;
+    for (int i = 0; i < 20 && !spun; i++) {
+        gir_threads_run(th, count_worker, hits);
+        spun = process_ms_over_pause(100) > 50;
+    }
+    if (spun) {
+        gir_threads_set_spin(th, 0);
+        double cpu_ms = process_ms_over_pause(300);
+        if (cpu_ms > 100)
+            fail_msg("CPU time over a 300 ms pause after the spin was set to 0: %.1f ms", cpu_ms);
+    } else {
+        print_message("no spinning worker seen (one CPU?): its stop is not tested\n");
+    }
+    gir_threads_set_spin(th, 3600u * 1000000u);
+    gir_threads_run(th, count_worker, hits);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    gir_threads_free(th);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true(t1.tv_sec - t0.tv_sec < 5);
 
     /* Ranges: aligned parts covering [0, total) exactly once. */
     size_t b, e;

@@ -446,6 +446,7 @@ static gir_status run_both(const gir_graph *a, const gir_graph *b, const gir_che
         gir_err_replace_message(err, "model A: %s", err && err->message ? err->message : "");
         goto out;
     }
+    gir_session_set_spin(sa, 0); /* A's workers sleep while B runs */
     if ((st = gir_session_run(sb, err))) {
         gir_err_replace_message(err, "model B: %s", err && err->message ? err->message : "");
         goto out;

@@ -488,6 +488,12 @@ fail:
     return st;
 }
 
+GIR_API void gir_session_set_spin(gir_session *s, uint32_t microseconds)
+{
+    if (s)
+        gir_threads_set_spin(s->th, microseconds);
+}
+
 /* ---- inputs -------------------------------------------------------------- */
 
 GIR_API void gir_session_set_max_elements(gir_session *s, uint64_t n)

@@ -40,13 +40,20 @@
 #include <string.h>
 #include <time.h>
 
-/* How long a thread spins on a counter before sleeping: longer than the
- * serial stretches between two parallel jobs of a run (a node's set-up, a
- * small node run by one thread), so that the workers stay awake through a
- * run.  With 50 us they slept several times a run, and on a virtual
- * machine a thread woken from sleep can take milliseconds to run again:
- * ResNet-18 with two threads took 22.9 ms a run, against 12.7 ms now. */
-#define SPIN_NS 5000000
+/* How long a thread spins on a counter before sleeping, by default
+ * (gir_threads_set_spin).  It must outlast the serial stretches between
+ * two parallel jobs of a run (a node's set-up, a small node run by one
+ * thread), so that the workers stay awake through a run: with 50 us they
+ * slept several times a run, and on a virtual machine a thread woken from
+ * sleep can take milliseconds to run again (ResNet-18 with two threads took
+ * 22.9 ms a run, against 12.7 ms with 5 ms).  It also spans a pause between
+ * runs: a virtual CPU left idle for long is slow to come back, and the
+ * longer it idled, the slower.  After a 50 ms pause RegNetX-400MF took
+ * 6.5 ms a run with 40 ms of spinning against 6.9 ms with 5 ms, and
+ * bench_ort's geometric mean with two threads was 1.040 against 1.089
+ * (three runs of each, alternating).  ONNX Runtime's pool spins about
+ * 30 ms after a run. */
+#define SPIN_DEFAULT_NS ((uint64_t)GIR_THREADS_SPIN_DEFAULT_US * 1000u)
 
 static uint64_t now_ns(void)
 {
@@ -71,6 +78,7 @@ struct gir_threads {
     float **scratch;
     struct worker_arg *args;
     struct claim *claims;    /* per part: its last claim, and where it runs */
+    atomic_ullong spin_ns;   /* how long a waiting thread spins before it sleeps */
     atomic_int caller_cpu;   /* the CPU the caller published the current job from (-1: unknown) */
 };
 
@@ -123,20 +131,28 @@ static inline void cpu_relax(void)
 }
 
 /* A bounded spin: spin_more pauses once and says whether to go on, until
- * SPIN_NS have passed since its first call (the clock read every 64). */
+ * the pool's spin time has passed since its first call (the clock and the
+ * spin time read every 64: a new spin time ends spins under way). */
 typedef struct spin {
     unsigned n;
     uint64_t t0;
+    const atomic_ullong *limit;
 } spin;
+
+static spin spin_start(const gir_threads *t)
+{
+    spin sp = { 0, 0, &t->spin_ns };
+    return sp;
+}
 
 static bool spin_more(spin *sp)
 {
     cpu_relax();
     if (++sp->n % 64 == 0) {
-        uint64_t t = now_ns();
+        uint64_t t = now_ns(), limit = atomic_load_explicit(sp->limit, memory_order_relaxed);
         if (sp->t0 == 0)
             sp->t0 = t;
-        else if (t - sp->t0 > SPIN_NS)
+        else if (t - sp->t0 > limit)
             return false;
     }
     return true;
@@ -178,7 +194,7 @@ static void *worker_main(void *p)
     unsigned long seen = 0;
     for (;;) {
         unsigned long g;
-        spin sp = { 0, 0 };
+        spin sp = spin_start(t);
         while ((g = atomic_load_explicit(&t->generation, memory_order_acquire)) == seen &&
                !atomic_load_explicit(&t->quit, memory_order_relaxed) && worker_spins(t, &sp))
             ;
@@ -242,6 +258,7 @@ gir_status gir_threads_new(int n, gir_threads **out, gir_error *err)
     atomic_init(&t->pending, 0);
     atomic_init(&t->quit, false);
     atomic_init(&t->caller_cpu, -1);
+    atomic_init(&t->spin_ns, SPIN_DEFAULT_NS);
     if (pthread_mutex_init(&t->mu, NULL) != 0) {
         free(t);
         return gir_fail(err, GIR_E_INTERNAL, "cannot create a mutex");
@@ -292,6 +309,11 @@ gir_status gir_threads_new(int n, gir_threads **out, gir_error *err)
     return GIR_OK;
 }
 
+void gir_threads_set_spin(gir_threads *t, uint32_t us)
+{
+    atomic_store_explicit(&t->spin_ns, (uint64_t)us * 1000u, memory_order_relaxed);
+}
+
 int gir_threads_count(const gir_threads *t)
 {
     return t->n;
@@ -325,7 +347,7 @@ void gir_threads_run(gir_threads *t, void (*fn)(void *ctx, int worker, int nwork
             fn(ctx, w, t->n);
             part_done(t);
         }
-    spin sp = { 0, 0 };
+    spin sp = spin_start(t);
     while (atomic_load_explicit(&t->pending, memory_order_acquire) > 0 && spin_more(&sp))
         if (sp.n % 64 == 0 && cpu >= 0)
             for (int w = 1; w < t->n; w++) /* a part running on this CPU needs it */

@@ -11,6 +11,7 @@
 #define GIR_RUNTIME_THREADS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "graphir/status.h"
 
@@ -25,6 +26,12 @@ gir_status gir_threads_new(int n, gir_threads **out, gir_error *err);
 /* Stops and joins the workers; NULL is allowed. */
 void gir_threads_free(gir_threads *t);
 int gir_threads_count(const gir_threads *t);
+
+/* How long a waiting thread (a worker between jobs, the caller waiting for
+ * the workers' parts) spins before it sleeps, in microseconds (0: at once,
+ * after a few dozen pauses).  Spins under way end by the new time too. */
+#define GIR_THREADS_SPIN_DEFAULT_US 40000u
+void gir_threads_set_spin(gir_threads *t, uint32_t us);
 
 /* Runs fn(ctx, w, n) for every part w in 0..n-1 (n = the pool's size), each
  * exactly once, and returns when all have finished.  Parts may run one
