@@ -18,7 +18,9 @@
  * `npm install --ignore-scripts onnxruntime-node` was run.
  *
  * Usage: bench_ort [--runs N] [--warmup N] [--threads LIST] [--only NAMES]
- *                  [--gap MS] [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]
+ *                  [--gap MS] [--spin US] [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]
+ * --spin sets how long our worker threads wait busy after a job
+ * (gir_session_set_spin; the library's default when not given).
  * Exit status 1 when an output differs, a model fails to run, or setup
  * fails; figures never change the exit status. */
 #include "core/ir.h"
@@ -80,6 +82,7 @@ static int worker(char **argv)
 {
     const char *model = argv[0], *input = argv[1], *out = argv[4];
     int threads = atoi(argv[2]), warmup = atoi(argv[3]);
+    long spin = atol(argv[5]); /* --spin, or -1: the library's default */
     gir_error err = GIR_ERROR_INIT;
     gir_graph *g = NULL;
     gir_session *s = NULL;
@@ -90,6 +93,8 @@ static int worker(char **argv)
         report_error(model, &err);
         goto done;
     }
+    if (spin >= 0)
+        gir_session_set_spin(s, (uint32_t)spin);
     for (int i = 0; i < (warmup < 1 ? 1 : warmup); i++)
         if (gir_session_run(s, &err)) {
             report_error(model, &err);
@@ -171,6 +176,7 @@ static bool proc_start(proc *p, char *const argv[])
 }
 
 static int gap_ms = 50;
+static long spin_us = -1; /* --spin: -1 leaves the library's default */
 
 /* One timed run, after the pause: the latency the worker measured (and its
  * CPU time in *cpu), or -1. */
@@ -335,7 +341,7 @@ static bool export_tv(const char *dir, const char *root, const char *only)
 
 int main(int argc, char **argv)
 {
-    if (argc == 7 && strcmp(argv[1], "--worker") == 0)
+    if (argc == 8 && strcmp(argv[1], "--worker") == 0)
         return worker(argv + 2);
     signal(SIGPIPE, SIG_IGN);
     int runs = 20, warmup = 3, procs = 1;
@@ -356,6 +362,8 @@ int main(int argc, char **argv)
             procs = atoi(v), i++;
         else if (strcmp(a, "--gap") == 0 && v)
             gap_ms = atoi(v), i++;
+        else if (strcmp(a, "--spin") == 0 && v)
+            spin_us = atol(v), i++;
         else if (strcmp(a, "--ort-dir") == 0 && v)
             ort_dir = v, i++;
         else if (strcmp(a, "--tv-dir") == 0 && v)
@@ -364,7 +372,8 @@ int main(int argc, char **argv)
             root = v, i++;
         else {
             fprintf(stderr, "usage: bench_ort [--runs N] [--warmup N] [--threads 1,2] [--only NAME,...]\n"
-                            "                 [--procs N] [--gap MS] [--ort-dir DIR] [--tv-dir DIR] [--source-root DIR]\n");
+                            "                 [--procs N] [--gap MS] [--spin US] [--ort-dir DIR] [--tv-dir DIR]\n"
+                            "                 [--source-root DIR]\n");
             return 2;
         }
     }
@@ -374,6 +383,8 @@ int main(int argc, char **argv)
         procs = 1;
     if (gap_ms < 0 || gap_ms > 10000)
         gap_ms = 50;
+    if (spin_us < -1 || spin_us > 60000000)
+        spin_us = -1;
     if (!ort_dir) {
         fprintf(stderr, "bench_ort: set ORT_DIR (or --ort-dir) to a folder where\n"
                         "  npm install --ignore-scripts onnxruntime-node\nwas run\n");
@@ -459,7 +470,9 @@ int main(int argc, char **argv)
             model *m = &models[mi];
             char *out_ours = gir_strdupf("%s/%s.ours.npy", tmpl, m->name);
             char *out_ort = gir_strdupf("%s/%s.ort.npy", tmpl, m->name);
-            char *ours_argv[] = { "/proc/self/exe", "--worker", m->path, m->input, ths, wus, out_ours, NULL };
+            char spins[24];
+            snprintf(spins, sizeof spins, "%ld", spin_us);
+            char *ours_argv[] = { "/proc/self/exe", "--worker", m->path, m->input, ths, wus, out_ours, spins, NULL };
             char *ort_argv[] = { "node", ort_js, m->path, m->input, ths, wus, out_ort, NULL };
             proc a = { .pid = -1 }, b = { .pid = -1 };
             bool ok_a = true, ok_b = true;
