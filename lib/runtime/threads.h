@@ -28,8 +28,9 @@ void gir_threads_free(gir_threads *t);
 int gir_threads_count(const gir_threads *t);
 
 /* How long a waiting thread (a worker between jobs, the caller waiting for
- * the workers' parts) spins before it sleeps, in microseconds (0: at once,
- * after a few dozen pauses).  Spins under way end by the new time too. */
+ * the workers' parts) spins before it sleeps, in microseconds (0: after
+ * 128 pauses, a few microseconds).  Spins under way end by the new time
+ * too. */
 #define GIR_THREADS_SPIN_DEFAULT_US 40000u
 void gir_threads_set_spin(gir_threads *t, uint32_t us);
 

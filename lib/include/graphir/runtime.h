@@ -42,18 +42,18 @@ GIR_API void gir_session_free(gir_session *s);
  * option of graphconv's run, check and --check). */
 GIR_API void gir_session_set_max_elements(gir_session *s, uint64_t n);
 
-/* How long the session's idle worker threads wait busy for their next job
- * before they sleep, in microseconds (default 40000; nothing changes with
- * one thread).  A run is hundreds of parallel jobs a few microseconds
+/* Sets the worker threads' busy wait, in microseconds.  That is how long
+ * the session's idle worker threads wait busy for their next job before
+ * they sleep (default 40000; nothing changes with one thread).  A run is hundreds of parallel jobs a few microseconds
  * apart, and on a virtual machine a thread woken from sleep can take
  * milliseconds to run again, the more the longer its CPU idled: the
  * default spans the gaps within a run and a short pause before the next
  * one (ONNX Runtime's pool waits about 30 ms the same way).  A smaller
  * value gives the CPUs back sooner between runs that come seldom; under
- * about 5000 the workers may sleep inside a run, 0 sleeps at once.  Waits
- * under way end by the new time too: a program that runs two sessions in
- * turn sets 0 on the one it leaves, so that its workers do not take CPUs
- * from the other's. */
+ * about 5000 the workers may sleep inside a run, and with 0 they sleep
+ * after a few microseconds.  Waits under way end by the new time too: a
+ * program that runs two sessions in turn sets 0 on the one it leaves, so
+ * that its workers do not take CPUs from the other's. */
 GIR_API void gir_session_set_spin(gir_session *s, uint32_t microseconds);
 
 /* Keep every intermediate value after a run (no buffer reuse, no fusion),
