@@ -540,6 +540,14 @@ static bool dw_pad_geometry(const conv_geo *cg, rt_dwpad *a)
     return true;
 }
 
+/* Whether the direct form's planes (ds x ds of dPH x dPW per channel) stay
+ * a reasonable size. */
+static bool direct_planes_fit(const conv_geo *cg)
+{
+    return cg->dPH <= GEOM_MAX && cg->dPW <= GEOM_MAX &&
+           cg->dPH * cg->dPW <= ((size_t)1 << 28) / (cg->ds * cg->ds) / cg->C;
+}
+
 /* Whether the direct form applies (2-D, the same stride 1 to 4 both ways, no
  * dilation, a window larger than 1x1), and its geometry; false also when
  * its planes would be unreasonably large. */
@@ -555,7 +563,7 @@ static bool direct_geometry(conv_geo *cg)
     cg->dstride = 1;
     cg->dPH = g->out[1] + (g->k[1] - 1) / s;
     cg->dPW = g->out[2] + (g->k[2] - 1) / s;
-    if (cg->dPH > GEOM_MAX || cg->dPW > GEOM_MAX || cg->dPH * cg->dPW > ((size_t)1 << 28) / (s * s) / cg->C)
+    if (!direct_planes_fit(cg))
         return false;
     cg->dplane = (cg->dPH * cg->dPW + (g->k[2] - 1) / s + 1 + 15) / 16 * 16;
     cg->drows = ((size_t)1 << 16) / (cg->Mg * cg->dPW);
@@ -595,7 +603,7 @@ static gir_status direct_setup(rt_call *c, conv_state *s, conv_geo *cg, gir_erro
         cg->ds = 1;
         cg->dPH = (g->out[1] - 1) * cg->dstride + g->k[1];
         cg->dPW = (g->out[2] - 1) * cg->dstride + g->k[2];
-        if (cg->dPH > GEOM_MAX || cg->dPW > GEOM_MAX || cg->dPH * cg->dPW > ((size_t)1 << 28) / cg->C)
+        if (!direct_planes_fit(cg))
             return gir_fail(err, GIR_E_LIMIT, "convolution planes are too large");
         cg->dplane = (cg->dPH * cg->dPW + 15) / 16 * 16;
     }

@@ -29,25 +29,30 @@ static void pool_free(void *state)
  * the sum.  Whole vectors of 16 channels, however small the plane, and no
  * masked edges: GoogLeNet's poolings over 28x28 and 14x14 planes ran 4 to
  * 7 times slower on the plane kernel. */
-static bool pool_dwc_geometry(const rt_call *c, const gir_shape *xs, rt_dwc_geo *dg)
+static bool pool_dwc_geometry(const rt_call *c, const rt_geom *g, rt_dwc_geo *dg)
 {
-    rt_geom g;
-    int64_t k[2];
     if (c->node->op != GIR_OP_MaxPool || (c->node->n_out > 1 && c->node->out[1] >= 0) || c->n_in != 1 ||
-        xs->rank != 4 || !rt_dwc_available() || rt_ints_n(c, "kernel_shape", 2, 1, 1, k, NULL) != GIR_OK ||
-        rt_geom_make(c, xs, k, 2, true, rt_int(c, "ceil_mode", 0) != 0, &g, NULL) != GIR_OK)
+        g->nsp != 2 || !rt_dwc_available())
         return false;
     memset(dg, 0, sizeof *dg);
-    RT_WINDOW_FROM_GEOM(dg, &g);
-    dg->dh = g.d[1];
-    dg->dw = g.d[2];
+    RT_WINDOW_FROM_GEOM(dg, g);
+    dg->dh = g->d[1];
+    dg->dw = g->d[2];
     return rt_dwc_geo_ok(dg);
 }
 
+/* Asked by the Conv that writes the input, before this node is prepared:
+ * the window geometry comes from the shape that Conv would write. */
 bool rt_maxpool_reads_blocks(const rt_call *c)
 {
+    const rt_tensor *x = c->in[0];
+    rt_geom g;
+    int64_t k[2];
     rt_dwc_geo dg;
-    return c->in[0]->dtype == GIR_DT_F32 && pool_dwc_geometry(c, &c->in[0]->shape, &dg);
+    return x->dtype == GIR_DT_F32 && x->shape.rank == 4 &&
+           rt_ints_n(c, "kernel_shape", 2, 1, 1, k, NULL) == GIR_OK &&
+           rt_geom_make(c, &x->shape, k, 2, true, rt_int(c, "ceil_mode", 0) != 0, &g, NULL) == GIR_OK &&
+           pool_dwc_geometry(c, &g, &dg);
 }
 
 /* Max pooling without indices, 2-D, no dilation, horizontal stride 1 or 2:
@@ -94,7 +99,7 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
     s->blk_in = x->blocked;
     s->blk_out = false;
     rt_dwc_geo dg;
-    if (pool_dwc_geometry(c, &x->shape, &dg)) {
+    if (pool_dwc_geometry(c, &s->g, &dg)) {
         if (s->dwc && !rt_dwc_fits(s->dwc, &dg)) {
             rt_dwc_free(s->dwc);
             s->dwc = NULL;
