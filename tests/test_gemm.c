@@ -317,6 +317,30 @@ static void chunk_worker(void *ctx, size_t u0, size_t u1, int worker)
         __atomic_fetch_add(&s->hits[u], 1, __ATOMIC_RELAXED);
 }
 
+/* gir_threads_shares over 101 units among 3 workers: shares [0, 34),
+ * [34, 68), [68, 101). */
+typedef struct share_seen {
+    size_t piece;
+    int by[101];  /* the worker that took each unit, +1 (0: none yet) */
+    int hits[101];
+    int bad;      /* pieces longer than the piece, across two shares, or from no worker of the pool */
+    bool slow2;   /* worker 2 sleeps 2 ms in each of its pieces */
+} share_seen;
+
+static void share_worker(void *ctx, size_t u0, size_t u1, int worker)
+{
+    share_seen *s = ctx;
+    size_t share_end = u0 < 34 ? 34 : u0 < 68 ? 68 : 101;
+    if (worker < 0 || worker > 2 || u1 <= u0 || u1 - u0 > s->piece || u1 > share_end)
+        __atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
+    for (size_t u = u0; u < u1 && u < 101; u++) {
+        __atomic_fetch_add(&s->hits[u], 1, __ATOMIC_RELAXED);
+        s->by[u] = worker + 1;
+    }
+    if (s->slow2 && worker == 2)
+        nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+}
+
 typedef struct parts_seen {
     int job;
     int hits[200][3];
@@ -387,6 +411,40 @@ static void test_threads(void **state)
             assert_int_equal(seen.hits[i], 1);
         assert_int_equal(seen.bad, 0);
     }
+
+    /* Shares: every unit exactly once, in pieces of at most the piece
+     * within one worker's share; when worker 2 is slow, the others take
+     * its share from the back, the last unit first (it sleeps 2 ms a piece:
+     * its 33 units would take 66 ms alone). */
+    for (int slow = 0; slow < 2; slow++) {
+        share_seen *ss = calloc(1, sizeof *ss);
+        assert_non_null(ss);
+        ss->piece = slow ? 1 : 4;
+        ss->slow2 = slow;
+        gir_threads_shares(th, 101, ss->piece, share_worker, ss);
+        for (int i = 0; i < 101; i++)
+            assert_int_equal(ss->hits[i], 1);
+        assert_int_equal(ss->bad, 0);
+        if (slow) {
+            int taken = 0;
+            for (int i = 68; i < 101; i++)
+                taken += ss->by[i] != 3;
+            assert_true(taken > 0);
+            assert_int_not_equal(ss->by[100], 3); /* the last is taken first */
+        }
+        free(ss);
+    }
+    gir_threads_free(th);
+
+    /* One worker: the pieces in order. */
+    TU_OK(gir_threads_new(1, &th, &err), &err);
+    share_seen *one = calloc(1, sizeof *one);
+    assert_non_null(one);
+    one->piece = 8;
+    gir_threads_shares(th, 101, 8, share_worker, one);
+    for (int i = 0; i < 101; i++)
+        assert_int_equal(one->hits[i], 1);
+    free(one);
     gir_threads_free(th);
 
     /* A worker in the middle of a long spin (an hour here) stops when the

@@ -370,22 +370,22 @@ TGT static void dwc_items(void *ctx, size_t i0, size_t i1, int worker)
     }
 }
 
-/* Worker w's share of the bands, in every channel block: the rows of the
- * output it writes are those its share of the next convolution reads. */
-TGT static void dwc_bands(void *ctx, int w, int nw)
+/* Bands [b0, b1) in every channel block.  Split in shares
+ * (gir_threads_shares), the rows of the output a worker writes are those
+ * its share of the next convolution reads. */
+TGT static void dwc_bands(void *ctx, size_t b0, size_t b1, int w)
 {
     const dwc_job *j = ctx;
-    size_t bb, be;
-    gir_split_range(j->p->bands, 1, w, nw, &bb, &be);
-    for (size_t i = 0; bb < be && i < j->a->N * j->p->blocks; i++)
-        dwc_items(ctx, i * j->p->bands + bb, i * j->p->bands + be, w);
+    for (size_t i = 0; i < j->a->N * j->p->blocks; i++)
+        dwc_items(ctx, i * j->p->bands + b0, i * j->p->bands + b1, w);
 }
 
 void rt_dwc_run(const rt_dwc *p, const rt_dwc_args *a, gir_threads *th)
 {
     dwc_job j = { p, a, rt_dwc_scratch_floats(p) };
-    if (th && gir_threads_count(th) > 1 && p->bands >= 2 * (size_t)gir_threads_count(th)) {
-        gir_threads_run(th, dwc_bands, &j);
+    size_t nw = th ? (size_t)gir_threads_count(th) : 1;
+    if (nw > 1 && p->bands >= 2 * nw) {
+        gir_threads_shares(th, p->bands, p->bands / (4 * nw), dwc_bands, &j);
         return;
     }
     rt_parallel_for(th, a->N * p->blocks * p->bands, 1, 1, dwc_items, &j);

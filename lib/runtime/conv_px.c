@@ -329,14 +329,13 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     }
 }
 
-/* Worker w's even share of the pixels (whole tiles), all channel blocks
- * of them. */
-TGT static void px_pixels(void *ctx, int w, int nw)
+/* Pixels [u0 * TILE_LCM, u1 * TILE_LCM) (whole tiles, but at the end),
+ * all channel blocks of them. */
+TGT static void px_pixels(void *ctx, size_t u0, size_t u1, int w)
 {
     px_job j = *(const px_job *)ctx;
-    gir_split_range(j.P, TILE_LCM, w, nw, &j.qb, &j.qe);
-    if (j.qb >= j.qe)
-        return;
+    j.qb = u0 * TILE_LCM;
+    j.qe = u1 * TILE_LCM < j.P ? u1 * TILE_LCM : j.P;
     j.chunks = (j.qe - j.qb + j.cq - 1) / j.cq;
     px_items(&j, 0, j.p->G * j.p->blocks * j.chunks, w);
 }
@@ -346,16 +345,18 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
     px_job j = { p, a, th, a->OH * a->OW, 0, CHUNK, 0, a->OH * a->OW };
     j.chunks = (j.P + CHUNK - 1) / CHUNK;
     size_t nw = th ? (size_t)gir_threads_count(th) : 1;
-    /* With several workers and enough pixels, each takes its share of the
-     * pixels for every channel block: it reads only its part of the input,
-     * and writes the part of the output that its share of the next
+    /* With several workers and enough pixels, each starts on its share of
+     * the pixels for every channel block: it reads only its part of the
+     * input, and writes the part of the output that its share of the next
      * convolution will read, so both stay in its own core's caches (on a
      * machine whose cores share no cache, reading what another core wrote
      * costs several times more than reading one's own).  From 96 pixels a
      * worker on (4 tiles of 24), not 480: MobileNetV2, RegNetX and
-     * MobileNetV3-L 3-4% faster with two threads, their 28x28 maps too. */
+     * MobileNetV3-L 3-4% faster with two threads, their 28x28 maps too.
+     * Pieces of at least 96 pixels: each piece reads all the weights again. */
     if (nw > 1 && j.P >= nw * 4 * TILE_LCM) {
-        gir_threads_run(th, px_pixels, &j);
+        size_t units = (j.P + TILE_LCM - 1) / TILE_LCM, piece = units / (4 * nw);
+        gir_threads_shares(th, units, piece < 4 ? 4 : piece, px_pixels, &j);
         return;
     }
     /* With several workers and few items (7x7 and 14x14 maps), smaller
@@ -363,8 +364,8 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
      * worker read all of the input (EfficientNet's 672 -> 112 at 14x14:
      * slower with two threads than with one).  Each pixel's sums are the
      * same whatever the chunk. */
-    size_t nt = th ? (size_t)gir_threads_count(th) : 1, want = 4 * nt;
-    if (nt > 1 && j.chunks * p->blocks * p->G < want) {
+    size_t want = 4 * nw;
+    if (nw > 1 && j.chunks * p->blocks * p->G < want) {
         size_t chunks = (want + p->blocks * p->G - 1) / (p->blocks * p->G), cq = (j.P + chunks - 1) / chunks;
         cq = (cq + TILE_LCM - 1) / TILE_LCM * TILE_LCM;
         j.cq = cq < 2 * TILE_LCM ? 2 * TILE_LCM : cq > CHUNK ? CHUNK : cq;
@@ -378,6 +379,13 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
 bool rt_convpx_available(void)
 {
     return false;
+}
+
+/* Channel blocks [u0, u1) (of all groups), all pixels of them. */
+TGT static void px_blocks(void *ctx, size_t u0, size_t u1, int w)
+{
+    const px_job *j = ctx;
+    px_items(ctx, u0 * j->chunks, u1 * j->chunks, w);
 }
 
 void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)

@@ -301,7 +301,6 @@ typedef struct gemm_job {
     const gemm_impl *im;
     gir_threads *th;
     bool split_n;
-    size_t units, piece; /* gemm_shares: the tiles to split, in pieces of */
 } gemm_job;
 
 /* C's rows [i0, i1) x columns [j0, j1) on one worker. */
@@ -375,7 +374,7 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
 }
 
 /* Register tiles [u0, u1) along the split dimension, handed out by
- * gir_threads_chunks (rows) or in shares (gemm_shares, columns): each
+ * gir_threads_chunks (rows) or gir_threads_shares (columns): each
  * element of C sums over k in the same order whichever piece it falls in. */
 static void gemm_tiles(void *ctx, size_t u0, size_t u1, int w)
 {
@@ -388,16 +387,6 @@ static void gemm_tiles(void *ctx, size_t u0, size_t u1, int w)
         gemm_block(g, job->im, 0, g->m, b, e, ws);
     else
         gemm_block(g, job->im, b, e, 0, g->n, ws);
-}
-
-/* Worker w's even share of the tiles, in pieces. */
-static void gemm_shares(void *ctx, int w, int nw)
-{
-    const gemm_job *job = ctx;
-    size_t b, e;
-    gir_split_range(job->units, 1, w, nw, &b, &e);
-    for (size_t u = b; u < e; u += job->piece)
-        gemm_tiles(ctx, u, e - u < job->piece ? e : u + job->piece, w);
 }
 
 /* ---- one row of C (batch-1 dense layers): memory bound, no packing ------- */
@@ -697,14 +686,13 @@ static void sgemm(const gir_gemm_args *g, gir_threads *th, float *ws)
      * where each piece packs all of B again */
     size_t piece = units / ((job.split_n ? 4 : 2) * (size_t)nw);
     if (job.split_n) {
-        /* columns (a convolution's pixels) in even shares: each worker
-         * reads the columns it packed and writes the same pixels in every
+        /* columns (a convolution's pixels) in shares: each worker starts
+         * on the columns it packed and writes the same pixels in every
          * convolution, rather than whichever pieces the shared counter
          * hands it (ResNet-50 with two threads, bench_ort twice each way:
-         * 34.8 / 30.0 ms from the counter, 30.6 / 29.1 in shares) */
-        job.units = units;
-        job.piece = piece ? piece : 1;
-        gir_threads_run(th, gemm_shares, &job);
+         * 34.8 / 30.0 ms from the counter, 30.6 / 29.1 in shares), and
+         * a worker done first takes what a slower one has not reached */
+        gir_threads_shares(th, units, piece, gemm_tiles, &job);
         return;
     }
     gir_threads_chunks(th, units, piece, gemm_tiles, &job);

@@ -1,4 +1,6 @@
-/* Worker thread pool (pthreads) with static work splitting.
+/* Worker thread pool (pthreads): static parts (gir_threads_run), pieces
+ * from a shared counter (gir_threads_chunks), and even shares whose
+ * remainders go to whoever is done first (gir_threads_shares).
  *
  * A job is published by bumping `generation`; a worker that has just
  * finished one spins on that counter for a while before sleeping on the
@@ -79,6 +81,7 @@ struct gir_threads {
     float **scratch;
     struct worker_arg *args;
     struct claim *claims;    /* per part: its last claim, and where it runs */
+    struct share *shares;    /* per part: what is left of its share (gir_threads_shares) */
     atomic_ullong spin_ns;   /* how long a waiting thread spins before it sleeps */
     atomic_int caller_cpu;   /* the CPU the caller published the current job from (-1: unknown) */
 };
@@ -118,6 +121,13 @@ static void leave_cpu(int cpu)
     (void)cpu;
 #endif
 }
+
+/* What is left of part w's share in gir_threads_shares: [front, back) as
+ * one word (front in the low half), so that the owner taking pieces from
+ * the front and others taking them from the back never both get a unit. */
+typedef struct share {
+    _Alignas(64) atomic_ullong range;
+} share;
 
 typedef struct worker_arg {
     gir_threads *t;
@@ -243,6 +253,7 @@ void gir_threads_free(gir_threads *t)
     free(t->tids);
     free(t->args);
     free(t->claims);
+    free(t->shares);
     free(t);
 }
 
@@ -284,7 +295,11 @@ gir_status gir_threads_new(int n, gir_threads **out, gir_error *err)
             atomic_init(&t->claims[i].gen, 0);
             atomic_init(&t->claims[i].cpu, -1);
         }
-    if (!t->tids || !t->args || !t->scratch || !t->claims) {
+    t->shares = aligned_alloc(_Alignof(share), (size_t)n * sizeof *t->shares);
+    if (t->shares)
+        for (int i = 0; i < n; i++)
+            atomic_init(&t->shares[i].range, 0);
+    if (!t->tids || !t->args || !t->scratch || !t->claims || !t->shares) {
         gir_threads_free(t);
         return gir_nomem(err);
     }
@@ -397,6 +412,84 @@ void gir_threads_chunks(gir_threads *t, size_t units, size_t chunk,
     chunks_job j = { fn, ctx, units, chunk ? chunk : 1, 0 };
     atomic_init(&j.next, 0);
     gir_threads_run(t, chunks_worker, &j);
+}
+
+typedef struct shares_job {
+    void (*fn)(void *ctx, size_t u0, size_t u1, int worker);
+    void *ctx;
+    share *shares;
+    uint64_t piece;
+} shares_job;
+
+/* Up to `piece` units from the front of share s (from_back: its back) into
+ * [*u0, *u1); false when it is empty. */
+static bool share_take(share *s, uint64_t piece, bool from_back, size_t *u0, size_t *u1)
+{
+    unsigned long long r = atomic_load_explicit(&s->range, memory_order_relaxed);
+    for (;;) {
+        uint64_t f = r & 0xffffffffu, b = r >> 32;
+        if (f >= b)
+            return false;
+        uint64_t n = b - f < piece ? b - f : piece;
+        uint64_t nf = from_back ? f : f + n, nb = from_back ? b - n : b;
+        if (atomic_compare_exchange_weak_explicit(&s->range, &r, (unsigned long long)(nb << 32 | nf),
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+            *u0 = (size_t)(from_back ? nb : f);
+            *u1 = (size_t)(from_back ? b : nf);
+            return true;
+        }
+    }
+}
+
+/* Part w: its own share from the front, then pieces from the back of
+ * whichever share has the most left. */
+static void shares_worker(void *ctx, int w, int n)
+{
+    const shares_job *j = ctx;
+    size_t u0, u1;
+    while (share_take(&j->shares[w], j->piece, false, &u0, &u1))
+        j->fn(j->ctx, u0, u1, w);
+    for (;;) {
+        int victim = -1;
+        uint64_t most = 0;
+        for (int v = 0; v < n; v++) {
+            unsigned long long r = atomic_load_explicit(&j->shares[v].range, memory_order_relaxed);
+            uint64_t f = r & 0xffffffffu, b = r >> 32;
+            if (v != w && b > f && b - f > most) {
+                most = b - f;
+                victim = v;
+            }
+        }
+        if (victim < 0)
+            break;
+        if (share_take(&j->shares[victim], j->piece, true, &u0, &u1))
+            j->fn(j->ctx, u0, u1, w);
+    }
+}
+
+void gir_threads_shares(gir_threads *t, size_t units, size_t piece,
+                        void (*fn)(void *ctx, size_t u0, size_t u1, int worker), void *ctx)
+{
+    if (units == 0)
+        return;
+    if (piece == 0)
+        piece = 1;
+    if (t->n == 1) {
+        for (size_t u = 0; u < units; u += piece)
+            fn(ctx, u, units - u < piece ? units : u + piece, 0);
+        return;
+    }
+    if (units > 0xffffffffu) { /* beyond what a share's word holds */
+        gir_threads_chunks(t, units, piece, fn, ctx);
+        return;
+    }
+    for (int w = 0; w < t->n; w++) {
+        size_t b, e;
+        gir_split_range(units, 1, w, t->n, &b, &e);
+        atomic_store_explicit(&t->shares[w].range, (unsigned long long)e << 32 | b, memory_order_relaxed);
+    }
+    shares_job j = { fn, ctx, t->shares, piece };
+    gir_threads_run(t, shares_worker, &j); /* publishes the shares */
 }
 
 void gir_split_range(size_t total, size_t align, int w, int n, size_t *begin, size_t *end)

@@ -1,8 +1,10 @@
 /* A small pool of worker threads for the runtime's kernels.
  *
  * The pool owns n-1 pthreads; the calling thread is worker 0 and takes part
- * in every job.  Work is split statically (part w of n is always the same
- * part of a job), so results never depend on scheduling.  Part w is run by
+ * in every job.  Results never depend on scheduling: gir_threads_run's
+ * part w of n is always the same part of a job, and the kernels split
+ * with gir_threads_chunks and gir_threads_shares compute each unit the
+ * same way whoever takes it.  Part w is run by
  * pool thread w, or by the caller when that thread has not started it by
  * the time the caller's own part is done.  Each worker
  * owns a scratch area (GEMM packing buffers) allocated once at creation:
@@ -50,6 +52,17 @@ float *gir_threads_scratch(gir_threads *t, int worker);
  * other load leaves its share to the others.  fn must compute each unit
  * the same way whatever piece it falls in.  Serially on one worker. */
 void gir_threads_chunks(gir_threads *t, size_t units, size_t chunk,
+                        void (*fn)(void *ctx, size_t u0, size_t u1, int worker), void *ctx);
+
+/* Runs fn(ctx, u0, u1, worker) over [0, units): worker w starts on its
+ * even share (gir_split_range's part w) in pieces of `piece` units from
+ * its front, so it reads and writes the same part of every such job and
+ * keeps it in its own core's caches; a worker done with its share takes
+ * pieces from the back of the share with the most left, so a worker slowed
+ * by other load, or on a slower core, leaves the rest to the others.  fn
+ * must compute each unit the same way whatever piece it falls in.
+ * Serially on one worker (in pieces, in order). */
+void gir_threads_shares(gir_threads *t, size_t units, size_t piece,
                         void (*fn)(void *ctx, size_t u0, size_t u1, int worker), void *ctx);
 
 /* Splits [0, total) into n nearly equal parts aligned to `align` (except at
