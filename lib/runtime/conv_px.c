@@ -364,14 +364,14 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
      * worker read all of the input (EfficientNet's 672 -> 112 at 14x14:
      * slower with two threads than with one).  Each pixel's sums are the
      * same whatever the chunk. */
-    size_t want = 4 * nw;
+    size_t want = 8 * nw;
     if (nw > 1 && j.chunks * p->blocks * p->G < want) {
         size_t chunks = (want + p->blocks * p->G - 1) / (p->blocks * p->G), cq = (j.P + chunks - 1) / chunks;
-        cq = (cq + TILE_LCM - 1) / TILE_LCM * TILE_LCM;
-        j.cq = cq < 2 * TILE_LCM ? 2 * TILE_LCM : cq > CHUNK ? CHUNK : cq;
+        j.cq = cq < 24 ? 24 : cq > CHUNK ? CHUNK : cq;
         j.chunks = (j.P + j.cq - 1) / j.cq;
+        j.cq = (j.P + j.chunks - 1) / j.chunks; /* even chunks */
     }
-    rt_parallel_for(th, p->G * p->blocks * j.chunks, 1, 1, px_items, &j);
+    gir_threads_shares(th, p->G * p->blocks * j.chunks, 1, px_items, &j);
 }
 
 #else
