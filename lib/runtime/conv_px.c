@@ -359,11 +359,14 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
         gir_threads_shares(th, units, piece < 4 ? 4 : piece, px_pixels, &j);
         return;
     }
-    /* With several workers and few items (7x7 and 14x14 maps), smaller
-     * chunks of pixels: splitting the channel blocks instead had every
-     * worker read all of the input (EfficientNet's 672 -> 112 at 14x14:
-     * slower with two threads than with one).  Each pixel's sums are the
-     * same whatever the chunk. */
+    /* Fewer pixels (7x7 maps): the items (group, channel block, chunk of
+     * pixels) in shares, at least 8 a worker, in chunks of even size (49
+     * pixels in one chunk of 48 and one of 1 cost a block's weights
+     * twice for one pixel).  A worker's share is a run of blocks: it reads
+     * their weights only, and all of the small input.  (At 14x14, blocks
+     * to each worker had every worker read all of a larger input:
+     * EfficientNet's 672 -> 112 was slower with two threads than with
+     * one.)  Each pixel's sums are the same whatever the chunk. */
     size_t want = 8 * nw;
     if (nw > 1 && j.chunks * p->blocks * p->G < want) {
         size_t chunks = (want + p->blocks * p->G - 1) / (p->blocks * p->G), cq = (j.P + chunks - 1) / chunks;
