@@ -42,6 +42,21 @@ bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW)
     return C >= 32 && M >= 64 && tiles >= 40;
 }
 
+/* Tiles a pass, for at least `passes` passes: passes of even size, in
+ * whole 32s (the products' column tiles: 4 passes of 196 tiles ran each
+ * as 6 full tiles and one of 4 columns), of at most about 2 MiB of V and
+ * products.  Each tile's sums are the same whatever its pass. */
+static size_t wino_split(const rt_wino *w, size_t passes)
+{
+    size_t tiles = w->th * w->tw, cap = ((size_t)1 << 19) / (16 * (w->C + w->M)) / 32 * 32;
+    if (cap < 32)
+        cap = 32;
+    if (passes < (tiles + cap - 1) / cap)
+        passes = (tiles + cap - 1) / cap;
+    size_t chunk = ((tiles + passes - 1) / passes + 31) / 32 * 32;
+    return chunk < cap ? chunk : cap;
+}
+
 gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, size_t OH, size_t OW, size_t ph,
                        size_t pw, rt_wino **out, gir_error *err)
 {
@@ -65,19 +80,7 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
     w->isa = GIR_GEMM_AUTO;
     w->th = (OH + 1) / 2;
     w->tw = (OW + 1) / 2;
-    size_t tiles = w->th * w->tw, per = 16 * (C + M);
-    size_t chunk = ((size_t)1 << 19) / per; /* V and the products of a chunk: ~2 MiB */
-    chunk = chunk / 16 * 16;
-    if (chunk < 32)
-        chunk = 32;
-    /* An even number of chunks of equal size (but the last), when there are
-     * tiles enough for two workers: whatever the thread count, the chunks
-     * are the same (and so are the sums, bit for bit), and two workers
-     * each take half of them (wino_tiles). */
-    size_t passes = (tiles + chunk - 1) / chunk;
-    if (tiles >= 2 * WINO_TILES_PER_WORKER)
-        passes += passes % 2;
-    w->chunk = (tiles + passes - 1) / passes;
+    w->chunk = wino_split(w, 1);
     /* U[xi][m][c] = (G g G^T)[xi] */
     for (size_t m = 0; m < M; m++)
         for (size_t c = 0; c < C; c++) {
@@ -111,23 +114,45 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
 
 /* One worker's V and products for a chunk (a multiple of 16 floats: each
  * worker's part starts 64-byte aligned). */
-static size_t wino_part_floats(const rt_wino *w)
+static size_t wino_part_floats(const rt_wino *w, size_t chunk)
 {
-    return 16 * (w->C + w->M) * w->chunk + 16;
+    return 16 * (w->C + w->M) * chunk + 16;
+}
+
+/* Tiles a pass with this many workers.  One: w->chunk.  Several: an even
+ * number of passes of equal size (but the last), so that two workers
+ * each start on half of them (in whole 32s, 196 tiles were a pass of 128
+ * and one of 68).  More passes, for a worker done first to take some
+ * from a slower one, were slower: ResNet-18 with two threads 1-4% alone,
+ * 10% beside another process's busy thread (the transformed weights,
+ * read again for each pass). */
+static size_t wino_chunk(const rt_wino *w, int workers)
+{
+    size_t tiles = w->th * w->tw;
+    if (workers <= 1 || tiles < 2 * WINO_TILES_PER_WORKER)
+        return w->chunk;
+    size_t passes = (tiles + w->chunk - 1) / w->chunk;
+    passes += passes % 2;
+    return (tiles + passes - 1) / passes;
 }
 
 /* Each worker runs whole chunks of its own when it gets this many tiles
  * and at least one chunk. */
 static bool wino_by_tiles(const rt_wino *w, int workers)
 {
-    size_t tiles = w->th * w->tw;
+    size_t tiles = w->th * w->tw, chunk = wino_chunk(w, workers);
     return workers > 1 && tiles >= (size_t)workers * WINO_TILES_PER_WORKER &&
-           (tiles + w->chunk - 1) / w->chunk >= (size_t)workers;
+           (tiles + chunk - 1) / chunk >= (size_t)workers;
 }
 
 size_t rt_wino_scratch_floats(const rt_wino *w, int workers)
 {
-    return wino_part_floats(w) * (size_t)(wino_by_tiles(w, workers) ? workers : 1);
+    size_t most = 0;
+    for (int k = 1; k <= workers; k++) { /* enough for every count up to workers */
+        size_t n = wino_part_floats(w, wino_chunk(w, k)) * (size_t)(wino_by_tiles(w, k) ? k : 1);
+        most = n > most ? n : most;
+    }
+    return most;
 }
 
 typedef struct wino_job {
@@ -137,6 +162,7 @@ typedef struct wino_job {
     const float *bias;
     float *v, *p; /* the chunk's transformed input and products */
     size_t t0, nt;
+    size_t chunk; /* tiles a pass (wino_chunk) */
     bool accumulate, clamp;
     float lo, hi;
     /* the transforms of the ISA in use (k_wino_body.h) */
@@ -332,11 +358,11 @@ static void wino_chunks(void *ctx, size_t c0, size_t c1, int w)
     wino_job j = *base;
     const rt_wino *wn = base->w;
     size_t tiles = wn->th * wn->tw;
-    j.v = base->v + (size_t)w * wino_part_floats(wn);
-    j.p = j.v + 16 * wn->C * wn->chunk;
+    j.v = base->v + (size_t)w * wino_part_floats(wn, j.chunk);
+    j.p = j.v + 16 * wn->C * j.chunk;
     for (size_t c = c0; c < c1; c++) {
-        j.t0 = c * wn->chunk;
-        j.nt = tiles - j.t0 < wn->chunk ? tiles - j.t0 : wn->chunk;
+        j.t0 = c * j.chunk;
+        j.nt = tiles - j.t0 < j.chunk ? tiles - j.t0 : j.chunk;
         wino_input(&j, 0, wn->C, w);
         wino_products(&j, 0, 16, w);
         wino_output(&j, 0, wn->M, w);
@@ -346,16 +372,16 @@ static void wino_chunks(void *ctx, size_t c0, size_t c1, int w)
 void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, const rt_act *act, bool accumulate,
                  float *scratch, gir_threads *th)
 {
-    size_t tiles = w->th * w->tw;
-    wino_job j = { w, x, y, bias, scratch, scratch + 16 * w->C * w->chunk, 0, 0, accumulate,
+    size_t tiles = w->th * w->tw, chunk = wino_chunk(w, gir_threads_count(th));
+    wino_job j = { w, x, y, bias, scratch, scratch + 16 * w->C * chunk, 0, 0, chunk, accumulate,
                    act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, th };
     wino_fns(w->isa, &j);
     if (wino_by_tiles(w, gir_threads_count(th))) { /* each worker its own chunks */
-        gir_threads_shares(th, (tiles + w->chunk - 1) / w->chunk, 1, wino_chunks, &j);
+        gir_threads_shares(th, (tiles + chunk - 1) / chunk, 1, wino_chunks, &j);
     } else { /* every worker a part of each step */
-        for (size_t t0 = 0; t0 < tiles; t0 += w->chunk) {
+        for (size_t t0 = 0; t0 < tiles; t0 += chunk) {
             j.t0 = t0;
-            j.nt = tiles - t0 < w->chunk ? tiles - t0 : w->chunk;
+            j.nt = tiles - t0 < chunk ? tiles - t0 : chunk;
             rt_parallel_for(th, w->C, 1, 4, wino_input, &j);
             if (gir_threads_count(th) > 16) {
                 for (size_t xi = 0; xi < 16; xi++) {

@@ -391,7 +391,7 @@ rt_maxpool_fn rt_maxpool_select(int isa);
 typedef struct rt_wino {
     size_t C, M, H, W, OH, OW, ph, pw;
     size_t th, tw;  /* tiles down and across */
-    size_t chunk;   /* tiles per pass */
+    size_t chunk;   /* tiles per pass with one worker (wino_chunk: with several) */
     int isa;        /* gir_gemm_isa of the transforms (AUTO: the best; tests set others) */
     gir_gemm_packed u[16]; /* transformed weights, M x C each */
 } rt_wino;
