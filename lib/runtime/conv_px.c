@@ -384,13 +384,6 @@ bool rt_convpx_available(void)
     return false;
 }
 
-/* Channel blocks [u0, u1) (of all groups), all pixels of them. */
-TGT static void px_blocks(void *ctx, size_t u0, size_t u1, int w)
-{
-    const px_job *j = ctx;
-    px_items(ctx, u0 * j->chunks, u1 * j->chunks, w);
-}
-
 void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
 {
     (void)p;
