@@ -436,14 +436,16 @@ static void test_threads(void **state)
     }
     gir_threads_free(th);
 
-    /* One worker: the pieces in order. */
+    /* One worker: every unit once, by worker 0. */
     TU_OK(gir_threads_new(1, &th, &err), &err);
     share_seen *one = calloc(1, sizeof *one);
     assert_non_null(one);
     one->piece = 8;
     gir_threads_shares(th, 101, 8, share_worker, one);
-    for (int i = 0; i < 101; i++)
+    for (int i = 0; i < 101; i++) {
         assert_int_equal(one->hits[i], 1);
+        assert_int_equal(one->by[i], 1);
+    }
     free(one);
     gir_threads_free(th);
 

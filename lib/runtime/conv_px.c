@@ -367,10 +367,14 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
      * to each worker had every worker read all of a larger input:
      * EfficientNet's 672 -> 112 was slower with two threads than with
      * one.)  Each pixel's sums are the same whatever the chunk. */
+    if (nw == 1) {
+        px_items(&j, 0, p->G * p->blocks * j.chunks, 0);
+        return;
+    }
     size_t want = 8 * nw;
-    if (nw > 1 && j.chunks * p->blocks * p->G < want) {
+    if (j.chunks * p->blocks * p->G < want) {
         size_t chunks = (want + p->blocks * p->G - 1) / (p->blocks * p->G), cq = (j.P + chunks - 1) / chunks;
-        j.cq = cq < 24 ? 24 : cq > CHUNK ? CHUNK : cq;
+        j.cq = cq < TILE_LCM ? TILE_LCM : cq > CHUNK ? CHUNK : cq;
         j.chunks = (j.P + j.cq - 1) / j.cq;
         j.cq = (j.P + j.chunks - 1) / j.chunks; /* even chunks */
     }

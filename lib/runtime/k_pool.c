@@ -41,17 +41,25 @@ static bool pool_dwc_geometry(const rt_call *c, const rt_geom *g, rt_dwc_geo *dg
     return rt_dwc_geo_ok(dg);
 }
 
+/* The pooling window over an input of shape xs (rank 3 to 5): the one
+ * geometry both pool_prepare and rt_maxpool_reads_blocks use, so that
+ * they agree on which poolings read channel blocks. */
+static gir_status pool_geom(const rt_call *c, const gir_shape *xs, rt_geom *g, gir_error *err)
+{
+    int nsp = xs->rank - 2;
+    int64_t k[3];
+    gir_status st = rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, 1, k, err);
+    return st ? st : rt_geom_make(c, xs, k, nsp, true, rt_int(c, "ceil_mode", 0) != 0, g, err);
+}
+
 /* Asked by the Conv that writes the input, before this node is prepared:
  * the window geometry comes from the shape that Conv would write. */
 bool rt_maxpool_reads_blocks(const rt_call *c)
 {
     const rt_tensor *x = c->in[0];
     rt_geom g;
-    int64_t k[2];
     rt_dwc_geo dg;
-    return x->dtype == GIR_DT_F32 && x->shape.rank == 4 &&
-           rt_ints_n(c, "kernel_shape", 2, 1, 1, k, NULL) == GIR_OK &&
-           rt_geom_make(c, &x->shape, k, 2, true, rt_int(c, "ceil_mode", 0) != 0, &g, NULL) == GIR_OK &&
+    return x->dtype == GIR_DT_F32 && x->shape.rank == 4 && pool_geom(c, &x->shape, &g, NULL) == GIR_OK &&
            pool_dwc_geometry(c, &g, &dg);
 }
 
@@ -80,15 +88,13 @@ static gir_status pool_prepare(rt_call *c, gir_error *err)
         return gir_fail(err, GIR_E_SHAPE, "%s input has rank %d, expected 3 to 5", gir_op_name(c->node->op),
                         x->shape.rank);
     int nsp = x->shape.rank - 2;
-    int64_t k[3];
     const int64_t *kv;
     if (rt_ints(c, "kernel_shape", &kv) < 0)
         return gir_fail(err, GIR_E_ATTRIBUTE, "%s needs kernel_shape", gir_op_name(c->node->op));
-    TRY(rt_ints_n(c, "kernel_shape", (size_t)nsp, 1, 1, k, err));
     pool_state *s = rt_state(c, sizeof *s);
     if (!s)
         return gir_nomem(err);
-    TRY(rt_geom_make(c, &x->shape, k, nsp, true, rt_int(c, "ceil_mode", 0) != 0, &s->g, err));
+    TRY(pool_geom(c, &x->shape, &s->g, err));
     s->count_pad = rt_int(c, "count_include_pad", 0) != 0;
     int64_t so = rt_int(c, "storage_order", 0);
     if (so != 0 && so != 1)

@@ -42,18 +42,16 @@ bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW)
     return C >= 32 && M >= 64 && tiles >= 40;
 }
 
-/* Tiles a pass, for at least `passes` passes: passes of even size, in
- * whole 32s (the products' column tiles: 4 passes of 196 tiles ran each
- * as 6 full tiles and one of 4 columns), of at most about 2 MiB of V and
- * products.  Each tile's sums are the same whatever its pass. */
-static size_t wino_split(const rt_wino *w, size_t passes)
+/* Tiles a pass with one worker: as few passes as hold at most about 2 MiB
+ * of V and products each, of even size, in whole 32s (the products'
+ * column tiles: 4 passes of 196 tiles ran each as 6 full tiles and one of
+ * 4 columns).  Each tile's sums are the same whatever its pass. */
+static size_t wino_split(const rt_wino *w)
 {
     size_t tiles = w->th * w->tw, cap = ((size_t)1 << 19) / (16 * (w->C + w->M)) / 32 * 32;
     if (cap < 32)
         cap = 32;
-    if (passes < (tiles + cap - 1) / cap)
-        passes = (tiles + cap - 1) / cap;
-    size_t chunk = ((tiles + passes - 1) / passes + 31) / 32 * 32;
+    size_t passes = tiles > cap ? (tiles + cap - 1) / cap : 1, chunk = ((tiles + passes - 1) / passes + 31) / 32 * 32;
     return chunk < cap ? chunk : cap;
 }
 
@@ -80,7 +78,7 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
     w->isa = GIR_GEMM_AUTO;
     w->th = (OH + 1) / 2;
     w->tw = (OW + 1) / 2;
-    w->chunk = wino_split(w, 1);
+    w->chunk = wino_split(w);
     /* U[xi][m][c] = (G g G^T)[xi] */
     for (size_t m = 0; m < M; m++)
         for (size_t c = 0; c < C; c++) {
