@@ -137,5 +137,177 @@ WINO_ATTR static void WINO_CAT(out_row, WINO_SUFFIX)(const float *const *s, bool
 
 #endif
 
+/* F(4x4, 3x3): V[xi][c][t] for the chunk's tiles of channel c, a run of at
+ * most ROW_TILES4 tiles of a tile row at a time.  The six input rows of the
+ * run go into zero-padded strips, the column transform B^T d runs along
+ * them, then the row transform on every fourth column.  B^T's rows are
+ *   4 0 -5 0 1 0 | 0 -4 -4 1 1 0 | 0 4 -4 -1 1 0 | 0 -2 -1 2 1 0 |
+ *   0 2 -1 -2 1 0 | 0 4 0 -5 0 1,
+ * written with multiplications by 2 and 4 only (exact, so a fused
+ * multiply-add gives the same result as the two operations) and 5a as
+ * 4a + a: every ISA's copy gives the same bits. */
+WINO_ATTR static void WINO_CAT(input_rows4, WINO_SUFFIX)(const wino_job *j, size_t c)
+{
+    const rt_wino *w = j->w;
+    const size_t H = w->H, W = w->W, nt = j->nt, plane = w->C * nt, tw = w->tw;
+    const float *xc = j->x + c * H * W;
+    float *vc = j->v + c * nt;
+    float strip[6][4 * ROW_TILES4 + 2], e[6][4 * ROW_TILES4 + 2];
+    for (size_t t = j->t0; t < j->t0 + nt;) {
+        size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
+        if (b - a > ROW_TILES4)
+            b = a + ROW_TILES4;
+        size_t n = b - a, len = 4 * n + 2, k0 = t - j->t0;
+        /* strip[i][u] = x[4ty - ph + i][4a - pw + u] (0 outside the input) */
+        ptrdiff_t col0 = (ptrdiff_t)(4 * a) - (ptrdiff_t)w->pw;
+        size_t ulo = col0 < 0 ? (size_t)-col0 : 0, uhi = (ptrdiff_t)W - col0 < (ptrdiff_t)len ? (size_t)((ptrdiff_t)W - col0) : len;
+        if (uhi < ulo)
+            uhi = ulo;
+        for (int i = 0; i < 6; i++) {
+            ptrdiff_t r = (ptrdiff_t)(4 * ty) - (ptrdiff_t)w->ph + i;
+            float *s = strip[i];
+            if (r < 0 || (size_t)r >= H || ulo == uhi) {
+                memset(s, 0, len * sizeof *s);
+                continue;
+            }
+            memset(s, 0, ulo * sizeof *s);
+            memcpy(s + ulo, xc + (size_t)r * W + (size_t)(col0 + (ptrdiff_t)ulo), (uhi - ulo) * sizeof *s);
+            memset(s + uhi, 0, (len - uhi) * sizeof *s);
+        }
+        {
+            const float *restrict s0 = strip[0], *restrict s1 = strip[1], *restrict s2 = strip[2],
+                                  *restrict s3 = strip[3], *restrict s4 = strip[4], *restrict s5 = strip[5];
+            float *restrict e0 = e[0], *restrict e1 = e[1], *restrict e2 = e[2], *restrict e3 = e[3],
+                            *restrict e4 = e[4], *restrict e5 = e[5];
+            for (size_t u = 0; u < len; u++) {
+                float t1 = s4[u] - 4.0f * s2[u], t2 = s3[u] - 4.0f * s1[u];
+                float t3 = s4[u] - s2[u], t4 = 2.0f * (s3[u] - s1[u]);
+                e0[u] = (4.0f * (s0[u] - s2[u]) - s2[u]) + s4[u];
+                e1[u] = t1 + t2;
+                e2[u] = t1 - t2;
+                e3[u] = t3 + t4;
+                e4[u] = t3 - t4;
+                e5[u] = (4.0f * (s1[u] - s3[u]) - s3[u]) + s5[u];
+            }
+        }
+        for (int i = 0; i < 6; i++) {
+            float *v = vc + k0 + (size_t)(i * 6) * plane;
+#ifdef WINO_HROW4
+            WINO_HROW4(e[i], n, v, plane);
+#else
+            float *restrict v0 = v, *restrict v1 = v + plane, *restrict v2 = v + 2 * plane,
+                            *restrict v3 = v + 3 * plane, *restrict v4 = v + 4 * plane, *restrict v5 = v + 5 * plane;
+            const float *restrict d = e[i];
+            for (size_t q = 0; q < n; q++) {
+                float d0 = d[4 * q], d1 = d[4 * q + 1], d2 = d[4 * q + 2], d3 = d[4 * q + 3];
+                float d4 = d[4 * q + 4], d5 = d[4 * q + 5];
+                float t1 = d4 - 4.0f * d2, t2 = d3 - 4.0f * d1, t3 = d4 - d2, t4 = 2.0f * (d3 - d1);
+                v0[q] = (4.0f * (d0 - d2) - d2) + d4;
+                v1[q] = t1 + t2;
+                v2[q] = t1 - t2;
+                v3[q] = t3 + t4;
+                v4[q] = t3 - t4;
+                v5[q] = (4.0f * (d1 - d3) - d3) + d5;
+            }
+#endif
+        }
+        t += n;
+    }
+}
+
+#ifndef WINO_NO_OUT_ROW
+/* F(4x4, 3x3): output rows [4ty, 4ty + rows) and columns [0, cols) of a
+ * run of n tiles from the 36 products pm[xi * plane + q] of output channel
+ * m (y0: row 4ty, column 4a of the run).  A^T's rows are
+ * 1 1 1 1 1 0 | 0 1 -1 2 -2 0 | 0 1 1 4 4 0 | 0 1 -1 8 -8 1 (powers of
+ * two only).  Bias, then the stored value with accumulate, then the clamp,
+ * as the F(2x2) rows. */
+WINO_ATTR static void WINO_CAT(out_rows4, WINO_SUFFIX)(const float *restrict pm, size_t plane, size_t n, size_t rows,
+                                                      size_t cols, size_t OW, float bias, bool accumulate,
+                                                      bool clamp, float lo, float hi, float *restrict y0)
+{
+    enum { BLK = 64 };
+    float t[16][BLK], r[4][6][BLK];
+    for (size_t q0 = 0; q0 < n; q0 += BLK) {
+        size_t m = n - q0 < BLK ? n - q0 : BLK;
+        for (int k = 0; k < 6; k++) { /* A^T down column k of the tiles */
+            const float *restrict s0 = pm + (size_t)k * plane + q0, *restrict s1 = s0 + 6 * plane,
+                                  *restrict s2 = s0 + 12 * plane, *restrict s3 = s0 + 18 * plane,
+                                  *restrict s4 = s0 + 24 * plane, *restrict s5 = s0 + 30 * plane;
+            float *restrict r0 = r[0][k], *restrict r1 = r[1][k], *restrict r2 = r[2][k], *restrict r3 = r[3][k];
+            for (size_t q = 0; q < m; q++) {
+                float a = s1[q] + s2[q], b = s1[q] - s2[q], cc = s3[q] + s4[q], d = s3[q] - s4[q];
+                r0[q] = (s0[q] + a) + cc;
+                r1[q] = b + 2.0f * d;
+                r2[q] = a + 4.0f * cc;
+                r3[q] = (b + 8.0f * d) + s5[q];
+            }
+        }
+        for (int i = 0; i < 4; i++) { /* then A^T along row i */
+            const float *restrict c0 = r[i][0], *restrict c1 = r[i][1], *restrict c2 = r[i][2], *restrict c3 = r[i][3],
+                                  *restrict c4 = r[i][4], *restrict c5 = r[i][5];
+            float *restrict o0 = t[4 * i], *restrict o1 = t[4 * i + 1], *restrict o2 = t[4 * i + 2],
+                            *restrict o3 = t[4 * i + 3];
+            for (size_t q = 0; q < m; q++) {
+                float a = c1[q] + c2[q], b = c1[q] - c2[q], cc = c3[q] + c4[q], d = c3[q] - c4[q];
+                o0[q] = ((c0[q] + a) + cc) + bias;
+                o1[q] = (b + 2.0f * d) + bias;
+                o2[q] = (a + 4.0f * cc) + bias;
+                o3[q] = ((b + 8.0f * d) + c5[q]) + bias;
+            }
+        }
+        size_t left = cols - 4 * q0, mf = left / 4 < m ? left / 4 : m; /* tiles with all 4 columns */
+        for (size_t i = 0; i < rows; i++) {
+            float *restrict y = y0 + i * OW + 4 * q0;
+            const float *restrict u0 = t[4 * i], *restrict u1 = t[4 * i + 1], *restrict u2 = t[4 * i + 2],
+                                  *restrict u3 = t[4 * i + 3];
+            if (accumulate) {
+                if (clamp) {
+                    for (size_t q = 0; q < mf; q++) {
+                        float v0 = u0[q] + y[4 * q], v1 = u1[q] + y[4 * q + 1];
+                        float v2 = u2[q] + y[4 * q + 2], v3 = u3[q] + y[4 * q + 3];
+                        y[4 * q] = v0 < lo ? lo : (v0 > hi ? hi : v0);
+                        y[4 * q + 1] = v1 < lo ? lo : (v1 > hi ? hi : v1);
+                        y[4 * q + 2] = v2 < lo ? lo : (v2 > hi ? hi : v2);
+                        y[4 * q + 3] = v3 < lo ? lo : (v3 > hi ? hi : v3);
+                    }
+                } else {
+                    for (size_t q = 0; q < mf; q++) {
+                        y[4 * q] = u0[q] + y[4 * q];
+                        y[4 * q + 1] = u1[q] + y[4 * q + 1];
+                        y[4 * q + 2] = u2[q] + y[4 * q + 2];
+                        y[4 * q + 3] = u3[q] + y[4 * q + 3];
+                    }
+                }
+            } else if (clamp) {
+                for (size_t q = 0; q < mf; q++) {
+                    float v0 = u0[q], v1 = u1[q], v2 = u2[q], v3 = u3[q];
+                    y[4 * q] = v0 < lo ? lo : (v0 > hi ? hi : v0);
+                    y[4 * q + 1] = v1 < lo ? lo : (v1 > hi ? hi : v1);
+                    y[4 * q + 2] = v2 < lo ? lo : (v2 > hi ? hi : v2);
+                    y[4 * q + 3] = v3 < lo ? lo : (v3 > hi ? hi : v3);
+                }
+            } else {
+                for (size_t q = 0; q < mf; q++) {
+                    y[4 * q] = u0[q];
+                    y[4 * q + 1] = u1[q];
+                    y[4 * q + 2] = u2[q];
+                    y[4 * q + 3] = u3[q];
+                }
+            }
+            if (mf < m) /* the last tile of the output row, partial */
+                for (size_t k = 0; k < left - 4 * mf; k++) {
+                    float v = t[4 * i + k][mf];
+                    if (accumulate)
+                        v += y[4 * mf + k];
+                    if (clamp)
+                        v = v < lo ? lo : (v > hi ? hi : v);
+                    y[4 * mf + k] = v;
+                }
+        }
+    }
+}
+#endif
+
 #undef WINO_CAT
 #undef WINO_CAT2

@@ -1,5 +1,6 @@
-/* 3x3 stride-1 convolution by Winograd's minimal filtering F(2x2, 3x3):
- * each 2x2 output tile comes from a 4x4 input tile as
+/* 3x3 stride-1 convolution by Winograd's minimal filtering, F(2x2, 3x3)
+ * and F(4x4, 3x3).  In F(2x2, 3x3) each 2x2 output tile comes from a 4x4
+ * input tile as
  *   Y = A^T [ (G g G^T) .* (B^T d B) ] A
  * with B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5;
  * .5 -.5 .5; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1]: 16 multiplications per
@@ -9,7 +10,18 @@
  * input), done by gir_sgemm over chunks of tiles small enough to stay in
  * cache.  All transform coefficients are 0, +-1 and +-0.5 (exact in
  * float): the rounding differs from direct summation by a few ulp of the
- * partial sums, well inside the runtime's 1e-4 checks. */
+ * partial sums, well inside the runtime's 1e-4 checks.
+ *
+ * F(4x4, 3x3) takes 4x4 output tiles from 6x6 input tiles (interpolation
+ * points 0, +-1, +-2 and infinity): 36 products for 16 outputs, 2.25
+ * multiplications an output instead of 4, and 36 instead of 64 transformed
+ * values per 16 outputs to write and read back.  Its weight transform G
+ * has the fractions 1/4, 1/6, 1/12 and 1/24 (computed in double, rounded
+ * once), its input and output transforms integers up to 8: the rounding
+ * is larger than F(2x2)'s, some 1e-6 of the output's size on the
+ * benchmark models, still well inside the 1e-4 checks.  It pays on large
+ * maps (rt_wino_tile); small ones have too few 4x4 tiles for the
+ * products' GEMM. */
 #include "gemm.h"
 #include "rt.h"
 
@@ -19,7 +31,7 @@ void rt_wino_free(rt_wino *w)
 {
     if (!w)
         return;
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 36; i++)
         gir_gemm_packed_free(&w->u[i]);
     free(w);
 }
@@ -27,6 +39,17 @@ void rt_wino_free(rt_wino *w)
 /* Tiles each worker needs to run whole chunks of its own: fewer, and the
  * 16 products of a worker's chunk get too narrow for the GEMM's tiles. */
 #define WINO_TILES_PER_WORKER 96
+
+/* 4x4 tiles from which F(4x4, 3x3) is used instead of F(2x2, 3x3): maps
+ * of 40x40 and more, where two workers each get whole chunks of their own
+ * (wino_by_tiles).  The choice does not depend on the number of workers,
+ * so that one and two threads give the same bits.  On ResNet-18's 56x56
+ * layers 4x4 tiles took 18% less time than 2x2 with one thread; its 28x28
+ * ones (49 tiles) about 2% less with one thread, but with two the tiles
+ * are too few for a chunk each, and split step by step ResNet-50 with two
+ * threads took 13% longer (three rounds); its 14x14 ones (16 tiles) 70%
+ * more with one thread. */
+#define WINO_F4_TILES 96
 
 bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW)
 {
@@ -48,21 +71,52 @@ bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW)
  * 4 columns).  Each tile's sums are the same whatever its pass. */
 static size_t wino_split(const rt_wino *w)
 {
-    size_t tiles = w->th * w->tw, cap = ((size_t)1 << 19) / (16 * (w->C + w->M)) / 32 * 32;
+    size_t tiles = w->th * w->tw, cap = ((size_t)1 << 19) / (w->nx * (w->C + w->M)) / 32 * 32;
     if (cap < 32)
         cap = 32;
     size_t passes = tiles > cap ? (tiles + cap - 1) / cap : 1, chunk = ((tiles + passes - 1) / passes + 31) / 32 * 32;
     return chunk < cap ? chunk : cap;
 }
 
+size_t rt_wino_tile(size_t OH, size_t OW)
+{
+    return ((OH + 3) / 4) * ((OW + 3) / 4) >= WINO_F4_TILES ? 4 : 2;
+}
+
+/* U[xi][m][c] = (G g G^T)[xi] for F(4x4, 3x3), G's rows 1/4 0 0 |
+ * -1/6 -1/6 -1/6 | -1/6 1/6 -1/6 | 1/24 1/12 1/6 | 1/24 -1/12 1/6 | 0 0 1,
+ * in double. */
+static void wino_weights4(const float *wt, size_t M, size_t C, float *u)
+{
+    static const double G[6][3] = { { 0.25, 0, 0 },
+                                    { -1.0 / 6, -1.0 / 6, -1.0 / 6 },
+                                    { -1.0 / 6, 1.0 / 6, -1.0 / 6 },
+                                    { 1.0 / 24, 1.0 / 12, 1.0 / 6 },
+                                    { 1.0 / 24, -1.0 / 12, 1.0 / 6 },
+                                    { 0, 0, 1 } };
+    for (size_t m = 0; m < M; m++)
+        for (size_t c = 0; c < C; c++) {
+            const float *g = wt + (m * C + c) * 9;
+            double t[6][3]; /* G g */
+            for (int i = 0; i < 6; i++)
+                for (int k = 0; k < 3; k++)
+                    t[i][k] = G[i][0] * g[k] + G[i][1] * g[3 + k] + G[i][2] * g[6 + k];
+            for (int i = 0; i < 6; i++)
+                for (int jj = 0; jj < 6; jj++)
+                    u[((size_t)(i * 6 + jj) * M + m) * C + c] =
+                        (float)(t[i][0] * G[jj][0] + t[i][1] * G[jj][1] + t[i][2] * G[jj][2]);
+        }
+}
+
 gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, size_t OH, size_t OW, size_t ph,
-                       size_t pw, rt_wino **out, gir_error *err)
+                       size_t pw, size_t e, rt_wino **out, gir_error *err)
 {
     *out = NULL;
     rt_wino *w = calloc(1, sizeof *w);
     float *u = NULL;
     uint64_t n;
-    if (!w || !gir_mul_u64((uint64_t)M * 16, C, &n) || n > SIZE_MAX / sizeof(float) ||
+    int nx = e == 4 ? 36 : 16;
+    if (!w || !gir_mul_u64((uint64_t)M * (uint64_t)nx, C, &n) || n > SIZE_MAX / sizeof(float) ||
         !(u = malloc((size_t)n * sizeof *u))) {
         free(w);
         return gir_nomem(err);
@@ -76,11 +130,15 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
     w->ph = ph;
     w->pw = pw;
     w->isa = GIR_GEMM_AUTO;
-    w->th = (OH + 1) / 2;
-    w->tw = (OW + 1) / 2;
+    w->e = e == 4 ? 4 : 2;
+    w->nx = nx;
+    w->th = (OH + w->e - 1) / w->e;
+    w->tw = (OW + w->e - 1) / w->e;
     w->chunk = wino_split(w);
-    /* U[xi][m][c] = (G g G^T)[xi] */
-    for (size_t m = 0; m < M; m++)
+    if (w->e == 4)
+        wino_weights4(wt, M, C, u);
+    /* F(2x2): U[xi][m][c] = (G g G^T)[xi] */
+    for (size_t m = 0; m < M && w->e == 2; m++)
         for (size_t c = 0; c < C; c++) {
             const float *g = wt + (m * C + c) * 9;
             float t[4][3]; /* G g */
@@ -99,7 +157,7 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
             }
         }
     gir_status st = GIR_OK;
-    for (int xi = 0; xi < 16 && !st; xi++)
+    for (int xi = 0; xi < nx && !st; xi++)
         st = gir_gemm_pack_a(GIR_GEMM_AUTO, false, M, C, u + (size_t)xi * M * C, C, &w->u[xi], err);
     free(u);
     if (st) {
@@ -114,7 +172,7 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
  * worker's part starts 64-byte aligned). */
 static size_t wino_part_floats(const rt_wino *w, size_t chunk)
 {
-    return 16 * (w->C + w->M) * chunk + 16;
+    return (size_t)w->nx * (w->C + w->M) * chunk + 16;
 }
 
 /* Tiles a pass with this many workers.  One: w->chunk.  Several: an even
@@ -167,12 +225,17 @@ typedef struct wino_job {
     void (*rows)(const struct wino_job *j, size_t c);
     void (*out)(const float *const *s, bool minus, size_t n, bool full_last, float bias, bool accumulate, bool clamp,
                 float lo, float hi, float *restrict yr);
+    void (*rows4)(const struct wino_job *j, size_t c);
+    void (*out4)(const float *restrict pm, size_t plane, size_t n, size_t rows, size_t cols, size_t OW, float bias,
+                 bool accumulate, bool clamp, float lo, float hi, float *restrict y0);
     gir_threads *th; /* the pool whose workers run the products */
 } wino_job;
 
 /* Tiles per tile row the row-at-a-time transforms handle (wider rows take
  * the tile-at-a-time path). */
 #define ROW_TILES 512
+/* Tiles per run of the F(4x4) input transform (longer runs are split). */
+#define ROW_TILES4 256
 
 #define WINO_SUFFIX generic
 #define WINO_ATTR
@@ -187,8 +250,58 @@ typedef struct wino_job {
 #include "k_wino_body.h"
 #undef WINO_SUFFIX
 #undef WINO_ATTR
+#include <immintrin.h>
+
+/* F(4x4, 3x3)'s row transform of one row e of the column-transformed strip
+ * (n tiles, e[4q .. 4q + 5] for tile q) into v[j * plane + q], j < 6, with
+ * AVX-512: 16 tiles at a time, the values of each tile column picked out of
+ * four vectors by permutations.  The same operations in the same order as
+ * k_wino_body.h's loop. */
+__attribute__((target("avx512f"))) static void hrow4_avx512(const float *d, size_t n, float *v, size_t plane)
+{
+    const __m512 four = _mm512_set1_ps(4.0f), two = _mm512_set1_ps(2.0f);
+    const __m512i pick[4] = { _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28),
+                              _mm512_setr_epi32(1, 5, 9, 13, 17, 21, 25, 29, 1, 5, 9, 13, 17, 21, 25, 29),
+                              _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 2, 6, 10, 14, 18, 22, 26, 30),
+                              _mm512_setr_epi32(3, 7, 11, 15, 19, 23, 27, 31, 3, 7, 11, 15, 19, 23, 27, 31) };
+    const __m512i next0 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+    const __m512i next1 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17);
+    size_t q = 0;
+    for (; q + 16 <= n; q += 16) {
+        const float *e = d + 4 * q;
+        __m512 e0 = _mm512_loadu_ps(e), e1 = _mm512_loadu_ps(e + 16), e2 = _mm512_loadu_ps(e + 32),
+               e3 = _mm512_loadu_ps(e + 48), e4 = _mm512_maskz_loadu_ps(0x3, e + 64);
+        __m512 x[6];
+        for (int k = 0; k < 4; k++)
+            x[k] = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(e0, pick[k], e1),
+                                        _mm512_permutex2var_ps(e2, pick[k], e3), 0x44);
+        x[4] = _mm512_permutex2var_ps(x[0], next0, e4); /* e[4q + 4]: the next tile's first */
+        x[5] = _mm512_permutex2var_ps(x[1], next1, e4);
+        __m512 t1 = _mm512_sub_ps(x[4], _mm512_mul_ps(four, x[2])), t2 = _mm512_sub_ps(x[3], _mm512_mul_ps(four, x[1]));
+        __m512 t3 = _mm512_sub_ps(x[4], x[2]), t4 = _mm512_mul_ps(two, _mm512_sub_ps(x[3], x[1]));
+        _mm512_storeu_ps(v + q, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(four, _mm512_sub_ps(x[0], x[2])), x[2]), x[4]));
+        _mm512_storeu_ps(v + plane + q, _mm512_add_ps(t1, t2));
+        _mm512_storeu_ps(v + 2 * plane + q, _mm512_sub_ps(t1, t2));
+        _mm512_storeu_ps(v + 3 * plane + q, _mm512_add_ps(t3, t4));
+        _mm512_storeu_ps(v + 4 * plane + q, _mm512_sub_ps(t3, t4));
+        _mm512_storeu_ps(v + 5 * plane + q, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(four, _mm512_sub_ps(x[1], x[3])), x[3]), x[5]));
+    }
+    for (; q < n; q++) {
+        float d0 = d[4 * q], d1 = d[4 * q + 1], d2 = d[4 * q + 2], d3 = d[4 * q + 3];
+        float d4 = d[4 * q + 4], d5 = d[4 * q + 5];
+        float t1 = d4 - 4.0f * d2, t2 = d3 - 4.0f * d1, t3 = d4 - d2, t4 = 2.0f * (d3 - d1);
+        v[q] = (4.0f * (d0 - d2) - d2) + d4;
+        v[plane + q] = t1 + t2;
+        v[2 * plane + q] = t1 - t2;
+        v[3 * plane + q] = t3 + t4;
+        v[4 * plane + q] = t3 - t4;
+        v[5 * plane + q] = (4.0f * (d1 - d3) - d3) + d5;
+    }
+}
+
 #define WINO_SUFFIX avx512
-#define WINO_NO_OUT_ROW 1 /* out_row_avx512_x below */
+#define WINO_HROW4 hrow4_avx512
+#define WINO_NO_OUT_ROW 1 /* out_row_avx512_x and out_rows4_avx512_x below */
 #ifdef __clang__
 #define WINO_ATTR __attribute__((target("avx512f"), min_vector_width(512)))
 #else
@@ -198,10 +311,10 @@ typedef struct wino_job {
 #undef WINO_SUFFIX
 #undef WINO_ATTR
 #undef WINO_NO_OUT_ROW
+#undef WINO_HROW4
 #endif
 
 #ifdef WINO_X86
-#include <immintrin.h>
 
 /* The output row with AVX-512 intrinsics: 16 tiles at a time, the tail
  * under a mask (runs are short: 28 tiles at 55 columns), the two columns
@@ -243,11 +356,74 @@ __attribute__((target("avx512f"))) static void out_row_avx512_x(const float *con
 }
 #endif
 
+/* F(4x4, 3x3)'s output rows (k_wino_body.h's out_rows4) with AVX-512: 16
+ * tiles at a time, A^T down the columns into 24 vectors, then along each
+ * row, the four columns of the tiles interleaved by permutations and
+ * stored under masks past cols.  The same operations in the same order. */
+__attribute__((target("avx512f"))) static void out_rows4_avx512_x(const float *restrict pm, size_t plane, size_t n,
+                                                                  size_t rows, size_t cols, size_t OW, float bias,
+                                                                  bool accumulate, bool clamp, float lo, float hi,
+                                                                  float *restrict y0)
+{
+    const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i pair_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const __m512i quad_lo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), quad_hi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+    const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __m512 two = _mm512_set1_ps(2.0f), four = _mm512_set1_ps(4.0f), eight = _mm512_set1_ps(8.0f);
+    for (size_t q = 0; q < n; q += 16) {
+        __mmask16 mk = n - q >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - q)) - 1u);
+        __m512 r[4][6];
+        for (int k = 0; k < 6; k++) {
+            const float *p = pm + (size_t)k * plane + q;
+            __m512 s0 = _mm512_maskz_loadu_ps(mk, p), s1 = _mm512_maskz_loadu_ps(mk, p + 6 * plane),
+                   s2 = _mm512_maskz_loadu_ps(mk, p + 12 * plane), s3 = _mm512_maskz_loadu_ps(mk, p + 18 * plane),
+                   s4 = _mm512_maskz_loadu_ps(mk, p + 24 * plane), s5 = _mm512_maskz_loadu_ps(mk, p + 30 * plane);
+            __m512 a = _mm512_add_ps(s1, s2), b = _mm512_sub_ps(s1, s2), c = _mm512_add_ps(s3, s4),
+                   d = _mm512_sub_ps(s3, s4);
+            r[0][k] = _mm512_add_ps(_mm512_add_ps(s0, a), c);
+            r[1][k] = _mm512_add_ps(b, _mm512_mul_ps(two, d));
+            r[2][k] = _mm512_add_ps(a, _mm512_mul_ps(four, c));
+            r[3][k] = _mm512_add_ps(_mm512_add_ps(b, _mm512_mul_ps(eight, d)), s5);
+        }
+        size_t c0 = 4 * q, left = cols - c0;
+        for (size_t i = 0; i < rows; i++) {
+            __m512 a = _mm512_add_ps(r[i][1], r[i][2]), b = _mm512_sub_ps(r[i][1], r[i][2]),
+                   c = _mm512_add_ps(r[i][3], r[i][4]), d = _mm512_sub_ps(r[i][3], r[i][4]);
+            __m512 o0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[i][0], a), c), vb);
+            __m512 o1 = _mm512_add_ps(_mm512_add_ps(b, _mm512_mul_ps(two, d)), vb);
+            __m512 o2 = _mm512_add_ps(_mm512_add_ps(a, _mm512_mul_ps(four, c)), vb);
+            __m512 o3 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(b, _mm512_mul_ps(eight, d)), r[i][5]), vb);
+            /* (o0, o1) and (o2, o3) in pairs, then the pairs in fours: tile t's four columns at 4t */
+            __m512d p01l = _mm512_castps_pd(_mm512_permutex2var_ps(o0, pair_lo, o1));
+            __m512d p01h = _mm512_castps_pd(_mm512_permutex2var_ps(o0, pair_hi, o1));
+            __m512d p23l = _mm512_castps_pd(_mm512_permutex2var_ps(o2, pair_lo, o3));
+            __m512d p23h = _mm512_castps_pd(_mm512_permutex2var_ps(o2, pair_hi, o3));
+            __m512 yv[4] = { _mm512_castpd_ps(_mm512_permutex2var_pd(p01l, quad_lo, p23l)),
+                             _mm512_castpd_ps(_mm512_permutex2var_pd(p01l, quad_hi, p23l)),
+                             _mm512_castpd_ps(_mm512_permutex2var_pd(p01h, quad_lo, p23h)),
+                             _mm512_castpd_ps(_mm512_permutex2var_pd(p01h, quad_hi, p23h)) };
+            float *y = y0 + i * OW + c0;
+            for (size_t g = 0; g < 4 && 16 * g < left; g++) {
+                size_t l = left - 16 * g;
+                __mmask16 m = l >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << l) - 1u);
+                __m512 u = yv[g];
+                if (accumulate)
+                    u = _mm512_add_ps(u, _mm512_maskz_loadu_ps(m, y + 16 * g));
+                if (clamp) /* max/min return the second operand on NaN: NaN stays */
+                    u = _mm512_min_ps(vhi, _mm512_max_ps(vlo, u));
+                _mm512_mask_storeu_ps(y + 16 * g, m, u);
+            }
+        }
+    }
+}
+
 /* Sets j's transforms for kernel isa (AUTO or unsupported: the best). */
 static void wino_fns(int isa, wino_job *j)
 {
     j->rows = RT_ISA_PICK(isa, input_rows_generic, input_rows_avx2, input_rows_avx512);
     j->out = RT_ISA_PICK(isa, out_row_generic, out_row_avx2, out_row_avx512_x);
+    j->rows4 = RT_ISA_PICK(isa, input_rows4_generic, input_rows4_avx2, input_rows4_avx512);
+    j->out4 = RT_ISA_PICK(isa, out_rows4_generic, out_rows4_avx2, out_rows4_avx512_x);
 }
 
 /* V[xi][c][t] for channels [c0, c1) of the chunk. */
@@ -258,6 +434,10 @@ static void wino_input(void *ctx, size_t c0, size_t c1, int worker)
     const rt_wino *w = j->w;
     const size_t H = w->H, W = w->W, C = w->C, nt = j->nt, plane = C * nt;
     for (size_t c = c0; c < c1; c++) {
+        if (w->e == 4) {
+            j->rows4(j, c);
+            continue;
+        }
         if (w->tw <= ROW_TILES) {
             j->rows(j, c);
             continue;
@@ -299,6 +479,20 @@ static void wino_output(void *ctx, size_t m0, size_t m1, int worker)
     const wino_job *j = ctx;
     const rt_wino *w = j->w;
     const size_t M = w->M, OH = w->OH, OW = w->OW, nt = j->nt, plane = M * nt, tw = w->tw;
+    if (w->e == 4) {
+        for (size_t m = m0; m < m1; m++) {
+            const float *pm = j->p + m * nt;
+            float *ym = j->y + m * OH * OW, bias = j->bias ? j->bias[m] : 0.0f;
+            for (size_t t = j->t0; t < j->t0 + nt;) {
+                size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
+                size_t n = b - a, oy = 4 * ty, rows = OH - oy < 4 ? OH - oy : 4, cols = OW - 4 * a < 4 * n ? OW - 4 * a : 4 * n;
+                j->out4(pm + (t - j->t0), plane, n, rows, cols, OW, bias, j->accumulate, j->clamp, j->lo, j->hi,
+                        ym + oy * OW + 4 * a);
+                t += n;
+            }
+        }
+        return;
+    }
     for (size_t m = m0; m < m1; m++) {
         const float *pm = j->p + m * nt;
         float *ym = j->y + m * OH * OW, bias = j->bias ? j->bias[m] : 0.0f;
@@ -357,12 +551,12 @@ static void wino_chunks(void *ctx, size_t c0, size_t c1, int w)
     const rt_wino *wn = base->w;
     size_t tiles = wn->th * wn->tw;
     j.v = base->v + (size_t)w * wino_part_floats(wn, j.chunk);
-    j.p = j.v + 16 * wn->C * j.chunk;
+    j.p = j.v + (size_t)wn->nx * wn->C * j.chunk;
     for (size_t c = c0; c < c1; c++) {
         j.t0 = c * j.chunk;
         j.nt = tiles - j.t0 < j.chunk ? tiles - j.t0 : j.chunk;
         wino_input(&j, 0, wn->C, w);
-        wino_products(&j, 0, 16, w);
+        wino_products(&j, 0, (size_t)wn->nx, w);
         wino_output(&j, 0, wn->M, w);
     }
 }
@@ -371,8 +565,8 @@ void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, 
                  float *scratch, gir_threads *th)
 {
     size_t tiles = w->th * w->tw, chunk = wino_chunk(w, gir_threads_count(th));
-    wino_job j = { w, x, y, bias, scratch, scratch + 16 * w->C * chunk, 0, 0, chunk, accumulate,
-                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, th };
+    wino_job j = { w, x, y, bias, scratch, scratch + (size_t)w->nx * w->C * chunk, 0, 0, chunk, accumulate,
+                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, NULL, NULL, th };
     wino_fns(w->isa, &j);
     if (wino_by_tiles(w, gir_threads_count(th))) { /* each worker its own chunks */
         gir_threads_shares(th, (tiles + chunk - 1) / chunk, 1, wino_chunks, &j);
@@ -381,15 +575,15 @@ void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, 
             j.t0 = t0;
             j.nt = tiles - t0 < chunk ? tiles - t0 : chunk;
             rt_parallel_for(th, w->C, 1, 4, wino_input, &j);
-            if (gir_threads_count(th) > 16) {
-                for (size_t xi = 0; xi < 16; xi++) {
+            if (gir_threads_count(th) > w->nx) {
+                for (size_t xi = 0; xi < (size_t)w->nx; xi++) {
                     gir_gemm_args a = wino_product(&j, xi);
                     gir_sgemm(&a, th);
                 }
             } else {
                 /* the 16 products are independent: each worker takes whole
                  * ones (one barrier instead of one per product) */
-                rt_parallel_for(th, 16, 1, 1, wino_products, &j);
+                rt_parallel_for(th, (size_t)w->nx, 1, 1, wino_products, &j);
             }
             rt_parallel_for(th, w->M, 1, 4, wino_output, &j);
         }

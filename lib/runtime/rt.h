@@ -359,7 +359,7 @@ rt_dwpad_fn rt_dwdirect_select(int isa, const rt_dwpad *a);
 typedef void (*rt_maxpool_fn)(const rt_dwpad *a, const float *x, float *t, float *y);
 rt_maxpool_fn rt_maxpool_select(int isa);
 
-/* ---- Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions (k_winograd.c) ---- */
+/* ---- Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3 stride-1 convolutions (k_winograd.c) ---- */
 
 #include "gemm.h"
 
@@ -390,18 +390,24 @@ rt_maxpool_fn rt_maxpool_select(int isa);
 
 typedef struct rt_wino {
     size_t C, M, H, W, OH, OW, ph, pw;
+    size_t e;       /* outputs a tile down and across: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)) */
+    int nx;         /* products: (e + 2)^2, 16 or 36 */
     size_t th, tw;  /* tiles down and across */
     size_t chunk;   /* tiles per pass with one worker (wino_chunk: with several) */
     int isa;        /* gir_gemm_isa of the transforms (AUTO: the best; tests set others) */
-    gir_gemm_packed u[16]; /* transformed weights, M x C each */
+    gir_gemm_packed u[36]; /* transformed weights, M x C each (nx of them) */
 } rt_wino;
 
 /* Whether the transform pays for a C -> M convolution of OH x OW outputs. */
 bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW);
+/* The tile (e of rt_wino_new) for OH x OW outputs: 4 on large maps, else 2
+ * (whatever the number of workers: the results do not depend on it). */
+size_t rt_wino_tile(size_t OH, size_t OW);
 /* Transforms and packs weights wt (M x C x 3 x 3) for an H x W input with
- * pads ph (top), pw (left) and output OH x OW. */
+ * pads ph (top), pw (left) and output OH x OW, in tiles of e x e outputs
+ * (2 or 4). */
 gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, size_t OH, size_t OW, size_t ph,
-                       size_t pw, rt_wino **out, gir_error *err);
+                       size_t pw, size_t e, rt_wino **out, gir_error *err);
 void rt_wino_free(rt_wino *w);
 /* Scratch for a run with this many workers. */
 size_t rt_wino_scratch_floats(const rt_wino *w, int workers);
