@@ -27,21 +27,8 @@ WINO_ATTR static void WINO_CAT(input_rows, WINO_SUFFIX)(const wino_job *j, size_
         size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
         size_t n = b - a, len = 2 * (n + 1), k0 = t - j->t0;
         /* strip[i][u] = x[2ty - ph + i][2a - pw + u] (0 outside the input) */
-        ptrdiff_t col0 = (ptrdiff_t)(2 * a) - (ptrdiff_t)w->pw;
-        size_t ulo = col0 < 0 ? (size_t)-col0 : 0, uhi = (ptrdiff_t)W - col0 < (ptrdiff_t)len ? (size_t)((ptrdiff_t)W - col0) : len;
-        if (uhi < ulo)
-            uhi = ulo;
-        for (int i = 0; i < 4; i++) {
-            ptrdiff_t r = (ptrdiff_t)(2 * ty) - (ptrdiff_t)w->ph + i;
-            float *s = strip[i];
-            if (r < 0 || (size_t)r >= H || ulo == uhi) {
-                memset(s, 0, len * sizeof *s);
-                continue;
-            }
-            memset(s, 0, ulo * sizeof *s);
-            memcpy(s + ulo, xc + (size_t)r * W + (size_t)(col0 + (ptrdiff_t)ulo), (uhi - ulo) * sizeof *s);
-            memset(s + uhi, 0, (len - uhi) * sizeof *s);
-        }
+        wino_strips(xc, H, W, (ptrdiff_t)(2 * ty) - (ptrdiff_t)w->ph, (ptrdiff_t)(2 * a) - (ptrdiff_t)w->pw, 4, len,
+                    strip[0], sizeof strip[0] / sizeof strip[0][0]);
         {
             const float *restrict s0 = strip[0], *restrict s1 = strip[1], *restrict s2 = strip[2],
                                   *restrict s3 = strip[3];
@@ -159,21 +146,8 @@ WINO_ATTR static void WINO_CAT(input_rows4, WINO_SUFFIX)(const wino_job *j, size
             b = a + ROW_TILES4;
         size_t n = b - a, len = 4 * n + 2, k0 = t - j->t0;
         /* strip[i][u] = x[4ty - ph + i][4a - pw + u] (0 outside the input) */
-        ptrdiff_t col0 = (ptrdiff_t)(4 * a) - (ptrdiff_t)w->pw;
-        size_t ulo = col0 < 0 ? (size_t)-col0 : 0, uhi = (ptrdiff_t)W - col0 < (ptrdiff_t)len ? (size_t)((ptrdiff_t)W - col0) : len;
-        if (uhi < ulo)
-            uhi = ulo;
-        for (int i = 0; i < 6; i++) {
-            ptrdiff_t r = (ptrdiff_t)(4 * ty) - (ptrdiff_t)w->ph + i;
-            float *s = strip[i];
-            if (r < 0 || (size_t)r >= H || ulo == uhi) {
-                memset(s, 0, len * sizeof *s);
-                continue;
-            }
-            memset(s, 0, ulo * sizeof *s);
-            memcpy(s + ulo, xc + (size_t)r * W + (size_t)(col0 + (ptrdiff_t)ulo), (uhi - ulo) * sizeof *s);
-            memset(s + uhi, 0, (len - uhi) * sizeof *s);
-        }
+        wino_strips(xc, H, W, (ptrdiff_t)(4 * ty) - (ptrdiff_t)w->ph, (ptrdiff_t)(4 * a) - (ptrdiff_t)w->pw, 6, len,
+                    strip[0], sizeof strip[0] / sizeof strip[0][0]);
         {
             const float *restrict s0 = strip[0], *restrict s1 = strip[1], *restrict s2 = strip[2],
                                   *restrict s3 = strip[3], *restrict s4 = strip[4], *restrict s5 = strip[5];
@@ -259,41 +233,27 @@ WINO_ATTR static void WINO_CAT(out_rows4, WINO_SUFFIX)(const float *restrict pm,
         size_t left = cols - 4 * q0, mf = left / 4 < m ? left / 4 : m; /* tiles with all 4 columns */
         for (size_t i = 0; i < rows; i++) {
             float *restrict y = y0 + i * OW + 4 * q0;
-            const float *restrict u0 = t[4 * i], *restrict u1 = t[4 * i + 1], *restrict u2 = t[4 * i + 2],
-                                  *restrict u3 = t[4 * i + 3];
-            if (accumulate) {
-                if (clamp) {
-                    for (size_t q = 0; q < mf; q++) {
-                        float v0 = u0[q] + y[4 * q], v1 = u1[q] + y[4 * q + 1];
-                        float v2 = u2[q] + y[4 * q + 2], v3 = u3[q] + y[4 * q + 3];
-                        y[4 * q] = v0 < lo ? lo : (v0 > hi ? hi : v0);
-                        y[4 * q + 1] = v1 < lo ? lo : (v1 > hi ? hi : v1);
-                        y[4 * q + 2] = v2 < lo ? lo : (v2 > hi ? hi : v2);
-                        y[4 * q + 3] = v3 < lo ? lo : (v3 > hi ? hi : v3);
-                    }
-                } else {
-                    for (size_t q = 0; q < mf; q++) {
-                        y[4 * q] = u0[q] + y[4 * q];
-                        y[4 * q + 1] = u1[q] + y[4 * q + 1];
-                        y[4 * q + 2] = u2[q] + y[4 * q + 2];
-                        y[4 * q + 3] = u3[q] + y[4 * q + 3];
-                    }
-                }
-            } else if (clamp) {
+            float *restrict u0 = t[4 * i], *restrict u1 = t[4 * i + 1], *restrict u2 = t[4 * i + 2],
+                            *restrict u3 = t[4 * i + 3];
+            if (accumulate)
                 for (size_t q = 0; q < mf; q++) {
-                    float v0 = u0[q], v1 = u1[q], v2 = u2[q], v3 = u3[q];
-                    y[4 * q] = v0 < lo ? lo : (v0 > hi ? hi : v0);
-                    y[4 * q + 1] = v1 < lo ? lo : (v1 > hi ? hi : v1);
-                    y[4 * q + 2] = v2 < lo ? lo : (v2 > hi ? hi : v2);
-                    y[4 * q + 3] = v3 < lo ? lo : (v3 > hi ? hi : v3);
+                    u0[q] += y[4 * q];
+                    u1[q] += y[4 * q + 1];
+                    u2[q] += y[4 * q + 2];
+                    u3[q] += y[4 * q + 3];
                 }
-            } else {
+            if (clamp)
                 for (size_t q = 0; q < mf; q++) {
-                    y[4 * q] = u0[q];
-                    y[4 * q + 1] = u1[q];
-                    y[4 * q + 2] = u2[q];
-                    y[4 * q + 3] = u3[q];
+                    u0[q] = u0[q] < lo ? lo : (u0[q] > hi ? hi : u0[q]);
+                    u1[q] = u1[q] < lo ? lo : (u1[q] > hi ? hi : u1[q]);
+                    u2[q] = u2[q] < lo ? lo : (u2[q] > hi ? hi : u2[q]);
+                    u3[q] = u3[q] < lo ? lo : (u3[q] > hi ? hi : u3[q]);
                 }
+            for (size_t q = 0; q < mf; q++) {
+                y[4 * q] = u0[q];
+                y[4 * q + 1] = u1[q];
+                y[4 * q + 2] = u2[q];
+                y[4 * q + 3] = u3[q];
             }
             if (mf < m) /* the last tile of the output row, partial */
                 for (size_t k = 0; k < left - 4 * mf; k++) {

@@ -26,6 +26,7 @@
 #include "rt.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void rt_wino_free(rt_wino *w)
 {
@@ -236,6 +237,28 @@ typedef struct wino_job {
 #define ROW_TILES 512
 /* Tiles per run of the F(4x4) input transform (longer runs are split). */
 #define ROW_TILES4 256
+
+/* rows strips of len floats (stride floats apart from strip):
+ * strip[i][u] = x[row0 + i][col0 + u] of the H x W plane xc, 0 outside it. */
+static void wino_strips(const float *xc, size_t H, size_t W, ptrdiff_t row0, ptrdiff_t col0, int rows, size_t len,
+                        float *strip, size_t stride)
+{
+    size_t ulo = col0 < 0 ? (size_t)-col0 : 0;
+    size_t uhi = (ptrdiff_t)W - col0 < (ptrdiff_t)len ? (size_t)((ptrdiff_t)W - col0) : len;
+    if (uhi < ulo)
+        uhi = ulo;
+    for (int i = 0; i < rows; i++) {
+        ptrdiff_t r = row0 + i;
+        float *s = strip + (size_t)i * stride;
+        if (r < 0 || (size_t)r >= H || ulo == uhi) {
+            memset(s, 0, len * sizeof *s);
+            continue;
+        }
+        memset(s, 0, ulo * sizeof *s);
+        memcpy(s + ulo, xc + (size_t)r * W + (size_t)(col0 + (ptrdiff_t)ulo), (uhi - ulo) * sizeof *s);
+        memset(s + uhi, 0, (len - uhi) * sizeof *s);
+    }
+}
 
 #define WINO_SUFFIX generic
 #define WINO_ATTR
