@@ -38,19 +38,22 @@ void rt_wino_free(rt_wino *w)
 }
 
 /* Tiles each worker needs to run whole chunks of its own: fewer, and the
- * 16 products of a worker's chunk get too narrow for the GEMM's tiles. */
-#define WINO_TILES_PER_WORKER 96
+ * 16 products of a worker's chunk get too narrow for the GEMM's tiles.
+ * With 4x4 tiles fewer do: each of the 36 products sums as much as 16
+ * products of 2x2 tiles over four times the tiles. */
+static size_t wino_tiles_per_worker(const rt_wino *w)
+{
+    return w->e == 4 ? 24 : 96;
+}
 
 /* 4x4 tiles from which F(4x4, 3x3) is used instead of F(2x2, 3x3): maps
- * of 40x40 and more, where two workers each get whole chunks of their own
- * (wino_by_tiles).  The choice does not depend on the number of workers,
- * so that one and two threads give the same bits.  On ResNet-18's 56x56
- * layers 4x4 tiles took 18% less time than 2x2 with one thread; its 28x28
- * ones (49 tiles) about 2% less with one thread, but with two the tiles
- * are too few for a chunk each, and split step by step ResNet-50 with two
- * threads took 13% longer (three rounds); its 14x14 ones (16 tiles) 70%
- * more with one thread. */
-#define WINO_F4_TILES 96
+ * of 25x25 and more.  The choice does not depend on the number of
+ * workers, so that one and two threads give the same bits.  With one
+ * thread, ResNet-18's 56x56 layers took 18% less time in 4x4 tiles than in
+ * 2x2, its 28x28 ones (49 tiles) about the same, its 14x14 ones (16 tiles)
+ * 70% more.  With two threads, each worker taking a chunk of 25 tiles,
+ * the 28x28 ones took 15-20% less. */
+#define WINO_F4_TILES 40
 
 bool rt_wino_applies(size_t C, size_t M, size_t OH, size_t OW)
 {
@@ -186,7 +189,7 @@ static size_t wino_part_floats(const rt_wino *w, size_t chunk)
 static size_t wino_chunk(const rt_wino *w, int workers)
 {
     size_t tiles = w->th * w->tw;
-    if (workers <= 1 || tiles < 2 * WINO_TILES_PER_WORKER)
+    if (workers <= 1 || tiles < 2 * wino_tiles_per_worker(w))
         return w->chunk;
     size_t passes = (tiles + w->chunk - 1) / w->chunk;
     passes += passes % 2;
@@ -198,7 +201,7 @@ static size_t wino_chunk(const rt_wino *w, int workers)
 static bool wino_by_tiles(const rt_wino *w, int workers)
 {
     size_t tiles = w->th * w->tw, chunk = wino_chunk(w, workers);
-    return workers > 1 && tiles >= (size_t)workers * WINO_TILES_PER_WORKER &&
+    return workers > 1 && tiles >= (size_t)workers * wino_tiles_per_worker(w) &&
            (tiles + chunk - 1) / chunk >= (size_t)workers;
 }
 
