@@ -164,6 +164,12 @@ static void test_gemm_edges(void **state)
                              true };
                 check_case(&tc);
             }
+    /* ... over several cache blocks of rows (128) and columns (512), whose
+     * tiles go row by row: a partial last block and tile each way */
+    for (int t = 0; t < 2; t++) {
+        gcase tc = { 203, 1100, 64, false, false, 1.0f, t ? 1.0f : 0.0f, t == 1, t == 0, t == 1, true };
+        check_case(&tc);
+    }
 }
 
 static void test_gemm_epilogue(void **state)

@@ -348,6 +348,25 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                     pack_a(g->trans_a, g->a, g->lda, g->m, ic, mc, pc, kc, MR, pa);
                     ablk = pa;
                 }
+                if (direct_b && !g->b_rows && !g->c_wide) {
+                    /* B read in place (pointwise convolutions): C's tiles
+                     * MR rows at a time along the columns, so that C (added
+                     * to, or written) is read and written along a few rows
+                     * at once, which the hardware prefetches, instead of
+                     * down all mc rows for each column strip */
+                    for (size_t ir = 0; ir < mc; ir += MR) {
+                        size_t m = mc - ir < MR ? mc - ir : MR;
+                        ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
+                        for (size_t jr = 0; jr < nc; jr += NR) {
+                            size_t n = nc - jr < NR ? nc - jr : NR;
+                            ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
+                            ep.q0 = jc + jr;
+                            im->kernel_ub(kc, ablk + ir * kc, g->b + pc * g->ldb + jc + jr, g->ldb, NULL,
+                                          g->c + (ic + ir) * g->ldc + jc + jr, g->ldc, m, n, &ep);
+                        }
+                    }
+                    continue;
+                }
                 for (size_t jr = 0; jr < nc; jr += NR) {
                     size_t n = nc - jr < NR ? nc - jr : NR;
                     const float *bp = !direct_b ? pb + jr * kc
