@@ -18,10 +18,10 @@
  * values per 16 outputs to write and read back.  Its weight transform G
  * has the fractions 1/4, 1/6, 1/12 and 1/24 (computed in double, rounded
  * once), its input and output transforms integers up to 8: the rounding
- * is larger than F(2x2)'s, some 1e-6 of the output's size on the
- * benchmark models, still well inside the 1e-4 checks.  It pays on large
- * maps (rt_wino_tile); small ones have too few 4x4 tiles for the
- * products' GEMM. */
+ * is larger than F(2x2)'s (test_winograd_isas: at most 1.8e-6 of the sum
+ * of the terms' sizes against 1.1e-7), still well inside the 1e-4
+ * checks.  It pays on large maps (rt_wino_tile); small ones have too few
+ * 4x4 tiles for the products' GEMM. */
 #include "gemm.h"
 #include "rt.h"
 
@@ -38,9 +38,10 @@ void rt_wino_free(rt_wino *w)
 }
 
 /* Tiles each worker needs to run whole chunks of its own: fewer, and the
- * 16 products of a worker's chunk get too narrow for the GEMM's tiles.
- * With 4x4 tiles fewer do: each of the 36 products sums as much as 16
- * products of 2x2 tiles over four times the tiles. */
+ * products of a worker's chunk get too narrow for the GEMM's tiles.  96
+ * 2x2 tiles; 24 4x4 tiles, the same outputs, so that each of two workers
+ * takes a chunk of a 28x28 map's 49 (faster than every worker taking a
+ * part of each step: WINO_F4_TILES). */
 static size_t wino_tiles_per_worker(const rt_wino *w)
 {
     return w->e == 4 ? 24 : 96;
@@ -380,7 +381,6 @@ __attribute__((target("avx512f"))) static void out_row_avx512_x(const float *con
         _mm512_mask_storeu_ps(yr + c0 + 16, m1, y1);
     }
 }
-#endif
 
 /* F(4x4, 3x3)'s output rows (k_wino_body.h's out_rows4) with AVX-512: 16
  * tiles at a time, A^T down the columns into 24 vectors, then along each
@@ -442,6 +442,7 @@ __attribute__((target("avx512f"))) static void out_rows4_avx512_x(const float *r
         }
     }
 }
+#endif
 
 /* Sets j's transforms for kernel isa (AUTO or unsupported: the best). */
 static void wino_fns(int isa, wino_job *j)
