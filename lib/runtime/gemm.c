@@ -348,33 +348,22 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                     pack_a(g->trans_a, g->a, g->lda, g->m, ic, mc, pc, kc, MR, pa);
                     ablk = pa;
                 }
-                if (direct_b && !g->b_rows && !g->c_wide) {
-                    /* B read in place (pointwise convolutions): C's tiles
-                     * MR rows at a time along the columns, so that C (added
-                     * to, or written) is read and written along a few rows
-                     * at once, which the hardware prefetches, instead of
-                     * down all mc rows for each column strip */
-                    for (size_t ir = 0; ir < mc; ir += MR) {
-                        size_t m = mc - ir < MR ? mc - ir : MR;
-                        ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
-                        for (size_t jr = 0; jr < nc; jr += NR) {
-                            size_t n = nc - jr < NR ? nc - jr : NR;
-                            ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
-                            ep.q0 = jc + jr;
-                            im->kernel_ub(kc, ablk + ir * kc, g->b + pc * g->ldb + jc + jr, g->ldb, NULL,
-                                          g->c + (ic + ir) * g->ldc + jc + jr, g->ldc, m, n, &ep);
-                        }
-                    }
-                    continue;
-                }
-                for (size_t jr = 0; jr < nc; jr += NR) {
-                    size_t n = nc - jr < NR ? nc - jr : NR;
-                    const float *bp = !direct_b ? pb + jr * kc
-                                      : g->b_rows ? g->b + jc + jr
-                                                  : g->b + pc * g->ldb + jc + jr;
-                    ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
-                    for (size_t ir = 0; ir < mc; ir += MR) {
-                        size_t m = mc - ir < MR ? mc - ir : MR;
+                /* The register tiles down each column strip (B's strip
+                 * stays in L1 for all mc rows), or, with B read in place
+                 * (pointwise convolutions), MR rows at a time along the
+                 * columns: C (added to, or written) is then read and
+                 * written along a few rows at once, which the hardware
+                 * prefetches, rather than 128 bytes in each of mc rows */
+                bool by_rows = direct_b && !g->b_rows && !g->c_wide;
+                size_t tm = (mc + MR - 1) / MR, tn = (nc + NR - 1) / NR;
+                for (size_t o = 0; o < (by_rows ? tm : tn); o++)
+                    for (size_t i = 0; i < (by_rows ? tn : tm); i++) {
+                        size_t ir = (by_rows ? o : i) * MR, jr = (by_rows ? i : o) * NR;
+                        size_t m = mc - ir < MR ? mc - ir : MR, n = nc - jr < NR ? nc - jr : NR;
+                        const float *bp = !direct_b ? pb + jr * kc
+                                          : g->b_rows ? g->b + jc + jr
+                                                      : g->b + pc * g->ldb + jc + jr;
+                        ep.bias_n = last && g->bias_n ? g->bias_n + jc + jr : NULL;
                         ep.bias_m = last && g->bias_m ? g->bias_m + ic + ir : NULL;
                         float *ct = g->c + (ic + ir) * g->ldc + (g->c_wide ? 0 : jc + jr);
                         ep.q0 = jc + jr;
@@ -386,7 +375,6 @@ static void gemm_block(const gir_gemm_args *g, const gemm_impl *im, size_t i0, s
                         else
                             im->kernel(kc, ablk + ir * kc, bp, ct, g->ldc, m, n, &ep);
                     }
-                }
             }
         }
     }
