@@ -18,14 +18,13 @@
 WINO_ATTR static void WINO_CAT(input_rows, WINO_SUFFIX)(const wino_job *j, size_t c)
 {
     const rt_wino *w = j->w;
-    const size_t H = w->H, W = w->W, nt = j->nt, plane = w->C * nt, tw = w->tw;
+    const size_t H = w->H, W = w->W, nt = j->nt, plane = w->C * nt;
     const float *xc = j->x + c * H * W;
     float *vc = j->v + c * nt;
     float strip[4][2 * (ROW_TILES + 1)];
     float ev[4][ROW_TILES + 1], od[4][ROW_TILES + 1];
     for (size_t t = j->t0; t < j->t0 + nt;) {
-        size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
-        size_t n = b - a, len = 2 * (n + 1), k0 = t - j->t0;
+        size_t ty, a, n = wino_run(j, t, &ty, &a), len = 2 * (n + 1), k0 = t - j->t0;
         /* strip[i][u] = x[2ty - ph + i][2a - pw + u] (0 outside the input) */
         wino_strips(xc, H, W, (ptrdiff_t)(2 * ty) - (ptrdiff_t)w->ph, (ptrdiff_t)(2 * a) - (ptrdiff_t)w->pw, 4, len,
                     strip[0], sizeof strip[0] / sizeof strip[0][0]);
@@ -136,15 +135,14 @@ WINO_ATTR static void WINO_CAT(out_row, WINO_SUFFIX)(const float *const *s, bool
 WINO_ATTR static void WINO_CAT(input_rows4, WINO_SUFFIX)(const wino_job *j, size_t c)
 {
     const rt_wino *w = j->w;
-    const size_t H = w->H, W = w->W, nt = j->nt, plane = w->C * nt, tw = w->tw;
+    const size_t H = w->H, W = w->W, nt = j->nt, plane = w->C * nt;
     const float *xc = j->x + c * H * W;
     float *vc = j->v + c * nt;
     float strip[6][4 * ROW_TILES4 + 2], e[6][4 * ROW_TILES4 + 2];
     for (size_t t = j->t0; t < j->t0 + nt;) {
-        size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
-        if (b - a > ROW_TILES4)
-            b = a + ROW_TILES4;
-        size_t n = b - a, len = 4 * n + 2, k0 = t - j->t0;
+        size_t ty, a, n = wino_run(j, t, &ty, &a);
+        n = n < ROW_TILES4 ? n : ROW_TILES4;
+        size_t len = 4 * n + 2, k0 = t - j->t0;
         /* strip[i][u] = x[4ty - ph + i][4a - pw + u] (0 outside the input) */
         wino_strips(xc, H, W, (ptrdiff_t)(4 * ty) - (ptrdiff_t)w->ph, (ptrdiff_t)(4 * a) - (ptrdiff_t)w->pw, 6, len,
                     strip[0], sizeof strip[0] / sizeof strip[0][0]);

@@ -227,10 +227,9 @@ typedef struct wino_job {
     bool accumulate, clamp;
     float lo, hi;
     /* the transforms of the ISA in use (k_wino_body.h) */
-    void (*rows)(const struct wino_job *j, size_t c);
+    void (*rows)(const struct wino_job *j, size_t c); /* the input rows of channel c, in tiles of e */
     void (*out)(const float *const *s, bool minus, size_t n, bool full_last, float bias, bool accumulate, bool clamp,
                 float lo, float hi, float *restrict yr);
-    void (*rows4)(const struct wino_job *j, size_t c);
     void (*out4)(const float *restrict pm, size_t plane, size_t n, size_t rows, size_t cols, size_t OW, float bias,
                  bool accumulate, bool clamp, float lo, float hi, float *restrict y0);
     gir_threads *th; /* the pool whose workers run the products */
@@ -241,6 +240,17 @@ typedef struct wino_job {
 #define ROW_TILES 512
 /* Tiles per run of the F(4x4) input transform (longer runs are split). */
 #define ROW_TILES4 256
+
+/* The run of tiles from tile t of the chunk to the end of its tile row or
+ * of the chunk: its tile row *ty and first tile column *a; returns its
+ * length. */
+static inline size_t wino_run(const wino_job *j, size_t t, size_t *ty, size_t *a)
+{
+    size_t tw = j->w->tw, left = j->t0 + j->nt - t;
+    *ty = t / tw;
+    *a = t % tw;
+    return tw - *a < left ? tw - *a : left;
+}
 
 /* rows strips of len floats (stride floats apart from strip):
  * strip[i][u] = x[row0 + i][col0 + u] of the H x W plane xc, 0 outside it. */
@@ -447,9 +457,9 @@ __attribute__((target("avx512f"))) static void out_rows4_avx512_x(const float *r
 /* Sets j's transforms for kernel isa (AUTO or unsupported: the best). */
 static void wino_fns(int isa, wino_job *j)
 {
-    j->rows = RT_ISA_PICK(isa, input_rows_generic, input_rows_avx2, input_rows_avx512);
+    j->rows = j->w->e == 4 ? RT_ISA_PICK(isa, input_rows4_generic, input_rows4_avx2, input_rows4_avx512)
+                           : RT_ISA_PICK(isa, input_rows_generic, input_rows_avx2, input_rows_avx512);
     j->out = RT_ISA_PICK(isa, out_row_generic, out_row_avx2, out_row_avx512_x);
-    j->rows4 = RT_ISA_PICK(isa, input_rows4_generic, input_rows4_avx2, input_rows4_avx512);
     j->out4 = RT_ISA_PICK(isa, out_rows4_generic, out_rows4_avx2, out_rows4_avx512_x);
 }
 
@@ -461,11 +471,7 @@ static void wino_input(void *ctx, size_t c0, size_t c1, int worker)
     const rt_wino *w = j->w;
     const size_t H = w->H, W = w->W, C = w->C, nt = j->nt, plane = C * nt;
     for (size_t c = c0; c < c1; c++) {
-        if (w->e == 4) {
-            j->rows4(j, c);
-            continue;
-        }
-        if (w->tw <= ROW_TILES) {
+        if (w->e == 4 || w->tw <= ROW_TILES) { /* F(4x4)'s rows split longer runs themselves */
             j->rows(j, c);
             continue;
         }
@@ -505,14 +511,14 @@ static void wino_output(void *ctx, size_t m0, size_t m1, int worker)
     (void)worker;
     const wino_job *j = ctx;
     const rt_wino *w = j->w;
-    const size_t M = w->M, OH = w->OH, OW = w->OW, nt = j->nt, plane = M * nt, tw = w->tw;
+    const size_t M = w->M, OH = w->OH, OW = w->OW, nt = j->nt, plane = M * nt;
     if (w->e == 4) {
         for (size_t m = m0; m < m1; m++) {
             const float *pm = j->p + m * nt;
             float *ym = j->y + m * OH * OW, bias = j->bias ? j->bias[m] : 0.0f;
             for (size_t t = j->t0; t < j->t0 + nt;) {
-                size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
-                size_t n = b - a, oy = 4 * ty, rows = OH - oy < 4 ? OH - oy : 4, cols = OW - 4 * a < 4 * n ? OW - 4 * a : 4 * n;
+                size_t ty, a, n = wino_run(j, t, &ty, &a), oy = 4 * ty;
+                size_t rows = OH - oy < 4 ? OH - oy : 4, cols = OW - 4 * a < 4 * n ? OW - 4 * a : 4 * n;
                 j->out4(pm + (t - j->t0), plane, n, rows, cols, OW, bias, j->accumulate, j->clamp, j->lo, j->hi,
                         ym + oy * OW + 4 * a);
                 t += n;
@@ -524,8 +530,7 @@ static void wino_output(void *ctx, size_t m0, size_t m1, int worker)
         const float *pm = j->p + m * nt;
         float *ym = j->y + m * OH * OW, bias = j->bias ? j->bias[m] : 0.0f;
         for (size_t t = j->t0; t < j->t0 + nt;) {
-            size_t ty = t / tw, a = t % tw, b = tw - a < j->t0 + nt - t ? tw : a + (j->t0 + nt - t);
-            size_t n = b - a, k0 = t - j->t0, oy = 2 * ty;
+            size_t ty, a, n = wino_run(j, t, &ty, &a), b = a + n, k0 = t - j->t0, oy = 2 * ty;
             const float *s[16];
             for (int xi = 0; xi < 16; xi++)
                 s[xi] = pm + k0 + (size_t)xi * plane;
@@ -593,7 +598,7 @@ void rt_wino_run(const rt_wino *w, const float *x, const float *bias, float *y, 
 {
     size_t tiles = w->th * w->tw, chunk = wino_chunk(w, gir_threads_count(th));
     wino_job j = { w, x, y, bias, scratch, scratch + (size_t)w->nx * w->C * chunk, 0, 0, chunk, accumulate,
-                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, NULL, NULL, th };
+                   act->on && act->kind == RT_ACT_CLAMP, act->lo, act->hi, NULL, NULL, NULL, th };
     wino_fns(w->isa, &j);
     if (wino_by_tiles(w, gir_threads_count(th))) { /* each worker its own chunks */
         gir_threads_shares(th, (tiles + chunk - 1) / chunk, 1, wino_chunks, &j);
