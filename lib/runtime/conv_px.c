@@ -172,7 +172,7 @@ typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdi
     {                                                                                                          \
         tile(kc, w, px, koff, yt, carry, pf, npf, out, NV, LIN);                                               \
     }
-#define TILE_FNS(NV) TILE_FN(NV, 0) TILE_FN(NV, 1) TILE_FN(NV, 16)
+#define TILE_FNS(NV) TILE_FN(NV, 0) TILE_FN(NV, 1) TILE_FN(NV, 2) TILE_FN(NV, 16) TILE_FN(NV, 32)
 TILE_FNS(1)
 TILE_FNS(2)
 TILE_FNS(3)
@@ -180,17 +180,25 @@ TILE_FNS(4)
 #undef TILE_FNS
 #undef TILE_FN
 
-static const tile_fn tiles[3][NVMAX] = {
-    { tile_1_0, tile_2_0, tile_3_0, tile_4_0 },
-    { tile_1_1, tile_2_1, tile_3_1, tile_4_1 },
-    { tile_1_16, tile_2_16, tile_3_16, tile_4_16 },
+/* By the floats from one pixel of a row to the next (a stride of 1 or 2,
+ * planes or channel blocks); [0]: a pointer per pixel. */
+static const tile_fn tiles[5][NVMAX] = {
+    { tile_1_0, tile_2_0, tile_3_0, tile_4_0 },     { tile_1_1, tile_2_1, tile_3_1, tile_4_1 },
+    { tile_1_2, tile_2_2, tile_3_2, tile_4_2 },     { tile_1_16, tile_2_16, tile_3_16, tile_4_16 },
+    { tile_1_32, tile_2_32, tile_3_32, tile_4_32 },
 };
+
+/* The row of tiles for pixels step floats apart, or 0: a pointer each. */
+static int tile_row(size_t step)
+{
+    return step == 1 ? 1 : step == 2 ? 2 : step == 16 ? 3 : step == 32 ? 4 : 0;
+}
 
 typedef struct px_job {
     const rt_convpx *p;
     const rt_convpx_args *a;
     gir_threads *th;
-    size_t P, chunks, cq; /* cq: pixels per chunk, at most CHUNK */
+    size_t P, chunks, cq; /* cq: pixels per chunk but the last (which has the rest), at most CHUNK */
     size_t qb, qe;        /* the pixels the items cover (chunks of them) */
 } px_job;
 
@@ -268,24 +276,31 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     float *yt = gir_threads_scratch(j->th, worker);
     float to_bias[NVMAX * 16];
     /* pointwise, the pixels one after another in the planes (in channel
-     * blocks or not); the direct form's tiles within one output row, too */
+     * blocks or not); the direct form's tiles within one output row, too,
+     * at a stride of 1 or 2 */
     size_t csw = a->csw;
     bool pointwise = a->dPW == a->OW && csw == 1;
-    int lin = a->pxs == 16 ? 2 : 1;
+    int lin = tile_row(csw * a->pxs);
     size_t per_group = p->blocks * j->chunks, wfl = p->G * p->V * 16 * p->K; /* all the weights, in floats */
     for (size_t it = i0; it < i1; it++) {
         size_t grp = it / per_group, blk = it % per_group / j->chunks, ch = it % j->chunks;
-        size_t q0 = j->qb + ch * j->cq, nq = j->qe - q0 < j->cq ? j->qe - q0 : j->cq;
+        size_t q0 = j->qb + ch * j->cq, nq = ch + 1 == j->chunks ? j->qe - q0 : j->cq;
         size_t nv = block_nv(p, blk), nb = nv * 16, m0 = block_v0(p, blk) * 16;
         size_t nm = p->M - m0 < nb ? p->M - m0 : nb, np = TILE_PX(nv);
         const float *wb = p->w + (grp * p->V * 16 + m0) * p->K, *planes = a->planes + grp * a->gplanes;
         /* where each pixel's taps start in the planes, once for all blocks
          * of taps; past the end of a partial tile: the last pixel again */
         const float *base[CHUNK + TILE_LCM];
-        for (size_t t = 0; t < (nq + np - 1) / np * np; t++) {
-            size_t q = q0 + (t < nq ? t : nq - 1);
-            base[t] = planes + (q / a->OW * a->dPW + q % a->OW * csw) * a->pxs;
+        size_t oh = q0 / a->OW, ow = q0 % a->OW; /* (a division per pixel weighed on short sums) */
+        for (size_t t = 0; t < nq; t++) {
+            base[t] = planes + (oh * a->dPW + ow * csw) * a->pxs;
+            if (++ow == a->OW) {
+                ow = 0;
+                oh++;
+            }
         }
+        for (size_t t = nq; t < (nq + np - 1) / np * np; t++)
+            base[t] = base[nq - 1];
         float *y = a->y + grp * p->M * j->P;
         const float *bias = a->bias ? a->bias + grp * p->M : NULL;
         /* one block of taps into channel blocks: each whole tile's sums go
@@ -312,7 +327,7 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
             const float *wk = wb + k0 * nb;
             for (size_t t = 0; t < nq; t += np) {
                 size_t qa = q0 + t, qb = qa + np - 1;
-                bool l = t + np <= nq && (pointwise || (csw == 1 && qa / a->OW == qb / a->OW));
+                bool l = lin && t + np <= nq && (pointwise || qa / a->OW == qb / a->OW);
                 if (t < whole)
                     to.y = y + (m0 / 16 * j->P + qa) * 16;
                 tiles[l ? lin : 0][nv - 1](kc, wk, base + t, a->koff + k0, yt + t * nb, k0 > 0, pf, t == 0 ? npf : 0,
@@ -360,9 +375,12 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
         return;
     }
     /* Fewer pixels (7x7 maps): the items (group, channel block, chunk of
-     * pixels) in shares, at least 8 a worker, in chunks of even size (49
-     * pixels in one chunk of 48 and one of 1 cost a block's weights
-     * twice for one pixel).  A worker's share is a run of blocks: it reads
+     * pixels) in shares, up to 8 a worker, in chunks of whole multiples of
+     * 24 pixels, the last one taking the rest: every chunk but the last is
+     * whole tiles of each size, so chunking adds no partial tiles (49
+     * pixels as 17 + 17 + 15 ran 9 8-pixel tiles for 7; as 24 + 25 they run
+     * 3 + 4, as one chunk does; RegNetX-400MF's 7x7 stage with two threads
+     * 4-7% faster).  A worker's share is a run of blocks: it reads
      * their weights only, and all of the small input.  (At 14x14, blocks
      * to each worker had every worker read all of a larger input:
      * EfficientNet's 672 -> 112 was slower with two threads than with
@@ -374,9 +392,11 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
     size_t want = 8 * nw;
     if (j.chunks * p->blocks * p->G < want) {
         size_t chunks = (want + p->blocks * p->G - 1) / (p->blocks * p->G), cq = (j.P + chunks - 1) / chunks;
-        j.cq = cq < TILE_LCM ? TILE_LCM : cq > CHUNK ? CHUNK : cq;
-        j.chunks = (j.P + j.cq - 1) / j.cq;
-        j.cq = (j.P + j.chunks - 1) / j.chunks; /* even chunks */
+        cq = cq < TILE_LCM ? TILE_LCM : cq / TILE_LCM * TILE_LCM;
+        j.cq = cq > CHUNK ? CHUNK : cq;
+        j.chunks = j.P / j.cq ? j.P / j.cq : 1;
+        if (j.P - (j.chunks - 1) * j.cq > CHUNK)
+            j.chunks++;
     }
     gir_threads_shares(th, p->G * p->blocks * j.chunks, 1, px_items, &j);
 }
