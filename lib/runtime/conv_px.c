@@ -200,6 +200,7 @@ typedef struct px_job {
     gir_threads *th;
     size_t P, chunks, cq; /* cq: pixels per chunk but the last (which has the rest), at most CHUNK */
     size_t qb, qe;        /* the pixels the items cover (chunks of them) */
+    size_t nw, per;       /* px_ranges: the workers, and the items of each one's pixels */
 } px_job;
 
 /* Channels [m0, m0 + nm) of pixels [q0, q0 + nq) from yt ([pixel][nb])
@@ -355,9 +356,37 @@ TGT static void px_pixels(void *ctx, size_t u0, size_t u1, int w)
     px_items(&j, 0, j.p->G * j.p->blocks * j.chunks, w);
 }
 
+/* Where worker r's pixels start of P among nw: near P r / nw, at a whole
+ * multiple of 24. */
+static size_t range_start(size_t P, size_t r, size_t nw)
+{
+    if (r >= nw)
+        return P;
+    size_t q = (r * P / nw + TILE_LCM / 2) / TILE_LCM * TILE_LCM;
+    return q < P ? q : P;
+}
+
+/* Items u of job j's ranges: range u / per (a worker's pixels), item u %
+ * per within it (group, channel block, chunk), as px_items numbers them. */
+TGT static void px_ranges(void *ctx, size_t u0, size_t u1, int w)
+{
+    px_job j = *(const px_job *)ctx;
+    size_t per = j.per, nw = j.nw;
+    while (u0 < u1) {
+        size_t r = u0 / per, it0 = u0 % per, it1 = u1 - r * per < per ? u1 - r * per : per;
+        j.qb = range_start(j.P, r, nw);
+        j.qe = range_start(j.P, r + 1, nw);
+        j.chunks = (j.qe - j.qb + j.cq - 1) / j.cq;
+        size_t n = j.p->G * j.p->blocks * j.chunks;
+        if (it0 < n)
+            px_items(&j, it0, it1 < n ? it1 : n, w);
+        u0 = (r + 1) * per < u1 ? (r + 1) * per : u1;
+    }
+}
+
 void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
 {
-    px_job j = { p, a, th, a->OH * a->OW, 0, CHUNK, 0, a->OH * a->OW };
+    px_job j = { p, a, th, a->OH * a->OW, 0, CHUNK, 0, a->OH * a->OW, 1, 0 };
     j.chunks = (j.P + CHUNK - 1) / CHUNK;
     size_t nw = th ? (size_t)gir_threads_count(th) : 1;
     /* With several workers and enough pixels, each starts on its share of
@@ -371,7 +400,24 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
      * Pieces of at least 96 pixels: each piece reads all the weights again. */
     if (nw > 1 && j.P >= nw * 4 * TILE_LCM) {
         size_t units = (j.P + TILE_LCM - 1) / TILE_LCM, piece = units / (4 * nw);
-        gir_threads_shares(th, units, piece < 4 ? 4 : piece, px_pixels, &j);
+        if (piece >= 4) {
+            gir_threads_shares(th, units, piece, px_pixels, &j);
+            return;
+        }
+        /* Under 16 tiles of 24 a worker (14x14 maps), pieces of 96 pixels
+         * were a worker's half: a slower CPU (on a virtual machine, one
+         * whose sibling is busy) could not hand any of its share over.
+         * Instead each worker's share is its pixels, about P / nw, in
+         * items of one channel block: a faster worker takes blocks from
+         * the back of a slower one's share. */
+        size_t most = 0;
+        for (size_t r = 0; r < nw; r++) {
+            size_t n = range_start(j.P, r + 1, nw) - range_start(j.P, r, nw);
+            most = n > most ? n : most;
+        }
+        j.nw = nw;
+        j.per = p->G * p->blocks * ((most + CHUNK - 1) / CHUNK);
+        gir_threads_shares(th, nw * j.per, 1, px_ranges, &j);
         return;
     }
     /* Fewer pixels (7x7 maps): the items (group, channel block, chunk of
