@@ -626,12 +626,11 @@ static void gemv_packed_panels(const gir_gemm_args *g, const gemm_impl *im, size
     }
 }
 
-static void gemv_packed_worker(void *ctx, int w, int nw)
+static void gemv_packed_pieces(void *ctx, size_t p0, size_t p1, int worker)
 {
+    (void)worker;
     const gemv_packed_job *j = ctx;
-    size_t panels = (j->g->m + j->im->mr - 1) / j->im->mr, b, e;
-    gir_split_range(panels, 1, w, nw, &b, &e);
-    gemv_packed_panels(j->g, j->im, b, e);
+    gemv_packed_panels(j->g, j->im, p0, p1);
 }
 
 /* k == 0: C = beta*C + biases, clamped. */
@@ -672,10 +671,11 @@ static void sgemm(const gir_gemm_args *g, gir_threads *th, float *ws)
     const gemm_impl *im = g->packed_a ? impl_for(g->packed_a->isa) : impl_for(g->isa);
     if (g->n == 1 && g->packed_a && !g->packed_b && !g->b_rows && im->gemv && im->mr <= 16) {
         gemv_packed_job gj = { g, im };
+        size_t panels = (g->m + im->mr - 1) / im->mr;
         if (th && gir_threads_count(th) > 1 && (double)g->m * (double)g->k >= 65536.0)
-            gir_threads_run(th, gemv_packed_worker, &gj);
+            gir_threads_chunks(th, panels, panels / (8 * (size_t)gir_threads_count(th)), gemv_packed_pieces, &gj);
         else
-            gemv_packed_panels(g, im, 0, (g->m + im->mr - 1) / im->mr);
+            gemv_packed_panels(g, im, 0, panels);
         return;
     }
     gemm_job job = { g, im, th, false };
