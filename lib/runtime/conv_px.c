@@ -172,7 +172,7 @@ typedef void (*tile_fn)(size_t, const float *, const float *const *, const ptrdi
     {                                                                                                          \
         tile(kc, w, px, koff, yt, carry, pf, npf, out, NV, LIN);                                               \
     }
-#define TILE_FNS(NV) TILE_FN(NV, 0) TILE_FN(NV, 1) TILE_FN(NV, 2) TILE_FN(NV, 16) TILE_FN(NV, 32)
+#define TILE_FNS(NV) TILE_FN(NV, 0) TILE_FN(NV, 1) TILE_FN(NV, 2) TILE_FN(NV, 4) TILE_FN(NV, 16) TILE_FN(NV, 32)
 TILE_FNS(1)
 TILE_FNS(2)
 TILE_FNS(3)
@@ -180,18 +180,18 @@ TILE_FNS(4)
 #undef TILE_FNS
 #undef TILE_FN
 
-/* By the floats from one pixel of a row to the next (a stride of 1 or 2,
- * planes or channel blocks); [0]: a pointer per pixel. */
-static const tile_fn tiles[5][NVMAX] = {
+/* By the floats from one pixel of a row to the next (a stride of 1, 2 or
+ * 4 in planes, 1 or 2 in channel blocks); [0]: a pointer per pixel. */
+static const tile_fn tiles[6][NVMAX] = {
     { tile_1_0, tile_2_0, tile_3_0, tile_4_0 },     { tile_1_1, tile_2_1, tile_3_1, tile_4_1 },
-    { tile_1_2, tile_2_2, tile_3_2, tile_4_2 },     { tile_1_16, tile_2_16, tile_3_16, tile_4_16 },
-    { tile_1_32, tile_2_32, tile_3_32, tile_4_32 },
+    { tile_1_2, tile_2_2, tile_3_2, tile_4_2 },     { tile_1_4, tile_2_4, tile_3_4, tile_4_4 },
+    { tile_1_16, tile_2_16, tile_3_16, tile_4_16 }, { tile_1_32, tile_2_32, tile_3_32, tile_4_32 },
 };
 
 /* The row of tiles for pixels step floats apart, or 0: a pointer each. */
 static int tile_row(size_t step)
 {
-    return step == 1 ? 1 : step == 2 ? 2 : step == 16 ? 3 : step == 32 ? 4 : 0;
+    return step == 1 ? 1 : step == 2 ? 2 : step == 4 ? 3 : step == 16 ? 4 : step == 32 ? 5 : 0;
 }
 
 typedef struct px_job {

@@ -948,6 +948,16 @@ typedef struct plane_job {
 } plane_job;
 
 /* Planes [p0, p1) (p = channel * s*s + phase) of the direct form. */
+/* Rows of a plane filled as one unit of work: a stem's three planes (an
+ * image's channels) in 16-row bands are 45 units for two workers, not 3
+ * for one. */
+#define FILL_ROWS 16
+
+static size_t fill_bands(const conv_geo *cg)
+{
+    return cg->dPH > FILL_ROWS ? (cg->dPH + FILL_ROWS - 1) / FILL_ROWS : 1;
+}
+
 static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
     (void)worker;
@@ -956,17 +966,19 @@ static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
     const rt_geom *g = &cg->g;
     const size_t s = cg->ds, H = g->in[1], W = g->in[2], pt = g->pb[1], pl = g->pb[2];
     const size_t L = cg->in_blk ? 16 : 1; /* floats per pixel: channel blocks' 16 lanes */
-    for (size_t p = p0; p < p1; p++) {
+    const size_t bands = fill_bands(cg);
+    for (size_t u = p0; u < p1; u++) {
+        size_t p = u / bands, i0 = u % bands * FILL_ROWS, i1 = i0 + FILL_ROWS < cg->dPH ? i0 + FILL_ROWS : cg->dPH;
         size_t ch = p / (s * s), a = p / s % s, b = p % s; /* ch: a channel, or a block */
         const float *xc = j->x + ch * cg->insp * L;
-        float *d = j->planes + p * cg->dplane * L;
+        float *d = j->planes + (p * cg->dplane + i0 * cg->dPW) * L;
         /* columns j whose input column s*j + b - pl lies inside [0, W) */
         size_t jlo = pl > b ? (pl - b + s - 1) / s : 0, jhi = (W + pl - b + s - 1) / s;
         if (jhi > cg->dPW)
             jhi = cg->dPW;
         if (jlo > jhi)
             jlo = jhi;
-        for (size_t i = 0; i < cg->dPH; i++, d += cg->dPW * L) {
+        for (size_t i = i0; i < i1; i++, d += cg->dPW * L) {
             size_t r = s * i + a;
             if (r < pt || r - pt >= H) {
                 memset(d, 0, cg->dPW * L * sizeof *d);
@@ -984,7 +996,8 @@ static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
                     memcpy(d + jj * L, xr + (s * jj + b - pl) * L, L * sizeof *d);
             memset(d + jhi * L, 0, (cg->dPW - jhi) * L * sizeof *d);
         }
-        memset(d, 0, (cg->dplane - cg->dPH * cg->dPW) * L * sizeof *d); /* slack read by the last columns */
+        if (i1 == cg->dPH) /* the slack read by the last columns */
+            memset(d, 0, (cg->dplane - cg->dPH * cg->dPW) * L * sizeof *d);
     }
 }
 
@@ -1050,7 +1063,7 @@ static void conv_direct(const rt_call *c, const conv_state *s, const conv_geo *c
     float *planes = c->scratch;
     plane_job pj = { cg, x, planes };
     size_t chans = cg->in_blk ? (cg->C + 15) / 16 : cg->C; /* channels, or blocks */
-    rt_parallel_for(c->th, chans * cg->ds * cg->ds, 1, 2, fill_planes, &pj);
+    rt_parallel_for(c->th, chans * cg->ds * cg->ds * fill_bands(cg), 1, 2, fill_planes, &pj);
     if (s->px) {
         /* a group's planes: Cg channels' (whole blocks when in blocks) */
         rt_convpx_args a = { .planes = planes, .gplanes = cg->Cg * cg->ds * cg->ds * cg->dplane, .koff = s->koff,
