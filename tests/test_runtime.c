@@ -654,7 +654,8 @@ static void test_conv(void **state)
          * vectors: blocks of 3 and 2, tiles of 8 and 12 pixels) over 575
          * pixels (three chunks of 240, the last tile partial); 100 channels
          * (blocks of 4 and 3) over 7x7 with 216 taps (the sums carried
-         * over a second block of 128 taps); batch 2, stride 2, 20 channels
+         * over a second block of taps: 160 + 56 for 4 vectors, 213 + 3 for
+         * 3); batch 2, stride 2, 20 channels
          * (one block of 2 vectors) */
         { 2, 1, 8, 72, 1, { 23, 25 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, NULL },
         { 2, 1, 24, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, NULL },
@@ -689,9 +690,10 @@ static void test_conv(void **state)
         /* rows too wide for its tiles (70000 columns): the plane kernels */
         { 2, 1, 2, 2, 2, { 1, 70000 }, { 1, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 0, 1 }, true, NULL },
         /* pointwise over few pixels and 256+ channels: the pixel kernel
-         * reading the input itself (AVX-512): 260 taps (sums carried over
-         * three blocks of 128), 70 channels (blocks of 3 and 2 vectors, the
-         * last partial), batch 2 */
+         * reading the input itself (AVX-512): 260 taps, 70 channels
+         * (blocks of 3 vectors, whose sums are carried from 213 taps to the
+         * other 47, and of 2, the last partial, in one block of taps),
+         * batch 2 */
         { 2, 2, 260, 70, 1, { 9, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, NULL },
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
