@@ -430,12 +430,16 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
         return;
     }
     /* Fewer pixels (7x7 maps): the items (group, channel block, chunk of
-     * pixels) in shares, up to 8 a worker, in chunks of whole multiples of
-     * 24 pixels, the last one taking the rest: every chunk but the last is
-     * whole tiles of each size, so chunking adds no partial tiles (49
-     * pixels as 17 + 17 + 15 ran 9 8-pixel tiles for 7; as 24 + 25 they run
-     * 3 + 4, as one chunk does; RegNetX-400MF's 7x7 stage with two threads
-     * 4-7% faster).  A worker's share is a run of blocks: it reads
+     * pixels) in shares.  Under 4 blocks a worker the pixels go in chunks
+     * of whole multiples of 24 pixels, the last one taking the rest: every
+     * chunk but the last is whole tiles of each size, so chunking adds no
+     * partial tiles (49 pixels as 17 + 17 + 15 ran 9 8-pixel tiles for 7;
+     * as 24 + 25 they run 3 + 4, as one chunk does; RegNetX-400MF's 7x7
+     * stage with two threads 4-7% faster).  From 4 blocks a worker, not
+     * 8, whole blocks: each chunk reads its block's weights again, which
+     * for a 3x3 over 512 channels (1.2 MB a block) come from memory each
+     * time (six such convolutions at 7x7 with two threads 0.878 of the
+     * time, ResNet-18 0.977).  A worker's share is a run of blocks: it reads
      * their weights only, and all of the small input.  (At 14x14, blocks
      * to each worker had every worker read all of a larger input:
      * EfficientNet's 672 -> 112 was slower with two threads than with
@@ -444,7 +448,7 @@ void rt_convpx_run(const rt_convpx *p, const rt_convpx_args *a, gir_threads *th)
         px_items(&j, 0, p->G * p->blocks * j.chunks, 0);
         return;
     }
-    size_t want = 8 * nw;
+    size_t want = 4 * nw;
     if (j.chunks * p->blocks * p->G < want) {
         size_t chunks = (want + p->blocks * p->G - 1) / (p->blocks * p->G), cq = (j.P + chunks - 1) / chunks;
         cq = cq < TILE_LCM ? TILE_LCM : cq / TILE_LCM * TILE_LCM;
