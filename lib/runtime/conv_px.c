@@ -286,7 +286,7 @@ TGT static void px_items(void *ctx, size_t i0, size_t i1, int worker)
     float to_bias[NVMAX * 16];
     /* pointwise, the pixels one after another in the planes (in channel
      * blocks or not); the direct form's tiles within one output row, too,
-     * at a stride of 1 or 2 */
+     * at a stride of 1, 2 or 4 (planes) or 1 or 2 (channel blocks) */
     size_t csw = a->csw;
     bool pointwise = a->dPW == a->OW && csw == 1;
     int lin = tile_row(csw * a->pxs);

@@ -626,6 +626,8 @@ static void gemv_packed_panels(const gir_gemm_args *g, const gemm_impl *im, size
     }
 }
 
+/* Panels [p0, p1), pieces from a shared counter (gir_threads_chunks): a
+ * worker on a slower CPU takes fewer of them. */
 static void gemv_packed_pieces(void *ctx, size_t p0, size_t p1, int worker)
 {
     (void)worker;

@@ -947,7 +947,6 @@ typedef struct plane_job {
     float *planes;
 } plane_job;
 
-/* Planes [p0, p1) (p = channel * s*s + phase) of the direct form. */
 /* Rows of a plane filled as one unit of work: a stem's three planes (an
  * image's channels) in 16-row bands are 45 units for two workers, not 3
  * for one. */
@@ -958,6 +957,9 @@ static size_t fill_bands(const conv_geo *cg)
     return cg->dPH > FILL_ROWS ? (cg->dPH + FILL_ROWS - 1) / FILL_ROWS : 1;
 }
 
+/* Units [p0, p1) of the direct form's planes: unit u is band u % bands
+ * (FILL_ROWS rows; the last band also zeroes the slack after the rows) of
+ * plane u / bands (p = channel * s*s + phase). */
 static void fill_planes(void *ctx, size_t p0, size_t p1, int worker)
 {
     (void)worker;
