@@ -167,20 +167,7 @@ WINO_ATTR static void WINO_CAT(input_rows4, WINO_SUFFIX)(const wino_job *j, size
 #ifdef WINO_HROW4
             WINO_HROW4(e[i], n, v, plane);
 #else
-            float *restrict v0 = v, *restrict v1 = v + plane, *restrict v2 = v + 2 * plane,
-                            *restrict v3 = v + 3 * plane, *restrict v4 = v + 4 * plane, *restrict v5 = v + 5 * plane;
-            const float *restrict d = e[i];
-            for (size_t q = 0; q < n; q++) {
-                float d0 = d[4 * q], d1 = d[4 * q + 1], d2 = d[4 * q + 2], d3 = d[4 * q + 3];
-                float d4 = d[4 * q + 4], d5 = d[4 * q + 5];
-                float t1 = d4 - 4.0f * d2, t2 = d3 - 4.0f * d1, t3 = d4 - d2, t4 = 2.0f * (d3 - d1);
-                v0[q] = (4.0f * (d0 - d2) - d2) + d4;
-                v1[q] = t1 + t2;
-                v2[q] = t1 - t2;
-                v3[q] = t3 + t4;
-                v4[q] = t3 - t4;
-                v5[q] = (4.0f * (d1 - d3) - d3) + d5;
-            }
+            wino_hrow4(e[i], 0, n, v, plane);
 #endif
         }
         t += n;

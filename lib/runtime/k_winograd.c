@@ -88,6 +88,30 @@ size_t rt_wino_tile(size_t OH, size_t OW)
     return ((OH + 3) / 4) * ((OW + 3) / 4) >= WINO_F4_TILES ? 4 : 2;
 }
 
+/* U[xi][m][c] = (G g G^T)[xi] for F(2x2, 3x3) (G's entries 0, 1 and 0.5:
+ * exact in float). */
+static void wino_weights2(const float *wt, size_t M, size_t C, float *u)
+{
+    for (size_t m = 0; m < M; m++)
+        for (size_t c = 0; c < C; c++) {
+            const float *g = wt + (m * C + c) * 9;
+            float t[4][3]; /* G g */
+            for (int j = 0; j < 3; j++) {
+                float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+                t[0][j] = g0;
+                t[1][j] = 0.5f * (g0 + g1 + g2);
+                t[2][j] = 0.5f * (g0 - g1 + g2);
+                t[3][j] = g2;
+            }
+            for (int i = 0; i < 4; i++) {
+                float a0 = t[i][0], a1 = t[i][1], a2 = t[i][2];
+                float r[4] = { a0, 0.5f * (a0 + a1 + a2), 0.5f * (a0 - a1 + a2), a2 };
+                for (int j = 0; j < 4; j++)
+                    u[((size_t)(i * 4 + j) * M + m) * C + c] = r[j];
+            }
+        }
+}
+
 /* U[xi][m][c] = (G g G^T)[xi] for F(4x4, 3x3), G's rows 1/4 0 0 |
  * -1/6 -1/6 -1/6 | -1/6 1/6 -1/6 | 1/24 1/12 1/6 | 1/24 -1/12 1/6 | 0 0 1,
  * in double. */
@@ -142,25 +166,8 @@ gir_status rt_wino_new(const float *wt, size_t M, size_t C, size_t H, size_t W, 
     w->chunk = wino_split(w);
     if (w->e == 4)
         wino_weights4(wt, M, C, u);
-    /* F(2x2): U[xi][m][c] = (G g G^T)[xi] */
-    for (size_t m = 0; m < M && w->e == 2; m++)
-        for (size_t c = 0; c < C; c++) {
-            const float *g = wt + (m * C + c) * 9;
-            float t[4][3]; /* G g */
-            for (int j = 0; j < 3; j++) {
-                float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-                t[0][j] = g0;
-                t[1][j] = 0.5f * (g0 + g1 + g2);
-                t[2][j] = 0.5f * (g0 - g1 + g2);
-                t[3][j] = g2;
-            }
-            for (int i = 0; i < 4; i++) {
-                float a0 = t[i][0], a1 = t[i][1], a2 = t[i][2];
-                float r[4] = { a0, 0.5f * (a0 + a1 + a2), 0.5f * (a0 - a1 + a2), a2 };
-                for (int j = 0; j < 4; j++)
-                    u[((size_t)(i * 4 + j) * M + m) * C + c] = r[j];
-            }
-        }
+    else
+        wino_weights2(wt, M, C, u);
     gir_status st = GIR_OK;
     for (int xi = 0; xi < nx && !st; xi++)
         st = gir_gemm_pack_a(GIR_GEMM_AUTO, false, M, C, u + (size_t)xi * M * C, C, &w->u[xi], err);
@@ -274,6 +281,27 @@ static void wino_strips(const float *xc, size_t H, size_t W, ptrdiff_t row0, ptr
     }
 }
 
+/* F(4x4, 3x3)'s row transform of one row of the column-transformed strip,
+ * tiles [q, n) (d[4q .. 4q + 5] for tile q) into v[j * plane + q], j < 6.
+ * Inlined into each ISA's input rows (k_wino_body.h), which vectorise it,
+ * and into the AVX-512 one's tail. */
+static inline void wino_hrow4(const float *restrict d, size_t q, size_t n, float *restrict v, size_t plane)
+{
+    float *restrict v0 = v, *restrict v1 = v + plane, *restrict v2 = v + 2 * plane, *restrict v3 = v + 3 * plane,
+                    *restrict v4 = v + 4 * plane, *restrict v5 = v + 5 * plane;
+    for (; q < n; q++) {
+        float d0 = d[4 * q], d1 = d[4 * q + 1], d2 = d[4 * q + 2], d3 = d[4 * q + 3];
+        float d4 = d[4 * q + 4], d5 = d[4 * q + 5];
+        float t1 = d4 - 4.0f * d2, t2 = d3 - 4.0f * d1, t3 = d4 - d2, t4 = 2.0f * (d3 - d1);
+        v0[q] = (4.0f * (d0 - d2) - d2) + d4;
+        v1[q] = t1 + t2;
+        v2[q] = t1 - t2;
+        v3[q] = t3 + t4;
+        v4[q] = t3 - t4;
+        v5[q] = (4.0f * (d1 - d3) - d3) + d5;
+    }
+}
+
 #define WINO_SUFFIX generic
 #define WINO_ATTR
 #include "k_wino_body.h"
@@ -292,8 +320,8 @@ static void wino_strips(const float *xc, size_t H, size_t W, ptrdiff_t row0, ptr
 /* F(4x4, 3x3)'s row transform of one row e of the column-transformed strip
  * (n tiles, e[4q .. 4q + 5] for tile q) into v[j * plane + q], j < 6, with
  * AVX-512: 16 tiles at a time, the values of each tile column picked out of
- * four vectors by permutations.  The same operations in the same order as
- * k_wino_body.h's loop. */
+ * four vectors by permutations; the rest through wino_hrow4.  The same
+ * operations in the same order as wino_hrow4. */
 __attribute__((target("avx512f"))) static void hrow4_avx512(const float *d, size_t n, float *v, size_t plane)
 {
     const __m512 four = _mm512_set1_ps(4.0f), two = _mm512_set1_ps(2.0f);
@@ -323,17 +351,7 @@ __attribute__((target("avx512f"))) static void hrow4_avx512(const float *d, size
         _mm512_storeu_ps(v + 4 * plane + q, _mm512_sub_ps(t3, t4));
         _mm512_storeu_ps(v + 5 * plane + q, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(four, _mm512_sub_ps(x[1], x[3])), x[3]), x[5]));
     }
-    for (; q < n; q++) {
-        float d0 = d[4 * q], d1 = d[4 * q + 1], d2 = d[4 * q + 2], d3 = d[4 * q + 3];
-        float d4 = d[4 * q + 4], d5 = d[4 * q + 5];
-        float t1 = d4 - 4.0f * d2, t2 = d3 - 4.0f * d1, t3 = d4 - d2, t4 = 2.0f * (d3 - d1);
-        v[q] = (4.0f * (d0 - d2) - d2) + d4;
-        v[plane + q] = t1 + t2;
-        v[2 * plane + q] = t1 - t2;
-        v[3 * plane + q] = t3 + t4;
-        v[4 * plane + q] = t3 - t4;
-        v[5 * plane + q] = (4.0f * (d1 - d3) - d3) + d5;
-    }
+    wino_hrow4(d, q, n, v, plane);
 }
 
 #define WINO_SUFFIX avx512
