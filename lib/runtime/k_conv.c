@@ -826,13 +826,12 @@ static gir_status conv_prepare(rt_call *c, gir_error *err)
         s->wino = NULL;
     }
     if (!s->packed && (s->wino || wino_wanted(c, &cg))) {
-        int workers = c->th ? gir_threads_count(c->th) : 1;
         if (!s->wino && (st = rt_wino_new(w->data, cg.M, cg.C, gg->in[1], gg->in[2], gg->out[1], gg->out[2],
                                           gg->pb[1], gg->pb[2], rt_wino_tile(gg->out[1], gg->out[2]),
                                           &s->wino, err)))
             return st;
         c->in_done[1] = true;
-        c->scratch_bytes = rt_wino_scratch_floats(s->wino, workers) * sizeof(float);
+        c->scratch_bytes = rt_wino_scratch_floats(s->wino, c->th ? gir_threads_count(c->th) : 1) * sizeof(float);
         return GIR_OK;
     }
     /* One group with constant weights in the direct form and at least
